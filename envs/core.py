@@ -1,0 +1,230 @@
+"""The rules-core contract every game implements (modelled on OpenSpiel's Game/State split).
+
+A ``Game`` holds the fixed facts of one rule set (``GameSpec``) and makes initial states.
+A ``State`` is an immutable-by-convention position: ``child(action)`` returns a new state.
+Envs, searchers and trainers talk to games only through this contract.
+
+Games whose hot paths are compiled also expose ``KernelState``: the position is a compact
+``int64`` array and a ``Kernels`` record of numba functions works on it in place
+(``push``/``pop``), so a search can run millions of nodes per second without Python objects.
+The object API stays the public face; the kernels are the unchecked fast path underneath
+(``State.child`` validates, ``Kernels.push`` does not).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+CHANCE = -1
+"""``current_player()`` at a chance node (Trap landing cell, Threes card, Friday shuffle)."""
+TERMINAL = -4
+"""``current_player()`` once the game is over (OpenSpiel's value)."""
+
+ONGOING = -1
+"""``Kernels.outcome`` while nobody has won yet."""
+DRAW = 2
+"""``Kernels.outcome`` of a drawn two-player game (0 and 1 name the winner)."""
+
+
+class IllegalActionError(ValueError):
+    """An action that the rules do not allow in this position."""
+
+    def __init__(self, action: Any, legal: Sequence[int], where: str = "") -> None:
+        self.action = action
+        self.legal = list(legal)
+        place = f" {where}" if where else ""
+        super().__init__(f"illegal action {action!r}{place}; legal actions are {self.legal}")
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """The fixed facts of one rule set: what a search, an env or a network needs up front."""
+
+    name: str
+    num_players: int
+    num_actions: int
+    max_game_length: int
+    min_utility: float
+    max_utility: float
+    observation_shape: tuple[int, ...]
+    options: dict[str, Any] = field(default_factory=dict)
+    chance: bool = False
+
+
+class Game(ABC):
+    """A rule set: its spec and its initial state."""
+
+    spec: GameSpec
+
+    @abstractmethod
+    def new_initial_state(self) -> "State":
+        """Return the position before the first move."""
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v!r}" for k, v in self.spec.options.items())
+        return f"{type(self).__name__}({opts})"
+
+
+class State(ABC):
+    """One position. Never mutated after construction; ``child`` makes the next one."""
+
+    game: Game
+
+    @abstractmethod
+    def current_player(self) -> int:
+        """0..n-1, ``CHANCE`` or ``TERMINAL``."""
+
+    @abstractmethod
+    def legal_actions(self) -> list[int]:
+        """Legal actions, in the game's own order (searches use it to break ties)."""
+
+    def legal_action_mask(self) -> np.ndarray:
+        """An int8 mask over ``num_actions`` (the sb3-contrib MaskablePPO convention)."""
+        mask = np.zeros(self.game.spec.num_actions, dtype=np.int8)
+        mask[self.legal_actions()] = 1
+        return mask
+
+    @abstractmethod
+    def child(self, action: int) -> "State":
+        """The position after ``action``; raises ``IllegalActionError`` if it is not legal."""
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """(outcome, probability) pairs at a chance node."""
+        raise ValueError(f"{type(self).__name__} has no chance nodes")
+
+    def is_terminal(self) -> bool:
+        return self.current_player() == TERMINAL
+
+    @abstractmethod
+    def returns(self) -> np.ndarray:
+        """Utility per player (zeros until the game is over)."""
+
+    @abstractmethod
+    def observation(self, player: int) -> np.ndarray:
+        """The float32 tensor of ``spec.observation_shape`` seen by ``player``."""
+
+    @abstractmethod
+    def key(self) -> int:
+        """A 64-bit identity of the position, for transposition tables."""
+
+    @abstractmethod
+    def to_text(self) -> str:
+        """A deterministic drawing of the position for terminals and logs."""
+
+    def action_to_string(self, action: int) -> str:
+        return str(action)
+
+    def string_to_action(self, text: str) -> int:
+        """Parse a move as people write it; raises ``IllegalActionError`` on bad input."""
+        try:
+            action = int(text.strip())
+        except ValueError:
+            raise IllegalActionError(text, self.legal_actions(), "(not a number)") from None
+        if action not in self.legal_actions():
+            raise IllegalActionError(action, self.legal_actions())
+        return action
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+class Kernels(NamedTuple):
+    """Compiled (numba ``@njit``) functions over a game's compact ``int64`` state array ``s``.
+
+    They mutate ``s`` in place and never validate: the object API does that.
+
+    - ``moves(s, out) -> n``: write the legal actions, in the game's own order, to ``out[:n]``
+      (``n = 0`` once the game is over).
+    - ``push(s, action)``: play ``action``; ``pop(s)`` takes the last pushed action back.
+    - ``to_move(s) -> int``: the player to move (0/1) even when the game is over.
+    - ``outcome(s) -> int``: ``ONGOING``, the winner (0/1) or ``DRAW``.
+    - ``key(s) -> int64``: the position's hash (kept incrementally by push/pop).
+    - ``features(s, out) -> n``: indices of the active binary input features, seen by the
+      player to move; a value network's first layer sums its columns over them.
+    """
+
+    moves: Any
+    push: Any
+    pop: Any
+    to_move: Any
+    outcome: Any
+    key: Any
+    features: Any
+
+
+class KernelState(State):
+    """A State stored as a compact int64 array that ``Kernels`` can search in place."""
+
+    kernels: Kernels
+    num_features: int
+
+    def __init__(self, game: Game, array: np.ndarray) -> None:
+        self.game = game
+        self._s = array
+
+    @property
+    def array(self) -> np.ndarray:
+        """A copy of the compact state (the search mutates its own copy)."""
+        return self._s.copy()
+
+    def _moves(self) -> np.ndarray:
+        out = np.empty(self.game.spec.num_actions, dtype=np.int64)
+        n = self.kernels.moves(self._s, out)
+        return out[:n]
+
+    def legal_actions(self) -> list[int]:
+        return self._moves().tolist()
+
+    def current_player(self) -> int:
+        if self.kernels.outcome(self._s) != ONGOING:
+            return TERMINAL
+        return int(self.kernels.to_move(self._s))
+
+    def winner(self) -> int | None:
+        """The winning player, or None for a draw or an unfinished game."""
+        out = int(self.kernels.outcome(self._s))
+        return out if out in (0, 1) else None
+
+    def returns(self) -> np.ndarray:
+        out = int(self.kernels.outcome(self._s))
+        if out in (0, 1):
+            r = np.full(2, -1.0)
+            r[out] = 1.0
+            return r
+        return np.zeros(2)
+
+    def child(self, action: int) -> "KernelState":
+        try:
+            a = int(action)
+        except (TypeError, ValueError):
+            raise IllegalActionError(action, self.legal_actions(), "(not an integer)") from None
+        if a != action or a not in self._moves():
+            raise IllegalActionError(action, self.legal_actions())
+        return self._unchecked_child(a)
+
+    def _unchecked_child(self, action: int) -> "KernelState":
+        s = self._s.copy()
+        self.kernels.push(s, action)
+        return type(self)(self.game, s)
+
+    def key(self) -> int:
+        return int(self.kernels.key(self._s))
+
+    def active_features(self) -> np.ndarray:
+        """Indices of the binary features seen by the player to move (a network's input)."""
+        out = np.empty(self.num_features, dtype=np.int64)
+        n = self.kernels.features(self._s, out)
+        return out[:n]
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and np.array_equal(self._s, other._s)  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return self.key()
+
+    def __reduce__(self):
+        return (type(self), (self.game, self._s.copy()))

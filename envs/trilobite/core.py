@@ -1,0 +1,265 @@
+"""Trilobite: gravity N-in-a-row on a W x H board (rules/trilobite.md).
+
+Cells are numbered row-major from the TOP row, as in the original::
+
+    standard 8 x 7, L = 4          an action names a column; the chip falls to the
+     0  1  2  3  4  5  6  7         lowest empty cell of that column
+     8  9 10 11 12 13 14 15
+    ...                             actions:  0  1  2  3  4  5  6  7
+    48 49 50 51 52 53 54 55  <- bottom row
+
+Legal actions are listed in the original's order: by increasing landing-cell index, i.e. the
+columns with the tallest stacks first, ties by column. Searches break ties by that order
+("first maximal move in legal-cell order").
+
+Compact state (an int64 array, see ``Kernels`` in envs/core.py)::
+
+    [0] W  [1] H  [2] L  [3] player to move  [4] ply  [5] outcome (-1 / winner / 2 draw)
+    [6] Zobrist key  [7] last cell (-1 before the first move)  [8] first player
+    [HDR : HDR+W*H]              cells: 0 empty, 1 player 0, 2 player 1
+    [HDR+W*H : HDR+W*H+W]        column heights
+    [HDR+W*H+W : HDR+2*W*H+W]    cells played, in order (undo stack)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from tablegym.envs.core import DRAW, ONGOING, Game, GameSpec, IllegalActionError, Kernels, KernelState
+
+HDR = 16
+MAX_SIDE = 16
+W_, H_, L_, TO_MOVE, PLY, OUTCOME, KEY, LAST, FIRST = range(9)
+
+# Zobrist numbers for (player, cell) and the side to move: fixed so keys repeat across runs.
+_ZOBRIST = np.random.default_rng(20150611).integers(1, 2**63 - 1, size=(2, MAX_SIDE * MAX_SIDE + 1), dtype=np.int64)
+_DIRS = np.array([[1, 0], [0, 1], [1, 1], [1, -1]], dtype=np.int64)
+
+
+@njit(cache=True)
+def k_moves(s, out):
+    if s[OUTCOME] != ONGOING:
+        return 0
+    w = s[W_]
+    h = s[H_]
+    n = 0
+    # Increasing landing-cell index: scan rows from the top, columns left to right.
+    for y in range(h):
+        for x in range(w):
+            if s[HDR + w * h + x] == h - 1 - y:
+                out[n] = x
+                n += 1
+    return n
+
+
+@njit(cache=True)
+def run_length(s, cell, player, gaps):
+    """Longest line through ``cell`` for ``player``: 1 + own chips along each side.
+
+    With ``gaps`` the walk goes up to L-1 cells each way, skips empty cells and stops at an
+    opponent chip (the original's gap-tolerant heuristic); without, it stops at any non-own cell.
+    """
+    w = s[W_]
+    h = s[H_]
+    lim = s[L_] - 1
+    x0 = cell % w
+    y0 = cell // w
+    own = player + 1
+    best = 0
+    for d in range(4):
+        dx = _DIRS[d, 0]
+        dy = _DIRS[d, 1]
+        count = 1
+        for sign in (1, -1):
+            x = x0 + sign * dx
+            y = y0 + sign * dy
+            steps = 0
+            while 0 <= x < w and 0 <= y < h and (not gaps or steps < lim):
+                v = s[HDR + y * w + x]
+                if v == own:
+                    count += 1
+                elif v == 0 and gaps:
+                    pass
+                else:
+                    break
+                x += sign * dx
+                y += sign * dy
+                steps += 1
+        if count > best:
+            best = count
+    return best
+
+
+@njit(cache=True)
+def k_push(s, col):
+    w = s[W_]
+    h = s[H_]
+    p = s[TO_MOVE]
+    height = s[HDR + w * h + col]
+    cell = (h - 1 - height) * w + col
+    s[HDR + cell] = p + 1
+    s[HDR + w * h + col] = height + 1
+    s[HDR + w * h + w + s[PLY]] = cell
+    s[PLY] += 1
+    s[LAST] = cell
+    s[KEY] ^= _ZOBRIST[p, cell] ^ _ZOBRIST[0, MAX_SIDE * MAX_SIDE]
+    s[TO_MOVE] = 1 - p
+    if run_length(s, cell, p, False) >= s[L_]:
+        s[OUTCOME] = p
+    elif s[PLY] == w * h:
+        s[OUTCOME] = DRAW
+
+
+@njit(cache=True)
+def k_pop(s):
+    w = s[W_]
+    h = s[H_]
+    s[PLY] -= 1
+    cell = s[HDR + w * h + w + s[PLY]]
+    p = s[HDR + cell] - 1
+    s[HDR + cell] = 0
+    s[HDR + w * h + cell % w] -= 1
+    s[KEY] ^= _ZOBRIST[p, cell] ^ _ZOBRIST[0, MAX_SIDE * MAX_SIDE]
+    s[TO_MOVE] = p
+    s[OUTCOME] = ONGOING
+    s[LAST] = s[HDR + w * h + w + s[PLY] - 1] if s[PLY] > 0 else -1
+
+
+@njit(cache=True)
+def k_to_move(s):
+    return s[TO_MOVE]
+
+
+@njit(cache=True)
+def k_outcome(s):
+    return s[OUTCOME]
+
+
+@njit(cache=True)
+def k_key(s):
+    return s[KEY]
+
+
+@njit(cache=True)
+def k_features(s, out):
+    """Feature ``2 * cell`` is a chip of the player to move, ``2 * cell + 1`` an opponent's."""
+    n_cells = s[W_] * s[H_]
+    me = s[TO_MOVE] + 1
+    n = 0
+    for c in range(n_cells):
+        v = s[HDR + c]
+        if v != 0:
+            out[n] = 2 * c + (0 if v == me else 1)
+            n += 1
+    return n
+
+
+KERNELS = Kernels(k_moves, k_push, k_pop, k_to_move, k_outcome, k_key, k_features)
+
+
+class TrilobiteGame(Game):
+    """Trilobite with board ``width`` x ``height``, win length ``win_length``.
+
+    >>> g = TrilobiteGame.tiny()
+    >>> s = g.new_initial_state().child(0)
+    >>> s.legal_actions()
+    [0, 1, 2]
+    """
+
+    def __init__(self, width: int = 8, height: int = 7, win_length: int = 4, first_player: int = 0) -> None:
+        for name, v in (("width", width), ("height", height)):
+            if not (isinstance(v, (int, np.integer)) and 1 <= v <= MAX_SIDE):
+                raise ValueError(f"Trilobite {name} must be an integer in 1..{MAX_SIDE}, got {v!r}")
+        if not (isinstance(win_length, (int, np.integer)) and 2 <= win_length <= max(width, height)):
+            raise ValueError(f"Trilobite win_length must be in 2..{max(width, height)}, got {win_length!r}")
+        if first_player not in (0, 1):
+            raise ValueError(f"Trilobite first_player must be 0 or 1, got {first_player!r}")
+        self.width, self.height, self.win_length, self.first_player = int(width), int(height), int(win_length), int(first_player)
+        self.spec = GameSpec(
+            name="trilobite",
+            num_players=2,
+            num_actions=self.width,
+            max_game_length=self.width * self.height,
+            min_utility=-1.0,
+            max_utility=1.0,
+            observation_shape=(3, self.height, self.width),
+            options=dict(width=self.width, height=self.height, win_length=self.win_length, first_player=self.first_player),
+        )
+
+    @classmethod
+    def tiny(cls, first_player: int = 0) -> "TrilobiteGame":
+        """The 3x3, three-in-a-row puzzle of the original."""
+        return cls(3, 3, 3, first_player)
+
+    def new_initial_state(self) -> "TrilobiteState":
+        w, h = self.width, self.height
+        s = np.zeros(HDR + 2 * w * h + w, dtype=np.int64)
+        s[W_], s[H_], s[L_] = w, h, self.win_length
+        s[TO_MOVE] = s[FIRST] = self.first_player
+        s[OUTCOME] = ONGOING
+        s[LAST] = -1
+        s[KEY] = _ZOBRIST[1, MAX_SIDE * MAX_SIDE] if self.first_player else 0
+        return TrilobiteState(self, s)
+
+
+class TrilobiteState(KernelState):
+    """A Trilobite position; actions are column numbers."""
+
+    kernels = KERNELS
+
+    def __init__(self, game: TrilobiteGame, array: np.ndarray) -> None:
+        super().__init__(game, array)
+        self.num_features = 2 * game.width * game.height
+
+    @property
+    def board(self) -> np.ndarray:
+        """H x W array: 0 empty, 1 player 0's chip, 2 player 1's chip (row 0 is the top)."""
+        g = self.game
+        return self._s[HDR:HDR + g.width * g.height].reshape(g.height, g.width).copy()
+
+    @property
+    def last_cell(self) -> int:
+        """The cell of the last chip dropped, -1 before the first move."""
+        return int(self._s[LAST])
+
+    @property
+    def ply(self) -> int:
+        return int(self._s[PLY])
+
+    def observation(self, player: int) -> np.ndarray:
+        """Planes: ``player``'s chips, the opponent's chips, all ones if ``player`` is to move."""
+        b = self.board
+        obs = np.zeros(self.game.spec.observation_shape, dtype=np.float32)
+        obs[0] = b == player + 1
+        obs[1] = b == 2 - player
+        obs[2] = float(self._s[TO_MOVE] == player)
+        return obs
+
+    def to_text(self) -> str:
+        g = self.game
+        marks = ".XO"
+        rows = [" ".join(marks[v] for v in row) for row in self.board]
+        rows.append(" ".join(str(x % 10) for x in range(g.width)))
+        out = self.winner()
+        if out is not None:
+            rows.append(f"{marks[out + 1]} (player {out}) wins")
+        elif self.is_terminal():
+            rows.append("draw")
+        else:
+            rows.append(f"{marks[self.current_player() + 1]} (player {self.current_player()}) to move")
+        return "\n".join(rows)
+
+    def action_to_string(self, action: int) -> str:
+        return f"column {action}"
+
+    def string_to_action(self, text: str) -> int:
+        """Parse a column number ("3" or "column 3")."""
+        word = text.strip().lower().removeprefix("column").strip()
+        try:
+            col = int(word)
+        except ValueError:
+            raise IllegalActionError(text, self.legal_actions(), "(give a column number)") from None
+        if col not in self.legal_actions():
+            raise IllegalActionError(col, self.legal_actions(), "(column full or off the board)")
+        return col

@@ -1,0 +1,54 @@
+"""Leaf evaluators: the value of a position for one player, hand-made or learned.
+
+Searches take an ``Evaluator``, never a network (OpenSpiel's ``value_function`` idea); the
+adapter that turns a PyTorch model into one lives in tablegym.models.
+
+An evaluator is called on every leaf of a search, terminal positions included, so it owns its
+win/loss scale (the original Trilobite heuristics score a win +45, a learned network +1).
+A compiled evaluator also carries ``kernel(s, player, params) -> float`` over the game's
+compact state; the compiled searches use it and never call back into Python.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tablegym.envs.core import KernelState, State
+
+
+class Evaluator:
+    """Value of a position from ``player``'s point of view (higher is better for ``player``).
+
+    Subclasses either override ``evaluate`` (Python only) or set ``kernel`` and ``params``
+    (compiled; ``evaluate`` then calls the kernel).
+    """
+
+    name: str = "evaluator"
+    kernel: Any = None
+    params: np.ndarray = np.zeros(1)
+
+    def __call__(self, state: State, player: int) -> float:
+        return self.evaluate(state, player)
+
+    def evaluate(self, state: State, player: int) -> float:
+        if self.kernel is None or not isinstance(state, KernelState):
+            raise NotImplementedError(f"{self.name} has no evaluation for {type(state).__name__}")
+        return float(self.kernel(state._s, player, self.params))
+
+    @property
+    def compiled(self) -> bool:
+        return self.kernel is not None
+
+    def __repr__(self) -> str:
+        return f"<Evaluator {self.name}>"
+
+
+class KernelEvaluator(Evaluator):
+    """An evaluator that is one compiled kernel and its parameter vector."""
+
+    def __init__(self, name: str, kernel: Any, params: np.ndarray | None = None) -> None:
+        self.name = name
+        self.kernel = kernel
+        self.params = np.zeros(1) if params is None else np.ascontiguousarray(params, dtype=np.float64)
