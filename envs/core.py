@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
+from numba import types
 
 CHANCE = -1
 """``current_player()`` at a chance node (Trap landing cell, Threes card, Friday shuffle)."""
@@ -154,6 +155,21 @@ class Kernels(NamedTuple):
     outcome: Any
     key: Any
     features: Any
+
+
+# Numba types of the kernels. Compiled searches take kernels as arguments of these first-class
+# function types (declared in explicit signatures) rather than as dispatcher objects: numba's
+# on-disk cache cannot save a function specialised on dispatcher arguments once a second
+# specialisation exists ("underlying object has vanished"), while one signature over function
+# types is compiled once, cached, and serves every game and evaluator.
+STATE_T = types.int64[::1]
+MOVES_T = types.FunctionType(types.int64(STATE_T, types.int64[::1]))
+PUSH_T = types.FunctionType(types.none(STATE_T, types.int64))
+POP_T = types.FunctionType(types.none(STATE_T))
+INT_OF_STATE_T = types.FunctionType(types.int64(STATE_T))
+FEATURES_T = MOVES_T
+EVAL_T = types.FunctionType(types.float64(STATE_T, types.int64, types.float64[::1]))
+"""``evaluator.kernel(s, player, params) -> value for player``."""
 
 
 class KernelState(State):

@@ -36,3 +36,22 @@ class FunctionAgent:
 
     def __call__(self, state: State, rng: np.random.Generator) -> int:
         return int(self._fn(state, rng))
+
+
+class AlphaBetaAgent:
+    """Plays the move of an alpha-beta search with a given leaf evaluator and budget."""
+
+    def __init__(self, evaluator, *, depth: int = 64, time_limit: float | None = None, name: str | None = None) -> None:
+        from tablegym.search.alphabeta import alphabeta
+
+        self._search = alphabeta
+        self.evaluator = evaluator
+        self.depth = depth
+        self.time_limit = time_limit
+        budget = f"depth={depth}" if time_limit is None else f"time={time_limit}"
+        self.name = name or f"alphabeta:eval={evaluator.name},{budget}"
+        self.last_result = None
+
+    def __call__(self, state: State, rng: np.random.Generator) -> int:
+        self.last_result = self._search(state, self.evaluator, depth=self.depth, time_limit=self.time_limit)
+        return self.last_result.action

@@ -34,6 +34,9 @@ W_, H_, L_, TO_MOVE, PLY, OUTCOME, KEY, LAST, FIRST = range(9)
 
 # Zobrist numbers for (player, cell) and the side to move: fixed so keys repeat across runs.
 _ZOBRIST = np.random.default_rng(20150611).integers(1, 2**63 - 1, size=(2, MAX_SIDE * MAX_SIDE + 1), dtype=np.int64)
+# The key also names the last cell: the original heuristics score a leaf by its last move, so
+# two boards reached by different last moves are different leaves for a transposition table.
+_ZOBRIST_LAST = np.random.default_rng(20150612).integers(1, 2**63 - 1, size=MAX_SIDE * MAX_SIDE + 1, dtype=np.int64)
 _DIRS = np.array([[1, 0], [0, 1], [1, 1], [1, -1]], dtype=np.int64)
 
 
@@ -138,7 +141,7 @@ def k_outcome(s):
 
 @njit(cache=True)
 def k_key(s):
-    return s[KEY]
+    return s[KEY] ^ _ZOBRIST_LAST[s[LAST]]
 
 
 @njit(cache=True)

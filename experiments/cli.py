@@ -1,0 +1,407 @@
+"""The ``tablegym`` command line: play, solve, eval, bench and train.
+
+::
+
+    tablegym play trilobite --agent alphabeta --eval learned --depth 5
+    tablegym solve sim --n 6
+    tablegym eval trilobite random "alphabeta:depth=3,eval=advanced" --games 200 --workers 4 --elo
+    tablegym bench sim-solve
+    tablegym train --help            (everything after 'train' goes to tablegym.training.td)
+
+Bad arguments end in an argparse error naming the problem (exit status 2); a feature whose
+module is not installed ends in a one-line error (exit status 1); never in a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import math
+import sys
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from tablegym.envs.core import Game, State
+from tablegym.experiments.games import GAMES, make_game
+
+PROG = "tablegym"
+
+
+class CommandError(Exception):
+    """A command that cannot run as asked, for a reason other than its arguments."""
+
+
+def _require(module: str, attr: str, what: str) -> Callable[..., Any]:
+    """Import ``module.attr``, or say plainly that ``what`` is not available in this install."""
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as err:
+        if err.name and module.startswith(err.name):
+            raise CommandError(f"{what} is not available: module {module} is not installed") from None
+        raise
+    try:
+        return getattr(mod, attr)
+    except AttributeError:
+        raise CommandError(f"{what} is not available: {module} has no {attr}") from None
+
+
+def _make_agent(game: Game, spec: str) -> Any:
+    make_agent = _require("tablegym.experiments.agents", "make_agent", "building agents from specs")
+    return make_agent(game, spec)
+
+
+def compose_spec(agent: str, *, eval: str | None = None, depth: int | None = None, time: float | None = None) -> str:
+    """Join ``--agent/--eval/--depth/--time`` into one spec string.
+
+    >>> compose_spec("alphabeta", eval="learned", depth=5)
+    'alphabeta:eval=learned,depth=5'
+    >>> compose_spec("random")
+    'random'
+    """
+    params = [f"{k}={v}" for k, v in (("eval", eval), ("depth", depth), ("time", time)) if v is not None]
+    if not params:
+        return agent
+    return agent + ("," if ":" in agent else ":") + ",".join(params)
+
+
+def _parse_value(text: str) -> Any:
+    """A command-line value as int, float, bool or str, in that order of preference."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    return text
+
+
+def _key_values(parser: argparse.ArgumentParser, items: Sequence[str], flag: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            parser.error(f"{flag} needs key=value, got {item!r}")
+        out[key.strip().replace("-", "_")] = value.strip()
+    return out
+
+
+_GAME_FLAGS = ("n", "width", "height", "win_length", "first_player")
+
+
+def _game_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Game, dict[str, Any]]:
+    """Build the game from its name, ``--option key=value`` and the dedicated flags."""
+    options: dict[str, Any] = _key_values(parser, args.option, "--option")
+    for key in _GAME_FLAGS:
+        value = getattr(args, key)
+        if value is None:
+            continue
+        if key in options:
+            parser.error(f"game option {key!r} given twice (--option and --{key.replace('_', '-')})")
+        options[key] = value
+    try:
+        return make_game(args.game, **options), options
+    except ValueError as err:
+        parser.error(str(err))
+
+
+def _game_options_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("game options")
+    g.add_argument("game", help=f"one of: {', '.join(GAMES)}")
+    g.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a game option (repeatable), e.g. --option win_length=5")
+    g.add_argument("--n", type=int, help="sim: number of points")
+    g.add_argument("--width", type=int, help="trilobite: board width")
+    g.add_argument("--height", type=int, help="trilobite: board height")
+    g.add_argument("--win-length", dest="win_length", type=int, help="trilobite: chips in a row to win")
+    g.add_argument("--first-player", dest="first_player", type=int, choices=(0, 1), help="player who moves first")
+    return p
+
+
+def _int_at_least(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
+        return value
+
+    return parse
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# play
+# --------------------------------------------------------------------------------------------
+
+
+class _Announced:
+    """Wraps the machine's agent so the human sees which move it chose."""
+
+    def __init__(self, agent: Any, print_fn: Callable[..., None]) -> None:
+        self._agent = agent
+        self._print = print_fn
+        self.name = getattr(agent, "name", "agent")
+
+    def __call__(self, state: State, rng: np.random.Generator) -> int:
+        action = self._agent(state, rng)
+        self._print(f"{self.name} (player {state.current_player()}) plays {state.action_to_string(action)}")
+        return action
+
+
+def _cmd_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from tablegym.experiments.human import HumanAgent, HumanQuit
+    from tablegym.experiments.match import play_game
+
+    game, _ = _game_from_args(parser, args)
+    spec = compose_spec(args.agent, eval=args.eval, depth=args.depth, time=args.time)
+    try:
+        machine = _make_agent(game, spec)
+    except ValueError as err:
+        parser.error(str(err))
+    human = HumanAgent()
+    agents = [_Announced(machine, print), _Announced(machine, print)]
+    agents[args.seat] = human  # type: ignore[call-overload]
+    print(f"{game!r}: you are player {args.seat}, against {spec!r}")
+    try:
+        record = play_game(game, tuple(agents), np.random.default_rng(args.seed))
+    except HumanQuit:
+        print("game abandoned")
+        return 0
+    final = game.new_initial_state()
+    for a in record.actions:
+        final = final.child(a)
+    print(final.to_text())
+    if record.winner is None:
+        print("draw")
+    else:
+        print("you win" if record.winner == args.seat else "you lose")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# solve
+# --------------------------------------------------------------------------------------------
+
+
+def _value_in_words(value: float) -> str:
+    """A solved value for the player to move at the start, in words."""
+    if value > 0:
+        return "first player wins"
+    if value < 0:
+        return "second player wins"
+    return "draw"
+
+
+def _fmt_int(x: Any) -> str:
+    return f"{x:,}" if isinstance(x, (int, np.integer)) else str(x)
+
+
+def _cmd_solve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    game, options = _game_from_args(parser, args)
+    root = game.new_initial_state()
+    if args.game == "sim":
+        solve_sim = _require("tablegym.envs.sim", "solve_sim", "the Sim solver")
+        result = solve_sim(int(options.get("n", 6)))
+    else:
+        solve = _require("tablegym.search.solver", "solve", "the exact solver")
+        result = solve(root)
+    print(f"{game!r}: {_value_in_words(result.value)} (value {result.value:+g} for the first player)")
+    best = getattr(result, "best_action", None)
+    if best is not None and best >= 0:
+        print(f"best first move: {root.action_to_string(best)}")
+    print(f"positions stored: {_fmt_int(result.positions_stored)}")
+    print(f"nodes: {_fmt_int(result.nodes)}")
+    print(f"time: {result.seconds * 1000:.2f} ms")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# eval
+# --------------------------------------------------------------------------------------------
+
+
+def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from tablegym.experiments.match import elo_markdown, elo_ratings, markdown_table, play_match, round_robin, write_csv
+
+    if len(args.specs) < 2:
+        parser.error(f"eval needs at least two agent specs, got {len(args.specs)}")
+    if len(args.specs) > 2 and len(set(args.specs)) != len(args.specs):
+        parser.error(f"round-robin agent specs must be distinct, got {args.specs}")
+    game, options = _game_from_args(parser, args)
+    for spec in args.specs:  # fail here, with a usage message, rather than inside a worker
+        try:
+            _make_agent(game, spec)
+        except ValueError as err:
+            parser.error(f"agent {spec!r}: {err}")
+    common = dict(opening_plies=args.opening_plies, seed=args.seed, workers=args.workers,
+                  progress=not args.no_progress, game_options=options)
+    if len(args.specs) == 2:
+        results = [play_match(args.game, args.specs[0], args.specs[1], games=args.games, **common)]
+    else:
+        results = round_robin(args.game, args.specs, games_per_pair=args.games, **common)
+    print(markdown_table(results, elo=args.elo))
+    if args.elo and len(args.specs) > 2:
+        print()
+        print(elo_markdown(elo_ratings(results)))
+    if args.csv:
+        write_csv(results, args.csv)
+        print(f"wrote {args.csv}")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# bench
+# --------------------------------------------------------------------------------------------
+
+
+def _fmt_cell(x: Any) -> str:
+    if isinstance(x, bool) or x is None:
+        return str(x)
+    if isinstance(x, (int, np.integer)):
+        return f"{x:,}"
+    if isinstance(x, (float, np.floating)):
+        if math.isnan(x) or math.isinf(x):
+            return str(x)
+        return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
+    return str(x)
+
+
+def format_table(data: dict[str, Any]) -> str:
+    """A benchmark's dict as a markdown table: one row per sub-dict, else key | value rows.
+
+    >>> print(format_table({"nodes": 1200, "seconds": 0.5}))
+    | key | value |
+    |---|---|
+    | nodes | 1,200 |
+    | seconds | 0.5 |
+    """
+    if data and all(isinstance(v, dict) for v in data.values()):
+        cols: list[str] = []
+        for v in data.values():
+            cols += [k for k in v if k not in cols]
+        lines = ["| name | " + " | ".join(cols) + " |", "|" + "---|" * (len(cols) + 1)]
+        for name, row in data.items():
+            lines.append(f"| {name} | " + " | ".join(_fmt_cell(row.get(c, "")) for c in cols) + " |")
+        return "\n".join(lines)
+    flat: dict[str, Any] = {}
+
+    def walk(prefix: str, d: dict[str, Any]) -> None:
+        for k, v in d.items():
+            if isinstance(v, dict):
+                walk(f"{prefix}{k}.", v)
+            else:
+                flat[f"{prefix}{k}"] = v
+
+    walk("", data)
+    return "\n".join(["| key | value |", "|---|---|"] + [f"| {k} | {_fmt_cell(v)} |" for k, v in flat.items()])
+
+
+def _cmd_bench(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    params = {k: _parse_value(v) for k, v in _key_values(parser, args.param, "--param").items()}
+    if args.which == "envs":
+        fn = _require("tablegym.experiments.bench_envs", "bench_env_steps", "the env benchmark")
+        if args.seconds is not None:
+            params["seconds"] = args.seconds
+    elif args.which == "search":
+        fn = _require("tablegym.search.bench", "bench_alphabeta", "the search benchmark")
+    else:
+        fn = _require("tablegym.envs.sim", "bench_sim_solve", "the Sim solver benchmark")
+        if args.n is not None:
+            params["n"] = args.n
+        if args.repeats is not None:
+            params["repeats"] = args.repeats
+    try:
+        result = fn(**params)
+    except TypeError as err:
+        if params and "argument" in str(err):
+            parser.error(f"bench {args.which}: {err}")
+        raise
+    print(format_table(result))
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# train and main
+# --------------------------------------------------------------------------------------------
+
+
+def _train(argv: list[str]) -> int:
+    cli_main = _require("tablegym.training.td", "cli_main", "training")
+    cli_main(argv)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand except ``train`` (which forwards its arguments)."""
+    parser = argparse.ArgumentParser(prog=PROG, description="Tabletop games: play, solve, evaluate, benchmark, train.")
+    sub = parser.add_subparsers(dest="command", metavar="{play,solve,eval,bench,train}", required=True)
+    game_opts = _game_options_parser()
+
+    p = sub.add_parser("play", parents=[game_opts], help="play against an agent in the terminal")
+    p.add_argument("--agent", default="random", help="agent spec or searcher name (default: random)")
+    p.add_argument("--eval", help="leaf evaluator for a searcher, e.g. advanced, learned, learned:path.pt")
+    p.add_argument("--depth", type=_int_at_least(1), help="search depth")
+    p.add_argument("--time", type=_positive_float, help="search time per move in seconds")
+    p.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your player index (default 0)")
+    p.add_argument("--seed", type=int, default=None, help="seed for the agent's randomness")
+    p.set_defaults(run=_cmd_play, parser=p)
+
+    p = sub.add_parser("solve", parents=[game_opts], help="solve a small game exactly")
+    p.set_defaults(run=_cmd_solve, parser=p)
+
+    p = sub.add_parser("eval", parents=[game_opts], help="match (two specs) or round robin (more)")
+    p.add_argument("specs", nargs="+", metavar="SPEC", help="agent specs, e.g. random 'alphabeta:depth=3,eval=advanced'")
+    p.add_argument("--games", type=_int_at_least(1), default=100, help="games per pairing (default 100)")
+    p.add_argument("--opening-plies", type=_int_at_least(0), default=2, help="random opening moves (default 2)")
+    p.add_argument("--workers", type=_int_at_least(1), default=1, help="worker processes (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the whole match (default 0)")
+    p.add_argument("--csv", help="also write the results to this CSV file")
+    p.add_argument("--elo", action="store_true", help="show Elo differences (and fitted ratings for 3+ agents)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(run=_cmd_eval, parser=p)
+
+    p = sub.add_parser("bench", help="speed benchmarks")
+    p.add_argument("which", choices=("envs", "search", "sim-solve"))
+    p.add_argument("--seconds", type=_positive_float, help="envs: seconds per env")
+    p.add_argument("--n", type=_int_at_least(3), help="sim-solve: number of points")
+    p.add_argument("--repeats", type=_int_at_least(1), help="sim-solve: repetitions")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra keyword argument for the benchmark function (repeatable)")
+    p.set_defaults(run=_cmd_bench, parser=p)
+
+    sub.add_parser("train", help="train a value network (arguments go to tablegym.training.td)", add_help=False)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (argument errors exit with status 2)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "train":
+            return _train(argv[1:])
+        args = build_parser().parse_args(argv)
+        return args.run(args.parser, args)
+    except CommandError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

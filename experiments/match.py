@@ -1,0 +1,462 @@
+"""Matches and tournaments between agents, run in parallel and reproducible from one seed.
+
+Agents travel to worker processes as spec strings (``"random"``,
+``"alphabeta:depth=5,eval=advanced"``) and are built there with
+``tablegym.experiments.agents.make_agent``: specs pickle, agents (numba kernels, torch models)
+need not. Every game gets its own seed from ``numpy.random.SeedSequence(seed, spawn_key=...)``
+and fresh agents, so a match gives the same games whatever the number of workers.
+
+Seats are balanced: games come in pairs that share one random opening, agent A playing
+player 0 in the first game of the pair and player 1 in the second (player 0 moves first unless
+the game's ``first_player`` option says otherwise). Opening plies are uniformly random legal
+moves; they are not agent moves and are not timed.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import multiprocessing as mp
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from tablegym.envs.core import CHANCE, Game, State
+from tablegym.experiments.games import make_game
+from tablegym.experiments.stats import MatchResult, SeatRecord, format_elo
+
+AgentFactory = Callable[[Game, str], Any]
+"""``(game, spec) -> Agent``; must be a picklable top-level function when ``workers > 1``."""
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One finished game: every action in order and who won.
+
+    ``actions`` holds the opening plies first (the first ``opening_plies`` entries), then the
+    agents' moves and any chance outcomes. ``move_counts[p]`` and ``move_seconds[p]`` are the
+    number of moves and the total thinking time of the agent playing player ``p``.
+    """
+
+    actions: tuple[int, ...]
+    opening_plies: int
+    winner: int | None
+    returns: tuple[float, ...]
+    move_counts: tuple[int, ...]
+    move_seconds: tuple[float, ...]
+
+
+def _sample_chance(state: State, rng: np.random.Generator) -> int:
+    outcomes = state.chance_outcomes()
+    probs = np.array([p for _, p in outcomes], dtype=float)
+    return int(outcomes[rng.choice(len(outcomes), p=probs / probs.sum())][0])
+
+
+def random_opening(game: Game, plies: int, rng: np.random.Generator) -> list[int]:
+    """``plies`` uniformly random legal actions from the initial position.
+
+    Moves that would end the game are avoided while another move exists: an opening is meant
+    to diversify positions, not to decide games that no agent played.
+    """
+    if plies < 0:
+        raise ValueError(f"opening plies must be >= 0, got {plies!r}")
+    state = game.new_initial_state()
+    actions: list[int] = []
+    for _ in range(plies):
+        if state.is_terminal():
+            break
+        if state.current_player() == CHANCE:
+            action = _sample_chance(state, rng)
+        else:
+            legal = state.legal_actions()
+            quiet = [a for a in legal if not state.child(a).is_terminal()]
+            pool = quiet or legal
+            action = int(pool[rng.integers(len(pool))])
+        actions.append(action)
+        state = state.child(action)
+    return actions
+
+
+def _winner(returns: np.ndarray) -> int | None:
+    best = int(np.argmax(returns))
+    return best if np.sum(returns == returns[best]) == 1 else None
+
+
+def play_game(
+    game: Game,
+    agents: Sequence[Any],
+    rng: np.random.Generator,
+    opening_plies: int = 0,
+    *,
+    opening: Sequence[int] | None = None,
+) -> GameRecord:
+    """Play one game, ``agents[p]`` moving for player ``p``, and return its record.
+
+    The game starts with ``opening`` if given, else with ``opening_plies`` random moves drawn
+    from ``rng``; the agents then receive ``rng`` too, so one seed fixes the whole game.
+    An illegal agent move raises ``IllegalActionError`` with a note naming the agent.
+    """
+    n = game.spec.num_players
+    if len(agents) != n:
+        raise ValueError(f"{game!r} needs {n} agents, got {len(agents)}")
+    if opening is None:
+        opening = random_opening(game, opening_plies, rng)
+    state = game.new_initial_state()
+    actions: list[int] = []
+    for a in opening:
+        state = state.child(int(a))
+        actions.append(int(a))
+    counts = [0] * n
+    seconds = [0.0] * n
+    while not state.is_terminal():
+        player = state.current_player()
+        if player == CHANCE:
+            action = _sample_chance(state, rng)
+        else:
+            agent = agents[player]
+            start = time.perf_counter()
+            action = agent(state, rng)
+            seconds[player] += time.perf_counter() - start
+            counts[player] += 1
+        try:
+            state = state.child(action)
+        except ValueError as err:
+            if player != CHANCE:
+                err.add_note(f"played by agent {getattr(agents[player], 'name', agents[player])!r} as player {player}")
+            raise
+        actions.append(int(action))
+    returns = np.asarray(state.returns(), dtype=float)
+    return GameRecord(tuple(actions), len(opening), _winner(returns), tuple(returns.tolist()), tuple(counts), tuple(seconds))
+
+
+# --------------------------------------------------------------------------------------------
+# Parallel matches
+# --------------------------------------------------------------------------------------------
+
+
+def _default_factory(game: Game, spec: str) -> Any:
+    from tablegym.experiments.agents import make_agent
+
+    return make_agent(game, spec)
+
+
+@dataclass(frozen=True)
+class _Task:
+    """One game of a match, everything a worker needs, all picklable."""
+
+    match: int
+    pair: int
+    a_seat: int
+    game_name: str
+    game_options: tuple[tuple[str, Any], ...]
+    spec_a: str
+    spec_b: str
+    seed: int
+    opening_plies: int
+    factory: AgentFactory | None
+
+
+_GAMES: dict[tuple[str, tuple[tuple[str, Any], ...]], Game] = {}
+"""Per-process cache: a game is immutable, so each worker builds it once."""
+
+
+def _game(name: str, options: tuple[tuple[str, Any], ...]) -> Game:
+    key = (name, options)
+    if key not in _GAMES:
+        _GAMES[key] = make_game(name, **dict(options))
+    return _GAMES[key]
+
+
+_WARM: set[tuple[Any, ...]] = set()
+"""Per-process record of the (game, spec, factory) combinations already warmed up."""
+
+
+def _warm_up(game: Game, key: tuple[Any, ...], spec: str, factory: AgentFactory) -> None:
+    """Make one untimed move with a throwaway agent so JIT compilation and cache loading
+    (numba kernels, a checkpoint) do not count as thinking time in the first game."""
+    if key in _WARM:
+        return
+    _WARM.add(key)
+    state = game.new_initial_state()
+    if not state.is_terminal() and state.current_player() >= 0:
+        factory(game, spec)(state, np.random.default_rng(0))
+
+
+def _play_task(task: _Task) -> tuple[_Task, GameRecord]:
+    """Play one game in a worker: fresh agents, the pair's shared opening, the game's own rng."""
+    game = _game(task.game_name, task.game_options)
+    factory = task.factory or _default_factory
+    for spec in (task.spec_a, task.spec_b):
+        _warm_up(game, (task.game_name, task.game_options, spec, task.factory), spec, factory)
+    opening_seq, *game_seqs = np.random.SeedSequence(task.seed, spawn_key=(task.match, task.pair)).spawn(3)
+    opening = random_opening(game, task.opening_plies, np.random.default_rng(opening_seq))
+    a, b = factory(game, task.spec_a), factory(game, task.spec_b)
+    agents = (a, b) if task.a_seat == 0 else (b, a)
+    record = play_game(game, agents, np.random.default_rng(game_seqs[task.a_seat]), opening=opening)
+    return task, record
+
+
+def _tasks(match: int, game_name: str, options: tuple, spec_a: str, spec_b: str, games: int,
+           seed: int, opening_plies: int, factory: AgentFactory | None) -> list[_Task]:
+    return [
+        _Task(match, g // 2, g % 2, game_name, options, spec_a, spec_b, seed, opening_plies, factory)
+        for g in range(games)
+    ]
+
+
+def _context() -> Any:
+    """A start method that never forks a parent holding torch/OpenMP threads.
+
+    ``forkserver`` with this module preloaded starts workers quickly; preloading also hands the
+    parent's ``sys.path`` to the server, so agent factories from any importable module unpickle.
+    """
+    if "forkserver" in mp.get_all_start_methods():
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload([__name__])
+        return ctx
+    return mp.get_context("spawn")
+
+
+def _run(tasks: list[_Task], workers: int, progress: bool, desc: str) -> list[GameRecord]:
+    """Play ``tasks`` (in a pool when ``workers > 1``) and return the records in task order."""
+    from tqdm import tqdm
+
+    records: list[GameRecord | None] = [None] * len(tasks)
+    with tqdm(total=len(tasks), desc=desc, unit="game", disable=not progress, leave=False) as bar:
+        if workers == 1:
+            for i, task in enumerate(tasks):
+                records[i] = _play_task(task)[1]
+                bar.update()
+        else:
+            order = {(t.match, t.pair, t.a_seat): i for i, t in enumerate(tasks)}
+            with _context().Pool(min(workers, len(tasks))) as pool:
+                for task, record in pool.imap_unordered(_play_task, tasks, chunksize=1):
+                    records[order[(task.match, task.pair, task.a_seat)]] = record
+                    bar.update()
+    assert all(r is not None for r in records)
+    return records  # type: ignore[return-value]
+
+
+def _summarize(game_name: str, spec_a: str, spec_b: str, tasks: list[_Task], records: list[GameRecord]) -> MatchResult:
+    """Count A's wins/draws/losses overall and per seat, and the mean time per move of A and B."""
+    seat = {s: [0, 0, 0, 0] for s in (0, 1)}  # games, wins, draws, losses
+    moves = [0, 0]
+    secs = [0.0, 0.0]
+    for task, rec in zip(tasks, records):
+        a, b = task.a_seat, 1 - task.a_seat
+        counts = seat[a]
+        counts[0] += 1
+        counts[1 if rec.winner == a else 3 if rec.winner == b else 2] += 1
+        moves[0] += rec.move_counts[a]
+        moves[1] += rec.move_counts[b]
+        secs[0] += rec.move_seconds[a]
+        secs[1] += rec.move_seconds[b]
+    seats = tuple(SeatRecord(s, *seat[s]) for s in (0, 1))
+    return MatchResult(
+        game=game_name,
+        agent_a=spec_a,
+        agent_b=spec_b,
+        wins=sum(s.wins for s in seats),
+        draws=sum(s.draws for s in seats),
+        losses=sum(s.losses for s in seats),
+        seats=seats,
+        seconds_per_move=tuple(s / m if m else math.nan for s, m in zip(secs, moves)),  # type: ignore[arg-type]
+        records=tuple(records),
+    )
+
+
+def _prepare(game_name: str, specs: Iterable[str], game_options: dict[str, Any] | None,
+             workers: int, factory: AgentFactory | None) -> tuple[tuple[str, Any], ...]:
+    """Check everything in the parent so bad input fails fast with a clear error, not in a worker."""
+    if not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    options = tuple(sorted((game_options or {}).items()))
+    game = _game(game_name, options)
+    build = factory or _default_factory
+    for spec in specs:
+        if not isinstance(spec, str):
+            raise TypeError(f"agent specs are strings, got {spec!r}")
+        build(game, spec)
+    return options
+
+
+def play_match(
+    game_name: str,
+    spec_a: str,
+    spec_b: str,
+    *,
+    games: int,
+    opening_plies: int = 2,
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = True,
+    game_options: dict[str, Any] | None = None,
+    agent_factory: AgentFactory | None = None,
+) -> MatchResult:
+    """Play ``games`` games of A against B with balanced seats; results are counted for A.
+
+    Each random opening is played twice, A as player 0 then as player 1 (an odd ``games``
+    leaves the last opening played once). The result depends on ``seed`` only, not on
+    ``workers``, as long as the agents themselves are deterministic given their rng.
+    """
+    if not isinstance(games, int) or games < 1:
+        raise ValueError(f"games must be a positive integer, got {games!r}")
+    if opening_plies < 0:
+        raise ValueError(f"opening plies must be >= 0, got {opening_plies!r}")
+    options = _prepare(game_name, (spec_a, spec_b), game_options, workers, agent_factory)
+    tasks = _tasks(0, game_name, options, spec_a, spec_b, games, seed, opening_plies, agent_factory)
+    records = _run(tasks, workers, progress, f"{spec_a} vs {spec_b}")
+    return _summarize(game_name, spec_a, spec_b, tasks, records)
+
+
+def round_robin(
+    game_name: str,
+    specs: Sequence[str],
+    *,
+    games_per_pair: int,
+    opening_plies: int = 2,
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = True,
+    game_options: dict[str, Any] | None = None,
+    agent_factory: AgentFactory | None = None,
+) -> list[MatchResult]:
+    """Every pair of ``specs`` plays a match of ``games_per_pair`` games, in one shared pool.
+
+    Pairings come in order (0,1), (0,2), ..., (1,2), ...; the first pairing is the same match
+    that ``play_match`` gives for the same seed.
+    """
+    specs = list(specs)
+    if len(specs) < 2:
+        raise ValueError(f"a round robin needs at least two agents, got {specs!r}")
+    dupes = sorted({s for s in specs if specs.count(s) > 1})
+    if dupes:
+        raise ValueError(f"agent specs must be distinct, repeated: {dupes}")
+    if not isinstance(games_per_pair, int) or games_per_pair < 1:
+        raise ValueError(f"games_per_pair must be a positive integer, got {games_per_pair!r}")
+    if opening_plies < 0:
+        raise ValueError(f"opening plies must be >= 0, got {opening_plies!r}")
+    options = _prepare(game_name, specs, game_options, workers, agent_factory)
+    pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1:]]
+    per_pair = [
+        _tasks(m, game_name, options, a, b, games_per_pair, seed, opening_plies, agent_factory)
+        for m, (a, b) in enumerate(pairs)
+    ]
+    records = _run([t for ts in per_pair for t in ts], workers, progress, f"round robin ({len(specs)} agents)")
+    results = []
+    for m, (a, b) in enumerate(pairs):
+        chunk = records[m * games_per_pair:(m + 1) * games_per_pair]
+        results.append(_summarize(game_name, a, b, per_pair[m], chunk))
+    return results
+
+
+# --------------------------------------------------------------------------------------------
+# Ratings and tables
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EloRow:
+    """One agent's fitted rating, games played and overall score."""
+
+    name: str
+    elo: float
+    games: int
+    score: float
+
+
+def elo_ratings(results: Iterable[MatchResult], *, prior_draws: float = 1.0, iterations: int = 10_000) -> list[EloRow]:
+    """Fit Bradley-Terry ratings to all pairings (draws count half), best first, mean Elo 0.
+
+    Uses Hunter's minorize-maximize iteration for the maximum-likelihood strengths. Each played
+    pairing gets ``prior_draws`` virtual drawn games so that an agent that won or lost every
+    game still gets a finite rating; set it to 0 for the plain maximum-likelihood fit.
+    """
+    results = list(results)
+    names: list[str] = []
+    for r in results:
+        for s in (r.agent_a, r.agent_b):
+            if s not in names:
+                names.append(s)
+    k = len(names)
+    idx = {s: i for i, s in enumerate(names)}
+    won = np.zeros(k)
+    played = np.zeros((k, k))
+    games = np.zeros(k, dtype=int)
+    points = np.zeros(k)
+    for r in results:
+        a, b = idx[r.agent_a], idx[r.agent_b]
+        won[a] += r.wins + r.draws / 2 + prior_draws / 2
+        won[b] += r.losses + r.draws / 2 + prior_draws / 2
+        played[a, b] += r.games + prior_draws
+        played[b, a] += r.games + prior_draws
+        games[a] += r.games
+        games[b] += r.games
+        points[a] += r.wins + r.draws / 2
+        points[b] += r.losses + r.draws / 2
+    strength = np.ones(k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for _ in range(iterations):
+            denom = (played / (strength[:, None] + strength[None, :])).sum(axis=1)
+            new = np.where(denom > 0, won / denom, 1.0)
+            positive = new[new > 0]
+            new /= np.exp(np.log(positive).mean()) if positive.size else 1.0
+            done = np.allclose(new, strength, rtol=1e-12, atol=0)
+            strength = new
+            if done:
+                break
+        elo = 400.0 * np.log10(strength)
+    finite = elo[np.isfinite(elo)]
+    if finite.size:
+        elo = elo - finite.mean()
+    rows = [EloRow(n, float(elo[i]), int(games[i]), float(points[i] / games[i]) if games[i] else math.nan)
+            for i, n in enumerate(names)]
+    return sorted(rows, key=lambda row: -row.elo)
+
+
+def _fmt_seconds(x: float) -> str:
+    if math.isnan(x):
+        return "-"
+    return f"{x:.3g}"
+
+
+def markdown_table(results: Iterable[MatchResult], *, elo: bool = False) -> str:
+    """A markdown table of matches: W/D/L of A, score with its 95% interval, seconds per move."""
+    header = ["A", "B", "games", "W/D/L (A)", "score A [95%]"]
+    if elo:
+        header.append("Elo A-B [95%]")
+    header += ["s/move A", "s/move B"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for r in results:
+        lo, hi = r.interval
+        cells = [f"`{r.agent_a}`", f"`{r.agent_b}`", str(r.games), f"{r.wins}/{r.draws}/{r.losses}",
+                 f"{r.score:.3f} [{lo:.3f}, {hi:.3f}]"]
+        if elo:
+            elo_lo, elo_hi = r.elo_interval
+            cells.append(f"{format_elo(r.elo)} [{format_elo(elo_lo)}, {format_elo(elo_hi)}]")
+        cells += [_fmt_seconds(r.seconds_per_move[0]), _fmt_seconds(r.seconds_per_move[1])]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def elo_markdown(rows: Iterable[EloRow]) -> str:
+    """A markdown table of fitted ratings, best first."""
+    lines = ["| rank | agent | Elo | games | score |", "|---|---|---|---|---|"]
+    for rank, row in enumerate(rows, 1):
+        lines.append(f"| {rank} | `{row.name}` | {format_elo(row.elo)} | {row.games} | {row.score:.3f} |")
+    return "\n".join(lines)
+
+
+def write_csv(results: Iterable[MatchResult], path: str | os.PathLike[str]) -> None:
+    """Write one row per match (``MatchResult.as_row``) to a CSV file."""
+    rows = [r.as_row() for r in results]
+    fields: list[str] = []
+    for row in rows:
+        fields += [k for k in row if k not in fields]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)

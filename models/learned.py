@@ -1,0 +1,131 @@
+"""LearnedEvaluator: a trained ValueMLP as a leaf evaluator, in Python and in the compiled search.
+
+The network's weights are exported to one float64 vector and evaluated by ``mlp_value``, a
+numba kernel over the game's compact state, so the alpha-beta kernel calls it like any
+hand-made heuristic. Each game needs a short module-level wrapper binding its own feature
+kernel (numba caches module-level functions, not closures).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from tablegym.envs.core import DRAW, ONGOING, Game
+from tablegym.envs.trilobite import core as trilobite_core
+from tablegym.models.checkpoint import CheckpointError, load_checkpoint
+from tablegym.models.value_net import NetConfig, ValueMLP
+from tablegym.search.evaluator import Evaluator
+
+CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
+
+
+@njit(cache=True, fastmath=True)
+def mlp_forward(active, n, params):
+    """The ValueMLP export applied to active features ``active[:n]`` (value for the mover)."""
+    f = int(params[0])
+    h1 = int(params[1])
+    h2 = int(params[2])
+    w1 = 3
+    b1 = w1 + f * h1
+    hid = params[b1:b1 + h1].copy()
+    for k in range(n):
+        row = w1 + active[k] * h1
+        for j in range(h1):
+            hid[j] += params[row + j]
+    for j in range(h1):
+        if hid[j] < 0.0:
+            hid[j] = 0.0
+    off = b1 + h1
+    if h2 > 0:
+        b2 = off + h1 * h2
+        hid2 = params[b2:b2 + h2].copy()
+        for i in range(h1):
+            x = hid[i]
+            if x != 0.0:
+                row = off + i * h2
+                for j in range(h2):
+                    hid2[j] += x * params[row + j]
+        for j in range(h2):
+            if hid2[j] < 0.0:
+                hid2[j] = 0.0
+        hid = hid2
+        h1 = h2
+        off = b2 + h2
+    out = params[off + h1]
+    for j in range(h1):
+        out += hid[j] * params[off + j]
+    return np.tanh(out)
+
+
+@njit(cache=True)
+def mlp_value(outcome, mover, player, active, n, params):
+    """Exact +-1/0 at a finished game (``outcome``), else the network's value, seen by ``player``.
+
+    Takes the game's kernel results rather than its kernels: numba caches functions of plain
+    values, not functions specialised on other functions.
+    """
+    if outcome != ONGOING:
+        if outcome == DRAW:
+            return 0.0
+        return 1.0 if outcome == player else -1.0
+    v = mlp_forward(active, n, params)
+    return v if mover == player else -v
+
+
+@njit(cache=True)
+def trilobite_value(s, player, params):
+    k = trilobite_core
+    active = np.empty(int(params[0]), dtype=np.int64)
+    n = k.k_features(s, active) if k.k_outcome(s) == ONGOING else 0
+    return mlp_value(k.k_outcome(s), k.k_to_move(s), player, active, n, params)
+
+
+def _kernel_for(game_name: str):
+    if game_name == "trilobite":
+        return trilobite_value
+    if game_name == "sim":
+        from tablegym.models.learned_sim import sim_value
+
+        return sim_value
+    raise ValueError(f"no learned-evaluator kernel for game {game_name!r}")
+
+
+class LearnedEvaluator(Evaluator):
+    """A ValueMLP as an evaluator: +-1 at finished games, tanh value elsewhere."""
+
+    win_value = 1.0
+
+    def __init__(self, model: ValueMLP, game_name: str, name: str = "learned") -> None:
+        self.model = model.eval()
+        self.name = name
+        self.kernel = _kernel_for(game_name)
+        self.params = model.export()
+
+
+def default_checkpoint(game_name: str) -> Path:
+    """The checkpoint shipped with the package for ``game_name`` (``--eval learned``)."""
+    return CHECKPOINT_DIR / f"{game_name}.pt"
+
+
+def load_model(path: str | os.PathLike, game: Game) -> tuple[ValueMLP, dict]:
+    """Rebuild the network saved at ``path``, checking it was trained for ``game``'s rules."""
+    payload = load_checkpoint(path, game=game.spec.name, options=game.spec.options)
+    meta = payload["metadata"]
+    try:
+        config = NetConfig.from_dict(meta["net"])
+        model = ValueMLP(config)
+        model.load_state_dict(payload["model"])
+    except (KeyError, RuntimeError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r} does not match its network description: {exc}") from None
+    return model, meta
+
+
+def load_evaluator(game: Game, path: str | os.PathLike | None = None) -> LearnedEvaluator:
+    """The learned evaluator at ``path`` (the shipped one for this game when ``None``)."""
+    path = default_checkpoint(game.spec.name) if path in (None, "") else Path(path)
+    model, _ = load_model(path, game)
+    return LearnedEvaluator(model, game.spec.name, name=f"learned:{path}")

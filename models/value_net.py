@@ -1,0 +1,75 @@
+"""A small value network over a game's binary input features, and its export for numba.
+
+The input is the set of active binary features the game's kernel reports for the player to
+move (``Kernels.features``: chips on cells, coloured edges, ...). The first layer is therefore
+a sum of weight rows over the active features: a dense ``nn.Linear`` for training in batches,
+and an embedding-bag lookup in the compiled search, where most inputs are zero.
+The output is ``tanh``: the expected result for the player to move, in [-1, 1].
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+
+@dataclass(frozen=True)
+class NetConfig:
+    """Architecture of a ``ValueMLP``: stored in every checkpoint so it can be rebuilt."""
+
+    num_features: int
+    hidden: tuple[int, ...] = (128, 64)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["hidden"] = list(self.hidden)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "NetConfig":
+        return cls(int(d["num_features"]), tuple(int(h) for h in d["hidden"]))
+
+
+class ValueMLP(nn.Module):
+    """features -> ReLU hidden layers -> tanh value for the player to move."""
+
+    def __init__(self, config: NetConfig) -> None:
+        super().__init__()
+        if not 1 <= len(config.hidden) <= 2:
+            raise ValueError(f"ValueMLP takes one or two hidden layers, got {config.hidden!r}")
+        self.config = config
+        sizes = (config.num_features, *config.hidden)
+        self.hidden = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes, sizes[1:]))
+        self.out = nn.Linear(sizes[-1], 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.hidden:
+            x = torch.relu(layer(x))
+        return torch.tanh(self.out(x)).squeeze(-1)
+
+    def export(self) -> np.ndarray:
+        """Flatten the weights into the float64 vector that ``models.learned.mlp_value`` reads.
+
+        Layout: [F, H1, H2 (0 if one layer), W1 as F rows of H1, b1, W2 as H1 rows of H2, b2,
+        w_out, b_out].
+        """
+        hs = list(self.config.hidden) + [0] * (2 - len(self.config.hidden))
+        parts = [np.array([self.config.num_features, *hs], dtype=np.float64)]
+        with torch.no_grad():
+            for layer in self.hidden:
+                parts.append(layer.weight.detach().double().T.reshape(-1).numpy())
+                parts.append(layer.bias.detach().double().numpy())
+            parts.append(self.out.weight.detach().double().reshape(-1).numpy())
+            parts.append(self.out.bias.detach().double().numpy())
+        return np.concatenate(parts)
+
+
+def dense_features(active: list[np.ndarray], num_features: int) -> torch.Tensor:
+    """Stack lists of active feature indices into a dense 0/1 batch tensor."""
+    x = torch.zeros(len(active), num_features)
+    for i, idx in enumerate(active):
+        x[i, torch.as_tensor(idx, dtype=torch.long)] = 1.0
+    return x

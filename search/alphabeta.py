@@ -1,0 +1,363 @@
+"""Negamax alpha-beta with iterative deepening, a transposition table and move ordering.
+
+One algorithm, two executions:
+
+* ``alphabeta(state, evaluator, ...)`` runs the compiled kernel below when the state carries
+  ``Kernels`` and the evaluator carries a kernel (millions of nodes per second), and a plain
+  Python negamax over the object contract otherwise (any game, any Python evaluator).
+* Both visit the same tree and return the same move and value: the Python one is the
+  readable reference, and the tests hold the kernel to it.
+
+Values are seen from the player to move (negamax, for games where the players alternate);
+the evaluator is asked for the ROOT player's view and the sign flipped at odd plies, so asymmetric hand-made heuristics (the original
+Trilobite AI scores every leaf for itself) are searched exactly as their authors did.
+
+Ties at the root go to the first maximal move in ``legal_actions()`` order (the Trilobite
+original's rule): the root is searched in that order and a move replaces the best one only
+when strictly better. Inside the tree the order is transposition-table move, two killers per
+ply, then the history heuristic. A transposition-table entry only stands in for a subtree of
+the SAME remaining depth, so the value equals plain depth-limited minimax exactly.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit, types
+
+from tablegym.envs.core import EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState, State
+from tablegym.search.evaluator import Evaluator
+
+INF = 1e18
+EXACT, LOWER, UPPER = 0, 1, 2
+MAX_PLY = 128
+
+
+@dataclass
+class SearchResult:
+    """The outcome of one search: the move, its value for the player to move, and the effort."""
+
+    action: int
+    value: float
+    pv: list[int]
+    depth: int
+    nodes: int
+    seconds: float
+    completed: bool = True
+    values: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def nodes_per_second(self) -> float:
+        return self.nodes / self.seconds if self.seconds > 0 else float("nan")
+
+
+# --------------------------------------------------------------------------------------------
+# Compiled kernel
+# --------------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _order(buf, n, tt_move, k1, k2, history, scores):
+    """Sort ``buf[:n]`` by TT move, killers, then history score (insertion sort: n is small)."""
+    for i in range(n):
+        m = buf[i]
+        if m == tt_move:
+            scores[i] = 4e18
+        elif m == k1:
+            scores[i] = 3e18
+        elif m == k2:
+            scores[i] = 2e18
+        else:
+            scores[i] = history[m]
+    for i in range(1, n):
+        m = buf[i]
+        sc = scores[i]
+        j = i - 1
+        while j >= 0 and scores[j] < sc:
+            buf[j + 1] = buf[j]
+            scores[j + 1] = scores[j]
+            j -= 1
+        buf[j + 1] = m
+        scores[j + 1] = sc
+
+
+_I = types.int64
+_F = types.float64
+_I1 = types.int64[::1]
+_F1 = types.float64[::1]
+_I2 = types.int64[:, ::1]
+_F2 = types.float64[:, ::1]
+_KERNEL_ARGS = (MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T, EVAL_T, _F1)
+_TABLE_ARGS = (_I1, _F1, _I1, _I1, _I1, _I2, _F1, _I2, _F2, _I2, _I1, _I1, _I)
+
+
+@njit(_F(STATE_T, _I, _F, _F, _I, _I, *_KERNEL_ARGS, *_TABLE_ARGS), cache=True)
+def _negamax(s, depth, alpha, beta, ply, root, moves, push, pop, to_move, outcome, key_fn, eval_fn, params,
+             tt_key, tt_val, tt_depth, tt_flag, tt_move, killers, history, bufs, scores, pv, pv_len, counters,
+             node_limit):
+    counters[0] += 1
+    pv_len[ply] = ply
+    if counters[0] > node_limit:
+        counters[1] = 1
+        return 0.0
+    if depth == 0 or outcome(s) != ONGOING:
+        v = eval_fn(s, root, params)
+        return v if ply % 2 == 0 else -v  # players alternate: even plies are the root player's
+    key = key_fn(s)
+    slot = key & (tt_key.shape[0] - 1)
+    best_move = -1
+    if tt_key[slot] == key:
+        best_move = tt_move[slot]
+        if tt_depth[slot] == depth:
+            v = tt_val[slot]
+            f = tt_flag[slot]
+            if f == EXACT or (f == LOWER and v >= beta) or (f == UPPER and v <= alpha):
+                counters[2] += 1
+                if best_move >= 0:
+                    pv[ply, ply] = best_move
+                    pv_len[ply] = ply + 1
+                return v
+    buf = bufs[ply]
+    n = moves(s, buf)
+    _order(buf, n, best_move, killers[ply, 0], killers[ply, 1], history, scores[ply])
+    alpha0 = alpha
+    best = -INF
+    for i in range(n):
+        m = buf[i]
+        push(s, m)
+        v = -_negamax(s, depth - 1, -beta, -alpha, ply + 1, root, moves, push, pop, to_move, outcome, key_fn,
+                      eval_fn, params, tt_key, tt_val, tt_depth, tt_flag, tt_move, killers, history, bufs,
+                      scores, pv, pv_len, counters, node_limit)
+        pop(s)
+        if counters[1]:
+            return 0.0
+        if v > best:
+            best = v
+            best_move = m
+            if v > alpha:
+                alpha = v
+                pv[ply, ply] = m
+                for j in range(ply + 1, pv_len[ply + 1]):
+                    pv[ply, j] = pv[ply + 1, j]
+                pv_len[ply] = max(pv_len[ply + 1], ply + 1)
+                if alpha >= beta:
+                    if killers[ply, 0] != m:
+                        killers[ply, 1] = killers[ply, 0]
+                        killers[ply, 0] = m
+                    history[m] += depth * depth
+                    break
+    tt_key[slot] = key
+    tt_val[slot] = best
+    tt_depth[slot] = depth
+    tt_move[slot] = best_move
+    tt_flag[slot] = UPPER if best <= alpha0 else (LOWER if best >= beta else EXACT)
+    return best
+
+
+@njit(types.Tuple((_I, _F, _I))(STATE_T, _I, *_KERNEL_ARGS, *_TABLE_ARGS, _F1), cache=True)
+def _root(s, depth, moves, push, pop, to_move, outcome, key_fn, eval_fn, params, tt_key, tt_val, tt_depth,
+          tt_flag, tt_move, killers, history, bufs, scores, pv, pv_len, counters, node_limit, root_values):
+    """Search the root in legal order, replacing the best move only on a strictly better value.
+
+    ``root_values[i]`` gets the value of the i-th legal move (exact for the best move, an upper
+    bound for the others).
+    """
+    counters[0] += 1
+    root = to_move(s)
+    buf = bufs[0]
+    n = moves(s, buf)
+    alpha = -INF
+    best_move = -1
+    for i in range(n):
+        m = buf[i]
+        push(s, m)
+        v = -_negamax(s, depth - 1, -INF, -alpha, 1, root, moves, push, pop, to_move, outcome, key_fn, eval_fn,
+                      params, tt_key, tt_val, tt_depth, tt_flag, tt_move, killers, history, bufs, scores, pv,
+                      pv_len, counters, node_limit)
+        pop(s)
+        if counters[1]:
+            return best_move, alpha, n
+        root_values[i] = v
+        if v > alpha:
+            alpha = v
+            best_move = m
+            pv[0, 0] = m
+            for j in range(1, pv_len[1]):
+                pv[0, j] = pv[1, j]
+            pv_len[0] = max(pv_len[1], 1)
+    return best_move, alpha, n
+
+
+class _Tables:
+    """Transposition table and ordering tables, kept between iterations of one search."""
+
+    def __init__(self, tt_bits: int, num_actions: int) -> None:
+        size = 1 << tt_bits
+        self.key = np.zeros(size, dtype=np.int64)
+        self.val = np.zeros(size, dtype=np.float64)
+        self.depth = np.full(size, -1, dtype=np.int64)
+        self.flag = np.zeros(size, dtype=np.int64)
+        self.move = np.full(size, -1, dtype=np.int64)
+        self.killers = np.full((MAX_PLY, 2), -1, dtype=np.int64)
+        self.history = np.zeros(num_actions, dtype=np.float64)
+        self.bufs = np.zeros((MAX_PLY, num_actions), dtype=np.int64)
+        self.scores = np.zeros((MAX_PLY, num_actions), dtype=np.float64)
+        self.pv = np.zeros((MAX_PLY, MAX_PLY), dtype=np.int64)
+        self.pv_len = np.zeros(MAX_PLY, dtype=np.int64)
+
+
+def _compiled_iteration(state: KernelState, evaluator: Evaluator, depth: int, tables: _Tables, node_limit: int):
+    k = state.kernels
+    s = state.array
+    counters = np.zeros(3, dtype=np.int64)
+    root_values = np.full(state.game.spec.num_actions, np.nan)
+    best, value, n = _root(s, depth, k.moves, k.push, k.pop, k.to_move, k.outcome, k.key, evaluator.kernel,
+                           evaluator.params, tables.key, tables.val, tables.depth, tables.flag, tables.move,
+                           tables.killers, tables.history, tables.bufs, tables.scores, tables.pv, tables.pv_len,
+                           counters, node_limit, root_values)
+    pv = tables.pv[0, : tables.pv_len[0]].tolist()
+    legal = state.legal_actions()
+    values = {a: float(root_values[i]) for i, a in enumerate(legal) if not np.isnan(root_values[i])}
+    return int(best), float(value), pv, int(counters[0]), not counters[1], values
+
+
+# --------------------------------------------------------------------------------------------
+# Python reference over the object contract
+# --------------------------------------------------------------------------------------------
+
+
+class _PySearch:
+    """The kernel's algorithm over ``State`` objects, for games or evaluators without kernels."""
+
+    def __init__(self, evaluator: Evaluator, root: int, num_actions: int, node_limit: int) -> None:
+        self.evaluator = evaluator
+        self.root = root
+        self.tt: dict[int, tuple[float, int, int, int]] = {}
+        self.killers = [[-1, -1] for _ in range(MAX_PLY)]
+        self.history = np.zeros(num_actions)
+        self.nodes = 0
+        self.node_limit = node_limit
+        self.aborted = False
+
+    def leaf(self, state: State, ply: int) -> float:
+        v = self.evaluator(state, self.root)
+        return v if ply % 2 == 0 else -v  # players alternate: even plies are the root player's
+
+    def negamax(self, state: State, depth: int, alpha: float, beta: float, ply: int) -> tuple[float, list[int]]:
+        self.nodes += 1
+        if self.nodes > self.node_limit:
+            self.aborted = True
+            return 0.0, []
+        if depth == 0 or state.is_terminal():
+            return self.leaf(state, ply), []
+        key = state.key()
+        entry = self.tt.get(key)
+        tt_move = -1
+        if entry is not None:
+            v, d, flag, tt_move = entry
+            if d == depth and (flag == EXACT or (flag == LOWER and v >= beta) or (flag == UPPER and v <= alpha)):
+                return v, ([tt_move] if tt_move >= 0 else [])
+        k1, k2 = self.killers[ply]
+        rank = {tt_move: 4e18, k1: 3e18, k2: 2e18}
+        legal = state.legal_actions()
+        order = sorted(legal, key=lambda m: -rank.get(m, self.history[m]))
+        alpha0, best, best_move, best_pv = alpha, -INF, -1, []
+        for m in order:
+            v, child_pv = self.negamax(state.child(m), depth - 1, -beta, -alpha, ply + 1)
+            v = -v
+            if self.aborted:
+                return 0.0, []
+            if v > best:
+                best, best_move = v, m
+                if v > alpha:
+                    alpha, best_pv = v, [m] + child_pv
+                    if alpha >= beta:
+                        if self.killers[ply][0] != m:
+                            self.killers[ply] = [m, self.killers[ply][0]]
+                        self.history[m] += depth * depth
+                        break
+        flag = UPPER if best <= alpha0 else (LOWER if best >= beta else EXACT)
+        self.tt[key] = (best, depth, flag, best_move)
+        return best, best_pv
+
+    def root_search(self, state: State, depth: int):
+        self.nodes += 1
+        alpha, best_move, best_pv, values = -INF, -1, [], {}
+        for m in state.legal_actions():
+            v, child_pv = self.negamax(state.child(m), depth - 1, -INF, -alpha, 1)
+            if self.aborted:
+                break
+            values[m] = -v
+            if -v > alpha:
+                alpha, best_move, best_pv = -v, m, [m] + child_pv
+        return best_move, alpha, best_pv, values
+
+
+# --------------------------------------------------------------------------------------------
+# Public entry point
+# --------------------------------------------------------------------------------------------
+
+
+def alphabeta(
+    state: State,
+    evaluator: Evaluator,
+    *,
+    depth: int = 64,
+    time_limit: float | None = None,
+    node_limit: int | None = None,
+    tt_bits: int = 20,
+    compiled: bool | None = None,
+) -> SearchResult:
+    """Search ``state`` to ``depth`` plies (iterative deepening) within the optional budgets.
+
+    With ``time_limit`` (seconds) the deepest COMPLETED iteration's move is returned; the
+    running iteration gets a node budget estimated from the measured speed, because compiled
+    code cannot read the clock. ``compiled=None`` picks the kernel whenever it can.
+    """
+    if state.is_terminal():
+        raise ValueError("cannot search a finished game")
+    if depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth!r}")
+    if time_limit is None and depth >= 64 and node_limit is None:
+        raise ValueError("give a depth, a time_limit or a node_limit: the search needs a budget")
+    use_kernel = isinstance(state, KernelState) and evaluator.compiled
+    if compiled and not use_kernel:
+        raise ValueError(f"no compiled path for {type(state).__name__} with evaluator {evaluator.name!r}")
+    if compiled is False:
+        use_kernel = False
+    depth = min(depth, MAX_PLY - 2, state.game.spec.max_game_length)
+    num_actions = state.game.spec.num_actions
+    tables = _Tables(tt_bits, num_actions) if use_kernel else None
+    py = None if use_kernel else _PySearch(evaluator, state.current_player(), num_actions, 0)
+
+    start = time.perf_counter()
+    total_nodes = 0
+    rate = 2e6 if use_kernel else 2e4  # nodes/s guess until the first iteration measures it
+    legal = state.legal_actions()
+    result = SearchResult(legal[0], 0.0, [legal[0]], 0, 0, 0.0, completed=False)
+    for d in range(1, depth + 1):
+        limit = node_limit - total_nodes if node_limit is not None else 2**62
+        if time_limit is not None:
+            remaining = time_limit - (time.perf_counter() - start)
+            if remaining <= 0:
+                break
+            limit = min(limit, max(int(remaining * rate), 1000))
+        t0 = time.perf_counter()
+        if use_kernel:
+            move, value, pv, nodes, done, values = _compiled_iteration(state, evaluator, d, tables, limit)
+        else:
+            py.nodes, py.node_limit, py.aborted = 0, limit, False
+            move, value, pv, values = py.root_search(state, d)
+            nodes, done = py.nodes, not py.aborted
+        elapsed = time.perf_counter() - t0
+        total_nodes += nodes
+        if elapsed > 0.01:
+            rate = nodes / elapsed
+        if not done:
+            break
+        result = SearchResult(move, value, pv, d, total_nodes, 0.0, True, values)
+    result.nodes = total_nodes
+    result.seconds = time.perf_counter() - start
+    return result

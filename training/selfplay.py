@@ -1,0 +1,115 @@
+"""Compiled self-play: games of a searcher against itself, recorded for TD-leaf learning.
+
+Each move runs the compiled alpha-beta root search (search/alphabeta.py) with the current
+network as leaf evaluator; the root value is the TD-leaf target of the position, and with
+probability epsilon a uniformly random move is played instead (exploration). Everything runs
+inside one numba call per batch of games, so generation costs little next to the search.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, types
+
+from tablegym.envs.core import DRAW, EVAL_T, FEATURES_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState
+from tablegym.search.alphabeta import _F1, _I, _I1, _I2, _TABLE_ARGS, MAX_PLY, _F2, _root, _Tables
+from tablegym.search.evaluator import Evaluator
+
+
+_SIG = types.UniTuple(_I, 2)(STATE_T, _I, _I, types.float64, _I, MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T,
+                             INT_OF_STATE_T, INT_OF_STATE_T, FEATURES_T, EVAL_T, _F1, *_TABLE_ARGS[:-2],
+                             types.uint8[:, ::1], _F1, _I1, types.boolean[::1], _F1)
+
+
+@njit(_SIG, cache=True)
+def _play(s0, n_games, depth, epsilon, seed, moves, push, pop, to_move, outcome, key_fn, features, eval_fn,
+          params, tt_key, tt_val, tt_depth, tt_flag, tt_move, killers, history, bufs, scores, pv, pv_len,
+          feats, value, game, explored, result):
+    np.random.seed(seed)
+    active = np.empty(feats.shape[1], dtype=np.int64)
+    root_values = np.empty(bufs.shape[1], dtype=np.float64)
+    counters = np.zeros(3, dtype=np.int64)
+    n = 0
+    for g in range(n_games):
+        s = s0.copy()
+        start = n
+        while outcome(s) == ONGOING:
+            if n >= feats.shape[0]:
+                return n, g
+            k = features(s, active)
+            for i in range(k):
+                feats[n, active[i]] = 1
+            counters[:] = 0
+            best, val, nm = _root(s, depth, moves, push, pop, to_move, outcome, key_fn, eval_fn, params, tt_key,
+                                  tt_val, tt_depth, tt_flag, tt_move, killers, history, bufs, scores, pv, pv_len,
+                                  counters, 1 << 62, root_values)
+            m = best
+            explored[n] = False
+            if np.random.random() < epsilon:
+                nm = moves(s, bufs[0])
+                m = bufs[0][np.random.randint(nm)]
+                explored[n] = m != best
+            value[n] = val
+            game[n] = g
+            result[n] = to_move(s)  # the mover, turned into the result below
+            push(s, m)
+            n += 1
+        out = outcome(s)
+        for i in range(start, n):
+            result[i] = 0.0 if out == DRAW else (1.0 if out == result[i] else -1.0)
+    return n, n_games
+
+
+@dataclass
+class SelfPlayBatch:
+    """Positions of a batch of games, in play order, each seen by its player to move."""
+
+    features: np.ndarray  # uint8 [N, F] binary inputs
+    search_value: np.ndarray  # root value of the search at the position (TD-leaf target)
+    game: np.ndarray  # game index of each position
+    explored: np.ndarray  # a random move (not the search's) was played from here
+    result: np.ndarray  # final result for the player to move at the position
+
+    def __len__(self) -> int:
+        return len(self.search_value)
+
+
+def play_selfplay(start: KernelState, evaluator: Evaluator, *, games: int, depth: int, epsilon: float,
+                  seed: int, tt_bits: int = 16) -> SelfPlayBatch:
+    """Play ``games`` self-play games from ``start`` and record every position."""
+    k = start.kernels
+    spec = start.game.spec
+    tables = _Tables(tt_bits, spec.num_actions)
+    cap = games * spec.max_game_length
+    feats = np.zeros((cap, start.num_features), dtype=np.uint8)
+    value = np.zeros(cap)
+    game = np.zeros(cap, dtype=np.int64)
+    explored = np.zeros(cap, dtype=np.bool_)
+    result = np.zeros(cap)
+    depth = min(depth, MAX_PLY - 2)
+    n, _ = _play(start.array, games, depth, epsilon, seed, k.moves, k.push, k.pop, k.to_move, k.outcome, k.key,
+                 k.features, evaluator.kernel, evaluator.params, tables.key, tables.val, tables.depth, tables.flag,
+                 tables.move, tables.killers, tables.history, tables.bufs, tables.scores, tables.pv, tables.pv_len,
+                 feats, value, game, explored, result)
+    return SelfPlayBatch(feats[:n], value[:n], game[:n], explored[:n], result[:n])
+
+
+def td_leaf_targets(batch: SelfPlayBatch, lam: float) -> np.ndarray:
+    """TD-leaf(lambda) targets, each for the player to move at its position.
+
+    target_t = (1 - lam) * search_value_t + lam * (-target_{t+1}), with the final result closing
+    each game; the trace is cut after an exploratory move, whose continuation says nothing about
+    the position's value under the searcher's own play.
+    """
+    v, res, g, ex = batch.search_value, batch.result, batch.game, batch.explored
+    out = np.empty_like(v)
+    for t in range(len(v) - 1, -1, -1):
+        last = t == len(v) - 1 or g[t + 1] != g[t]
+        if ex[t]:
+            out[t] = v[t]
+        else:
+            nxt = res[t] if last else -out[t + 1]
+            out[t] = (1.0 - lam) * v[t] + lam * nxt
+    return out
