@@ -135,6 +135,16 @@ def evaluation_match(game: Game, learned: LearnedEvaluator, baseline: str, *, ga
     return score / games
 
 
+def game_metrics(game: Game, evaluator: LearnedEvaluator) -> dict[str, float]:
+    """Exact measures some games allow: Sim's agreement with the solver over all positions."""
+    if game.spec.name == "sim" and game.spec.options.get("n") == 6:
+        from tablegym.experiments.sim_agreement import sign_agreement
+
+        agree, total = sign_agreement(evaluator)
+        return {"charts/solver_sign_agreement": agree / total}
+    return {}
+
+
 def metadata(args: Args, game: Game, net: NetConfig, iteration: int, games: int, seconds: float) -> dict:
     return {
         "game": game.spec.name,
@@ -227,6 +237,8 @@ def train(args: Args) -> Path:
             score = evaluation_match(game, LearnedEvaluator(model, game.spec.name), args.eval_baseline,
                                      games=args.eval_games, depth=args.eval_depth, seed=iteration)
             writer.add_scalar(f"charts/score_vs_{args.eval_baseline}", score, step)
+            for tag, value in game_metrics(game, LearnedEvaluator(model, game.spec.name)).items():
+                writer.add_scalar(tag, value, step)
             bar.set_postfix(td=f"{td_error:.3f}", score=f"{score:.2f}")
         else:
             bar.set_postfix(td=f"{td_error:.3f}")

@@ -120,6 +120,7 @@ def k_pop(s):
     h = s[H_]
     s[PLY] -= 1
     cell = s[HDR + w * h + w + s[PLY]]
+    s[HDR + w * h + w + s[PLY]] = 0
     p = s[HDR + cell] - 1
     s[HDR + cell] = 0
     s[HDR + w * h + cell % w] -= 1
