@@ -159,6 +159,21 @@ def k_features(s, out):
     return n
 
 
+@njit(cache=True)
+def k_observation(s, player, out):
+    """Fill ``out`` (float32, 3 x H x W) with ``player``'s chips, the opponent's, and to-move."""
+    w = s[W_]
+    h = s[H_]
+    own = player + 1
+    turn = 1.0 if s[TO_MOVE] == player else 0.0
+    for y in range(h):
+        for x in range(w):
+            v = s[HDR + y * w + x]
+            out[0, y, x] = 1.0 if v == own else 0.0
+            out[1, y, x] = 1.0 if v != 0 and v != own else 0.0
+            out[2, y, x] = turn
+
+
 KERNELS = Kernels(k_moves, k_push, k_pop, k_to_move, k_outcome, k_key, k_features)
 
 
@@ -233,11 +248,8 @@ class TrilobiteState(KernelState):
 
     def observation(self, player: int) -> np.ndarray:
         """Planes: ``player``'s chips, the opponent's chips, all ones if ``player`` is to move."""
-        b = self.board
-        obs = np.zeros(self.game.spec.observation_shape, dtype=np.float32)
-        obs[0] = b == player + 1
-        obs[1] = b == 2 - player
-        obs[2] = float(self._s[TO_MOVE] == player)
+        obs = np.empty(self.game.spec.observation_shape, dtype=np.float32)
+        k_observation(self._s, player, obs)
         return obs
 
     def to_text(self) -> str:
