@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import builtins
 import csv
-import importlib.util
 import itertools
 import sys
 import types
@@ -15,16 +14,6 @@ from tablegym.envs.core import TERMINAL
 from tablegym.experiments.cli import compose_spec, format_table, main
 from tablegym.experiments.games import make_game
 from tablegym.experiments.human import HumanAgent, HumanQuit
-
-
-def has(module: str, attr: str | None = None) -> bool:
-    """Whether a colleague's module (and attribute) exists yet; only such tests are skipped."""
-    try:
-        if importlib.util.find_spec(module) is None:
-            return False
-    except ModuleNotFoundError:
-        return False
-    return attr is None or hasattr(importlib.import_module(module), attr)
 
 
 def fake_module(monkeypatch, name: str, **attrs) -> None:
@@ -83,7 +72,6 @@ def test_eval_writes_csv_and_elo(tmp_path, capsys):
     assert int(row["games"]) == 2
 
 
-@pytest.mark.skipif(not has("tablegym.envs.trilobite.heuristics"), reason="Trilobite heuristics not written yet")
 def test_eval_round_robin_with_elo_table(capsys):
     specs = ["random", "ab:depth=1,eval=advanced", "ab:depth=2,eval=advanced"]
     assert main(["eval", "trilobite-tiny", *specs, "--games", "2", "--elo", "--no-progress"]) == 0
@@ -96,7 +84,6 @@ def test_eval_round_robin_with_elo_table(capsys):
 # ---------------------------------------------------------------------------------- solve
 
 
-@pytest.mark.skipif(not has("tablegym.search.solver", "solve"), reason="generic solver not written yet")
 def test_solve_trilobite_tiny_states_the_true_value(capsys):
     truth = exact_value(make_game("trilobite-tiny").new_initial_state())
     assert main(["solve", "trilobite-tiny"]) == 0
@@ -106,13 +93,11 @@ def test_solve_trilobite_tiny_states_the_true_value(capsys):
     assert "positions stored:" in out and "nodes:" in out and "time:" in out
 
 
-@pytest.mark.skipif(not has("tablegym.envs.sim", "solve_sim"), reason="solve_sim not written yet")
 def test_solve_sim_k6_second_player_wins(capsys):
     assert main(["solve", "sim", "--n", "6"]) == 0
     assert "second player wins" in capsys.readouterr().out
 
 
-@pytest.mark.skipif(not has("tablegym.envs.sim", "solve_sim"), reason="solve_sim not written yet")
 def test_solve_sim_k5_is_a_draw(capsys):
     assert main(["solve", "sim", "--option", "n=5"]) == 0
     assert ": draw" in capsys.readouterr().out

@@ -194,7 +194,6 @@ def test_same_seed_same_games_for_any_worker_count():
 
 
 def test_play_match_with_make_agent_specs():
-    pytest.importorskip("tablegym.experiments.agents", reason="lead's make_agent not written yet")
     r = play_match("trilobite-tiny", "random", "random", games=4, progress=False)
     assert r.games == 4 and r.agent_a == r.agent_b == "random"
 
