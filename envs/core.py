@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
-from numba import types
+from numba import njit, types
 
 CHANCE = -1
 """``current_player()`` at a chance node (Trap landing cell, Threes card, Friday shuffle)."""
@@ -29,6 +29,22 @@ ONGOING = -1
 """``Kernels.outcome`` while nobody has won yet."""
 DRAW = 2
 """``Kernels.outcome`` of a drawn two-player game (0 and 1 name the winner)."""
+
+# Every compact state array starts with these slots; a game's own slots follow from HEADER.
+TO_MOVE, PLY, OUTCOME, KEY, LAST = range(5)
+HEADER = 5
+
+
+@njit(cache=True)
+def k_to_move(s):
+    """The player to move, read from the common header (a ``Kernels.to_move`` for any game)."""
+    return s[TO_MOVE]
+
+
+@njit(cache=True)
+def k_outcome(s):
+    """``ONGOING``, the winner or ``DRAW``, from the common header (a ``Kernels.outcome``)."""
+    return s[OUTCOME]
 
 
 class IllegalActionError(ValueError):

@@ -23,8 +23,9 @@ Everything works on per-point neighbour bitmasks (bit v of ``mask[c][u]`` set wh
 has colour c+1), for n = 3..8 (28 edges: codes stay below 3**28 < 2**45).
 
 ``k_canonical(s)`` reads Sim's compact state (envs/sim/core.py) through two facts of its
-layout only: ``s[0] = n`` and the 2n colour masks fill the LAST 2n slots of the array. This
-module imports nothing from core.py, so core.py can use it for its canonical features.
+layout only: ``s[N_] = n`` (its first slot after the common header) and the 2n colour masks
+fill the LAST 2n slots of the array. This module imports nothing from core.py, so core.py can
+use it for its canonical features.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from tablegym.envs.core import HEADER
+
+N_ = HEADER
+"""The slot of n in Sim's compact state."""
 MIN_N = 3
 MAX_N = 8
 MAX_EDGES = MAX_N * (MAX_N - 1) // 2
@@ -197,8 +202,8 @@ def canonical_code(n, s, base, perm):
 
 @njit(cache=True)
 def k_canonical(s):
-    """Canonical code of a Sim compact state (``s[0] = n``, masks in the last 2n slots)."""
-    n = s[0]
+    """Canonical code of a Sim compact state (``s[N_] = n``, masks in the last 2n slots)."""
+    n = s[N_]
     perm = np.empty(MAX_N, dtype=np.int64)
     return canonical_code(n, s, s.shape[0] - 2 * n, perm)
 

@@ -13,8 +13,9 @@ Player 0 moves first. Colours: 0 uncoloured, 1 player 0, 2 player 1.
 
 Compact state (an int64 array, see ``Kernels`` in envs/core.py), with E = n(n-1)/2::
 
-    [0] n  [1] E  [2] player to move  [3] ply  [4] outcome (-1 / winner / 2 draw)
-    [5] key: base-3 code of the labelled board, sum(colour(e) * 3**e)  [6] last edge (-1 at start)
+    [0] player to move  [1] ply  [2] outcome (-1 / winner / 2 draw)
+    [3] key: base-3 code of the labelled board, sum(colour(e) * 3**e)  [4] last edge (-1 at start)
+    (the common header of envs/core.py)  [5] n  [6] E
     [HDR : HDR+E]              colour per edge
     [HDR+E : HDR+2E]           edges played, in order (undo stack)
     [HDR+2E : HDR+2E+n]        per point: bitmask of its neighbours by player-0 edges
@@ -31,11 +32,13 @@ import re
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import DRAW, ONGOING, Game, GameSpec, IllegalActionError, Kernels, KernelState
-from tablegym.envs.sim.canonical import EDGE_ID, EDGE_U, EDGE_V, MAX_N, MIN_N, POW3, canonical_code, check_n, edges_of
+from tablegym.envs.core import (DRAW, HEADER, KEY, LAST, ONGOING, OUTCOME, PLY, TO_MOVE, Game, GameSpec,
+                                 IllegalActionError, Kernels, KernelState, k_outcome, k_to_move)
+from tablegym.envs.sim.canonical import (EDGE_ID, EDGE_U, EDGE_V, MAX_N, MIN_N, N_, POW3, canonical_code, check_n,
+                                         edges_of)
 
-HDR = 7
-N_, E_, TO_MOVE, PLY, OUTCOME, KEY, LAST = range(HDR)
+E_ = N_ + 1
+HDR = E_ + 1
 
 
 @njit(cache=True)
@@ -99,16 +102,6 @@ def k_pop(s):
     s[TO_MOVE] = p
     s[OUTCOME] = ONGOING
     s[LAST] = s[HDR + ne + s[PLY] - 1] if s[PLY] > 0 else -1
-
-
-@njit(cache=True)
-def k_to_move(s):
-    return s[TO_MOVE]
-
-
-@njit(cache=True)
-def k_outcome(s):
-    return s[OUTCOME]
 
 
 @njit(cache=True)

@@ -14,8 +14,9 @@ columns with the tallest stacks first, ties by column. Searches break ties by th
 
 Compact state (an int64 array, see ``Kernels`` in envs/core.py)::
 
-    [0] W  [1] H  [2] L  [3] player to move  [4] ply  [5] outcome (-1 / winner / 2 draw)
-    [6] Zobrist key  [7] last cell (-1 before the first move)  [8] first player
+    [0] player to move  [1] ply  [2] outcome (-1 / winner / 2 draw)  [3] Zobrist key
+    [4] last cell (-1 before the first move)    (the common header of envs/core.py)
+    [5] W  [6] H  [7] L  [8] first player
     [HDR : HDR+W*H]              cells: 0 empty, 1 player 0, 2 player 1
     [HDR+W*H : HDR+W*H+W]        column heights
     [HDR+W*H+W : HDR+2*W*H+W]    cells played, in order (undo stack)
@@ -26,11 +27,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import DRAW, ONGOING, Game, GameSpec, IllegalActionError, Kernels, KernelState
+from tablegym.envs.core import (DRAW, HEADER, KEY, LAST, ONGOING, OUTCOME, PLY, TO_MOVE, Game, GameSpec,
+                                 IllegalActionError, Kernels, KernelState, k_outcome, k_to_move)
 
 HDR = 16
 MAX_SIDE = 16
-W_, H_, L_, TO_MOVE, PLY, OUTCOME, KEY, LAST, FIRST = range(9)
+W_, H_, L_, FIRST = range(HEADER, HEADER + 4)
 
 # Zobrist numbers for (player, cell) and the side to move: fixed so keys repeat across runs.
 _ZOBRIST = np.random.default_rng(20150611).integers(1, 2**63 - 1, size=(2, MAX_SIDE * MAX_SIDE + 1), dtype=np.int64)
@@ -128,16 +130,6 @@ def k_pop(s):
     s[TO_MOVE] = p
     s[OUTCOME] = ONGOING
     s[LAST] = s[HDR + w * h + w + s[PLY] - 1] if s[PLY] > 0 else -1
-
-
-@njit(cache=True)
-def k_to_move(s):
-    return s[TO_MOVE]
-
-
-@njit(cache=True)
-def k_outcome(s):
-    return s[OUTCOME]
 
 
 @njit(cache=True)
