@@ -22,6 +22,7 @@ from numba import njit
 from tablegym.envs.core import DRAW, ONGOING
 from tablegym.envs.sim.canonical import k_canonical
 from tablegym.envs.sim.core import E_, HDR, OUTCOME, SimGame, SimState, closes_own_triangle
+from tablegym.search.agents import RandomAgent
 from tablegym.search.evaluator import KernelEvaluator
 from tablegym.search.solver import Solver, SolveResult, solve
 
@@ -83,14 +84,10 @@ class EasyAgent:
         return int(k_first_safe(state._s, state.current_player()))
 
 
-class MediumAgent:
+class MediumAgent(RandomAgent):
     """The app's "Medium" level: a uniformly random free edge."""
 
     name = "medium"
-
-    def __call__(self, state: SimState, rng: np.random.Generator) -> int:
-        legal = state.legal_actions()
-        return int(legal[rng.integers(len(legal))])
 
 
 class ExpertAgent:
