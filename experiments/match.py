@@ -425,15 +425,16 @@ def _fmt_seconds(x: float) -> str:
 
 def markdown_table(results: Iterable[MatchResult], *, elo: bool = False) -> str:
     """A markdown table of matches: W/D/L of A, score with its 95% interval, seconds per move."""
-    header = ["A", "B", "games", "W/D/L (A)", "score A [95%]"]
+    header = ["A", "B", "games (distinct)", "W/D/L (A)", "W/D/L A as p0 / as p1", "score A [95%]"]
     if elo:
         header.append("Elo A-B [95%]")
     header += ["s/move A", "s/move B"]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for r in results:
         lo, hi = r.interval
-        cells = [f"`{r.agent_a}`", f"`{r.agent_b}`", str(r.games), f"{r.wins}/{r.draws}/{r.losses}",
-                 f"{r.score:.3f} [{lo:.3f}, {hi:.3f}]"]
+        seats = " / ".join(f"{s.wins}/{s.draws}/{s.losses}" for s in r.seats)
+        cells = [f"`{r.agent_a}`", f"`{r.agent_b}`", f"{r.games} ({r.distinct_games})", f"{r.wins}/{r.draws}/{r.losses}",
+                 seats, f"{r.score:.3f} [{lo:.3f}, {hi:.3f}]"]
         if elo:
             elo_lo, elo_hi = r.elo_interval
             cells.append(f"{format_elo(r.elo)} [{format_elo(elo_lo)}, {format_elo(elo_hi)}]")

@@ -142,6 +142,12 @@ class MatchResult:
         return self.wins + self.draws + self.losses
 
     @property
+    def distinct_games(self) -> int:
+        """Different move sequences among the games: deterministic agents repeat games that
+        start from the same opening, so this says how much independent evidence there is."""
+        return len({tuple(r.actions) for r in self.records})
+
+    @property
     def score(self) -> float:
         return score_interval(self.wins, self.draws, self.losses)[0]
 
@@ -170,6 +176,7 @@ class MatchResult:
             "agent_a": self.agent_a,
             "agent_b": self.agent_b,
             "games": self.games,
+            "distinct_games": self.distinct_games,
             "wins": self.wins,
             "draws": self.draws,
             "losses": self.losses,
