@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench results clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -27,3 +27,24 @@ bench: install
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache .benchmarks
+
+# The README's result tables, exactly as published (minutes to tens of minutes on 2 cores).
+TG := $(VENV)/bin/tablegym
+results: install
+	mkdir -p results
+	$(TG) solve sim | tee results/sim_solve.txt
+	$(PY) -m tablegym.experiments.sim_agreement --eval learned | tee results/sim_agreement.txt
+	$(PY) -m tablegym.experiments.sim_agreement --eval safe-moves | tee -a results/sim_agreement.txt
+	$(TG) eval sim alphabeta:eval=learned,depth=1 expert medium easy dumb --games 200 --opening-plies 0 \
+		--workers 2 --seed 0 --elo --no-progress --csv results/sim_round_robin.csv | tee results/sim_round_robin.md
+	$(TG) eval trilobite alphabeta:eval=learned,depth=5 alphabeta:eval=advanced,depth=5 --games 400 \
+		--opening-plies 2 --workers 2 --seed 0 --elo --no-progress --csv results/trilobite_d5.csv | tee results/trilobite_d5.md
+	$(TG) eval trilobite alphabeta:eval=learned,depth=5 alphabeta:eval=advanced,depth=5 --games 400 \
+		--opening-plies 4 --workers 2 --seed 1 --elo --no-progress --csv results/trilobite_d5_4ply.csv | tee results/trilobite_d5_4ply.md
+	$(TG) eval trilobite alphabeta:eval=learned,depth=5 alphabeta:eval=advanced,depth=5 \
+		alphabeta:eval=gap-tolerant,depth=5 alphabeta:eval=simplest,depth=5 alphabeta:eval=win-loss,depth=5 random \
+		--games 100 --opening-plies 2 --workers 2 --seed 2 --elo --no-progress --csv results/trilobite_round_robin.csv \
+		| tee results/trilobite_round_robin.md
+	$(TG) bench search | tee results/bench_search.txt
+	$(TG) bench sim-solve | tee results/bench_sim_solve.txt
+	$(TG) bench envs | tee results/bench_envs.txt

@@ -27,7 +27,7 @@ def trilobite_positions(count: int = 5, plies: int = 8, seed: int = 0) -> list:
     return positions
 
 
-def bench_alphabeta(depth: int = 9, evaluator: str = "advanced", repeats: int = 3, learned: str | None = None) -> dict:
+def bench_alphabeta(depth: int = 9, evaluator: str = "advanced", repeats: int = 3, learned: str | None = "") -> dict:
     """Median nodes/s of the compiled alpha-beta on 8x7 Trilobite (after JIT warm-up).
 
     With ``learned`` (a checkpoint path, or "" for the shipped one) the learned evaluator is
@@ -56,5 +56,5 @@ def bench_alphabeta(depth: int = 9, evaluator: str = "advanced", repeats: int = 
 
 
 if __name__ == "__main__":
-    for k, v in bench_alphabeta(learned="" ).items():
+    for k, v in bench_alphabeta().items():
         print(f"{k:40s} {v:,.3f}" if isinstance(v, float) else f"{k:40s} {v}")
