@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results clean
+.PHONY: install demo test bench results checkpoints clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -35,7 +35,7 @@ results: install
 	$(TG) solve sim | tee results/sim_solve.txt
 	$(PY) -m tablegym.experiments.sim_agreement --eval learned | tee results/sim_agreement.txt
 	$(PY) -m tablegym.experiments.sim_agreement --eval safe-moves | tee -a results/sim_agreement.txt
-	$(TG) eval sim alphabeta:eval=learned,depth=1 expert medium easy dumb --games 200 --opening-plies 0 \
+	$(TG) eval sim alphabeta:eval=learned,depth=1 expert medium easy dumb --games 200 --opening-plies 2 \
 		--workers 2 --seed 0 --elo --no-progress --csv results/sim_round_robin.csv | tee results/sim_round_robin.md
 	$(TG) eval trilobite alphabeta:eval=learned,depth=5 alphabeta:eval=advanced,depth=5 --games 400 \
 		--opening-plies 2 --workers 2 --seed 0 --elo --no-progress --csv results/trilobite_d5.csv | tee results/trilobite_d5.md
@@ -48,3 +48,11 @@ results: install
 	$(TG) bench search | tee results/bench_search.txt
 	$(TG) bench sim-solve | tee results/bench_sim_solve.txt
 	$(TG) bench envs | tee results/bench_envs.txt
+
+# The shipped networks (outside CI: ~36 minutes on 2 cores). Wall-clock budgets, so a faster
+# machine plays more games; the README gives the games and seconds of the shipped files.
+checkpoints: install
+	$(TG) train trilobite --minutes 30 --run-dir runs/trilobite-ship --eval-every 20 --eval-games 40 \
+		--out models/checkpoints/trilobite.pt
+	$(TG) train sim --minutes 6 --run-dir runs/sim-ship --depth 1 --epsilon 0.3 --lam 0 --games-per-iter 500 \
+		--eval-every 10 --eval-games 20 --eval-depth 2 --eval-baseline safe-moves --out models/checkpoints/sim.pt

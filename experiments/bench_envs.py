@@ -18,7 +18,7 @@ and report medians over the slices, so what noise is left hits both sides alike.
 The loop is kept lean on purpose (``mask.nonzero()`` and the stdlib's ``random``, about 0.7 us
 a move) so that it measures the envs rather than itself: every microsecond the loop spends is
 added to both sides and pulls the ratio towards 1. With ``np.flatnonzero`` plus numpy's
-``rng.choice`` (about 5 us a move) the same envs measured 2.9x (a) and 2.4x (b).
+``rng.choice`` (about 5 us a move) the same envs measured 3.7x (a) and 3.1x (b).
 (c) is not like for like: the opponent's moves there need no observation.
 
 Run: ``python -m tablegym.experiments.bench_envs [seconds]``.
