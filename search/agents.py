@@ -42,6 +42,8 @@ class AlphaBetaAgent:
     """Plays the move of an alpha-beta search with a given leaf evaluator and budget."""
 
     def __init__(self, evaluator, *, depth: int = 64, time_limit: float | None = None, name: str | None = None) -> None:
+        # Imported here: loading the compiled search costs a second, and envs import this module
+        # for RandomAgent alone.
         from tablegym.search.alphabeta import alphabeta
 
         self._search = alphabeta
