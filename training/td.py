@@ -192,7 +192,9 @@ def train(args: Args) -> Path:
     buffer = ReplayBuffer(args.buffer_size, start.num_features)
     t_start = time.perf_counter() - seconds_done
     deadline = None if args.minutes is None else args.minutes * 60.0
-    bar = tqdm(total=args.total_games, initial=games_done, disable=not args.progress, unit="game")
+    # Under a time budget the game count is open-ended: the bar then shows games and rate only.
+    bar = tqdm(total=None if deadline else args.total_games, initial=games_done, disable=not args.progress,
+               unit="game")
 
     def save() -> None:
         meta = metadata(args, game, net_config, iteration, games_done, time.perf_counter() - t_start)
