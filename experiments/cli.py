@@ -168,7 +168,10 @@ def _cmd_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from tablegym.experiments.match import play_game
 
     game, _ = _game_from_args(parser, args)
-    spec = compose_spec(args.agent, eval=args.eval, depth=args.depth, time=args.time)
+    agent = args.agent
+    if agent is None:
+        agent = "alphabeta" if (args.eval, args.depth, args.time) != (None, None, None) else "random"
+    spec = compose_spec(agent, eval=args.eval, depth=args.depth, time=args.time)
     try:
         machine = _make_agent(game, spec)
     except ValueError as err:
@@ -358,7 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
     game_opts = _game_options_parser()
 
     p = sub.add_parser("play", parents=[game_opts], help="play against an agent in the terminal")
-    p.add_argument("--agent", default="random", help="agent spec or searcher name (default: random)")
+    p.add_argument("--agent", default=None,
+                   help="agent spec or searcher name (default: alphabeta when --eval/--depth/--time is given, else random)")
     p.add_argument("--eval", help="leaf evaluator for a searcher, e.g. advanced, learned, learned:path.pt")
     p.add_argument("--depth", type=_int_at_least(1), help="search depth")
     p.add_argument("--time", type=_positive_float, help="search time per move in seconds")

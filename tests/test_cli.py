@@ -144,6 +144,14 @@ def test_play_composes_the_search_spec(monkeypatch, capsys):
     assert "nonsense" in err  # the composed spec reached make_agent, which named the bad evaluator
 
 
+def test_play_with_eval_alone_means_a_search_with_the_shipped_network(monkeypatch, capsys):
+    # `tablegym play trilobite --eval learned` works out of the box (README, issue).
+    scripted_input(monkeypatch, ["3", "q"])
+    assert main(["play", "trilobite", "--eval", "learned", "--depth", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "alphabeta:eval=learned,depth=2 (player 1) plays column" in out
+
+
 def test_compose_spec():
     assert compose_spec("alphabeta", eval="learned", depth=5) == "alphabeta:eval=learned,depth=5"
     assert compose_spec("ab:eval=advanced", time=1.5) == "ab:eval=advanced,time=1.5"
