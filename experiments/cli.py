@@ -214,27 +214,32 @@ def _fmt_int(x: Any) -> str:
     return f"{x:,}" if isinstance(x, (int, np.integer)) else str(x)
 
 
+def _report_solve(game: Game, run: Any) -> None:
+    """Solve once (loading the compiled kernels), then print the result and the median of 5 solves."""
+    first = run()
+    times = [run().seconds for _ in range(5)]
+    root = game.new_initial_state()
+    print(f"{game!r}: {_value_in_words(first.value)} (value {first.value:+g} for the first player)")
+    best = getattr(first, "best_action", None)
+    if best is not None and best >= 0:
+        print(f"  best first move: {root.action_to_string(best)}")
+    print(f"  positions stored: {_fmt_int(first.positions_stored)}   nodes: {_fmt_int(first.nodes)}")
+    print(f"  time: {statistics.median(times) * 1000:.2f} ms median of 5 solves after warm-up "
+          f"(first solve, with JIT loading: {first.seconds * 1000:.1f} ms)")
+
+
 def _cmd_solve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     game, options = _game_from_args(parser, args)
-    root = game.new_initial_state()
     if args.game == "sim":
         solve_sim = _require("tablegym.envs.sim", "solve_sim", "the Sim solver")
-        n = int(options.get("n", 6))
-        run = lambda: solve_sim(n)  # noqa: E731
+        # Without --n: the published facts, K3-K5 draws and K6 a second-player win.
+        sizes = [int(options["n"])] if "n" in options else [3, 4, 5, 6]
+        for n in sizes:
+            _report_solve(make_game("sim", n=n), lambda n=n: solve_sim(n))
     else:
         solve = _require("tablegym.search.solver", "solve", "the exact solver")
-        run = lambda: solve(root)  # noqa: E731
-    first = run()  # includes loading the compiled kernels
-    times = [run().seconds for _ in range(5)]
-    result = first
-    print(f"{game!r}: {_value_in_words(result.value)} (value {result.value:+g} for the first player)")
-    best = getattr(result, "best_action", None)
-    if best is not None and best >= 0:
-        print(f"best first move: {root.action_to_string(best)}")
-    print(f"positions stored: {_fmt_int(result.positions_stored)}")
-    print(f"nodes: {_fmt_int(result.nodes)}")
-    print(f"time: {statistics.median(times) * 1000:.2f} ms median of 5 solves after warm-up "
-          f"(first solve, with JIT loading: {first.seconds * 1000:.1f} ms)")
+        root = game.new_initial_state()
+        _report_solve(game, lambda: solve(root))
     return 0
 
 
