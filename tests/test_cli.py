@@ -103,6 +103,13 @@ def test_solve_sim_k5_is_a_draw(capsys):
     assert ": draw" in capsys.readouterr().out
 
 
+def test_solve_sim_without_n_proves_the_published_facts(capsys):
+    assert main(["solve", "sim"]) == 0
+    verdicts = [line.split(": ")[1].split(" (")[0] for line in capsys.readouterr().out.splitlines()
+                if line.startswith("SimGame")]
+    assert verdicts == ["draw", "draw", "draw", "second player wins"]
+
+
 # ---------------------------------------------------------------------------------- play
 
 
