@@ -70,6 +70,8 @@ class GameSpec:
     observation_shape: tuple[int, ...]
     options: dict[str, Any] = field(default_factory=dict)
     chance: bool = False
+    max_chance_outcomes: int = 0
+    """Largest chance outcome id + 1 (chance outcomes have their own id space)."""
 
 
 class Game(ABC):
@@ -204,7 +206,8 @@ class KernelState(State):
         return self._s.copy()
 
     def _moves(self) -> np.ndarray:
-        out = np.empty(self.game.spec.num_actions, dtype=np.int64)
+        spec = self.game.spec
+        out = np.empty(max(spec.num_actions, spec.max_chance_outcomes), dtype=np.int64)
         n = self.kernels.moves(self._s, out)
         return out[:n]
 

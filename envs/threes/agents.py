@@ -1,0 +1,80 @@
+"""Threes players: random swipes, greedy, full-chance expectimax and Threesus "6, 3".
+
+Each agent maps a player-node ``ThreesState`` to a swipe (0 left, 1 right, 2 up, 3 down).
+The searching ones read only what a player may know: the board, the hint and the deck counts.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from tablegym.envs.threes.core import BOARD, BONUS_HI, HINT, N1, N2, N3, ThreesState
+from tablegym.envs.threes.expectimax import NONE, THREESUS_6_3, full_chance, search_root
+from tablegym.envs.threes.heuristics import EVALUATOR_IDS
+from tablegym.search.agents import RandomAgent
+
+
+class ExpectimaxAgent:
+    """Expectimax over the board with one chance model per ply (envs/threes/expectimax.py)."""
+
+    def __init__(self, models, *, evaluator: str = "openness-matthew", terminal_penalty: float = 0.0,
+                 name: str | None = None) -> None:
+        if evaluator not in EVALUATOR_IDS:
+            raise ValueError(f"unknown Threes evaluator {evaluator!r}; known: {', '.join(EVALUATOR_IDS)}")
+        self.models = np.ascontiguousarray(models, dtype=np.int64)
+        self.evaluator = evaluator
+        self._eval_id = EVALUATOR_IDS[evaluator]
+        self.terminal_penalty = float(terminal_penalty)
+        self.name = name or f"expectimax:{self.models.tolist()},{evaluator}"
+        self.values = np.zeros(4)
+        self.leaves = 0
+        self.seconds = 0.0
+
+    def __call__(self, state: ThreesState, rng: np.random.Generator | None = None) -> int:
+        s = state._s
+        counters = np.zeros(2, dtype=np.int64)
+        t0 = time.perf_counter()
+        action = search_root(s[BOARD], s[N1], s[N2], s[N3], s[HINT], s[BONUS_HI], self.models, self._eval_id,
+                             self.terminal_penalty, self.values, counters)
+        self.seconds += time.perf_counter() - t0
+        self.leaves += int(counters[0])
+        if action < 0:
+            raise ValueError("no legal swipe: the game is over")
+        return int(action)
+
+
+def threesus(evaluator: str = "openness-matthew", **kwargs) -> ExpectimaxAgent:
+    """Threesus "6, 3": hint at move 1, card counting at moves 2-3, no card at moves 4-6."""
+    return ExpectimaxAgent(THREESUS_6_3, evaluator=evaluator, name=f"threesus-6-3:{evaluator}", **kwargs)
+
+
+def greedy(evaluator: str = "openness-matthew", **kwargs) -> ExpectimaxAgent:
+    """1-ply greedy: the swipe whose shifted board (before the new card) scores best."""
+    return ExpectimaxAgent(np.array([NONE]), evaluator=evaluator, name=f"greedy:{evaluator}", **kwargs)
+
+
+def expectimax(depth: int, evaluator: str = "openness-matthew", **kwargs) -> ExpectimaxAgent:
+    """Expectimax ``depth`` swipes deep with the full, true chance distribution at every ply."""
+    return ExpectimaxAgent(full_chance(depth), evaluator=evaluator, name=f"expectimax-{depth}:{evaluator}", **kwargs)
+
+
+def make_threes_agent(spec: str):
+    """``random``, ``greedy``, ``threesus``, ``expectimax:depth=2`` (each takes ``eval=``)."""
+    name, _, rest = spec.partition(":")
+    options = dict(item.split("=", 1) for item in rest.split(",") if item) if rest else {}
+    evaluator = options.pop("eval", "openness-matthew")
+    if name == "random":
+        return RandomAgent()
+    if name == "greedy":
+        agent = greedy(evaluator)
+    elif name == "threesus":
+        agent = threesus(evaluator)
+    elif name == "expectimax":
+        agent = expectimax(int(options.pop("depth", 2)), evaluator)
+    else:
+        raise ValueError(f"unknown Threes agent {name!r}; known: random, greedy, threesus, expectimax:depth=D")
+    if options:
+        raise ValueError(f"unknown option(s) {sorted(options)} in Threes agent {spec!r}")
+    return agent

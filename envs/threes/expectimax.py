@@ -1,0 +1,175 @@
+"""Compiled expectimax for Threes over the 64-bit board, with a chance model per search ply.
+
+Each player move of the search (depth counted in swipes) uses one chance model for the card
+that enters after it:
+
+* ``HINT``: the hinted card is known (a bonus "+" hint: uniform over the bonus values allowed
+  when it was drawn), uniform over the moved lines;
+* ``COUNT``: card counting, Threesus style: each of 1/2/3 weighted by its remaining count
+  (which then drops by one; 4/4/4 again once the deck is empty); bonus cards ignored;
+* ``EXACT``: the true distribution: as COUNT but with bonus cards (1/21 once the highest card
+  is >= 48, values uniform over 6 .. highest/8 of the board the card is drawn on);
+* ``NONE``: no card enters; the shifted board is searched directly.
+
+Threesus "6, 3" is ``[HINT, COUNT, COUNT, NONE, NONE, NONE]``; a full-chance expectimax of
+depth d is ``[HINT] + [EXACT] * (d - 1)``. Swipes are tried left, right, up, down and a later
+one must be strictly better to win (ties keep the earlier). Leaves are scored by the evaluator
+after the last swipe, or at any position with no legal swipe (minus ``terminal_penalty``).
+
+The recursion is one self-recursive function (numba cannot cache mutually recursive ones);
+per-ply scratch arrays hold each chance node's card distribution.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, types
+
+from tablegym.envs.threes.board import highest_rank, insert_cell, set_rank, swipe
+from tablegym.envs.threes.heuristics import evaluate_board
+
+HINT, COUNT, EXACT, NONE = 0, 1, 2, 3
+MODEL_NAMES = {"hint": HINT, "count": COUNT, "exact": EXACT, "none": NONE}
+THREESUS_6_3 = np.array([HINT, COUNT, COUNT, NONE, NONE, NONE], dtype=np.int64)
+BONUS_PROB = 1.0 / 21.0
+MAX_CARDS = 16  # 3 deck cards + up to 9 bonus values
+
+
+def full_chance(depth: int) -> np.ndarray:
+    """The chance models of a full-chance expectimax ``depth`` swipes deep."""
+    if depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth!r}")
+    return np.array([HINT] + [EXACT] * (depth - 1), dtype=np.int64)
+
+
+@njit(cache=True)
+def card_distribution(model, pre, n1, n2, n3, hint, bonus_hi, ranks, probs, decks):
+    """The card entering after a swipe from board ``pre``: ranks, probabilities and the deck
+    counts (1/2/3) after it. Returns how many outcomes (0 for NONE)."""
+    n = 0
+    if model == HINT:
+        if hint < 4:
+            ranks[0] = hint
+            probs[0] = 1.0
+            decks[0, 0] = n1
+            decks[0, 1] = n2
+            decks[0, 2] = n3
+            return 1
+        for r in range(4, bonus_hi + 1):
+            ranks[n] = r
+            probs[n] = 1.0 / (bonus_hi - 3)
+            decks[n, 0] = n1
+            decks[n, 1] = n2
+            decks[n, 2] = n3
+            n += 1
+        return n
+    if model == NONE:
+        return 0
+    pb = 0.0
+    h = highest_rank(pre)
+    if model == EXACT and h >= 7:
+        pb = BONUS_PROB
+    total = n1 + n2 + n3
+    for r in range(1, 4):
+        count = n1 if r == 1 else (n2 if r == 2 else n3)
+        if count == 0:
+            continue
+        c1 = n1 - (r == 1)
+        c2 = n2 - (r == 2)
+        c3 = n3 - (r == 3)
+        if c1 + c2 + c3 == 0:
+            c1, c2, c3 = 4, 4, 4
+        ranks[n] = r
+        probs[n] = (1.0 - pb) * count / total
+        decks[n, 0] = c1
+        decks[n, 1] = c2
+        decks[n, 2] = c3
+        n += 1
+    if pb > 0.0:
+        for r in range(4, h - 2):
+            ranks[n] = r
+            probs[n] = pb / (h - 6)
+            decks[n, 0] = n1
+            decks[n, 1] = n2
+            decks[n, 2] = n3
+            n += 1
+    return n
+
+
+_I, _F = types.int64, types.float64
+_SIGNATURE = _F(_I, _I, types.int64[::1], _I, _I, _I, _I, _I, _I, _F, types.int64[:, ::1], types.float64[:, ::1],
+                types.int64[:, :, ::1], types.float64[::1], types.int64[::1])
+
+
+# An explicit signature: numba's cache reloads a self-recursive function reliably only then.
+@njit(_SIGNATURE, cache=True)
+def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penalty, ranks, probs, decks,
+                values, counters):
+    """Best expected value over the swipes of ``board``, ``ply`` swipes into the search.
+
+    At ply 0 the value of each swipe goes to ``values`` (-inf when illegal) and the best swipe
+    is returned in ``counters[1]``.
+    """
+    if ply == models.shape[0]:
+        counters[0] += 1
+        return evaluate_board(board, evaluator)
+    best = -np.inf
+    unknown = np.int64(0)  # the hint is known at the root only (a typed zero: a literal 0 would
+    # give the recursive call a second, uncacheable signature)
+    for d in range(4):
+        nb, moved = swipe(board, d)
+        if moved == 0:
+            if ply == 0:
+                values[d] = -np.inf
+            continue
+        k = card_distribution(models[ply], board, n1, n2, n3, hint, bonus_hi, ranks[ply], probs[ply], decks[ply])
+        if k == 0:
+            v = _expectimax(nb, ply + 1, models, n1, n2, n3, unknown, bonus_hi, evaluator, penalty, ranks, probs, decks,
+                            values, counters)
+        else:
+            v = 0.0
+            lines = 0
+            for line in range(4):
+                if (moved >> line) & 1 == 0:
+                    continue
+                lines += 1
+                cell = insert_cell(d, line)
+                for i in range(k):
+                    child = set_rank(nb, cell, ranks[ply, i])
+                    v += probs[ply, i] * _expectimax(child, ply + 1, models, decks[ply, i, 0], decks[ply, i, 1],
+                                                     decks[ply, i, 2], unknown, bonus_hi, evaluator, penalty, ranks,
+                                                     probs, decks, values, counters)
+            v /= lines
+        if ply == 0:
+            values[d] = v
+        if v > best:
+            best = v
+            if ply == 0:
+                counters[1] = d
+    if best == -np.inf:
+        counters[0] += 1
+        return evaluate_board(board, evaluator) - penalty
+    return best
+
+
+@njit(cache=True)
+def search_root(board, n1, n2, n3, hint, bonus_hi, models, evaluator, penalty, values, counters):
+    """Expected value of each swipe into ``values``; returns the best swipe (-1 if none)."""
+    depth = models.shape[0]
+    ranks = np.zeros((depth, MAX_CARDS), dtype=np.int64)  # scratch: one chance node per ply
+    probs = np.zeros((depth, MAX_CARDS), dtype=np.float64)
+    decks = np.zeros((depth, MAX_CARDS, 3), dtype=np.int64)
+    counters[1] = -1
+    _expectimax(board, np.int64(0), models, n1, n2, n3, hint, bonus_hi, evaluator, penalty, ranks, probs, decks, values,
+                counters)
+    return counters[1]
+
+
+@dataclass
+class ExpectimaxResult:
+    action: int
+    values: np.ndarray  # expected value per swipe (left, right, up, down), -inf if illegal
+    leaves: int
+    seconds: float

@@ -1,0 +1,128 @@
+"""Play many Threes games with one agent, in parallel, and summarise the scores.
+
+Every game gets its own seed (SeedSequence(seed, spawn_key=(game,))), so results do not depend
+on the number of workers. Finished games are appended to ``--out`` (JSON lines) as they end and
+a rerun skips the games already there, so a long run can be stopped and resumed.
+
+    python -m tablegym.experiments.threes_eval threesus --games 100 --workers 2 \\
+        --out results/threes_threesus.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import time
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+MILESTONES = (384, 768, 1536, 3072, 6144)
+
+
+def play_one(task: tuple[str, str, int, int]) -> dict:
+    """One game of ``spec`` under rule option ``hint``; the record of how it went."""
+    from tablegym.envs.threes.agents import make_threes_agent
+    from tablegym.envs.threes.core import ThreesGame, play_random_setup, sample_chance
+
+    spec, hint, seed, index = task
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
+    agent = make_threes_agent(spec)
+    state = play_random_setup(ThreesGame(hint), rng)
+    start = time.perf_counter()
+    while not state.is_terminal():
+        state = sample_chance(state.child(agent(state, rng)), rng)
+    seconds = time.perf_counter() - start
+    return {"game": index, "agent": spec, "hint": hint, "seed": seed, "score": state.score,
+            "highest": state.highest, "moves": state.moves, "seconds": seconds,
+            "leaves": getattr(agent, "leaves", 0)}
+
+
+def summarise(records: list[dict]) -> dict:
+    scores = np.array([r["score"] for r in records])
+    highest = np.array([r["highest"] for r in records])
+    moves = sum(r["moves"] for r in records)
+    seconds = sum(r["seconds"] for r in records)
+    n = len(records)
+    out = {"games": n, "low": int(scores.min()), "median": float(np.median(scores)), "mean": float(scores.mean()),
+           "mean_ci95": float(1.96 * scores.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan"),
+           "high": int(scores.max()), "moves_per_s": moves / seconds if seconds else float("nan"),
+           "s_per_move": seconds / moves if moves else float("nan")}
+    leaves = sum(r.get("leaves", 0) for r in records)
+    if leaves:
+        out["leaves_per_s"] = leaves / seconds
+    for m in MILESTONES:
+        out[f"pct_{m}"] = float(100.0 * np.mean(highest >= m))
+    return out
+
+
+def markdown_row(label: str, s: dict, hint: str) -> str:
+    pct = " | ".join(f"{s[f'pct_{m}']:.0f}%" for m in MILESTONES)
+    return (f"| {label} | {s['games']} | {s['low']:,} | {s['median']:,.0f} | {s['mean']:,.0f} ± {s['mean_ci95']:,.0f} "
+            f"| {s['high']:,} | {pct} | {s['moves_per_s']:,.1f} | `{hint}` |")
+
+
+HEADER = ("| agent | games | low | median | mean ± 95% | high | >=384 | >=768 | >=1536 | >=3072 | >=6144 "
+          "| moves/s | hint |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def run(spec: str, *, games: int, workers: int = 1, seed: int = 0, hint: str = "+", out: str | None = None,
+        progress: bool = True) -> list[dict]:
+    """Play games 0..games-1 (skipping those already recorded in ``out``); return all records."""
+    done: dict[int, dict] = {}
+    if out and Path(out).exists():
+        for line in Path(out).read_text().splitlines():
+            rec = json.loads(line)
+            if rec["agent"] == spec and rec["hint"] == hint and rec["seed"] == seed:
+                done[rec["game"]] = rec
+    tasks = [(spec, hint, seed, i) for i in range(games) if i not in done]
+    sink = open(out, "a") if out else None
+    try:
+        bar = tqdm(total=games, initial=len(done), disable=not progress, unit="game", desc=spec)
+        ctx = mp.get_context("forkserver")
+        with ctx.Pool(workers) if workers > 1 else _InProcess() as pool:
+            for rec in pool.imap_unordered(play_one, tasks):
+                done[rec["game"]] = rec
+                if sink:
+                    sink.write(json.dumps(rec) + "\n")
+                    sink.flush()
+                bar.update(1)
+                bar.set_postfix(score=rec["score"])
+        bar.close()
+    finally:
+        if sink:
+            sink.close()
+    return [done[i] for i in sorted(done) if i < games]
+
+
+class _InProcess:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def imap_unordered(self, fn, tasks):
+        return map(fn, tasks)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tablegym.experiments.threes_eval", description=__doc__.split("\n\n")[0])
+    parser.add_argument("agent", help="random, greedy, threesus, expectimax:depth=D (each takes eval=openness)")
+    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hint", choices=("+", "candidates"), default="+")
+    parser.add_argument("--out", help="append finished games here (JSON lines); a rerun resumes")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    records = run(args.agent, games=args.games, workers=args.workers, seed=args.seed, hint=args.hint, out=args.out,
+                  progress=not args.no_progress)
+    print(HEADER)
+    print(markdown_row(args.agent, summarise(records), args.hint))
+
+
+if __name__ == "__main__":
+    main()
