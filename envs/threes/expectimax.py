@@ -7,8 +7,12 @@ that enters after it:
   when it was drawn), uniform over the moved lines;
 * ``COUNT``: card counting, Threesus style: each of 1/2/3 weighted by its remaining count
   (which then drops by one; 4/4/4 again once the deck is empty); bonus cards ignored;
-* ``EXACT``: the true distribution: as COUNT but with bonus cards (1/21 once the highest card
-  is >= 48, values uniform over 6 .. highest/8 of the board the card is drawn on);
+* ``EXACT``: the true game: the next card is drawn BEFORE this swipe (1/2/3 by the deck
+  counts, or a bonus "+" with probability 1/21 once the highest card is >= 48) and the player
+  sees its hint when choosing the swipe, so this ply is an expectation over draws of the best
+  swipe; the drawn card then enters as under ``HINT`` (a bonus: uniform over 6 .. highest/8 of
+  the board it was drawn on). Threesus's ``COUNT`` instead takes the best swipe of an
+  expectation, as if the card were unknown when choosing;
 * ``NONE``: no card enters; the shifted board is searched directly.
 
 Threesus "6, 3" is ``[HINT, COUNT, COUNT, NONE, NONE, NONE]``; a full-chance expectimax of
@@ -45,11 +49,24 @@ def full_chance(depth: int) -> np.ndarray:
 
 
 @njit(cache=True)
+def _deck_after(r, n1, n2, n3, decks, n):
+    c1 = n1 - (r == 1)
+    c2 = n2 - (r == 2)
+    c3 = n3 - (r == 3)
+    if c1 + c2 + c3 == 0:
+        c1, c2, c3 = 4, 4, 4
+    decks[n, 0] = c1
+    decks[n, 1] = c2
+    decks[n, 2] = c3
+
+
+@njit(cache=True)
 def card_distribution(model, pre, n1, n2, n3, hint, bonus_hi, ranks, probs, decks):
-    """The card entering after a swipe from board ``pre``: ranks, probabilities and the deck
-    counts (1/2/3) after it. Returns how many outcomes (0 for NONE)."""
+    """The card entering after a swipe from board ``pre`` under a HINT or COUNT model (EXACT
+    plays as HINT once its draw is made): ranks, probabilities and the deck counts after it.
+    Returns how many outcomes (0 for NONE)."""
     n = 0
-    if model == HINT:
+    if model == HINT or model == EXACT:
         if hint < 4:
             ranks[0] = hint
             probs[0] = 1.0
@@ -67,34 +84,38 @@ def card_distribution(model, pre, n1, n2, n3, hint, bonus_hi, ranks, probs, deck
         return n
     if model == NONE:
         return 0
-    pb = 0.0
-    h = highest_rank(pre)
-    if model == EXACT and h >= 7:
-        pb = BONUS_PROB
     total = n1 + n2 + n3
     for r in range(1, 4):
         count = n1 if r == 1 else (n2 if r == 2 else n3)
-        if count == 0:
-            continue
-        c1 = n1 - (r == 1)
-        c2 = n2 - (r == 2)
-        c3 = n3 - (r == 3)
-        if c1 + c2 + c3 == 0:
-            c1, c2, c3 = 4, 4, 4
-        ranks[n] = r
-        probs[n] = (1.0 - pb) * count / total
-        decks[n, 0] = c1
-        decks[n, 1] = c2
-        decks[n, 2] = c3
-        n += 1
-    if pb > 0.0:
-        for r in range(4, h - 2):
+        if count > 0:
             ranks[n] = r
-            probs[n] = pb / (h - 6)
-            decks[n, 0] = n1
-            decks[n, 1] = n2
-            decks[n, 2] = n3
+            probs[n] = count / total
+            _deck_after(r, n1, n2, n3, decks, n)
             n += 1
+    return n
+
+
+@njit(cache=True)
+def hint_distribution(board, n1, n2, n3, ranks, probs, decks):
+    """The draw of the next hint on ``board``: 1/2/3 by the deck counts, or 4 for a bonus "+"
+    (1/21 once the highest card is >= 48). Returns how many outcomes."""
+    pb = BONUS_PROB if highest_rank(board) >= 7 else 0.0
+    total = n1 + n2 + n3
+    n = 0
+    for r in range(1, 4):
+        count = n1 if r == 1 else (n2 if r == 2 else n3)
+        if count > 0:
+            ranks[n] = r
+            probs[n] = (1.0 - pb) * count / total
+            _deck_after(r, n1, n2, n3, decks, n)
+            n += 1
+    if pb > 0.0:
+        ranks[n] = 4
+        probs[n] = pb
+        decks[n, 0] = n1
+        decks[n, 1] = n2
+        decks[n, 2] = n3
+        n += 1
     return n
 
 
@@ -112,9 +133,22 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
     At ply 0 the value of each swipe goes to ``values`` (-inf when illegal) and the best swipe
     is returned in ``counters[1]``.
     """
-    if ply == models.shape[0]:
+    depth = models.shape[0]
+    if ply == depth:
         counters[0] += 1
         return evaluate_board(board, evaluator)
+    if models[ply] == EXACT and hint == 0:
+        # The true game: the next card is drawn (and hinted) before the player swipes.
+        # Scratch rows depth + ply hold the draw, rows ply the insertion below.
+        k = hint_distribution(board, n1, n2, n3, ranks[depth + ply], probs[depth + ply], decks[depth + ply])
+        total = 0.0
+        for i in range(k):
+            r = ranks[depth + ply, i]
+            hi = highest_rank(board) - 3 if r == 4 else bonus_hi
+            total += probs[depth + ply, i] * _expectimax(board, ply, models, decks[depth + ply, i, 0],
+                                                         decks[depth + ply, i, 1], decks[depth + ply, i, 2], r, hi,
+                                                         evaluator, penalty, ranks, probs, decks, values, counters)
+        return total
     best = -np.inf
     unknown = np.int64(0)  # the hint is known at the root only (a typed zero: a literal 0 would
     # give the recursive call a second, uncacheable signature)
@@ -158,9 +192,10 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
 def search_root(board, n1, n2, n3, hint, bonus_hi, models, evaluator, penalty, values, counters):
     """Expected value of each swipe into ``values``; returns the best swipe (-1 if none)."""
     depth = models.shape[0]
-    ranks = np.zeros((depth, MAX_CARDS), dtype=np.int64)  # scratch: one chance node per ply
-    probs = np.zeros((depth, MAX_CARDS), dtype=np.float64)
-    decks = np.zeros((depth, MAX_CARDS, 3), dtype=np.int64)
+    # scratch: rows 0..depth-1 the card entering after each ply's swipe, rows depth.. the draws
+    ranks = np.zeros((2 * depth, MAX_CARDS), dtype=np.int64)
+    probs = np.zeros((2 * depth, MAX_CARDS), dtype=np.float64)
+    decks = np.zeros((2 * depth, MAX_CARDS, 3), dtype=np.int64)
     counters[1] = -1
     _expectimax(board, np.int64(0), models, n1, n2, n3, hint, bonus_hi, evaluator, penalty, ranks, probs, decks, values,
                 counters)

@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.threes.board import can_merge, column, row
+from tablegym.search.evaluator import Evaluator
 
 OPENNESS, OPENNESS_MATTHEW = 0, 1
 EVALUATOR_IDS = {"openness": OPENNESS, "openness-matthew": OPENNESS_MATTHEW}
@@ -151,3 +152,24 @@ def openness_matthew(board: int) -> int:
 def openness(board: int) -> int:
     """The original Openness evaluator of a board word."""
     return int(evaluate_board(np.int64(board), OPENNESS))
+
+
+class BoardEvaluator(Evaluator):
+    """One of the board evaluators as a search ``Evaluator`` over ``ThreesState`` objects.
+
+    ``terminal_penalty`` is subtracted at a finished game (Threesus itself uses none).
+    """
+
+    def __init__(self, name: str, terminal_penalty: float = 0.0) -> None:
+        if name not in EVALUATOR_IDS:
+            raise ValueError(f"unknown Threes evaluator {name!r}; known: {', '.join(EVALUATOR_IDS)}")
+        self.name = name
+        self._id = EVALUATOR_IDS[name]
+        self.terminal_penalty = terminal_penalty
+
+    def evaluate(self, state, player: int = 0) -> float:
+        v = evaluate_board(np.int64(state.board), self._id)
+        return v - self.terminal_penalty if state.is_terminal() else v
+
+
+EVALUATORS = {name: BoardEvaluator(name) for name in EVALUATOR_IDS}

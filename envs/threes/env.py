@@ -1,0 +1,200 @@
+"""Threes! as a single-player Gymnasium env: the agent swipes, the env's rng plays every chance node."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from tablegym.envs.core import IllegalActionError
+from tablegym.envs.threes.board import DIRECTION_NAMES
+from tablegym.envs.threes.core import HINT_MODES, OBS_SIZE, ThreesGame, ThreesState, play_random_setup, sample_chance
+from tablegym.envs.twoplayer import as_action
+
+# Upper bounds of the observation entries: a cell rank (12288 is rank 15), a one-hot hint flag,
+# a deck count (a deck holds four cards of each kind).
+_OBS_HIGH = np.array([15.0] * 16 + [1.0] * 4 + [4.0] * 3, dtype=np.float32)
+assert _OBS_HIGH.shape == (OBS_SIZE,)
+
+
+def threes_rgb(state: ThreesState) -> np.ndarray:
+    """The board, the next-card hint and the score as an image (drawn by the lazily imported envs.render)."""
+    from tablegym.envs.render import draw_threes
+
+    return draw_threes(state.values, state.hint, score=state.score)
+
+
+class ThreesEnv(gymnasium.Env[np.ndarray, np.int64]):
+    """Threes!: slide numbered cards on a 4x4 board, merging 1 + 2 and equal cards >= 3.
+
+    ## Description
+
+    The sliding-card puzzle of Sirvo (2014), with the rules of rules/threes.md. A swipe moves
+    every line that can move one cell towards a wall, merging at most one pair per line; a new
+    card then enters at the far end of one moved line. The next card is announced by a hint
+    (1, 2, 3, or a bonus card once the highest card is >= 48). The game ends when no swipe moves
+    anything. Every random event (deal, insertion line, next card) is a chance node of the rules
+    core, sampled with the env's ``np_random``, so seeded episodes repeat exactly.
+
+    ## Action Space
+
+    ``Discrete(4)``::
+
+        0 left    1 right    2 up    3 down
+
+    A swipe that moves no line is illegal; ``info["action_mask"]`` (int8) and
+    ``action_masks()`` (bool, sb3-contrib MaskablePPO's hook) give the legal swipes.
+
+    ## Observation Space
+
+    ``Box(0, high, (23,), float32)``, the core's ``ThreesState.observation()``:
+
+    | Index  | Meaning                                                             | Range  |
+    |--------|---------------------------------------------------------------------|--------|
+    | 0-15   | card rank per cell, row-major from the top-left (0 empty, 1 -> 1,   | 0..15  |
+    |        | 2 -> 2, r >= 3 -> 3 x 2^(r-3): 3 -> 3, 4 -> 6, ..., 15 -> 12288)     |        |
+    | 16-19  | the next-card hint, one-hot: 1, 2, 3, bonus ("+" or candidates)     | 0 or 1 |
+    | 20-22  | cards 1, 2, 3 left in the current deck (card counting is allowed)   | 0..4   |
+
+    ## Rewards
+
+    The increase of the board score (3 -> 3, 6 -> 9, 12 -> 27, ...: 3^(log2(v/3)+1) per card
+    >= 3) caused by the step. The first step also counts the score of the dealt cards, so the
+    return of an episode equals its final score (``info["score"]``). The score never falls, so
+    every reward is >= 0. With ``illegal_action="penalty"`` an illegal swipe gives 0 and ends
+    the episode: the lost future score is the penalty, and the return still equals the score.
+
+    ## Starting State
+
+    Nine cards of a fresh deck of twelve (four each of 1, 2, 3) on uniformly random cells, and
+    the hint of the first card drawn.
+
+    ## Episode End
+
+    Terminates when no swipe is legal (``info["action_mask"]`` is then all zeros), or at an
+    illegal swipe with ``illegal_action="penalty"`` (``info["illegal_action"] = True``).
+    Truncates after ``max_moves`` swipes if it is given; never otherwise.
+
+    ## Arguments
+
+    ```python
+    gymnasium.make("tablegym/Threes-v0")
+    gymnasium.make("tablegym/Threes-v0", hint="candidates", illegal_action="raise",
+                   max_moves=None, render_mode="rgb_array")
+    ```
+
+    - ``hint``: "+" (default; a bonus card's hint is "+") or "candidates" (the later app's
+      hint of up to three candidate values). Observations show a bonus hint the same way in
+      both; the rule set changes which card may come.
+    - ``illegal_action``: "raise" (default): an illegal swipe raises ``IllegalActionError``
+      (a ``ValueError``) naming it and the legal swipes. "penalty": see Rewards; for learners
+      that ignore the mask, such as DQN.
+    - ``max_moves``: truncate after this many swipes (None: play to the end).
+    - ``render_mode``: None, "ansi" (the core's text board with hint, score and deck counts)
+      or "rgb_array" (a drawn board with the hint above it).
+
+    ``info`` holds "score", "highest" (the highest card), "moves" (swipes made) and
+    "action_mask".
+
+    ## Version History
+
+    - v0: initial release.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(
+        self,
+        *,
+        hint: str = "+",
+        illegal_action: str = "raise",
+        max_moves: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if hint not in HINT_MODES:
+            raise ValueError(f"hint must be one of {HINT_MODES}, got {hint!r}")
+        if illegal_action not in ("raise", "penalty"):
+            raise ValueError(f"illegal_action must be 'raise' or 'penalty', got {illegal_action!r}")
+        if max_moves is not None and max_moves < 1:
+            raise ValueError(f"max_moves must be None or >= 1, got {max_moves!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.game = ThreesGame(hint)
+        self.illegal_action = illegal_action
+        self.max_moves = max_moves
+        self.render_mode = render_mode
+        self.observation_space = spaces.Box(np.zeros(OBS_SIZE, dtype=np.float32), _OBS_HIGH, dtype=np.float32)
+        self.action_space = spaces.Discrete(self.game.spec.num_actions)
+        self._no_actions = np.zeros(self.game.spec.num_actions, dtype=np.int8)
+        self._state: ThreesState = self.game.new_initial_state()
+        self._mask = self._no_actions
+        self._last_score = 0
+        self._done = True
+
+    # -- the game ------------------------------------------------------------------------
+
+    @property
+    def game_state(self) -> ThreesState:
+        """The current position (an immutable State: safe to keep, search or print)."""
+        return self._state
+
+    def action_masks(self) -> np.ndarray:
+        """Legal swipes as a bool vector (sb3-contrib MaskablePPO's hook); all False when over."""
+        return self._mask.astype(bool)
+
+    def _set(self, state: ThreesState) -> None:
+        self._state = state
+        self._mask = self._no_actions if state.is_terminal() else state.legal_action_mask()
+
+    def _info(self) -> dict[str, Any]:
+        state = self._state
+        return {"score": state.score, "highest": state.highest, "moves": state.moves, "action_mask": self._mask.copy()}
+
+    def _illegal(self, action: Any, a: int) -> IllegalActionError:
+        """The error for an illegal swipe: it names the swipe and the legal ones, in words too."""
+        legal = self._state.legal_actions()
+        names = ", ".join(f"{i} {DIRECTION_NAMES[i]}" for i in legal)
+        what = f"{DIRECTION_NAMES[a]}: no card can move that way" if 0 <= a < 4 else "swipes are 0 left, 1 right, 2 up, 3 down"
+        return IllegalActionError(action, legal, f"({what}; legal swipes: {names})")
+
+    # -- Gymnasium API ----------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        self._set(play_random_setup(self.game, self.np_random))
+        self._last_score = 0  # the first step's reward counts the dealt cards (see Rewards)
+        self._done = self._state.is_terminal()
+        return self._state.observation(), self._info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise RuntimeError("the episode is over (or reset() was never called); call reset() first")
+        a = as_action(action)
+        if not (0 <= a < len(self._mask) and self._mask[a]):
+            if self.illegal_action == "raise":
+                raise self._illegal(action, a)
+            self._done = True
+            self._mask = self._no_actions
+            info = self._info()
+            info["illegal_action"] = True
+            return self._state.observation(), 0.0, True, False, info
+        self._set(sample_chance(self._state.child(a), self.np_random))
+        score = self._state.score
+        reward = float(score - self._last_score)
+        self._last_score = score
+        terminated = self._state.is_terminal()
+        truncated = not terminated and self.max_moves is not None and self._state.moves >= self.max_moves
+        self._done = terminated or truncated
+        return self._state.observation(), reward, terminated, truncated, self._info()
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode == "ansi":
+            return self._state.to_text()
+        if self.render_mode == "rgb_array":
+            return threes_rgb(self._state)
+        return None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.game!r}>"
