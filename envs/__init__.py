@@ -11,7 +11,9 @@ passes through ``gymnasium.make``::
     (3, 3, 3)
 
 ``gymnasium.make("tablegym.envs:tablegym/Trilobite-v0")`` works without the explicit import.
-The same ids give the PettingZoo AEC envs: ``pettingzoo.make("aec", "tablegym/Sim-v0", n=5)``.
+The single-player games (``SINGLE_AGENT_ENV_IDS``: "tablegym/Threes-v0") are Gymnasium envs only;
+the two-player ids (``ENV_IDS``) also give the PettingZoo AEC envs:
+``pettingzoo.make("aec", "tablegym/Sim-v0", n=5)``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,12 @@ ENV_IDS: dict[str, tuple[str, dict]] = {
     "tablegym/TrilobiteTiny-v0": ("tablegym.envs.trilobite.env:TrilobiteEnv", dict(width=3, height=3, win_length=3)),
     "tablegym/Sim-v0": ("tablegym.envs.sim.env:SimEnv", dict(n=6)),
 }
-"""Gymnasium id -> (entry point, default keyword arguments)."""
+"""Gymnasium id -> (entry point, default keyword arguments) of the two-player games (each also a PettingZoo id)."""
+
+SINGLE_AGENT_ENV_IDS: dict[str, tuple[str, dict]] = {
+    "tablegym/Threes-v0": ("tablegym.envs.threes.env:ThreesEnv", dict(hint="+")),
+}
+"""Gymnasium id -> (entry point, default keyword arguments) of the single-player games (Gymnasium only)."""
 
 AEC_ENV_IDS: dict[str, tuple[str, dict]] = {
     "tablegym/Trilobite-v0": ("tablegym.envs.trilobite.env:trilobite_aec_env", dict(width=8, height=7, win_length=4)),
@@ -36,7 +43,7 @@ AEC_ENV_IDS: dict[str, tuple[str, dict]] = {
 
 def register_envs() -> None:
     """Register every tablegym env with Gymnasium and PettingZoo (idempotent: a re-import does not warn)."""
-    for env_id, (entry_point, kwargs) in ENV_IDS.items():
+    for env_id, (entry_point, kwargs) in {**ENV_IDS, **SINGLE_AGENT_ENV_IDS}.items():
         if env_id not in gymnasium.registry:
             gymnasium.register(id=env_id, entry_point=entry_point, kwargs=kwargs)
     for env_id, (entry_point, kwargs) in AEC_ENV_IDS.items():

@@ -87,3 +87,113 @@ def draw_sim(n: int, edges: Sequence[tuple[int, int]], colours: Sequence[int], *
     for x, y in points:
         img[(xx - x) ** 2 + (yy - y) ** 2 <= dot * dot] = MARK_COLOUR
     return img
+
+
+# -- Threes -------------------------------------------------------------------------------------
+
+THREES_BACKGROUND = np.array([187, 217, 217], dtype=np.uint8)
+THREES_EMPTY = np.array([204, 230, 230], dtype=np.uint8)
+THREES_ONE = np.array([102, 204, 255], dtype=np.uint8)
+THREES_TWO = np.array([255, 102, 128], dtype=np.uint8)
+THREES_CARD = np.array([255, 255, 255], dtype=np.uint8)
+THREES_INK = np.array([30, 30, 30], dtype=np.uint8)
+
+# A 3 x 5 bitmap font: each glyph is five rows of three bits, most significant bit on the left.
+_FONT_ROWS = {
+    "0": ("111", "101", "101", "101", "111"),
+    "1": ("010", "110", "010", "010", "111"),
+    "2": ("111", "001", "111", "100", "111"),
+    "3": ("111", "001", "111", "001", "111"),
+    "4": ("101", "101", "111", "001", "001"),
+    "5": ("111", "100", "111", "001", "111"),
+    "6": ("111", "100", "111", "101", "111"),
+    "7": ("111", "001", "010", "010", "010"),
+    "8": ("111", "101", "111", "101", "111"),
+    "9": ("111", "101", "111", "001", "111"),
+    "+": ("000", "010", "111", "010", "000"),
+    "/": ("001", "001", "010", "100", "100"),
+    "?": ("111", "001", "011", "000", "010"),
+    " ": ("000", "000", "000", "000", "000"),
+}
+FONT = {ch: np.array([[c == "1" for c in row] for row in rows]) for ch, rows in _FONT_ROWS.items()}
+"""Glyph -> 5 x 3 bool mask (digits, '+', '/', '?', space): enough for card values and hints."""
+
+
+def text_mask(text: str, scale: int = 1) -> np.ndarray:
+    """``text`` in the 3 x 5 font as a bool mask, one blank column between glyphs, each pixel
+    a ``scale x scale`` block. Characters outside ``FONT`` are drawn as '?'.
+
+    >>> text_mask("12").shape
+    (5, 7)
+    """
+    glyphs = [FONT.get(ch, FONT["?"]) for ch in text] or [FONT[" "]]
+    gap = np.zeros((5, 1), dtype=bool)
+    row = np.concatenate([part for g in glyphs for part in (g, gap)][:-1], axis=1)
+    return np.kron(row, np.ones((scale, scale), dtype=bool)).astype(bool)
+
+
+def _stamp(img: np.ndarray, mask: np.ndarray, cy: int, cx: int, colour: np.ndarray) -> None:
+    """Paint ``mask`` centred on pixel (cy, cx) of ``img`` (clipped to the image)."""
+    h, w = mask.shape
+    y0, x0 = cy - h // 2, cx - w // 2
+    ys, xs = slice(max(y0, 0), min(y0 + h, img.shape[0])), slice(max(x0, 0), min(x0 + w, img.shape[1]))
+    sub = mask[ys.start - y0 : ys.stop - y0, xs.start - x0 : xs.stop - x0]
+    img[ys, xs][sub] = colour
+
+
+def _fitting_scale(text: str, width: int, height: int) -> int:
+    """The largest font scale (at least 1) at which ``text`` fits in width x height pixels."""
+    cols = 4 * max(len(text), 1) - 1
+    return max(1, min(width // cols, height // 5))
+
+
+def _card_colours(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """(face, ink) of a card showing ``text``: 1 blue, 2 red (white ink), anything else white."""
+    if text == "1":
+        return THREES_ONE, THREES_CARD
+    if text == "2":
+        return THREES_TWO, THREES_CARD
+    return THREES_CARD, THREES_INK
+
+
+def draw_threes(values: np.ndarray, hint_text: str, *, score: int | None = None, cell: int = 48, gap: int = 6) -> np.ndarray:
+    """A Threes board as an image: coloured cards with their values, the next-card hint above.
+
+    ``values`` is the 4 x 4 array of card values (0 empty; the ``ThreesState.values`` layout,
+    row 0 at the top); ``hint_text`` is ``ThreesState.hint`` ("1", "2", "3", "+" or candidates
+    such as "6/12/24"), drawn as a card in a strip above the board, coloured like the card it
+    announces; ``score``, if given, is written at the right of that strip. Cards follow the
+    game's colours: 1 blue, 2 red, 3 and up white. Returns an
+    ``(strip + 4 * cell + 5 * gap) x (4 * cell + 5 * gap) x 3`` uint8 array (strip = cell + 2 * gap).
+    """
+    values = np.asarray(values)
+    if values.shape != (4, 4):
+        raise ValueError(f"draw_threes needs a 4 x 4 array of card values, got shape {values.shape}")
+    side = 4 * cell + 5 * gap
+    strip = cell + 2 * gap
+    img = np.empty((strip + side, side, 3), dtype=np.uint8)
+    img[:] = THREES_BACKGROUND
+    pad = max(cell // 16, 2)
+
+    def card(y: int, x: int, w: int, text: str) -> None:
+        face, ink = _card_colours(text)
+        img[y : y + cell, x : x + w] = face
+        scale = _fitting_scale(text, w - 2 * pad, cell // 2)
+        _stamp(img, text_mask(text, scale), y + cell // 2, x + w // 2, ink)
+
+    hint_scale = _fitting_scale("6/12/24", side // 2 - 2 * pad, cell // 2)
+    hint_w = max(cell, text_mask(hint_text, hint_scale).shape[1] + 2 * pad)
+    card(gap, gap, hint_w, hint_text)
+    if score is not None:
+        text = str(int(score))
+        mask = text_mask(text, _fitting_scale(text, side - hint_w - 4 * gap, cell // 3))
+        _stamp(img, mask, gap + cell // 2, side - gap - mask.shape[1] // 2 - 1, THREES_INK)
+    for r in range(4):
+        for c in range(4):
+            y, x = strip + gap + r * (cell + gap), gap + c * (cell + gap)
+            v = int(values[r, c])
+            if v == 0:
+                img[y : y + cell, x : x + cell] = THREES_EMPTY
+            else:
+                card(y, x, cell, str(v))
+    return img

@@ -4,6 +4,7 @@ Spec grammar: ``NAME[:key=value,key=value...]``
 
 * ``random``: uniformly random legal moves.
 * a game's own agents, e.g. Sim's Cassis levels ``dumb``, ``easy``, ``medium``, ``expert``.
+* Threes: ``random``, ``greedy``, ``threesus``, ``expectimax:depth=D`` (each takes ``eval=``).
 * ``alphabeta`` (alias ``ab``): keys ``eval`` (a hand-made evaluator name of the game, or
   ``learned`` for the shipped checkpoint, or ``learned:PATH``), ``depth`` (plies) and/or
   ``time`` (seconds per move). Example: ``alphabeta:eval=advanced,depth=5``.
@@ -63,6 +64,10 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
 
 def make_agent(game: Game, spec: str) -> Agent:
     """Build the agent named by ``spec`` for ``game`` (see the module docstring)."""
+    if game.spec.name == "threes":  # single-player: its own searchers (envs/threes/agents.py)
+        from tablegym.envs.threes.agents import make_threes_agent
+
+        return make_threes_agent(spec)
     name, options = parse_spec(spec)
     if name == "random":
         _no_options(spec, options, set())

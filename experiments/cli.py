@@ -3,6 +3,7 @@
 ::
 
     tablegym play trilobite --agent alphabeta --eval learned --depth 5
+    tablegym play threes --option hint=candidates      (you play; --agent threesus watches an agent)
     tablegym solve sim --n 6
     tablegym eval trilobite random "alphabeta:depth=3,eval=advanced" --games 200 --workers 4 --elo
     tablegym bench sim-solve
@@ -163,11 +164,78 @@ class _Announced:
         return action
 
 
+class _Watched:
+    """Wraps a single-player agent so the watcher sees each position and the move chosen."""
+
+    def __init__(self, agent: Any, print_fn: Callable[..., None]) -> None:
+        self._agent = agent
+        self._print = print_fn
+        self.name = getattr(agent, "name", "agent")
+
+    def __call__(self, state: State, rng: np.random.Generator) -> int:
+        action = self._agent(state, rng)
+        self._print(state.to_text())
+        self._print(f"{self.name} plays {state.action_to_string(action)}")
+        return action
+
+
+_MOVE_KEYS = {"threes": "or l/r/u/d, or an arrow key, then Enter"}
+"""How a person may type a move, per game, beyond the move names the prompt lists."""
+
+
+def _final_state(game: Game, actions: Sequence[int]) -> State:
+    state = game.new_initial_state()
+    for a in actions:
+        state = state.child(a)
+    return state
+
+
+def _play_single(parser: argparse.ArgumentParser, args: argparse.Namespace, game: Game) -> int:
+    """A single-player game: a person plays (no --agent, or --agent human), or an agent is watched.
+
+    Chance events (Threes' deal, insertion line and next card) are sampled from one generator
+    seeded with ``--seed``, so the same seed deals the same cards to the same moves.
+    """
+    from tablegym.experiments.human import HumanAgent, HumanQuit
+    from tablegym.experiments.match import play_game
+
+    if args.seat != 0:
+        parser.error(f"{args.game} is a single-player game: --seat must be 0")
+    human = args.agent in (None, "human")
+    if human and (args.eval, args.depth, args.time) != (None, None, None):
+        parser.error("--eval/--depth/--time set up an agent: give --agent too (e.g. --agent expectimax --depth 2)")
+    if human and args.quiet:
+        parser.error("--quiet is for watching an agent play: give --agent too")
+    if human:
+        player: Any = HumanAgent(keys=_MOVE_KEYS.get(args.game, ""))
+        print(f"{game!r}: you play")
+    else:
+        spec = compose_spec(args.agent, eval=args.eval, depth=args.depth, time=args.time)
+        try:
+            machine = _make_agent(game, spec)
+        except ValueError as err:
+            parser.error(str(err))
+        player = machine if args.quiet else _Watched(machine, print)
+        print(f"{game!r}: watching {getattr(machine, 'name', spec)!r}")
+    try:
+        record = play_game(game, (player,), np.random.default_rng(args.seed))
+    except HumanQuit:
+        print("game abandoned")
+        return 0
+    print(_final_state(game, record.actions).to_text())
+    print(f"final score {record.returns[0]:g} after {record.move_counts[0]} moves")
+    return 0
+
+
 def _cmd_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from tablegym.experiments.human import HumanAgent, HumanQuit
     from tablegym.experiments.match import play_game
 
     game, _ = _game_from_args(parser, args)
+    if game.spec.num_players == 1:
+        return _play_single(parser, args, game)
+    if args.quiet:
+        parser.error("--quiet is for watching an agent play a single-player game")
     agent = args.agent
     if agent is None:
         agent = "alphabeta" if (args.eval, args.depth, args.time) != (None, None, None) else "random"
@@ -185,10 +253,7 @@ def _cmd_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except HumanQuit:
         print("game abandoned")
         return 0
-    final = game.new_initial_state()
-    for a in record.actions:
-        final = final.child(a)
-    print(final.to_text())
+    print(_final_state(game, record.actions).to_text())
     if record.winner is None:
         print("draw")
     else:
@@ -365,14 +430,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="{play,solve,eval,bench,train}", required=True)
     game_opts = _game_options_parser()
 
-    p = sub.add_parser("play", parents=[game_opts], help="play against an agent in the terminal")
+    p = sub.add_parser("play", parents=[game_opts], help="play against an agent (or a single-player game) in the terminal",
+                       description="Two-player games: you against --agent. Single-player games (threes): you play, "
+                                   "or with --agent you watch that agent play a game.")
     p.add_argument("--agent", default=None,
-                   help="agent spec or searcher name (default: alphabeta when --eval/--depth/--time is given, else random)")
+                   help="agent spec or searcher name (two-player default: alphabeta when --eval/--depth/--time is "
+                        "given, else random; single-player default: human, i.e. you play; threes: random, greedy, "
+                        "threesus, expectimax:depth=2)")
     p.add_argument("--eval", help="leaf evaluator for a searcher, e.g. advanced, learned, learned:path.pt")
     p.add_argument("--depth", type=_int_at_least(1), help="search depth")
     p.add_argument("--time", type=_positive_float, help="search time per move in seconds")
     p.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your player index (default 0)")
-    p.add_argument("--seed", type=int, default=None, help="seed for the agent's randomness")
+    p.add_argument("--seed", type=int, default=None, help="seed for the agent's randomness and the game's chance events")
+    p.add_argument("--quiet", action="store_true", help="single-player games with --agent: show only the final position")
     p.set_defaults(run=_cmd_play, parser=p)
 
     p = sub.add_parser("solve", parents=[game_opts], help="solve a small game exactly")

@@ -7,6 +7,8 @@ cheaply and never drag a compiled object across processes.
 3
 >>> make_game("trilobite", width="5").width
 5
+>>> make_game("threes", hint="candidates").spec.options
+{'hint': 'candidates'}
 """
 
 from __future__ import annotations
@@ -37,6 +39,12 @@ def _sim(**options: Any) -> Game:
     return SimGame(**options)
 
 
+def _threes(**options: Any) -> Game:
+    from tablegym.envs.threes.core import ThreesGame
+
+    return ThreesGame(**options)
+
+
 @dataclass(frozen=True)
 class GameEntry:
     """A registered game: how to build it and which options (with their types) it takes."""
@@ -54,6 +62,7 @@ GAMES: dict[str, GameEntry] = {
                   "gravity N-in-a-row, default 8x7, four in a row"),
         GameEntry("trilobite-tiny", _trilobite_tiny, {"first_player": int}, "Trilobite 3x3, three in a row"),
         GameEntry("sim", _sim, {"n": int}, "triangle-avoidance on K_n, default n=6"),
+        GameEntry("threes", _threes, {"hint": str}, "Threes! (single player); hint '+' (default) or 'candidates'"),
     )
 }
 

@@ -25,15 +25,18 @@ class HumanAgent:
 
     Moves are parsed with ``state.string_to_action`` (the game's own notation); its error
     message, which names the input and the legal moves, is shown as is. Typing ``q`` (or
-    end of input) raises ``HumanQuit``, which callers catch to leave cleanly.
+    end of input) raises ``HumanQuit``, which callers catch to leave cleanly. ``keys`` tells
+    the player how to type a move beyond the names listed (e.g. Threes' l/r/u/d and arrow keys).
     """
 
     name = "human"
 
-    def __init__(self, input_fn: Callable[[str], str] | None = None, print_fn: Callable[..., None] | None = None) -> None:
+    def __init__(self, input_fn: Callable[[str], str] | None = None, print_fn: Callable[..., None] | None = None,
+                 *, keys: str = "") -> None:
         # None means the builtins, looked up at each call so a patched ``builtins.input`` works.
         self._input_fn = input_fn
         self._print_fn = print_fn
+        self._keys = f"{keys}; " if keys else ""
 
     def _input(self, prompt: str) -> str:
         return (self._input_fn or builtins.input)(prompt)
@@ -44,7 +47,7 @@ class HumanAgent:
     def __call__(self, state: State, rng: np.random.Generator) -> int:
         self._print(state.to_text())
         moves = ", ".join(state.action_to_string(a) for a in state.legal_actions())
-        self._print(f"legal moves: {moves}  ('q' quits)")
+        self._print(f"legal moves: {moves}  ({self._keys}'q' quits)")
         while True:
             try:
                 text = self._input("your move> ")

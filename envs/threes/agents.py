@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from tablegym.envs.threes.core import BOARD, BONUS_HI, HINT, N1, N2, N3, ThreesState
+from tablegym.envs.threes.core import ThreesState
 from tablegym.envs.threes.expectimax import NONE, THREESUS_6_3, full_chance, search_root
 from tablegym.envs.threes.heuristics import EVALUATOR_IDS
 from tablegym.search.agents import RandomAgent
@@ -33,10 +33,10 @@ class ExpectimaxAgent:
         self.seconds = 0.0
 
     def __call__(self, state: ThreesState, rng: np.random.Generator | None = None) -> int:
-        s = state._s
+        board, n1, n2, n3, hint, bonus_hi = state.search_inputs()
         counters = np.zeros(2, dtype=np.int64)
         t0 = time.perf_counter()
-        action = search_root(s[BOARD], s[N1], s[N2], s[N3], s[HINT], s[BONUS_HI], self.models, self._eval_id,
+        action = search_root(np.int64(board), n1, n2, n3, hint, bonus_hi, self.models, self._eval_id,
                              self.terminal_penalty, self.values, counters)
         self.seconds += time.perf_counter() - t0
         self.leaves += int(counters[0])

@@ -383,6 +383,12 @@ class ThreesState(KernelState):
         lo, hi = int(self._s[WIN_LO]), int(self._s[WIN_HI])
         return "/".join(str(rank_value(r)) for r in range(lo, hi + 1))
 
+    def search_inputs(self) -> tuple[int, int, int, int, int, int]:
+        """What a searching player may know: (board word, deck 1/2/3 counts, hint code 1..3 or 4
+        for a bonus, highest bonus rank allowed when the bonus was drawn)."""
+        s = self._s
+        return int(s[BOARD]), int(s[N1]), int(s[N2]), int(s[N3]), int(s[HINT]), int(s[BONUS_HI])
+
     def observation(self, player: int = 0) -> np.ndarray:
         """[16 cell ranks (row-major from the top-left), hint one-hot (1, 2, 3, bonus), deck counts]."""
         obs = np.zeros(OBS_SIZE, dtype=np.float32)
