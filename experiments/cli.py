@@ -397,6 +397,8 @@ def _cmd_bench(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
             params["seconds"] = args.seconds
     elif args.which == "search":
         fn = _require("tablegym.search.bench", "bench_alphabeta", "the search benchmark")
+    elif args.which == "threes":
+        fn = _require("tablegym.experiments.bench_threes", "bench_threesus", "the Threesus benchmark")
     else:
         fn = _require("tablegym.envs.sim", "bench_sim_solve", "the Sim solver benchmark")
         if args.n is not None:
@@ -460,7 +462,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_eval, parser=p)
 
     p = sub.add_parser("bench", help="speed benchmarks")
-    p.add_argument("which", choices=("envs", "search", "sim-solve"))
+    p.add_argument("which", choices=("envs", "search", "sim-solve", "threes"))
     p.add_argument("--seconds", type=_positive_float, help="envs: seconds per env")
     p.add_argument("--n", type=_int_at_least(3), help="sim-solve: number of points")
     p.add_argument("--repeats", type=_int_at_least(1), help="sim-solve: repetitions")

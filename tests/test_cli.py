@@ -212,6 +212,12 @@ def test_bench_search_and_sim_solve_forward_parameters(monkeypatch, capsys):
     assert "| name | n | repeats | ms |" in out and "| K6 | 5 | 3 | 12.5 |" in out
 
 
+def test_bench_threes_runs_the_threesus_benchmark(capsys):
+    assert main(["bench", "threes", "--param", "positions=2"]) == 0
+    out = capsys.readouterr().out
+    assert "| agent | threesus |" in out and "median_s_per_move" in out
+
+
 def test_missing_module_is_a_one_line_error(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "tablegym.search.bench", None)
     assert main(["bench", "search"]) == 1
