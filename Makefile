@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results checkpoints clean
+.PHONY: install demo test bench results threes-results checkpoints clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -56,3 +56,15 @@ checkpoints: install
 		--out models/checkpoints/trilobite.pt
 	$(TG) train sim --minutes 6 --run-dir runs/sim-ship --depth 1 --epsilon 0.3 --lam 0 --games-per-iter 500 \
 		--eval-every 10 --eval-games 20 --eval-depth 2 --eval-baseline safe-moves --out models/checkpoints/sim.pt
+
+# Threes tables (hours on 2 cores: Threesus plays ~1,000 moves a game at ~0.05 s a move).
+# Finished games are appended to the JSONL files; rerunning resumes where a run stopped.
+THREES := $(PY) -m tablegym.experiments.threes_eval
+threes-results: install
+	$(THREES) threesus --games 100 --workers 2 --seed 0 --out results/threes_threesus_om.jsonl
+	for a in greedy expectimax:depth=1 expectimax:depth=2; do \
+		$(THREES) $$a --games 100 --workers 2 --seed 0 --out results/threes_baselines.jsonl; done
+	$(THREES) random --games 1000 --workers 2 --seed 0 --out results/threes_baselines.jsonl
+	$(THREES) expectimax:depth=3 --games 100 --workers 2 --seed 0 --out results/threes_expectimax3.jsonl
+	$(THREES) --report results/threes_*.jsonl | tee results/threes.md
+	$(TG) bench threes | tee results/bench_threes.txt

@@ -108,9 +108,21 @@ class _InProcess:
         return map(fn, tasks)
 
 
+def report(paths: list[str]) -> str:
+    """One table row per (agent, hint rule) over the games recorded in ``paths``."""
+    groups: dict[tuple[str, str], dict[tuple[int, int], dict]] = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            rec = json.loads(line)
+            groups.setdefault((rec["agent"], rec["hint"]), {})[(rec["seed"], rec["game"])] = rec
+    rows = [markdown_row(agent, summarise(list(recs.values())), hint) for (agent, hint), recs in groups.items()]
+    return "\n".join([HEADER, *rows])
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m tablegym.experiments.threes_eval", description=__doc__.split("\n\n")[0])
-    parser.add_argument("agent", help="random, greedy, threesus, expectimax:depth=D (each takes eval=openness)")
+    parser.add_argument("agent", nargs="?", help="random, greedy, threesus, expectimax:depth=D (each takes eval=openness)")
+    parser.add_argument("--report", nargs="+", metavar="JSONL", help="only summarise recorded games, one row per agent")
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
@@ -118,6 +130,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", help="append finished games here (JSON lines); a rerun resumes")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
+    if args.report:
+        print(report(args.report))
+        return
+    if not args.agent:
+        parser.error("give an agent to play (or --report FILES)")
     records = run(args.agent, games=args.games, workers=args.workers, seed=args.seed, hint=args.hint, out=args.out,
                   progress=not args.no_progress)
     print(HEADER)
