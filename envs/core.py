@@ -47,6 +47,12 @@ def k_outcome(s):
     return s[OUTCOME]
 
 
+@njit(cache=True)
+def k_key(s):
+    """The position key kept in the common header (a ``Kernels.key``)."""
+    return s[KEY]
+
+
 class IllegalActionError(ValueError):
     """An action that the rules do not allow in this position."""
 

@@ -151,31 +151,23 @@ def _positive_float(text: str) -> float:
 
 
 class _Announced:
-    """Wraps the machine's agent so the human sees which move it chose."""
+    """Wraps the machine's agent so a person sees which move it chose (and, when watching a
+    single-player game, each position before it)."""
 
-    def __init__(self, agent: Any, print_fn: Callable[..., None]) -> None:
+    def __init__(self, agent: Any, print_fn: Callable[..., None], *, show_position: bool = False) -> None:
         self._agent = agent
         self._print = print_fn
+        self._show_position = show_position
         self.name = getattr(agent, "name", "agent")
 
     def __call__(self, state: State, rng: np.random.Generator) -> int:
         action = self._agent(state, rng)
-        self._print(f"{self.name} (player {state.current_player()}) plays {state.action_to_string(action)}")
-        return action
-
-
-class _Watched:
-    """Wraps a single-player agent so the watcher sees each position and the move chosen."""
-
-    def __init__(self, agent: Any, print_fn: Callable[..., None]) -> None:
-        self._agent = agent
-        self._print = print_fn
-        self.name = getattr(agent, "name", "agent")
-
-    def __call__(self, state: State, rng: np.random.Generator) -> int:
-        action = self._agent(state, rng)
-        self._print(state.to_text())
-        self._print(f"{self.name} plays {state.action_to_string(action)}")
+        if self._show_position:
+            self._print(state.to_text())
+            who = self.name
+        else:
+            who = f"{self.name} (player {state.current_player()})"
+        self._print(f"{who} plays {state.action_to_string(action)}")
         return action
 
 
@@ -215,7 +207,7 @@ def _play_single(parser: argparse.ArgumentParser, args: argparse.Namespace, game
             machine = _make_agent(game, spec)
         except ValueError as err:
             parser.error(str(err))
-        player = machine if args.quiet else _Watched(machine, print)
+        player = machine if args.quiet else _Announced(machine, print, show_position=True)
         print(f"{game!r}: watching {getattr(machine, 'name', spec)!r}")
     try:
         record = play_game(game, (player,), np.random.default_rng(args.seed))

@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.core import (DRAW, HEADER, KEY, LAST, ONGOING, OUTCOME, PLY, TO_MOVE, Game, GameSpec,
-                                 IllegalActionError, Kernels, KernelState, k_outcome, k_to_move)
+                                 IllegalActionError, Kernels, KernelState, k_key, k_outcome, k_to_move)
 from tablegym.envs.sim.canonical import (EDGE_ID, EDGE_U, EDGE_V, MAX_N, MIN_N, N_, POW3, canonical_code, check_n,
                                          edges_of)
 
@@ -102,11 +102,6 @@ def k_pop(s):
     s[TO_MOVE] = p
     s[OUTCOME] = ONGOING
     s[LAST] = s[HDR + ne + s[PLY] - 1] if s[PLY] > 0 else -1
-
-
-@njit(cache=True)
-def k_key(s):
-    return s[KEY]
 
 
 @njit(cache=True)

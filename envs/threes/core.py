@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.core import (CHANCE, HEADER, KEY, LAST, ONGOING, OUTCOME, PLY, TERMINAL, TO_MOVE, Game,
-                                 GameSpec, IllegalActionError, Kernels, KernelState)
+                                 GameSpec, IllegalActionError, Kernels, KernelState, k_key, k_outcome, k_to_move)
 from tablegym.envs.threes.board import (DIRECTION_NAMES, any_move, board_score, highest_rank, insert_cell,
                                         rank_value, ranks_of, set_rank, swipe)
 
@@ -223,21 +223,6 @@ def k_push(s, a):
 @njit(cache=True)
 def k_pop(s):
     raise NotImplementedError("Threes states are copied, not undone")
-
-
-@njit(cache=True)
-def k_to_move(s):
-    return s[TO_MOVE]
-
-
-@njit(cache=True)
-def k_outcome(s):
-    return s[OUTCOME]
-
-
-@njit(cache=True)
-def k_key(s):
-    return s[KEY]
 
 
 @njit(cache=True)
