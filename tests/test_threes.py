@@ -170,6 +170,7 @@ def test_candidates_hint_shows_a_window_containing_the_value():
     assert len(bonus) == 5  # highest 768: bonus 6 .. 96, five values
     s = s.child(bonus[2])  # the value 24
     assert s.hint == "12/24/48"
+    assert s.observation()[19] == 1 and s.observation()[23:25].tolist() == [5, 7]  # the window, as ranks
     s = s.child(RIGHT)
     values = sorted(rank_value((a - INSERT_BASE) % 16) for a, _ in s.chance_outcomes())
     assert 24 in values and set(values) <= {12, 24, 48}

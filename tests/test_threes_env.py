@@ -52,7 +52,7 @@ def test_check_env(kwargs):
 
 def test_make_through_the_registry():
     env = gymnasium.make("tablegym.envs:tablegym/Threes-v0")
-    assert env.observation_space.shape == (23,) and env.observation_space.dtype == np.float32
+    assert env.observation_space.shape == (25,) and env.observation_space.dtype == np.float32
     assert env.action_space.n == 4
     assert "tablegym/Threes-v0" in tablegym.envs.SINGLE_AGENT_ENV_IDS
     env = gymnasium.make("tablegym/Threes-v0", hint="candidates", max_moves=3)

@@ -243,7 +243,7 @@ def k_features(s, out):
 
 KERNELS = Kernels(k_moves, k_push, k_pop, k_to_move, k_outcome, k_key, k_features)
 NUM_FEATURES = 275
-OBS_SIZE = 16 + 4 + 3
+OBS_SIZE = 16 + 4 + 3 + 2
 
 
 class ThreesGame(Game):
@@ -375,13 +375,16 @@ class ThreesState(KernelState):
         return int(s[BOARD]), int(s[N1]), int(s[N2]), int(s[N3]), int(s[HINT]), int(s[BONUS_HI])
 
     def observation(self, player: int = 0) -> np.ndarray:
-        """[16 cell ranks (row-major from the top-left), hint one-hot (1, 2, 3, bonus), deck counts]."""
+        """[16 cell ranks (row-major from the top-left), hint one-hot (1, 2, 3, bonus), deck
+        counts, candidate window low/high rank (option "candidates" with a bonus hint; else 0)]."""
         obs = np.zeros(OBS_SIZE, dtype=np.float32)
         obs[:16] = self.ranks.reshape(16)
         h = int(self._s[HINT])
         if h:
             obs[16 + h - 1] = 1.0
         obs[20:23] = self.deck
+        if h == BONUS_HINT and self.game.hint == "candidates":
+            obs[23:25] = self._s[WIN_LO], self._s[WIN_HI]
         return obs
 
     def to_text(self) -> str:

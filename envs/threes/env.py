@@ -15,7 +15,7 @@ from tablegym.envs.twoplayer import as_action
 
 # Upper bounds of the observation entries: a cell rank (12288 is rank 15), a one-hot hint flag,
 # a deck count (a deck holds four cards of each kind).
-_OBS_HIGH = np.array([15.0] * 16 + [1.0] * 4 + [4.0] * 3, dtype=np.float32)
+_OBS_HIGH = np.array([15.0] * 16 + [1.0] * 4 + [4.0] * 3 + [15.0] * 2, dtype=np.float32)
 assert _OBS_HIGH.shape == (OBS_SIZE,)
 
 
@@ -49,7 +49,7 @@ class ThreesEnv(gymnasium.Env[np.ndarray, np.int64]):
 
     ## Observation Space
 
-    ``Box(0, high, (23,), float32)``, the core's ``ThreesState.observation()``:
+    ``Box(0, high, (25,), float32)``, the core's ``ThreesState.observation()``:
 
     | Index  | Meaning                                                             | Range  |
     |--------|---------------------------------------------------------------------|--------|
@@ -57,6 +57,8 @@ class ThreesEnv(gymnasium.Env[np.ndarray, np.int64]):
     |        | 2 -> 2, r >= 3 -> 3 x 2^(r-3): 3 -> 3, 4 -> 6, ..., 15 -> 12288)     |        |
     | 16-19  | the next-card hint, one-hot: 1, 2, 3, bonus ("+" or candidates)     | 0 or 1 |
     | 20-22  | cards 1, 2, 3 left in the current deck (card counting is allowed)   | 0..4   |
+    | 23-24  | hint="candidates" and a bonus hint: ranks of the lowest and highest | 0..15  |
+    |        | candidate value shown; 0 otherwise                                  |        |
 
     ## Rewards
 
