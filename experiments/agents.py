@@ -18,19 +18,23 @@ from tablegym.search.evaluator import Evaluator
 
 
 def _game_module(game: Game):
+    """The module with a game's evaluators and agents (``EVALUATORS``, ``AGENTS``), or one that
+    builds agents from specs itself (``make_agent``)."""
     name = game.spec.name
     if name == "trilobite":
-        from tablegym.envs.trilobite import heuristics
+        from tablegym.envs.trilobite import heuristics as module
     elif name == "sim":
-        from tablegym.envs.sim import heuristics
+        from tablegym.envs.sim import heuristics as module
+    elif name == "threes":
+        from tablegym.envs.threes import agents as module
     else:
         raise ValueError(f"no agents known for game {name!r}")
-    return heuristics
+    return module
 
 
 def game_evaluators(game: Game) -> dict[str, Evaluator]:
     """The hand-made evaluators of ``game`` by name."""
-    return dict(_game_module(game).EVALUATORS)
+    return dict(getattr(_game_module(game), "EVALUATORS", {}))
 
 
 def make_evaluator(game: Game, name: str) -> Evaluator:
@@ -64,10 +68,9 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
 
 def make_agent(game: Game, spec: str) -> Agent:
     """Build the agent named by ``spec`` for ``game`` (see the module docstring)."""
-    if game.spec.name == "threes":  # single-player: its own searchers (envs/threes/agents.py)
-        from tablegym.envs.threes.agents import make_threes_agent
-
-        return make_threes_agent(spec)
+    module = _game_module(game)
+    if hasattr(module, "make_agent"):  # a game with its own searchers and spec grammar (Threes)
+        return module.make_agent(spec)
     name, options = parse_spec(spec)
     if name == "random":
         _no_options(spec, options, set())
@@ -83,7 +86,7 @@ def make_agent(game: Game, spec: str) -> Agent:
         if "depth" not in options and time_limit is None:
             time_limit = 1.0
         return AlphaBetaAgent(evaluator, depth=depth, time_limit=time_limit, name=spec)
-    agents = getattr(_game_module(game), "AGENTS", {})
+    agents = getattr(module, "AGENTS", {})
     if name in agents:
         _no_options(spec, options, set())
         return agents[name]()

@@ -12,7 +12,7 @@ import numpy as np
 
 from tablegym.envs.threes.core import ThreesState
 from tablegym.envs.threes.expectimax import NONE, THREESUS_6_3, full_chance, search_root
-from tablegym.envs.threes.heuristics import EVALUATOR_IDS
+from tablegym.envs.threes.heuristics import EVALUATOR_IDS, EVALUATORS  # noqa: F401 (the game's evaluators, by name)
 from tablegym.search.agents import RandomAgent
 
 
@@ -60,7 +60,7 @@ def expectimax(depth: int, evaluator: str = "openness-matthew", **kwargs) -> Exp
     return ExpectimaxAgent(full_chance(depth), evaluator=evaluator, name=f"expectimax-{depth}:{evaluator}", **kwargs)
 
 
-def make_threes_agent(spec: str):
+def make_agent(spec: str):
     """``random``, ``greedy``, ``threesus``, ``expectimax:depth=2`` (each takes ``eval=``)."""
     name, _, rest = spec.partition(":")
     options = dict(item.split("=", 1) for item in rest.split(",") if item) if rest else {}
@@ -78,3 +78,6 @@ def make_threes_agent(spec: str):
     if options:
         raise ValueError(f"unknown option(s) {sorted(options)} in Threes agent {spec!r}")
     return agent
+
+
+make_threes_agent = make_agent
