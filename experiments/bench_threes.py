@@ -1,8 +1,10 @@
-"""Threesus speed: seconds per move and leaves evaluated per second, on one core.
+"""Threes search speed: seconds per move and leaves evaluated per second, on one core.
 
 Positions come from greedy games (fast, and mid-game-like: 40 to 200 swipes in), so the
 benchmark does not depend on how strong the searcher is. The median over positions is the
-figure to compare with the issue's 0.1 s per move.
+figure to compare with the issues' targets (Threesus: 0.1 s per move; the learned 3-ply
+search: 100 moves per second). ``bench_threes`` times the hand-made and the learned evaluator
+in the same searches, in one process, and gives their leaf-rate ratio.
 
     python -m tablegym.experiments.bench_threes
 """
@@ -55,6 +57,26 @@ def bench_threesus(agent: str = "threesus", positions: int = 24, seed: int = 0) 
     }
 
 
+COMPARED = ("threesus", "expectimax:depth=2", "greedy:eval=learned", "expectimax:depth=2,eval=learned",
+            "expectimax:depth=3,eval=learned")
+
+
+def bench_threes(positions: int = 24, seed: int = 0, learned: str = "learned") -> dict:
+    """Every searcher of ``COMPARED`` (``learned`` names the network: ``learned:PATH``) on the
+    same positions; the learned evaluator's leaf rate as a ratio of OpennessMatthew's."""
+    out = {}
+    for spec in COMPARED:
+        spec = spec.replace("eval=learned", f"eval={learned}")
+        r = bench_threesus(spec, positions, seed)
+        out[spec] = {k: v for k, v in r.items() if k != "agent"}
+        out[spec]["median_moves_per_s"] = 1.0 / r["median_s_per_move"]
+    om = out["expectimax:depth=2"]["leaves_per_s"]
+    for spec in out:
+        if "learned" in spec:
+            out[spec]["leaves_per_s_vs_om_depth2"] = out[spec]["leaves_per_s"] / om
+    return out
+
+
 if __name__ == "__main__":
-    for key, value in bench_threesus().items():
-        print(f"{key:20s} {value:,.4f}" if isinstance(value, float) else f"{key:20s} {value}")
+    for spec, row in bench_threes().items():
+        print(spec, " ".join(f"{k}={v:,.4g}" for k, v in row.items() if not isinstance(v, str)))

@@ -8,6 +8,7 @@
     tablegym eval trilobite random "alphabeta:depth=3,eval=advanced" --games 200 --workers 4 --elo
     tablegym bench sim-solve
     tablegym train --help            (everything after 'train' goes to tablegym.training.td)
+    tablegym train threes --help     (the Threes n-tuple network: tablegym.training.ntuple_td)
 
 Bad arguments end in an argparse error naming the problem (exit status 2); a feature whose
 module is not installed ends in a one-line error (exit status 1); never in a traceback.
@@ -390,7 +391,7 @@ def _cmd_bench(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
     elif args.which == "search":
         fn = _require("tablegym.search.bench", "bench_alphabeta", "the search benchmark")
     elif args.which == "threes":
-        fn = _require("tablegym.experiments.bench_threes", "bench_threesus", "the Threesus benchmark")
+        fn = _require("tablegym.experiments.bench_threes", "bench_threes", "the Threes benchmark")
     else:
         fn = _require("tablegym.envs.sim", "bench_sim_solve", "the Sim solver benchmark")
         if args.n is not None:
@@ -413,6 +414,9 @@ def _cmd_bench(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
 
 
 def _train(argv: list[str]) -> int:
+    if argv and argv[0] == "threes":  # the n-tuple network learns by its own afterstate TD loop
+        cli_main = _require("tablegym.training.ntuple_td", "cli_main", "training")
+        return cli_main(argv[1:])
     cli_main = _require("tablegym.training.td", "cli_main", "training")
     cli_main(argv)
     return 0

@@ -5,6 +5,8 @@
    (TensorBoard logs under runs/).
 3. Put it into the depth-5 alpha-beta search in place of the original "advanced" heuristic and
    play a match against that heuristic in the same search, both seats, random 2-ply openings.
+4. Threes: a minute of afterstate TD learning of an n-tuple network from scratch, then the
+   shipped network against Threesus's OpennessMatthew in the same 2-swipe expectimax.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--depth", type=int, default=5, help="search depth of both sides")
     parser.add_argument("--workers", type=int, default=2, help="processes for the match")
     parser.add_argument("--run-dir", default="runs/demo-trilobite", help="TensorBoard logs and checkpoint")
+    parser.add_argument("--threes-minutes", type=float, default=1.0, help="Threes n-tuple training time")
+    parser.add_argument("--threes-games", type=int, default=20, help="Threes games per evaluator")
     args = parser.parse_args(argv)
 
     from tablegym.envs.sim import solve_sim
@@ -47,6 +51,18 @@ def main(argv: list[str] | None = None) -> None:
         seed=0,
     )
     print(markdown_table([result], elo=True))
+
+    from tablegym.experiments import threes_eval
+    from tablegym.training import ntuple_td
+
+    print(f"\n== 4. Threes n-tuple network: afterstate TD(0.5) from scratch for {args.threes_minutes} min")
+    ntuple_td.train(ntuple_td.Args(run_dir="runs/demo-threes", minutes=args.threes_minutes, lam=0.5))
+    print(f"\nthe shipped network vs OpennessMatthew, 2-swipe expectimax, {args.threes_games} games each:")
+    rows = []
+    for spec in ("expectimax:depth=2,eval=learned", "expectimax:depth=2"):
+        records = threes_eval.run(spec, games=args.threes_games, workers=args.workers, seed=0, progress=False)
+        rows.append(threes_eval.markdown_row(spec, threes_eval.summarise(records), "+"))
+    print("\n".join([threes_eval.HEADER, *rows]))
 
 
 if __name__ == "__main__":

@@ -21,12 +21,16 @@ class CheckpointError(ValueError):
     """A checkpoint that is missing, unreadable, or made for another game or network."""
 
 
-def save_checkpoint(path: str | os.PathLike, *, model: torch.nn.Module, metadata: dict[str, Any],
-                    optimizer: torch.optim.Optimizer | None = None) -> Path:
-    """Write ``model`` (and optionally ``optimizer``) with ``metadata`` atomically to ``path``."""
+def save_checkpoint(path: str | os.PathLike, *, model: torch.nn.Module | None = None, metadata: dict[str, Any],
+                    optimizer: torch.optim.Optimizer | None = None,
+                    state: dict[str, torch.Tensor] | None = None) -> Path:
+    """Write ``model`` (or its ``state``, e.g. a sparse one; optionally ``optimizer``) with
+    ``metadata`` atomically to ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"format": FORMAT, "metadata": dict(metadata), "model": model.state_dict()}
+    if (model is None) == (state is None):
+        raise ValueError("save_checkpoint needs exactly one of model= and state=")
+    payload = {"format": FORMAT, "metadata": dict(metadata), "model": model.state_dict() if state is None else state}
     if optimizer is not None:
         payload["optimizer"] = optimizer.state_dict()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")

@@ -212,10 +212,15 @@ def test_bench_search_and_sim_solve_forward_parameters(monkeypatch, capsys):
     assert "| name | n | repeats | ms |" in out and "| K6 | 5 | 3 | 12.5 |" in out
 
 
-def test_bench_threes_runs_the_threesus_benchmark(capsys):
-    assert main(["bench", "threes", "--param", "positions=2"]) == 0
+def test_bench_threes_times_hand_made_and_learned_searches(capsys, tmp_path):
+    from tablegym.models.ntuple import NTupleConfig, NTupleNet, save_ntuple
+
+    path = save_ntuple(tmp_path / "n.pt", NTupleNet(NTupleConfig(tuples=((0, 1, 2),))))
+    assert main(["bench", "threes", "--param", "positions=2", "--param", f"learned=learned:{path}"]) == 0
     out = capsys.readouterr().out
-    assert "| agent | threesus |" in out and "median_s_per_move" in out
+    header = out.splitlines()[0]
+    assert "median_s_per_move" in header and "leaves_per_s_vs_om_depth2" in header
+    assert "\n| threesus | 2 |" in out and f"\n| expectimax:depth=3,eval=learned:{path} | 2 |" in out
 
 
 def test_missing_module_is_a_one_line_error(monkeypatch, capsys):

@@ -2,6 +2,9 @@
 
 Each agent maps a player-node ``ThreesState`` to a swipe (0 left, 1 right, 2 up, 3 down).
 The searching ones read only what a player may know: the board, the hint and the deck counts.
+Their leaf evaluator is a hand-made one (``openness``, ``openness-matthew``) or the learned
+n-tuple network (``learned``: the shipped checkpoint, ``learned:PATH``), which scores
+afterstates, so its searches end on a swipe whose card has not entered yet (``LEAF``).
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ import time
 import numpy as np
 
 from tablegym.envs.threes.core import ThreesState
-from tablegym.envs.threes.expectimax import NONE, THREESUS_6_3, full_chance, search_root
+from tablegym.envs.threes.expectimax import (LEAF, LEARNED, NO_NETWORK, NONE, THREESUS_6_3, afterstate_chance,
+                                             full_chance, search_root)
 from tablegym.envs.threes.heuristics import EVALUATOR_IDS, EVALUATORS  # noqa: F401 (the game's evaluators, by name)
 from tablegym.search.agents import RandomAgent
 
@@ -21,11 +25,22 @@ class ExpectimaxAgent:
 
     def __init__(self, models, *, evaluator: str = "openness-matthew", terminal_penalty: float = 0.0,
                  name: str | None = None) -> None:
-        if evaluator not in EVALUATOR_IDS:
-            raise ValueError(f"unknown Threes evaluator {evaluator!r}; known: {', '.join(EVALUATOR_IDS)}")
         self.models = np.ascontiguousarray(models, dtype=np.int64)
         self.evaluator = evaluator
-        self._eval_id = EVALUATOR_IDS[evaluator]
+        self.network = NO_NETWORK
+        if is_learned(evaluator):
+            from tablegym.models.ntuple import load_ntuple
+
+            tables = load_ntuple(evaluator.partition(":")[2] or None).tables()
+            self.network = (tables.weights, tables.cells, tables.offsets, tables.stage_ranks)
+            self._eval_id = LEARNED
+            if self.models[-1] != LEAF:
+                self.models = np.append(self.models, LEAF)  # scores afterstates: end on a swipe
+        elif evaluator in EVALUATOR_IDS:
+            self._eval_id = EVALUATOR_IDS[evaluator]
+        else:
+            known = ", ".join([*EVALUATOR_IDS, "learned", "learned:PATH"])
+            raise ValueError(f"unknown Threes evaluator {evaluator!r}; known: {known}")
         self.terminal_penalty = float(terminal_penalty)
         self.name = name or f"expectimax:{self.models.tolist()},{evaluator}"
         self.values = np.zeros(4)
@@ -37,12 +52,16 @@ class ExpectimaxAgent:
         counters = np.zeros(2, dtype=np.int64)
         t0 = time.perf_counter()
         action = search_root(np.int64(board), n1, n2, n3, hint, bonus_hi, self.models, self._eval_id,
-                             self.terminal_penalty, self.values, counters)
+                             self.terminal_penalty, *self.network, self.values, counters)
         self.seconds += time.perf_counter() - t0
         self.leaves += int(counters[0])
         if action < 0:
             raise ValueError("no legal swipe: the game is over")
         return int(action)
+
+
+def is_learned(evaluator: str) -> bool:
+    return evaluator == "learned" or evaluator.startswith("learned:")
 
 
 def threesus(evaluator: str = "openness-matthew", **kwargs) -> ExpectimaxAgent:
@@ -52,12 +71,14 @@ def threesus(evaluator: str = "openness-matthew", **kwargs) -> ExpectimaxAgent:
 
 def greedy(evaluator: str = "openness-matthew", **kwargs) -> ExpectimaxAgent:
     """1-ply greedy: the swipe whose shifted board (before the new card) scores best."""
-    return ExpectimaxAgent(np.array([NONE]), evaluator=evaluator, name=f"greedy:{evaluator}", **kwargs)
+    models = np.array([LEAF if is_learned(evaluator) else NONE])
+    return ExpectimaxAgent(models, evaluator=evaluator, name=f"greedy:{evaluator}", **kwargs)
 
 
 def expectimax(depth: int, evaluator: str = "openness-matthew", **kwargs) -> ExpectimaxAgent:
     """Expectimax ``depth`` swipes deep with the full, true chance distribution at every ply."""
-    return ExpectimaxAgent(full_chance(depth), evaluator=evaluator, name=f"expectimax-{depth}:{evaluator}", **kwargs)
+    models = afterstate_chance(depth) if is_learned(evaluator) else full_chance(depth)
+    return ExpectimaxAgent(models, evaluator=evaluator, name=f"expectimax-{depth}:{evaluator}", **kwargs)
 
 
 def make_agent(spec: str):

@@ -13,10 +13,14 @@ that enters after it:
   swipe; the drawn card then enters as under ``HINT`` (a bonus: uniform over 6 .. highest/8 of
   the board it was drawn on). Threesus's ``COUNT`` instead takes the best swipe of an
   expectation, as if the card were unknown when choosing;
-* ``NONE``: no card enters; the shifted board is searched directly.
+* ``NONE``: no card enters; the shifted board is searched directly;
+* ``LEAF``: for an afterstate evaluator (the learned n-tuple network): the next card's hint is
+  drawn as under ``EXACT`` (or known, at the root), the player swipes, and the afterstate is
+  scored with that hint, the card not yet entered. Only as the last ply.
 
 Threesus "6, 3" is ``[HINT, COUNT, COUNT, NONE, NONE, NONE]``; a full-chance expectimax of
-depth d is ``[HINT] + [EXACT] * (d - 1)``. Swipes are tried left, right, up, down and a later
+depth d is ``[HINT] + [EXACT] * (d - 1)``; the learned network's is ``[HINT] + [EXACT] * (d - 2)
++ [LEAF]`` (``afterstate_chance(d)``, just ``[LEAF]`` for d = 1). Swipes are tried left, right, up, down and a later
 one must be strictly better to win (ties keep the earlier). Leaves are scored by the evaluator
 after the last swipe, or at any position with no legal swipe (minus ``terminal_penalty``).
 
@@ -31,11 +35,13 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, types
 
-from tablegym.envs.threes.board import highest_rank, insert_cell, set_rank, swipe
+from tablegym.envs.threes.board import board_score, highest_rank, insert_cell, set_rank, swipe
 from tablegym.envs.threes.heuristics import evaluate_board
+from tablegym.models.ntuple import BOARD_PART, HINT_PART, ntuple_value
 
-HINT, COUNT, EXACT, NONE = 0, 1, 2, 3
-MODEL_NAMES = {"hint": HINT, "count": COUNT, "exact": EXACT, "none": NONE}
+HINT, COUNT, EXACT, NONE, LEAF = 0, 1, 2, 3, 4
+MODEL_NAMES = {"hint": HINT, "count": COUNT, "exact": EXACT, "none": NONE, "leaf": LEAF}
+LEARNED = -1  # evaluator id of the n-tuple network (the hand-made ones are 0, 1, ...)
 THREESUS_6_3 = np.array([HINT, COUNT, COUNT, NONE, NONE, NONE], dtype=np.int64)
 BONUS_PROB = 1.0 / 21.0
 MAX_CARDS = 16  # 3 deck cards + up to 9 bonus values
@@ -46,6 +52,27 @@ def full_chance(depth: int) -> np.ndarray:
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth!r}")
     return np.array([HINT] + [EXACT] * (depth - 1), dtype=np.int64)
+
+
+def afterstate_chance(depth: int) -> np.ndarray:
+    """Full-chance models of an afterstate evaluator ``depth`` swipes deep (last ply ``LEAF``)."""
+    if depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth!r}")
+    return np.array([HINT] * (depth > 1) + [EXACT] * (depth - 2) + [LEAF], dtype=np.int64)
+
+
+# The network arrays every search takes (empty ones for a hand-made evaluator).
+NO_NETWORK = (np.zeros(1, dtype=np.float32), np.zeros((0, 1, 1), dtype=np.int64), np.zeros(0, dtype=np.int64),
+              np.zeros(0, dtype=np.int64))
+
+
+@njit(cache=True)
+def leaf_value(board, hint, evaluator, weights, cells, offsets, stage_ranks):
+    """A hand-made evaluator's score, or for LEARNED the expected final score: the board's
+    score plus the network's value of the score still to come."""
+    if evaluator == LEARNED:
+        return board_score(board) + ntuple_value(board, hint, weights, cells, offsets, stage_ranks)
+    return evaluate_board(board, evaluator)
 
 
 @njit(cache=True)
@@ -64,7 +91,7 @@ def _deck_after(r, n1, n2, n3, decks, n):
 def card_distribution(model, pre, n1, n2, n3, hint, bonus_hi, ranks, probs, decks):
     """The card entering after a swipe from board ``pre`` under a HINT or COUNT model (EXACT
     plays as HINT once its draw is made): ranks, probabilities and the deck counts after it.
-    Returns how many outcomes (0 for NONE)."""
+    Returns how many outcomes (0 for NONE and LEAF: no card enters)."""
     n = 0
     if model == HINT or model == EXACT:
         if hint < 4:
@@ -82,7 +109,7 @@ def card_distribution(model, pre, n1, n2, n3, hint, bonus_hi, ranks, probs, deck
             decks[n, 2] = n3
             n += 1
         return n
-    if model == NONE:
+    if model == NONE or model == LEAF:
         return 0
     total = n1 + n2 + n3
     for r in range(1, 4):
@@ -119,15 +146,48 @@ def hint_distribution(board, n1, n2, n3, ranks, probs, decks):
     return n
 
 
+@njit(cache=True)
+def _learned_leaf_draw(board, n1, n2, n3, penalty, weights, cells, offsets, stage_ranks, ranks, probs, decks,
+                       counters):
+    """A LEAF ply whose hint is still to be drawn, for the learned network: the expectation over
+    hints of the best afterstate. The part of the value that does not read the hint is the
+    same for every hint, so it is computed once per swipe (about half the table reads)."""
+    k = hint_distribution(board, n1, n2, n3, ranks, probs, decks)
+    afters = np.empty(4, dtype=np.int64)
+    base = np.empty(4, dtype=np.float64)
+    legal = 0
+    for d in range(4):
+        after, moved = swipe(board, d)
+        if moved == 0:
+            continue
+        afters[legal] = after
+        base[legal] = board_score(after) + ntuple_value(after, 0, weights, cells, offsets, stage_ranks, BOARD_PART)
+        legal += 1
+    if legal == 0:
+        counters[0] += 1
+        return board_score(board) - penalty
+    total = 0.0
+    for i in range(k):
+        best = -np.inf
+        for j in range(legal):
+            v = base[j] + ntuple_value(afters[j], ranks[i], weights, cells, offsets, stage_ranks, HINT_PART)
+            if v > best:
+                best = v
+        counters[0] += legal
+        total += probs[i] * best
+    return total
+
+
 _I, _F = types.int64, types.float64
-_SIGNATURE = _F(_I, _I, types.int64[::1], _I, _I, _I, _I, _I, _I, _F, types.int64[:, ::1], types.float64[:, ::1],
-                types.int64[:, :, ::1], types.float64[::1], types.int64[::1])
+_NET = (types.float32[::1], types.int64[:, :, ::1], types.int64[::1], types.int64[::1])
+_SIGNATURE = _F(_I, _I, types.int64[::1], _I, _I, _I, _I, _I, _I, _F, *_NET, types.int64[:, ::1],
+                types.float64[:, ::1], types.int64[:, :, ::1], types.float64[::1], types.int64[::1])
 
 
 # An explicit signature: numba's cache reloads a self-recursive function reliably only then.
 @njit(_SIGNATURE, cache=True)
-def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penalty, ranks, probs, decks,
-                values, counters):
+def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penalty, weights, cells, offsets,
+                stage_ranks, ranks, probs, decks, values, counters):
     """Best expected value over the swipes of ``board``, ``ply`` swipes into the search.
 
     At ply 0 the value of each swipe goes to ``values`` (-inf when illegal) and the best swipe
@@ -136,8 +196,11 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
     depth = models.shape[0]
     if ply == depth:
         counters[0] += 1
-        return evaluate_board(board, evaluator)
-    if models[ply] == EXACT and hint == 0:
+        return leaf_value(board, hint, evaluator, weights, cells, offsets, stage_ranks)
+    if models[ply] == LEAF and hint == 0 and evaluator == LEARNED:
+        return _learned_leaf_draw(board, n1, n2, n3, penalty, weights, cells, offsets, stage_ranks, ranks[depth + ply],
+                                  probs[depth + ply], decks[depth + ply], counters)
+    if (models[ply] == EXACT or models[ply] == LEAF) and hint == 0:
         # The true game: the next card is drawn (and hinted) before the player swipes.
         # Scratch rows depth + ply hold the draw, rows ply the insertion below.
         k = hint_distribution(board, n1, n2, n3, ranks[depth + ply], probs[depth + ply], decks[depth + ply])
@@ -147,7 +210,8 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
             hi = highest_rank(board) - 3 if r == 4 else bonus_hi
             total += probs[depth + ply, i] * _expectimax(board, ply, models, decks[depth + ply, i, 0],
                                                          decks[depth + ply, i, 1], decks[depth + ply, i, 2], r, hi,
-                                                         evaluator, penalty, ranks, probs, decks, values, counters)
+                                                         evaluator, penalty, weights, cells, offsets, stage_ranks,
+                                                         ranks, probs, decks, values, counters)
         return total
     best = -np.inf
     unknown = np.int64(0)  # the hint is known at the root only (a typed zero: a literal 0 would
@@ -159,9 +223,10 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
                 values[d] = -np.inf
             continue
         k = card_distribution(models[ply], board, n1, n2, n3, hint, bonus_hi, ranks[ply], probs[ply], decks[ply])
-        if k == 0:
-            v = _expectimax(nb, ply + 1, models, n1, n2, n3, unknown, bonus_hi, evaluator, penalty, ranks, probs, decks,
-                            values, counters)
+        if k == 0:  # NONE: no card enters; LEAF: it is about to, the afterstate keeps its hint
+            nxt = hint if models[ply] == LEAF else unknown
+            v = _expectimax(nb, ply + 1, models, n1, n2, n3, nxt, bonus_hi, evaluator, penalty, weights, cells,
+                            offsets, stage_ranks, ranks, probs, decks, values, counters)
         else:
             v = 0.0
             lines = 0
@@ -173,8 +238,8 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
                 for i in range(k):
                     child = set_rank(nb, cell, ranks[ply, i])
                     v += probs[ply, i] * _expectimax(child, ply + 1, models, decks[ply, i, 0], decks[ply, i, 1],
-                                                     decks[ply, i, 2], unknown, bonus_hi, evaluator, penalty, ranks,
-                                                     probs, decks, values, counters)
+                                                     decks[ply, i, 2], unknown, bonus_hi, evaluator, penalty, weights,
+                                                     cells, offsets, stage_ranks, ranks, probs, decks, values, counters)
             v /= lines
         if ply == 0:
             values[d] = v
@@ -184,21 +249,25 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
                 counters[1] = d
     if best == -np.inf:
         counters[0] += 1
+        if evaluator == LEARNED:  # the game is over: nothing more to come
+            return board_score(board) - penalty
         return evaluate_board(board, evaluator) - penalty
     return best
 
 
 @njit(cache=True)
-def search_root(board, n1, n2, n3, hint, bonus_hi, models, evaluator, penalty, values, counters):
-    """Expected value of each swipe into ``values``; returns the best swipe (-1 if none)."""
+def search_root(board, n1, n2, n3, hint, bonus_hi, models, evaluator, penalty, weights, cells, offsets, stage_ranks,
+                values, counters):
+    """Expected value of each swipe into ``values``; returns the best swipe (-1 if none).
+    ``weights .. stage_ranks``: the n-tuple network for ``evaluator == LEARNED`` (else NO_NETWORK)."""
     depth = models.shape[0]
     # scratch: rows 0..depth-1 the card entering after each ply's swipe, rows depth.. the draws
     ranks = np.zeros((2 * depth, MAX_CARDS), dtype=np.int64)
     probs = np.zeros((2 * depth, MAX_CARDS), dtype=np.float64)
     decks = np.zeros((2 * depth, MAX_CARDS, 3), dtype=np.int64)
     counters[1] = -1
-    _expectimax(board, np.int64(0), models, n1, n2, n3, hint, bonus_hi, evaluator, penalty, ranks, probs, decks, values,
-                counters)
+    _expectimax(board, np.int64(0), models, n1, n2, n3, hint, bonus_hi, evaluator, penalty, weights, cells, offsets,
+                stage_ranks, ranks, probs, decks, values, counters)
     return counters[1]
 
 

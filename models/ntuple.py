@@ -1,0 +1,294 @@
+"""An n-tuple network for Threes: the afterstate value as a sum of table entries.
+
+An n-tuple is a fixed list of board cells; the ranks on those cells (0..15, four bits each)
+form an index into that tuple's table. With symmetric sampling every tuple is also read in the
+seven other orientations of the board (the rules are the same under rotations and
+reflections), all eight sharing one table, so one game teaches every orientation at once.
+A tuple may include the pseudo-cell ``HINT_CELL`` (16): the code of the card about to enter
+(1, 2, 3, or 4 for a bonus), which the afterstate value needs because that card is known.
+
+Multi-stage: the tables are repeated once per stage, and a board's stage is the number of
+``stage_ranks`` its highest card has reached (one split at 768 by default), so the end game,
+where the board is crowded with big cards, gets weights of its own.
+
+The value estimates the score still to come after an afterstate (the board after a swipe,
+before the new card enters): ``board_score + value`` is the expected final score. The PyTorch
+module stores all tables in one ``nn.EmbeddingBag`` (``mode="sum"`` is exactly the sum over
+tuples); training updates the same memory through numba (training/ntuple_td.py) and the
+expectimax reads it as lookup tables (``NTupleTables``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from numba import njit
+from torch import nn
+
+from tablegym.envs.threes.board import highest_rank
+from tablegym.models.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+
+HINT_CELL = 16
+RADIX = 16  # a cell's rank (or the hint code) is one base-16 digit of the index
+
+# Cells are numbered 4 * row + column from the top-left. The default tuples: the outer and the
+# second row each with one cell beyond, a 2x2 corner block and a 2x2 edge block each with one
+# more cell, and the outer and second rows with the card about to enter.
+DEFAULT_TUPLES = (
+    (0, 1, 2, 3, 4),
+    (4, 5, 6, 7, 8),
+    (0, 1, 2, 4, 5),
+    (4, 5, 6, 8, 9),
+    (HINT_CELL, 0, 1, 2, 3),
+    (HINT_CELL, 4, 5, 6, 7),
+)
+
+
+@dataclass(frozen=True)
+class NTupleConfig:
+    """The shape of an n-tuple network (saved with every checkpoint)."""
+
+    tuples: tuple[tuple[int, ...], ...] = DEFAULT_TUPLES
+    stage_ranks: tuple[int, ...] = (11,)  # a new stage from this highest rank on (11: 768)
+    symmetric: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.tuples:
+            raise ValueError("an n-tuple network needs at least one tuple")
+        for t in self.tuples:
+            if not 1 <= len(t) <= 6:
+                raise ValueError(f"tuple {t} must have 1 to 6 cells (a 16**6 table is the largest)")
+            if len(set(t)) != len(t) or not all(0 <= c <= HINT_CELL for c in t):
+                raise ValueError(f"tuple {t} must list distinct cells 0..15 (or {HINT_CELL}, the hint)")
+        if list(self.stage_ranks) != sorted(set(self.stage_ranks)) or not all(1 <= r <= 15 for r in self.stage_ranks):
+            raise ValueError(f"stage_ranks must be increasing ranks in 1..15, got {self.stage_ranks}")
+
+    @property
+    def num_stages(self) -> int:
+        return len(self.stage_ranks) + 1
+
+    def to_dict(self) -> dict:
+        return {k: [list(t) for t in v] if k == "tuples" else (list(v) if isinstance(v, tuple) else v)
+                for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "NTupleConfig":
+        return cls(tuples=tuple(tuple(int(c) for c in t) for t in d["tuples"]),
+                   stage_ranks=tuple(int(r) for r in d["stage_ranks"]), symmetric=bool(d["symmetric"]))
+
+
+def symmetries() -> list[np.ndarray]:
+    """The eight cell permutations of the 4x4 board (rotations and reflections); entry ``c`` of
+    a permutation is where cell ``c`` goes."""
+    out = []
+    for flip in (False, True):
+        for turns in range(4):
+            perm = np.empty(16, dtype=np.int64)
+            for c in range(16):
+                x, y = c % 4, c // 4
+                if flip:
+                    x = 3 - x
+                for _ in range(turns):
+                    x, y = 3 - y, x
+                perm[c] = 4 * y + x
+            out.append(perm)
+    return out
+
+
+@dataclass
+class NTupleTables:
+    """What the compiled code needs: the flat weights and the index layout.
+
+    ``cells[t, k, j]`` is the j-th cell of tuple t in orientation k (-1 past the tuple's end);
+    tuple t's table starts at ``offsets[t]`` within a stage of ``stage_size`` entries.
+    """
+
+    weights: np.ndarray  # float32, num_stages * stage_size (shares memory with the module)
+    cells: np.ndarray  # int64 (tuples, orientations, max length)
+    offsets: np.ndarray  # int64 (tuples,)
+    stage_ranks: np.ndarray  # int64
+    num_features: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.num_features = int(self.cells.shape[0] * self.cells.shape[1])
+
+    def value(self, board: int, hint: int) -> float:
+        return float(ntuple_value(np.int64(board), hint, self.weights, self.cells, self.offsets, self.stage_ranks))
+
+
+def layout(config: NTupleConfig) -> tuple[np.ndarray, np.ndarray, int]:
+    """(cells, offsets, stage_size) of ``config`` (see NTupleTables)."""
+    perms = symmetries() if config.symmetric else symmetries()[:1]
+    longest = max(len(t) for t in config.tuples)
+    cells = np.full((len(config.tuples), len(perms), longest), -1, dtype=np.int64)
+    offsets = np.zeros(len(config.tuples), dtype=np.int64)
+    size = 0
+    for i, t in enumerate(config.tuples):
+        for k, perm in enumerate(perms):
+            cells[i, k, :len(t)] = [c if c == HINT_CELL else perm[c] for c in t]
+        offsets[i] = size
+        size += RADIX ** len(t)
+    return cells, offsets, size
+
+
+@njit(cache=True)
+def ntuple_stage(board, stage_ranks):
+    h = highest_rank(board)
+    s = 0
+    for r in stage_ranks:
+        if h >= r:
+            s += 1
+    return s
+
+
+@njit(cache=True)
+def _index(board, hint, cells, t, k):
+    idx = 0
+    for j in range(cells.shape[2]):
+        c = cells[t, k, j]
+        if c < 0:
+            break
+        v = hint if c == HINT_CELL else (board >> (4 * c)) & 0xF
+        idx = idx * RADIX + v
+    return idx
+
+
+@njit(cache=True)
+def _reads_hint(cells, t):
+    for j in range(cells.shape[2]):
+        if cells[t, 0, j] == HINT_CELL:
+            return True
+    return False
+
+
+BOARD_PART, HINT_PART, WHOLE = 0, 1, 2
+
+
+@njit(cache=True)
+def ntuple_value(board, hint, weights, cells, offsets, stage_ranks, part=WHOLE):
+    """The network's value of afterstate ``board`` with card ``hint`` about to enter.
+
+    ``part``: the sum over the tuples that do not read the hint (BOARD_PART), over those that
+    do (HINT_PART), or all (WHOLE). A search that tries several hints on one afterstate
+    computes the board part once.
+    """
+    base = ntuple_stage(board, stage_ranks) * (weights.shape[0] // (stage_ranks.shape[0] + 1))
+    total = 0.0
+    for t in range(cells.shape[0]):
+        if part != WHOLE and _reads_hint(cells, t) != (part == HINT_PART):
+            continue
+        for k in range(cells.shape[1]):
+            total += weights[base + offsets[t] + _index(board, hint, cells, t, k)]
+    return total
+
+
+@njit(cache=True)
+def ntuple_update(board, hint, weights, cells, offsets, stage_ranks, step):
+    """Add ``step`` to every entry the value of (``board``, ``hint``) sums."""
+    base = ntuple_stage(board, stage_ranks) * (weights.shape[0] // (stage_ranks.shape[0] + 1))
+    for t in range(cells.shape[0]):
+        for k in range(cells.shape[1]):
+            weights[base + offsets[t] + _index(board, hint, cells, t, k)] += step
+
+
+class NTupleNet(nn.Module):
+    """The n-tuple value network as a PyTorch module (one EmbeddingBag holding every table)."""
+
+    def __init__(self, config: NTupleConfig | None = None) -> None:
+        super().__init__()
+        self.config = config or NTupleConfig()
+        cells, offsets, self.stage_size = layout(self.config)
+        self.register_buffer("cells", torch.from_numpy(cells), persistent=False)
+        self.register_buffer("offsets", torch.from_numpy(offsets), persistent=False)
+        self.register_buffer("stage_ranks", torch.tensor(self.config.stage_ranks, dtype=torch.int64), persistent=False)
+        self.table = nn.EmbeddingBag(self.config.num_stages * self.stage_size, 1, mode="sum")
+        nn.init.zeros_(self.table.weight)
+
+    def indices(self, ranks: torch.Tensor, hints: torch.Tensor) -> torch.Tensor:
+        """Table rows (batch, tuples x orientations) of boards ``ranks`` (batch, 16) with ``hints``."""
+        padded = torch.cat([ranks, hints[:, None], torch.zeros_like(hints)[:, None]], dim=1)  # cell -1 -> a zero
+        digits = padded[:, self.cells]  # (batch, tuples, orientations, length)
+        valid = self.cells >= 0
+        idx = torch.zeros(digits.shape[:3], dtype=torch.int64)
+        for j in range(self.cells.shape[2]):
+            idx = torch.where(valid[:, :, j], idx * RADIX + digits[..., j], idx)
+        stage = (ranks.max(dim=1).values[:, None] >= self.stage_ranks[None, :]).sum(dim=1)
+        rows = stage[:, None, None] * self.stage_size + self.offsets[None, :, None] + idx
+        return rows.reshape(ranks.shape[0], -1)
+
+    def forward(self, ranks: torch.Tensor, hints: torch.Tensor) -> torch.Tensor:
+        return self.table(self.indices(ranks, hints)).squeeze(1)
+
+    def tables(self) -> NTupleTables:
+        """The lookup tables for compiled code; the weights share memory with the module."""
+        weights = self.table.weight.data.view(-1).numpy()
+        return NTupleTables(weights, self.cells.numpy(), self.offsets.numpy(), self.stage_ranks.numpy().copy())
+
+    # A trained network touches a small part of its tables, so checkpoints keep only the
+    # non-zero entries (index, value). ``half`` stores the values as float16 of value / scale:
+    # a relative error of 2^-11 per entry, far below the differences between swipes, for a
+    # file a third smaller (the shipped checkpoint).
+    def sparse_state(self, half: bool = False) -> dict[str, torch.Tensor]:
+        w = self.table.weight.data.view(-1)
+        index = torch.nonzero(w).view(-1)
+        value = w[index].clone()
+        scale = torch.ones(1)
+        if half and value.numel():
+            scale = value.abs().max().reshape(1) / 60000.0
+            value = (value / scale).to(torch.float16)
+        return {"index": index.to(torch.int32), "value": value, "scale": scale}
+
+    def load_sparse_state(self, state: dict[str, torch.Tensor]) -> None:
+        index = state["index"].to(torch.int64)
+        value = state["value"].to(torch.float32) * state.get("scale", torch.ones(1))
+        n = self.table.weight.shape[0]
+        if index.ndim != 1 or index.shape != value.shape or (index.numel() and (index.min() < 0 or index.max() >= n)):
+            raise ValueError(f"sparse n-tuple state does not fit a table of {n} entries")
+        with torch.no_grad():
+            self.table.weight.zero_()
+            self.table.weight.view(-1)[index] = value.to(torch.float32)
+
+
+def ranks_tensor(boards) -> torch.Tensor:
+    """(batch, 16) ranks of 64-bit board words (cell c = bits 4c..4c+3)."""
+    b = torch.as_tensor(np.asarray(boards, dtype=np.int64).reshape(-1))
+    shifts = torch.arange(0, 64, 4, dtype=torch.int64)
+    return (b[:, None] >> shifts[None, :]) & 0xF
+
+
+# ---- checkpoints -----------------------------------------------------------------------------
+
+CHECKPOINT = Path(__file__).parent / "checkpoints" / "threes.pt"
+KIND = "ntuple"
+
+
+def save_ntuple(path: str | os.PathLike, model: NTupleNet, metadata: dict[str, Any] | None = None,
+                half: bool = False) -> Path:
+    """Save ``model``'s non-zero entries with its config (atomic: the old file survives a crash)."""
+    meta = {"game": "threes", "options": {"hint": "+"}, "kind": KIND, "net": model.config.to_dict(), **(metadata or {})}
+    return save_checkpoint(path, state=model.sparse_state(half), metadata=meta)
+
+
+def load_ntuple(path: str | os.PathLike | None = None) -> NTupleNet:
+    """The n-tuple network saved at ``path`` (the shipped one when ``None``)."""
+    net, _ = load_ntuple_with_metadata(path)
+    return net
+
+
+def load_ntuple_with_metadata(path: str | os.PathLike | None = None) -> tuple[NTupleNet, dict[str, Any]]:
+    path = CHECKPOINT if path in (None, "") else Path(path)
+    payload = load_checkpoint(path, game="threes", options={"hint": "+"})
+    meta = payload["metadata"]
+    if meta.get("kind") != KIND:
+        raise CheckpointError(f"checkpoint {str(path)!r} holds a {meta.get('kind', 'dense')!r} network, not an n-tuple one")
+    try:
+        net = NTupleNet(NTupleConfig.from_dict(meta["net"]))
+        net.load_sparse_state(payload["model"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r} does not match its n-tuple description: {exc}") from None
+    return net, meta

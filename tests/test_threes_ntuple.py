@@ -1,0 +1,222 @@
+"""The Threes n-tuple network: symmetry, PyTorch/numba agreement, checkpoints, TD learning and
+the learned expectimax against a reference built on the rules core's chance nodes."""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tablegym.envs.threes.agents import make_threes_agent
+from tablegym.envs.threes.board import board_score, swipe
+from tablegym.envs.threes.core import ThreesGame
+from tablegym.envs.threes.expectimax import LEAF, afterstate_chance
+from tablegym.models.checkpoint import CheckpointError, save_checkpoint
+from tablegym.models.ntuple import (HINT_CELL, NTupleConfig, NTupleNet, load_ntuple, ntuple_update, ntuple_value,
+                                    ranks_tensor, save_ntuple, symmetries)
+from tablegym.training.ntuple_td import Args, parse_args, play_and_learn, train
+from tests.test_threes import board_state
+from tests.test_threes_search import positions
+
+boards = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+
+
+def permute(board: int, perm: np.ndarray) -> int:
+    out = 0
+    for c in range(16):
+        out |= ((board >> (4 * c)) & 0xF) << (4 * int(perm[c]))
+    return int(np.array(out, dtype=np.uint64).view(np.int64))
+
+
+def random_net(seed=0, config=None) -> NTupleNet:
+    net = NTupleNet(config or NTupleConfig())
+    rng = np.random.default_rng(seed)
+    net.tables().weights[:] = rng.normal(size=net.table.weight.shape[0]).astype(np.float32)
+    return net
+
+
+def test_the_eight_symmetries_form_the_board_group_and_commute_with_swipes():
+    perms = symmetries()
+    assert len({p.tobytes() for p in perms}) == 8
+    assert all(sorted(p) == list(range(16)) for p in perms)
+    rng = np.random.default_rng(3)
+    samples = [int(b) for b in rng.integers(-(2**63), 2**63 - 1, size=200, dtype=np.int64)]
+    for perm in perms:
+        # each symmetry maps every swipe direction to one direction, on every board
+        for d in range(4):
+            images = [e for e in range(4)
+                      if all(permute(int(swipe(b, d)[0]), perm) == int(swipe(permute(b, perm), e)[0]) for b in samples)]
+            assert len(images) == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(board=boards, hint=st.integers(1, 4))
+def test_value_is_the_same_in_all_eight_orientations(board, hint):
+    t = _NET.tables()
+    v = t.value(board, hint)
+    for perm in symmetries():
+        assert t.value(permute(board, perm), hint) == pytest.approx(v, rel=1e-5, abs=1e-3)
+
+
+_NET = random_net(0)
+
+
+def test_pytorch_module_and_compiled_lookup_agree_in_every_stage():
+    net = random_net(1, NTupleConfig(stage_ranks=(6, 11)))
+    rng = np.random.default_rng(1)
+    boards_ = rng.integers(-(2**63), 2**63 - 1, size=100, dtype=np.int64)
+    boards_[:30] &= 0x5555_5555_5555_5555  # ranks <= 5: stage 0
+    boards_[30:60] &= 0x7777_7777_7777_7777  # ranks <= 7: mostly stage 1
+    hints = rng.integers(1, 5, size=100)
+    with torch.no_grad():
+        torch_values = net(ranks_tensor(boards_), torch.as_tensor(hints)).numpy()
+    t = net.tables()
+    compiled = [t.value(int(b), int(h)) for b, h in zip(boards_, hints)]
+    assert np.allclose(torch_values, compiled, rtol=1e-5, atol=1e-3)
+    stages = {int((np.max(ranks_tensor([b]).numpy()) >= np.array([6, 11])).sum()) for b in boards_}
+    assert stages == {0, 1, 2}
+
+
+def test_compiled_update_is_a_gradient_step_of_the_module():
+    net = random_net(2)
+    t = net.tables()
+    board, hint = int(positions(0, 1)[0].board), 3
+    out = net(ranks_tensor([board]), torch.tensor([hint]))
+    out.sum().backward()
+    expected = t.weights + 0.25 * net.table.weight.grad.view(-1).numpy()
+    ntuple_update(np.int64(board), hint, t.weights, t.cells, t.offsets, t.stage_ranks, 0.25)
+    assert np.allclose(t.weights, expected)
+
+
+def test_config_rejects_bad_tuples_and_stages():
+    with pytest.raises(ValueError, match="distinct cells"):
+        NTupleConfig(tuples=((0, 0, 1),))
+    with pytest.raises(ValueError, match="distinct cells"):
+        NTupleConfig(tuples=((0, 17),))
+    with pytest.raises(ValueError, match="1 to 6 cells"):
+        NTupleConfig(tuples=(tuple(range(7)),))
+    with pytest.raises(ValueError, match="stage_ranks"):
+        NTupleConfig(stage_ranks=(11, 6))
+    assert NTupleConfig.from_dict(NTupleConfig().to_dict()) == NTupleConfig()
+
+
+def test_sparse_checkpoint_roundtrip_and_clear_errors(tmp_path):
+    net = NTupleNet(NTupleConfig(tuples=((0, 1, 2), (HINT_CELL, 5, 6))))
+    w = net.tables().weights
+    w[[3, 500, 9000]] = [1.5, -2.0, 7.25]
+    path = save_ntuple(tmp_path / "n.pt", net, {"games": 12})
+    again = load_ntuple(path)
+    assert again.config == net.config
+    assert np.array_equal(again.tables().weights, w)
+    # the float16 file (shipped checkpoints) keeps every value within 2^-11 of the largest
+    half = load_ntuple(save_ntuple(tmp_path / "h.pt", net, half=True))
+    assert np.allclose(half.tables().weights, w, atol=7.25 * 2**-11, rtol=0)
+    assert np.count_nonzero(half.tables().weights) == 3
+    # a damaged file, a file of another kind, a missing file: CheckpointError naming the problem
+    (tmp_path / "bad.pt").write_bytes(path.read_bytes()[:100])
+    with pytest.raises(CheckpointError, match="corrupt"):
+        load_ntuple(tmp_path / "bad.pt")
+    save_checkpoint(tmp_path / "dense.pt", model=torch.nn.Linear(2, 1), metadata={"game": "threes",
+                                                                                 "options": {"hint": "+"}})
+    with pytest.raises(CheckpointError, match="not an n-tuple"):
+        load_ntuple(tmp_path / "dense.pt")
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_ntuple(tmp_path / "nope.pt")
+    with pytest.raises(CheckpointError, match="does not exist"):
+        make_threes_agent(f"expectimax:depth=1,eval=learned:{tmp_path / 'nope.pt'}")
+
+
+def _play(net, games, seed, alpha=0.0, lam=0.0):
+    t = net.tables()
+    stats = np.zeros((games, 5))
+    play_and_learn(games, seed, alpha, lam, ThreesGame().new_initial_state().array, t.weights, t.cells, t.offsets,
+                   t.stage_ranks, stats)
+    return stats
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.5])
+def test_training_is_deterministic_under_a_seed_and_learns(lam):
+    config = NTupleConfig(tuples=((0, 1, 2, 3), (4, 5, 6, 7), (HINT_CELL, 0, 1, 2)))
+    a, b = NTupleNet(config), NTupleNet(config)
+    sa, sb = _play(a, 300, seed=7, alpha=0.1, lam=lam), _play(b, 300, seed=7, alpha=0.1, lam=lam)
+    assert np.array_equal(sa, sb) and np.array_equal(a.tables().weights, b.tables().weights)
+    # every game ends with a legal Threes score and at least one swipe
+    assert (sa[:, 2] > 0).all() and (sa[:, 0] > 0).all()
+    # learning helps: after 3,000 more games greedy play scores far above the untrained greedy
+    # player (which maximises the immediate score only), measured on the same 300 fresh games
+    before = _play(NTupleNet(config), 300, seed=99)[:, 0].mean()
+    _play(a, 3000, seed=8, alpha=0.1, lam=lam)
+    after = _play(a, 300, seed=99)[:, 0].mean()
+    assert after > 1.5 * before
+
+
+def learned_reference(state, t, depth):
+    """Expectimax over the rules core's own chance nodes, scoring afterstates with the network."""
+    def best(s, depth):
+        if s.is_terminal():
+            return float(s.score)
+        return max(swipe_value(s, a, depth) for a in s.legal_actions())
+
+    def swipe_value(s, a, depth):
+        after, _ = swipe(np.int64(s.board), a)
+        if depth == 1:
+            return float(board_score(after)) + t.value(int(after), int(s.search_inputs()[4]))
+        total = 0.0
+        for insert, p in s.child(a).chance_outcomes():
+            for draw, q in s.child(a).child(insert).chance_outcomes():
+                total += p * q * best(s.child(a).child(insert).child(draw), depth - 1)
+        return total
+
+    return {a: swipe_value(state, a, depth) for a in state.legal_actions()}
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_learned_expectimax_equals_a_reference_over_the_rules_core(tmp_path, depth):
+    net = random_net(4)
+    path = save_ntuple(tmp_path / "n.pt", net)
+    agent = make_threes_agent(f"expectimax:depth={depth},eval=learned:{path}")
+    assert agent.models.tolist() == afterstate_chance(depth).tolist() and agent.models[-1] == LEAF
+    t = net.tables()
+    big = board_state([[8, 1, 2, 3], [0, 3, 0, 0], [0, 0, 1, 0], [0, 0, 0, 2]], deck=(2, 2, 3))
+    for s in positions(5, 3) + [big.child(64 + 4), big.child(64 + 1)]:
+        action = agent(s)
+        reference = learned_reference(s, t, depth)
+        for a in range(4):
+            if a in reference:
+                assert agent.values[a] == pytest.approx(reference[a], rel=1e-6)
+            else:
+                assert agent.values[a] == -np.inf
+        assert reference[action] == max(reference.values())
+
+
+def test_the_leaf_hint_reaches_the_network(tmp_path):
+    # A network that reads only the card about to enter: each root value is the afterstate's
+    # score plus 100 x the hint code.
+    net = NTupleNet(NTupleConfig(tuples=((HINT_CELL,),), symmetric=False))
+    net.tables().weights[:5] = [0, 100, 200, 300, 400]
+    path = save_ntuple(tmp_path / "hint.pt", net)
+    agent = make_threes_agent(f"greedy:eval=learned:{path}")
+    for s in positions(6, 3):
+        agent(s)
+        hint = s.search_inputs()[4]
+        for a in s.legal_actions():
+            assert agent.values[a] == board_score(swipe(np.int64(s.board), a)[0]) + 100 * hint
+
+
+def test_train_resumes_and_cli_flags(tmp_path):
+    run = tmp_path / "run"
+    args = Args(run_dir=str(run), minutes=0, games=40, log_every=20,
+                tuples=((0, 1, 2, 3), (HINT_CELL, 4, 5, 6)), out=str(tmp_path / "final.pt"))
+    train(args, progress=False)
+    train(args, progress=False)  # resumes: 80 games in all
+    _, meta = __import__("tablegym.models.ntuple", fromlist=["x"]).load_ntuple_with_metadata(run / "checkpoint.pt")
+    assert meta["games"] == 80
+    assert (tmp_path / "final.pt").exists() and (run / "args.json").exists()
+    assert any(p.name.startswith("events.out.tfevents") for p in run.iterdir())
+    other = Args(run_dir=str(run), minutes=0, games=10, tuples=((0, 1, 2),))
+    with pytest.raises(CheckpointError, match="another shape"):
+        train(other, progress=False)
+    parsed = parse_args(["--games", "5", "--minutes", "0", "--tuples", "h,0,1", "2,3", "--stage-ranks"])
+    assert parsed.tuples == ((HINT_CELL, 0, 1), (2, 3)) and parsed.stage_ranks == ()
+    with pytest.raises(SystemExit):
+        parse_args(["--tuples", "0,x"])

@@ -1,0 +1,269 @@
+"""Afterstate TD learning of the Threes n-tuple network (models/ntuple.py), read top to bottom.
+
+The agent plays greedily on afterstates: from each position it takes the swipe maximising
+(score of the shifted board) + V(shifted board, card about to enter). With afterstates
+``a_t`` and ``a_{t+1}`` chosen this way, TD(0) moves V(a_t) towards
+
+    score(a_{t+1}) - score(a_t) + V(a_{t+1}),   or   final score - score(a_t) at the game's end,
+
+so V(a) learns the score still to come and ``score + V`` the expected final score. No
+exploration is needed: the chance events (the new card's line, the next card) vary the games
+enough. With ``lam > 0`` the update is TD(lambda) done as in the 2048 literature: the game's
+afterstates are kept and, once it ends, each is moved towards its lambda-return computed
+backwards over the episode (forward view), which spreads the final outcome faster.
+
+Games, rules and updates all run in one numba function over the compact Threes state (the
+rules core's own chance kernel draws every card), so training runs at tens of games per
+second on one core. Every ``log_every`` games the driver logs to TensorBoard (mean score,
+mean |TD error|, % of games reaching 768/1536/3072, games/s) and every few minutes saves a
+checkpoint atomically; a rerun with the same ``--run-dir`` resumes from it.
+
+    tablegym train threes --minutes 60 --run-dir runs/threes --out models/checkpoints/threes.pt
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from tablegym.envs.core import ONGOING, OUTCOME
+from tablegym.envs.threes.board import board_score, highest_rank, swipe
+from tablegym.envs.threes.core import BOARD, HINT, NUM_OUTCOMES, PHASE, PLAY, ThreesGame, k_chance, k_push
+from tablegym.models.checkpoint import CheckpointError
+from tablegym.models.ntuple import (DEFAULT_TUPLES, HINT_CELL, NTupleConfig, NTupleNet, load_ntuple_with_metadata, ntuple_update,
+                                    ntuple_value, save_ntuple)
+
+MILESTONE_RANKS = {"768": 11, "1536": 12, "3072": 13}
+MAX_MOVES = 200_000  # far beyond any game (a 12288 card takes ~6,000 moves): a guard against a rules bug
+
+
+@dataclass
+class Args:
+    run_dir: str = "runs/threes-ntuple"
+    minutes: float = 10.0  # wall-clock budget of this run (0: stop after --games)
+    games: int = 0  # games to play in this run (0: until --minutes)
+    alpha: float = 0.1  # TD step, shared out over the network's active entries
+    lam: float = 0.0  # TD(lambda); 0 is TD(0)
+    seed: int = 0
+    stage_ranks: tuple[int, ...] = (11,)
+    log_every: int = 1000  # games per TensorBoard point
+    save_minutes: float = 5.0
+    out: str | None = None  # also write the final network here (e.g. the shipped checkpoint)
+    tuples: tuple[tuple[int, ...], ...] = field(default=DEFAULT_TUPLES)
+
+
+# ---- the compiled game loop --------------------------------------------------------------------
+
+@njit(cache=True)
+def _resolve_chance(s, ids, probs):
+    """Draw every chance node with numba's generator until the player is to move or it is over."""
+    while s[OUTCOME] == ONGOING and s[PHASE] != PLAY:
+        n = k_chance(s, ids, probs)
+        u = np.random.random()
+        i = 0
+        acc = probs[0]
+        while acc < u and i < n - 1:
+            i += 1
+            acc += probs[i]
+        k_push(s, ids[i])
+
+
+@njit(cache=True)
+def play_and_learn(n_games, seed, alpha, lam, template, weights, cells, offsets, stage_ranks, stats):
+    """Play ``n_games`` greedy games from ``template`` (a fresh game), learning when alpha > 0.
+
+    ``stats[g]`` gets (final score, highest rank, swipes, sum of |TD error|, TD updates).
+    """
+    np.random.seed(seed)
+    ids = np.empty(NUM_OUTCOMES, dtype=np.int64)
+    probs = np.empty(NUM_OUTCOMES, dtype=np.float64)
+    step = alpha / (cells.shape[0] * cells.shape[1])
+    boards = np.empty(MAX_MOVES, dtype=np.int64)  # the game's afterstates, for TD(lambda)
+    hints = np.empty(MAX_MOVES, dtype=np.int64)
+    totals = np.empty(MAX_MOVES + 1, dtype=np.float64)  # score + V of each chosen afterstate
+    for g in range(n_games):
+        s = template.copy()
+        _resolve_chance(s, ids, probs)
+        t = 0
+        err = 0.0
+        while s[OUTCOME] == ONGOING and t < MAX_MOVES:
+            board = s[BOARD]
+            hint = s[HINT]
+            best = -np.inf
+            best_d = -1
+            best_after = board
+            for d in range(4):
+                after, moved = swipe(board, d)
+                if moved == 0:
+                    continue
+                v = board_score(after) + ntuple_value(after, hint, weights, cells, offsets, stage_ranks)
+                if v > best:
+                    best, best_d, best_after = v, d, after
+            boards[t] = best_after
+            hints[t] = hint
+            totals[t] = best
+            if t > 0 and alpha > 0.0 and lam == 0.0:  # TD(0), online
+                prev_score = board_score(boards[t - 1])
+                delta = best - prev_score - ntuple_value(boards[t - 1], hints[t - 1], weights, cells, offsets,
+                                                         stage_ranks)
+                err += abs(delta)
+                ntuple_update(boards[t - 1], hints[t - 1], weights, cells, offsets, stage_ranks, step * delta)
+            k_push(s, best_d)
+            _resolve_chance(s, ids, probs)
+            t += 1
+        final = board_score(s[BOARD])
+        totals[t] = final  # the end: nothing more to come
+        if t > 0 and alpha > 0.0:
+            if lam == 0.0:
+                delta = final - board_score(boards[t - 1]) - ntuple_value(boards[t - 1], hints[t - 1], weights, cells,
+                                                                           offsets, stage_ranks)
+                err += abs(delta)
+                ntuple_update(boards[t - 1], hints[t - 1], weights, cells, offsets, stage_ranks, step * delta)
+            else:  # forward-view TD(lambda) over the finished game, last afterstate first
+                ret = final
+                for i in range(t - 1, -1, -1):
+                    # lambda-return of the total (score + value) after afterstate i
+                    ret = (1.0 - lam) * totals[i + 1] + lam * ret if i < t - 1 else final
+                    own = board_score(boards[i])
+                    delta = ret - own - ntuple_value(boards[i], hints[i], weights, cells, offsets, stage_ranks)
+                    err += abs(delta)
+                    ntuple_update(boards[i], hints[i], weights, cells, offsets, stage_ranks, step * delta)
+        stats[g, 0] = final
+        stats[g, 1] = highest_rank(s[BOARD])
+        stats[g, 2] = t
+        stats[g, 3] = err
+        stats[g, 4] = t
+
+
+# ---- the driver --------------------------------------------------------------------------------
+
+def _summary(stats: np.ndarray) -> dict[str, float]:
+    out = {"score/mean": float(stats[:, 0].mean()), "score/median": float(np.median(stats[:, 0])),
+           "td_error/mean_abs": float(stats[:, 3].sum() / max(1.0, stats[:, 4].sum())),
+           "moves/mean": float(stats[:, 2].mean())}
+    for name, rank in MILESTONE_RANKS.items():
+        out[f"reached/{name}"] = float(100.0 * np.mean(stats[:, 1] >= rank))
+    return out
+
+
+def train(args: Args, progress: bool = True) -> Path:
+    """Train (or resume) in ``args.run_dir``; returns the path of the checkpoint written."""
+    from torch.utils.tensorboard import SummaryWriter
+    from tqdm import tqdm
+
+    run_dir = Path(args.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    ckpt = run_dir / "checkpoint.pt"
+    config = NTupleConfig(tuples=tuple(map(tuple, args.tuples)), stage_ranks=tuple(args.stage_ranks))
+    games_done, seconds_done = 0, 0.0
+    if ckpt.exists():
+        net, meta = load_ntuple_with_metadata(ckpt)
+        if net.config != config:
+            raise CheckpointError(f"{ckpt} holds a network of another shape ({net.config}); use a new --run-dir")
+        games_done, seconds_done = int(meta.get("games", 0)), float(meta.get("train_seconds", 0.0))
+        print(f"resuming {ckpt}: {games_done:,} games, {seconds_done / 60:.1f} min trained")
+    else:
+        net = NTupleNet(config)
+    tables = net.tables()
+    template = ThreesGame().new_initial_state().array
+    writer = SummaryWriter(str(run_dir))
+    (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=1))
+
+    def save(path: Path, half: bool = False) -> Path:
+        meta = {"games": games_done, "train_seconds": seconds_done, "alpha": args.alpha, "lam": args.lam,
+                "seed": args.seed}
+        return save_ntuple(path, net, meta, half=half)
+
+    start = last_save = time.perf_counter()
+    chunk = max(1, args.log_every)
+    bar = tqdm(total=args.games or None, disable=not progress, unit="game", desc="threes TD")
+    played = 0
+    while True:
+        elapsed = time.perf_counter() - start
+        if (args.games and played >= args.games) or (args.minutes and elapsed >= 60 * args.minutes):
+            break
+        if not args.games and not args.minutes:
+            break
+        n = min(chunk, args.games - played) if args.games else chunk
+        stats = np.zeros((n, 5))
+        t0 = time.perf_counter()
+        # One seed per chunk, derived from the run seed and the games already played: a
+        # resumed run does not replay the games it has learned from.
+        seed = int(np.random.SeedSequence([args.seed, games_done]).generate_state(1)[0] % (2**31))
+        play_and_learn(n, seed, args.alpha, args.lam, template, tables.weights, tables.cells, tables.offsets,
+                       tables.stage_ranks, stats)
+        dt = time.perf_counter() - t0
+        played += n
+        games_done += n
+        seconds_done += dt
+        summary = _summary(stats)
+        summary["speed/games_per_s"] = n / dt
+        summary["speed/moves_per_s"] = float(stats[:, 2].sum() / dt)
+        for key, value in summary.items():
+            writer.add_scalar(key, value, games_done)
+        bar.update(n)
+        bar.set_postfix(mean=f"{summary['score/mean']:,.0f}", r1536=f"{summary['reached/1536']:.0f}%",
+                        gps=f"{summary['speed/games_per_s']:.1f}")
+        if time.perf_counter() - last_save >= 60 * args.save_minutes:
+            save(ckpt)
+            last_save = time.perf_counter()
+    bar.close()
+    writer.close()
+    path = save(ckpt)
+    if args.out:  # the file to ship: float16 values (the run's own checkpoint stays exact)
+        path = save(Path(args.out), half=True)
+    print(f"{games_done:,} games, {seconds_done / 60:.1f} min of training in all; saved {path}")
+    return path
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    d = Args()
+    p = argparse.ArgumentParser(prog="tablegym train threes", description=__doc__.split("\n\n")[0])
+    p.add_argument("--run-dir", default=d.run_dir, help="TensorBoard logs and checkpoint.pt (a rerun resumes)")
+    p.add_argument("--minutes", type=float, default=d.minutes, help="wall-clock budget (0: until --games)")
+    p.add_argument("--games", type=int, default=d.games, help="games to play (0: until --minutes)")
+    p.add_argument("--alpha", type=float, default=d.alpha, help="TD step shared over the active entries")
+    p.add_argument("--lam", type=float, default=d.lam, help="TD(lambda): 0 = TD(0), online")
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--stage-ranks", type=int, nargs="*", default=list(d.stage_ranks),
+                   help="highest-card ranks starting a new stage (11 = 768); none for one stage")
+    p.add_argument("--tuples", nargs="+", metavar="CELLS", default=[_tuple_text(t) for t in d.tuples],
+                   help="the n-tuples, cells 0..15 row-major from the top-left joined by commas, h = the card "
+                        "about to enter (default: %(default)s)")
+    p.add_argument("--log-every", type=int, default=d.log_every)
+    p.add_argument("--save-minutes", type=float, default=d.save_minutes)
+    p.add_argument("--out", help="also write the final network here")
+    a = p.parse_args(argv)
+    if a.minutes < 0 or a.games < 0 or (a.minutes == 0 and a.games == 0):
+        p.error("give a positive --minutes or --games budget")
+    if not 0.0 <= a.lam <= 1.0 or a.alpha <= 0:
+        p.error("--lam must lie in [0, 1] and --alpha be positive")
+    return Args(run_dir=a.run_dir, minutes=a.minutes, games=a.games, alpha=a.alpha, lam=a.lam, seed=a.seed,
+                stage_ranks=tuple(a.stage_ranks), log_every=a.log_every, save_minutes=a.save_minutes, out=a.out,
+                tuples=tuple(_parse_tuple(p, t) for t in a.tuples))
+
+
+def _tuple_text(t: tuple[int, ...]) -> str:
+    return ",".join("h" if c == HINT_CELL else str(c) for c in t)
+
+
+def _parse_tuple(parser: argparse.ArgumentParser, text: str) -> tuple[int, ...]:
+    try:
+        return tuple(HINT_CELL if c.strip() == "h" else int(c) for c in text.split(","))
+    except ValueError:
+        parser.error(f"bad tuple {text!r}: give cells 0..15 (or h) joined by commas")
+
+
+def cli_main(argv: list[str] | None = None) -> int:
+    train(parse_args(argv))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(cli_main())
