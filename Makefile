@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results threes-results checkpoints clean
+.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint checkpoints clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,15 @@ checkpoints: install
 		--out models/checkpoints/trilobite.pt
 	$(TG) train sim --minutes 6 --run-dir runs/sim-ship --depth 1 --epsilon 0.3 --lam 0 --games-per-iter 500 \
 		--eval-every 10 --eval-games 20 --eval-depth 2 --eval-baseline safe-moves --out models/checkpoints/sim.pt
+	$(MAKE) threes-checkpoint
+
+# The shipped Threes n-tuple network: 10 min on one core, then 25 + 8 min on two (Hogwild), the
+# last 8 at a lower step size (as shipped; a rerun resumes runs/threes-ship if it exists).
+threes-checkpoint: install
+	$(TG) train threes --minutes 10 --lam 0.5 --alpha 0.1 --run-dir runs/threes-ship
+	$(TG) train threes --minutes 25 --lam 0.5 --alpha 0.1 --workers 2 --run-dir runs/threes-ship
+	$(TG) train threes --minutes 8 --lam 0.5 --alpha 0.02 --workers 2 --run-dir runs/threes-ship \
+		--out models/checkpoints/threes.pt
 
 # Threes tables (hours on 2 cores: Threesus plays ~1,000 moves a game at ~0.05 s a move).
 # Finished games are appended to the JSONL files; rerunning resumes where a run stopped.
@@ -66,5 +75,16 @@ threes-results: install
 		$(THREES) $$a --games 100 --workers 2 --seed 0 --out results/threes_baselines.jsonl; done
 	$(THREES) random --games 1000 --workers 2 --seed 0 --out results/threes_baselines.jsonl
 	$(THREES) expectimax:depth=3 --games 100 --workers 2 --seed 0 --out results/threes_expectimax3.jsonl
+	$(MAKE) threes-learned
+
+# The learned network's rows and the generic deep-RL baselines (about an hour on 2 cores).
+threes-learned: install
+	for a in greedy:eval=learned expectimax:depth=2,eval=learned expectimax:depth=3,eval=learned; do \
+		$(THREES) $$a --games 200 --workers 2 --seed 0 --out results/threes_learned.jsonl; done
+	$(THREES) expectimax:depth=2 --games 200 --workers 2 --seed 0 --out results/threes_baselines.jsonl
+	$(PY) -m tablegym.experiments.threes_sb3 maskableppo --timesteps 500000 --seed 0 \
+		--run-dir runs/threes-sb3-maskableppo --eval-games 200 --out results/threes_sb3.jsonl
+	$(PY) -m tablegym.experiments.threes_sb3 dqn --timesteps 500000 --seed 0 \
+		--run-dir runs/threes-sb3-dqn --eval-games 200 --out results/threes_sb3.jsonl
 	$(THREES) --report results/threes_*.jsonl | tee results/threes.md
 	$(TG) bench threes | tee results/bench_threes.txt

@@ -233,9 +233,11 @@ class NTupleNet(nn.Module):
     # non-zero entries (index, value). ``half`` stores the values as float16 of value / scale:
     # a relative error of 2^-11 per entry, far below the differences between swipes, for a
     # file a third smaller (the shipped checkpoint).
-    def sparse_state(self, half: bool = False) -> dict[str, torch.Tensor]:
-        w = self.table.weight.data.view(-1)
-        index = torch.nonzero(w).view(-1)
+    def sparse_state(self, half: bool = False, prune: float = 0.0) -> dict[str, torch.Tensor]:
+        """``prune``: also drop entries smaller than this in magnitude (rarely visited ones;
+        README gives the measured cost)."""
+        w = self.table.weight.data.view(-1).clone()  # a snapshot: training workers may be writing the table
+        index = torch.nonzero(w.abs() > prune if prune > 0 else w).view(-1)
         value = w[index].clone()
         scale = torch.ones(1)
         if half and value.numel():
@@ -268,10 +270,11 @@ KIND = "ntuple"
 
 
 def save_ntuple(path: str | os.PathLike, model: NTupleNet, metadata: dict[str, Any] | None = None,
-                half: bool = False) -> Path:
+                half: bool = False, prune: float = 0.0) -> Path:
     """Save ``model``'s non-zero entries with its config (atomic: the old file survives a crash)."""
-    meta = {"game": "threes", "options": {"hint": "+"}, "kind": KIND, "net": model.config.to_dict(), **(metadata or {})}
-    return save_checkpoint(path, state=model.sparse_state(half), metadata=meta)
+    meta = {"game": "threes", "options": {"hint": "+"}, "kind": KIND, "net": model.config.to_dict(),
+            "half": half, "prune": prune, **(metadata or {})}
+    return save_checkpoint(path, state=model.sparse_state(half, prune), metadata=meta)
 
 
 def load_ntuple(path: str | os.PathLike | None = None) -> NTupleNet:

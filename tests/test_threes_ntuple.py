@@ -12,8 +12,8 @@ from tablegym.envs.threes.board import board_score, swipe
 from tablegym.envs.threes.core import ThreesGame
 from tablegym.envs.threes.expectimax import LEAF, afterstate_chance
 from tablegym.models.checkpoint import CheckpointError, save_checkpoint
-from tablegym.models.ntuple import (HINT_CELL, NTupleConfig, NTupleNet, load_ntuple, ntuple_update, ntuple_value,
-                                    ranks_tensor, save_ntuple, symmetries)
+from tablegym.models.ntuple import (HINT_CELL, NTupleConfig, NTupleNet, load_ntuple, load_ntuple_with_metadata,
+                                    ntuple_update, ranks_tensor, save_ntuple, symmetries)
 from tablegym.training.ntuple_td import Args, parse_args, play_and_learn, train
 from tests.test_threes import board_state
 from tests.test_threes_search import positions
@@ -112,6 +112,8 @@ def test_sparse_checkpoint_roundtrip_and_clear_errors(tmp_path):
     half = load_ntuple(save_ntuple(tmp_path / "h.pt", net, half=True))
     assert np.allclose(half.tables().weights, w, atol=7.25 * 2**-11, rtol=0)
     assert np.count_nonzero(half.tables().weights) == 3
+    pruned = load_ntuple(save_ntuple(tmp_path / "p.pt", net, prune=2.0)).tables().weights
+    assert np.flatnonzero(pruned).tolist() == [9000] and pruned[9000] == 7.25
     # a damaged file, a file of another kind, a missing file: CheckpointError naming the problem
     (tmp_path / "bad.pt").write_bytes(path.read_bytes()[:100])
     with pytest.raises(CheckpointError, match="corrupt"):
@@ -209,10 +211,16 @@ def test_train_resumes_and_cli_flags(tmp_path):
                 tuples=((0, 1, 2, 3), (HINT_CELL, 4, 5, 6)), out=str(tmp_path / "final.pt"))
     train(args, progress=False)
     train(args, progress=False)  # resumes: 80 games in all
-    _, meta = __import__("tablegym.models.ntuple", fromlist=["x"]).load_ntuple_with_metadata(run / "checkpoint.pt")
+    _, meta = load_ntuple_with_metadata(run / "checkpoint.pt")
     assert meta["games"] == 80
     assert (tmp_path / "final.pt").exists() and (run / "args.json").exists()
     assert any(p.name.startswith("events.out.tfevents") for p in run.iterdir())
+    # Hogwild: two processes learn into one shared table; the module keeps the result
+    shared = Args(run_dir=str(tmp_path / "hogwild"), minutes=0, games=600, log_every=100, workers=2,
+                  tuples=((0, 1, 2, 3), (HINT_CELL, 4, 5, 6)))
+    train(shared, progress=False)
+    net, meta = load_ntuple_with_metadata(tmp_path / "hogwild" / "checkpoint.pt")
+    assert meta["games"] == 600 and np.count_nonzero(net.tables().weights) > 1000
     other = Args(run_dir=str(run), minutes=0, games=10, tuples=((0, 1, 2),))
     with pytest.raises(CheckpointError, match="another shape"):
         train(other, progress=False)

@@ -30,14 +30,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+import torch
 from numba import njit
 
 from tablegym.envs.core import ONGOING, OUTCOME
 from tablegym.envs.threes.board import board_score, highest_rank, swipe
 from tablegym.envs.threes.core import BOARD, HINT, NUM_OUTCOMES, PHASE, PLAY, ThreesGame, k_chance, k_push
 from tablegym.models.checkpoint import CheckpointError
-from tablegym.models.ntuple import (DEFAULT_TUPLES, HINT_CELL, NTupleConfig, NTupleNet, load_ntuple_with_metadata, ntuple_update,
-                                    ntuple_value, save_ntuple)
+from tablegym.models.ntuple import (DEFAULT_TUPLES, HINT_CELL, NTupleConfig, NTupleNet, layout,
+                                    load_ntuple_with_metadata, ntuple_update, ntuple_value, save_ntuple)
 
 MILESTONE_RANKS = {"768": 11, "1536": 12, "3072": 13}
 MAX_MOVES = 200_000  # far beyond any game (a 12288 card takes ~6,000 moves): a guard against a rules bug
@@ -52,9 +53,11 @@ class Args:
     lam: float = 0.0  # TD(lambda); 0 is TD(0)
     seed: int = 0
     stage_ranks: tuple[int, ...] = (11,)
-    log_every: int = 1000  # games per TensorBoard point
+    log_every: int = 1000  # games per TensorBoard point (and per chunk a worker plays)
+    workers: int = 1  # processes learning into one shared table (Hogwild); 1 is deterministic
     save_minutes: float = 5.0
     out: str | None = None  # also write the final network here (e.g. the shipped checkpoint)
+    out_prune: float = 20.0  # ... without the entries smaller than this (halves the file, README)
     tuples: tuple[tuple[int, ...], ...] = field(default=DEFAULT_TUPLES)
 
 
@@ -152,6 +155,32 @@ def _summary(stats: np.ndarray) -> dict[str, float]:
     return out
 
 
+def _chunk_seed(seed: int, games_before: int) -> int:
+    """One seed per chunk, from the run seed and the games played before it: a resumed run
+    does not replay the games it has learned from."""
+    return int(np.random.SeedSequence([seed, games_before]).generate_state(1)[0] % (2**31))
+
+
+def _play_chunk(task: tuple) -> tuple[np.ndarray, float]:
+    """A chunk of games in a worker process, learning into the weights in shared memory
+    (Hogwild: workers update one table without locks; a lost update now and then is harmless)."""
+    from multiprocessing import shared_memory
+
+    shm_name, size, config, n, seed, alpha, lam = task
+    shm = shared_memory.SharedMemory(name=shm_name)
+    try:
+        weights = np.ndarray((size,), dtype=np.float32, buffer=shm.buf)
+        cells, offsets, _ = layout(config)
+        stats = np.zeros((n, 5))
+        t0 = time.perf_counter()
+        play_and_learn(n, seed, alpha, lam, ThreesGame().new_initial_state().array, weights, cells, offsets,
+                       np.array(config.stage_ranks, dtype=np.int64), stats)
+        del weights
+        return stats, time.perf_counter() - t0
+    finally:
+        shm.close()
+
+
 def train(args: Args, progress: bool = True) -> Path:
     """Train (or resume) in ``args.run_dir``; returns the path of the checkpoint written."""
     from torch.utils.tensorboard import SummaryWriter
@@ -170,56 +199,94 @@ def train(args: Args, progress: bool = True) -> Path:
         print(f"resuming {ckpt}: {games_done:,} games, {seconds_done / 60:.1f} min trained")
     else:
         net = NTupleNet(config)
-    tables = net.tables()
-    template = ThreesGame().new_initial_state().array
     writer = SummaryWriter(str(run_dir))
     (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=1))
 
-    def save(path: Path, half: bool = False) -> Path:
+    def save(path: Path, half: bool = False, prune: float = 0.0) -> Path:
         meta = {"games": games_done, "train_seconds": seconds_done, "alpha": args.alpha, "lam": args.lam,
                 "seed": args.seed}
-        return save_ntuple(path, net, meta, half=half)
+        return save_ntuple(path, net, meta, half=half, prune=prune)
+
+    pool, shm = None, None
+    if args.workers > 1:  # the tables move to shared memory, the module keeps viewing them
+        import multiprocessing as mp
+        from multiprocessing import shared_memory
+
+        weights = net.tables().weights
+        shm = shared_memory.SharedMemory(create=True, size=weights.nbytes)
+        shared = np.ndarray(weights.shape, dtype=np.float32, buffer=shm.buf)
+        shared[:] = weights
+        net.table.weight.data = torch.from_numpy(shared).view(-1, 1)
+        pool = mp.get_context("forkserver").Pool(args.workers)
+    tables = net.tables()
+    template = ThreesGame().new_initial_state().array
+
+    def submit(n: int, seed: int):
+        if pool is None:
+            stats = np.zeros((n, 5))
+            t0 = time.perf_counter()
+            play_and_learn(n, seed, args.alpha, args.lam, template, tables.weights, tables.cells, tables.offsets,
+                           tables.stage_ranks, stats)
+            result = (stats, time.perf_counter() - t0)
+            return _Done(result)
+        return pool.apply_async(_play_chunk, ((shm.name, tables.weights.shape[0], config, n, seed, args.alpha,
+                                               args.lam),))
 
     start = last_save = time.perf_counter()
     chunk = max(1, args.log_every)
     bar = tqdm(total=args.games or None, disable=not progress, unit="game", desc="threes TD")
-    played = 0
-    while True:
-        elapsed = time.perf_counter() - start
-        if (args.games and played >= args.games) or (args.minutes and elapsed >= 60 * args.minutes):
-            break
-        if not args.games and not args.minutes:
-            break
-        n = min(chunk, args.games - played) if args.games else chunk
-        stats = np.zeros((n, 5))
-        t0 = time.perf_counter()
-        # One seed per chunk, derived from the run seed and the games already played: a
-        # resumed run does not replay the games it has learned from.
-        seed = int(np.random.SeedSequence([args.seed, games_done]).generate_state(1)[0] % (2**31))
-        play_and_learn(n, seed, args.alpha, args.lam, template, tables.weights, tables.cells, tables.offsets,
-                       tables.stage_ranks, stats)
-        dt = time.perf_counter() - t0
-        played += n
-        games_done += n
-        seconds_done += dt
-        summary = _summary(stats)
-        summary["speed/games_per_s"] = n / dt
-        summary["speed/moves_per_s"] = float(stats[:, 2].sum() / dt)
-        for key, value in summary.items():
-            writer.add_scalar(key, value, games_done)
-        bar.update(n)
-        bar.set_postfix(mean=f"{summary['score/mean']:,.0f}", r1536=f"{summary['reached/1536']:.0f}%",
-                        gps=f"{summary['speed/games_per_s']:.1f}")
-        if time.perf_counter() - last_save >= 60 * args.save_minutes:
-            save(ckpt)
-            last_save = time.perf_counter()
-    bar.close()
-    writer.close()
-    path = save(ckpt)
-    if args.out:  # the file to ship: float16 values (the run's own checkpoint stays exact)
-        path = save(Path(args.out), half=True)
+    submitted, pending, games_before = 0, [], games_done
+
+    def in_budget() -> bool:
+        return ((not args.games or submitted < args.games)
+                and (not args.minutes or time.perf_counter() - start < 60 * args.minutes))
+
+    try:
+        while True:
+            while in_budget() and len(pending) < max(1, args.workers):
+                n = min(chunk, args.games - submitted) if args.games else chunk
+                pending.append(submit(n, _chunk_seed(args.seed, games_before + submitted)))
+                submitted += n
+            if not pending:
+                break
+            stats, dt = pending.pop(0).get()
+            n = stats.shape[0]
+            games_done += n
+            seconds_done += dt / max(1, args.workers)  # wall-clock seconds of training
+            summary = _summary(stats)
+            summary["speed/games_per_s"] = n * max(1, args.workers) / dt
+            summary["speed/moves_per_s"] = float(stats[:, 2].sum() * max(1, args.workers) / dt)
+            for key, value in summary.items():
+                writer.add_scalar(key, value, games_done)
+            bar.update(n)
+            bar.set_postfix(mean=f"{summary['score/mean']:,.0f}", r1536=f"{summary['reached/1536']:.0f}%",
+                            gps=f"{summary['speed/games_per_s']:.1f}")
+            if time.perf_counter() - last_save >= 60 * args.save_minutes:
+                save(ckpt)
+                last_save = time.perf_counter()
+        bar.close()
+        writer.close()
+        path = save(ckpt)
+        if args.out:  # the file to ship: float16, small entries pruned (the run's checkpoint stays exact)
+            path = save(Path(args.out), half=True, prune=args.out_prune)
+    finally:
+        if pool is not None:
+            pool.terminate()
+            net.table.weight.data = net.table.weight.data.clone()  # off the shared buffer before it goes
+            shm.close()
+            shm.unlink()
     print(f"{games_done:,} games, {seconds_done / 60:.1f} min of training in all; saved {path}")
     return path
+
+
+class _Done:
+    """A finished in-process chunk, with the interface of the pool's AsyncResult."""
+
+    def __init__(self, result):
+        self.result = result
+
+    def get(self):
+        return self.result
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
@@ -237,15 +304,20 @@ def parse_args(argv: list[str] | None = None) -> Args:
                    help="the n-tuples, cells 0..15 row-major from the top-left joined by commas, h = the card "
                         "about to enter (default: %(default)s)")
     p.add_argument("--log-every", type=int, default=d.log_every)
+    p.add_argument("--workers", type=int, default=d.workers,
+                   help="processes learning into one shared table (lock-free); 1 = deterministic")
     p.add_argument("--save-minutes", type=float, default=d.save_minutes)
-    p.add_argument("--out", help="also write the final network here")
+    p.add_argument("--out", help="also write the final network here (float16, small entries pruned)")
+    p.add_argument("--out-prune", type=float, default=d.out_prune,
+                   help="leave entries below this magnitude out of --out (default %(default)s; 0 keeps all)")
     a = p.parse_args(argv)
     if a.minutes < 0 or a.games < 0 or (a.minutes == 0 and a.games == 0):
         p.error("give a positive --minutes or --games budget")
-    if not 0.0 <= a.lam <= 1.0 or a.alpha <= 0:
-        p.error("--lam must lie in [0, 1] and --alpha be positive")
+    if not 0.0 <= a.lam <= 1.0 or a.alpha <= 0 or a.workers < 1:
+        p.error("--lam must lie in [0, 1], --alpha be positive and --workers at least 1")
     return Args(run_dir=a.run_dir, minutes=a.minutes, games=a.games, alpha=a.alpha, lam=a.lam, seed=a.seed,
-                stage_ranks=tuple(a.stage_ranks), log_every=a.log_every, save_minutes=a.save_minutes, out=a.out,
+                stage_ranks=tuple(a.stage_ranks), log_every=a.log_every, workers=a.workers,
+                save_minutes=a.save_minutes, out=a.out, out_prune=a.out_prune,
                 tuples=tuple(_parse_tuple(p, t) for t in a.tuples))
 
 
