@@ -61,9 +61,10 @@ def afterstate_chance(depth: int) -> np.ndarray:
     return np.array([HINT] * (depth > 1) + [EXACT] * (depth - 2) + [LEAF], dtype=np.int64)
 
 
-# The network arrays every search takes (empty ones for a hand-made evaluator).
-NO_NETWORK = (np.zeros(1, dtype=np.float32), np.zeros((0, 1, 1), dtype=np.int64), np.zeros(0, dtype=np.int64),
-              np.zeros(0, dtype=np.int64))
+# A hand-made evaluator's search gets None for the four network arrays: numba then compiles a
+# version without them (arrays carried through every recursive call cost the hand-made
+# searches 2x, measured) and prunes the learned branches from it.
+NO_NETWORK = (None, None, None, None)
 
 
 @njit(cache=True)
@@ -180,12 +181,13 @@ def _learned_leaf_draw(board, n1, n2, n3, penalty, weights, cells, offsets, stag
 
 _I, _F = types.int64, types.float64
 _NET = (types.float32[::1], types.int64[:, :, ::1], types.int64[::1], types.int64[::1])
-_SIGNATURE = _F(_I, _I, types.int64[::1], _I, _I, _I, _I, _I, _I, _F, *_NET, types.int64[:, ::1],
-                types.float64[:, ::1], types.int64[:, :, ::1], types.float64[::1], types.int64[::1])
+_SIGNATURES = [_F(_I, _I, types.int64[::1], _I, _I, _I, _I, _I, _I, _F, *net, types.int64[:, ::1],
+                  types.float64[:, ::1], types.int64[:, :, ::1], types.float64[::1], types.int64[::1])
+               for net in (_NET, (types.none,) * 4)]
 
 
-# An explicit signature: numba's cache reloads a self-recursive function reliably only then.
-@njit(_SIGNATURE, cache=True)
+# Explicit signatures: numba's cache reloads a self-recursive function reliably only then.
+@njit(_SIGNATURES, cache=True)
 def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penalty, weights, cells, offsets,
                 stage_ranks, ranks, probs, decks, values, counters):
     """Best expected value over the swipes of ``board``, ``ply`` swipes into the search.
@@ -196,10 +198,13 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
     depth = models.shape[0]
     if ply == depth:
         counters[0] += 1
+        if weights is None:
+            return evaluate_board(board, evaluator)
         return leaf_value(board, hint, evaluator, weights, cells, offsets, stage_ranks)
-    if models[ply] == LEAF and hint == 0 and evaluator == LEARNED:
-        return _learned_leaf_draw(board, n1, n2, n3, penalty, weights, cells, offsets, stage_ranks, ranks[depth + ply],
-                                  probs[depth + ply], decks[depth + ply], counters)
+    if weights is not None:
+        if models[ply] == LEAF and hint == 0:
+            return _learned_leaf_draw(board, n1, n2, n3, penalty, weights, cells, offsets, stage_ranks,
+                                      ranks[depth + ply], probs[depth + ply], decks[depth + ply], counters)
     if (models[ply] == EXACT or models[ply] == LEAF) and hint == 0:
         # The true game: the next card is drawn (and hinted) before the player swipes.
         # Scratch rows depth + ply hold the draw, rows ply the insertion below.
@@ -249,9 +254,9 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
                 counters[1] = d
     if best == -np.inf:
         counters[0] += 1
-        if evaluator == LEARNED:  # the game is over: nothing more to come
-            return board_score(board) - penalty
-        return evaluate_board(board, evaluator) - penalty
+        if weights is None:
+            return evaluate_board(board, evaluator) - penalty
+        return board_score(board) - penalty  # learned: the game is over, nothing more to come
     return best
 
 
