@@ -11,6 +11,7 @@ a rerun skips the games already there, so a long run can be stopped and resumed.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import multiprocessing as mp
 import time
@@ -22,22 +23,45 @@ from tqdm import tqdm
 MILESTONES = (384, 768, 1536, 3072, 6144)
 
 
-def play_one(task: tuple[str, str, int, int]) -> dict:
-    """One game of ``spec`` under rule option ``hint``; the record of how it went."""
-    from tablegym.envs.threes.agents import make_threes_agent
+def play_game(agent, label: str, hint: str, seed: int, index: int) -> dict:
+    """Game ``index`` of seed ``seed`` played by ``agent`` (state, rng) -> swipe; its record."""
     from tablegym.envs.threes.core import ThreesGame, play_random_setup, sample_chance
 
-    spec, hint, seed, index = task
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
-    agent = make_threes_agent(spec)
+    leaves = getattr(agent, "leaves", 0)
     state = play_random_setup(ThreesGame(hint), rng)
     start = time.perf_counter()
     while not state.is_terminal():
         state = sample_chance(state.child(agent(state, rng)), rng)
     seconds = time.perf_counter() - start
-    return {"game": index, "agent": spec, "hint": hint, "seed": seed, "score": state.score,
+    return {"game": index, "agent": label, "hint": hint, "seed": seed, "score": state.score,
             "highest": state.highest, "moves": state.moves, "seconds": seconds,
-            "leaves": getattr(agent, "leaves", 0)}
+            "leaves": getattr(agent, "leaves", 0) - leaves}
+
+
+@functools.lru_cache(maxsize=4)
+def _agent(spec: str):
+    """One agent per spec and process: a learned one loads its tables once, not every game."""
+    from tablegym.envs.threes.agents import make_threes_agent
+
+    return make_threes_agent(spec)
+
+
+def play_one(task: tuple[str, str, int, int]) -> dict:
+    """One game of ``spec`` under rule option ``hint``; the record of how it went."""
+    spec, hint, seed, index = task
+    return play_game(_agent(spec), spec, hint, seed, index)
+
+
+def recorded(out: str | None, **match) -> dict[int, dict]:
+    """The games already in ``out`` whose fields equal ``match``, by game index (for resuming)."""
+    done: dict[int, dict] = {}
+    if out and Path(out).exists():
+        for line in Path(out).read_text().splitlines():
+            rec = json.loads(line)
+            if all(rec.get(k) == v for k, v in match.items()):
+                done[rec["game"]] = rec
+    return done
 
 
 def summarise(records: list[dict]) -> dict:
@@ -71,12 +95,7 @@ HEADER = ("| agent | games | low | median | mean ± 95% | high | >=384 | >=768 |
 def run(spec: str, *, games: int, workers: int = 1, seed: int = 0, hint: str = "+", out: str | None = None,
         progress: bool = True) -> list[dict]:
     """Play games 0..games-1 (skipping those already recorded in ``out``); return all records."""
-    done: dict[int, dict] = {}
-    if out and Path(out).exists():
-        for line in Path(out).read_text().splitlines():
-            rec = json.loads(line)
-            if rec["agent"] == spec and rec["hint"] == hint and rec["seed"] == seed:
-                done[rec["game"]] = rec
+    done = recorded(out, agent=spec, hint=hint, seed=seed)
     tasks = [(spec, hint, seed, i) for i in range(games) if i not in done]
     sink = open(out, "a") if out else None
     try:

@@ -49,6 +49,8 @@ import gymnasium
 import numpy as np
 import torch
 
+from tablegym.experiments.threes_eval import recorded
+
 ALGOS = ("dqn", "maskableppo")
 ENV_ID = "tablegym/Threes-v0"
 
@@ -178,18 +180,14 @@ def make_policy(algo: str, model) -> Callable[[np.ndarray, np.ndarray], int]:
 def play_game(policy: Callable[[np.ndarray, np.ndarray], int], *, seed: int, index: int, hint: str,
               high: np.ndarray) -> dict:
     """One game on the rules core, seeded like threes_eval.play_one; the threes_eval record."""
-    from tablegym.envs.threes.core import ThreesGame, play_random_setup, sample_chance
+    from tablegym.experiments.threes_eval import play_game as play
 
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
-    state = play_random_setup(ThreesGame(hint), rng)
-    start = time.perf_counter()
-    while not state.is_terminal():
-        mask = state.legal_action_mask().astype(bool)
-        action = policy((state.observation() / high).astype(np.float32), mask)
-        state = sample_chance(state.child(action), rng)  # child() raises on an illegal swipe
-    seconds = time.perf_counter() - start
-    return {"game": index, "hint": hint, "seed": seed, "score": state.score, "highest": state.highest,
-            "moves": state.moves, "seconds": seconds, "leaves": 0}
+    def agent(state, rng=None) -> int:  # child() raises on an illegal swipe
+        return policy((state.observation() / high).astype(np.float32), state.legal_action_mask().astype(bool))
+
+    rec = play(agent, "", hint, seed, index)
+    del rec["agent"]
+    return rec
 
 
 _WORKER: dict = {}
@@ -214,13 +212,7 @@ def evaluate(algo: str, *, run_dir: str, games: int, seed: int, hint: str = "+",
     if meta is None:
         meta = json.loads((Path(run_dir) / "train.json").read_text())
     extra = {"timesteps": meta["timesteps"], "train_seconds": meta["train_seconds"]}
-    done: dict[int, dict] = {}
-    if out and Path(out).exists():
-        for line in Path(out).read_text().splitlines():
-            rec = json.loads(line)
-            key = (rec["agent"], rec["hint"], rec["seed"], rec.get("timesteps"), rec.get("train_seconds"))
-            if key == (agent, hint, seed, extra["timesteps"], extra["train_seconds"]):
-                done[rec["game"]] = rec
+    done = recorded(out, agent=agent, hint=hint, seed=seed, **extra)
     tasks = [(seed, i, hint) for i in range(games) if i not in done]
     if out:
         Path(out).parent.mkdir(parents=True, exist_ok=True)

@@ -161,22 +161,29 @@ def _chunk_seed(seed: int, games_before: int) -> int:
     return int(np.random.SeedSequence([seed, games_before]).generate_state(1)[0] % (2**31))
 
 
+def _run_chunk(n: int, seed: int, alpha: float, lam: float, weights: np.ndarray, config: NTupleConfig
+               ) -> tuple[np.ndarray, float]:
+    """``n`` games learning into ``weights``: their stats and the seconds they took."""
+    cells, offsets, _ = layout(config)
+    stats = np.zeros((n, 5))
+    t0 = time.perf_counter()
+    play_and_learn(n, seed, alpha, lam, ThreesGame().new_initial_state().array, weights, cells, offsets,
+                   np.array(config.stage_ranks, dtype=np.int64), stats)
+    return stats, time.perf_counter() - t0
+
+
 def _play_chunk(task: tuple) -> tuple[np.ndarray, float]:
-    """A chunk of games in a worker process, learning into the weights in shared memory
-    (Hogwild: workers update one table without locks; a lost update now and then is harmless)."""
+    """``_run_chunk`` in a worker process, learning into the weights in shared memory (Hogwild:
+    workers update one table without locks; a lost update now and then is harmless)."""
     from multiprocessing import shared_memory
 
     shm_name, size, config, n, seed, alpha, lam = task
     shm = shared_memory.SharedMemory(name=shm_name)
     try:
         weights = np.ndarray((size,), dtype=np.float32, buffer=shm.buf)
-        cells, offsets, _ = layout(config)
-        stats = np.zeros((n, 5))
-        t0 = time.perf_counter()
-        play_and_learn(n, seed, alpha, lam, ThreesGame().new_initial_state().array, weights, cells, offsets,
-                       np.array(config.stage_ranks, dtype=np.int64), stats)
+        result = _run_chunk(n, seed, alpha, lam, weights, config)
         del weights
-        return stats, time.perf_counter() - t0
+        return result
     finally:
         shm.close()
 
@@ -218,19 +225,12 @@ def train(args: Args, progress: bool = True) -> Path:
         shared[:] = weights
         net.table.weight.data = torch.from_numpy(shared).view(-1, 1)
         pool = mp.get_context("forkserver").Pool(args.workers)
-    tables = net.tables()
-    template = ThreesGame().new_initial_state().array
+    weights = net.tables().weights
 
     def submit(n: int, seed: int):
         if pool is None:
-            stats = np.zeros((n, 5))
-            t0 = time.perf_counter()
-            play_and_learn(n, seed, args.alpha, args.lam, template, tables.weights, tables.cells, tables.offsets,
-                           tables.stage_ranks, stats)
-            result = (stats, time.perf_counter() - t0)
-            return _Done(result)
-        return pool.apply_async(_play_chunk, ((shm.name, tables.weights.shape[0], config, n, seed, args.alpha,
-                                               args.lam),))
+            return _Done(_run_chunk(n, seed, args.alpha, args.lam, weights, config))
+        return pool.apply_async(_play_chunk, ((shm.name, weights.shape[0], config, n, seed, args.alpha, args.lam),))
 
     start = last_save = time.perf_counter()
     chunk = max(1, args.log_every)

@@ -68,12 +68,10 @@ NO_NETWORK = (None, None, None, None)
 
 
 @njit(cache=True)
-def leaf_value(board, hint, evaluator, weights, cells, offsets, stage_ranks):
-    """A hand-made evaluator's score, or for LEARNED the expected final score: the board's
-    score plus the network's value of the score still to come."""
-    if evaluator == LEARNED:
-        return board_score(board) + ntuple_value(board, hint, weights, cells, offsets, stage_ranks)
-    return evaluate_board(board, evaluator)
+def learned_leaf_value(board, hint, weights, cells, offsets, stage_ranks):
+    """The expected final score by the network: the afterstate's score plus the value of the
+    score still to come."""
+    return board_score(board) + ntuple_value(board, hint, weights, cells, offsets, stage_ranks)
 
 
 @njit(cache=True)
@@ -200,7 +198,7 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
         counters[0] += 1
         if weights is None:
             return evaluate_board(board, evaluator)
-        return leaf_value(board, hint, evaluator, weights, cells, offsets, stage_ranks)
+        return learned_leaf_value(board, hint, weights, cells, offsets, stage_ranks)
     if weights is not None:
         if models[ply] == LEAF and hint == 0:
             return _learned_leaf_draw(board, n1, n2, n3, penalty, weights, cells, offsets, stage_ranks,
