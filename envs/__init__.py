@@ -25,6 +25,7 @@ ENV_IDS: dict[str, tuple[str, dict]] = {
     "tablegym/Trilobite-v0": ("tablegym.envs.trilobite.env:TrilobiteEnv", dict(width=8, height=7, win_length=4)),
     "tablegym/TrilobiteTiny-v0": ("tablegym.envs.trilobite.env:TrilobiteEnv", dict(width=3, height=3, win_length=3)),
     "tablegym/Sim-v0": ("tablegym.envs.sim.env:SimEnv", dict(n=6)),
+    "tablegym/Trap-v0": ("tablegym.envs.trap.env:TrapEnv", dict(n=7)),
 }
 """Gymnasium id -> (entry point, default keyword arguments) of the two-player games (each also a PettingZoo id)."""
 
@@ -37,6 +38,7 @@ AEC_ENV_IDS: dict[str, tuple[str, dict]] = {
     "tablegym/Trilobite-v0": ("tablegym.envs.trilobite.env:trilobite_aec_env", dict(width=8, height=7, win_length=4)),
     "tablegym/TrilobiteTiny-v0": ("tablegym.envs.trilobite.env:trilobite_aec_env", dict(width=3, height=3, win_length=3)),
     "tablegym/Sim-v0": ("tablegym.envs.sim.env:sim_aec_env", dict(n=6)),
+    "tablegym/Trap-v0": ("tablegym.envs.trap.env:trap_aec_env", dict(n=7)),
 }
 """PettingZoo AEC id -> (entry point, default keyword arguments)."""
 

@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tablegym.envs.core import Game, State
+from tablegym.envs.core import CHANCE, Game, State
 from tablegym.experiments.games import GAMES, make_game
 
 PROG = "tablegym"
@@ -115,7 +115,7 @@ def _game_options_parser() -> argparse.ArgumentParser:
     g.add_argument("game", help=f"one of: {', '.join(GAMES)}")
     g.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="a game option (repeatable), e.g. --option win_length=5")
-    g.add_argument("--n", type=int, help="sim: number of points")
+    g.add_argument("--n", type=int, help="sim: number of points; trap: board side")
     g.add_argument("--width", type=int, help="trilobite: board width")
     g.add_argument("--height", type=int, help="trilobite: board height")
     g.add_argument("--win-length", dest="win_length", type=int, help="trilobite: chips in a row to win")
@@ -172,8 +172,59 @@ class _Announced:
         return action
 
 
-_MOVE_KEYS = {"threes": "or l/r/u/d, or an arrow key, then Enter"}
+_MOVE_KEYS = {
+    "threes": "or l/r/u/d, or an arrow key, then Enter",
+    "trap": "move: a direction such as ne; throw: a cell such as d4, column letter then row",
+}
 """How a person may type a move, per game, beyond the move names the prompt lists."""
+
+
+class _ChanceNews:
+    """Tells a person what chance did between two decisions (where a Trap trap landed).
+
+    ``play_game`` samples chance outcomes itself, so every agent is wrapped (``wrap``): before
+    an agent decides, the outcome that leads from the position after the previous decision
+    to the one now on the board is printed with its probability. ``report`` on the final
+    position tells the last one, when a chance event ended the game.
+    """
+
+    def __init__(self, print_fn: Callable[..., None]) -> None:
+        self._print = print_fn
+        self._after: State | None = None
+
+    def report(self, state: State) -> None:
+        """Print the chance outcome between the last decision and ``state``, if there was one."""
+        after, self._after = self._after, None
+        if after is None or after.current_player() != CHANCE:
+            return
+        for outcome, prob in after.chance_outcomes():
+            if after.child(outcome) == state:
+                self._print(f"chance: {after.action_to_string(outcome)} (probability {prob:.3g})")
+                return
+
+    def wrap(self, agent: Any) -> "_Reported":
+        return _Reported(agent, self)
+
+    def decided(self, state: State, action: int) -> None:
+        try:
+            self._after = state.child(action)
+        except ValueError:  # an illegal move: play_game reports it, naming the agent
+            self._after = None
+
+
+class _Reported:
+    """An agent that first has ``news`` tell the chance events since the last decision."""
+
+    def __init__(self, agent: Any, news: _ChanceNews) -> None:
+        self._agent = agent
+        self._news = news
+        self.name = getattr(agent, "name", "agent")
+
+    def __call__(self, state: State, rng: np.random.Generator) -> int:
+        self._news.report(state)
+        action = self._agent(state, rng)
+        self._news.decided(state, action)
+        return action
 
 
 def _final_state(game: Game, actions: Sequence[int]) -> State:
@@ -237,16 +288,22 @@ def _cmd_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         machine = _make_agent(game, spec)
     except ValueError as err:
         parser.error(str(err))
-    human = HumanAgent()
-    agents = [_Announced(machine, print), _Announced(machine, print)]
-    agents[args.seat] = human  # type: ignore[call-overload]
+    human = HumanAgent(keys=_MOVE_KEYS.get(args.game, ""))
+    agents: list[Any] = [_Announced(machine, print), _Announced(machine, print)]
+    agents[args.seat] = human
+    news = _ChanceNews(print) if game.spec.chance else None
+    if news is not None:
+        agents = [news.wrap(a) for a in agents]
     print(f"{game!r}: you are player {args.seat}, against {spec!r}")
     try:
         record = play_game(game, tuple(agents), np.random.default_rng(args.seed))
     except HumanQuit:
         print("game abandoned")
         return 0
-    print(_final_state(game, record.actions).to_text())
+    final = _final_state(game, record.actions)
+    if news is not None:
+        news.report(final)
+    print(final.to_text())
     if record.winner is None:
         print("draw")
     else:
@@ -392,6 +449,8 @@ def _cmd_bench(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
         fn = _require("tablegym.search.bench", "bench_alphabeta", "the search benchmark")
     elif args.which == "threes":
         fn = _require("tablegym.experiments.bench_threes", "bench_threes", "the Threes benchmark")
+    elif args.which == "trap":
+        fn = _require("tablegym.experiments.bench_trap", "bench_trap", "the Trap benchmark")
     else:
         fn = _require("tablegym.envs.sim", "bench_sim_solve", "the Sim solver benchmark")
         if args.n is not None:
@@ -458,7 +517,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_eval, parser=p)
 
     p = sub.add_parser("bench", help="speed benchmarks")
-    p.add_argument("which", choices=("envs", "search", "sim-solve", "threes"))
+    p.add_argument("which", choices=("envs", "search", "sim-solve", "threes", "trap"))
     p.add_argument("--seconds", type=_positive_float, help="envs: seconds per env")
     p.add_argument("--n", type=_int_at_least(3), help="sim-solve: number of points")
     p.add_argument("--repeats", type=_int_at_least(1), help="sim-solve: repetitions")

@@ -39,6 +39,12 @@ def _sim(**options: Any) -> Game:
     return SimGame(**options)
 
 
+def _trap(**options: Any) -> Game:
+    from tablegym.envs.trap.core import TrapGame
+
+    return TrapGame(**options)
+
+
 def _threes(**options: Any) -> Game:
     from tablegym.envs.threes.core import ThreesGame
 
@@ -62,6 +68,8 @@ GAMES: dict[str, GameEntry] = {
                   "gravity N-in-a-row, default 8x7, four in a row"),
         GameEntry("trilobite-tiny", _trilobite_tiny, {"first_player": int}, "Trilobite 3x3, three in a row"),
         GameEntry("sim", _sim, {"n": int}, "triangle-avoidance on K_n, default n=6"),
+        GameEntry("trap", _trap, {"n": int, "turn_cap": int, "first_player": int},
+                  "move a king step, throw a trap that may miss, enclose the opponent; default 7x7, draw at 200 turns"),
         GameEntry("threes", _threes, {"hint": str}, "Threes! (single player); hint '+' (default) or 'candidates'"),
     )
 }

@@ -1,0 +1,347 @@
+"""Expectiminimax with alpha-beta, Star1 chance-node pruning, a transposition table and
+iterative deepening, for two-player games with chance nodes (Trap's landing cell).
+
+Players need not alternate (a Trap turn is a move, then a throw by the same player), so the
+search is negamax over the MOVER: every decision node is searched from its mover's point of
+view, and a child whose mover differs is negated with its window. A chance node belongs to the
+player who was to decide just before it (its values are in that player's view) and averages its
+children over the FULL outcome distribution.
+
+Depth counts decisions; chance nodes cost no depth, and a chance node reached with no depth
+left is still expanded, so every leaf is a decision node or a finished game and a throw's
+value always includes where the trap can land.
+
+Star1 (Ballard 1983): with every value known to lie in ``[-bound, bound]``, the i-th outcome of
+a chance node is searched with the window that would let the node's expectation leave
+``(alpha, beta)``; once the expectation is certain to fall outside, the node returns that bound.
+This is exact: the root value equals plain expectiminimax (the tests hold it to a reference
+over the object contract). A win is worth ``bound + MAX_PLY - ply`` (sooner is better) and an
+evaluator's values are clamped to ``[-bound, bound]``, which keeps the bounds sound.
+
+The ``moves`` kernel may be a candidate generator narrower than the legal moves (Trap's
+``SEARCH_KERNELS`` try only promising throws); ``chance(s, outcomes, probs) -> n`` lists the
+outcomes of a chance node.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit, types
+
+from tablegym.envs.core import CHANCE, DRAW, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState, State
+from tablegym.search.evaluator import Evaluator
+
+EXACT, LOWER, UPPER = 0, 1, 2
+MAX_PLY = 128
+MAX_OUTCOMES = 64
+CHANCE_T = types.FunctionType(types.int64(STATE_T, types.int64[::1], types.float64[::1]))
+"""``chance(s, outcomes, probs) -> n``: a chance node's outcomes and their probabilities."""
+
+_I = types.int64
+_F = types.float64
+_I1 = types.int64[::1]
+_F1 = types.float64[::1]
+_I2 = types.int64[:, ::1]
+_F2 = types.float64[:, ::1]
+_KERNEL_ARGS = (MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, EVAL_T, _F1)
+_TABLE_ARGS = (_I1, _F1, _I1, _I1, _I1, _F1, _I2, _F2, _I2, _F2, _I1, _F, _I)
+
+
+@dataclass
+class ExpectiminimaxResult:
+    """One search: the move, its value for the player to move, and the effort."""
+
+    action: int
+    value: float
+    depth: int
+    nodes: int
+    seconds: float
+    completed: bool = True
+    values: dict[int, float] = field(default_factory=dict)
+    depths: list[tuple[int, int, float]] = field(default_factory=list)
+    """(depth, nodes, seconds) of every completed iteration."""
+
+    @property
+    def nodes_per_second(self) -> float:
+        return self.nodes / self.seconds if self.seconds > 0 else float("nan")
+
+
+@njit(cache=True)
+def _order(buf, n, tt_move, history, scores):
+    """Sort ``buf[:n]``: the transposition-table move first, then by history (stable)."""
+    for i in range(n):
+        m = buf[i]
+        scores[i] = 1e300 if m == tt_move else history[m]
+    for i in range(1, n):
+        m = buf[i]
+        sc = scores[i]
+        j = i - 1
+        while j >= 0 and scores[j] < sc:
+            buf[j + 1] = buf[j]
+            scores[j + 1] = scores[j]
+            j -= 1
+        buf[j + 1] = m
+        scores[j + 1] = sc
+
+
+@njit(_F(STATE_T, _I, _F, _F, _I, _I, _I, *_KERNEL_ARGS, *_TABLE_ARGS), cache=True)
+def _value(s, depth, alpha, beta, ply, root, me, moves, push, pop, to_move, outcome, key_fn, chance, eval_fn, params,
+           tt_key, tt_val, tt_depth, tt_flag, tt_move, history, bufs, scores, outs, probs, counters, bound,
+           node_limit):
+    """The value of ``s`` for player ``me`` within the window (alpha, beta) (fail-soft).
+
+    Leaves are evaluated for the ``root`` player and negated for the other: asymmetric
+    hand-made heuristics (AIS) are searched the way their authors scored them.
+    """
+    counters[0] += 1
+    if counters[0] > node_limit:
+        counters[1] = 1
+        return 0.0
+    res = outcome(s)
+    if res != ONGOING:
+        if res == DRAW:
+            return 0.0
+        win = bound + MAX_PLY - ply
+        return win if res == me else -win
+    mover = to_move(s)
+    if mover == CHANCE:
+        n = chance(s, outs[ply], probs[ply])
+        lo = -(bound + MAX_PLY)
+        hi = bound + MAX_PLY
+        total = 0.0
+        rest = 1.0
+        for i in range(n):
+            p = probs[ply, i]
+            rest -= p
+            a = (alpha - total - hi * rest) / p
+            b = (beta - total - lo * rest) / p
+            push(s, outs[ply, i])
+            v = _value(s, depth, max(a, lo), min(b, hi), ply + 1, root, me, moves, push, pop, to_move, outcome, key_fn,
+                       chance, eval_fn, params, tt_key, tt_val, tt_depth, tt_flag, tt_move, history, bufs, scores,
+                       outs, probs, counters, bound, node_limit)
+            pop(s)
+            if counters[1]:
+                return 0.0
+            total += p * v
+            if v <= a:
+                counters[2] += 1
+                return total + hi * max(rest, 0.0)  # the expectation cannot rise above alpha
+            if v >= b:
+                counters[2] += 1
+                return total + lo * max(rest, 0.0)  # nor fall below beta
+        return total
+    if mover != me:
+        counters[0] -= 1  # the same node, seen from its mover
+        return -_value(s, depth, -beta, -alpha, ply, root, mover, moves, push, pop, to_move, outcome, key_fn,
+                       chance, eval_fn, params, tt_key, tt_val, tt_depth, tt_flag, tt_move, history, bufs, scores,
+                       outs, probs, counters, bound, node_limit)
+    if depth <= 0:
+        v = min(max(eval_fn(s, root, params), -bound), bound)
+        return v if me == root else -v
+    key = key_fn(s)
+    slot = key & (tt_key.shape[0] - 1)
+    best_move = -1
+    if tt_key[slot] == key:
+        best_move = tt_move[slot]
+        if tt_depth[slot] == depth:
+            v = tt_val[slot]
+            f = tt_flag[slot]
+            if f == EXACT or (f == LOWER and v >= beta) or (f == UPPER and v <= alpha):
+                counters[3] += 1
+                return v
+    buf = bufs[ply]
+    n = moves(s, buf)
+    _order(buf, n, best_move, history, scores[ply])
+    alpha0 = alpha
+    best = -np.inf
+    for i in range(n):
+        m = buf[i]
+        push(s, m)
+        v = _value(s, depth - 1, alpha, beta, ply + 1, root, me, moves, push, pop, to_move, outcome, key_fn, chance,
+                   eval_fn, params, tt_key, tt_val, tt_depth, tt_flag, tt_move, history, bufs, scores, outs, probs,
+                   counters, bound, node_limit)
+        pop(s)
+        if counters[1]:
+            return 0.0
+        if v > best:
+            best = v
+            best_move = m
+            if v > alpha:
+                alpha = v
+                if alpha >= beta:
+                    history[m] += depth * depth
+                    break
+    tt_key[slot] = key
+    tt_val[slot] = best
+    tt_depth[slot] = depth
+    tt_move[slot] = best_move
+    tt_flag[slot] = UPPER if best <= alpha0 else (LOWER if best >= beta else EXACT)
+    return best
+
+
+@njit(types.Tuple((_I, _F, _I))(STATE_T, _I, *_KERNEL_ARGS, *_TABLE_ARGS, _F1), cache=True)
+def _root(s, depth, moves, push, pop, to_move, outcome, key_fn, chance, eval_fn, params, tt_key, tt_val, tt_depth,
+          tt_flag, tt_move, history, bufs, scores, outs, probs, counters, bound, node_limit, root_values):
+    """Search the root moves, the previous iteration's best first; ties keep the earlier move.
+
+    ``root_values[i]`` gets the value of ``moves``' i-th move in generation order (exact for the
+    best move, an upper bound for the others).
+    """
+    counters[0] += 1
+    me = to_move(s)
+    buf = bufs[0]
+    n = moves(s, buf)
+    order = np.arange(n)
+    key = key_fn(s)
+    slot = key & (tt_key.shape[0] - 1)
+    if tt_key[slot] == key:
+        for i in range(n):
+            if buf[i] == tt_move[slot] and i > 0:
+                order[0] = i
+                order[i] = 0
+                break
+    lo = -(bound + MAX_PLY)
+    alpha = lo - 1.0
+    best_move = -1
+    for j in range(n):
+        i = order[j]
+        m = buf[i]
+        push(s, m)
+        v = _value(s, depth - 1, alpha, bound + MAX_PLY + 1.0, 1, me, me, moves, push, pop, to_move, outcome, key_fn,
+                   chance, eval_fn, params, tt_key, tt_val, tt_depth, tt_flag, tt_move, history, bufs, scores, outs,
+                   probs, counters, bound, node_limit)
+        pop(s)
+        if counters[1]:
+            return best_move, alpha, n
+        root_values[i] = v
+        if v > alpha:  # strictly: a fail-soft tie is only an upper bound
+            alpha = v
+            best_move = m
+    tt_key[slot] = key
+    tt_move[slot] = best_move
+    tt_depth[slot] = -1  # ordering hint only: the root value is not stored as a bound
+    return best_move, alpha, n
+
+
+class SearchTables:
+    """Transposition table, history and scratch buffers, kept across iterations and decisions."""
+
+    def __init__(self, num_actions: int, tt_bits: int = 20) -> None:
+        size = 1 << tt_bits
+        self.key = np.zeros(size, dtype=np.int64)
+        self.val = np.zeros(size, dtype=np.float64)
+        self.depth = np.full(size, -1, dtype=np.int64)
+        self.flag = np.zeros(size, dtype=np.int64)
+        self.move = np.full(size, -1, dtype=np.int64)
+        self.history = np.zeros(num_actions, dtype=np.float64)
+        self.bufs = np.zeros((MAX_PLY, num_actions), dtype=np.int64)
+        self.scores = np.zeros((MAX_PLY, num_actions), dtype=np.float64)
+        self.outs = np.zeros((MAX_PLY, MAX_OUTCOMES), dtype=np.int64)
+        self.probs = np.zeros((MAX_PLY, MAX_OUTCOMES), dtype=np.float64)
+
+    def age(self) -> None:
+        """Halve the history scores (between decisions, so old cut-offs fade)."""
+        self.history *= 0.5
+
+
+def expectiminimax(
+    state: KernelState,
+    evaluator: Evaluator,
+    *,
+    chance,
+    moves=None,
+    depth: int = 64,
+    time_limit: float | None = None,
+    node_limit: int | None = None,
+    bound: float | None = None,
+    tables: SearchTables | None = None,
+) -> ExpectiminimaxResult:
+    """Search ``state`` by iterative deepening to ``depth`` decisions within the budgets.
+
+    ``chance`` is the game's chance kernel; ``moves`` (default: the state's ``moves`` kernel)
+    generates the moves searched. ``bound`` caps |evaluator value| (default: the evaluator's
+    ``bound`` attribute, else 1e5): the tighter it is, the more Star1 prunes. With
+    ``time_limit`` the deepest completed iteration's move is returned; the running iteration gets
+    a node budget from the measured speed, because compiled code cannot read the clock.
+    """
+    if state.is_terminal():
+        raise ValueError("cannot search a finished game")
+    if state.current_player() == CHANCE:
+        raise ValueError("the root of a search must be a decision, not a chance node")
+    if depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth!r}")
+    if time_limit is None and node_limit is None and depth >= 64:
+        raise ValueError("give a depth, a time_limit or a node_limit: the search needs a budget")
+    if not evaluator.compiled:
+        raise ValueError(f"evaluator {evaluator.name!r} has no compiled kernel")
+    k = state.kernels
+    gen = moves or k.moves
+    bound = float(bound if bound is not None else getattr(evaluator, "bound", 1e5))
+    tables = tables or SearchTables(state.game.spec.num_actions)
+    depth = min(depth, MAX_PLY // 2 - 4)  # chance plies come on top of the decisions
+    s = state.array
+    buf = np.empty(max(state.game.spec.num_actions, MAX_OUTCOMES), dtype=np.int64)
+    root_moves = buf[: gen(s, buf)].tolist()
+    start = time.perf_counter()
+    total = 0
+    rate = 5e5
+    result = ExpectiminimaxResult(root_moves[0], 0.0, 0, 0, 0.0, completed=False)
+    for d in range(1, depth + 1):
+        limit = node_limit - total if node_limit is not None else 2**62
+        if time_limit is not None:
+            remaining = time_limit - (time.perf_counter() - start)
+            if remaining <= 0:
+                break
+            limit = min(limit, max(int(remaining * rate), 2000))
+        counters = np.zeros(4, dtype=np.int64)
+        root_values = np.full(len(root_moves), np.nan)
+        t0 = time.perf_counter()
+        best, value, _ = _root(s, d, gen, k.push, k.pop, k.to_move, k.outcome, k.key, chance, evaluator.kernel,
+                               evaluator.params, tables.key, tables.val, tables.depth, tables.flag, tables.move,
+                               tables.history, tables.bufs, tables.scores, tables.outs, tables.probs, counters,
+                               bound, limit, root_values)
+        elapsed = time.perf_counter() - t0
+        total += int(counters[0])
+        if elapsed > 0.005:
+            rate = counters[0] / elapsed
+        if counters[1]:
+            break
+        values = {m: float(v) for m, v in zip(root_moves, root_values) if not np.isnan(v)}
+        result = ExpectiminimaxResult(int(best), float(value), d, total, 0.0, True, values, result.depths)
+        result.depths.append((d, total, time.perf_counter() - start))
+    result.nodes = total
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def reference_expectiminimax(state: State, evaluator: Evaluator, depth: int, *, bound: float = 1e5,
+                             ply: int = 0, me: int | None = None, root: int | None = None,
+                             nodes: list[int] | None = None) -> float:
+    """Plain expectiminimax over the object contract, no pruning: the tests' ground truth.
+
+    Same conventions as the compiled search: depth counts decisions, chance nodes are always
+    expanded, wins are worth ``bound + MAX_PLY - ply``, leaf values are clamped to ``bound``.
+    ``nodes[0]``, if given, counts the positions visited (the benchmarks' Python baseline).
+    """
+    if nodes is not None:
+        nodes[0] += 1
+    if me is None:
+        me = root = state.current_player()
+    if state.is_terminal():
+        r = state.returns()[me]
+        return 0.0 if r == 0 else (1 if r > 0 else -1) * (bound + MAX_PLY - ply)
+    player = state.current_player()
+    if player == CHANCE:
+        return sum(p * reference_expectiminimax(state.child(o), evaluator, depth, bound=bound, ply=ply + 1, me=me,
+                                                root=root, nodes=nodes) for o, p in state.chance_outcomes())
+    if depth <= 0:
+        v = min(max(evaluator(state, root), -bound), bound)
+        return v if me == root else -v
+    values = [reference_expectiminimax(state.child(a), evaluator, depth - 1, bound=bound, ply=ply + 1, me=player,
+                                       root=root, nodes=nodes)
+              for a in state.legal_actions()]
+    best = max(values)
+    return best if player == me else -best
