@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint checkpoints clean
+.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint checkpoints trap-results clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -88,3 +88,14 @@ threes-learned: install
 		--run-dir runs/threes-sb3-dqn --eval-games 200 --out results/threes_sb3.jsonl
 	$(THREES) --report results/threes_*.jsonl | tee results/threes.md
 	$(TG) bench threes | tee results/bench_threes.txt
+
+# Trap: the best hand-made searcher against the course's opponents, the round robin, the speed
+# bench (about 45 minutes on 2 cores; README "Trap").
+trap-results: install
+	$(TG) eval trap "search:eval=composite,time=1" hard --games 200 --workers 2 --seed 0 --elo \
+		--csv results/trap_composite_vs_hard.csv | tee results/trap_composite_vs_hard.md
+	for b in medium easy; do $(TG) eval trap "search:eval=composite,time=0.25" $$b --games 200 --workers 2 \
+		--seed 0 --elo --csv results/trap_composite_vs_$$b.csv | tee results/trap_composite_vs_$$b.md; done
+	$(TG) eval trap random easy medium hard $(foreach e,is ais ais-course ocls flood cut composite,"search:eval=$(e),time=0.05") \
+		--games 10 --workers 2 --seed 0 --elo --csv results/trap_round_robin.csv | tee results/trap_round_robin.md
+	$(TG) bench trap | tee results/bench_trap.txt

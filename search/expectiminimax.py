@@ -289,7 +289,9 @@ def expectiminimax(
     total = 0
     rate = 5e5
     result = ExpectiminimaxResult(root_moves[0], 0.0, 0, 0, 0.0, completed=False)
-    for d in range(1, depth + 1):
+    d = 1
+    retries = 0
+    while d <= depth:
         limit = node_limit - total if node_limit is not None else 2**62
         if time_limit is not None:
             remaining = time_limit - (time.perf_counter() - start)
@@ -308,10 +310,17 @@ def expectiminimax(
         if elapsed > 0.005:
             rate = counters[0] / elapsed
         if counters[1]:
-            break
+            # Out of nodes. If the speed guess was too low (the first calls are slow) and half
+            # the time is left, try this depth again faster (the table keeps what was searched).
+            if time_limit is None or retries >= 4 or time.perf_counter() - start > 0.5 * time_limit:
+                break
+            rate = max(2.0 * rate, counters[0] / max(elapsed, 1e-6))
+            retries += 1
+            continue
         values = {m: float(v) for m, v in zip(root_moves, root_values) if not np.isnan(v)}
         result = ExpectiminimaxResult(int(best), float(value), d, total, 0.0, True, values, result.depths)
         result.depths.append((d, total, time.perf_counter() - start))
+        d += 1
     result.nodes = total
     result.seconds = time.perf_counter() - start
     return result

@@ -1,0 +1,85 @@
+"""Trap search speed: nodes per second and the depth reached in a time budget, on one core.
+
+Two positions: the opening, and a mid-game position reached by Medium playing both seats for
+``mid_turns`` turns from a fixed seed. Each hand-made evaluator searches each position with the
+joint expectiminimax for each budget; the pure-Python reference expectiminimax over the object
+API (same tree, no pruning) is timed in the same process as the baseline of the speed ratio.
+
+    tablegym bench trap
+    python -m tablegym.experiments.bench_trap
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from tablegym.envs.core import CHANCE
+from tablegym.envs.trap.agents import MOVE_SHARE, SearchAgent, make_evaluator
+from tablegym.envs.trap.core import TrapGame, TrapState
+from tablegym.search.expectiminimax import reference_expectiminimax
+
+
+def bench_positions(mid_turns: int = 8, seed: int = 0) -> dict[str, TrapState]:
+    """The opening and a mid-game position (Medium vs Medium, ``mid_turns`` turns, seeded)."""
+    from tablegym.envs.trap.opponents import MediumOpponent
+
+    rng = np.random.default_rng(seed)
+    game = TrapGame()
+    opening = game.new_initial_state()
+    s, player = opening, MediumOpponent()
+    while s.turns < mid_turns and not s.is_terminal():
+        if s.current_player() == CHANCE:
+            outcomes = s.chance_outcomes()
+            s = s.child(outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0])
+        else:
+            s = s.child(player(s, rng))
+    if s.is_terminal():
+        raise RuntimeError("the mid-game position ended the game; pick another seed")
+    return {"opening": opening, "mid-game": s}
+
+
+def _python_baseline(state: TrapState, evaluator, depth: int) -> tuple[int, float]:
+    """Nodes and seconds of the reference search (object API, Python) at ``depth``."""
+    count = [0]
+    t0 = time.perf_counter()
+    reference_expectiminimax(state, evaluator, depth, nodes=count)
+    return count[0], time.perf_counter() - t0
+
+
+def bench_trap(budgets: tuple[float, ...] = (1.0, 5.0), evaluators: tuple[str, ...] = ("is", "composite"),
+               cands: int = 10, baseline_depth: int = 2) -> dict[str, Any]:
+    """Rows of nodes/s and completed depth per (position, evaluator, seconds per decision)."""
+    if isinstance(budgets, (int, float)):
+        budgets = (float(budgets),)
+    if isinstance(evaluators, str):
+        evaluators = tuple(evaluators.split("+"))
+    positions = bench_positions()
+    rows: dict[str, Any] = {}
+    warm = SearchAgent(make_evaluator(evaluators[0]), depth=2, candidates=cands)
+    warm(positions["opening"], np.random.default_rng(0))  # load the compiled search outside the timing
+    for pos_name, state in positions.items():
+        for ev_name in evaluators:
+            evaluator = make_evaluator(ev_name)
+            py_nodes, py_secs = _python_baseline(state, evaluator, baseline_depth)
+            for budget in budgets:
+                # time=budget/share so that the move search itself gets exactly ``budget`` seconds
+                agent = SearchAgent(evaluator, time_limit=budget / MOVE_SHARE, candidates=cands)
+                result = agent.search(state)
+                rows[f"{pos_name} {ev_name} {budget:g}s"] = {
+                    "depth": result.depth,
+                    "nodes": result.nodes,
+                    "seconds": round(result.seconds, 3),
+                    "nodes/s": result.nodes_per_second,
+                    "python nodes/s": py_nodes / py_secs,
+                    "ratio": result.nodes_per_second / (py_nodes / py_secs),
+                }
+    return rows
+
+
+if __name__ == "__main__":
+    from tablegym.experiments.cli import format_table
+
+    print(format_table(bench_trap()))
