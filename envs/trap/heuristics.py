@@ -2,26 +2,24 @@
 
 Every kernel is ``kernel(s, player, params) -> float`` over the compact state of
 envs/trap/core.py: the value of the position for ``player``, higher is better. With
-m(P) = the number of empty cells among P's 8 neighbours (a player is a wall for the other):
+m(P) = the number of empty cells among P's 8 neighbours (a player is a wall for the other)::
 
-============  =====================================================================
-``is``        m(me) - m(opp), the course's "improved score"
-``ais``       m(me) - 2 m(opp), the "aggressive improved score"
-``ais-course``  2 m(me) - m(opp), the variant the course's own bot used
-``ocls``      one-cell lookahead: sum of m-at-c over my empty neighbours c, minus the same
-              for the opponent
-``flood``     Voronoi territory: empty cells I reach strictly before the opponent, minus the
-              cells it reaches strictly before me
-``cut``       graph cut: how many cells the opponent loses when its worst single cell is
-              trapped, minus the same for me
-``composite``  a weighted sum of the terms above plus centre and distance terms (``params``)
-============  =====================================================================
+    is          m(me) - m(opp), the course's "improved score"
+    ais         m(me) - 2 m(opp), the "aggressive improved score"
+    ais-course  2 m(me) - m(opp), the variant the course's own bot used
+    ocls        one-cell lookahead: the sum of m-at-c over my empty neighbours c (the board as
+                it stands: my own cell counts as occupied), minus the same for the opponent
+    flood       Voronoi territory: the empty cells I reach strictly before the opponent, minus
+                the cells it reaches strictly before me
+    cut         graph cut: the cells the opponent's region loses when its worst single cell is
+                trapped, minus the same for mine
+    composite   a weighted sum of these terms plus centre and distance terms (``params``)
 
 Any phase is evaluated as the board stands: in the throw phase the mover has already stepped,
-and at a chance node the trap in the air is ignored. Non-terminal values stay well inside
+and at a chance node the trap in the air is ignored. Non-terminal values stay far inside
 +-``WIN``; a finished game scores +``WIN`` (``player`` won), -``WIN`` or 0 (draw).
 
-Region terms work on 64-bit boards (bit ``c`` = cell ``c``; sides up to 8 fit), so the hot
+Every term works on 64-bit boards (bit ``c`` = cell ``c``; sides up to 8 fit), so the hot
 path allocates nothing.
 """
 
@@ -120,21 +118,19 @@ def popcount(b):
 
 
 @njit(cache=True)
+def _bit(cell):
+    return _ONE << np.uint64(cell)
+
+
+@njit(cache=True)
 def free_board(s):
     """The empty cells (no trap, no player) as a uint64 board."""
     n = s[N_]
     b = _ZERO
     for c in range(n * n):
         if s[HDR + c] == 0:
-            b |= _ONE << np.uint64(c)
-    b &= ~(_ONE << np.uint64(s[POS0]))
-    b &= ~(_ONE << np.uint64(s[POS0 + 1]))
-    return b
-
-
-@njit(cache=True)
-def _bit(cell):
-    return _ONE << np.uint64(cell)
+            b |= _bit(c)
+    return b & ~_bit(s[POS0]) & ~_bit(s[POS0 + 1])
 
 
 @njit(cache=True)
@@ -165,7 +161,8 @@ def region(start, free, n):
 
 @njit(cache=True)
 def voronoi(s, player, free):
-    """(cells ``player`` reaches strictly first, cells the opponent reaches strictly first).
+    """(cells ``player`` reaches strictly first, cells the opponent reaches strictly first), with
+    ``free`` the empty cells (``free_board``).
 
     Two breadth-first flood fills through empty cells advance one king step per round from
     the players' cells (each player a wall for the other); a cell reached by both in the same
@@ -173,8 +170,8 @@ def voronoi(s, player, free):
     """
     n = s[N_]
     free = np.uint64(free)
-    front_a = _ONE << np.uint64(s[POS0 + player])
-    front_b = _ONE << np.uint64(s[POS0 + 1 - player])
+    front_a = _bit(s[POS0 + player])
+    front_b = _bit(s[POS0 + 1 - player])
     seen_a = front_a
     seen_b = front_b
     mine = 0
@@ -192,7 +189,8 @@ def voronoi(s, player, free):
 @njit(cache=True)
 def vulnerability(s, player, free):
     """The most cells ``player``'s region loses beyond the trapped cell itself when one empty
-    cell of it is trapped (0 when the region has no articulation cell).
+    cell of it is trapped (0 when the region has no articulation cell); ``free`` as in
+    ``voronoi``.
 
     The region graph is ``player``'s cell plus the empty cells reachable from it (the opponent is
     a wall). An empty cell whose present neighbours stay connected around it can be skipped (it
@@ -201,13 +199,13 @@ def vulnerability(s, player, free):
     n = s[N_]
     free = np.uint64(free)
     home = s[POS0 + player]
-    root = _ONE << np.uint64(home)
+    root = _bit(home)
     graph = free | root
     whole = region(root, free, n)
     size = popcount(whole)
     worst = 0
     for v in range(n * n):
-        bit = _ONE << np.uint64(v)
+        bit = _bit(v)
         if v == home or not (whole & bit):
             continue
         ring = 0
@@ -308,7 +306,9 @@ def flood(s, player, params):
 
     Once the players are walled apart this is the difference of their region sizes (the cells
     each can still live on); while they share a region it splits the region by who gets there
-    first, so a player cut off from most of the board scores low before the wall closes.
+    first, so a player cut off from most of the board scores low before the wall closes. A cell
+    both reach in the same number of king steps counts for nobody: who gets there first then
+    depends on whose turn it is, which the search sees and a static split does not.
     """
     if s[OUTCOME] != ONGOING:
         return _terminal(s, player)
