@@ -63,6 +63,7 @@ def bench_trap(budgets: tuple[float, ...] = (1.0, 5.0), evaluators: tuple[str, .
     for pos_name, state in positions.items():
         for ev_name in evaluators:
             evaluator = make_evaluator(ev_name)
+            evaluator(state, 0)  # load the kernel outside the baseline's timing
             py_nodes, py_secs = _python_baseline(state, evaluator, baseline_depth)
             for budget in budgets:
                 # time=budget/share so that the move search itself gets exactly ``budget`` seconds

@@ -32,6 +32,7 @@ import numpy as np
 from numba import njit, types
 
 from tablegym.envs.core import CHANCE, DRAW, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState, State
+from tablegym.search.alphabeta import _order as order_moves
 from tablegym.search.evaluator import Evaluator
 
 EXACT, LOWER, UPPER = 0, 1, 2
@@ -67,24 +68,6 @@ class ExpectiminimaxResult:
     @property
     def nodes_per_second(self) -> float:
         return self.nodes / self.seconds if self.seconds > 0 else float("nan")
-
-
-@njit(cache=True)
-def _order(buf, n, tt_move, history, scores):
-    """Sort ``buf[:n]``: the transposition-table move first, then by history (stable)."""
-    for i in range(n):
-        m = buf[i]
-        scores[i] = 1e300 if m == tt_move else history[m]
-    for i in range(1, n):
-        m = buf[i]
-        sc = scores[i]
-        j = i - 1
-        while j >= 0 and scores[j] < sc:
-            buf[j + 1] = buf[j]
-            scores[j + 1] = scores[j]
-            j -= 1
-        buf[j + 1] = m
-        scores[j + 1] = sc
 
 
 @njit(_F(STATE_T, _I, _F, _F, _I, _I, _I, *_KERNEL_ARGS, *_TABLE_ARGS), cache=True)
@@ -154,7 +137,7 @@ def _value(s, depth, alpha, beta, ply, root, me, moves, push, pop, to_move, outc
                 return v
     buf = bufs[ply]
     n = moves(s, buf)
-    _order(buf, n, best_move, history, scores[ply])
+    order_moves(buf, n, best_move, -1, -1, history, scores[ply])  # no killers: chance nodes break ply parity
     alpha0 = alpha
     best = -np.inf
     for i in range(n):

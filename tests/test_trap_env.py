@@ -24,6 +24,7 @@ from tablegym.envs.core import TERMINAL, IllegalActionError, State
 from tablegym.envs.trap.core import NUM_DIRS, TrapGame
 from tablegym.envs.trap.env import TrapEnv, trap_aec_env
 from tablegym.experiments.cli import main
+from tests.test_envs import play_random
 
 ENV_ID = "tablegym/Trap-v0"
 PZ_DICT_OBS = [
@@ -46,21 +47,6 @@ def near(state: State, rng: np.random.Generator | None = None) -> int:
 def throws(n: int, *cells: str) -> list[int]:
     """Actions for throws at cells written like "d4"."""
     return [NUM_DIRS + (int(cell[1:]) - 1) * n + ord(cell[0]) - ord("a") for cell in cells]
-
-
-def play_random(env: gymnasium.Env, seed: int, episodes: int = 3) -> list[tuple]:
-    """Seeded random legal play; every transition's (obs bytes, reward, done, mask bytes, seat)."""
-    rng = np.random.default_rng(seed)
-    trace = []
-    obs, info = env.reset(seed=seed)
-    for _ in range(episodes):
-        done = False
-        while not done:
-            action = int(rng.choice(np.flatnonzero(info["action_mask"])))
-            obs, reward, done, _, info = env.step(action)
-            trace.append((obs.tobytes(), reward, done, info["action_mask"].tobytes(), info["seat"]))
-        obs, info = env.reset()
-    return trace
 
 
 # -- registration and the checkers ----------------------------------------------------------

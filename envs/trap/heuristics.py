@@ -262,32 +262,17 @@ def _m(s, player, free):
 # -- the evaluators ------------------------------------------------------------------------------
 
 @njit(cache=True)
-def improved_score(s, player, params):
-    """IS = m(me) - m(opp): keep my exits, take the opponent's (the course's baseline)."""
+def mobility_score(s, player, params):
+    """params[0] m(me) - params[1] m(opp): the course's family of exit counts.
+
+    IS (1, 1) keeps my exits and takes the opponent's; AIS (1, 2) counts closing the opponent's
+    exits twice, since enclosing it is how the game is won; the course bot's own weighting
+    (2, 1) counts keeping my exits twice (a defensive score, and Hard's throw leaf).
+    """
     if s[OUTCOME] != ONGOING:
         return _terminal(s, player)
     free = free_board(s)
-    return float(_m(s, player, free) - _m(s, 1 - player, free))
-
-
-@njit(cache=True)
-def aggressive_improved_score(s, player, params):
-    """AIS = m(me) - 2 m(opp): closing the opponent's exits counts twice, since enclosing it is
-    how the game is won."""
-    if s[OUTCOME] != ONGOING:
-        return _terminal(s, player)
-    free = free_board(s)
-    return float(_m(s, player, free) - 2 * _m(s, 1 - player, free))
-
-
-@njit(cache=True)
-def course_improved_score(s, player, params):
-    """2 m(me) - m(opp), the course bot's own weighting: keeping my exits counts twice (a
-    defensive score, and the Hard reference opponent's throw leaf)."""
-    if s[OUTCOME] != ONGOING:
-        return _terminal(s, player)
-    free = free_board(s)
-    return float(2 * _m(s, player, free) - _m(s, 1 - player, free))
+    return params[0] * _m(s, player, free) - params[1] * _m(s, 1 - player, free)
 
 
 @njit(cache=True)
@@ -364,9 +349,9 @@ depth 3 and drew 158-142 at depth 4; the evidence is mixed, so the measured vect
 longer comparison decides. A distance weight of +0.1 won only 34% of 1000 games (-0.1: even).
 """
 
-IS = KernelEvaluator("is", improved_score)
-AIS = KernelEvaluator("ais", aggressive_improved_score)
-AIS_COURSE = KernelEvaluator("ais-course", course_improved_score)
+IS = KernelEvaluator("is", mobility_score, np.array([1.0, 1.0]))
+AIS = KernelEvaluator("ais", mobility_score, np.array([1.0, 2.0]))
+AIS_COURSE = KernelEvaluator("ais-course", mobility_score, np.array([2.0, 1.0]))
 OCLS = KernelEvaluator("ocls", ocls)
 FLOOD = KernelEvaluator("flood", flood)
 CUT = KernelEvaluator("cut", cut)
