@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from tablegym.envs.core import CHANCE
+from numba import njit, types
+
+from tablegym.envs.core import CHANCE, EVAL_T
 from tablegym.envs.trap.agents import MOVE_SHARE, SearchAgent, make_evaluator
 from tablegym.envs.trap.core import TrapGame, TrapState
 from tablegym.search.expectiminimax import reference_expectiminimax
@@ -49,11 +51,68 @@ def _python_baseline(state: TrapState, evaluator, depth: int) -> tuple[int, floa
     return count[0], time.perf_counter() - t0
 
 
-def bench_trap(budgets: tuple[float, ...] = (1.0, 5.0), evaluators: tuple[str, ...] = ("is", "composite"),
+@njit(types.float64(EVAL_T, types.float64[::1], types.int64[:, ::1], types.int64), cache=True)
+def _evaluate_all(eval_fn, params, states, repeats):
+    total = 0.0
+    for _ in range(repeats):
+        for i in range(states.shape[0]):
+            total += eval_fn(states[i], 0, params)
+    return total
+
+
+def leaf_evaluations(evaluators: tuple[str, ...], positions: int = 2000, seconds: float = 1.0,
+                     seed: int = 0) -> dict[str, Any]:
+    """Leaf evaluations per second of each evaluator over the same random mid-game positions,
+    called from compiled code as the search calls them, with the ratio to the first evaluator."""
+    from tablegym.envs.trap.opponents import RandomOpponent
+
+    rng = np.random.default_rng(seed)
+    game = TrapGame()
+    player = RandomOpponent()
+    states = []
+    while len(states) < positions:
+        s = game.new_initial_state()
+        while not s.is_terminal() and len(states) < positions:
+            if s.current_player() == CHANCE:
+                outcomes = s.chance_outcomes()
+                s = s.child(outcomes[rng.choice(len(outcomes), p=[p for _, p in outcomes])][0])
+            else:
+                states.append(s.array)
+                s = s.child(player(s, rng))
+    batch = np.stack(states)
+    rows: dict[str, Any] = {}
+    first = None
+    for name in evaluators:
+        ev = make_evaluator(name)
+        _evaluate_all(ev.kernel, ev.params, batch[:10], 1)  # compile/load outside the timing
+        repeats, elapsed = 1, 0.0
+        while elapsed < seconds / 4:
+            t0 = time.perf_counter()
+            _evaluate_all(ev.kernel, ev.params, batch, repeats)
+            elapsed = time.perf_counter() - t0
+            repeats *= 2
+        rate = (repeats // 2) * len(batch) / elapsed
+        first = first or rate
+        rows[f"leaf evaluations {name}"] = {"evaluations/s": rate, "ns each": 1e9 / rate,
+                                            f"ratio to {evaluators[0]}": rate / first}
+    return rows
+
+
+def default_evaluators() -> tuple[str, ...]:
+    """IS, the composite and, when the shipped checkpoint exists, the learned network."""
+    from tablegym.models.learned import default_checkpoint
+
+    return ("is", "composite") + (("learned",) if default_checkpoint("trap").exists() else ())
+
+
+def bench_trap(budgets: tuple[float, ...] = (1.0, 5.0), evaluators: tuple[str, ...] | str | None = None,
                cands: int = 10, baseline_depth: int = 2) -> dict[str, Any]:
-    """Rows of nodes/s and completed depth per (position, evaluator, seconds per decision)."""
+    """Rows of nodes/s and completed depth per (position, evaluator, seconds per decision), then
+    leaf evaluations per second of each evaluator."""
     if isinstance(budgets, (int, float)):
         budgets = (float(budgets),)
+    if evaluators is None:
+        evaluators = default_evaluators()
     if isinstance(evaluators, str):
         evaluators = tuple(evaluators.split("+"))
     positions = bench_positions()
@@ -77,6 +136,7 @@ def bench_trap(budgets: tuple[float, ...] = (1.0, 5.0), evaluators: tuple[str, .
                     "python nodes/s": py_nodes / py_secs,
                     "ratio": result.nodes_per_second / (py_nodes / py_secs),
                 }
+    rows.update(leaf_evaluations(evaluators))
     return rows
 
 

@@ -476,6 +476,8 @@ def _train(argv: list[str]) -> int:
     if argv and argv[0] == "threes":  # the n-tuple network learns by its own afterstate TD loop
         cli_main = _require("tablegym.training.ntuple_td", "cli_main", "training")
         return cli_main(argv[1:])
+    if argv and argv[0] == "trap":  # searched through the expectiminimax, chance nodes and all
+        return _require("tablegym.training.trap_td", "cli_main", "training")(argv)
     cli_main = _require("tablegym.training.td", "cli_main", "training")
     cli_main(argv)
     return 0

@@ -24,22 +24,14 @@ CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
 
 
 @njit(cache=True, fastmath=True)
-def mlp_forward(active, n, params):
-    """The ValueMLP export applied to active features ``active[:n]`` (value for the mover)."""
-    f = int(params[0])
+def mlp_head(hid, params):
+    """The layers after the first: ``hid`` holds the first layer's pre-activations."""
     h1 = int(params[1])
     h2 = int(params[2])
-    w1 = 3
-    b1 = w1 + f * h1
-    hid = params[b1:b1 + h1].copy()
-    for k in range(n):
-        row = w1 + active[k] * h1
-        for j in range(h1):
-            hid[j] += params[row + j]
+    off = 3 + int(params[0]) * h1 + h1
     for j in range(h1):
         if hid[j] < 0.0:
             hid[j] = 0.0
-    off = b1 + h1
     if h2 > 0:
         b2 = off + h1 * h2
         hid2 = params[b2:b2 + h2].copy()
@@ -59,6 +51,34 @@ def mlp_forward(active, n, params):
     for j in range(h1):
         out += hid[j] * params[off + j]
     return np.tanh(out)
+
+
+@njit(cache=True, fastmath=True)
+def mlp_forward(active, n, params):
+    """The ValueMLP export applied to binary features ``active[:n]`` (value for the mover)."""
+    h1 = int(params[1])
+    b1 = 3 + int(params[0]) * h1
+    hid = params[b1:b1 + h1].copy()
+    for k in range(n):
+        row = 3 + active[k] * h1
+        for j in range(h1):
+            hid[j] += params[row + j]
+    return mlp_head(hid, params)
+
+
+@njit(cache=True, fastmath=True)
+def mlp_forward_dense(x, params):
+    """The ValueMLP export applied to a real input vector ``x`` (zeros cost nothing)."""
+    h1 = int(params[1])
+    b1 = 3 + int(params[0]) * h1
+    hid = params[b1:b1 + h1].copy()
+    for k in range(x.shape[0]):
+        v = x[k]
+        if v != 0.0:
+            row = 3 + k * h1
+            for j in range(h1):
+                hid[j] += v * params[row + j]
+    return mlp_head(hid, params)
 
 
 @njit(cache=True)
@@ -91,19 +111,27 @@ def _kernel_for(game_name: str):
         from tablegym.models.learned_sim import sim_value
 
         return sim_value
+    if game_name == "trap":
+        from tablegym.models.learned_trap import trap_value
+
+        return trap_value
     raise ValueError(f"no learned-evaluator kernel for game {game_name!r}")
 
 
 class LearnedEvaluator(Evaluator):
-    """A ValueMLP as an evaluator: +-1 at finished games, tanh value elsewhere."""
-
-    win_value = 1.0
+    """A ValueMLP as an evaluator: +-``win_value`` at finished games, its tanh value elsewhere
+    (times ``win_value``, which is 1 except for games whose search wants a larger scale)."""
 
     def __init__(self, model: ValueMLP, game_name: str, name: str = "learned") -> None:
         self.model = model.eval()
         self.name = name
         self.kernel = _kernel_for(game_name)
         self.params = model.export()
+        self.win_value = 1.0
+        if game_name == "trap":
+            from tablegym.models.learned_trap import SCALE
+
+            self.win_value = self.bound = SCALE
 
 
 def default_checkpoint(game_name: str) -> Path:

@@ -71,6 +71,7 @@ class SelfPlayBatch:
     game: np.ndarray  # game index of each position
     explored: np.ndarray  # a random move (not the search's) was played from here
     result: np.ndarray  # final result for the player to move at the position
+    mover: np.ndarray | None = None  # player to move; None: players alternate every position
 
     def __len__(self) -> int:
         return len(self.search_value)
@@ -101,7 +102,9 @@ def td_leaf_targets(batch: SelfPlayBatch, lam: float) -> np.ndarray:
 
     target_t = (1 - lam) * search_value_t + lam * (-target_{t+1}), with the final result closing
     each game; the trace is cut after an exploratory move, whose continuation says nothing about
-    the position's value under the searcher's own play.
+    the position's value under the searcher's own play. With ``batch.mover`` given (games whose
+    players do not alternate, like Trap's move then throw), the next target is negated only when
+    the next position has the other player to move.
     """
     v, res, g, ex = batch.search_value, batch.result, batch.game, batch.explored
     out = np.empty_like(v)
@@ -110,6 +113,7 @@ def td_leaf_targets(batch: SelfPlayBatch, lam: float) -> np.ndarray:
         if ex[t]:
             out[t] = v[t]
         else:
-            nxt = res[t] if last else -out[t + 1]
+            sign = -1.0 if batch.mover is None or batch.mover[t + 1 - last] != batch.mover[t] else 1.0
+            nxt = res[t] if last else sign * out[t + 1]
             out[t] = (1.0 - lam) * v[t] + lam * nxt
     return out

@@ -95,10 +95,10 @@ def make_game(args: Args) -> Game:
 
 
 class ReplayBuffer:
-    """A ring buffer of (binary features, target) pairs."""
+    """A ring buffer of (features, target) pairs (binary features by default)."""
 
-    def __init__(self, size: int, num_features: int) -> None:
-        self.x = np.zeros((size, num_features), dtype=np.uint8)
+    def __init__(self, size: int, num_features: int, dtype: type = np.uint8) -> None:
+        self.x = np.zeros((size, num_features), dtype=dtype)
         self.y = np.zeros(size, dtype=np.float32)
         self.n = 0
         self.pos = 0
@@ -256,11 +256,12 @@ def train(args: Args) -> Path:
     return ckpt_path
 
 
-def parse_args(argv: list[str] | None = None) -> Args:
-    """Command-line flags named after the ``Args`` fields (``--games-per-iter 100``)."""
-    parser = argparse.ArgumentParser(prog="tablegym train", description=__doc__.split("\n\n")[0])
-    parser.add_argument("game", nargs="?", default=Args.game)
-    for f in dataclasses.fields(Args):
+def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, description: str):
+    """Command-line flags named after the fields of the ``Args`` dataclass ``cls``
+    (``--games-per-iter 100``), a positional game name and repeatable ``--option KEY=VALUE``."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("game", nargs="?", default=cls.game)
+    for f in dataclasses.fields(cls):
         if f.name in ("game", "game_options"):
             continue
         flag = "--" + f.name.replace("_", "-")
@@ -284,11 +285,15 @@ def parse_args(argv: list[str] | None = None) -> Args:
         if not eq:
             parser.error(f"--option takes KEY=VALUE, got {item!r}")
         options[key] = int(value) if value.lstrip("-").isdigit() else value
-    values = {f.name: getattr(ns, f.name) for f in dataclasses.fields(Args) if f.name != "game_options"}
+    values = {f.name: getattr(ns, f.name) for f in dataclasses.fields(cls) if f.name != "game_options"}
     values["hidden"] = tuple(values["hidden"])
-    if ns.game != Args.game and ns.run_dir == Args.run_dir:
+    if ns.game != cls.game and ns.run_dir == cls.run_dir:
         values["run_dir"] = f"runs/{ns.game}-td"
-    return Args(**values, game_options=options)
+    return cls(**values, game_options=options)
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    return parse_dataclass_args(Args, argv, "tablegym train", __doc__.split("\n\n")[0])
 
 
 def cli_main(argv: list[str] | None = None) -> None:

@@ -52,6 +52,7 @@ class SearchAgent:
         budget = f"depth={depth}" if time_limit is None else f"time={time_limit}"
         self.name = name or f"search:eval={evaluator.name},{budget},recipe={recipe}"
         self.tables: SearchTables | None = None
+        self._table_player = -1
         self.last_result: ExpectiminimaxResult | None = None
 
     def search(self, state: TrapState) -> ExpectiminimaxResult:
@@ -61,9 +62,14 @@ class SearchAgent:
         arr[MODE] = COURSE if self.recipe == "course" else GAME
         root = TrapState(state.game, arr)
         moving = state.phase == "move"
-        if moving or self.tables is None:
-            # a new turn: fresh tables (leaf values are seen from the root player, who changes)
+        if self.tables is None or self._table_player != state.mover:
+            # Stored values are seen from the root player (leaves are scored for it), so the
+            # tables carry over between this player's searches, never to the other player's.
+            # Allocating them (~40 MB) once, not every turn, matters for short searches.
             self.tables = SearchTables(state.game.spec.num_actions)
+            self._table_player = state.mover
+        elif moving:
+            self.tables.age()
         limit = None
         if self.time_limit is not None:
             limit = self.time_limit * (MOVE_SHARE if moving else 1.0 - MOVE_SHARE)

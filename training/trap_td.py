@@ -1,0 +1,322 @@
+"""Self-play TD-leaf(lambda) for Trap: a ValueMLP learns to replace the hand-made evaluator.
+
+Read it top to bottom (CleanRL style). Like training/td.py, but through the expectiminimax:
+the throw lands by chance, and a turn is two decisions of the same player.
+
+1. play a batch of self-play games, in parallel processes: at every decision the compiled
+   expectiminimax (joint recipe, fixed depth, candidate throws) searches with the current
+   network at its leaves; its root value is the TD-leaf target of the position; with
+   probability epsilon a uniformly random candidate is played instead (exploration);
+2. turn each game into TD-leaf(lambda) targets (training/selfplay.py, with the mover recorded,
+   since a move and the throw after it belong to the same player);
+3. fit the network on a replay buffer of recent positions (Adam, MSE), each batch under a
+   random symmetry of the square board;
+4. every ``eval_every`` iterations, play the learned searcher against the best hand-made one
+   (same search, same depth) and against the course's Hard player; log both win rates;
+   every ``save_every`` iterations checkpoint (resumable: rerun with the same ``run_dir``).
+
+    tablegym train trap --minutes 30 --workers 2 --run-dir runs/trap-td
+    tensorboard --logdir runs
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.utils.tensorboard import SummaryWriter
+from tqdm import tqdm
+
+from numba import njit
+
+from tablegym.envs.core import CHANCE, k_key, k_outcome
+from tablegym.envs.trap.core import CAND, TrapGame, TrapState, k_candidates, k_chance, k_pop, k_push, k_to_move
+from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
+from tablegym.models.learned_trap import SCALE, input_symmetries, num_inputs, trap_inputs, trap_value
+from tablegym.models.value_net import NetConfig, ValueMLP
+from tablegym.search.evaluator import KernelEvaluator
+from tablegym.search.expectiminimax import SearchTables, _root
+from tablegym.training.selfplay import SelfPlayBatch, td_leaf_targets
+from tablegym.training.td import ReplayBuffer, metadata, parse_dataclass_args
+
+
+@dataclass
+class Args:
+    game: str = "trap"
+    """only trap (the positional game name of ``tablegym train``)"""
+    game_options: dict = field(default_factory=dict)
+    """rule options of the game (e.g. {"n": 7})"""
+    seed: int = 1
+    """seeds torch, numpy and the self-play games"""
+    minutes: float | None = 5.0
+    """stop after this much wall time (None: only total_games counts)"""
+    total_games: int = 1_000_000
+    """stop after this many self-play games"""
+    games_per_iter: int = 100
+    """self-play games per iteration"""
+    workers: int = 1
+    """processes playing the self-play games"""
+    depth: int = 2
+    """decisions searched by the self-play searcher (a move and a throw are one each)"""
+    candidates: int = 10
+    """throws tried per throw node of the self-play search"""
+    epsilon: float = 0.1
+    """probability of a uniformly random candidate decision (exploration)"""
+    lam: float = 0.7
+    """TD(lambda) trace: 0 bootstraps on the search value only, 1 is Monte Carlo"""
+    hidden: tuple[int, ...] = (64,)
+    """hidden layer sizes of the ValueMLP"""
+    lr: float = 1e-3
+    """Adam learning rate"""
+    batch_size: int = 512
+    """positions per gradient step"""
+    updates_per_iter: int = 40
+    """gradient steps after each batch of games"""
+    buffer_size: int = 200_000
+    """replay buffer of the most recent positions"""
+    eval_every: int = 10
+    """iterations between evaluation matches (0: never)"""
+    eval_games: int = 40
+    """games per evaluation match (half in each seat)"""
+    eval_depth: int = 3
+    """search depth of both searchers in evaluation matches"""
+    eval_baseline: str = "composite"
+    """the hand-made evaluator to measure against"""
+    save_every: int = 10
+    """iterations between checkpoints"""
+    run_dir: str = "runs/trap-td"
+    """TensorBoard logs and checkpoint.pt live here"""
+    out: str | None = None
+    """also copy the final checkpoint here (e.g. models/checkpoints/trap.pt)"""
+    progress: bool = True
+    """show a progress bar"""
+
+
+@njit  # not cached: numba cannot cache code holding other functions' addresses (~1 s to compile)
+def _search(s, depth, params, tt_key, tt_val, tt_depth, tt_flag, tt_move, history, bufs, scores, outs, probs):
+    """Iterative deepening to ``depth`` with the learned evaluator: (best move, its value).
+
+    The kernels are bound here, inside compiled code: passed from Python, the nine function
+    arguments of the search cost ~0.6 ms per call to convert, more than a shallow search.
+    """
+    counters = np.zeros(4, dtype=np.int64)
+    root_values = np.empty(bufs.shape[1], dtype=np.float64)
+    best, value = -1, 0.0
+    for d in range(1, depth + 1):
+        best, value, _ = _root(s, d, k_candidates, k_push, k_pop, k_to_move, k_outcome, k_key, k_chance, trap_value,
+                               params, tt_key, tt_val, tt_depth, tt_flag, tt_move, history, bufs, scores, outs, probs,
+                               counters, SCALE, 1 << 62, root_values)
+    return best, value
+
+
+def play_selfplay(params: np.ndarray, *, games: int, depth: int, epsilon: float, seed: int, n: int = 7,
+                  candidates: int = 10) -> SelfPlayBatch:
+    """``games`` self-play games of the searcher with network ``params`` (a ValueMLP export)."""
+    game = TrapGame(n)
+    rng = np.random.default_rng(seed)
+    rows: list[np.ndarray] = []
+    values, movers, game_ids, explored, results = [], [], [], [], []
+    buf = np.empty(game.spec.num_actions, dtype=np.int64)
+    for g in range(games):
+        arr = game.new_initial_state().array
+        arr[CAND] = candidates
+        state = TrapState(game, arr)
+        t = SearchTables(game.spec.num_actions, tt_bits=14)
+        start = len(values)
+        while not state.is_terminal():
+            player = state.current_player()
+            if player == CHANCE:
+                outcomes = state.chance_outcomes()
+                pick = rng.choice(len(outcomes), p=[p for _, p in outcomes])
+                state = state.child(outcomes[pick][0])
+                continue
+            x = np.empty(num_inputs(n))
+            trap_inputs(state.array, x)
+            best, value = _search(state.array, depth, params, t.key, t.val, t.depth, t.flag, t.move, t.history,
+                                  t.bufs, t.scores, t.outs, t.probs)
+            action = int(best)
+            is_random = False
+            if rng.random() < epsilon:
+                choices = buf[:k_candidates(state.array, buf)]
+                action = int(choices[rng.integers(len(choices))])
+                is_random = action != best
+            rows.append(x)
+            values.append(float(np.clip(value / SCALE, -1.0, 1.0)))
+            movers.append(player)
+            game_ids.append(g)
+            explored.append(is_random)
+            state = state.child(action)
+        returns = state.returns()
+        for i in range(start, len(values)):
+            results.append(float(np.sign(returns[movers[i]])))
+    return SelfPlayBatch(np.array(rows, dtype=np.float32).reshape(-1, num_inputs(n)), np.array(values),
+                         np.array(game_ids), np.array(explored, dtype=bool), np.array(results),
+                         np.array(movers))
+
+
+def _play_chunk(task: tuple) -> SelfPlayBatch:
+    params, kwargs = task
+    return play_selfplay(params, **kwargs)
+
+
+def merge(batches: list[SelfPlayBatch]) -> SelfPlayBatch:
+    """One batch from several, game indices kept distinct."""
+    offset, games = 0, []
+    for b in batches:
+        games.append(b.game + offset)
+        offset += int(b.game.max()) + 1 if len(b) else 0
+    return SelfPlayBatch(*(np.concatenate([getattr(b, f) for b in batches]) for f in
+                           ("features", "search_value")), np.concatenate(games),
+                         *(np.concatenate([getattr(b, f) for b in batches]) for f in ("explored", "result", "mover")))
+
+
+def _match_games(task: tuple) -> float:
+    """Points of the learned searcher (network ``params``) in games ``first..last-1``; even
+    games it plays player 0, odd games player 1; each game seeded by (seed, index)."""
+    from tablegym.envs.trap.agents import SearchAgent, make_agent
+    from tablegym.experiments.match import play_game
+
+    params, opponent, first, last, depth, seed, n = task
+    game = TrapGame(n)
+    learned = KernelEvaluator("learned", trap_value, params)
+    learned.bound = SCALE
+    points = 0.0
+    for i in range(first, last):
+        ours, theirs = SearchAgent(learned, depth=depth), make_agent(opponent)
+        seats = (ours, theirs) if i % 2 == 0 else (theirs, ours)
+        record = play_game(game, seats, np.random.default_rng([seed, i]))
+        points += 1.0 if record.winner == i % 2 else (0.5 if record.winner is None else 0.0)
+    return points
+
+
+def evaluation_match(params: np.ndarray, opponent: str, *, games: int, depth: int, seed: int, n: int = 7,
+                     pool: ProcessPoolExecutor | None = None, workers: int = 1) -> float:
+    """Score of the learned searcher against ``opponent`` (a Trap agent spec), win 1, draw 1/2,
+    half the games in each seat, split over ``pool``'s ``workers`` processes if given."""
+    cuts = np.linspace(0, games, max(workers, 1) + 1).astype(int)
+    tasks = [(params, opponent, int(a), int(b), depth, seed, n) for a, b in zip(cuts, cuts[1:]) if b > a]
+    points = pool.map(_match_games, tasks) if pool else map(_match_games, tasks)
+    return sum(points) / games
+
+
+def train(args: Args) -> Path:
+    """Run (or resume) a training run; returns the path of the final checkpoint."""
+    if args.game != "trap":
+        raise ValueError(f"training/trap_td.py trains Trap only, not {args.game!r}")
+    game = TrapGame(**args.game_options)
+    n = game.n
+    run_dir = Path(args.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    ckpt_path = run_dir / "checkpoint.pt"
+
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    net_config = NetConfig(num_inputs(n), tuple(args.hidden))
+    model = ValueMLP(net_config)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    iteration, games_done, seconds_done = 0, 0, 0.0
+    if ckpt_path.exists():
+        payload = load_checkpoint(ckpt_path, game=game.spec.name, options=game.spec.options)
+        if NetConfig.from_dict(payload["metadata"]["net"]) != net_config:
+            raise ValueError(f"{ckpt_path} holds another network ({payload['metadata']['net']}); "
+                             f"use a new --run-dir or the same --hidden")
+        model.load_state_dict(payload["model"])
+        if "optimizer" in payload:
+            optimizer.load_state_dict(payload["optimizer"])
+        meta = payload["metadata"]
+        iteration, games_done, seconds_done = meta["iteration"], meta["games"], meta.get("train_seconds", 0.0)
+        rng = np.random.default_rng([args.seed, iteration])
+        print(f"resuming {ckpt_path} at iteration {iteration} ({games_done} games)")
+
+    writer = SummaryWriter(str(run_dir))
+    writer.add_text("args", json.dumps(dataclasses.asdict(args), default=list, indent=1))
+    symmetries = input_symmetries(n)
+    buffer = ReplayBuffer(args.buffer_size, num_inputs(n), dtype=np.float32)
+    pool = ProcessPoolExecutor(args.workers) if args.workers > 1 else None
+    t_start = time.perf_counter() - seconds_done
+    deadline = None if args.minutes is None else args.minutes * 60.0
+    bar = tqdm(total=None if deadline else args.total_games, initial=games_done, disable=not args.progress,
+               unit="game")
+
+    def save() -> None:
+        meta = metadata(args, game, net_config, iteration, games_done, time.perf_counter() - t_start)
+        save_checkpoint(ckpt_path, model=model, metadata=meta, optimizer=optimizer)
+
+    while games_done < args.total_games and (deadline is None or time.perf_counter() - t_start < deadline):
+        iteration += 1
+        # 1. self-play with the current network at the leaves of the search
+        t0 = time.perf_counter()
+        params = model.export()
+        shares = np.diff(np.linspace(0, args.games_per_iter, max(args.workers, 1) + 1).astype(int))
+        tasks = [(params, dict(games=int(k), depth=args.depth, epsilon=args.epsilon, n=n,
+                               candidates=args.candidates, seed=int(rng.integers(2**31)))) for k in shares if k]
+        batch = merge(list(pool.map(_play_chunk, tasks)) if pool else [_play_chunk(t) for t in tasks])
+        gen_seconds = time.perf_counter() - t0
+        games_done += args.games_per_iter
+        # 2. TD-leaf(lambda) targets; the TD error is measured before the update
+        targets = td_leaf_targets(batch, args.lam)
+        with torch.no_grad():
+            before = model(torch.from_numpy(batch.features)).numpy()
+        td_error = float(np.mean(np.abs(targets - before)))
+        buffer.add(batch.features, targets.astype(np.float32))
+        # 3. fit on the replay buffer, each batch under a random symmetry of the board
+        model.train()
+        losses = []
+        for _ in range(args.updates_per_iter):
+            x, y = buffer.sample(rng, args.batch_size)
+            perm = symmetries[rng.integers(len(symmetries))]
+            loss = torch.nn.functional.mse_loss(model(torch.from_numpy(x[:, perm])), torch.from_numpy(y))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        model.eval()
+        step = games_done
+        writer.add_scalar("losses/mse", float(np.mean(losses)), step)
+        writer.add_scalar("losses/td_error", td_error, step)
+        writer.add_scalar("charts/games_per_s", args.games_per_iter / gen_seconds, step)
+        writer.add_scalar("charts/decisions_per_game", len(batch) / args.games_per_iter, step)
+        # 4. evaluation and checkpoints
+        if args.eval_every and iteration % args.eval_every == 0:
+            scores, params = {}, model.export()
+            for name, spec in ((args.eval_baseline, f"search:eval={args.eval_baseline},depth={args.eval_depth}"),
+                               ("hard", "hard")):
+                scores[name] = evaluation_match(params, spec, games=args.eval_games, depth=args.eval_depth,
+                                                seed=iteration, n=n, pool=pool, workers=args.workers)
+                writer.add_scalar(f"charts/score_vs_{name}", scores[name], step)
+            bar.set_postfix(td=f"{td_error:.3f}", **{k: f"{v:.2f}" for k, v in scores.items()})
+        else:
+            bar.set_postfix(td=f"{td_error:.3f}")
+        if iteration % args.save_every == 0:
+            save()
+        bar.update(args.games_per_iter)
+    bar.close()
+    if pool:
+        pool.shutdown()
+    save()
+    writer.close()
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ckpt_path, args.out)
+    return ckpt_path
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    return parse_dataclass_args(Args, argv, "tablegym train trap", __doc__.split("\n\n")[0])
+
+
+def cli_main(argv: list[str] | None = None) -> int:
+    path = train(parse_args(argv))
+    print(f"checkpoint: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    cli_main()
