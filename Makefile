@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint checkpoints trap-results clean
+.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint checkpoints trap-results trap-round-robin trap-checkpoint trap-learned clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -96,6 +96,29 @@ trap-results: install
 		--csv results/trap_composite_vs_hard.csv | tee results/trap_composite_vs_hard.md
 	for b in medium easy; do $(TG) eval trap "search:eval=composite,time=0.25" $$b --games 200 --workers 2 \
 		--seed 0 --elo --csv results/trap_composite_vs_$$b.csv | tee results/trap_composite_vs_$$b.md; done
-	$(TG) eval trap random easy medium hard $(foreach e,is ais ais-course ocls flood cut composite,"search:eval=$(e),time=0.05") \
-		--games 10 --workers 2 --seed 0 --elo --csv results/trap_round_robin.csv | tee results/trap_round_robin.md
+	$(TG) bench trap | tee results/bench_trap.txt
+
+# The round robin of the course's opponents and every hand-made evaluator in the same search at
+# one fixed depth (a depth budget does not depend on the machine's load; ~15 min on 2 cores).
+TRAP_EVALS := is ais ais-course ocls flood cut composite
+trap-round-robin: install
+	$(TG) eval trap random easy medium hard $(foreach e,$(TRAP_EVALS),"search:eval=$(e),depth=3") \
+		--games 100 --workers 2 --seed 0 --elo --no-progress --csv results/trap_round_robin.csv | tee results/trap_round_robin.md
+
+# The shipped Trap network (outside CI): self-play TD-leaf through the expectiminimax, 2 processes.
+trap-checkpoint: install
+	$(TG) train trap --minutes 20 --workers 2 --games-per-iter 100 --eval-every 10 --eval-games 40 \
+		--run-dir runs/trap-td --out models/checkpoints/trap.pt
+
+# The learned Trap rows of the README (about 40 minutes on 2 cores).
+TRAP_T := 0.25
+trap-learned: install
+	$(TG) eval trap "search:eval=learned,time=$(TRAP_T)" "search:eval=composite,time=$(TRAP_T)" --games 400 \
+		--workers 2 --seed 0 --elo --csv results/trap_learned_vs_composite.csv | tee results/trap_learned_vs_composite.md
+	$(TG) eval trap "search:eval=learned,time=$(TRAP_T)" hard --games 400 --workers 2 --seed 0 \
+		--csv results/trap_learned_vs_hard.csv | tee results/trap_learned_vs_hard.md
+	$(TG) eval trap "search:eval=learned,depth=1" medium --games 400 --workers 2 --seed 0 \
+		--csv results/trap_learned_policy_vs_medium.csv | tee results/trap_learned_policy_vs_medium.md
+	$(PY) -m tablegym.experiments.trap_sb3 --timesteps 500000 --seed 0 --run-dir runs/trap-sb3-maskableppo \
+		--eval-games 400 --opponent medium --out results/trap_sb3.md
 	$(TG) bench trap | tee results/bench_trap.txt

@@ -282,7 +282,8 @@ def _cmd_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         parser.error("--quiet is for watching an agent play a single-player game")
     agent = args.agent
     if agent is None:
-        agent = "alphabeta" if (args.eval, args.depth, args.time) != (None, None, None) else "random"
+        searcher = "search" if game.spec.name == "trap" else "alphabeta"  # Trap has chance nodes
+        agent = searcher if (args.eval, args.depth, args.time) != (None, None, None) else "random"
     spec = compose_spec(agent, eval=args.eval, depth=args.depth, time=args.time)
     try:
         machine = _make_agent(game, spec)
@@ -493,7 +494,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Two-player games: you against --agent. Single-player games (threes): you play, "
                                    "or with --agent you watch that agent play a game.")
     p.add_argument("--agent", default=None,
-                   help="agent spec or searcher name (two-player default: alphabeta when --eval/--depth/--time is "
+                   help="agent spec or searcher name (two-player default: alphabeta (trap: search) when --eval/--depth/--time is "
                         "given, else random; single-player default: human, i.e. you play; threes: random, greedy, "
                         "threesus, expectimax:depth=2)")
     p.add_argument("--eval", help="leaf evaluator for a searcher, e.g. advanced, learned, learned:path.pt")

@@ -131,14 +131,26 @@ def train(algo: str, *, timesteps: int, seed: int, run_dir: str, hint: str = "+"
     venv = DummyVecEnv([lambda: make_env(algo, hint) for _ in range(n_envs)])
     Path(run_dir).mkdir(parents=True, exist_ok=True)
     model = build_model(algo, venv, seed=seed, tensorboard_log=run_dir)
+    meta = learn_and_save(model, timesteps=timesteps, run_dir=run_dir, tb_log_name=algo, progress=progress,
+                          algo=algo, seed=seed, hint=hint, n_envs=n_envs)
+    venv.close()
+    return meta
+
+
+def learn_and_save(model, *, timesteps: int, run_dir: str, tb_log_name: str, progress: bool = True, **meta) -> dict:
+    """Train ``model`` for ``timesteps`` env steps, timed (TensorBoard run ``tb_log_name``); save
+    run_dir/model.zip and run_dir/train.json: ``meta`` plus timesteps, train_seconds and steps_per_s.
+
+    Shared with the Trap baseline (experiments/trap_sb3.py).
+    """
+    Path(run_dir).mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    model.learn(total_timesteps=timesteps, tb_log_name=algo, progress_bar=progress)
+    model.learn(total_timesteps=timesteps, tb_log_name=tb_log_name, progress_bar=progress)
     seconds = time.perf_counter() - start
     model.save(Path(run_dir) / "model.zip")
-    meta = {"algo": algo, "timesteps": int(model.num_timesteps), "train_seconds": seconds, "seed": seed,
-            "hint": hint, "n_envs": n_envs, "steps_per_s": model.num_timesteps / seconds}
+    meta = {**meta, "timesteps": int(model.num_timesteps), "train_seconds": seconds,
+            "steps_per_s": model.num_timesteps / seconds}
     (Path(run_dir) / "train.json").write_text(json.dumps(meta, indent=1) + "\n")
-    venv.close()
     return meta
 
 

@@ -54,11 +54,18 @@ def mlp_head(hid, params):
 
 
 @njit(cache=True, fastmath=True)
-def mlp_forward(active, n, params):
-    """The ValueMLP export applied to binary features ``active[:n]`` (value for the mover)."""
+def mlp_forward_mixed(dense, active, n, params):
+    """The ValueMLP export applied to real inputs ``dense`` (features 0..len-1) plus the binary
+    features ``active[:n]`` (value for the mover)."""
     h1 = int(params[1])
     b1 = 3 + int(params[0]) * h1
     hid = params[b1:b1 + h1].copy()
+    for k in range(dense.shape[0]):
+        v = dense[k]
+        if v != 0.0:
+            row = 3 + k * h1
+            for j in range(h1):
+                hid[j] += v * params[row + j]
     for k in range(n):
         row = 3 + active[k] * h1
         for j in range(h1):
@@ -66,19 +73,13 @@ def mlp_forward(active, n, params):
     return mlp_head(hid, params)
 
 
-@njit(cache=True, fastmath=True)
-def mlp_forward_dense(x, params):
-    """The ValueMLP export applied to a real input vector ``x`` (zeros cost nothing)."""
-    h1 = int(params[1])
-    b1 = 3 + int(params[0]) * h1
-    hid = params[b1:b1 + h1].copy()
-    for k in range(x.shape[0]):
-        v = x[k]
-        if v != 0.0:
-            row = 3 + k * h1
-            for j in range(h1):
-                hid[j] += v * params[row + j]
-    return mlp_head(hid, params)
+_NO_DENSE = np.zeros(0)
+
+
+@njit(cache=True)
+def mlp_forward(active, n, params):
+    """The ValueMLP export applied to binary features ``active[:n]`` (value for the mover)."""
+    return mlp_forward_mixed(_NO_DENSE, active, n, params)
 
 
 @njit(cache=True)

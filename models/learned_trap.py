@@ -38,7 +38,7 @@ from tablegym.envs.core import DRAW, ONGOING, OUTCOME, TO_MOVE
 from tablegym.envs.trap.core import N_, PHASE, POS0, THROW
 from tablegym.envs.trap.heuristics import (_bit, _grow, centre_distance, exits, free_board, one_cell_lookahead,
                                            player_distance, popcount, region, voronoi, vulnerability)
-from tablegym.models.learned import mlp_forward_dense
+from tablegym.models.learned import mlp_forward_mixed
 
 NUM_SCALARS = 17
 SCALE = 1000.0
@@ -51,13 +51,12 @@ def num_inputs(n: int) -> int:
 
 
 @njit(cache=True)
-def trap_inputs(s, x):
-    """Fill ``x`` (length ``num_inputs(n)``) with the inputs seen by the player to move."""
+def trap_scalars(s, x):
+    """Fill ``x[:NUM_SCALARS]`` with the hand-made terms seen by the player to move."""
     n = s[N_]
     me = s[TO_MOVE]
     op = 1 - me
     free = free_board(s)
-    x[:] = 0.0
     me_cell = s[POS0 + me]
     op_cell = s[POS0 + op]
     x[0] = 1.0 if s[PHASE] == THROW else 0.0
@@ -80,8 +79,26 @@ def trap_inputs(s, x):
     x[14] = centre_distance(s, op) / (n - 1.0)
     x[15] = (n * n - 2 - popcount(free)) / 16.0
     x[16] = 1.0 if m_me == 0 else 0.0
-    x[NUM_SCALARS + me_cell] = 1.0
-    x[NUM_SCALARS + n * n + op_cell] = 1.0
+
+
+@njit(cache=True)
+def trap_cells(s, active):
+    """The two active cell inputs (mover's cell, opponent's cell) as feature indices."""
+    nn = s[N_] * s[N_]
+    me = s[TO_MOVE]
+    active[0] = NUM_SCALARS + s[POS0 + me]
+    active[1] = NUM_SCALARS + nn + s[POS0 + 1 - me]
+
+
+@njit(cache=True)
+def trap_inputs(s, x):
+    """Fill ``x`` (length ``num_inputs(n)``) with the inputs seen by the player to move."""
+    x[:] = 0.0
+    trap_scalars(s, x)
+    cells = np.empty(2, dtype=np.int64)
+    trap_cells(s, cells)
+    x[cells[0]] = 1.0
+    x[cells[1]] = 1.0
 
 
 @njit(cache=True)
@@ -92,9 +109,11 @@ def trap_value(s, player, params):
         if out == DRAW:
             return 0.0
         return SCALE if out == player else -SCALE
-    x = np.empty(int(params[0]), dtype=np.float64)
-    trap_inputs(s, x)
-    v = SCALE * mlp_forward_dense(x, params)
+    scalars = np.empty(NUM_SCALARS, dtype=np.float64)
+    trap_scalars(s, scalars)
+    cells = np.empty(2, dtype=np.int64)
+    trap_cells(s, cells)
+    v = SCALE * mlp_forward_mixed(scalars, cells, 2, params)
     return v if s[TO_MOVE] == player else -v
 
 

@@ -244,6 +244,41 @@ def test_landings_come_from_the_env_rng():
     assert len(boards) > 1
 
 
+def test_opponent_league_draws_one_member_per_episode_with_the_env_rng():
+    """``opponent=[...]``: each episode one member, drawn uniformly and reproducibly."""
+
+    class Member:
+        def __init__(self, name: str) -> None:
+            self.name, self.calls = name, 0
+
+        def __call__(self, state, rng):
+            self.calls += 1
+            return near(state, rng)
+
+    def draws(seed: int, episodes: int = 40) -> list[str]:
+        members = [Member("a"), Member("b"), Member("c")]
+        env = gymnasium.make(ENV_ID, opponent=members, agent_seat="alternate")
+        names = []
+        for episode in range(episodes):
+            obs, info = env.reset(seed=seed if episode == 0 else None)
+            before = [m.calls for m in members]
+            env.step(4 if info["seat"] == 0 else 0)  # a legal step in either seat, then a throw
+            env.step(next(a for a in np.flatnonzero(env.unwrapped.action_masks())))
+            played = [m.name for m, b in zip(members, before) if m.calls > b]
+            assert played == [info["opponent"]]  # the named member, and only it, played
+            names.append(info["opponent"])
+        return names
+
+    first = draws(seed=3)
+    assert set(first) == {"a", "b", "c"} and min(first.count(x) for x in "abc") >= 6
+    assert draws(seed=3) == first and draws(seed=4) != first
+    env = TrapEnv(opponent=("random", "medium"))
+    assert env.league.names == ["random", "medium"] and env.league.name == "league(random,medium)"
+    assert "opponent" not in TrapEnv(opponent="random").reset(seed=0)[1]  # one opponent: no league
+    with pytest.raises(ValueError, match="at least one member"):
+        TrapEnv(opponent=[])
+
+
 # -- rendering ----------------------------------------------------------------------------------
 
 

@@ -176,3 +176,14 @@ def test_leaf_evaluation_bench_reports_every_evaluator(tmp_path):
     assert list(rows) == ["leaf evaluations is", f"leaf evaluations learned:{path}"]
     assert rows["leaf evaluations is"]["ratio to is"] == 1.0
     assert all(r["evaluations/s"] > 0 for r in rows.values())
+
+
+def test_play_trap_with_eval_alone_uses_the_shipped_network(monkeypatch, capsys):
+    # `tablegym play trap --eval learned` works out of the box: a step (s), a throw (d4), quit.
+    from tablegym.experiments.cli import main
+    from tests.test_cli import scripted_input
+
+    scripted_input(monkeypatch, ["s", "d4", "q"])
+    assert main(["play", "trap", "--eval", "learned", "--depth", "2", "--seed", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "search:eval=learned,depth=2 (player 1) plays" in out

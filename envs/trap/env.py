@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 import numpy as np
 from pettingzoo import AECEnv
 
 from tablegym.envs.aec import make_aec_env
-from tablegym.envs.core import State
+from tablegym.envs.core import Game, State
 from tablegym.envs.trap.core import DEFAULT_TURN_CAP, TrapGame, TrapState
-from tablegym.envs.twoplayer import OpponentSpec, TwoPlayerEnv
+from tablegym.envs.twoplayer import OpponentSpec, TwoPlayerEnv, resolve_opponent
 
 
 def trap_rgb(state: State) -> np.ndarray:
@@ -23,6 +25,32 @@ def trap_rgb(state: State) -> np.ndarray:
     else:
         status, throwing = state.mover, state.phase != "move"
     return draw_trap(state.traps, [state.position(0), state.position(1)], status=status, throwing=throwing, target=state.target)
+
+
+class League:
+    """A league of opponents: one member plays each episode, drawn uniformly with the env's rng.
+
+    The draw happens at the episode's first opponent decision (with the ``rng`` the env passes,
+    its ``np_random``), or at the end of ``reset`` when the agent moves first; so seeded episodes
+    repeat exactly. ``names[index]`` is the current member.
+    """
+
+    def __init__(self, game: Game, specs: Sequence[OpponentSpec]) -> None:
+        if not specs:
+            raise ValueError("an opponent league needs at least one member")
+        self.members = [resolve_opponent(game, spec) for spec in specs]
+        self.names = [spec if isinstance(spec, str) else getattr(spec, "name", repr(spec)) for spec in specs]
+        self.name = "league(" + ",".join(self.names) + ")"
+        self.index: int | None = None
+
+    def draw(self, rng: np.random.Generator) -> int:
+        """This episode's member (drawn now if not yet drawn)."""
+        if self.index is None:
+            self.index = int(rng.integers(len(self.members)))
+        return self.index
+
+    def __call__(self, state: State, rng: np.random.Generator) -> int:
+        return self.members[self.draw(rng)](state, rng)
 
 
 class TrapEnv(TwoPlayerEnv):
@@ -101,7 +129,10 @@ class TrapEnv(TwoPlayerEnv):
     - ``turn_cap``: completed turns before the draw; a turn is one player's move and throw,
       and both players' turns count (200 by default: 100 each).
     - ``first_player``: which seat (0 or 1) moves first.
-    - ``opponent``, ``agent_seat``, ``illegal_action``, ``render_mode``: see ``TwoPlayerEnv``
+    - ``opponent``: an agent spec or callable (see ``TwoPlayerEnv``), or a list or tuple of
+      them: a league (``League``), one member drawn uniformly for each episode with the env's
+      rng; ``reset``'s ``info["opponent"]`` names it (its spec string, or a callable's ``name``).
+    - ``agent_seat``, ``illegal_action``, ``render_mode``: see ``TwoPlayerEnv``
       ("ansi" is the core's text board with a legend; "rgb_array" a drawn board with traps
       dark, player 0 red, player 1 blue, a strip in the colour of the player to decide, and
       the throw phase marked by a ring around that player and a '+' in the strip).
@@ -124,19 +155,29 @@ class TrapEnv(TwoPlayerEnv):
         n: int = 7,
         turn_cap: int = DEFAULT_TURN_CAP,
         first_player: int = 0,
-        opponent: OpponentSpec = "random",
+        opponent: OpponentSpec | Sequence[OpponentSpec] = "random",
         agent_seat: int | str = 0,
         illegal_action: str = "raise",
         render_mode: str | None = None,
     ) -> None:
+        game = TrapGame(n, turn_cap, first_player)
+        self.league = League(game, opponent) if isinstance(opponent, (list, tuple)) else None
         super().__init__(
-            game=TrapGame(n, turn_cap, first_player),
-            opponent=opponent,
+            game=game,
+            opponent=self.league if self.league is not None else opponent,
             agent_seat=agent_seat,
             illegal_action=illegal_action,
             render_mode=render_mode,
             renderer=trap_rgb,
         )
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        if self.league is None:
+            return super().reset(seed=seed, options=options)
+        self.league.index = None  # a fresh draw for this episode
+        obs, info = super().reset(seed=seed, options=options)
+        info["opponent"] = self.league.names[self.league.draw(self.np_random)]
+        return obs, info
 
 
 def trap_aec_env(
