@@ -96,6 +96,7 @@ trap-results: install
 		--csv results/trap_composite_vs_hard.csv | tee results/trap_composite_vs_hard.md
 	for b in medium easy; do $(TG) eval trap "search:eval=composite,time=0.25" $$b --games 200 --workers 2 \
 		--seed 0 --elo --csv results/trap_composite_vs_$$b.csv | tee results/trap_composite_vs_$$b.md; done
+	$(MAKE) trap-round-robin
 	$(TG) bench trap | tee results/bench_trap.txt
 
 # The round robin of the course's opponents and every hand-made evaluator in the same search at
