@@ -112,7 +112,7 @@ trap-checkpoint: install
 		--run-dir runs/trap-td --out models/checkpoints/trap.pt
 
 # The learned Trap rows of the README (about 40 minutes on 2 cores).
-TRAP_T := 0.25
+TRAP_T := 0.1
 trap-learned: install
 	$(TG) eval trap "search:eval=learned,time=$(TRAP_T)" "search:eval=composite,time=$(TRAP_T)" --games 400 \
 		--workers 2 --seed 0 --elo --csv results/trap_learned_vs_composite.csv | tee results/trap_learned_vs_composite.md
@@ -122,4 +122,6 @@ trap-learned: install
 		--csv results/trap_learned_policy_vs_medium.csv | tee results/trap_learned_policy_vs_medium.md
 	$(PY) -m tablegym.experiments.trap_sb3 --timesteps 500000 --seed 0 --run-dir runs/trap-sb3-maskableppo \
 		--eval-games 400 --opponent medium --out results/trap_sb3.md
+	$(PY) -m tablegym.experiments.trap_sb3 --algo dqn --timesteps 200000 --seed 0 --run-dir runs/trap-sb3-dqn \
+		--eval-games 400 --opponent random,easy,medium,hard --eval-opponent medium --out results/trap_sb3_dqn.md
 	$(TG) bench trap | tee results/bench_trap.txt
