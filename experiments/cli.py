@@ -282,7 +282,7 @@ def _cmd_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         parser.error("--quiet is for watching an agent play a single-player game")
     agent = args.agent
     if agent is None:
-        searcher = "search" if game.spec.name == "trap" else "alphabeta"  # Trap has chance nodes
+        searcher = GAMES[game.spec.name].searcher if game.spec.name in GAMES else "alphabeta"
         agent = searcher if (args.eval, args.depth, args.time) != (None, None, None) else "random"
     spec = compose_spec(agent, eval=args.eval, depth=args.depth, time=args.time)
     try:

@@ -59,6 +59,8 @@ class GameEntry:
     factory: Callable[..., Game]
     options: dict[str, type]
     doc: str
+    searcher: str = "alphabeta"
+    """The search that ``--eval/--depth/--time`` set up when no ``--agent`` is named."""
 
 
 GAMES: dict[str, GameEntry] = {
@@ -69,7 +71,8 @@ GAMES: dict[str, GameEntry] = {
         GameEntry("trilobite-tiny", _trilobite_tiny, {"first_player": int}, "Trilobite 3x3, three in a row"),
         GameEntry("sim", _sim, {"n": int}, "triangle-avoidance on K_n, default n=6"),
         GameEntry("trap", _trap, {"n": int, "turn_cap": int, "first_player": int},
-                  "move a king step, throw a trap that may miss, enclose the opponent; default 7x7, draw at 200 turns"),
+                  "move a king step, throw a trap that may miss, enclose the opponent; default 7x7, draw at 200 turns",
+                  searcher="search"),  # chance nodes: the expectiminimax
         GameEntry("threes", _threes, {"hint": str}, "Threes! (single player); hint '+' (default) or 'candidates'"),
     )
 }

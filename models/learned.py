@@ -105,34 +105,32 @@ def trilobite_value(s, player, params):
     return mlp_value(k.k_outcome(s), k.k_to_move(s), player, active, n, params)
 
 
-def _kernel_for(game_name: str):
+def _kernel_for(game_name: str) -> tuple:
+    """The game's learned-value kernel and its scale (search units per unit of network value)."""
     if game_name == "trilobite":
-        return trilobite_value
+        return trilobite_value, 1.0
     if game_name == "sim":
         from tablegym.models.learned_sim import sim_value
 
-        return sim_value
+        return sim_value, 1.0
     if game_name == "trap":
-        from tablegym.models.learned_trap import trap_value
+        from tablegym.models.learned_trap import SCALE, trap_value
 
-        return trap_value
+        return trap_value, SCALE
     raise ValueError(f"no learned-evaluator kernel for game {game_name!r}")
 
 
 class LearnedEvaluator(Evaluator):
-    """A ValueMLP as an evaluator: +-``win_value`` at finished games, its tanh value elsewhere
-    (times ``win_value``, which is 1 except for games whose search wants a larger scale)."""
+    """A ValueMLP as an evaluator: +-``win_value`` at finished games, its tanh value times
+    ``win_value`` elsewhere (1 except for games whose search wants a larger scale); ``bound``
+    tells the expectiminimax the same."""
 
     def __init__(self, model: ValueMLP, game_name: str, name: str = "learned") -> None:
         self.model = model.eval()
         self.name = name
-        self.kernel = _kernel_for(game_name)
+        self.kernel, self.win_value = _kernel_for(game_name)
+        self.bound = self.win_value
         self.params = model.export()
-        self.win_value = 1.0
-        if game_name == "trap":
-            from tablegym.models.learned_trap import SCALE
-
-            self.win_value = self.bound = SCALE
 
 
 def default_checkpoint(game_name: str) -> Path:

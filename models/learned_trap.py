@@ -39,6 +39,7 @@ from tablegym.envs.trap.core import N_, PHASE, POS0, THROW
 from tablegym.envs.trap.heuristics import (_bit, _grow, centre_distance, exits, free_board, one_cell_lookahead,
                                            player_distance, popcount, region, voronoi, vulnerability)
 from tablegym.models.learned import mlp_forward_mixed
+from tablegym.search.evaluator import KernelEvaluator
 
 NUM_SCALARS = 17
 SCALE = 1000.0
@@ -115,6 +116,13 @@ def trap_value(s, player, params):
     trap_cells(s, cells)
     v = SCALE * mlp_forward_mixed(scalars, cells, 2, params)
     return v if s[TO_MOVE] == player else -v
+
+
+def evaluator_of(params: np.ndarray, name: str = "learned") -> KernelEvaluator:
+    """The network export ``params`` as a search evaluator (what worker processes receive)."""
+    ev = KernelEvaluator(name, trap_value, params)
+    ev.win_value = ev.bound = SCALE
+    return ev
 
 
 def input_symmetries(n: int) -> list[np.ndarray]:

@@ -36,7 +36,7 @@ from tablegym.envs.core import Game, KernelState
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.learned import LearnedEvaluator
 from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.training.selfplay import play_selfplay, td_leaf_targets
+from tablegym.training.selfplay import SelfPlayBatch, play_selfplay, td_leaf_targets
 from tablegym.training.symmetry import feature_symmetries
 
 
@@ -157,6 +157,52 @@ def metadata(args: Args, game: Game, net: NetConfig, iteration: int, games: int,
     }
 
 
+def start_or_resume(ckpt_path: Path, game: Game, net_config: NetConfig, args) -> tuple:
+    """A fresh network and optimizer, or those of the checkpoint at ``ckpt_path`` (which must
+    hold the same network): (model, optimizer, iteration, games, train seconds, rng)."""
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    model = ValueMLP(net_config)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    if not ckpt_path.exists():
+        return model, optimizer, 0, 0, 0.0, rng
+    payload = load_checkpoint(ckpt_path, game=game.spec.name, options=game.spec.options)
+    if NetConfig.from_dict(payload["metadata"]["net"]) != net_config:
+        raise ValueError(f"{ckpt_path} holds another network ({payload['metadata']['net']}); "
+                         f"use a new --run-dir or the same --hidden")
+    model.load_state_dict(payload["model"])
+    if "optimizer" in payload:
+        optimizer.load_state_dict(payload["optimizer"])
+    meta = payload["metadata"]
+    iteration = meta["iteration"]
+    print(f"resuming {ckpt_path} at iteration {iteration} ({meta['games']} games)")
+    return (model, optimizer, iteration, meta["games"], meta.get("train_seconds", 0.0),
+            np.random.default_rng([args.seed, iteration]))
+
+
+def td_update(model: ValueMLP, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer, batch: SelfPlayBatch,
+              args, rng: np.random.Generator, symmetries: list[np.ndarray]) -> tuple[float, float]:
+    """Add the batch's TD-leaf(lambda) targets to the buffer and fit the network on the buffer,
+    each minibatch under a random symmetry of the board: (TD error before the update, mean MSE)."""
+    targets = td_leaf_targets(batch, args.lam)
+    with torch.no_grad():
+        before = model(torch.from_numpy(batch.features).float()).numpy()
+    td_error = float(np.mean(np.abs(targets - before)))
+    buffer.add(batch.features, targets.astype(np.float32))
+    model.train()
+    losses = []
+    for _ in range(args.updates_per_iter):
+        x, y = buffer.sample(rng, args.batch_size)
+        perm = symmetries[rng.integers(len(symmetries))]
+        loss = torch.nn.functional.mse_loss(model(torch.from_numpy(x[:, perm]).float()), torch.from_numpy(y))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    model.eval()
+    return td_error, float(np.mean(losses))
+
+
 def train(args: Args) -> Path:
     """Run (or resume) a training run; returns the path of the final checkpoint."""
     game = make_game(args)
@@ -167,24 +213,8 @@ def train(args: Args) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     ckpt_path = run_dir / "checkpoint.pt"
 
-    torch.manual_seed(args.seed)
-    rng = np.random.default_rng(args.seed)
     net_config = NetConfig(start.num_features, tuple(args.hidden))
-    model = ValueMLP(net_config)
-    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    iteration, games_done, seconds_done = 0, 0, 0.0
-    if ckpt_path.exists():
-        payload = load_checkpoint(ckpt_path, game=game.spec.name, options=game.spec.options)
-        if NetConfig.from_dict(payload["metadata"]["net"]) != net_config:
-            raise ValueError(f"{ckpt_path} holds another network ({payload['metadata']['net']}); "
-                             f"use a new --run-dir or the same --hidden")
-        model.load_state_dict(payload["model"])
-        if "optimizer" in payload:
-            optimizer.load_state_dict(payload["optimizer"])
-        meta = payload["metadata"]
-        iteration, games_done, seconds_done = meta["iteration"], meta["games"], meta.get("train_seconds", 0.0)
-        rng = np.random.default_rng([args.seed, iteration])
-        print(f"resuming {ckpt_path} at iteration {iteration} ({games_done} games)")
+    model, optimizer, iteration, games_done, seconds_done, rng = start_or_resume(ckpt_path, game, net_config, args)
 
     writer = SummaryWriter(str(run_dir))
     writer.add_text("args", json.dumps(dataclasses.asdict(args), default=list, indent=1))
@@ -209,27 +239,10 @@ def train(args: Args) -> Path:
                               epsilon=args.epsilon, seed=int(rng.integers(2**31)))
         gen_seconds = time.perf_counter() - t0
         games_done += args.games_per_iter
-        # 2. TD-leaf(lambda) targets; the TD error is measured before the update
-        targets = td_leaf_targets(batch, args.lam)
-        with torch.no_grad():
-            before = model(torch.from_numpy(batch.features).float()).numpy()
-        td_error = float(np.mean(np.abs(targets - before)))
-        buffer.add(batch.features, targets.astype(np.float32))
-        # 3. fit on the replay buffer, each batch under a random symmetry of the board
-        model.train()
-        losses = []
-        for _ in range(args.updates_per_iter):
-            x, y = buffer.sample(rng, args.batch_size)
-            perm = symmetries[rng.integers(len(symmetries))]
-            pred = model(torch.from_numpy(x[:, perm]).float())
-            loss = torch.nn.functional.mse_loss(pred, torch.from_numpy(y))
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
-        model.eval()
+        # 2.-3. TD-leaf(lambda) targets, then fit on the replay buffer
+        td_error, mse = td_update(model, optimizer, buffer, batch, args, rng, symmetries)
         step = games_done
-        writer.add_scalar("losses/mse", float(np.mean(losses)), step)
+        writer.add_scalar("losses/mse", mse, step)
         writer.add_scalar("losses/td_error", td_error, step)
         writer.add_scalar("charts/games_per_s", args.games_per_iter / gen_seconds, step)
         writer.add_scalar("charts/positions_per_game", len(batch) / args.games_per_iter, step)

@@ -30,21 +30,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import torch
+from numba import njit
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
-from numba import njit
-
 from tablegym.envs.core import CHANCE, k_key, k_outcome
 from tablegym.envs.trap.core import CAND, TrapGame, TrapState, k_candidates, k_chance, k_pop, k_push, k_to_move
-from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
-from tablegym.models.learned_trap import SCALE, input_symmetries, num_inputs, trap_inputs, trap_value
-from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.search.evaluator import KernelEvaluator
+from tablegym.models.checkpoint import save_checkpoint
+from tablegym.models.learned_trap import SCALE, evaluator_of, input_symmetries, num_inputs, trap_inputs, trap_value
+from tablegym.models.value_net import NetConfig
 from tablegym.search.expectiminimax import SearchTables, _root
-from tablegym.training.selfplay import SelfPlayBatch, td_leaf_targets
-from tablegym.training.td import ReplayBuffer, metadata, parse_dataclass_args
+from tablegym.training.selfplay import SelfPlayBatch
+from tablegym.training.td import ReplayBuffer, metadata, parse_dataclass_args, start_or_resume, td_update
 
 
 @dataclass
@@ -168,13 +165,10 @@ def _play_chunk(task: tuple) -> SelfPlayBatch:
 
 def merge(batches: list[SelfPlayBatch]) -> SelfPlayBatch:
     """One batch from several, game indices kept distinct."""
-    offset, games = 0, []
-    for b in batches:
-        games.append(b.game + offset)
-        offset += int(b.game.max()) + 1 if len(b) else 0
-    return SelfPlayBatch(*(np.concatenate([getattr(b, f) for b in batches]) for f in
-                           ("features", "search_value")), np.concatenate(games),
-                         *(np.concatenate([getattr(b, f) for b in batches]) for f in ("explored", "result", "mover")))
+    columns = {f.name: np.concatenate([getattr(b, f.name) for b in batches]) for f in dataclasses.fields(SelfPlayBatch)}
+    offsets = np.cumsum([0] + [int(b.game.max()) + 1 if len(b) else 0 for b in batches[:-1]])
+    columns["game"] = np.concatenate([b.game + o for b, o in zip(batches, offsets)])
+    return SelfPlayBatch(**columns)
 
 
 def _match_games(task: tuple) -> float:
@@ -185,8 +179,7 @@ def _match_games(task: tuple) -> float:
 
     params, opponent, first, last, depth, seed, n = task
     game = TrapGame(n)
-    learned = KernelEvaluator("learned", trap_value, params)
-    learned.bound = SCALE
+    learned = evaluator_of(params)
     points = 0.0
     for i in range(first, last):
         ours, theirs = SearchAgent(learned, depth=depth), make_agent(opponent)
@@ -216,24 +209,8 @@ def train(args: Args) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     ckpt_path = run_dir / "checkpoint.pt"
 
-    torch.manual_seed(args.seed)
-    rng = np.random.default_rng(args.seed)
     net_config = NetConfig(num_inputs(n), tuple(args.hidden))
-    model = ValueMLP(net_config)
-    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    iteration, games_done, seconds_done = 0, 0, 0.0
-    if ckpt_path.exists():
-        payload = load_checkpoint(ckpt_path, game=game.spec.name, options=game.spec.options)
-        if NetConfig.from_dict(payload["metadata"]["net"]) != net_config:
-            raise ValueError(f"{ckpt_path} holds another network ({payload['metadata']['net']}); "
-                             f"use a new --run-dir or the same --hidden")
-        model.load_state_dict(payload["model"])
-        if "optimizer" in payload:
-            optimizer.load_state_dict(payload["optimizer"])
-        meta = payload["metadata"]
-        iteration, games_done, seconds_done = meta["iteration"], meta["games"], meta.get("train_seconds", 0.0)
-        rng = np.random.default_rng([args.seed, iteration])
-        print(f"resuming {ckpt_path} at iteration {iteration} ({games_done} games)")
+    model, optimizer, iteration, games_done, seconds_done, rng = start_or_resume(ckpt_path, game, net_config, args)
 
     writer = SummaryWriter(str(run_dir))
     writer.add_text("args", json.dumps(dataclasses.asdict(args), default=list, indent=1))
@@ -260,26 +237,10 @@ def train(args: Args) -> Path:
         batch = merge(list(pool.map(_play_chunk, tasks)) if pool else [_play_chunk(t) for t in tasks])
         gen_seconds = time.perf_counter() - t0
         games_done += args.games_per_iter
-        # 2. TD-leaf(lambda) targets; the TD error is measured before the update
-        targets = td_leaf_targets(batch, args.lam)
-        with torch.no_grad():
-            before = model(torch.from_numpy(batch.features)).numpy()
-        td_error = float(np.mean(np.abs(targets - before)))
-        buffer.add(batch.features, targets.astype(np.float32))
-        # 3. fit on the replay buffer, each batch under a random symmetry of the board
-        model.train()
-        losses = []
-        for _ in range(args.updates_per_iter):
-            x, y = buffer.sample(rng, args.batch_size)
-            perm = symmetries[rng.integers(len(symmetries))]
-            loss = torch.nn.functional.mse_loss(model(torch.from_numpy(x[:, perm])), torch.from_numpy(y))
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
-        model.eval()
+        # 2.-3. TD-leaf(lambda) targets (with the mover), then fit on the replay buffer
+        td_error, mse = td_update(model, optimizer, buffer, batch, args, rng, symmetries)
         step = games_done
-        writer.add_scalar("losses/mse", float(np.mean(losses)), step)
+        writer.add_scalar("losses/mse", mse, step)
         writer.add_scalar("losses/td_error", td_error, step)
         writer.add_scalar("charts/games_per_s", args.games_per_iter / gen_seconds, step)
         writer.add_scalar("charts/decisions_per_game", len(batch) / args.games_per_iter, step)
