@@ -6,6 +6,7 @@ Spec grammar: ``NAME[:key=value,key=value...]``
 * a game's own agents, e.g. Sim's Cassis levels ``dumb``, ``easy``, ``medium``, ``expert``.
 * Threes: ``random``, ``greedy``, ``threesus``, ``expectimax:depth=D`` (each takes ``eval=``).
 * Trap: ``random``, ``easy``, ``medium``, ``hard``, ``search:eval=E,time=T`` (envs/trap/agents.py).
+* Friday: ``random``, ``rules``, ``bestfirst:nodes=N,eval=E`` (envs/friday/agents.py).
 * ``alphabeta`` (alias ``ab``): keys ``eval`` (a hand-made evaluator name of the game, or
   ``learned`` for the shipped checkpoint, or ``learned:PATH``), ``depth`` (plies) and/or
   ``time`` (seconds per move). Example: ``alphabeta:eval=advanced,depth=5``.
@@ -30,6 +31,8 @@ def _game_module(game: Game):
         from tablegym.envs.threes import agents as module
     elif name == "trap":
         from tablegym.envs.trap import agents as module
+    elif name == "friday":
+        from tablegym.envs.friday import agents as module
     else:
         raise ValueError(f"no agents known for game {name!r}")
     return module

@@ -4,8 +4,10 @@
 
     tablegym play trilobite --agent alphabeta --eval learned --depth 5
     tablegym play threes --option hint=candidates      (you play; --agent threesus watches an agent)
+    tablegym play friday --level 2                      (you play Friday, level 1-4)
     tablegym solve sim --n 6
     tablegym eval trilobite random "alphabeta:depth=3,eval=advanced" --games 200 --workers 4 --elo
+    tablegym eval friday rules "bestfirst:nodes=10000" --level 1 --games 500 --workers 2
     tablegym bench sim-solve
     tablegym train --help            (everything after 'train' goes to tablegym.training.td)
     tablegym train threes --help     (the Threes n-tuple network: tablegym.training.ntuple_td)
@@ -90,7 +92,7 @@ def _key_values(parser: argparse.ArgumentParser, items: Sequence[str], flag: str
     return out
 
 
-_GAME_FLAGS = ("n", "width", "height", "win_length", "first_player")
+_GAME_FLAGS = ("n", "width", "height", "win_length", "first_player", "level")
 
 
 def _game_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Game, dict[str, Any]]:
@@ -120,6 +122,7 @@ def _game_options_parser() -> argparse.ArgumentParser:
     g.add_argument("--height", type=int, help="trilobite: board height")
     g.add_argument("--win-length", dest="win_length", type=int, help="trilobite: chips in a row to win")
     g.add_argument("--first-player", dest="first_player", type=int, choices=(0, 1), help="player who moves first")
+    g.add_argument("--level", type=int, help="friday: difficulty level 1-4")
     return p
 
 
@@ -175,8 +178,11 @@ class _Announced:
 _MOVE_KEYS = {
     "threes": "or l/r/u/d, or an arrow key, then Enter",
     "trap": "move: a direction such as ne; throw: a cell such as d4, column letter then row",
+    "friday": "type an action's number or its name",
 }
 """How a person may type a move, per game, beyond the move names the prompt lists."""
+_NUMBERED = frozenset({"friday"})
+"""Games whose prompt lists the legal moves one a line with their action numbers (long names)."""
 
 
 class _ChanceNews:
@@ -237,8 +243,9 @@ def _final_state(game: Game, actions: Sequence[int]) -> State:
 def _play_single(parser: argparse.ArgumentParser, args: argparse.Namespace, game: Game) -> int:
     """A single-player game: a person plays (no --agent, or --agent human), or an agent is watched.
 
-    Chance events (Threes' deal, insertion line and next card) are sampled from one generator
-    seeded with ``--seed``, so the same seed deals the same cards to the same moves.
+    Chance events (Threes' deal, insertion line and next card; Friday's card draws) are sampled
+    from one generator seeded with ``--seed``, so the same seed deals the same cards to the same
+    moves. The final line gives the game's score (Friday: its score, not the +1/-1 result).
     """
     from tablegym.experiments.human import HumanAgent, HumanQuit
     from tablegym.experiments.match import play_game
@@ -251,7 +258,7 @@ def _play_single(parser: argparse.ArgumentParser, args: argparse.Namespace, game
     if human and args.quiet:
         parser.error("--quiet is for watching an agent play: give --agent too")
     if human:
-        player: Any = HumanAgent(keys=_MOVE_KEYS.get(args.game, ""))
+        player: Any = HumanAgent(keys=_MOVE_KEYS.get(args.game, ""), numbered=args.game in _NUMBERED)
         print(f"{game!r}: you play")
     else:
         spec = compose_spec(args.agent, eval=args.eval, depth=args.depth, time=args.time)
@@ -266,8 +273,9 @@ def _play_single(parser: argparse.ArgumentParser, args: argparse.Namespace, game
     except HumanQuit:
         print("game abandoned")
         return 0
-    print(_final_state(game, record.actions).to_text())
-    print(f"final score {record.returns[0]:g} after {record.move_counts[0]} moves")
+    final = _final_state(game, record.actions)
+    print(final.to_text())
+    print(f"final score {getattr(final, 'score', record.returns[0]):g} after {record.move_counts[0]} moves")
     return 0
 
 
@@ -367,6 +375,8 @@ def _cmd_solve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
 def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from tablegym.experiments.match import elo_markdown, elo_ratings, markdown_table, play_match, round_robin, write_csv
 
+    if args.game == "friday":
+        return _eval_single(parser, args)
     if len(args.specs) < 2:
         parser.error(f"eval needs at least two agent specs, got {len(args.specs)}")
     if len(args.specs) > 2 and len(set(args.specs)) != len(args.specs):
@@ -390,6 +400,26 @@ def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.csv:
         write_csv(results, args.csv)
         print(f"wrote {args.csv}")
+    return 0
+
+
+def _eval_single(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Friday: each agent plays ``--games`` games at the level given (win rates with 95% intervals)."""
+    from tablegym.experiments import friday_eval
+
+    game, options = _game_from_args(parser, args)
+    for spec in args.specs:
+        try:
+            _make_agent(game, spec)
+        except ValueError as err:
+            parser.error(f"agent {spec!r}: {err}")
+    level = options.pop("level", 1)
+    print(friday_eval.HEADER)
+    for spec in args.specs:
+        records = friday_eval.run(spec, level=level, games=args.games, workers=args.workers, seed=args.seed,
+                                  options=options, progress=not args.no_progress)
+        print(friday_eval.markdown_row(spec, level, friday_eval.summarise(records),
+                                       friday_eval.options_text(records[0]["options"])))
     return 0
 
 
@@ -452,6 +482,8 @@ def _cmd_bench(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
         fn = _require("tablegym.experiments.bench_threes", "bench_threes", "the Threes benchmark")
     elif args.which == "trap":
         fn = _require("tablegym.experiments.bench_trap", "bench_trap", "the Trap benchmark")
+    elif args.which == "friday":
+        fn = _require("tablegym.experiments.bench_friday", "bench_friday", "the Friday benchmark")
     else:
         fn = _require("tablegym.envs.sim", "bench_sim_solve", "the Sim solver benchmark")
         if args.n is not None:
@@ -491,7 +523,7 @@ def build_parser() -> argparse.ArgumentParser:
     game_opts = _game_options_parser()
 
     p = sub.add_parser("play", parents=[game_opts], help="play against an agent (or a single-player game) in the terminal",
-                       description="Two-player games: you against --agent. Single-player games (threes): you play, "
+                       description="Two-player games: you against --agent. Single-player games (threes, friday): you play, "
                                    "or with --agent you watch that agent play a game.")
     p.add_argument("--agent", default=None,
                    help="agent spec or searcher name (two-player default: alphabeta (trap: search) when --eval/--depth/--time is "
@@ -508,7 +540,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("solve", parents=[game_opts], help="solve a small game exactly")
     p.set_defaults(run=_cmd_solve, parser=p)
 
-    p = sub.add_parser("eval", parents=[game_opts], help="match (two specs) or round robin (more)")
+    p = sub.add_parser("eval", parents=[game_opts], help="match (two specs) or round robin (more); friday: win rates")
     p.add_argument("specs", nargs="+", metavar="SPEC", help="agent specs, e.g. random 'alphabeta:depth=3,eval=advanced'")
     p.add_argument("--games", type=_int_at_least(1), default=100, help="games per pairing (default 100)")
     p.add_argument("--opening-plies", type=_int_at_least(0), default=2, help="random opening moves (default 2)")
@@ -520,7 +552,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_eval, parser=p)
 
     p = sub.add_parser("bench", help="speed benchmarks")
-    p.add_argument("which", choices=("envs", "search", "sim-solve", "threes", "trap"))
+    p.add_argument("which", choices=("envs", "search", "sim-solve", "threes", "trap", "friday"))
     p.add_argument("--seconds", type=_positive_float, help="envs: seconds per env")
     p.add_argument("--n", type=_int_at_least(3), help="sim-solve: number of points")
     p.add_argument("--repeats", type=_int_at_least(1), help="sim-solve: repetitions")

@@ -9,6 +9,8 @@ cheaply and never drag a compiled object across processes.
 5
 >>> make_game("threes", hint="candidates").spec.options
 {'hint': 'candidates'}
+>>> make_game("friday", level="3").level
+3
 """
 
 from __future__ import annotations
@@ -51,6 +53,12 @@ def _threes(**options: Any) -> Game:
     return ThreesGame(**options)
 
 
+def _friday(**options: Any) -> Game:
+    from tablegym.envs.friday.core import FridayGame
+
+    return FridayGame(**options)
+
+
 @dataclass(frozen=True)
 class GameEntry:
     """A registered game: how to build it and which options (with their types) it takes."""
@@ -74,6 +82,10 @@ GAMES: dict[str, GameEntry] = {
                   "move a king step, throw a trap that may miss, enclose the opponent; default 7x7, draw at 200 turns",
                   searcher="search"),  # chance nodes: the expectiminimax
         GameEntry("threes", _threes, {"hint": str}, "Threes! (single player); hint '+' (default) or 'candidates'"),
+        GameEntry("friday", _friday,
+                  {"level": int, "abilities": str, "aging_life": str, "empty_aging": str, "max_life_level4": int},
+                  "Friday (single-player deck-building), level 1-4 (default 1)",
+                  searcher="bestfirst"),  # Fridai's best-first search
     )
 }
 

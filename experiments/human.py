@@ -27,16 +27,19 @@ class HumanAgent:
     message, which names the input and the legal moves, is shown as is. Typing ``q`` (or
     end of input) raises ``HumanQuit``, which callers catch to leave cleanly. ``keys`` tells
     the player how to type a move beyond the names listed (e.g. Threes' l/r/u/d and arrow keys).
+    ``numbered`` lists the legal moves one a line with their action numbers (for games with long
+    move names, such as Friday's "use slot 3 food 0 (+1 life)"; a number is quicker to type).
     """
 
     name = "human"
 
     def __init__(self, input_fn: Callable[[str], str] | None = None, print_fn: Callable[..., None] | None = None,
-                 *, keys: str = "") -> None:
+                 *, keys: str = "", numbered: bool = False) -> None:
         # None means the builtins, looked up at each call so a patched ``builtins.input`` works.
         self._input_fn = input_fn
         self._print_fn = print_fn
         self._keys = f"{keys}; " if keys else ""
+        self._numbered = numbered
 
     def _input(self, prompt: str) -> str:
         return (self._input_fn or builtins.input)(prompt)
@@ -46,8 +49,13 @@ class HumanAgent:
 
     def __call__(self, state: State, rng: np.random.Generator) -> int:
         self._print(state.to_text())
-        moves = ", ".join(state.action_to_string(a) for a in state.legal_actions())
-        self._print(f"legal moves: {moves}  ({self._keys}'q' quits)")
+        if self._numbered:
+            self._print(f"legal moves ({self._keys}'q' quits):")
+            for a in state.legal_actions():
+                self._print(f"  {a:3d}  {state.action_to_string(a)}")
+        else:
+            moves = ", ".join(state.action_to_string(a) for a in state.legal_actions())
+            self._print(f"legal moves: {moves}  ({self._keys}'q' quits)")
         while True:
             try:
                 text = self._input("your move> ")

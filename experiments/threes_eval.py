@@ -13,12 +13,12 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import multiprocessing as mp
 import time
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
+
+from tablegym.experiments.game_runs import recorded, run_tasks
 
 MILESTONES = (384, 768, 1536, 3072, 6144)
 
@@ -51,17 +51,6 @@ def play_one(task: tuple[str, str, int, int]) -> dict:
     """One game of ``spec`` under rule option ``hint``; the record of how it went."""
     spec, hint, seed, index = task
     return play_game(_agent(spec), spec, hint, seed, index)
-
-
-def recorded(out: str | None, **match) -> dict[int, dict]:
-    """The games already in ``out`` whose fields equal ``match``, by game index (for resuming)."""
-    done: dict[int, dict] = {}
-    if out and Path(out).exists():
-        for line in Path(out).read_text().splitlines():
-            rec = json.loads(line)
-            if all(rec.get(k) == v for k, v in match.items()):
-                done[rec["game"]] = rec
-    return done
 
 
 def summarise(records: list[dict]) -> dict:
@@ -97,34 +86,8 @@ def run(spec: str, *, games: int, workers: int = 1, seed: int = 0, hint: str = "
     """Play games 0..games-1 (skipping those already recorded in ``out``); return all records."""
     done = recorded(out, agent=spec, hint=hint, seed=seed)
     tasks = [(spec, hint, seed, i) for i in range(games) if i not in done]
-    sink = open(out, "a") if out else None
-    try:
-        bar = tqdm(total=games, initial=len(done), disable=not progress, unit="game", desc=spec)
-        ctx = mp.get_context("forkserver")
-        with ctx.Pool(workers) if workers > 1 else _InProcess() as pool:
-            for rec in pool.imap_unordered(play_one, tasks):
-                done[rec["game"]] = rec
-                if sink:
-                    sink.write(json.dumps(rec) + "\n")
-                    sink.flush()
-                bar.update(1)
-                bar.set_postfix(score=rec["score"])
-        bar.close()
-    finally:
-        if sink:
-            sink.close()
+    run_tasks(play_one, tasks, done, total=games, workers=workers, out=out, label=spec, progress=progress)
     return [done[i] for i in sorted(done) if i < games]
-
-
-class _InProcess:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def imap_unordered(self, fn, tasks):
-        return map(fn, tasks)
 
 
 def report(paths: list[str]) -> str:

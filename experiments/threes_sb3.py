@@ -49,7 +49,7 @@ import gymnasium
 import numpy as np
 import torch
 
-from tablegym.experiments.threes_eval import recorded
+from tablegym.experiments.game_runs import recorded
 
 ALGOS = ("dqn", "maskableppo")
 ENV_ID = "tablegym/Threes-v0"

@@ -7,6 +7,7 @@ import pytest
 
 from tablegym.envs.conformance import ConformanceError, check_game
 from tablegym.envs.core import IllegalActionError
+from tablegym.envs.friday.core import FridayGame
 from tablegym.envs.sim.core import SimGame
 from tablegym.envs.trilobite.core import TrilobiteGame
 
@@ -16,6 +17,9 @@ GAMES = {
     "trilobite-5x4-L3": lambda: TrilobiteGame(5, 4, 3),
     "trilobite-first-player-1": lambda: TrilobiteGame(first_player=1),
     **{f"sim-K{n}": (lambda n=n: SimGame(n)) for n in range(3, 9)},
+    **{f"friday-level{k}": (lambda k=k: FridayGame(level=k)) for k in (1, 2, 3, 4)},
+    "friday-all-options": lambda: FridayGame(level=4, abilities="after_free", aging_life="when_drawn",
+                                             empty_aging="lose", max_life_level4=20),
 }
 
 

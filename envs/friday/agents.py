@@ -1,0 +1,242 @@
+"""Friday players: random, a rule-based player, and Fridai's best-first search.
+
+Spec strings (``tablegym play/eval friday --agent ...``):
+
+* ``random``: a uniformly random legal action.
+* ``rules``: the rule-based player below (easiest hazard, draw while behind, obvious abilities).
+* ``bestfirst:nodes=N,eval=E`` (alias ``search``, ``fridai``): the best-first search polling
+  ``N`` states per decision (default 10,000) with evaluator ``E``: ``fridai`` (default) or a
+  learned network (``learned``, ``learned:PATH``).
+
+Every agent maps a decision ``FridayState`` and a numpy Generator to a legal action.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tablegym.envs.friday.cards import (ABILITY, CARD1, CARD2, COPY, DESTROY, DOUBLE, EXCHANGE1,
+                                        EXCHANGE2, BELOW, LIFE1, LIFE2, PIRATE_HAZARD, RATING, SORT, VALUE,
+                                        GROUP, GROUP_VALUES)
+from tablegym.envs.friday.core import (AB_KIND, CONCEDE, DESTROY_BASE, DONE, DRAW_FREE, DRAW_PAID, END_FIGHT,
+                                       EXTRA_DRAW, FIGHT_0, FIGHT_1, FridayState, P_DESTROY, P_EXCHANGE_MORE,
+                                       P_EXTRA, P_FIGHT, P_HAZARD, P_PIRATE, P_SORT, P_TARGET, PIRATE_0, PIRATE_1,
+                                       SKIP, SLOT_CARD, SORT_BASE, SORT_N, SORT_OPTIONS, SORT0, TARGET_BASE, USE_BASE,
+                                       k_sample_split, k_key, k_status)
+from tablegym.envs.friday.heuristics import EVALUATORS, destroy_choice, search_apply, search_moves
+from tablegym.search.agents import RandomAgent
+from tablegym.search.bestfirst import MAX_MOVES, best_first
+
+DEFAULT_NODES = 10_000
+
+
+@dataclass(frozen=True)
+class FridayEvaluator:
+    """A compiled leaf score ``kernel(s, params) -> float`` over the compact state, by name."""
+
+    name: str
+    kernel: Any
+    params: np.ndarray
+
+    def __call__(self, state: FridayState, player: int = 0) -> float:
+        return float(self.kernel(state._s, self.params))
+
+
+def make_evaluator(name: str) -> FridayEvaluator:
+    """``fridai`` (the hand-made score), ``learned`` (shipped checkpoint) or ``learned:PATH``."""
+    if name == "learned" or name.startswith("learned:"):
+        from tablegym.models.learned_friday import load_friday_evaluator
+
+        return load_friday_evaluator(name.partition(":")[2] or None)
+    if name not in EVALUATORS:
+        known = sorted(EVALUATORS) + ["learned", "learned:PATH"]
+        raise ValueError(f"unknown Friday evaluator {name!r}; known: {', '.join(known)}")
+    return FridayEvaluator(name, EVALUATORS[name], np.zeros(1))
+
+
+class BestFirstAgent:
+    """Fridai's best-first search with a node budget and a pluggable evaluator."""
+
+    def __init__(self, evaluator: FridayEvaluator, *, nodes: int = DEFAULT_NODES, name: str | None = None) -> None:
+        if nodes < 1:
+            raise ValueError(f"the node budget must be at least 1, got {nodes}")
+        self.evaluator = evaluator
+        self.nodes = nodes
+        self.name = name or f"bestfirst:nodes={nodes},eval={evaluator.name}"
+        self.values = np.zeros(MAX_MOVES)
+        self.polled = 0
+        self.generated = 0
+        self.seconds = 0.0
+        self.decisions = 0
+
+    def search(self, state: FridayState, rng: np.random.Generator) -> tuple[int, int, int]:
+        """(chosen action, states polled, states generated) of one search from ``state``."""
+        root = state._s
+        moves = np.empty(MAX_MOVES, dtype=np.int64)
+        n = search_moves(root, moves)
+        rng_state = np.array([rng.integers(1, 2**62)], dtype=np.int64)
+        t0 = time.perf_counter()
+        best, polled, generated = best_first(root, self.nodes, search_moves, search_apply, k_sample_split,
+                                             self.evaluator.kernel, k_status, k_key, self.evaluator.params,
+                                             rng_state, self.values)
+        self.seconds += time.perf_counter() - t0
+        assert 0 <= best < n
+        return int(moves[best]), int(polled), int(generated)
+
+    def __call__(self, state: FridayState, rng: np.random.Generator) -> int:
+        legal = state.legal_actions()
+        if len(legal) == 1:
+            return legal[0]
+        moves = np.empty(MAX_MOVES, dtype=np.int64)
+        if search_moves(state._s, moves) == 1:  # nothing to choose after filtering
+            action = int(moves[0])
+        else:
+            action, polled, generated = self.search(state, rng)
+            self.polled += polled
+            self.generated += generated
+            self.decisions += 1
+        if action >= len(SORT_OPTIONS) + SORT_BASE:  # the search-only destroy subset: play its first step
+            return self._first_destroy_step(state)
+        return action
+
+    @staticmethod
+    def _first_destroy_step(state: FridayState) -> int:
+        slots = np.empty(64, dtype=np.int64)
+        n = destroy_choice(state._s, slots)
+        return DESTROY_BASE + int(slots[0]) if n else DONE
+
+
+# ---- the rule-based player --------------------------------------------------------------------
+
+def _slots(state: FridayState) -> list[tuple[int, int, str]]:
+    return state.table
+
+
+def _face_up(flags: str) -> bool:
+    return "x" not in flags
+
+
+def rule_action(state: FridayState, rng: np.random.Generator | None = None) -> int:
+    """A simple player: fight the easier hazard, draw while behind, take the obvious abilities.
+
+    Hazard choice: the lower value at the current step (ties: the better knowledge card); a last
+    single hazard worth more than 6 is skipped. Pirates: the lower printed value first. Fights:
+    use +life at once, destroy/exchange/below-the-pile the most negative card, double the
+    highest, draw extra cards; draw free cards while behind; pay for up to two cards while the
+    deficit is at most 2 and life is above 5 (always against pirates); otherwise take the loss and destroy
+    the most negative cards the budget allows.
+    """
+    legal = state.legal_actions()
+    phase = state.phase
+    if phase == P_HAZARD:
+        a, b = state.hazard_choice
+        if b < 0:
+            return FIGHT_0 if GROUP_VALUES[GROUP[a], min(state.step, 2)] <= 6 else SKIP
+        va, vb = (GROUP_VALUES[GROUP[t], min(state.step, 2)] for t in (a, b))
+        if va != vb:
+            return FIGHT_0 if va < vb else FIGHT_1
+        return FIGHT_0 if RATING[a] >= RATING[b] else FIGHT_1
+    if phase == P_PIRATE:
+        a, b = state.pirates
+        va, vb = (PIRATE_HAZARD[p] if PIRATE_HAZARD[p] > 0 else 99 for p in (a, b))  # "*" last
+        return PIRATE_0 if va <= vb else PIRATE_1
+    if phase == P_DESTROY:
+        slots = np.empty(64, dtype=np.int64)
+        n = destroy_choice(state._s, slots)
+        return DESTROY_BASE + int(slots[0]) if n else DONE
+    if phase == P_SORT:
+        return _sort_choice(state, legal)
+    total, target = state.fight()
+    behind = total < target
+    table = [(slot, card, flags) for slot, card, flags in _slots(state) if _face_up(flags)]
+    if phase == P_TARGET:
+        return _target_choice(state, legal, table)
+    if phase == P_EXTRA:
+        return EXTRA_DRAW if behind and EXTRA_DRAW in legal else DONE
+    if phase == P_EXCHANGE_MORE:
+        worst = _worst(table, legal, TARGET_BASE)
+        return worst if behind and worst is not None and VALUE[state._s[SLOT_CARD + worst - TARGET_BASE]] <= 0 else DONE
+    assert phase == P_FIGHT
+    for a in legal:  # free life first
+        if USE_BASE <= a < TARGET_BASE and ABILITY[state._s[SLOT_CARD + a - USE_BASE]] in (LIFE1, LIFE2):
+            return a
+    if not behind:
+        return END_FIGHT if END_FIGHT in legal else legal[0]
+    for a in legal:
+        if USE_BASE <= a < TARGET_BASE:
+            ability = ABILITY[state._s[SLOT_CARD + a - USE_BASE]]
+            if ability in (CARD1, CARD2, SORT):
+                return a
+            if ability in (DESTROY, EXCHANGE1, EXCHANGE2, BELOW) and any(VALUE[c] < 0 for _, c, _ in table):
+                return a
+            if ability == DOUBLE and any(VALUE[c] > 0 for _, c, _ in table):
+                return a
+    if DRAW_FREE in legal:
+        return DRAW_FREE
+    deficit = target - total
+    pirate = state.step == 3
+    paid = sum(1 for _, _, flags in _slots(state) if "L" not in flags)
+    if DRAW_PAID in legal and (pirate or (deficit <= 2 and paid < 2 and state.life > 5)):
+        return DRAW_PAID
+    if END_FIGHT in legal:
+        return END_FIGHT
+    return CONCEDE if CONCEDE in legal else legal[0]
+
+
+def _worst(table, legal, base) -> int | None:
+    options = [(VALUE[card], slot) for slot, card, _ in table if base + slot in legal]
+    return base + min(options)[1] if options else None
+
+
+def _target_choice(state: FridayState, legal: list[int], table) -> int:
+    ability = int(state._s[AB_KIND])
+    options = [(VALUE[card], RATING[card], slot) for slot, card, _ in table if TARGET_BASE + slot in legal]
+    if ability == DOUBLE:
+        return TARGET_BASE + max(options)[2]
+    if ability == COPY:  # copy the most valuable ability on offer
+        return TARGET_BASE + max(options, key=lambda o: RATING[state._s[SLOT_CARD + o[2]]] - VALUE[state._s[SLOT_CARD + o[2]]])[2]
+    return TARGET_BASE + min(options)[2]  # destroy / exchange / below: the weakest card
+
+
+def _sort_choice(state: FridayState, legal: list[int]) -> int:
+    """Discard the worst-rated card if its rating is negative; the rest highest value first."""
+    cards = [int(state._s[SORT0 + i]) for i in range(int(state._s[SORT_N]))]
+
+    def key(a: int) -> tuple:
+        _, d, *order = SORT_OPTIONS[a - SORT_BASE]
+        dropped = 0 if d < 0 else (-RATING[cards[d]] if RATING[cards[d]] < 0 else -100)
+        return dropped, [VALUE[cards[i]] for i in order if i >= 0]
+
+    return max(legal, key=key)
+
+
+class RuleAgent:
+    name = "rules"
+
+    def __call__(self, state: FridayState, rng: np.random.Generator) -> int:
+        return rule_action(state, rng)
+
+
+def make_agent(spec: str):
+    """Build the Friday agent named by ``spec`` (see the module docstring)."""
+    from tablegym.experiments.agents import _no_options, parse_spec
+
+    name, options = parse_spec(spec)
+    if name == "random":
+        _no_options(spec, options, set())
+        return RandomAgent()
+    if name == "rules":
+        _no_options(spec, options, set())
+        return RuleAgent()
+    if name in ("bestfirst", "search", "fridai"):
+        _no_options(spec, options, {"nodes", "eval"})
+        try:
+            nodes = int(options.get("nodes", DEFAULT_NODES))
+        except ValueError:
+            raise ValueError(f"nodes must be an integer in {spec!r}") from None
+        return BestFirstAgent(make_evaluator(options.get("eval", "fridai")), nodes=nodes, name=spec)
+    raise ValueError(f"unknown agent {name!r} for friday; known: bestfirst, random, rules")

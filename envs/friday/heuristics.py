@@ -1,0 +1,180 @@
+"""Fridai's hand-made evaluation and action filtering (rules/friday.md, "The original AI").
+
+``fridai_eval`` scores a state as life x 10,000,000 + 1000 x the mean card rating of the deck
+(rating = fighting value + ability weight); a win scores highest, a loss lowest. The search
+considers the actions ``search_moves`` gives: all legal ones, except that after a lost fight only
+one destroy subset (the most negative rating sum within the budget, played as the search-only
+action ``DESTROY_MACRO``), "double" only targets the highest positive card, and two cards that
+are alike (same type and flags) give one USE/TARGET action.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from tablegym.envs.friday.cards import AGING, DOUBLE, KIND, NUM_TYPES, RATING, VALUE
+from tablegym.envs.friday.core import (AB_KIND, DESTROY_BASE, DESTROY_LEFT, DONE, LIFE, LOST, MAX_SLOTS,
+                                       NUM_ACTIONS, P_DESTROY, P_TARGET, PENDING, PD_NONE, PHASE, RESULT,
+                                       SLOT_CARD, SLOT_FLAG, SORT_BASE, TARGET_BASE, USE_BASE, WON, F_DESTROYED,
+                                       k_apply, k_moves, MID, DISC, TOP_N, TOP0, SORT_N, SORT0, BOTTOM_N, BOTTOM)
+
+WIN_SCORE = 1e12
+LOSS_SCORE = -1e12
+DESTROY_MACRO = NUM_ACTIONS
+"""Search-only action: Fridai's single destroy subset after a lost fight, then DONE."""
+
+
+@njit(cache=True)
+def fridai_eval(s, params):
+    """life x 10^7 + 1000 x mean rating of the cards owned; +-1e12 for a won/lost game."""
+    if s[RESULT] == WON:
+        return WIN_SCORE
+    if s[RESULT] == LOST:
+        return LOSS_SCORE
+    n, rating = owned_rating(s)
+    return s[LIFE] * 1e7 + (1000.0 * rating / n if n > 0 else 0.0)
+
+
+@njit(cache=True)
+def owned_rating(s):
+    """(number of fighting cards owned, sum of their ratings), read off the zones without copying."""
+    n = 0
+    rating = 0
+    for t in range(NUM_TYPES):
+        c = s[MID + t] + s[DISC + t]
+        n += c
+        rating += c * RATING[t]
+    for r in range(s[TOP_N]):
+        n += 1
+        rating += RATING[s[TOP0 + r]]
+    for r in range(s[SORT_N]):
+        n += 1
+        rating += RATING[s[SORT0 + r]]
+    for r in range(s[BOTTOM_N]):
+        n += 1
+        rating += RATING[s[BOTTOM + r]]
+    for i in range(MAX_SLOTS):
+        t = s[SLOT_CARD + i]
+        if t >= 0:
+            n += 1
+            rating += RATING[t]
+    return n, rating
+
+
+@njit(cache=True)
+def destroy_choice(s, out):
+    """Fridai's destroy subset after a lost fight: the table slots whose rating sum is most
+    negative within the budget (aging cards cost 2, others 1). Writes slots, returns how many."""
+    budget = s[DESTROY_LEFT]
+    aging = np.empty(MAX_SLOTS, dtype=np.int64)
+    other = np.empty(MAX_SLOTS, dtype=np.int64)
+    na = 0
+    no = 0
+    for j in range(MAX_SLOTS):
+        t = s[SLOT_CARD + j]
+        if t >= 0 and (s[SLOT_FLAG + j] & F_DESTROYED) == 0 and RATING[t] < 0:
+            if KIND[t] == AGING:
+                aging[na] = j
+                na += 1
+            else:
+                other[no] = j
+                no += 1
+    # most negative first within each cost class; then the best split of the budget
+    _sort_by_rating(s, aging, na)
+    _sort_by_rating(s, other, no)
+    best_sum = 0
+    best_a = 0
+    best_o = 0
+    for ka in range(na + 1):
+        if 2 * ka > budget:
+            break
+        ko = min(no, budget - 2 * ka)
+        total = 0
+        for r in range(ka):
+            total += RATING[s[SLOT_CARD + aging[r]]]
+        for r in range(ko):
+            total += RATING[s[SLOT_CARD + other[r]]]
+        if total < best_sum:
+            best_sum = total
+            best_a = ka
+            best_o = ko
+    n = 0
+    for r in range(best_a):
+        out[n] = aging[r]
+        n += 1
+    for r in range(best_o):
+        out[n] = other[r]
+        n += 1
+    out[:n].sort()
+    return n
+
+
+@njit(cache=True)
+def _sort_by_rating(s, slots, n):
+    for i in range(1, n):  # insertion sort: a handful of cards
+        j = i
+        while j > 0 and RATING[s[SLOT_CARD + slots[j]]] < RATING[s[SLOT_CARD + slots[j - 1]]]:
+            slots[j], slots[j - 1] = slots[j - 1], slots[j]
+            j -= 1
+
+
+@njit(cache=True)
+def search_moves(s, out):
+    """The actions Fridai's search considers (see the module docstring)."""
+    if s[PENDING] == PD_NONE and s[PHASE] == P_DESTROY:
+        out[0] = DESTROY_MACRO
+        return 1
+    n_legal = k_moves(s, out)
+    if s[PENDING] != PD_NONE:
+        return n_legal
+    double_target = -1
+    if s[PHASE] == P_TARGET and s[AB_KIND] == DOUBLE:
+        best = 0
+        for k in range(n_legal):
+            j = out[k] - TARGET_BASE
+            v = VALUE[s[SLOT_CARD + j]]
+            if v > best:
+                best = v
+                double_target = out[k]
+    n = 0  # filter in place: out[n] is written only after out[k >= n] was read
+    for k in range(n_legal):
+        a = out[k]
+        if double_target >= 0 and a != double_target:
+            continue
+        if USE_BASE <= a < SORT_BASE and a < DESTROY_BASE:
+            base = USE_BASE if a < TARGET_BASE else TARGET_BASE
+            j = a - base
+            duplicate = False
+            for m in range(n):
+                b = out[m]
+                if base <= b < base + MAX_SLOTS:
+                    i = b - base
+                    if s[SLOT_CARD + i] == s[SLOT_CARD + j] and s[SLOT_FLAG + i] == s[SLOT_FLAG + j]:
+                        duplicate = True
+                        break
+            if duplicate:
+                continue
+        out[n] = a
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def search_apply(s, a):
+    """``k_apply``, plus the search-only ``DESTROY_MACRO``."""
+    if a != DESTROY_MACRO:
+        k_apply(s, a)
+        return
+    slots = np.empty(MAX_SLOTS, dtype=np.int64)
+    n = destroy_choice(s, slots)
+    for r in range(n):
+        k_apply(s, DESTROY_BASE + slots[r])
+        if s[PHASE] != P_DESTROY or s[PENDING] != PD_NONE:
+            return
+    if s[PHASE] == P_DESTROY:
+        k_apply(s, DONE)
+
+
+EVALUATORS = {"fridai": fridai_eval}
+"""The hand-made evaluators by name (``--eval fridai``)."""

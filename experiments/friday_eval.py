@@ -1,0 +1,146 @@
+"""Play many Friday games per level with one agent, in parallel, and tabulate win rates.
+
+Every game gets its own seed (SeedSequence(seed, spawn_key=(level, game))), so results do not
+depend on the number of workers. Finished games are appended to ``--out`` (JSON lines) and a
+rerun skips those already there, so a long run can be stopped and resumed.
+
+    python -m tablegym.experiments.friday_eval "bestfirst:nodes=10000" --levels 1 2 3 4 \\
+        --games 500 --workers 2 --out results/friday_fridai_10k.jsonl
+    python -m tablegym.experiments.friday_eval --report results/friday_*.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from tablegym.experiments.game_runs import recorded, run_tasks
+from tablegym.experiments.stats import wilson_interval
+
+
+def play_game(agent, level: int, seed: int, index: int, options: dict | None = None) -> dict:
+    """Game ``index`` at ``level`` played by ``agent`` (state, rng) -> action; its record."""
+    from tablegym.envs.friday.core import FridayGame, sample_chance
+
+    game = FridayGame(level=level, **(options or {}))
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(level, index)))
+    polled = getattr(agent, "polled", 0)
+    state = sample_chance(game.new_initial_state(), rng)
+    decisions = 0
+    start = time.perf_counter()
+    while not state.is_terminal():
+        state = sample_chance(state.child(agent(state, rng)), rng)
+        decisions += 1
+    seconds = time.perf_counter() - start
+    return {"game": index, "agent": agent.name, "level": level, "seed": seed, "options": game.spec.options,
+            "won": bool(state.won), "score": state.score, "life": state.life, "step": state.step,
+            "pirates_beaten": state.pirates_beaten, "decisions": decisions, "seconds": seconds,
+            "polled": getattr(agent, "polled", 0) - polled}
+
+
+@functools.lru_cache(maxsize=4)
+def _agent(spec: str):
+    """One agent per spec and process (a learned one loads its network once)."""
+    from tablegym.envs.friday.agents import make_agent
+
+    return make_agent(spec)
+
+
+def play_one(task: tuple[str, int, int, int, str]) -> dict:
+    spec, level, seed, index, options = task
+    rec = play_game(_agent(spec), level, seed, index, json.loads(options))
+    rec["agent"] = spec
+    return rec
+
+
+def summarise(records: list[dict]) -> dict:
+    n = len(records)
+    wins = sum(r["won"] for r in records)
+    lo, hi = wilson_interval(wins, n)
+    scores = np.array([r["score"] for r in records], dtype=float)
+    seconds = sum(r["seconds"] for r in records)
+    polled = sum(r.get("polled", 0) for r in records)
+    return {"games": n, "wins": wins, "rate": wins / n, "lo": lo, "hi": hi, "score": float(scores.mean()),
+            "score_ci": float(1.96 * scores.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan"),
+            "beaten": float(np.mean([r["pirates_beaten"] for r in records])),
+            "reached_pirates": float(np.mean([r["step"] == 3 for r in records])),
+            "s_per_game": seconds / n, "polled_per_s": polled / seconds if polled and seconds else float("nan")}
+
+
+HEADER = ("| agent | level | games | wins | win rate [95%] | mean score ± 95% | reached pirates | s/game | options |\n"
+          "|---|---|---|---|---|---|---|---|---|")
+
+
+def markdown_row(label: str, level: int, s: dict, options: str) -> str:
+    return (f"| {label} | {level} | {s['games']} | {s['wins']} | {100 * s['rate']:.1f}% "
+            f"[{100 * s['lo']:.1f}, {100 * s['hi']:.1f}] | {s['score']:.1f} ± {s['score_ci']:.1f} "
+            f"| {100 * s['reached_pirates']:.0f}% | {s['s_per_game']:.2f} | {options} |")
+
+
+def options_text(options: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in options.items() if k != "level")
+
+
+def run(spec: str, *, level: int, games: int, workers: int = 1, seed: int = 0, options: dict | None = None,
+        out: str | None = None, progress: bool = True) -> list[dict]:
+    """Play games 0..games-1 at ``level`` (skipping those already in ``out``); return all records."""
+    text = json.dumps(options or {}, sort_keys=True)
+    done = recorded(out, agent=spec, level=level, seed=seed)
+    tasks = [(spec, level, seed, i, text) for i in range(games) if i not in done]
+    run_tasks(play_one, tasks, done, total=games, workers=workers, out=out, label=f"{spec} L{level}",
+              progress=progress, postfix="won")
+    return [done[i] for i in sorted(done) if i < games]
+
+
+def report(paths: list[str]) -> str:
+    """One table row per (agent, level, options) over the games recorded in ``paths``."""
+    groups: dict[tuple, dict[tuple, dict]] = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            rec = json.loads(line)
+            key = (rec["agent"], rec["level"], options_text(rec["options"]))
+            groups.setdefault(key, {})[(rec["seed"], rec["game"])] = rec
+    rows = [markdown_row(agent, level, summarise(list(recs.values())), opts)
+            for (agent, level, opts), recs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1]))]
+    return "\n".join([HEADER, *rows])
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tablegym.experiments.friday_eval",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("agent", nargs="?", help="random, rules, bestfirst:nodes=N,eval=E")
+    parser.add_argument("--report", nargs="+", metavar="JSONL", help="only summarise recorded games")
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 3, 4])
+    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="a rule option of FridayGame, e.g. abilities=after_free (repeatable)")
+    parser.add_argument("--out", help="append finished games here (JSON lines); a rerun resumes")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    if args.report:
+        print(report(args.report))
+        return
+    if not args.agent:
+        parser.error("give an agent to play (or --report FILES)")
+    options = {}
+    for item in args.option:
+        key, eq, value = item.partition("=")
+        if not eq:
+            parser.error(f"--option needs KEY=VALUE, got {item!r}")
+        options[key] = int(value) if value.isdigit() else value
+    print(HEADER)
+    for level in args.levels:
+        records = run(args.agent, level=level, games=args.games, workers=args.workers, seed=args.seed,
+                      options=options, out=args.out, progress=not args.no_progress)
+        print(markdown_row(args.agent, level, summarise(records), options_text(records[0]["options"])), flush=True)
+
+
+if __name__ == "__main__":
+    main()

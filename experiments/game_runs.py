@@ -1,0 +1,63 @@
+"""Many independent single-player games in parallel, recorded as JSON lines so a run resumes.
+
+Each game is a task (a tuple) that a module-level ``play_one(task) -> dict`` turns into a record
+with a "game" index. Finished records are appended to ``out`` as they come, and a rerun skips the
+indices already recorded there with the same identifying fields.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from tqdm import tqdm
+
+
+def recorded(out: str | None, **match: Any) -> dict[int, dict]:
+    """The games already in ``out`` whose fields equal ``match``, by game index (for resuming)."""
+    done: dict[int, dict] = {}
+    if out and Path(out).exists():
+        for line in Path(out).read_text().splitlines():
+            rec = json.loads(line)
+            if all(rec.get(k) == v for k, v in match.items()):
+                done[rec["game"]] = rec
+    return done
+
+
+class InProcess:
+    """A stand-in for ``multiprocessing.Pool`` that runs tasks here (one worker, easy to debug)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def imap_unordered(self, fn, tasks):
+        return map(fn, tasks)
+
+
+def run_tasks(play_one: Callable[[Any], dict], tasks: Iterable, done: dict[int, dict], *, total: int,
+              workers: int = 1, out: str | None = None, label: str = "", progress: bool = True,
+              postfix: str = "score") -> dict[int, dict]:
+    """Play ``tasks`` over ``workers`` processes, adding each record to ``done`` and to ``out``."""
+    tasks = list(tasks)
+    sink = open(out, "a") if out else None
+    try:
+        bar = tqdm(total=total, initial=len(done), disable=not progress, unit="game", desc=label)
+        ctx = mp.get_context("forkserver")
+        with ctx.Pool(workers) if workers > 1 and tasks else InProcess() as pool:
+            for rec in pool.imap_unordered(play_one, tasks):
+                done[rec["game"]] = rec
+                if sink:
+                    sink.write(json.dumps(rec) + "\n")
+                    sink.flush()
+                bar.update(1)
+                bar.set_postfix({postfix: rec.get(postfix)})
+        bar.close()
+    finally:
+        if sink:
+            sink.close()
+    return done
