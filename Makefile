@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint checkpoints trap-results trap-round-robin trap-checkpoint trap-learned clean
+.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint checkpoints trap-results trap-round-robin trap-checkpoint trap-learned friday-results clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -125,3 +125,17 @@ trap-learned: install
 	$(PY) -m tablegym.experiments.trap_sb3 --algo dqn --timesteps 200000 --seed 0 --run-dir runs/trap-sb3-dqn \
 		--eval-games 400 --opponent random,easy,medium,hard --eval-opponent medium --out results/trap_sb3_dqn.md
 	$(TG) bench trap | tee results/bench_trap.txt
+
+# Friday win rates per level (issue 7). Random and rule-based: seconds. Fridai at 10,000 polled
+# states: about 2.5 s a game, 85 min on one core for 4 x 500 games. At 100,000: about a minute a
+# game, so only level 1, 100 games. Finished games are appended to the JSONL files; a rerun resumes.
+FRIDAY := $(PY) -m tablegym.experiments.friday_eval
+friday-results: install
+	$(FRIDAY) random --games 500 --seed 0 --no-progress --out results/friday_random.jsonl
+	$(FRIDAY) rules --games 500 --seed 0 --no-progress --out results/friday_rules.jsonl
+	$(FRIDAY) "bestfirst:nodes=10000" --games 500 --workers 2 --seed 0 --no-progress --out results/friday_fridai_10k.jsonl
+	$(FRIDAY) "bestfirst:nodes=100000" --levels 1 --games 100 --workers 2 --seed 0 --no-progress \
+		--out results/friday_fridai_100k.jsonl
+	$(FRIDAY) --report results/friday_random.jsonl results/friday_rules.jsonl results/friday_fridai_10k.jsonl \
+		results/friday_fridai_100k.jsonl | tee results/friday.md
+	$(TG) bench friday | tee results/bench_friday.txt

@@ -4,7 +4,9 @@ Every root action is applied and its child scored; then the best-scored state in
 queue is expanded (all its actions, each child scored and queued) until ``budget`` states have
 been polled. A root action's value is the best score of any state generated under it, and the
 search plays the root action of highest value. Chance is sampled once per expansion (a single
-determinization): a child that stops at a pending draw has it resolved by ``sample`` at once.
+determinization): a child that stops at a pending draw has it resolved by ``sample`` at once,
+and all children of one expansion use the same random numbers, so siblings see the same
+shuffle (the same cards come up whichever action was taken, where the stacks agree).
 A state seen before in the same search is not queued again: this is the cycle guard (copy +
 below the pile can loop) and also drops duplicate children.
 
@@ -31,6 +33,9 @@ SAMPLE8_T = types.FunctionType(types.none(STATE8_T, types.int64[::1]))
 EVAL8_T = types.FunctionType(types.float64(STATE8_T, types.float64[::1]))
 INT_OF_STATE8_T = types.FunctionType(types.int64(STATE8_T))
 MAX_MOVES = 512
+_STRIDE = np.int64(((0x9E3779B97F4A7C15 * 4096 + 2**63) % 2**64) - 2**63)  # wrapped to int64
+"""How far the splitmix64 counter in ``rng_state`` jumps between expansions (4,096 draws), so
+consecutive expansions never share random numbers while siblings do."""
 
 _SIGNATURE = types.UniTuple(types.int64, 3)(
     STATE8_T, types.int64, MOVES8_T, APPLY8_T, SAMPLE8_T, EVAL8_T, INT_OF_STATE8_T, INT_OF_STATE8_T,
@@ -141,9 +146,11 @@ def best_first(root, budget, moves, apply, sample, evaluate, status, key, params
     generated = 0
     for i in range(n_root):
         values[i] = -np.inf
+    shared = rng_state[0]
     for i in range(n_root):
         child = root.copy()
         apply(child, root_moves[i])
+        rng_state[0] = shared
         sample(child, rng_state)
         generated += 1
         v = evaluate(child, params)
@@ -156,6 +163,7 @@ def best_first(root, budget, moves, apply, sample, evaluate, status, key, params
             size = _heap_push(hscore, hseq, hrow, size, v, seq, used)
             used += 1
             seq += 1
+    rng_state[0] = shared + _STRIDE
     polled = 0
     while size > 0 and polled < budget:
         row, size = _heap_pop(hscore, hseq, hrow, size)
@@ -165,9 +173,11 @@ def best_first(root, budget, moves, apply, sample, evaluate, status, key, params
         free_rows[n_free] = row
         n_free += 1
         n = moves(node, buf)
+        shared = rng_state[0]
         for k in range(n):
             child = node.copy()
             apply(child, buf[k])
+            rng_state[0] = shared  # one determinization per expansion: siblings draw alike
             sample(child, rng_state)
             if 2 * n_keys >= table.shape[0]:  # keep the set at most half full
                 old = table
@@ -202,6 +212,7 @@ def best_first(root, budget, moves, apply, sample, evaluate, status, key, params
             origin[slot] = i_root
             size = _heap_push(hscore, hseq, hrow, size, v, seq, slot)
             seq += 1
+        rng_state[0] = shared + _STRIDE
     best = 0
     for i in range(1, n_root):
         if values[i] > values[best]:

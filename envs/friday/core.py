@@ -29,6 +29,15 @@ Action ids (one flat space; ``action_to_string`` names them)::
     92 + i         DESTROY slot i after a lost fight (slots in increasing order)
     132 + k        SORT: arrangement k of the cards drawn by "sort 3 cards" (``SORT_OPTIONS``)
 
+Readings of the spec where it is silent: copying "step -1" makes the copy count as one more
+step -1 card while face up; "sort 3 cards" takes up to 3 cards without a reshuffle and is not
+offered on an empty stack; "highest card = 0" zeroes the highest positive values (after
+doubling); against the 9/22 pirate the zeroing comes before the half is chosen; a "stop" that
+ended the free draws keeps them ended if it is destroyed later; any card drawn onto the left
+(a replacement too) ends them if it is a "stop"; the loss destroy choice is made one slot at a
+time in increasing slot order, then DONE. A game can repeat positions (two "below the pile"
+cards on the left with an empty stack), so searches keep a cycle guard and the env truncates.
+
 Compact state (int8; ``SIZE`` slots)::
 
     [0] life  [1] max life  [2] level  [3] step 0-2 green/yellow/red, 3 pirates  [4] phase
@@ -984,6 +993,9 @@ def k_score(s):
     """The game's score (rules/friday.md, "Score"), also for lost and unfinished games."""
     owned = np.zeros(NUM_TYPES, dtype=np.int64)
     k_owned(s, owned)
+    for i in range(MAX_SLOTS):  # face-down cards leave with the fight; a death ends it at once
+        if s[RESULT] != ONGOING and s[SLOT_CARD + i] >= 0 and (s[SLOT_FLAG + i] & F_DESTROYED):
+            owned[s[SLOT_CARD + i]] -= 1
     score = 0
     for t in range(NUM_TYPES):
         if KIND[t] == AGING:
@@ -1048,7 +1060,7 @@ class FridayGame(Game):
             name="friday",
             num_players=1,
             num_actions=NUM_ACTIONS,
-            max_game_length=10_000,
+            max_game_length=10_000,  # soft: two "below the pile" cards can cycle; the env truncates
             min_utility=-1.0,
             max_utility=1.0,
             observation_shape=(OBS_SIZE,),
