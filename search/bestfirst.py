@@ -3,10 +3,12 @@
 Every root action is applied and its child scored; then the best-scored state in a priority
 queue is expanded (all its actions, each child scored and queued) until ``budget`` states have
 been polled. A root action's value is the best score of any state generated under it, and the
-search plays the root action of highest value. Chance is sampled once per expansion (a single
-determinization): a child that stops at a pending draw has it resolved by ``sample`` at once,
-and all children of one expansion use the same random numbers, so siblings see the same
-shuffle (the same cards come up whichever action was taken, where the stacks agree).
+search plays the root action of highest value. Chance is sampled once per expansion: a child
+that stops at a pending draw has it resolved by ``sample`` at once, and all children of one
+expansion use the same random numbers, so siblings see the same shuffle (the same cards come
+up whichever action was taken, where the stacks agree). A game may also fix hidden orders
+before the search (Friday's agent determinizes the fighting stack once per decision), so that
+most draws are not chance at all inside the tree.
 A state seen before in the same search is not queued again: this is the cycle guard (copy +
 below the pile can loop) and also drops duplicate children.
 

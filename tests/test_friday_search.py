@@ -172,3 +172,21 @@ def test_agent_specs_are_checked():
     with pytest.raises(ValueError, match="at least 1"):
         make_agent("bestfirst:nodes=0")
     assert DESTROY_MACRO > DESTROY_BASE and DONE < USE_BASE < TARGET_BASE
+
+
+def test_determinize_fixes_the_order_of_the_shuffled_stack_and_keeps_every_card():
+    from tablegym.envs.friday.core import BOTTOM, BOTTOM_N, k_determinize
+
+    s = start(hazards=(CANNIBALS, RAFT_FOOD)).child(FIGHT_0)  # cannibals: five free cards
+    arr = s.array
+    k_determinize(arr, np.array([7], dtype=np.int64))
+    order = [int(arr[BOTTOM + i]) for i in range(int(arr[BOTTOM_N]))]
+    world = type(s)(s.game, arr)
+    assert (world.zone("stack") == s.zone("stack")).all() and len(order) == 18
+    for _ in range(5):
+        world = world.child(DRAW_FREE)
+        assert world.current_player() != CHANCE  # the next card is known: no chance node
+    assert [card for _, card, _ in world.table] == order[:5]
+    arr2 = s.array
+    k_determinize(arr2, np.array([7], dtype=np.int64))
+    assert np.array_equal(arr, arr2)  # the same seed samples the same world

@@ -6,7 +6,9 @@ Spec strings (``tablegym play/eval friday --agent ...``):
 * ``rules``: the rule-based player below (easiest hazard, draw while behind, obvious abilities).
 * ``bestfirst:nodes=N,eval=E`` (alias ``search``, ``fridai``): the best-first search polling
   ``N`` states per decision (default 10,000) with evaluator ``E``: ``fridai`` (default) or a
-  learned network (``learned``, ``learned:PATH``).
+  learned network (``learned``, ``learned:PATH``). Each decision searches one sampled world: the
+  order of the fighting stack is fixed at the root (``k_determinize``); hazard draws and
+  reshuffles inside the tree are sampled once per expansion (search/bestfirst.py).
 
 Every agent maps a decision ``FridayState`` and a numpy Generator to a legal action.
 """
@@ -26,7 +28,7 @@ from tablegym.envs.friday.core import (AB_KIND, CONCEDE, DESTROY_BASE, DONE, DRA
                                        EXTRA_DRAW, FIGHT_0, FIGHT_1, FridayState, P_DESTROY, P_EXCHANGE_MORE,
                                        P_EXTRA, P_FIGHT, P_HAZARD, P_PIRATE, P_SORT, P_TARGET, PIRATE_0, PIRATE_1,
                                        SKIP, SLOT_CARD, SORT_BASE, SORT_N, SORT_OPTIONS, SORT0, TARGET_BASE, USE_BASE,
-                                       k_sample_split, k_key, k_status)
+                                       k_determinize, k_sample_split, k_key, k_status)
 from tablegym.envs.friday.heuristics import EVALUATORS, destroy_choice, search_apply, search_moves
 from tablegym.search.agents import RandomAgent
 from tablegym.search.bestfirst import MAX_MOVES, best_first
@@ -75,10 +77,11 @@ class BestFirstAgent:
 
     def search(self, state: FridayState, rng: np.random.Generator) -> tuple[int, int, int]:
         """(chosen action, states polled, states generated) of one search from ``state``."""
-        root = state._s
+        rng_state = np.array([rng.integers(1, 2**62)], dtype=np.int64)
+        root = state.array
+        k_determinize(root, rng_state)  # one sampled order of the fighting stack for the whole search
         moves = np.empty(MAX_MOVES, dtype=np.int64)
         n = search_moves(root, moves)
-        rng_state = np.array([rng.integers(1, 2**62)], dtype=np.int64)
         t0 = time.perf_counter()
         best, polled, generated = best_first(root, self.nodes, search_moves, search_apply, k_sample_split,
                                              self.evaluator.kernel, k_status, k_key, self.evaluator.params,

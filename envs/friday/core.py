@@ -965,6 +965,29 @@ def k_sample_split(s, rng_state):
 
 
 @njit(cache=True)
+def k_determinize(s, rng_state):
+    """Fix the order of the shuffled middle of the fighting stack (a determinization).
+
+    The middle's cards are drawn in a random order (``splitmix_uniform``) and put, in that
+    order, in front of BOTTOM: every later draw from this stack is then known, until the next
+    reshuffle. A search that starts from this state searches one sampled world of that stack.
+    """
+    n = _total(s, MID, NUM_TYPES)
+    if n == 0:
+        return
+    order = np.empty(n, dtype=np.int64)
+    for k in range(n):
+        t = _pick(s, MID, NUM_TYPES, splitmix_uniform(rng_state))
+        s[MID + t] -= 1
+        order[k] = t
+    for i in range(s[BOTTOM_N] - 1, -1, -1):
+        s[BOTTOM + n + i] = s[BOTTOM + i]
+    for k in range(n):
+        s[BOTTOM + k] = order[k]
+    s[BOTTOM_N] += n
+
+
+@njit(cache=True)
 def k_status(s):
     """0 while the game goes on, 1 won, 2 lost."""
     return np.int64(s[RESULT])
