@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint checkpoints trap-results trap-round-robin trap-checkpoint trap-learned friday-results clean
+.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint checkpoints trap-results trap-round-robin trap-checkpoint trap-learned friday-results starship-results clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -125,6 +125,13 @@ trap-learned: install
 	$(PY) -m tablegym.experiments.trap_sb3 --algo dqn --timesteps 200000 --seed 0 --run-dir runs/trap-sb3-dqn \
 		--eval-games 400 --opponent random,easy,medium,hard --eval-opponent medium --out results/trap_sb3_dqn.md
 	$(TG) bench trap | tee results/bench_trap.txt
+
+# The staged starship generator over 1,000 seeds (issue 9): validity rate, ships per second, the
+# quality terms (seconds); the pictures of seed 7 and of its 14 stages.
+starship-results: install
+	$(PY) -m tablegym.experiments.bench_starship --seeds 1000 --out results/starship_generator.md
+	$(TG) starship --seed 7 --out results/starship_seed7.png --quiet
+	$(TG) starship --seed 7 --stages --out results/starship_stages_seed7.png --quiet
 
 # Friday win rates per level (issue 7). Random and rule-based: seconds. Fridai at 10,000 polled
 # states: about 2.5 s a game, 85 min on one core for 4 x 500 games. At 100,000: about a minute a

@@ -1,4 +1,4 @@
-"""The ``tablegym`` command line: play, solve, eval, bench and train.
+"""The ``tablegym`` command line: play, solve, eval, bench, starship and train.
 
 ::
 
@@ -11,6 +11,8 @@
     tablegym bench sim-solve
     tablegym train --help            (everything after 'train' goes to tablegym.training.td)
     tablegym train threes --help     (the Threes n-tuple network: tablegym.training.ntuple_td)
+    tablegym starship --seed 7 --out ship.png             (one generated ship, its validity and quality)
+    tablegym starship --seed 7 --stages --out stages.png  (the ship after each of the 14 stages)
 
 Bad arguments end in an argparse error naming the problem (exit status 2); a feature whose
 module is not installed ends in a one-line error (exit status 1); never in a traceback.
@@ -484,6 +486,8 @@ def _cmd_bench(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
         fn = _require("tablegym.experiments.bench_trap", "bench_trap", "the Trap benchmark")
     elif args.which == "friday":
         fn = _require("tablegym.experiments.bench_friday", "bench_friday", "the Friday benchmark")
+    elif args.which == "starship":
+        fn = _require("tablegym.experiments.bench_starship", "bench_starship", "the starship generator benchmark")
     else:
         fn = _require("tablegym.envs.sim", "bench_sim_solve", "the Sim solver benchmark")
         if args.n is not None:
@@ -497,6 +501,76 @@ def _cmd_bench(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
             parser.error(f"bench {args.which}: {err}")
         raise
     print(format_table(result))
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# starship
+# --------------------------------------------------------------------------------------------
+
+
+def _starship_pipeline(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
+    """The generator configured by ``--config``, then ``--size/--detour``, ``--set`` and ``--off``."""
+    pipeline_cls = _require("tablegym.envs.starship.pipeline", "Pipeline", "the starship generator")
+    config: dict[str, Any] = {}
+    if args.config:
+        try:
+            config = pipeline_cls.from_file(args.config).config()
+        except OSError as err:
+            parser.error(f"--config {args.config}: {err.strerror or err}")
+        except ValueError as err:
+            parser.error(str(err))
+    for key, value in (("size", args.size), ("detour", args.detour)):
+        if value is not None:
+            config[key] = value
+    for key, value in _key_values(parser, args.set, "--set").items():
+        stage, dot, param = key.partition(".")
+        if not dot or not param:
+            parser.error(f"--set needs STAGE.PARAM=VALUE, got {key!r}")
+        entry = config.setdefault(stage, {})
+        if not isinstance(entry, dict):
+            entry = config[stage] = {"enabled": bool(entry)}
+        entry[param] = _parse_value(value)
+    for stage in args.off:
+        entry = config.get(stage)
+        config[stage] = {**entry, "enabled": False} if isinstance(entry, dict) else False
+    try:
+        return pipeline_cls(**config)
+    except ValueError as err:
+        parser.error(str(err))
+
+
+def _cmd_starship(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Generate one ship: print it, its validity and its quality terms; draw it to ``--out``."""
+    pipeline = _starship_pipeline(parser, args)
+    quality_mod = importlib.import_module("tablegym.envs.starship.quality")
+    if args.stages:
+        snapshots = pipeline.snapshots(args.seed)
+        if not snapshots:
+            parser.error("--stages: every stage is switched off")
+        ship = snapshots[-1][1]
+    else:
+        ship = pipeline.generate(args.seed)
+    validity = quality_mod.validate(ship)
+    q = quality_mod.quality(ship)
+    if not args.quiet:
+        print(ship.to_text(legend=True))
+        print()
+    print(f"seed {args.seed}: {validity}")
+    rows = {k: {"raw": q.raw[k], "term": q.terms[k], "weight": w} for k, w in quality_mod.QUALITY_WEIGHTS.items()}
+    rows["quality score"] = {"term": q.score}
+    print(format_table(rows))
+    if args.out:
+        render = importlib.import_module("tablegym.envs.starship.render")
+        if args.stages:
+            img = render.draw_stages(snapshots, cell=args.cell or 6)
+        else:
+            img = render.draw_ship(ship, cell=args.cell or 16, bbox=render.ship_bbox(ship), title=f"SEED {args.seed}")
+        try:
+            render.write_png(args.out, img)
+        except OSError as err:
+            raise CommandError(f"cannot write {args.out}: {err.strerror or err}") from None
+        print(f"wrote {args.out} ({img.shape[1]} x {img.shape[0]} pixels)")
     return 0
 
 
@@ -519,7 +593,7 @@ def _train(argv: list[str]) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand except ``train`` (which forwards its arguments)."""
     parser = argparse.ArgumentParser(prog=PROG, description="Tabletop games: play, solve, evaluate, benchmark, train.")
-    sub = parser.add_subparsers(dest="command", metavar="{play,solve,eval,bench,train}", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="{play,solve,eval,bench,starship,train}", required=True)
     game_opts = _game_options_parser()
 
     p = sub.add_parser("play", parents=[game_opts], help="play against an agent (or a single-player game) in the terminal",
@@ -552,13 +626,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_eval, parser=p)
 
     p = sub.add_parser("bench", help="speed benchmarks")
-    p.add_argument("which", choices=("envs", "search", "sim-solve", "threes", "trap", "friday"))
+    p.add_argument("which", choices=("envs", "search", "sim-solve", "threes", "trap", "friday", "starship"))
     p.add_argument("--seconds", type=_positive_float, help="envs: seconds per env")
     p.add_argument("--n", type=_int_at_least(3), help="sim-solve: number of points")
     p.add_argument("--repeats", type=_int_at_least(1), help="sim-solve: repetitions")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="extra keyword argument for the benchmark function (repeatable)")
     p.set_defaults(run=_cmd_bench, parser=p)
+
+    p = sub.add_parser("starship", help="generate a starship with the 14-stage generator, print and draw it",
+                       description="Run the staged starship generator (rules/starship.md) for one seed: print the ship, "
+                                   "its validity and its quality terms, and with --out draw it as a PNG.")
+    p.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    p.add_argument("--out", help="write the picture (with --stages: the strip of stages) to this PNG file")
+    p.add_argument("--stages", action="store_true", help="draw the ship after each stage, as a strip")
+    p.add_argument("--config", help="generator options from a TOML (.toml) or JSON file")
+    p.add_argument("--size", type=_int_at_least(4), help="grid side (default 32)")
+    p.add_argument("--detour", type=_int_at_least(0), help="detour limit of the path contiguity check (default 5)")
+    p.add_argument("--set", action="append", default=[], metavar="STAGE.PARAM=VALUE",
+                   help="a stage parameter (repeatable), e.g. --set thrusters.min_points=20")
+    p.add_argument("--off", action="append", default=[], metavar="STAGE", help="switch a stage off (repeatable), e.g. --off doors")
+    p.add_argument("--cell", type=_int_at_least(2), help="pixels per tile (default 16; 6 with --stages)")
+    p.add_argument("--quiet", action="store_true", help="do not print the ship's drawing")
+    p.set_defaults(run=_cmd_starship, parser=p)
 
     sub.add_parser("train", help="train a value network (arguments go to tablegym.training.td)", add_help=False)
     return parser

@@ -1,0 +1,383 @@
+"""Starship design as a PCGRL env (Khalifa et al., 2020): the agent edits a ship's tile grid."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from tablegym.envs.core import IllegalActionError
+from tablegym.envs.starship.pipeline import Pipeline
+from tablegym.envs.starship.quality import VALIDITY_RULES, Quality, Validity, quality, validate
+from tablegym.envs.starship.ship import (
+    ARMOR, BUNK, COCKPIT, CORRIDOR, DOOR, DX, DY, EMPTY, FACED, FACING, FIRST_PART, NUM_TILE_KINDS,
+    NUM_VARIANTS, PH, PW, PX, PY, QUARTERS, REACTOR, THRUSTER, WEAPON, AMMO, POWER, Ship, part_name,
+)
+from tablegym.envs.twoplayer import as_action
+
+
+class Brush(NamedTuple):
+    """What one write puts on the grid: a tile kind, or a part with its variant and facing."""
+
+    kind: int
+    variant: int = 0
+    facing: int = 0
+
+    def __str__(self) -> str:
+        return part_name(self.kind, self.variant, self.facing)
+
+
+BRUSHES: tuple[Brush, ...] = (
+    *(Brush(k) for k in (EMPTY, CORRIDOR, ARMOR, DOOR, COCKPIT, REACTOR, AMMO, POWER, QUARTERS)),
+    Brush(BUNK, 0), Brush(BUNK, 1),
+    *(Brush(THRUSTER, v, f) for v in range(NUM_VARIANTS[THRUSTER]) for f in range(4)),
+    *(Brush(WEAPON, v, f) for v in range(NUM_VARIANTS[WEAPON]) for f in range(4)),
+)
+"""Every write the agent can make (31): 4 tiles, 7 unfaced parts (bunk rooms both ways round),
+12 thrusters (3 sizes x 4 facings) and 8 weapons (2 sizes x 4 facings)."""
+NUM_BRUSHES = len(BRUSHES)
+FIRST_BRUSH_PART = next(i for i, b in enumerate(BRUSHES) if b.kind >= FIRST_PART)
+REPRESENTATIONS = ("narrow", "turtle", "wide")
+STARTS = ("empty", "random", "partial")
+OBS_CHANNELS = NUM_TILE_KINDS + 4 + 1
+"""Tile kind one-hot (12), facing one-hot of thruster/weapon tiles (4), the cursor (1)."""
+
+
+def apply_edit(ship: Ship, brush: Brush, y: int, x: int) -> bool:
+    """Write ``brush`` at (y, x); True if the ship changed.
+
+    A tile brush replaces the tile; on a part's tile it first takes the whole part out (the
+    rest of its footprint becomes corridor). A part brush puts the part's anchor (the top-left
+    tile of its footprint) at (y, x) if the footprint lies in the grid and covers no other
+    part's tile (walls, corridors and empty tiles under it are replaced); otherwise nothing
+    happens.
+    """
+    kind, variant, facing = brush
+    if kind < FIRST_PART:
+        p = int(ship.part[y, x])
+        if p >= 0:
+            ship.remove_part(p, floor=CORRIDOR)
+        elif ship.tiles[y, x] == kind:
+            return False
+        ship.tiles[y, x] = kind
+        return True
+    if not ship.fits(kind, variant, facing, y, x):
+        return False
+    ship._stamp(kind, variant, facing if kind in FACED else 0, y, x)
+    return True
+
+
+def observe(ship: Ship, cursor: tuple[int, int] | None) -> np.ndarray:
+    """The (17, H, W) uint8 observation of ``ship`` (see ``StarshipEnv``)."""
+    H, W = ship.shape
+    obs = np.zeros((OBS_CHANNELS, H, W), np.uint8)
+    obs[:NUM_TILE_KINDS] = np.arange(NUM_TILE_KINDS)[:, None, None] == ship.tiles[None]
+    for row in ship.parts:
+        if row[0] in FACED:
+            y, x, h, w = int(row[PY]), int(row[PX]), int(row[PH]), int(row[PW])
+            obs[NUM_TILE_KINDS + int(row[FACING]), y : y + h, x : x + w] = 1
+    if cursor is not None:
+        obs[-1, cursor[0], cursor[1]] = 1
+    return obs
+
+
+class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
+    """Starship: edit a ship's tile grid towards a valid, high-quality design (PCGRL).
+
+    ## Description
+
+    The level-design-as-RL framing of PCGRL (Khalifa et al., 2020) on the starship grid of
+    rules/starship.md (``envs/starship/ship.py``: tiles, parts and their footprints). Each
+    step writes one "brush" (``BRUSHES``: a tile, or a part of a given size and facing) or
+    moves a cursor; the reward is the change of the hand-made score of ``quality.py`` plus a
+    validity bonus. The staged generator (``pipeline.Pipeline``) is the baseline and makes the
+    starting ships.
+
+    Multi-tile parts: the agent writes a part's anchor (the top-left tile of its footprint);
+    the whole footprint is stamped when it lies in the grid and covers no other part, and
+    otherwise the write changes nothing. Writing a tile over any tile of a part takes the whole
+    part out first (``apply_edit``).
+
+    ## Action Space
+
+    By ``representation``:
+
+    - "narrow": ``Discrete(32)``: the env visits the tiles in row-major order, one per step
+      (wrapping round); 0 leaves the current tile alone, ``1 + b`` writes ``BRUSHES[b]`` there.
+    - "turtle": ``Discrete(35)``: 0-3 move the cursor one tile forward (+x), starboard (+y),
+      backward (-x) or port (-y) (not past the grid's edge); ``4 + b`` writes ``BRUSHES[b]``
+      at the cursor.
+    - "wide": ``MultiDiscrete([H, W, 31])``: (y, x, b) writes ``BRUSHES[b]`` at (y, x).
+
+    ``BRUSHES``: 0 empty, 1 corridor, 2 armor, 3 door, 4 cockpit, 5 reactor, 6 ammo supply,
+    7 power storage, 8 crew quarters, 9-10 bunk room (along x, along y), 11-22 thrusters
+    (small, medium, big; each facing forward, starboard, backward, port), 23-30 weapons
+    (small, large; each facing forward, starboard, backward, port).
+    Every action is legal (a write that does not fit is a no-op); ``info["action_mask"]`` and
+    ``action_masks()`` are all ones (for "wide", one entry per value of each dimension, the
+    sb3-contrib MultiDiscrete layout). An action outside the space raises a ``ValueError``.
+
+    ## Observation Space
+
+    ``Box(0, 1, (17, H, W), uint8)``:
+
+    | Channel | Meaning                                                                   |
+    |---------|---------------------------------------------------------------------------|
+    | 0-11    | tile kind one-hot: empty, corridor, armor, door, cockpit, reactor,        |
+    |         | thruster, weapon, ammo supply, power storage, crew quarters, bunk room    |
+    | 12-15   | facing one-hot of thruster and weapon tiles: forward, starboard,          |
+    |         | backward, port (a thruster faces where its exhaust points)                |
+    | 16      | the cursor: the tile the next write goes to ("narrow", "turtle"); all 0   |
+    |         | for "wide"                                                                |
+
+    ## Rewards
+
+    ``r_t = phi(s_t) - phi(s_{t-1})`` with ``phi = quality score + validity_bonus * (rules
+    passed) / 4``: the change of the weighted quality score (in [0, 1], ``quality.quality``)
+    plus the validity bonus, paid in quarters as each of the four validity rules starts to
+    hold (and taken back when one breaks). The return of an episode is ``phi(end) -
+    phi(start)``; ``info["quality"]`` and ``info["valid"]`` give the two parts.
+
+    ## Starting State
+
+    By ``start``: "partial" (default): the staged generator run up to stage
+    ``partial_stages`` (default 6: hull, cockpit, reactor and their armor; the agent adds the
+    rest); "empty": an empty hull (stages 1-2: the shape filled with corridor); "random": every
+    tile empty, corridor or armor at random (probabilities 0.35, 0.5, 0.15), then ``H * W // 32``
+    random part brushes stamped where they fit. "narrow" starts at tile (0, 0), "turtle" at a
+    random tile. All from ``np_random``.
+
+    ## Episode End
+
+    Terminates when the ship is valid and either the change budget is spent (``max_changes``
+    writes that changed the grid) or the quality score has not improved for ``patience``
+    steps. An invalid ship is never terminal: the agent may keep editing past the budget.
+    Truncates after ``max_steps`` steps.
+
+    ## Arguments
+
+    ```python
+    gymnasium.make("tablegym/Starship-v0")
+    gymnasium.make("tablegym/Starship-v0", representation="wide", start="empty", size=16,
+                   partial_stages=6, generator=None, validity_bonus=1.0, max_changes=None,
+                   patience=None, max_steps=None, render_mode="rgb_array")
+    ```
+
+    - ``representation``: "narrow" (default), "turtle" or "wide" (see Action Space).
+    - ``start``: "partial" (default), "empty" or "random" (see Starting State).
+    - ``size``: grid side (default 32) or (height, width).
+    - ``partial_stages``: stages (1-14) the generator runs for ``start="partial"``.
+    - ``generator``: keyword options of the generator ``Pipeline`` (stage parameters; ``size``
+      comes from ``size``).
+    - ``validity_bonus``: weight of validity in the reward (default 1.0).
+    - ``max_changes``: the change budget (default ``H * W // 5``, PCGRL's 20%).
+    - ``patience``: steps without a quality improvement that end a valid episode (default
+      ``H * W``, one narrow sweep).
+    - ``max_steps``: truncation (default ``4 * H * W``).
+    - ``render_mode``: None, "ansi" (``Ship.to_text``) or "rgb_array" (``render.draw_ship``,
+      12 pixels a tile, with the legend).
+
+    ``info`` holds "quality" (the score), "terms" (each quality term in [0, 1]), "valid",
+    "rules_passed", "reasons" (why the ship is invalid), "changes", "steps", "cursor" and
+    "action_mask".
+
+    ## Version History
+
+    - v0: initial release.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 30}
+
+    def __init__(
+        self,
+        *,
+        representation: str = "narrow",
+        start: str = "partial",
+        size: int | tuple[int, int] = 32,
+        partial_stages: int = 6,
+        generator: dict[str, Any] | None = None,
+        validity_bonus: float = 1.0,
+        max_changes: int | None = None,
+        patience: int | None = None,
+        max_steps: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if representation not in REPRESENTATIONS:
+            raise ValueError(f"representation must be one of {REPRESENTATIONS}, got {representation!r}")
+        if start not in STARTS:
+            raise ValueError(f"start must be one of {STARTS}, got {start!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        if not 1 <= partial_stages <= 14:
+            raise ValueError(f"partial_stages must be a stage number 1..14, got {partial_stages!r}")
+        generator = dict(generator or {})
+        if "size" in generator:
+            raise ValueError("give the grid size as StarshipEnv(size=...), not in generator")
+        self.pipeline = Pipeline(size=size, **generator)
+        H, W = self.pipeline.size
+        for name, value in (("max_changes", max_changes), ("patience", patience), ("max_steps", max_steps)):
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be None or >= 1, got {value!r}")
+        self.representation = representation
+        self.start = start
+        self.partial_stages = partial_stages
+        self.validity_bonus = float(validity_bonus)
+        self.max_changes = H * W // 5 if max_changes is None else int(max_changes)
+        self.patience = H * W if patience is None else int(patience)
+        self.max_steps = 4 * H * W if max_steps is None else int(max_steps)
+        self.render_mode = render_mode
+        self.observation_space = spaces.Box(0, 1, (OBS_CHANNELS, H, W), np.uint8)
+        if representation == "narrow":
+            self.action_space: spaces.Space = spaces.Discrete(1 + NUM_BRUSHES)
+        elif representation == "turtle":
+            self.action_space = spaces.Discrete(4 + NUM_BRUSHES)
+        else:
+            self.action_space = spaces.MultiDiscrete([H, W, NUM_BRUSHES])
+        n_mask = int(self.action_space.n) if isinstance(self.action_space, spaces.Discrete) else int(self.action_space.nvec.sum())
+        self._mask = np.ones(n_mask, np.int8)
+        self._ship = self.pipeline.new_ship()
+        self._cursor = (0, 0)
+        self._validity: Validity = validate(self._ship)
+        self._quality: Quality = quality(self._ship)
+        self._best = self._quality.score
+        self._stale = 0
+        self._changes = 0
+        self._steps = 0
+        self._done = True
+
+    # -- the ship ------------------------------------------------------------------------
+
+    @property
+    def ship(self) -> Ship:
+        """A copy of the ship as it stands."""
+        return self._ship.copy()
+
+    @property
+    def validity(self) -> Validity:
+        return self._validity
+
+    @property
+    def quality(self) -> Quality:
+        return self._quality
+
+    def potential(self) -> float:
+        """phi: the quality score plus the validity bonus for the rules that hold (see Rewards)."""
+        return self._quality.score + self.validity_bonus * self._validity.passed / len(VALIDITY_RULES)
+
+    def action_masks(self) -> np.ndarray:
+        """All True: every action is legal (sb3-contrib MaskablePPO's hook)."""
+        return self._mask.astype(bool)
+
+    def _start_ship(self) -> Ship:
+        rng = self.np_random
+        if self.start == "partial":
+            return self.pipeline.generate(rng, until=self.partial_stages)
+        if self.start == "empty":
+            return self.pipeline.generate(rng, until=2)
+        H, W = self.pipeline.size
+        ship = self.pipeline.new_ship()
+        ship.tiles[:] = rng.choice(np.array([EMPTY, CORRIDOR, ARMOR], np.int8), size=(H, W), p=[0.35, 0.5, 0.15])
+        for _ in range(H * W // 32):
+            apply_edit(ship, BRUSHES[int(rng.integers(FIRST_BRUSH_PART, NUM_BRUSHES))], int(rng.integers(H)), int(rng.integers(W)))
+        return ship
+
+    def _observation(self) -> np.ndarray:
+        return observe(self._ship, None if self.representation == "wide" else self._cursor)
+
+    def _info(self) -> dict[str, Any]:
+        return {
+            "quality": self._quality.score,
+            "terms": dict(self._quality.terms),
+            "valid": self._validity.ok,
+            "rules_passed": self._validity.passed,
+            "reasons": self._validity.reasons,
+            "changes": self._changes,
+            "steps": self._steps,
+            "cursor": None if self.representation == "wide" else self._cursor,
+            "action_mask": self._mask.copy(),
+        }
+
+    def _score(self) -> None:
+        self._validity = validate(self._ship)
+        self._quality = quality(self._ship)
+
+    # -- Gymnasium API ----------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        self._ship = self._start_ship()
+        H, W = self.pipeline.size
+        if self.representation == "turtle":
+            self._cursor = (int(self.np_random.integers(H)), int(self.np_random.integers(W)))
+        else:
+            self._cursor = (0, 0)
+        self._score()
+        self._best = self._quality.score
+        self._stale = self._changes = self._steps = 0
+        self._done = False
+        return self._observation(), self._info()
+
+    def _decode(self, action: Any) -> tuple[int, int, int, int]:
+        """(move direction or -1, brush index or -1, y, x) of an action; raises ValueError if it is not one."""
+        H, W = self.pipeline.size
+        if self.representation == "wide":
+            try:
+                a = np.asarray(action)
+                ok = a.shape == (3,) and np.issubdtype(a.dtype, np.integer) and bool((a >= 0).all() and (a < self.action_space.nvec).all())
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise ValueError(f"illegal action {action!r}: a wide action is (y, x, brush) with 0 <= y < {H}, "
+                                 f"0 <= x < {W} and 0 <= brush < {NUM_BRUSHES}")
+            return -1, int(a[2]), int(a[0]), int(a[1])
+        n = int(self.action_space.n)
+        a = as_action(action)
+        if not 0 <= a < n:
+            raise IllegalActionError(action, range(n), f"({self.representation} actions are 0..{n - 1})")
+        y, x = self._cursor
+        if self.representation == "narrow":
+            return -1, a - 1, y, x
+        return (a, -1, y, x) if a < 4 else (-1, a - 4, y, x)
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise RuntimeError("the episode is over (or reset() was never called); call reset() first")
+        move, brush, y, x = self._decode(action)
+        H, W = self.pipeline.size
+        before = self.potential()
+        changed = brush >= 0 and apply_edit(self._ship, BRUSHES[brush], y, x)
+        if self.representation == "narrow":
+            i = (y * W + x + 1) % (H * W)
+            self._cursor = (i // W, i % W)
+        elif move >= 0:
+            self._cursor = (min(max(y + DY[move], 0), H - 1), min(max(x + DX[move], 0), W - 1))
+        if changed:
+            self._changes += 1
+            self._score()
+        self._steps += 1
+        reward = self.potential() - before
+        if self._quality.score > self._best + 1e-12:
+            self._best = self._quality.score
+            self._stale = 0
+        else:
+            self._stale += 1
+        terminated = self._validity.ok and (self._changes >= self.max_changes or self._stale >= self.patience)
+        truncated = not terminated and self._steps >= self.max_steps
+        self._done = terminated or truncated
+        return self._observation(), float(reward), terminated, truncated, self._info()
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode == "ansi":
+            return self._ship.to_text()
+        if self.render_mode == "rgb_array":
+            from tablegym.envs.starship.render import draw_ship
+
+            return draw_ship(self._ship)
+        return None
+
+    def __repr__(self) -> str:
+        H, W = self.pipeline.size
+        return f"<{type(self).__name__} {self.representation} {H}x{W} start={self.start!r}>"
+

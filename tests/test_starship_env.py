@@ -1,0 +1,256 @@
+"""The PCGRL starship env: Gymnasium's checker, the three representations, edits of multi-tile
+parts, rewards as potential differences, starts, episode ends, rendering, a MaskablePPO run."""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import tablegym.envs
+from tablegym.envs.core import IllegalActionError
+from tablegym.envs.starship.env import BRUSHES, NUM_BRUSHES, OBS_CHANNELS, Brush, StarshipEnv, apply_edit, observe
+from tablegym.envs.starship.quality import quality, validate
+from tablegym.envs.starship.ship import (
+    ARMOR, BACKWARD, BIG, COCKPIT, CORRIDOR, EMPTY, FORWARD, REACTOR, THRUSTER, WEAPON, Ship,
+)
+from tablegym.envs.starship import kernels as K
+
+SMALL = dict(size=16)
+
+
+def make(**kwargs) -> StarshipEnv:
+    return StarshipEnv(**{**SMALL, **kwargs})
+
+
+def random_trace(env: StarshipEnv, seed: int, steps: int = 40) -> list[tuple]:
+    rng = np.random.default_rng(seed + 1000)
+    obs, info = env.reset(seed=seed)
+    trace = [obs.tobytes()]
+    for _ in range(steps):
+        if isinstance(env.action_space, gymnasium.spaces.MultiDiscrete):
+            action = np.array([rng.integers(n) for n in env.action_space.nvec])
+        else:
+            action = int(rng.integers(env.action_space.n))
+        obs, reward, terminated, truncated, info = env.step(action)
+        trace.append((obs.tobytes(), reward, terminated, truncated, info["quality"], info["changes"]))
+        if terminated or truncated:
+            break
+    return trace
+
+
+# -- Gymnasium API ---------------------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("error")  # a checker warning is a failure
+@pytest.mark.parametrize("kwargs", [
+    {"representation": "narrow"},
+    {"representation": "turtle", "start": "empty", "render_mode": "ansi"},
+    {"representation": "wide", "start": "random", "render_mode": "rgb_array"},
+])
+def test_check_env(kwargs):
+    check_env(gymnasium.make("tablegym/Starship-v0", **SMALL, **kwargs).unwrapped)  # also checks every render mode
+
+
+def test_registered_as_a_single_agent_env():
+    assert "tablegym/Starship-v0" in tablegym.envs.SINGLE_AGENT_ENV_IDS
+    env = gymnasium.make("tablegym.envs:tablegym/Starship-v0")
+    assert env.observation_space.shape == (OBS_CHANNELS, 32, 32) and env.action_space.n == 1 + NUM_BRUSHES
+    assert make(representation="turtle").action_space.n == 4 + NUM_BRUSHES
+    assert make(representation="wide").action_space.nvec.tolist() == [16, 16, NUM_BRUSHES]
+    assert NUM_BRUSHES == 31 and str(BRUSHES[11]) == "small thruster facing forward"
+
+
+@pytest.mark.parametrize("representation", ["narrow", "turtle", "wide"])
+def test_seeded_runs_repeat(representation):
+    a = random_trace(make(representation=representation), seed=3)
+    b = random_trace(make(representation=representation), seed=3)
+    c = random_trace(make(representation=representation), seed=4)
+    assert a == b and a != c
+
+
+def test_bad_arguments_and_actions():
+    for kwargs, words in [({"representation": "tall"}, "representation"), ({"start": "full"}, "start"),
+                          ({"render_mode": "human"}, "render_mode"), ({"partial_stages": 15}, "partial_stages"),
+                          ({"max_changes": 0}, "max_changes"), ({"generator": {"size": 8}}, "size"),
+                          ({"generator": {"wings": {}}}, "unknown pipeline option")]:
+        with pytest.raises(ValueError, match=words):
+            make(**kwargs)
+    env = make()
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    env.reset(seed=0)
+    with pytest.raises(IllegalActionError, match=r"illegal action 32 \(narrow actions are 0..31\)"):
+        env.step(32)
+    with pytest.raises(IllegalActionError):
+        env.step("1")
+    env = make(representation="wide")
+    env.reset(seed=0)
+    for bad in ([16, 0, 0], [0, 0], (0, 0, 31), [0.5, 1, 1]):
+        with pytest.raises(ValueError, match=r"a wide action is \(y, x, brush\)"):
+            env.step(bad)
+    assert env.action_masks().all() and env.action_masks().shape == (16 + 16 + 31,)
+
+
+# -- representations ---------------------------------------------------------------------------
+
+
+def test_narrow_visits_tiles_in_order():
+    env = make()
+    obs, info = env.reset(seed=0)
+    assert info["cursor"] == (0, 0) and obs[-1, 0, 0] == 1 and obs[-1].sum() == 1
+    _, _, _, _, info = env.step(1 + 2)  # armor at (0, 0)
+    assert env.ship.tiles[0, 0] == ARMOR and info["cursor"] == (0, 1)
+    for _ in range(16 * 16 - 1):
+        _, _, _, _, info = env.step(0)
+    assert info["cursor"] == (0, 0)  # wrapped round
+
+
+def test_turtle_moves_and_writes():
+    env = make(representation="turtle")
+    _, info = env.reset(seed=0)
+    y, x = info["cursor"]
+    env.step(0)  # forward: +x
+    env.step(1)  # starboard: +y
+    _, _, _, _, info = env.step(4 + 2)  # armor
+    assert info["cursor"] == (min(y + 1, 15), min(x + 1, 15)) and env.ship.tiles[info["cursor"]] == ARMOR
+    for _ in range(20):
+        _, _, _, _, info = env.step(3)  # port, to the top edge
+    assert info["cursor"][0] == 0
+
+
+def test_wide_writes_where_it_is_told():
+    env = make(representation="wide", start="empty")
+    obs, _ = env.reset(seed=0)
+    assert obs[-1].sum() == 0
+    b = BRUSHES.index(Brush(THRUSTER, BIG, BACKWARD))
+    env.step(np.array([0, 14, b]))
+    ship = env.ship
+    assert ship.tiles[0:2, 14:16].tolist() == [[THRUSTER] * 2] * 2
+    env.step(np.array([15, 15, b]))  # the 2x2 footprint would leave the grid: nothing happens
+    assert env.ship == ship
+
+
+# -- edits of multi-tile parts ------------------------------------------------------------------
+
+
+def test_apply_edit_stamps_anchors_and_erases_whole_parts():
+    ship = Ship.empty(6)
+    assert apply_edit(ship, Brush(COCKPIT), 1, 1)
+    assert not apply_edit(ship, Brush(REACTOR), 2, 2)  # would cover the cockpit
+    assert not apply_edit(ship, Brush(REACTOR), 5, 5)  # would leave the grid
+    assert apply_edit(ship, Brush(REACTOR), 3, 3) and ship.tiles[3:5, 3:5].tolist() == [[REACTOR] * 2] * 2
+    assert apply_edit(ship, Brush(ARMOR), 2, 2)  # a tile on the cockpit's corner takes the cockpit out
+    assert ship.tiles[1:3, 1:3].tolist() == [[CORRIDOR, CORRIDOR], [CORRIDOR, ARMOR]]
+    assert [p.kind for p in ship.part_list()] == [REACTOR] and ship.part[3, 3] == 0
+    assert not apply_edit(ship, Brush(ARMOR), 2, 2)  # the same tile again: no change
+    assert apply_edit(ship, Brush(WEAPON, 0, FORWARD), 0, 0) and ship.parts[-1, 2] == FORWARD
+
+
+# -- rewards ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("representation", ["narrow", "wide"])
+def test_rewards_are_quality_and_validity_deltas(representation):
+    env = make(representation=representation, validity_bonus=0.5)
+    env.reset(seed=5)
+    rng = np.random.default_rng(0)
+
+    def phi() -> float:
+        ship = env.ship
+        return quality(ship).score + 0.5 * validate(ship).passed / 4
+
+    start = phi()
+    total = 0.0
+    for _ in range(60):
+        before = phi()
+        if representation == "wide":
+            action = np.array([rng.integers(16), rng.integers(16), rng.integers(NUM_BRUSHES)])
+        else:
+            action = int(rng.integers(1 + NUM_BRUSHES))
+        _, reward, terminated, truncated, info = env.step(action)
+        assert reward == pytest.approx(phi() - before)
+        assert info["quality"] == pytest.approx(quality(env.ship).score) and info["valid"] == validate(env.ship).ok
+        total += reward
+        if terminated or truncated:
+            break
+    assert total == pytest.approx(phi() - start)
+
+
+def test_starting_states():
+    partial = make(partial_stages=4)
+    partial.reset(seed=1)
+    kinds = sorted(p.kind for p in partial.ship.part_list())
+    assert kinds == [COCKPIT, REACTOR]
+    empty = make(start="empty")
+    _, info = empty.reset(seed=1)
+    ship = empty.ship
+    assert len(ship.parts) == 0 and set(np.unique(ship.tiles)) == {EMPTY, CORRIDOR} and not info["valid"]
+    rand = make(start="random")
+    rand.reset(seed=1)
+    assert len(rand.ship.parts) > 0 and (rand.ship.tiles == ARMOR).any()
+    obs, _ = rand.reset(seed=2)
+    assert np.array_equal(obs, observe(rand.ship, (0, 0)))
+
+
+# -- episode end -------------------------------------------------------------------------------
+
+
+def interior_armor(ship: Ship) -> tuple[int, int]:
+    """An armor tile away from the hull: turning it into corridor keeps the ship valid."""
+    hull = K.hull_distance(ship.tiles)
+    ys, xs = np.nonzero((ship.tiles == ARMOR) & (hull >= 3))
+    return int(ys[0]), int(xs[0])
+
+
+def test_terminates_when_valid_and_the_budget_is_spent():
+    env = make(representation="wide", partial_stages=14, max_changes=2)
+    _, info = env.reset(seed=0)
+    assert info["valid"]
+    y, x = interior_armor(env.ship)
+    _, _, terminated, _, info = env.step(np.array([y, x, 1]))  # corridor
+    assert info["changes"] == 1 and not terminated
+    _, _, terminated, _, info = env.step(np.array([y, x, 1]))  # the same again: no change
+    assert info["changes"] == 1 and not terminated
+    _, _, terminated, truncated, info = env.step(np.array([y, x, 2]))  # armor back
+    assert info["changes"] == 2 and info["valid"] and terminated and not truncated
+
+
+def test_terminates_when_quality_stops_improving():
+    env = make(partial_stages=14, patience=3)
+    env.reset(seed=0)
+    assert [env.step(0)[2] for _ in range(3)] == [False, False, True]
+
+
+def test_an_invalid_ship_runs_to_truncation():
+    env = make(start="empty", max_changes=1, patience=1, max_steps=5)
+    env.reset(seed=0)
+    ends = [env.step(1 + 2)[2:4] for _ in range(5)]
+    assert ends == [(False, False)] * 4 + [(False, True)]
+
+
+# -- rendering and learning ------------------------------------------------------------------
+
+
+def test_render_modes():
+    env = make(render_mode="rgb_array")
+    env.reset(seed=0)
+    before = env.render()
+    assert before.dtype == np.uint8 and before.shape[0] >= 16 * 12 and before.shape[1] > 16 * 12
+    env.step(1 + 3)  # a door at (0, 0)
+    assert not np.array_equal(before, env.render())
+    env = make(render_mode="ansi")
+    env.reset(seed=0)
+    assert env.render() == env.ship.to_text()
+
+
+def test_maskable_ppo_trains():
+    from sb3_contrib import MaskablePPO
+
+    env = make(size=12, max_steps=64)
+    model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=64)
+    obs, info = env.reset(seed=0)
+    action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+    assert info["action_mask"][int(action)] == 1
