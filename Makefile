@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint checkpoints trap-results trap-round-robin trap-checkpoint trap-learned friday-results starship-results clean
+.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint checkpoints trap-results trap-round-robin trap-checkpoint trap-learned friday-results starship-results starship-rl clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -146,3 +146,14 @@ friday-results: install
 	$(FRIDAY) --report results/friday_random.jsonl results/friday_rules.jsonl results/friday_fridai_10k.jsonl \
 		results/friday_fridai_100k.jsonl | tee results/friday.md
 	$(TG) bench friday | tee results/bench_friday.txt
+
+# PPO as a starship designer vs the staged generator, random edits and the start ship (issue 9;
+# experiments/starship_rl.py). Budget: a 30,720-step run of this command trained at 261 steps/s on
+# one core of the shared 2-core machine (load 2-3), so 20 minutes is 1,200 s x 261 = 313,000 steps:
+# 300,000 (301,056 taken, whole rollouts of 2,048), 301,056 / 261 = 1,153 s, about 19 minutes.
+# Evaluation (200 seeds x 4 rows, 2 processes) adds about 40 minutes: PPO and random episodes that
+# never become valid run to the env's 4,096-step limit (9 to 17 s each). A rerun resumes the
+# evaluation (runs/starship-ppo/eval_episodes.jsonl); --eval-only skips training.
+starship-rl: install
+	$(PY) -m tablegym.experiments.starship_rl --timesteps 300000 --representation narrow --start partial \
+		--seed 0 --episodes 200 --workers 2 --run-dir runs/starship-ppo --out results/starship_rl.md

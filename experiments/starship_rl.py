@@ -1,0 +1,573 @@
+"""PPO as a starship designer (PCGRL) against the staged generator, random edits and the start ship.
+
+    python -m tablegym.experiments.starship_rl --timesteps 300000 --representation narrow \\
+        --start partial --seed 0 --episodes 200 --run-dir runs/starship-ppo --out results/starship_rl.md
+    python -m tablegym.experiments.starship_rl --eval-only --run-dir runs/starship-ppo \\
+        --episodes 200 --out results/starship_rl.md
+    tensorboard --logdir runs/starship-ppo
+
+Read it top to bottom (CleanRL style): the arguments (``Args``), the env the learner sees, the
+policy's network, training with its TensorBoard charts, evaluation, the report.
+
+1. Training: stable-baselines3 PPO on ``tablegym/Starship-v0`` (``--representation``,
+   ``--start``; the env's own change budget, patience and step limit), ``--n-envs`` envs in one
+   process, one torch thread, CPU, for exactly ``--timesteps`` env steps (rounded up to whole
+   rollouts). Plain PPO, not sb3-contrib's MaskablePPO: the env does expose ``action_masks()``,
+   but every action is legal (a write that does not fit is a no-op), so the mask is all ones and
+   masking would change nothing. The reward is the env's: the change of the quality score plus
+   the validity bonus, so an episode's return is ``phi(end) - phi(start)``.
+   Saved in ``--run-dir``: ``model.zip`` (``PPO.load``-able; ``--eval-only`` evaluates it),
+   ``train.json`` (the budget, seconds and steps/s: the experiments/threes_sb3.py format) and
+   one TensorBoard run ``ppo_N`` written by one ``SummaryWriter``: ``charts/`` (each finished
+   training episode's return, length, final quality, validity and changes; SPS; learning
+   rate) and ``losses/`` (PPO's value, policy and entropy losses, approximate KL, clip
+   fraction, explained variance), all indexed by the global env step.
+2. Evaluation, over the same seeds ``--eval-seed .. --eval-seed + --episodes - 1`` for every
+   row (held out from training, whose envs are seeded ``--seed .. --seed + n_envs - 1`` once
+   and then run on their own rng):
+
+   - ``ppo``: the trained policy, deterministic (``predict(deterministic=True)``), for one
+     episode from ``env.reset(seed=s)`` to its end;
+   - ``staged``: the full 14-stage generator (``Pipeline.generate(s)``, the env's pipeline).
+     With ``--start partial`` the env's start ship for seed ``s`` IS the generator's ship
+     after stage 6 for the same seed (both draw from ``numpy.random.default_rng(s)``), so this
+     row finishes exactly the ship the other rows start from;
+   - ``random``: a uniformly random action (``action_space.sample()``, the space seeded from
+     ``(--seed, s)``) at every step of one episode in the same env: same start, same change
+     budget, same step limit;
+   - ``start``: the start ship itself, no edits (the reference).
+
+   Each row reports the validity rate with its 95% Wilson interval (experiments/stats.py), the
+   mean final quality score with a 95% normal interval (1.96 standard errors), the mean of
+   every quality term (each in [0, 1], 1 best; ``quality.QUALITY_WEIGHTS``), the mean number of
+   grid changes and steps, and seconds per episode. Episodes are recorded in
+   ``run-dir/eval_episodes.jsonl`` as they finish (experiments/game_runs.py), so a rerun skips
+   the episodes already there for the same row, env and model (a retrained model is a new
+   model); ``--workers`` plays them in that many processes.
+3. Output: the markdown report (budget and wall time, the table, the command) printed and
+   written to ``--out``, and one picture per row of the first evaluation seed's final ship
+   next to it (``results/starship_rl_ppo.png``, ``_staged``, ``_random``, ``_start``).
+
+The network (``CursorView``): a narrow or turtle agent edits the one tile under the cursor, so
+the policy sees the 9 x 9 tiles centred on the cursor (all channels; zero outside the grid, as
+PCGRL crops its observation around the agent) and the whole grid average-pooled 2 x 2 (17 x 16
+x 16: where the ship, its parts and the cursor are), flattened together into 256 ReLU units
+shared by the policy and value heads (128 ReLU units each). For "wide" (no cursor) the crop is
+all zeros. Compared side by side in 2,048-step PPO runs, one after another on the shared 2-core
+machine: a full-resolution CNN (two padded 3 x 3 convolutions gathered at the cursor, then two
+strided ones) trained at 120 steps/s, an MLP [256, 256] over the flattened 17 x 32 x 32 grid (9
+million weights) at 210 steps/s, this network at 575 steps/s (the env alone under random
+actions: about 465 steps/s). SB3's NatureCNN does not fit a 32 x 32 grid (its three kernels
+shrink it to nothing).
+
+Speed (one process on the shared 2-core machine, load average 2 to 3 from other jobs): training
+ran at 261 steps/s (30,720 steps in 117 s), so ``--timesteps 300000`` (``make starship-rl``)
+trains in about 19 minutes. The env's scoring dominates (validity and quality after every write
+that changes the grid: about 1 ms for a generator-like ship, much more for a ship full of crew
+rooms, whose walking distances are searched room by room); the network's forward and backward
+passes are about a third. Evaluation costs as much again or more: an episode that never becomes
+valid runs to the env's 4,096-step limit (random edits: about 9 s; the 30,720-step policy, which
+filled the grid with rooms: about 17 s), so 200 seeds of the ``ppo`` and ``random`` rows take
+about 40 minutes with ``--workers 2`` (the ``staged`` and ``start`` rows: seconds).
+
+PPO hyper-parameters: 8 envs x 256 steps per rollout (2,048 steps), 4 epochs of 256-sample
+minibatches, learning rate 3e-4, gamma 0.99, GAE lambda 0.95, clip 0.2, entropy 0.01, value
+coefficient 0.5, max gradient norm 0.5 (SB3's defaults except the minibatch size, the epochs
+and the entropy bonus, as in experiments/threes_sb3.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import functools
+import inspect
+import json
+import math
+import random
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import gymnasium
+import numpy as np
+import torch
+import torch.nn.functional as F
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from torch.utils.tensorboard import SummaryWriter
+
+from tablegym.envs.starship.env import REPRESENTATIONS, STARTS
+from tablegym.envs.starship.quality import QUALITY_WEIGHTS, quality, validate
+from tablegym.envs.starship.ship import PART_FIELDS, Ship
+from tablegym.experiments.game_runs import recorded, run_tasks
+from tablegym.experiments.stats import Z95, wilson_interval
+from tablegym.experiments.trap_sb3 import load_meta
+
+ENV_ID = "tablegym/Starship-v0"
+MAKE_ID = f"tablegym.envs:{ENV_ID}"
+"""``gymnasium.make(MAKE_ID)`` imports tablegym.envs (which registers the env) first."""
+PROG = "python -m tablegym.experiments.starship_rl"
+ROWS = ("ppo", "staged", "random", "start")
+ROW_TITLES = {
+    "ppo": "PPO (deterministic policy)",
+    "staged": "staged generator (14 stages)",
+    "random": "random edits",
+    "start": "start ship (no edits)",
+}
+
+
+@dataclass
+class Args:
+    timesteps: int = 300_000
+    """PPO's training budget in env steps (rounded up to whole rollouts of n_envs * n_steps)"""
+    representation: str = "narrow"
+    """the env's action representation: narrow, turtle or wide"""
+    start: str = "partial"
+    """the env's start ship: partial (the generator's stages 1-6), empty (hull only) or random"""
+    size: int = 32
+    """the grid's side in tiles"""
+    max_steps: int | None = None
+    """the env's step limit per episode (default: the env's, 4 * size * size)"""
+    seed: int = 0
+    """seeds python, numpy and torch, the training envs, PPO, and the random-edits policy"""
+    episodes: int = 200
+    """evaluation episodes per row, one per seed"""
+    eval_seed: int = 10_000
+    """the first evaluation seed (rows use seeds eval_seed .. eval_seed + episodes - 1)"""
+    n_envs: int = 8
+    """training envs stepped in this process"""
+    n_steps: int = 256
+    """steps per env per rollout"""
+    batch_size: int = 256
+    """PPO minibatch size"""
+    n_epochs: int = 4
+    """PPO epochs over each rollout"""
+    learning_rate: float = 3e-4
+    """Adam learning rate"""
+    gamma: float = 0.99
+    """discount factor"""
+    gae_lambda: float = 0.95
+    """GAE lambda"""
+    clip_range: float = 0.2
+    """PPO's clipping of the probability ratio"""
+    ent_coef: float = 0.01
+    """entropy bonus coefficient"""
+    vf_coef: float = 0.5
+    """value loss coefficient"""
+    crop_radius: int = 4
+    """the policy sees the (2 r + 1)^2 tiles around the cursor"""
+    run_dir: str = "runs/starship-ppo"
+    """model.zip, train.json, eval_episodes.jsonl and the TensorBoard run live here"""
+    out: str = "results/starship_rl.md"
+    """the markdown report; the pictures go next to it as <stem>_<row>.png"""
+    workers: int = 1
+    """processes playing the evaluation episodes"""
+    eval_only: bool = False
+    """load run_dir/model.zip instead of training"""
+    progress: bool = True
+    """show progress bars"""
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """The docstring under each field of dataclass ``cls`` (for --help)."""
+    body = ast.parse(inspect.getsource(cls)).body[0].body  # type: ignore[attr-defined]
+    return {a.target.id: b.value.value for a, b in zip(body, body[1:])
+            if isinstance(a, ast.AnnAssign) and isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant)}
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    """``Args`` from command-line flags named after its fields (``--n-envs 8``, ``--no-progress``)."""
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    docs = field_docs(Args)
+    choices = {"representation": REPRESENTATIONS, "start": STARTS}
+    for f in dataclasses.fields(Args):
+        flag = "--" + f.name.replace("_", "-")
+        if isinstance(f.default, bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=docs[f.name])
+        else:
+            kind = {"int": int, "int | None": int, "float": float}.get(str(f.type), str)
+            parser.add_argument(flag, type=kind, default=f.default, choices=choices.get(f.name), help=docs[f.name])
+    args = Args(**vars(parser.parse_args(argv)))
+    for name in ("timesteps", "episodes", "n_envs", "n_steps", "batch_size", "n_epochs", "workers", "size"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    if args.eval_only and not (Path(args.run_dir) / "model.zip").exists():
+        parser.error(f"--eval-only: no model at {Path(args.run_dir) / 'model.zip'}")
+    return args
+
+
+# -- the env the learner sees -------------------------------------------------------------------
+
+
+def env_kwargs(args: Args) -> dict[str, Any]:
+    """The keyword arguments of ``gymnasium.make(ENV_ID, ...)`` for training and evaluation."""
+    kwargs: dict[str, Any] = {"representation": args.representation, "start": args.start, "size": args.size}
+    if args.max_steps is not None:
+        kwargs["max_steps"] = args.max_steps
+    return kwargs
+
+
+def make_env(kwargs: dict[str, Any]) -> gymnasium.Env:
+    """The training env: Starship-v0 with ``kwargs``, under Monitor (episode return and length)."""
+    from stable_baselines3.common.monitor import Monitor
+
+    return Monitor(gymnasium.make(MAKE_ID, **kwargs))
+
+
+# -- the policy's network -----------------------------------------------------------------------
+
+
+class CursorView(BaseFeaturesExtractor):
+    """The tiles around the cursor and the whole grid pooled, into ``features_dim`` ReLU units.
+
+    The crop is the ``(2 r + 1)^2`` window centred on the cursor (the observation's last
+    channel), every channel, zero outside the grid and zero when there is no cursor ("wide").
+    """
+
+    def __init__(self, observation_space: gymnasium.spaces.Box, radius: int = 4, pool: int = 2,
+                 features_dim: int = 256) -> None:
+        super().__init__(observation_space, features_dim)
+        channels, rows, cols = observation_space.shape
+        self.radius, self.pool = radius, pool
+        size = channels * (2 * radius + 1) ** 2 + channels * (rows // pool) * (cols // pool)
+        self.fc = torch.nn.Sequential(torch.nn.Linear(size, features_dim), torch.nn.ReLU())
+        self.register_buffer("window", torch.arange(2 * radius + 1), persistent=False)
+
+    def crop(self, obs: torch.Tensor) -> torch.Tensor:
+        """The (B, C, 2r + 1, 2r + 1) window of ``obs`` centred on each cursor."""
+        batch, _, _, cols = obs.shape
+        cursor = obs[:, -1].reshape(batch, -1)
+        at = cursor.argmax(1)
+        r = self.radius
+        ys = (at // cols)[:, None] + self.window  # rows y - r .. y + r of the grid padded by r
+        xs = (at % cols)[:, None] + self.window
+        padded = F.pad(obs, (r, r, r, r))
+        b = torch.arange(batch, device=obs.device)[:, None, None]
+        window = padded[b, :, ys[:, :, None], xs[:, None, :]].permute(0, 3, 1, 2)
+        return window * cursor.amax(1)[:, None, None, None]
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        batch = obs.shape[0]
+        pooled = F.avg_pool2d(obs, self.pool)
+        return self.fc(torch.cat([self.crop(obs).reshape(batch, -1), pooled.reshape(batch, -1)], 1))
+
+
+def build_model(env, args: Args):
+    """PPO with this experiment's network and hyper-parameters (see the module doc)."""
+    from stable_baselines3 import PPO
+
+    policy_kwargs = dict(features_extractor_class=CursorView, features_extractor_kwargs=dict(radius=args.crop_radius),
+                         net_arch=dict(pi=[128], vf=[128]), activation_fn=torch.nn.ReLU, normalize_images=False)
+    return PPO("MlpPolicy", env, learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
+               n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
+               ent_coef=args.ent_coef, vf_coef=args.vf_coef, policy_kwargs=policy_kwargs,
+               seed=args.seed, device="cpu", verbose=0)
+
+
+# -- training -----------------------------------------------------------------------------------
+
+LOSS_TAGS = {
+    "train/value_loss": "losses/value_loss",
+    "train/policy_gradient_loss": "losses/policy_loss",
+    "train/entropy_loss": "losses/entropy",
+    "train/approx_kl": "losses/approx_kl",
+    "train/clip_fraction": "losses/clipfrac",
+    "train/explained_variance": "losses/explained_variance",
+    "train/learning_rate": "charts/learning_rate",
+}
+"""SB3's names of what PPO.train() records, and their TensorBoard tags (CleanRL's names)."""
+
+
+class TensorBoardCharts(BaseCallback):
+    """Writes ``charts/`` and ``losses/`` scalars to ``writer``, indexed by the global env step.
+
+    SB3's VecEnv resets a finished env at once; the finished episode's last ``info`` (with
+    Monitor's "episode" record and the env's "quality", "valid", "changes") comes back in the
+    same step. PPO records its losses in its logger during ``train()``; they are read at the
+    next rollout's start (and at the end of training), after SB3 has handled them.
+    """
+
+    def __init__(self, writer: SummaryWriter) -> None:
+        super().__init__()
+        self.writer = writer
+        self.started = time.perf_counter()
+
+    def _on_step(self) -> bool:
+        step = self.num_timesteps
+        for done, info in zip(self.locals["dones"], self.locals["infos"]):
+            if done and "episode" in info:
+                self.writer.add_scalar("charts/episodic_return", info["episode"]["r"], step)
+                self.writer.add_scalar("charts/episodic_length", info["episode"]["l"], step)
+                self.writer.add_scalar("charts/episode_quality", info["quality"], step)
+                self.writer.add_scalar("charts/episode_valid", float(info["valid"]), step)
+                self.writer.add_scalar("charts/episode_changes", info["changes"], step)
+        return True
+
+    def _log_update(self) -> None:
+        step = self.num_timesteps
+        values = self.model.logger.name_to_value
+        for key, tag in LOSS_TAGS.items():
+            if key in values:
+                self.writer.add_scalar(tag, values[key], step)
+        self.writer.add_scalar("charts/SPS", step / (time.perf_counter() - self.started), step)
+
+    def _on_rollout_start(self) -> None:
+        if self.num_timesteps:
+            self._log_update()
+
+    def _on_training_end(self) -> None:
+        self._log_update()
+        self.writer.flush()
+
+
+def seed_everything(seed: int) -> None:
+    """Seed python's, numpy's and torch's global generators (PPO seeds its envs itself)."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def train(args: Args) -> dict[str, Any]:
+    """Train PPO for ``args.timesteps`` env steps; save model.zip, train.json and the TensorBoard run."""
+    from stable_baselines3.common.utils import get_latest_run_id
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    seed_everything(args.seed)
+    torch.set_num_threads(1)
+    run_dir = Path(args.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    kwargs = env_kwargs(args)
+    venv = DummyVecEnv([lambda: make_env(kwargs) for _ in range(args.n_envs)])
+    model = build_model(venv, args)
+
+    tb_dir = run_dir / f"ppo_{get_latest_run_id(str(run_dir), 'ppo') + 1}"
+    writer = SummaryWriter(str(tb_dir))
+    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
+        f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
+
+    started = time.perf_counter()
+    model.learn(total_timesteps=args.timesteps, callback=TensorBoardCharts(writer), progress_bar=args.progress)
+    seconds = time.perf_counter() - started
+    writer.close()
+    venv.close()
+
+    model.save(run_dir / "model.zip")
+    meta = {"algo": "ppo", "env": ENV_ID, "env_kwargs": kwargs, "seed": args.seed, "n_envs": args.n_envs,
+            "rollout": args.n_envs * args.n_steps, "budget": args.timesteps, "timesteps": int(model.num_timesteps), "train_seconds": seconds,
+            "steps_per_s": model.num_timesteps / seconds, "tensorboard": str(tb_dir)}
+    (run_dir / "train.json").write_text(json.dumps(meta, indent=1) + "\n")
+    return meta
+
+
+# -- evaluation ---------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=2)
+def _env(kwargs_json: str) -> gymnasium.Env:
+    """One evaluation env per configuration and process."""
+    return gymnasium.make(MAKE_ID, **json.loads(kwargs_json))
+
+
+@functools.lru_cache(maxsize=2)
+def _model(path: str):
+    """The saved PPO model, loaded once per process."""
+    from stable_baselines3 import PPO
+
+    torch.set_num_threads(1)
+    return PPO.load(path, device="cpu")
+
+
+def run_episode(env: gymnasium.Env, seed: int, policy: Callable[[np.ndarray], Any] | None) -> tuple[Ship, dict]:
+    """Reset ``env`` to ``seed`` and play ``policy`` (None: no steps) to the episode's end."""
+    obs, info = env.reset(seed=seed)
+    done = policy is None
+    while not done:
+        obs, _, terminated, truncated, info = env.step(policy(obs))
+        done = terminated or truncated
+    return env.unwrapped.ship, info
+
+
+def policy_seed(seed: int, episode_seed: int) -> int:
+    """The random-edits policy's seed for one episode, from the run's seed and the episode's."""
+    return int(np.random.SeedSequence((seed, episode_seed)).generate_state(1)[0])
+
+
+def play_one(task: tuple[dict, int, str, str, int, bool]) -> dict:
+    """One evaluation episode ``(ident, seed, env kwargs JSON, model path, run seed, keep ship)``:
+    its record, ``ident`` (the row, the env, the model) included; the final ship if ``keep``."""
+    ident, seed, kwargs_json, model_path, run_seed, keep = task
+    row = ident["row"]
+    env = _env(kwargs_json)
+    model = _model(model_path) if row == "ppo" else None
+    start = time.perf_counter()
+    if row == "staged":
+        ship, info = env.unwrapped.pipeline.generate(seed), {}
+    elif row == "start":
+        ship, info = run_episode(env, seed, None)
+    elif row == "random":
+        env.action_space.seed(policy_seed(run_seed, seed))
+        ship, info = run_episode(env, seed, lambda obs: env.action_space.sample())
+    elif model is not None:
+        ship, info = run_episode(env, seed, lambda obs: model.predict(obs, deterministic=True)[0])
+    else:
+        raise ValueError(f"row must be one of {ROWS}, got {row!r}")
+    seconds = time.perf_counter() - start
+    v, q = validate(ship), quality(ship)
+    rec = {"game": seed, **ident, "seed": seed, "valid": v.ok, "reasons": v.reasons, "quality": q.score,
+           "terms": q.terms, "changes": info.get("changes"), "steps": info.get("steps"), "seconds": seconds}
+    if keep:
+        rec["ship"] = {"tiles": ship.tiles.tolist(), "part": ship.part.tolist(), "parts": ship.parts.tolist()}
+    return rec
+
+
+def ship_of(rec: dict) -> Ship:
+    """The ship kept in an episode record."""
+    s = rec["ship"]
+    return Ship(np.array(s["tiles"], np.int8), np.array(s["part"], np.int16),
+                np.array(s["parts"], np.int16).reshape(-1, PART_FIELDS))
+
+
+def evaluate(args: Args, meta: dict) -> dict[str, list[dict]]:
+    """Every row's episode records over the evaluation seeds, by row (resuming
+    run_dir/eval_episodes.jsonl); the first seed's records keep the final ship."""
+    torch.set_num_threads(1)
+    kwargs_json = json.dumps(env_kwargs(args), sort_keys=True)
+    model_path = str(Path(args.run_dir) / "model.zip")
+    seeds = range(args.eval_seed, args.eval_seed + args.episodes)
+    out = str(Path(args.run_dir) / "eval_episodes.jsonl")
+    model_id = {"ppo": f"{meta['timesteps']} steps in {meta['train_seconds']:.3f} s", "random": f"seed {args.seed}"}
+    results = {}
+    for row in ROWS:
+        ident = {"row": row, "env": kwargs_json, "model": model_id.get(row, "")}
+        done = recorded(out, **ident)
+        # the first seed's record keeps its ship for the pictures (replayed if an older run did not)
+        todo = [s for s in seeds if s not in done or (s == args.eval_seed and "ship" not in done[s])]
+        tasks = [(ident, s, kwargs_json, model_path, args.seed, s == args.eval_seed) for s in todo]
+        start = time.perf_counter()
+        run_tasks(play_one, tasks, done, total=len(seeds), workers=args.workers, out=out, label=row,
+                  progress=args.progress, postfix="quality")
+        if tasks:
+            print(f"evaluated {row}: {len(tasks)} episodes in {time.perf_counter() - start:.0f} s", flush=True)
+        results[row] = [done[s] for s in seeds]
+    return results
+
+
+# -- the report ---------------------------------------------------------------------------------
+
+
+def summarise(records: list[dict]) -> dict[str, Any]:
+    """A row's numbers: validity with its Wilson interval, mean quality +- 95%, mean terms, effort."""
+    n = len(records)
+    valid = sum(r["valid"] for r in records)
+    scores = np.array([r["quality"] for r in records], float)
+    changes = [r["changes"] for r in records if r["changes"] is not None]
+    steps = [r["steps"] for r in records if r["steps"] is not None]
+    return {
+        "episodes": n, "valid": valid, "validity": valid / n, "wilson": wilson_interval(valid, n),
+        "quality": float(scores.mean()),
+        "quality_ci": float(Z95 * scores.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan,
+        "terms": {k: float(np.mean([r["terms"][k] for r in records])) for k in QUALITY_WEIGHTS},
+        "changes": float(np.mean(changes)) if changes else math.nan,
+        "steps": float(np.mean(steps)) if steps else math.nan,
+        "seconds": float(np.mean([r["seconds"] for r in records])),
+    }
+
+
+def _num(x: float, digits: int = 1) -> str:
+    return "-" if math.isnan(x) else f"{x:,.{digits}f}"
+
+
+def results_table(summaries: dict[str, dict[str, Any]]) -> str:
+    """The markdown table: one row per generator."""
+    header = ["row", "generator", "episodes", "valid", "validity [95% Wilson]", "quality ± 95%",
+              *QUALITY_WEIGHTS, "changes", "steps", "s/episode"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for row, s in summaries.items():
+        lo, hi = s["wilson"]
+        cells = [f"`{row}`", ROW_TITLES[row], str(s["episodes"]), f"{s['valid']}/{s['episodes']}",
+                 f"{s['validity']:.3f} [{lo:.3f}, {hi:.3f}]", f"{s['quality']:.4f} ± {_num(s['quality_ci'], 4)}",
+                 *(f"{s['terms'][k]:.3f}" for k in QUALITY_WEIGHTS), _num(s["changes"]), _num(s["steps"]),
+                 f"{s['seconds']:.3f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def image_paths(out: str) -> dict[str, Path]:
+    """Where each row's picture goes: next to ``out``, named ``<out's stem>_<row>.png``."""
+    path = Path(out)
+    return {row: path.with_name(f"{path.stem}_{row}.png") for row in ROWS}
+
+
+def write_images(results: dict[str, list[dict]], out: str) -> dict[str, Path]:
+    """One picture per row: the final ship of the first evaluation seed, titled with its numbers."""
+    from tablegym.envs.starship.render import draw_ship, write_png
+
+    paths = image_paths(out)
+    for row, path in paths.items():
+        rec = results[row][0]
+        title = f"{row} seed {rec['seed']} q={rec['quality']:.3f} {'valid' if rec['valid'] else 'invalid'}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_png(path, draw_ship(ship_of(rec), title=title))
+    return paths
+
+
+def report(args: Args, meta: dict, results: dict[str, list[dict]], images: dict[str, Path], command: str) -> str:
+    """The whole markdown report: what was trained and how long, the table, the pictures, the command."""
+    kwargs = meta.get("env_kwargs", env_kwargs(args))
+    env_text = ", ".join(f"{k}={v}" for k, v in kwargs.items())
+    steps, train_s = meta["timesteps"], meta["train_seconds"]
+    budget = meta.get("budget", steps)
+    taken = "" if budget == steps else f" ({steps:,} taken: whole rollouts of {meta.get('rollout', '?'):,} steps)"
+    eval_s = sum(r["seconds"] for recs in results.values() for r in recs)
+    lines = [
+        f"## Starship: PPO ({kwargs['representation']}, start {kwargs['start']}) vs the staged generator",
+        "",
+        f"PPO (stable-baselines3, network `CursorView`) trained on `{ENV_ID}` ({env_text}), seed "
+        f"{meta.get('seed', args.seed)}, for a budget of {budget:,} env steps{taken}: {train_s:,.0f} s of wall "
+        f"time ({train_s / 60:.1f} min, {steps / train_s:,.0f} steps/s; one process, one torch thread). "
+        f"Evaluated on seeds {args.eval_seed}..{args.eval_seed + args.episodes - 1}, the same {args.episodes} "
+        f"for every row ({eval_s / 60:.1f} min of episodes). Term columns: the mean of each quality term in [0, 1] "
+        "(1 best); the quality score is their weighted mean. Changes and steps: per episode, as the env counts them.",
+        "",
+        results_table({row: summarise(recs) for row, recs in results.items()}),
+        "",
+        f"Pictures (seed {args.eval_seed}): " + ", ".join(f"[{row}]({p.name})" for row, p in images.items()),
+        "",
+        "Command:",
+        "",
+        f"```\n{command}\n```",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# -- command line -------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> str:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
+    torch.set_num_threads(1)
+    if args.eval_only:
+        from stable_baselines3 import PPO
+
+        meta = load_meta(args.run_dir, PPO.load(Path(args.run_dir) / "model.zip", device="cpu"))
+    else:
+        meta = train(args)
+        print(f"trained PPO: {meta['timesteps']:,} steps in {meta['train_seconds']:.0f} s "
+              f"({meta['steps_per_s']:,.0f} steps/s); saved {args.run_dir}/model.zip", flush=True)
+    results = evaluate(args, meta)
+    images = write_images(results, args.out)
+    text = report(args, meta, results, images, f"{PROG} {shlex.join(argv)}")
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(text)
+    print(text, end="")
+    return text
+
+
+if __name__ == "__main__":
+    main()

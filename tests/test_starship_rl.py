@@ -1,0 +1,113 @@
+"""Smoke tests of the starship PPO experiment (experiments/starship_rl.py): a 128-step training on a
+16 x 16 grid with 64-step episodes, four evaluation seeds per row."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("stable_baselines3")
+
+from tablegym.envs.starship.env import OBS_CHANNELS  # noqa: E402
+from tablegym.envs.starship.pipeline import Pipeline  # noqa: E402
+from tablegym.experiments import starship_rl  # noqa: E402
+
+TINY = ["--timesteps", "128", "--n-envs", "2", "--n-steps", "64", "--batch-size", "64", "--n-epochs", "1",
+        "--size", "16", "--max-steps", "64", "--episodes", "4", "--seed", "0", "--no-progress"]
+
+
+def run_main(argv: list[str]) -> str:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SB3's notes about CPU/GPU
+        return starship_rl.main(argv)
+
+
+def table_rows(text: str) -> dict[str, list[str]]:
+    """The results table's data rows by row name: their cells."""
+    rows = {}
+    for line in text.splitlines():
+        if line.startswith("| `"):
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            rows[cells[0].strip("`")] = cells
+    return rows
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """One tiny run of the command line: train, evaluate every row, write the table and pictures."""
+    root = tmp_path_factory.mktemp("starship-rl")
+    run_dir, out = root / "run", root / "results" / "starship_rl.md"
+    text = run_main([*TINY, "--run-dir", str(run_dir), "--out", str(out)])
+    return run_dir, out, text
+
+
+def test_writes_the_table_with_four_rows_and_one_picture_each(tiny_run):
+    _, out, text = tiny_run
+    assert out.read_text() == text
+    rows = table_rows(text)
+    assert list(rows) == ["ppo", "staged", "random", "start"]
+    assert all(cells[2] == "4" for cells in rows.values())  # episodes
+    assert "for a budget of 128 env steps:" in text and "seeds 10000..10003" in text
+    for row in rows:
+        png = out.parent / f"starship_rl_{row}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", png
+
+
+def test_staged_generator_row_is_all_valid(tiny_run):
+    _, _, text = tiny_run
+    staged = table_rows(text)["staged"]
+    assert staged[3] == "4/4" and staged[4].startswith("1.000 [")
+    assert table_rows(text)["start"][3] == "0/4"  # the partial ship has no thruster yet
+
+
+def test_training_saves_the_model_its_budget_and_tensorboard_charts(tiny_run):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    run_dir, _, _ = tiny_run
+    meta = json.loads((run_dir / "train.json").read_text())
+    assert (run_dir / "model.zip").exists()
+    assert meta["timesteps"] == 128 and meta["train_seconds"] > 0 and meta["env_kwargs"]["size"] == 16
+    events = EventAccumulator(str(run_dir / "ppo_1"))
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    assert {"charts/episodic_return", "charts/episode_quality", "charts/SPS", "losses/value_loss",
+            "losses/policy_loss", "losses/entropy"} <= tags
+
+
+def test_eval_only_loads_the_model_and_reuses_the_recorded_episodes(tiny_run, capsys):
+    run_dir, out, text = tiny_run
+    episodes = (run_dir / "eval_episodes.jsonl").read_text()
+    argv = [a for a in TINY if a not in ("--timesteps", "128")]
+    again = run_main([*argv, "--eval-only", "--run-dir", str(run_dir), "--out", str(out)])
+    assert (run_dir / "eval_episodes.jsonl").read_text() == episodes  # nothing replayed
+    assert table_rows(again) == table_rows(text)
+    assert "evaluated" not in capsys.readouterr().out
+
+
+def test_partial_start_is_the_staged_generators_ship_after_stage_6():
+    env = gymnasium.make(starship_rl.MAKE_ID, size=16)
+    for seed in (10_000, 10_001):
+        env.reset(seed=seed)
+        assert env.unwrapped.ship == Pipeline(size=16).generate(seed, until=6)
+
+
+def test_cursor_view_crops_the_tiles_around_the_cursor():
+    space = gymnasium.spaces.Box(0, 1, (OBS_CHANNELS, 8, 8), np.uint8)
+    view = starship_rl.CursorView(space, radius=2)
+    obs = torch.rand(2, OBS_CHANNELS, 8, 8)
+    obs[:, -1] = 0
+    obs[0, -1, 0, 7] = 1  # cursor in the top-right corner
+    obs[1, -1, 4, 3] = 1
+    crop = view.crop(obs)
+    assert crop.shape == (2, OBS_CHANNELS, 5, 5)
+    torch.testing.assert_close(crop[0, :, 2:, :3], obs[0, :, 0:3, 5:8])  # rows -2, -1 and columns 8, 9: off the grid
+    assert not crop[0, :, :2].any() and not crop[0, :, :, 3:].any()
+    torch.testing.assert_close(crop[1], obs[1, :, 2:7, 1:6])
+    obs[:, -1] = 0  # no cursor ("wide"): no crop
+    assert not view.crop(obs).any()
+    assert view(obs).shape == (2, 256)
