@@ -11,6 +11,7 @@ from gymnasium import spaces
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.friday.cards import NUM_AGING_TYPES, NUM_HAZARD_TYPES, NUM_PIRATES, NUM_TYPES
 from tablegym.envs.friday.core import MAX_SLOTS, NUM_ACTIONS, OBS_SIZE, FridayGame, FridayState, sample_chance
+from tablegym.envs.single import StateMaskMixin
 from tablegym.envs.twoplayer import as_action
 
 REWARDS = ("win", "score")
@@ -57,7 +58,7 @@ def friday_rgb(state: FridayState) -> np.ndarray:
     return state_image(state)
 
 
-class FridayEnv(gymnasium.Env[np.ndarray, np.int64]):
+class FridayEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
     """Friday: Robinson fights hazards with a deck he improves, ages, and faces two pirates.
 
     ## Description
@@ -220,19 +221,6 @@ class FridayEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._done = True
 
     # -- the game ------------------------------------------------------------------------
-
-    @property
-    def game_state(self) -> FridayState:
-        """The current position (an immutable State: safe to keep, search or print)."""
-        return self._state
-
-    def action_masks(self) -> np.ndarray:
-        """Legal actions as a bool vector (sb3-contrib MaskablePPO's hook); all False when over."""
-        return self._mask.astype(bool)
-
-    def _set(self, state: FridayState) -> None:
-        self._state = state
-        self._mask = self._no_actions if state.is_terminal() else state.legal_action_mask()
 
     def _info(self) -> dict[str, Any]:
         state = self._state

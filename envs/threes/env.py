@@ -11,6 +11,7 @@ from gymnasium import spaces
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.threes.board import DIRECTION_NAMES
 from tablegym.envs.threes.core import HINT_MODES, OBS_SIZE, ThreesGame, ThreesState, play_random_setup, sample_chance
+from tablegym.envs.single import StateMaskMixin
 from tablegym.envs.twoplayer import as_action
 
 # Upper bounds of the observation entries: a cell rank (12288 is rank 15), a one-hot hint flag,
@@ -26,7 +27,7 @@ def threes_rgb(state: ThreesState) -> np.ndarray:
     return draw_threes(state.values, state.hint, score=state.score)
 
 
-class ThreesEnv(gymnasium.Env[np.ndarray, np.int64]):
+class ThreesEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
     """Threes!: slide numbered cards on a 4x4 board, merging 1 + 2 and equal cards >= 3.
 
     ## Description
@@ -136,19 +137,6 @@ class ThreesEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._done = True
 
     # -- the game ------------------------------------------------------------------------
-
-    @property
-    def game_state(self) -> ThreesState:
-        """The current position (an immutable State: safe to keep, search or print)."""
-        return self._state
-
-    def action_masks(self) -> np.ndarray:
-        """Legal swipes as a bool vector (sb3-contrib MaskablePPO's hook); all False when over."""
-        return self._mask.astype(bool)
-
-    def _set(self, state: ThreesState) -> None:
-        self._state = state
-        self._mask = self._no_actions if state.is_terminal() else state.legal_action_mask()
 
     def _info(self) -> dict[str, Any]:
         state = self._state
