@@ -256,6 +256,24 @@ class NTupleNet(nn.Module):
             self.table.weight.view(-1)[index] = value.to(torch.float32)
 
 
+def restage(net: NTupleNet, stage_ranks: tuple[int, ...]) -> NTupleNet:
+    """A copy of ``net`` split at ``stage_ranks`` instead: each new stage starts from the old
+    stage that played its lowest highest-card rank.
+
+    Why: the multi-stage remedy for a plateau is to give the end game weights of its own without
+    throwing away what the network already knows. When the new splits include the old ones the
+    copy has exactly the old values; training then lets the new stages drift apart.
+    """
+    config = NTupleConfig(tuples=net.config.tuples, stage_ranks=tuple(stage_ranks), symmetric=net.config.symmetric)
+    out = NTupleNet(config)
+    old = net.tables().weights.reshape(net.config.num_stages, net.stage_size)
+    new = out.tables().weights.reshape(config.num_stages, out.stage_size)
+    for j in range(config.num_stages):
+        low = 0 if j == 0 else config.stage_ranks[j - 1]
+        new[j] = old[sum(1 for r in net.config.stage_ranks if r <= low)]
+    return out
+
+
 def ranks_tensor(boards) -> torch.Tensor:
     """(batch, 16) ranks of 64-bit board words (cell c = bits 4c..4c+3)."""
     b = torch.as_tensor(np.asarray(boards, dtype=np.int64).reshape(-1))

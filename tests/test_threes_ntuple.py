@@ -13,7 +13,7 @@ from tablegym.envs.threes.core import ThreesGame
 from tablegym.envs.threes.expectimax import LEAF, afterstate_chance
 from tablegym.models.checkpoint import CheckpointError, save_checkpoint
 from tablegym.models.ntuple import (HINT_CELL, NTupleConfig, NTupleNet, load_ntuple, load_ntuple_with_metadata,
-                                    ntuple_update, ranks_tensor, save_ntuple, symmetries)
+                                    ntuple_update, ranks_tensor, restage, save_ntuple, symmetries)
 from tablegym.training.ntuple_td import Args, parse_args, play_and_learn, train
 from tests.test_threes import board_state
 from tests.test_threes_search import positions
@@ -228,3 +228,37 @@ def test_train_resumes_and_cli_flags(tmp_path):
     assert parsed.tuples == ((HINT_CELL, 0, 1), (2, 3)) and parsed.stage_ranks == ()
     with pytest.raises(SystemExit):
         parse_args(["--tuples", "0,x"])
+
+
+def test_restaging_keeps_every_value_when_the_new_splits_include_the_old():
+    old = random_net(4, NTupleConfig(tuples=((0, 1, 2, 3), (HINT_CELL, 4, 5)), stage_ranks=(11,)))
+    new = restage(old, (9, 11, 12, 13))
+    assert new.config.num_stages == 5 and new.config.tuples == old.config.tuples
+    rng = np.random.default_rng(4)
+    t_old, t_new = old.tables(), new.tables()
+    for _ in range(300):
+        ranks = rng.integers(0, rng.integers(2, 16), size=16)  # highest ranks spread over every stage
+        board = int(np.array(sum(int(r) << (4 * c) for c, r in enumerate(ranks)), dtype=np.uint64).view(np.int64))
+        hint = int(rng.integers(1, 5))
+        assert t_new.value(board, hint) == t_old.value(board, hint)
+    # a coarser split cannot keep the values: stage 12+ boards now read the 768 stage's copy of stage 0
+    merged = restage(old, ())
+    assert merged.config.num_stages == 1
+    assert np.array_equal(merged.tables().weights, old.tables().weights[:old.stage_size])
+
+
+def test_training_warm_starts_from_another_network(tmp_path):
+    tuples = ((0, 1, 2, 3), (HINT_CELL, 4, 5, 6))
+    first = Args(run_dir=str(tmp_path / "a"), minutes=0, games=40, log_every=20, tuples=tuples)
+    train(first, progress=False)
+    warm = Args(run_dir=str(tmp_path / "b"), minutes=0, games=20, log_every=20, tuples=tuples,
+                stage_ranks=(11, 12), init_from=str(tmp_path / "a" / "checkpoint.pt"))
+    train(warm, progress=False)
+    net, meta = load_ntuple_with_metadata(tmp_path / "b" / "checkpoint.pt")
+    assert net.config.stage_ranks == (11, 12) and meta["games"] == 20
+    assert np.count_nonzero(net.tables().weights) > 0
+    bad = Args(run_dir=str(tmp_path / "c"), minutes=0, games=5, tuples=((0, 1, 2),),
+               init_from=str(tmp_path / "a" / "checkpoint.pt"))
+    with pytest.raises(CheckpointError, match="other tuples"):
+        train(bad, progress=False)
+    assert parse_args(["--init-from", "x.pt"]).init_from == "x.pt"

@@ -37,8 +37,9 @@ from tablegym.envs.core import ONGOING, OUTCOME
 from tablegym.envs.threes.board import board_score, highest_rank, swipe
 from tablegym.envs.threes.core import BOARD, HINT, NUM_OUTCOMES, PHASE, PLAY, ThreesGame, k_chance, k_push
 from tablegym.models.checkpoint import CheckpointError
+from tablegym.models.checkpoint import CheckpointError
 from tablegym.models.ntuple import (DEFAULT_TUPLES, HINT_CELL, NTupleConfig, NTupleNet, layout,
-                                    load_ntuple_with_metadata, ntuple_update, ntuple_value, save_ntuple)
+                                    load_ntuple_with_metadata, ntuple_update, ntuple_value, restage, save_ntuple)
 
 MILESTONE_RANKS = {"768": 11, "1536": 12, "3072": 13}
 MAX_MOVES = 200_000  # far beyond any game (a 12288 card takes ~6,000 moves): a guard against a rules bug
@@ -59,6 +60,7 @@ class Args:
     out: str | None = None  # also write the final network here (e.g. the shipped checkpoint)
     out_prune: float = 20.0  # ... without the entries smaller than this (halves the file, README)
     tuples: tuple[tuple[int, ...], ...] = field(default=DEFAULT_TUPLES)
+    init_from: str | None = None  # a new run starts from this network's weights (re-staged)
 
 
 # ---- the compiled game loop --------------------------------------------------------------------
@@ -204,6 +206,8 @@ def train(args: Args, progress: bool = True) -> Path:
             raise CheckpointError(f"{ckpt} holds a network of another shape ({net.config}); use a new --run-dir")
         games_done, seconds_done = int(meta.get("games", 0)), float(meta.get("train_seconds", 0.0))
         print(f"resuming {ckpt}: {games_done:,} games, {seconds_done / 60:.1f} min trained")
+    elif args.init_from:
+        net = _warm_start(Path(args.init_from), config)
     else:
         net = NTupleNet(config)
     writer = SummaryWriter(str(run_dir))
@@ -279,6 +283,16 @@ def train(args: Args, progress: bool = True) -> Path:
     return path
 
 
+def _warm_start(path: Path, config: NTupleConfig) -> NTupleNet:
+    """The network at ``path`` split at ``config``'s stages (its tuples must be ``config``'s)."""
+    old, meta = load_ntuple_with_metadata(path)
+    if old.config.tuples != config.tuples or old.config.symmetric != config.symmetric:
+        raise CheckpointError(f"--init-from {path} holds other tuples ({old.config.tuples}); "
+                              "a warm start can only change the stages")
+    print(f"starting from {path} ({int(meta.get('games', 0)):,} games), stages split at {config.stage_ranks}")
+    return restage(old, config.stage_ranks)
+
+
 class _Done:
     """A finished in-process chunk, with the interface of the pool's AsyncResult."""
 
@@ -303,6 +317,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
     p.add_argument("--tuples", nargs="+", metavar="CELLS", default=[_tuple_text(t) for t in d.tuples],
                    help="the n-tuples, cells 0..15 row-major from the top-left joined by commas, h = the card "
                         "about to enter (default: %(default)s)")
+    p.add_argument("--init-from", metavar="CHECKPOINT",
+                   help="a new run starts from this network (same tuples; its stages are copied onto --stage-ranks)")
     p.add_argument("--log-every", type=int, default=d.log_every)
     p.add_argument("--workers", type=int, default=d.workers,
                    help="processes learning into one shared table (lock-free); 1 = deterministic")
@@ -318,7 +334,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     return Args(run_dir=a.run_dir, minutes=a.minutes, games=a.games, alpha=a.alpha, lam=a.lam, seed=a.seed,
                 stage_ranks=tuple(a.stage_ranks), log_every=a.log_every, workers=a.workers,
                 save_minutes=a.save_minutes, out=a.out, out_prune=a.out_prune,
-                tuples=tuple(_parse_tuple(p, t) for t in a.tuples))
+                tuples=tuple(_parse_tuple(p, t) for t in a.tuples), init_from=a.init_from)
 
 
 def _tuple_text(t: tuple[int, ...]) -> str:
