@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint checkpoints trap-results trap-round-robin trap-checkpoint trap-learned friday-results starship-results starship-rl clean
+.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint checkpoints trap-results trap-round-robin trap-checkpoint trap-learned friday-results friday-sb3 starship-results starship-rl clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -146,6 +146,14 @@ friday-results: install
 	$(FRIDAY) --report results/friday_random.jsonl results/friday_rules.jsonl results/friday_fridai_10k.jsonl \
 		results/friday_fridai_100k.jsonl | tee results/friday.md
 	$(TG) bench friday | tee results/bench_friday.txt
+
+# Friday's generic deep-RL baseline (experiments/friday_sb3.py): one MaskablePPO trained on all four
+# levels with the score reward (no agent has ever won, so +1/-1 gives no signal), then 500 games per
+# level on the rules core, appended to results/friday_sb3.jsonl (a rerun resumes; --eval-only skips training).
+friday-sb3: install
+	$(PY) -m tablegym.experiments.friday_sb3 --timesteps 200000 --seed 0 --run-dir runs/friday-sb3-maskableppo \
+		--games 500 --levels 1 2 3 4 --workers 2 --no-progress --out results/friday_sb3.jsonl
+	$(FRIDAY) --report results/friday_sb3.jsonl
 
 # PPO as a starship designer vs the staged generator, random edits and the start ship (issue 9;
 # experiments/starship_rl.py). Budget: a 30,720-step run of this command trained at 261 steps/s on

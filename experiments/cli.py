@@ -11,6 +11,7 @@
     tablegym bench sim-solve
     tablegym train --help            (everything after 'train' goes to tablegym.training.td)
     tablegym train threes --help     (the Threes n-tuple network: tablegym.training.ntuple_td)
+    tablegym train friday --help     (the Friday value network: tablegym.training.friday_value)
     tablegym starship --seed 7 --out ship.png             (one generated ship, its validity and quality)
     tablegym starship --seed 7 --stages --out stages.png  (the ship after each of the 14 stages)
 
@@ -585,6 +586,8 @@ def _train(argv: list[str]) -> int:
         return cli_main(argv[1:])
     if argv and argv[0] == "trap":  # searched through the expectiminimax, chance nodes and all
         return _require("tablegym.training.trap_td", "cli_main", "training")(argv)
+    if argv and argv[0] == "friday":  # iterated self-play through Fridai's best-first search
+        return _require("tablegym.training.friday_value", "cli_main", "training")(argv)
     cli_main = _require("tablegym.training.td", "cli_main", "training")
     cli_main(argv)
     return 0

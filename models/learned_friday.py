@@ -1,0 +1,169 @@
+"""Friday's learned evaluator: a small ValueMLP over deck, life, step, pirates and hazards left.
+
+Fridai's own score (life first, then the mean card rating) cannot see which pirates are coming
+or weigh a life point against a hazard beaten. The network sees exactly those things and
+learns from self-played games what a state is worth.
+
+What it predicts. The training target of a state is the RETURN of the game it was seen in:
+the final score (rules/friday.md, "Score") plus ``WIN_BONUS`` for a win. A probability of
+winning is the natural target, but no agent, Fridai included, has won a single game so far
+(README), so a P(win) network would be trained on zeros and could not rank two states. The
+score is graded (cards gained, hazards beaten, pirates beaten, life left at a win) and a win
+still dominates it: a won game scores far above any lost one. Finished games are valued
+exactly, in the same units, so the search never trusts the network over the rules.
+
+Inputs (``NUM_FEATURES`` reals, computed from the compact state by ``friday_features`` so that
+training and search see the same numbers; cheaper than the env's 816-entry observation, which
+the compiled search would pay at every leaf):
+
+    0       life / 22
+    1-4     step: green, yellow, red, pirates (one-hot)
+    5       in a fight (1/0)
+    6       fight total - hazard value, clipped to +-20, / 10 (0 outside fights)
+    7       free draws left / 5
+    8       aging cards that entered the deck / 11
+    9-18    the revealed pirates not yet beaten (one-hot per pirate id)
+    19      pirates beaten / 2
+    20-57   cards owned per fighting-card type / 4 (starting, knowledge and aging cards)
+    58      cards owned / 40
+    59      sum of the owned non-aging cards' values / 20
+    60      cards left in the fighting stack / 20 (draws until the next reshuffle ages the deck)
+    61      aging cards left in the aging stack / 11
+    62-66   undefeated hazards per hazard group / the group's size
+    67      hazards left in this step's stack / 30
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from tablegym.envs.friday.cards import (AGING, GROUP, KIND, NUM_AGING_TYPES, NUM_HAZARD_TYPES,
+                                        NUM_TYPES, VALUE)
+from tablegym.envs.friday.core import (AGING_IN, AGING_STACK, BEATEN, BOTTOM_N, CHOICE_A, CHOICE_B, FIGHT,
+                                       FREE_ALLOWED, FREE_DRAWN, FREE_ENDED, HDISC, HSTACK, LIFE, MID, ONGOING,
+                                       PFIGHT, PIRATE_A, RESULT, STEPI, TOP_N, WON, FridayGame, fight_target,
+                                       fight_total, k_owned, k_score)
+from tablegym.models.checkpoint import CheckpointError
+from tablegym.models.learned import mlp_forward_mixed
+from tablegym.models.value_net import ValueMLP
+
+NUM_GROUPS = 5
+NUM_FEATURES = 68
+WIN_BONUS = 100.0
+"""Return of a win on top of its score: keeps any win above every loss (README)."""
+SCALE = 150.0
+"""Score units per unit of network output (tanh): returns lie within about -100..+150."""
+GAME = "friday"
+
+_NO_ACTIVE = np.zeros(0, dtype=np.int64)
+
+
+@njit(cache=True)
+def friday_features(s, x):
+    """Write the ``NUM_FEATURES`` inputs of state ``s`` into ``x`` (see the module docstring)."""
+    x[:] = 0.0
+    x[0] = s[LIFE] / 22.0
+    x[1 + s[STEPI]] = 1.0
+    fighting = s[FIGHT] >= 0 or s[PFIGHT] >= 0
+    if fighting:
+        x[5] = 1.0
+        x[6] = min(max(fight_total(s) - fight_target(s), -20), 20) / 10.0
+        if s[FREE_ENDED] == 0:
+            x[7] = max(s[FREE_ALLOWED] - s[FREE_DRAWN], 0) / 5.0
+    x[8] = s[AGING_IN] / 11.0
+    for k in range(2):
+        p = s[PIRATE_A + k]
+        if p >= 0 and ((s[BEATEN] >> k) & 1) == 0:
+            x[9 + p] = 1.0
+    x[19] = ((s[BEATEN] & 1) + ((s[BEATEN] >> 1) & 1)) / 2.0
+    owned = np.zeros(NUM_TYPES, dtype=np.int64)
+    k_owned(s, owned)
+    n = 0
+    value = 0
+    for t in range(NUM_TYPES):
+        x[20 + t] = owned[t] / 4.0
+        n += owned[t]
+        if KIND[t] != AGING:
+            value += VALUE[t] * owned[t]
+    x[58] = n / 40.0
+    x[59] = value / 20.0
+    stack = s[TOP_N] + s[BOTTOM_N]
+    for t in range(NUM_TYPES):
+        stack += s[MID + t]
+    x[60] = stack / 20.0
+    aging_left = 0
+    for a in range(NUM_AGING_TYPES):
+        aging_left += s[AGING_STACK + a]
+    x[61] = aging_left / 11.0
+    left = 0
+    for t in range(NUM_HAZARD_TYPES):
+        x[62 + GROUP[t]] += s[HSTACK + t] + s[HDISC + t]
+        left += s[HSTACK + t]
+    for k in (CHOICE_A, CHOICE_B, FIGHT):
+        if s[k] >= 0 and s[STEPI] < 3:
+            x[62 + GROUP[s[k]]] += 1.0
+    for g in range(NUM_GROUPS):
+        x[62 + g] /= _group_cards(g)
+    x[67] = left / 30.0
+
+
+@njit(cache=True)
+def _group_cards(g):
+    """Hazard cards in group ``g`` (10/8/6/4/2)."""
+    return (10.0, 8.0, 6.0, 4.0, 2.0)[g]
+
+
+@njit(cache=True)
+def game_return(s):
+    """The return of a finished game: its score, plus ``WIN_BONUS`` for a win."""
+    return k_score(s) + (WIN_BONUS if s[RESULT] == WON else 0.0)
+
+
+@njit(cache=True)
+def friday_value(s, params):
+    """The search's leaf value in score units: exact at a finished game, else the network's."""
+    if s[RESULT] != ONGOING:
+        return game_return(s)
+    x = np.empty(NUM_FEATURES, dtype=np.float64)
+    friday_features(s, x)
+    return SCALE * mlp_forward_mixed(x, _NO_ACTIVE, 0, params)
+
+
+def features_of(s: np.ndarray) -> np.ndarray:
+    """The input vector of one compact state (float32, for training batches)."""
+    x = np.empty(NUM_FEATURES, dtype=np.float64)
+    friday_features(s, x)
+    return x.astype(np.float32)
+
+
+# ---- checkpoints ----------------------------------------------------------------------------------
+
+CHECKPOINT = Path(__file__).parent / "checkpoints" / "friday.pt"
+
+
+def load_friday_model(path: str | os.PathLike | None = None) -> tuple[ValueMLP, dict]:
+    """The network saved at ``path`` (the shipped one when ``None``) and its metadata.
+
+    The rule options are checked against the default game's: a network trained under other
+    options values other states.
+    """
+    from tablegym.models.learned import load_model
+
+    path = CHECKPOINT if path in (None, "") else Path(path)
+    model, meta = load_model(path, FridayGame())
+    if model.config.num_features != NUM_FEATURES:
+        raise CheckpointError(f"checkpoint {str(path)!r} has {model.config.num_features} inputs; "
+                              f"Friday's learned evaluator reads {NUM_FEATURES}")
+    return model, meta
+
+
+def load_friday_evaluator(path: str | os.PathLike | None = None):
+    """``--eval learned[:PATH]``: the network as a FridayEvaluator for the best-first search."""
+    from tablegym.envs.friday.agents import FridayEvaluator
+
+    model, _ = load_friday_model(path)
+    return FridayEvaluator(f"learned:{path}" if path else "learned", friday_value, model.export())

@@ -1,0 +1,169 @@
+"""Friday's learned evaluator (models/learned_friday.py) and its self-play trainer
+(training/friday_value.py): inputs worked by hand, exact values at finished games, the compiled
+forward pass against PyTorch, checkpoints, and a tiny training run that resumes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from tablegym.envs.friday.agents import make_agent
+from tablegym.envs.friday.core import CONCEDE, END_FIGHT, FridayGame, sample_chance
+from tablegym.envs.friday.scenario import scenario
+from tablegym.models.checkpoint import CheckpointError, save_checkpoint
+from tablegym.models.learned_friday import (NUM_FEATURES, SCALE, WIN_BONUS, features_of, friday_value,
+                                            load_friday_evaluator, load_friday_model)
+from tablegym.models.value_net import NetConfig, ValueMLP
+from tablegym.training.friday_value import Args, calibration, parse_args, train
+from tablegym.training.td import metadata
+
+WEAPON2, WEAPON4, REALIZATION3 = 12, 23, 19
+DISTRACTED, WEAK, EATING, FOCUSED, GENIUS = 24, 25, 26, 27, 28
+P6_20, P7_25 = 0, 1
+
+
+def start(level: int = 1, seed: int = 0):
+    return sample_chance(FridayGame(level=level).new_initial_state(), np.random.default_rng(seed))
+
+
+def test_inputs_of_the_starting_position_are_worked_by_hand():
+    s = start()
+    x = features_of(s.array)
+    assert x.shape == (NUM_FEATURES,)
+    assert x[0] == pytest.approx(20 / 22) and x[1:5].tolist() == [1, 0, 0, 0]  # life 20, green
+    assert x[5:8].tolist() == [0, 0, 0]  # no fight yet
+    assert x[8] == 0  # no aging card has entered the deck at level 1
+    a, b = s.pirates
+    assert sorted(np.flatnonzero(x[9:19]).tolist()) == sorted([a, b]) and x[19] == 0
+    owned = {DISTRACTED: 5, WEAK: 8, EATING: 1, FOCUSED: 3, GENIUS: 1}  # the 18 starting cards
+    assert {t: round(4 * x[20 + t]) for t in range(38) if x[20 + t]} == owned
+    assert x[58] == pytest.approx(18 / 40)
+    assert x[59] == pytest.approx((5 * -1 + 3 * 1 + 2) / 20)  # the starting deck's values sum to 0
+    assert x[60] == pytest.approx(18 / 20)  # all 18 still in the fighting stack
+    assert x[61] == pytest.approx(10 / 11)  # level 1: every aging card but "very stupid"
+    assert x[62:67].tolist() == [1, 1, 1, 1, 1]  # every hazard undefeated (the two drawn ones too)
+    assert x[67] == pytest.approx(28 / 30)  # two of 30 hazards are drawn for the first choice
+    fight = s.child(0)  # fight the first hazard: one input says so, the stack is unchanged
+    y = features_of(fight.array)
+    assert y[5] == 1 and y[7] > 0 and y[60] == x[60]
+
+
+def test_finished_games_are_valued_exactly_as_score_plus_the_win_bonus():
+    table = [(WEAPON4, "L"), (WEAPON4, "L"), (REALIZATION3, "L"), (GENIUS, "L"), (WEAPON2, "L"), (WEAPON2, "L")]
+    won = scenario(pirate=P6_20, pirates=(P7_25, P6_20), beaten=True, table=table + [FOCUSED] * 3).child(END_FIGHT)
+    assert won.won
+    # cards owned 4+4+3+2+2+2+1+1+1 = 20, two pirates 30, 20 life x 5 = 100, no hazard left
+    assert won.score == 150
+    params = ValueMLP(NetConfig(NUM_FEATURES, (8,))).export()
+    assert friday_value(won.array, params) == 150 + WIN_BONUS
+    lost = scenario(pirate=P6_20, pirates=(P6_20, P7_25), table=[(GENIUS, "L")], stack={WEAK: 5}).child(CONCEDE)
+    assert lost.is_terminal() and not lost.won
+    assert friday_value(lost.array, params) == 2  # genius 2 + five weak 0, nothing else
+
+
+def test_the_compiled_value_is_the_pytorch_network_on_states_of_real_games():
+    torch.manual_seed(0)
+    model = ValueMLP(NetConfig(NUM_FEATURES, (64, 32)))
+    params = model.export()
+    agent = make_agent("rules")
+    rng = np.random.default_rng(3)
+    rows, compiled = [], []
+    for level in (1, 4):
+        s = sample_chance(FridayGame(level=level).new_initial_state(), rng)
+        while not s.is_terminal():
+            rows.append(features_of(s.array))
+            compiled.append(friday_value(s.array, params))
+            s = sample_chance(s.child(agent(s, rng)), rng)
+    with torch.no_grad():
+        expected = SCALE * model(torch.from_numpy(np.array(rows))).numpy()
+    assert len(rows) > 50
+    assert np.allclose(compiled, expected, rtol=1e-4, atol=1e-3)
+
+
+def _save(path, model, **meta_overrides):
+    game = FridayGame()
+    meta = metadata(Args(), game, model.config, 1, 10, 1.0)
+    meta.update(meta_overrides)
+    return save_checkpoint(path, model=model, metadata=meta)
+
+
+def test_learned_checkpoint_plugs_into_the_search_and_plays_a_legal_game(tmp_path):
+    path = _save(tmp_path / "f.pt", ValueMLP(NetConfig(NUM_FEATURES, (16,))))
+    ev = load_friday_evaluator(path)
+    assert ev.name == f"learned:{path}"
+    agent = make_agent(f"bestfirst:nodes=200,eval=learned:{path}")
+    rng = np.random.default_rng(5)
+    s = start(level=2, seed=5)
+    moves = 0
+    while not s.is_terminal():
+        a = agent(s, rng)
+        assert a in s.legal_actions()
+        s = sample_chance(s.child(a), rng)
+        moves += 1
+    assert moves > 10 and agent.decisions > 0
+
+
+def test_bad_checkpoints_give_clear_errors(tmp_path):
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_friday_model(tmp_path / "missing.pt")
+    corrupt = tmp_path / "corrupt.pt"
+    corrupt.write_bytes(b"not a checkpoint")
+    with pytest.raises(CheckpointError, match="corrupt"):
+        load_friday_evaluator(corrupt)
+    with pytest.raises(CheckpointError, match="inputs"):
+        load_friday_model(_save(tmp_path / "wide.pt", ValueMLP(NetConfig(NUM_FEATURES + 1, (8,)))))
+    with pytest.raises(CheckpointError, match="rule options"):
+        load_friday_model(_save(tmp_path / "opt.pt", ValueMLP(NetConfig(NUM_FEATURES, (8,))),
+                                options={**FridayGame().spec.options, "abilities": "after_free"}))
+    with pytest.raises(CheckpointError, match="game"):
+        load_friday_model(_save(tmp_path / "trap.pt", ValueMLP(NetConfig(NUM_FEATURES, (8,))), game="trap"))
+
+
+def test_calibration_bins_hold_equal_counts_and_their_means():
+    predicted = np.arange(20, dtype=float)
+    observed = predicted * 2
+    won = (predicted >= 15).astype(float)
+    rows = calibration(predicted, observed, won, bins=4)
+    assert [r["n"] for r in rows] == [5, 5, 5, 5]
+    assert [r["predicted"] for r in rows] == [2, 7, 12, 17]
+    assert [r["observed"] for r in rows] == [4, 14, 24, 34]
+    assert [r["win_rate"] for r in rows] == [0, 0, 0, 1]
+
+
+def _tiny(run_dir, **kw) -> Args:
+    base = dict(run_dir=str(run_dir), minutes=None, iterations=2, games_per_iter=4, nodes=40, workers=1,
+                hidden=(8,), batch_size=32, epochs=1.0, progress=False)
+    base.update(kw)
+    return Args(**base)
+
+
+def test_training_learns_resumes_and_is_deterministic(tmp_path):
+    train(_tiny(tmp_path / "a"))
+    train(_tiny(tmp_path / "b"))
+    a, meta = load_friday_model(tmp_path / "a" / "checkpoint.pt")
+    b, _ = load_friday_model(tmp_path / "b" / "checkpoint.pt")
+    assert meta["iteration"] == 2 and meta["games"] == 8
+    assert all(torch.equal(p, q) for p, q in zip(a.state_dict().values(), b.state_dict().values()))
+    assert (tmp_path / "a" / "nets" / "iter0002.pt").exists()
+    with np.load(tmp_path / "a" / "buffer.npz") as data:
+        n_states = len(data["y"])
+        assert n_states > 8 and np.all(np.abs(data["y"]) < 1)  # returns / SCALE
+    # resume: one more iteration, with the buffer read back and the iteration-2 network searching
+    train(_tiny(tmp_path / "a", iterations=3, out=str(tmp_path / "final.pt")))
+    _, meta = load_friday_model(tmp_path / "a" / "checkpoint.pt")
+    assert meta["iteration"] == 3 and meta["games"] == 12
+    with np.load(tmp_path / "a" / "buffer.npz") as data:
+        assert len(data["y"]) > n_states
+    assert load_friday_evaluator(tmp_path / "final.pt").params.shape == a.export().shape
+    with pytest.raises(ValueError, match="another network"):
+        train(_tiny(tmp_path / "a", iterations=4, hidden=(16,)))
+
+
+def test_training_arguments_and_refusals(tmp_path):
+    args = parse_args(["friday", "--games-per-iter", "8", "--nodes", "100", "--hidden", "32", "16"])
+    assert args.games_per_iter == 8 and args.nodes == 100 and args.hidden == (32, 16)
+    with pytest.raises(ValueError, match="default rule options"):
+        train(_tiny(tmp_path / "x", game_options={"abilities": "after_free"}))
+    with pytest.raises(ValueError, match="Friday only"):
+        train(_tiny(tmp_path / "y", game="trap"))

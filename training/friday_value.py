@@ -1,0 +1,303 @@
+"""Iterated self-play for Friday: a ValueMLP learns the return of a state, then searches with it.
+
+Read it top to bottom (CleanRL style). Each iteration:
+
+1. play ``games_per_iter`` games, levels in turn, in parallel processes, with Fridai's best-first
+   search (``nodes`` states per decision) and the CURRENT network at its leaves (the first
+   iteration, with no network yet, uses Fridai's own score). Every decision state is recorded
+   as its input vector (models/learned_friday.py);
+2. the target of every state is the Monte-Carlo return of its game: the final score plus 100
+   for a win (see models/learned_friday.py for why not P(win) alone). Before fitting, the
+   network's predictions on these new games are compared with what happened (a held-out loss
+   and a 10-bin calibration table in TensorBoard);
+3. fit the network on a replay buffer of recent states (Adam, MSE on return / SCALE);
+4. save the network of this iteration (``nets/iterNNNN.pt``, what the next iteration's searches
+   load), the checkpoint and the buffer: a rerun with the same ``run_dir`` resumes;
+5. every ``eval_every`` iterations play ``eval_games`` games per level with the learned and with
+   Fridai's evaluator on the same deals and log both win rates and mean scores.
+
+    tablegym train friday --minutes 30 --workers 2 --run-dir runs/friday-value
+    tensorboard --logdir runs
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.utils.tensorboard import SummaryWriter
+from tqdm import tqdm
+
+from tablegym.envs.friday.core import FridayGame, sample_chance
+from tablegym.models.checkpoint import save_checkpoint
+from tablegym.models.learned_friday import NUM_FEATURES, SCALE, game_return, features_of
+from tablegym.models.value_net import NetConfig, ValueMLP
+from tablegym.training.td import ReplayBuffer, metadata, parse_dataclass_args, start_or_resume
+
+TRAIN_SEED_OFFSET = 1_000_003
+"""Self-play deals come from seed + this, so they never repeat the evaluation deals (seed 0...)."""
+
+
+@dataclass
+class Args:
+    game: str = "friday"
+    """only friday (the positional game name of ``tablegym train``)"""
+    game_options: dict = field(default_factory=dict)
+    """rule options: only the defaults (the learned evaluator checks them when it loads)"""
+    seed: int = 0
+    """seeds torch, numpy and the self-play deals"""
+    minutes: float | None = 10.0
+    """stop after this much wall time (None: only iterations count)"""
+    iterations: int = 1_000
+    """stop after this many iterations"""
+    games_per_iter: int = 200
+    """self-play games per iteration (levels 1-4 in turn)"""
+    nodes: int = 2_000
+    """states the self-play search polls per decision"""
+    workers: int = 1
+    """processes playing the self-play games"""
+    hidden: tuple[int, ...] = (64, 32)
+    """hidden layer sizes of the ValueMLP"""
+    lr: float = 1e-3
+    """Adam learning rate"""
+    batch_size: int = 256
+    """states per gradient step"""
+    epochs: float = 4.0
+    """passes over the buffer's size worth of states after each iteration"""
+    buffer_size: int = 200_000
+    """replay buffer of the most recent states"""
+    eval_every: int = 0
+    """iterations between learned-vs-Fridai evaluations (0: never)"""
+    eval_games: int = 20
+    """games per level in each evaluation (same deals for both evaluators)"""
+    eval_nodes: int = 10_000
+    """states per decision in the evaluations"""
+    run_dir: str = "runs/friday-value"
+    """TensorBoard logs, checkpoint.pt, buffer.npz and nets/ live here"""
+    out: str | None = None
+    """also copy the final network here (e.g. models/checkpoints/friday.pt)"""
+    progress: bool = True
+    """show a progress bar"""
+
+
+# ---- 1. self-play ---------------------------------------------------------------------------------
+
+def play_recorded(task: tuple[str, int, int, int]) -> dict:
+    """One game of agent ``spec`` at ``level``: its decision states' inputs and its return."""
+    from tablegym.experiments.friday_eval import _agent
+
+    spec, level, seed, index = task
+    agent = _agent(spec)
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(level, index)))
+    state = sample_chance(FridayGame(level=level).new_initial_state(), rng)
+    rows = []
+    start = time.perf_counter()
+    while not state.is_terminal():
+        rows.append(features_of(state.array))
+        state = sample_chance(state.child(agent(state, rng)), rng)
+    return {"level": level, "game": index, "x": np.array(rows, dtype=np.float32).reshape(-1, NUM_FEATURES),
+            "return": float(game_return(state.array)), "score": state.score, "won": bool(state.won),
+            "seconds": time.perf_counter() - start}
+
+
+def search_spec(nodes: int, net_path: Path | None) -> str:
+    """The self-play agent: Fridai's search with the network at ``net_path`` (Fridai's score if None)."""
+    return f"bestfirst:nodes={nodes}" + (f",eval=learned:{net_path}" if net_path else "")
+
+
+def play_games(pool, spec: str, levels: list[int], seed: int, first: int, count: int) -> list[dict]:
+    """Games ``first..first+count-1``, game i at level ``levels[i % len(levels)]``."""
+    tasks = [(spec, levels[i % len(levels)], seed, i) for i in range(first, first + count)]
+    return list(pool.map(play_recorded, tasks) if pool else map(play_recorded, tasks))
+
+
+# ---- 2. what the network predicted --------------------------------------------------------------
+
+def calibration(predicted: np.ndarray, observed: np.ndarray, won: np.ndarray, bins: int = 10) -> list[dict]:
+    """Predicted vs observed return (and the observed win rate) in ``bins`` equal-count bins of
+    the prediction: a calibrated network's two means agree in every bin."""
+    order = np.argsort(predicted, kind="stable")
+    rows = []
+    for part in np.array_split(order, bins):
+        if len(part):
+            rows.append({"n": int(len(part)), "predicted": float(predicted[part].mean()),
+                         "observed": float(observed[part].mean()), "win_rate": float(won[part].mean())})
+    return rows
+
+
+def calibration_table(rows: list[dict]) -> str:
+    lines = ["| bin | states | predicted return | observed return | observed win rate |", "|---|---|---|---|---|"]
+    lines += [f"| {i + 1} | {r['n']} | {r['predicted']:.1f} | {r['observed']:.1f} | {100 * r['win_rate']:.1f}% |"
+              for i, r in enumerate(rows)]
+    return "\n".join(lines)
+
+
+def predict(model: ValueMLP, x: np.ndarray) -> np.ndarray:
+    """The network's returns (score units) for input rows ``x``."""
+    with torch.no_grad():
+        return SCALE * model(torch.from_numpy(x)).numpy()
+
+
+# ---- 3. fitting ------------------------------------------------------------------------------------
+
+def fit(model: ValueMLP, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer, steps: int, batch_size: int,
+        rng: np.random.Generator) -> float:
+    """``steps`` Adam steps of MSE on (return / SCALE) over random buffer samples; mean loss."""
+    model.train()
+    losses = []
+    for _ in range(steps):
+        x, y = buffer.sample(rng, batch_size)
+        loss = torch.nn.functional.mse_loss(model(torch.from_numpy(x)), torch.from_numpy(y))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    model.eval()
+    return float(np.mean(losses)) if losses else float("nan")
+
+
+def save_buffer(path: Path, buffer: ReplayBuffer) -> None:
+    """Atomically write the buffer's states oldest first (a crash mid-save keeps the old file)."""
+    order = (buffer.pos + np.arange(buffer.n)) % buffer.n if buffer.n == len(buffer.y) else np.arange(buffer.n)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp.npz")
+    os.close(fd)
+    try:
+        np.savez(tmp, x=buffer.x[order], y=buffer.y[order])
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def load_buffer(path: Path, buffer: ReplayBuffer) -> None:
+    """Refill ``buffer`` with the newest states saved at ``path`` (if any)."""
+    if path.exists():
+        with np.load(path) as data:
+            buffer.add(data["x"], data["y"])
+
+
+# ---- 5. learned vs Fridai --------------------------------------------------------------------------
+
+def evaluate(pool, net_path: Path, args: Args, levels: list[int]) -> dict[str, dict[int, tuple[float, float]]]:
+    """(win rate, mean score) per level of both evaluators over the same ``eval_games`` deals."""
+    out = {}
+    for name, spec in (("learned", search_spec(args.eval_nodes, net_path)), ("fridai", search_spec(args.eval_nodes, None))):
+        out[name] = {}
+        for level in levels:
+            games = play_games(pool, spec, [level], args.seed, 0, args.eval_games)
+            out[name][level] = (float(np.mean([g["won"] for g in games])), float(np.mean([g["score"] for g in games])))
+    return out
+
+
+# ---- the loop ----------------------------------------------------------------------------------------
+
+def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
+    """Run (or resume) a training run; returns the path of the checkpoint."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    if args.game != "friday":
+        raise ValueError(f"training/friday_value.py trains Friday only, not {args.game!r}")
+    if args.game_options:
+        raise ValueError(f"the Friday value network trains under the default rule options only, got {args.game_options}")
+    game = FridayGame()
+    run_dir = Path(args.run_dir)
+    (run_dir / "nets").mkdir(parents=True, exist_ok=True)
+    ckpt_path, buffer_path = run_dir / "checkpoint.pt", run_dir / "buffer.npz"
+    net_config = NetConfig(NUM_FEATURES, tuple(args.hidden))
+    model, optimizer, iteration, games_done, seconds_done, rng = start_or_resume(ckpt_path, game, net_config, args)
+    buffer = ReplayBuffer(args.buffer_size, NUM_FEATURES, dtype=np.float32)
+    load_buffer(buffer_path, buffer)
+    writer = SummaryWriter(str(run_dir))
+    writer.add_text("args", json.dumps(dataclasses.asdict(args), default=list, indent=1))
+    pool = ProcessPoolExecutor(args.workers) if args.workers > 1 else None
+    t_start = time.perf_counter() - seconds_done
+    deadline = None if args.minutes is None else args.minutes * 60.0
+    net_path = run_dir / "nets" / f"iter{iteration:04d}.pt" if iteration else None
+    bar = tqdm(initial=games_done, disable=not args.progress, unit="game", desc="friday value")
+
+    def save() -> None:
+        meta = metadata(args, game, net_config, iteration, games_done, time.perf_counter() - t_start)
+        save_checkpoint(ckpt_path, model=model, metadata=meta, optimizer=optimizer)
+        save_buffer(buffer_path, buffer)
+
+    try:
+        while iteration < args.iterations and (deadline is None or time.perf_counter() - t_start < deadline):
+            # 1. self-play with the current network (Fridai's score before the first fit)
+            t0 = time.perf_counter()
+            games = play_games(pool, search_spec(args.nodes, net_path), list(levels),
+                               args.seed + TRAIN_SEED_OFFSET, games_done, args.games_per_iter)
+            gen_seconds = time.perf_counter() - t0
+            games_done += len(games)
+            iteration += 1
+            step = games_done
+            x = np.concatenate([g["x"] for g in games])
+            y = np.concatenate([np.full(len(g["x"]), g["return"], dtype=np.float32) for g in games])
+            won = np.concatenate([np.full(len(g["x"]), g["won"], dtype=np.float32) for g in games])
+            # 2. the network's predictions on games it has not been fitted on
+            if net_path is not None:
+                pred = predict(model, x)
+                writer.add_scalar("losses/heldout_mse", float(np.mean((pred - y) ** 2) / SCALE ** 2), step)
+                writer.add_text("calibration", calibration_table(calibration(pred, y, won)), step)
+            for level in levels:
+                mine = [g for g in games if g["level"] == level]
+                if mine:
+                    writer.add_scalar(f"selfplay/win_rate_L{level}", float(np.mean([g["won"] for g in mine])), step)
+                    writer.add_scalar(f"selfplay/score_L{level}", float(np.mean([g["score"] for g in mine])), step)
+            writer.add_scalar("charts/games_per_s", len(games) / gen_seconds, step)
+            writer.add_scalar("charts/decisions_per_game", len(y) / len(games), step)
+            # 3. fit on the replay buffer
+            buffer.add(x, np.clip(y / SCALE, -0.99, 0.99).astype(np.float32))
+            steps = int(args.epochs * buffer.n / args.batch_size)
+            loss = fit(model, optimizer, buffer, steps, args.batch_size, rng)
+            writer.add_scalar("losses/mse", loss, step)
+            # 4. this iteration's network, for the next self-play
+            net_path = run_dir / "nets" / f"iter{iteration:04d}.pt"
+            save_checkpoint(net_path, model=model,
+                            metadata=metadata(args, game, net_config, iteration, games_done, time.perf_counter() - t_start))
+            save()
+            # 5. learned vs Fridai on the same deals
+            postfix = {"loss": f"{loss:.4f}", "score": f"{np.mean([g['score'] for g in games]):.1f}"}
+            if args.eval_every and iteration % args.eval_every == 0:
+                results = evaluate(pool, net_path, args, list(levels))
+                for name, per_level in results.items():
+                    for level, (rate, score) in per_level.items():
+                        writer.add_scalar(f"eval/{name}_win_rate_L{level}", rate, step)
+                        writer.add_scalar(f"eval/{name}_score_L{level}", score, step)
+                postfix["vs_fridai"] = " ".join(f"{results['learned'][lv][1] - results['fridai'][lv][1]:+.1f}"
+                                                for lv in levels)
+            bar.update(len(games))
+            bar.set_postfix(postfix)
+            if not args.progress:  # a log line per iteration for runs in the background
+                print(f"iteration {iteration}: {games_done} games, {gen_seconds:.0f} s self-play, "
+                      + ", ".join(f"{k} {v}" for k, v in postfix.items()), flush=True)
+    finally:
+        bar.close()
+        if pool:
+            pool.shutdown()
+        writer.close()
+    save()
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(net_path if net_path else ckpt_path, args.out)
+    return ckpt_path
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    return parse_dataclass_args(Args, argv, "tablegym train friday", __doc__.split("\n\n")[0])
+
+
+def cli_main(argv: list[str] | None = None) -> int:
+    print(f"checkpoint: {train(parse_args(argv))}")
+    return 0
+
+
+if __name__ == "__main__":
+    cli_main()
