@@ -146,6 +146,32 @@ def test_search_is_deterministic_under_a_seed():
     assert game(3) == game(3)
 
 
+def test_several_worlds_split_the_budget_and_play_the_best_mean_value():
+    from tablegym.envs.friday.core import k_determinize, k_key, k_sample_split, k_status
+    from tablegym.envs.friday.heuristics import search_apply, search_moves
+    from tablegym.search.bestfirst import best_first
+
+    s = sample_chance(FridayGame(level=1).new_initial_state(), np.random.default_rng(8)).child(FIGHT_0)
+    s = sample_chance(s.child(DRAW_FREE), np.random.default_rng(8))  # mid-fight: draw, pay, end, abilities
+    agent = BestFirstAgent(make_evaluator("fridai"), nodes=301, worlds=3)
+    action, polled, _ = agent.search(s, np.random.default_rng(1))
+    assert polled <= 301
+    # the same three searches by hand: budgets 101, 100, 100, one rng state carried through
+    rng_state = np.array([np.random.default_rng(1).integers(1, 2**62)], dtype=np.int64)
+    moves = np.empty(MAX_MOVES, dtype=np.int64)
+    n = search_moves(s._s, moves)
+    assert n >= 2
+    total, values = np.zeros(n), np.zeros(MAX_MOVES)
+    for budget in (101, 100, 100):
+        root = s.array
+        k_determinize(root, rng_state)
+        best_first(root, budget, search_moves, search_apply, k_sample_split, make_evaluator("fridai").kernel,
+                   k_status, k_key, np.zeros(1), rng_state, values)
+        total += values[:n]
+    assert action == moves[int(np.argmax(total))]
+    assert make_agent("bestfirst:nodes=50,worlds=5").name == "bestfirst:nodes=50,worlds=5"
+
+
 @pytest.mark.parametrize("level", [1, 2, 3, 4])
 def test_rule_agent_plays_whole_games_legally(level):
     rng = np.random.default_rng(level)
@@ -165,8 +191,12 @@ def test_agent_specs_are_checked():
         make_agent("montecarlo")
     with pytest.raises(ValueError, match="takes no option"):
         make_agent("bestfirst:depth=3")
-    with pytest.raises(ValueError, match="nodes must be an integer"):
+    with pytest.raises(ValueError, match="nodes and worlds must be integers"):
         make_agent("bestfirst:nodes=many")
+    with pytest.raises(ValueError, match="worlds must lie in"):
+        make_agent("bestfirst:nodes=10,worlds=11")
+    with pytest.raises(ValueError, match="worlds must lie in"):
+        make_agent("bestfirst:worlds=0")
     with pytest.raises(ValueError, match="unknown Friday evaluator"):
         make_agent("bestfirst:eval=openness")
     with pytest.raises(ValueError, match="at least 1"):

@@ -9,6 +9,7 @@ Spec strings (``tablegym play/eval friday --agent ...``):
   learned network (``learned``, ``learned:PATH``). Each decision searches one sampled world: the
   order of the fighting stack is fixed at the root (``k_determinize``); hazard draws and
   reshuffles inside the tree are sampled once per expansion (search/bestfirst.py).
+  ``worlds=K`` splits the budget over K such sampled worlds and plays the best mean.
 
 Every agent maps a decision ``FridayState`` and a numpy Generator to a legal action.
 """
@@ -61,14 +62,25 @@ def make_evaluator(name: str) -> FridayEvaluator:
 
 
 class BestFirstAgent:
-    """Fridai's best-first search with a node budget and a pluggable evaluator."""
+    """Fridai's best-first search with a node budget and a pluggable evaluator.
 
-    def __init__(self, evaluator: FridayEvaluator, *, nodes: int = DEFAULT_NODES, name: str | None = None) -> None:
+    ``worlds`` > 1 is the chance-aware variant: the budget is split over that many searches,
+    each in its own sampled order of the fighting stack, and a root action's value is its mean
+    over them. Why: in ONE sampled world the search knows the next cards, so paying life for a
+    draw looks good whenever that world's next card happens to be good (clairvoyance); the
+    mean over worlds pays only for draws that help on average.
+    """
+
+    def __init__(self, evaluator: FridayEvaluator, *, nodes: int = DEFAULT_NODES, worlds: int = 1,
+                 name: str | None = None) -> None:
         if nodes < 1:
             raise ValueError(f"the node budget must be at least 1, got {nodes}")
+        if not 1 <= worlds <= nodes:
+            raise ValueError(f"worlds must lie in 1..nodes ({nodes}), got {worlds}")
         self.evaluator = evaluator
         self.nodes = nodes
-        self.name = name or f"bestfirst:nodes={nodes},eval={evaluator.name}"
+        self.worlds = worlds
+        self.name = name or f"bestfirst:nodes={nodes},eval={evaluator.name}" + (f",worlds={worlds}" if worlds > 1 else "")
         self.values = np.zeros(MAX_MOVES)
         self.polled = 0
         self.generated = 0
@@ -78,15 +90,23 @@ class BestFirstAgent:
     def search(self, state: FridayState, rng: np.random.Generator) -> tuple[int, int, int]:
         """(chosen action, states polled, states generated) of one search from ``state``."""
         rng_state = np.array([rng.integers(1, 2**62)], dtype=np.int64)
-        root = state.array
-        k_determinize(root, rng_state)  # one sampled order of the fighting stack for the whole search
         moves = np.empty(MAX_MOVES, dtype=np.int64)
-        n = search_moves(root, moves)
+        n = search_moves(state._s, moves)
+        total = np.zeros(n)
+        polled = generated = 0
         t0 = time.perf_counter()
-        best, polled, generated = best_first(root, self.nodes, search_moves, search_apply, k_sample_split,
-                                             self.evaluator.kernel, k_status, k_key, self.evaluator.params,
-                                             rng_state, self.values)
+        for w in range(self.worlds):
+            root = state.array
+            k_determinize(root, rng_state)  # one sampled order of the fighting stack for this search
+            budget = self.nodes // self.worlds + (w < self.nodes % self.worlds)
+            best, p, g = best_first(root, budget, search_moves, search_apply, k_sample_split, self.evaluator.kernel,
+                                    k_status, k_key, self.evaluator.params, rng_state, self.values)
+            total += self.values[:n]
+            polled += p
+            generated += g
         self.seconds += time.perf_counter() - t0
+        if self.worlds > 1:
+            best = int(np.argmax(total))  # the first of equal means, as the search breaks ties
         assert 0 <= best < n
         return int(moves[best]), int(polled), int(generated)
 
@@ -236,10 +256,11 @@ def make_agent(spec: str):
         _no_options(spec, options, set())
         return RuleAgent()
     if name in ("bestfirst", "search", "fridai"):
-        _no_options(spec, options, {"nodes", "eval"})
+        _no_options(spec, options, {"nodes", "eval", "worlds"})
         try:
             nodes = int(options.get("nodes", DEFAULT_NODES))
+            worlds = int(options.get("worlds", 1))
         except ValueError:
-            raise ValueError(f"nodes must be an integer in {spec!r}") from None
-        return BestFirstAgent(make_evaluator(options.get("eval", "fridai")), nodes=nodes, name=spec)
+            raise ValueError(f"nodes and worlds must be integers in {spec!r}") from None
+        return BestFirstAgent(make_evaluator(options.get("eval", "fridai")), nodes=nodes, worlds=worlds, name=spec)
     raise ValueError(f"unknown agent {name!r} for friday; known: bestfirst, random, rules")
