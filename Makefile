@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint checkpoints trap-results trap-round-robin trap-checkpoint trap-learned friday-results friday-sb3 starship-results starship-rl clean
+.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint checkpoints trap-results trap-round-robin trap-checkpoint trap-learned friday-results friday-sb3 friday-checkpoint friday-learned starship-results starship-rl clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -154,6 +154,24 @@ friday-sb3: install
 	$(PY) -m tablegym.experiments.friday_sb3 --timesteps 200000 --seed 0 --run-dir runs/friday-sb3-maskableppo \
 		--games 500 --levels 1 2 3 4 --workers 2 --no-progress --out results/friday_sb3.jsonl
 	$(FRIDAY) --report results/friday_sb3.jsonl
+
+# The shipped Friday value network (issue 8; training/friday_value.py): 15 iterations of 200
+# self-played games (levels 1-4 in turn) through Fridai's search at 2,000 states per decision,
+# the first with Fridai's own score at the leaves; 14 minutes on 2 processes.
+friday-checkpoint: install
+	$(TG) train friday --minutes 60 --iterations 15 --games-per-iter 200 --nodes 2000 --workers 2 \
+		--eval-every 5 --eval-games 10 --eval-nodes 2000 --no-progress --run-dir runs/friday-value \
+		--out models/checkpoints/friday.pt
+
+# The learned Friday rows of the README: same search and budget as Fridai's 10,000-state row, one
+# sampled world and the mean over 8 (about 30 minutes each on 2 cores; runs resume).
+friday-learned: install
+	$(FRIDAY) "bestfirst:nodes=10000,eval=learned" --games 500 --workers 2 --seed 0 --no-progress \
+		--out results/friday_learned_10k.jsonl
+	$(FRIDAY) "bestfirst:nodes=10000,eval=learned,worlds=8" --games 500 --workers 2 --seed 0 --no-progress \
+		--out results/friday_learned_10k_w8.jsonl
+	$(FRIDAY) --report results/friday_fridai_10k.jsonl results/friday_learned_10k.jsonl \
+		results/friday_learned_10k_w8.jsonl results/friday_sb3.jsonl | tee results/friday_learned.md
 
 # PPO as a starship designer vs the staged generator, random edits and the start ship (issue 9;
 # experiments/starship_rl.py). Budget: a 30,720-step run of this command trained at 261 steps/s on

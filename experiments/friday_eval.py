@@ -69,17 +69,19 @@ def summarise(records: list[dict]) -> dict:
             "score_ci": float(1.96 * scores.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan"),
             "beaten": float(np.mean([r["pirates_beaten"] for r in records])),
             "reached_pirates": float(np.mean([r["step"] == 3 for r in records])),
+            "ended_in": [float(np.mean([r["step"] == k for r in records])) for k in range(4)],
             "s_per_game": seconds / n, "polled_per_s": polled / seconds if polled and seconds else float("nan")}
 
 
-HEADER = ("| agent | level | games | wins | win rate [95%] | mean score ± 95% | reached pirates | s/game | options |\n"
+HEADER = ("| agent | level | games | wins | win rate [95%] | mean score ± 95% "
+          "| ended in green / yellow / red / pirates | s/game | options |\n"
           "|---|---|---|---|---|---|---|---|---|")
 
 
 def markdown_row(label: str, level: int, s: dict, options: str) -> str:
     return (f"| {label} | {level} | {s['games']} | {s['wins']} | {100 * s['rate']:.1f}% "
             f"[{100 * s['lo']:.1f}, {100 * s['hi']:.1f}] | {s['score']:.1f} ± {s['score_ci']:.1f} "
-            f"| {100 * s['reached_pirates']:.0f}% | {s['s_per_game']:.2f} | {options} |")
+            f"| {' / '.join(f'{100 * e:.0f}%' for e in s['ended_in'])} | {s['s_per_game']:.2f} | {options} |")
 
 
 def options_text(options: dict) -> str:
@@ -97,14 +99,38 @@ def run(spec: str, *, level: int, games: int, workers: int = 1, seed: int = 0, o
     return [done[i] for i in sorted(done) if i < games]
 
 
-def report(paths: list[str]) -> str:
-    """One table row per (agent, level, options) over the games recorded in ``paths``."""
+def _groups(paths: list[str]) -> dict[tuple, dict[tuple, dict]]:
+    """Records by (agent, level, options), each group keyed by (seed, game)."""
     groups: dict[tuple, dict[tuple, dict]] = {}
     for path in paths:
         for line in Path(path).read_text().splitlines():
             rec = json.loads(line)
             key = (rec["agent"], rec["level"], options_text(rec["options"]))
             groups.setdefault(key, {})[(rec["seed"], rec["game"])] = rec
+    return groups
+
+
+def paired_report(paths: list[str], baseline: str) -> str:
+    """Each agent's mean score minus ``baseline``'s over the deals both played (same seed, level,
+    game and options): the deal's luck cancels, so the interval is much narrower than the
+    difference of the two rows' intervals."""
+    groups = _groups(paths)
+    lines = [f"| agent | level | paired games | mean score - {baseline} ± 95% |", "|---|---|---|---|"]
+    for (agent, level, opts), recs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        base = groups.get((baseline, level, opts))
+        if agent == baseline or not base:
+            continue
+        common = sorted(set(recs) & set(base))
+        if len(common) < 2:
+            continue
+        d = np.array([recs[k]["score"] - base[k]["score"] for k in common], dtype=float)
+        lines.append(f"| {agent} | {level} | {len(d)} | {d.mean():+.1f} ± {1.96 * d.std(ddof=1) / np.sqrt(len(d)):.1f} |")
+    return "\n".join(lines)
+
+
+def report(paths: list[str]) -> str:
+    """One table row per (agent, level, options) over the games recorded in ``paths``."""
+    groups = _groups(paths)
     rows = [markdown_row(agent, level, summarise(list(recs.values())), opts)
             for (agent, level, opts), recs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1]))]
     return "\n".join([HEADER, *rows])
@@ -115,6 +141,8 @@ def main(argv: list[str] | None = None) -> None:
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("agent", nargs="?", help="random, rules, bestfirst:nodes=N,eval=E")
     parser.add_argument("--report", nargs="+", metavar="JSONL", help="only summarise recorded games")
+    parser.add_argument("--baseline", metavar="AGENT",
+                        help="with --report: also each agent's score minus this agent's on the same deals")
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 3, 4])
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--workers", type=int, default=1)
@@ -126,6 +154,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.report:
         print(report(args.report))
+        if args.baseline:
+            print()
+            print(paired_report(args.report, args.baseline))
         return
     if not args.agent:
         parser.error("give an agent to play (or --report FILES)")

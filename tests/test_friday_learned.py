@@ -167,3 +167,35 @@ def test_training_arguments_and_refusals(tmp_path):
         train(_tiny(tmp_path / "x", game_options={"abilities": "after_free"}))
     with pytest.raises(ValueError, match="Friday only"):
         train(_tiny(tmp_path / "y", game="trap"))
+
+
+def test_the_shipped_network_watches_a_game_from_the_command_line(capsys):
+    from tablegym.experiments.cli import main
+
+    model, meta = load_friday_model()  # models/checkpoints/friday.pt
+    assert model.config.num_features == NUM_FEATURES and meta["game"] == "friday" and meta["iteration"] >= 1
+    assert main(["play", "friday", "--agent", "search", "--eval", "learned", "--quiet", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "watching 'search:eval=learned'" in out and out.strip().splitlines()[-1].startswith("final score ")
+
+
+def test_reports_give_the_step_each_game_ended_in_and_paired_score_differences(tmp_path):
+    import json
+
+    from tablegym.experiments.friday_eval import paired_report, report
+
+    opts = FridayGame().spec.options
+    lines = []
+    for agent, scores, steps in (("a", [-60, -70, -80], [1, 1, 0]), ("b", [-50, -58, -75], [1, 3, 2])):
+        for game, (score, step) in enumerate(zip(scores, steps)):
+            lines.append(json.dumps({"game": game, "agent": agent, "level": 1, "seed": 0, "options": opts, "won": False,
+                                     "score": score, "life": 0, "step": step, "pirates_beaten": 0, "decisions": 9,
+                                     "seconds": 1.0, "polled": 0}))
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    table = report([str(path)])
+    assert "| a | 1 | 3 | 0 | 0.0% " in table and "| 33% / 67% / 0% / 0% |" in table
+    assert "| 0% / 33% / 33% / 33% |" in table  # b: yellow, pirates, red
+    paired = paired_report([str(path)], "a")
+    # differences +10, +12, +5: mean +9.0, sd 3.606, 1.96 x 3.606 / sqrt(3) = 4.1
+    assert "| b | 1 | 3 | +9.0 ± 4.1 |" in paired and "| a |" not in paired
