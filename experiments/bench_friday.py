@@ -4,7 +4,9 @@ Positions come from games of the rule-based player (so the benchmark does not de
 searcher's strength), sampled at every step of the game. ``bench_friday`` reports medians over
 positions of states polled and generated per second by Fridai's best-first search, and the
 rules core's decisions per second through the compiled kernels and through the checked object
-API in the same process (their ratio is the price of ``child()``'s validation and copies).
+API in the same process (their ratio is the price of ``child()``'s validation and copies), and
+the search with the learned evaluator against Fridai's score in the same run (the price of the
+network's forward pass).
 The issue's target is 100,000 states per second per core; the Java original did about 550,000.
 
     python -m tablegym.experiments.bench_friday
@@ -38,10 +40,11 @@ def bench_positions(count: int = 24, seed: int = 0, level: int = 1) -> list:
     return out
 
 
-def bench_search(nodes: int = 10_000, positions: int = 24, seed: int = 0) -> dict:
-    """Median polled and generated states per second of the Fridai best-first search."""
+def bench_search(nodes: int = 10_000, positions: int = 24, seed: int = 0, evaluator: str = "fridai") -> dict:
+    """Median polled and generated states per second of the best-first search with ``evaluator``
+    (Fridai's score, or ``learned``: the shipped network's forward pass at every generated state)."""
     states = bench_positions(positions, seed)
-    agent = BestFirstAgent(make_evaluator("fridai"), nodes=nodes)
+    agent = BestFirstAgent(make_evaluator(evaluator), nodes=nodes)
     rng = np.random.default_rng(seed)
     agent.search(states[0], rng)  # load the compiled search outside the timing
     polled_rate, generated_rate, seconds = [], [], []
@@ -97,6 +100,8 @@ def bench_core(decisions: int = 20_000, seed: int = 0) -> dict:
 def bench_friday(positions: int = 24, seed: int = 0) -> dict:
     """The figures ``tablegym bench friday`` prints (one core, medians over positions)."""
     out = {f"bestfirst_{nodes // 1000}k": bench_search(nodes, positions, seed) for nodes in (10_000, 100_000)}
+    out["bestfirst_10k_learned"] = learned = bench_search(10_000, positions, seed, evaluator="learned")
+    learned["generated_ratio_vs_fridai"] = learned["generated_per_s"] / out["bestfirst_10k"]["generated_per_s"]
     out["rules_core"] = bench_core(seed=seed)
     return out
 

@@ -199,3 +199,11 @@ def test_reports_give_the_step_each_game_ended_in_and_paired_score_differences(t
     paired = paired_report([str(path)], "a")
     # differences +10, +12, +5: mean +9.0, sd 3.606, 1.96 x 3.606 / sqrt(3) = 4.1
     assert "| b | 1 | 3 | +9.0 ± 4.1 |" in paired and "| a |" not in paired
+
+
+def test_the_speed_benchmark_runs_the_search_with_either_evaluator():
+    from tablegym.experiments.bench_friday import bench_search
+
+    for evaluator in ("fridai", "learned"):
+        out = bench_search(nodes=300, positions=2, seed=1, evaluator=evaluator)
+        assert out["positions"] == 2 and out["generated_per_s"] >= out["polled_per_s"] > 0
