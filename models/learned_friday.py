@@ -4,13 +4,21 @@ Fridai's own score (life first, then the mean card rating) cannot see which pira
 or weigh a life point against a hazard beaten. The network sees exactly those things and
 learns from self-played games what a state is worth.
 
-What it predicts. The training target of a state is the RETURN of the game it was seen in:
-the final score (rules/friday.md, "Score") plus ``WIN_BONUS`` for a win. A probability of
-winning is the natural target, but no agent, Fridai included, has won a single game so far
-(README), so a P(win) network would be trained on zeros and could not rank two states. The
-score is graded (cards gained, hazards beaten, pirates beaten, life left at a win) and a win
-still dominates it: a won game scores far above any lost one. Finished games are valued
-exactly, in the same units, so the search never trusts the network over the rules.
+What it predicts. The training target of a state is the RETURN of the game it was seen in,
+one of two (``TARGETS``, recorded in the checkpoint):
+
+- ``score``: the final score (rules/friday.md, "Score") plus ``WIN_BONUS`` for a win;
+- ``progress``: the same without the cards owned (``k_progress``: -3 per undefeated hazard,
+  +15 per pirate, +5 per life at a win) plus ``WIN_BONUS``. Why: the score pays +1 for every
+  "distracted" card and +5 for every aging card destroyed, at once, so a network of score
+  returns learns to lose fights on purpose to destroy them; with ``progress`` a better deck is
+  worth only the hazards and pirates it goes on to beat.
+
+A probability of winning is the natural target, but no agent, Fridai included, has won a single
+game so far (README), so a P(win) network would be trained on zeros and could not rank two
+states. Both returns are graded and a win still dominates them: a won game returns far more
+than any lost one. Finished games are valued exactly, in the same units, so the search never
+trusts the network over the rules.
 
 Inputs (``NUM_FEATURES`` reals, computed from the compact state by ``friday_features`` so that
 training and search see the same numbers; cheaper than the env's 816-entry observation, which
@@ -46,7 +54,7 @@ from tablegym.envs.friday.cards import (AGING, GROUP, KIND, NUM_AGING_TYPES, NUM
 from tablegym.envs.friday.core import (AGING_IN, AGING_STACK, BEATEN, BOTTOM_N, CHOICE_A, CHOICE_B, FIGHT,
                                        FREE_ALLOWED, FREE_DRAWN, FREE_ENDED, HDISC, HSTACK, LIFE, MID, ONGOING,
                                        PFIGHT, PIRATE_A, RESULT, STEPI, TOP_N, WON, FridayGame, fight_target,
-                                       fight_total, k_owned, k_score)
+                                       fight_total, k_owned, k_progress, k_score)
 from tablegym.models.checkpoint import CheckpointError
 from tablegym.models.learned import mlp_forward_mixed
 from tablegym.models.value_net import ValueMLP
@@ -117,20 +125,46 @@ def _group_cards(g):
     return (10.0, 8.0, 6.0, 4.0, 2.0)[g]
 
 
+TARGETS = ("score", "progress")
+
+
 @njit(cache=True)
 def game_return(s):
-    """The return of a finished game: its score, plus ``WIN_BONUS`` for a win."""
+    """The ``score`` return of a finished game: its score, plus ``WIN_BONUS`` for a win."""
     return k_score(s) + (WIN_BONUS if s[RESULT] == WON else 0.0)
 
 
 @njit(cache=True)
-def friday_value(s, params):
-    """The search's leaf value in score units: exact at a finished game, else the network's."""
-    if s[RESULT] != ONGOING:
-        return game_return(s)
+def progress_return(s):
+    """The ``progress`` return of a finished game: ``k_progress``, plus ``WIN_BONUS`` for a win."""
+    return k_progress(s) + (WIN_BONUS if s[RESULT] == WON else 0.0)
+
+
+@njit(cache=True)
+def _network(s, params):
     x = np.empty(NUM_FEATURES, dtype=np.float64)
     friday_features(s, x)
     return SCALE * mlp_forward_mixed(x, _NO_ACTIVE, 0, params)
+
+
+@njit(cache=True)
+def friday_value(s, params):
+    """The search's leaf value (``score`` target): exact at a finished game, else the network's."""
+    return game_return(s) if s[RESULT] != ONGOING else _network(s, params)
+
+
+@njit(cache=True)
+def friday_progress_value(s, params):
+    """The search's leaf value (``progress`` target): exact at a finished game, else the network's."""
+    return progress_return(s) if s[RESULT] != ONGOING else _network(s, params)
+
+
+def target_of(meta: dict) -> str:
+    """The return a checkpoint's network predicts (networks saved before there was a choice: score)."""
+    target = meta.get("args", {}).get("target", "score")
+    if target not in TARGETS:
+        raise CheckpointError(f"checkpoint predicts an unknown return {target!r}; known: {', '.join(TARGETS)}")
+    return target
 
 
 def features_of(s: np.ndarray) -> np.ndarray:
@@ -165,5 +199,6 @@ def load_friday_evaluator(path: str | os.PathLike | None = None):
     """``--eval learned[:PATH]``: the network as a FridayEvaluator for the best-first search."""
     from tablegym.envs.friday.agents import FridayEvaluator
 
-    model, _ = load_friday_model(path)
-    return FridayEvaluator(f"learned:{path}" if path else "learned", friday_value, model.export())
+    model, meta = load_friday_model(path)
+    kernel = friday_progress_value if target_of(meta) == "progress" else friday_value
+    return FridayEvaluator(f"learned:{path}" if path else "learned", kernel, model.export())

@@ -12,8 +12,8 @@ from tablegym.envs.friday.agents import make_agent
 from tablegym.envs.friday.core import CONCEDE, END_FIGHT, FridayGame, sample_chance
 from tablegym.envs.friday.scenario import scenario
 from tablegym.models.checkpoint import CheckpointError, save_checkpoint
-from tablegym.models.learned_friday import (NUM_FEATURES, SCALE, WIN_BONUS, features_of, friday_value,
-                                            load_friday_evaluator, load_friday_model)
+from tablegym.models.learned_friday import (NUM_FEATURES, SCALE, WIN_BONUS, features_of, friday_progress_value,
+                                            friday_value, load_friday_evaluator, load_friday_model)
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.training.friday_value import Args, calibration, parse_args, train
 from tablegym.training.td import metadata
@@ -60,6 +60,11 @@ def test_finished_games_are_valued_exactly_as_score_plus_the_win_bonus():
     lost = scenario(pirate=P6_20, pirates=(P6_20, P7_25), table=[(GENIUS, "L")], stack={WEAK: 5}).child(CONCEDE)
     assert lost.is_terminal() and not lost.won
     assert friday_value(lost.array, params) == 2  # genius 2 + five weak 0, nothing else
+    # the progress return leaves the cards out: pirates 30 + life 100 (+ the bonus); nothing for the loss
+    assert friday_progress_value(won.array, params) == 130 + WIN_BONUS
+    assert friday_progress_value(lost.array, params) == 0
+    start_ = start()  # 30 undefeated hazards, no pirate: -90; the network is not asked at finished games only
+    assert friday_progress_value(start_.array, params) == friday_value(start_.array, params)
 
 
 def test_the_compiled_value_is_the_pytorch_network_on_states_of_real_games():
@@ -158,6 +163,21 @@ def test_training_learns_resumes_and_is_deterministic(tmp_path):
     assert load_friday_evaluator(tmp_path / "final.pt").params.shape == a.export().shape
     with pytest.raises(ValueError, match="another network"):
         train(_tiny(tmp_path / "a", iterations=4, hidden=(16,)))
+    with pytest.raises(ValueError, match="another return"):
+        train(_tiny(tmp_path / "a", iterations=4, target="progress"))
+
+
+def test_the_progress_target_trains_on_progress_returns_and_loads_its_own_kernel(tmp_path):
+    train(_tiny(tmp_path / "p", iterations=1, target="progress", worlds=2))
+    with np.load(tmp_path / "p" / "buffer.npz") as data:
+        y = data["y"] * SCALE
+    # no game is won: a progress return is -3 per undefeated hazard (30 or 31 hazards: -93..0)
+    assert np.all(y <= 0) and np.all(y >= -93) and np.all(np.round(y) % 3 == 0)
+    ev = load_friday_evaluator(tmp_path / "p" / "nets" / "iter0001.pt")
+    assert ev.kernel is friday_progress_value
+    assert load_friday_evaluator(tmp_path / "p" / "nets" / "iter0001.pt").kernel is not friday_value
+    with pytest.raises(ValueError, match="unknown target"):
+        train(_tiny(tmp_path / "q", target="wins"))
 
 
 def test_training_arguments_and_refusals(tmp_path):

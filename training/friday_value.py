@@ -6,8 +6,9 @@ Read it top to bottom (CleanRL style). Each iteration:
    search (``nodes`` states per decision) and the CURRENT network at its leaves (the first
    iteration, with no network yet, uses Fridai's own score). Every decision state is recorded
    as its input vector (models/learned_friday.py);
-2. the target of every state is the Monte-Carlo return of its game: the final score plus 100
-   for a win (see models/learned_friday.py for why not P(win) alone). Before fitting, the
+2. the target of every state is the Monte-Carlo return of its game: the final score, or only its
+   progress terms (``--target``), plus 100 for a win (see models/learned_friday.py for why not
+   P(win) alone, and why progress). Before fitting, the
    network's predictions on these new games are compared with what happened (a held-out loss
    and a 10-bin calibration table in TensorBoard);
 3. fit the network on a replay buffer of recent states (Adam, MSE on return / SCALE);
@@ -38,7 +39,8 @@ from tqdm import tqdm
 
 from tablegym.envs.friday.core import FridayGame, sample_chance
 from tablegym.models.checkpoint import save_checkpoint
-from tablegym.models.learned_friday import NUM_FEATURES, SCALE, game_return, features_of
+from tablegym.models.learned_friday import (NUM_FEATURES, SCALE, TARGETS, features_of, game_return, load_friday_model,
+                                            progress_return, target_of)
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.training.td import ReplayBuffer, metadata, parse_dataclass_args, start_or_resume
 
@@ -62,6 +64,10 @@ class Args:
     """self-play games per iteration (levels 1-4 in turn)"""
     nodes: int = 2_000
     """states the self-play search polls per decision"""
+    worlds: int = 1
+    """sampled worlds the self-play search averages over (agents.BestFirstAgent)"""
+    target: str = "score"
+    """the return learned: score (final score + 100 for a win) or progress (without the cards owned)"""
     workers: int = 1
     """processes playing the self-play games"""
     hidden: tuple[int, ...] = (64, 32)
@@ -91,7 +97,7 @@ class Args:
 # ---- 1. self-play ---------------------------------------------------------------------------------
 
 def play_recorded(task: tuple[str, int, int, int]) -> dict:
-    """One game of agent ``spec`` at ``level``: its decision states' inputs and its return."""
+    """One game of agent ``spec`` at ``level``: its decision states' inputs and both returns."""
     from tablegym.experiments.friday_eval import _agent
 
     spec, level, seed, index = task
@@ -104,13 +110,15 @@ def play_recorded(task: tuple[str, int, int, int]) -> dict:
         rows.append(features_of(state.array))
         state = sample_chance(state.child(agent(state, rng)), rng)
     return {"level": level, "game": index, "x": np.array(rows, dtype=np.float32).reshape(-1, NUM_FEATURES),
-            "return": float(game_return(state.array)), "score": state.score, "won": bool(state.won),
+            "score_return": float(game_return(state.array)), "progress_return": float(progress_return(state.array)),
+            "score": state.score, "won": bool(state.won),
             "seconds": time.perf_counter() - start}
 
 
-def search_spec(nodes: int, net_path: Path | None) -> str:
+def search_spec(nodes: int, net_path: Path | None, worlds: int = 1) -> str:
     """The self-play agent: Fridai's search with the network at ``net_path`` (Fridai's score if None)."""
-    return f"bestfirst:nodes={nodes}" + (f",eval=learned:{net_path}" if net_path else "")
+    return (f"bestfirst:nodes={nodes}" + (f",eval=learned:{net_path}" if net_path else "")
+            + (f",worlds={worlds}" if worlds > 1 else ""))
 
 
 def play_games(pool, spec: str, levels: list[int], seed: int, first: int, count: int) -> list[dict]:
@@ -189,7 +197,8 @@ def load_buffer(path: Path, buffer: ReplayBuffer) -> None:
 def evaluate(pool, net_path: Path, args: Args, levels: list[int]) -> dict[str, dict[int, tuple[float, float]]]:
     """(win rate, mean score) per level of both evaluators over the same ``eval_games`` deals."""
     out = {}
-    for name, spec in (("learned", search_spec(args.eval_nodes, net_path)), ("fridai", search_spec(args.eval_nodes, None))):
+    for name, spec in (("learned", search_spec(args.eval_nodes, net_path, args.worlds)),
+                       ("fridai", search_spec(args.eval_nodes, None))):
         out[name] = {}
         for level in levels:
             games = play_games(pool, spec, [level], args.seed, 0, args.eval_games)
@@ -207,12 +216,16 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
         raise ValueError(f"training/friday_value.py trains Friday only, not {args.game!r}")
     if args.game_options:
         raise ValueError(f"the Friday value network trains under the default rule options only, got {args.game_options}")
+    if args.target not in TARGETS:
+        raise ValueError(f"unknown target {args.target!r}; known: {', '.join(TARGETS)}")
     game = FridayGame()
     run_dir = Path(args.run_dir)
     (run_dir / "nets").mkdir(parents=True, exist_ok=True)
     ckpt_path, buffer_path = run_dir / "checkpoint.pt", run_dir / "buffer.npz"
     net_config = NetConfig(NUM_FEATURES, tuple(args.hidden))
     model, optimizer, iteration, games_done, seconds_done, rng = start_or_resume(ckpt_path, game, net_config, args)
+    if iteration and target_of(load_friday_model(ckpt_path)[1]) != args.target:
+        raise ValueError(f"{ckpt_path} learns another return than --target {args.target}; use a new --run-dir")
     buffer = ReplayBuffer(args.buffer_size, NUM_FEATURES, dtype=np.float32)
     load_buffer(buffer_path, buffer)
     writer = SummaryWriter(str(run_dir))
@@ -232,14 +245,14 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
         while iteration < args.iterations and (deadline is None or time.perf_counter() - t_start < deadline):
             # 1. self-play with the current network (Fridai's score before the first fit)
             t0 = time.perf_counter()
-            games = play_games(pool, search_spec(args.nodes, net_path), list(levels),
+            games = play_games(pool, search_spec(args.nodes, net_path, args.worlds), list(levels),
                                args.seed + TRAIN_SEED_OFFSET, games_done, args.games_per_iter)
             gen_seconds = time.perf_counter() - t0
             games_done += len(games)
             iteration += 1
             step = games_done
             x = np.concatenate([g["x"] for g in games])
-            y = np.concatenate([np.full(len(g["x"]), g["return"], dtype=np.float32) for g in games])
+            y = np.concatenate([np.full(len(g["x"]), g[f"{args.target}_return"], dtype=np.float32) for g in games])
             won = np.concatenate([np.full(len(g["x"]), g["won"], dtype=np.float32) for g in games])
             # 2. the network's predictions on games it has not been fitted on
             if net_path is not None:

@@ -1025,14 +1025,21 @@ def k_score(s):
             score -= 5 * owned[t]
         else:
             score += VALUE[t] * owned[t]
-    score += 15 * ((s[BEATEN] & 1) + ((s[BEATEN] >> 1) & 1))
+    return score + k_progress(s)
+
+
+@njit(cache=True)
+def k_progress(s):
+    """The score's terms for getting on (rules/friday.md, "Score"): +15 per pirate beaten, -3 per
+    undefeated hazard, +5 per life point at a win; the score without the cards owned."""
+    progress = 15 * ((s[BEATEN] & 1) + ((s[BEATEN] >> 1) & 1))
     if s[RESULT] == WON:
-        score += 5 * s[LIFE]
+        progress += 5 * s[LIFE]
     undefeated = _total(s, HSTACK, NUM_HAZARD_TYPES) + _total(s, HDISC, NUM_HAZARD_TYPES)
     for k in (CHOICE_A, CHOICE_B, FIGHT):
         if s[k] >= 0:
             undefeated += 1
-    return score - 3 * undefeated
+    return progress - 3 * undefeated
 
 
 @njit(cache=True)
