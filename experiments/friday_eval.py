@@ -23,21 +23,28 @@ from tablegym.experiments.game_runs import recorded, run_tasks
 from tablegym.experiments.stats import wilson_interval
 
 
-def play_game(agent, level: int, seed: int, index: int, options: dict | None = None) -> dict:
-    """Game ``index`` at ``level`` played by ``agent`` (state, rng) -> action; its record."""
+def deal(level: int, seed: int, index: int, options: dict | None = None):
+    """The opening state of game ``index`` at ``level`` and the generator that plays its chance:
+    the one seeding rule of every Friday run, so two agents given the same game see the same cards."""
     from tablegym.envs.friday.core import FridayGame, sample_chance
 
-    game = FridayGame(level=level, **(options or {}))
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(level, index)))
+    return sample_chance(FridayGame(level=level, **(options or {})).new_initial_state(), rng), rng
+
+
+def play_game(agent, level: int, seed: int, index: int, options: dict | None = None) -> dict:
+    """Game ``index`` at ``level`` played by ``agent`` (state, rng) -> action; its record."""
+    from tablegym.envs.friday.core import sample_chance
+
     polled = getattr(agent, "polled", 0)
-    state = sample_chance(game.new_initial_state(), rng)
+    state, rng = deal(level, seed, index, options)
     decisions = 0
     start = time.perf_counter()
     while not state.is_terminal():
         state = sample_chance(state.child(agent(state, rng)), rng)
         decisions += 1
     seconds = time.perf_counter() - start
-    return {"game": index, "agent": agent.name, "level": level, "seed": seed, "options": game.spec.options,
+    return {"game": index, "agent": agent.name, "level": level, "seed": seed, "options": state.game.spec.options,
             "won": bool(state.won), "score": state.score, "life": state.life, "step": state.step,
             "pirates_beaten": state.pirates_beaten, "decisions": decisions, "seconds": seconds,
             "polled": getattr(agent, "polled", 0) - polled}
@@ -68,7 +75,6 @@ def summarise(records: list[dict]) -> dict:
     return {"games": n, "wins": wins, "rate": wins / n, "lo": lo, "hi": hi, "score": float(scores.mean()),
             "score_ci": float(1.96 * scores.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan"),
             "beaten": float(np.mean([r["pirates_beaten"] for r in records])),
-            "reached_pirates": float(np.mean([r["step"] == 3 for r in records])),
             "ended_in": [float(np.mean([r["step"] == k for r in records])) for k in range(4)],
             "s_per_game": seconds / n, "polled_per_s": polled / seconds if polled and seconds else float("nan")}
 

@@ -98,12 +98,11 @@ class Args:
 
 def play_recorded(task: tuple[str, int, int, int]) -> dict:
     """One game of agent ``spec`` at ``level``: its decision states' inputs and both returns."""
-    from tablegym.experiments.friday_eval import _agent
+    from tablegym.experiments.friday_eval import _agent, deal
 
     spec, level, seed, index = task
     agent = _agent(spec)
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(level, index)))
-    state = sample_chance(FridayGame(level=level).new_initial_state(), rng)
+    state, rng = deal(level, seed, index)
     rows = []
     start = time.perf_counter()
     while not state.is_terminal():
