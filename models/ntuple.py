@@ -196,6 +196,27 @@ def ntuple_update(board, hint, weights, cells, offsets, stage_ranks, step):
             weights[base + offsets[t] + _index(board, hint, cells, t, k)] += step
 
 
+@njit(cache=True)
+def ntuple_update_tc(board, hint, weights, coherence, cells, offsets, stage_ranks, step, delta):
+    """Temporal coherence learning (Beal and Smith 1999; Jaskowski 2018 for 2048): every entry
+    moves by ``step * delta`` scaled by its own rate |sum of its errors| / sum of |its errors|.
+
+    Why: a constant step that suits the rarely visited end-game entries is far too large for
+    the opening entries every game visits, whose errors flip sign from game to game; an entry's
+    rate falls exactly as its errors stop agreeing. ``coherence[0]`` holds the signed sums,
+    ``coherence[1]`` the absolute sums (a fresh entry's rate is 1).
+    """
+    base = ntuple_stage(board, stage_ranks) * (weights.shape[0] // (stage_ranks.shape[0] + 1))
+    for t in range(cells.shape[0]):
+        for k in range(cells.shape[1]):
+            i = base + offsets[t] + _index(board, hint, cells, t, k)
+            a = coherence[1, i]
+            rate = abs(coherence[0, i]) / a if a > 0.0 else 1.0
+            weights[i] += step * rate * delta
+            coherence[0, i] += delta
+            coherence[1, i] += abs(delta)
+
+
 class NTupleNet(nn.Module):
     """The n-tuple value network as a PyTorch module (one EmbeddingBag holding every table)."""
 

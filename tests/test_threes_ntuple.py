@@ -13,7 +13,8 @@ from tablegym.envs.threes.core import ThreesGame
 from tablegym.envs.threes.expectimax import LEAF, afterstate_chance
 from tablegym.models.checkpoint import CheckpointError, save_checkpoint
 from tablegym.models.ntuple import (HINT_CELL, NTupleConfig, NTupleNet, load_ntuple, load_ntuple_with_metadata,
-                                    ntuple_update, ranks_tensor, restage, save_ntuple, symmetries)
+                                    ntuple_update, ntuple_update_tc, ranks_tensor, restage, save_ntuple,
+                                    symmetries)
 from tablegym.training.ntuple_td import Args, parse_args, play_and_learn, train
 from tests.test_threes import board_state
 from tests.test_threes_search import positions
@@ -88,6 +89,32 @@ def test_compiled_update_is_a_gradient_step_of_the_module():
     assert np.allclose(t.weights, expected)
 
 
+def test_temporal_coherence_update_worked_by_hand():
+    # One tuple read in one orientation: exactly one entry is active. Its rate starts at 1, then
+    # is |sum of errors| / sum of |errors|: after errors +4 and -2 it is |2| / 6 = 1/3.
+    net = NTupleNet(NTupleConfig(tuples=((0,),), stage_ranks=(), symmetric=False))
+    t = net.tables()
+    coherence = np.zeros((2, t.weights.shape[0]), dtype=np.float32)
+    board = np.int64(3)  # rank 3 on cell 0: entry 3
+    for delta, expected in [(4.0, 0.5 * 4.0), (-2.0, 2.0 + 0.5 * 1.0 * -2.0), (6.0, 1.0 + 0.5 * (2 / 6) * 6.0)]:
+        ntuple_update_tc(board, 1, t.weights, coherence, t.cells, t.offsets, t.stage_ranks, 0.5, delta)
+        assert t.weights[3] == pytest.approx(expected)
+    assert coherence[:, 3].tolist() == [8.0, 12.0] and np.count_nonzero(t.weights) == 1
+
+
+def test_temporal_coherence_training_is_deterministic_and_learns():
+    config = NTupleConfig(tuples=((0, 1, 2, 3), (4, 5, 6, 7), (HINT_CELL, 0, 1, 2)))
+    nets = [NTupleNet(config) for _ in range(2)]
+    cohs = [np.zeros((2, n.tables().weights.shape[0]), dtype=np.float32) for n in nets]
+    runs = [_play(n, 300, seed=7, alpha=1.0, lam=0.5, coherence=c) for n, c in zip(nets, cohs)]
+    assert np.array_equal(*runs) and np.array_equal(nets[0].tables().weights, nets[1].tables().weights)
+    # every entry learned from has |sum| <= sum of |errors|, so every rate lies in [0, 1]
+    assert (np.abs(cohs[0][0]) <= cohs[0][1] + 1e-3).all() and cohs[0][1].max() > 0
+    before = _play(NTupleNet(config), 300, seed=99)[:, 0].mean()
+    _play(nets[0], 3000, seed=8, alpha=1.0, lam=0.5, coherence=cohs[0])
+    assert _play(nets[0], 300, seed=99)[:, 0].mean() > 1.5 * before
+
+
 def test_config_rejects_bad_tuples_and_stages():
     with pytest.raises(ValueError, match="distinct cells"):
         NTupleConfig(tuples=((0, 0, 1),))
@@ -128,11 +155,13 @@ def test_sparse_checkpoint_roundtrip_and_clear_errors(tmp_path):
         make_threes_agent(f"expectimax:depth=1,eval=learned:{tmp_path / 'nope.pt'}")
 
 
-def _play(net, games, seed, alpha=0.0, lam=0.0):
+def _play(net, games, seed, alpha=0.0, lam=0.0, coherence=None):
     t = net.tables()
     stats = np.zeros((games, 5))
+    if coherence is None:
+        coherence = np.zeros((2, 0), dtype=np.float32)
     play_and_learn(games, seed, alpha, lam, ThreesGame().new_initial_state().array, t.weights, t.cells, t.offsets,
-                   t.stage_ranks, stats)
+                   t.stage_ranks, stats, coherence)
     return stats
 
 
@@ -224,8 +253,29 @@ def test_train_resumes_and_cli_flags(tmp_path):
     other = Args(run_dir=str(run), minutes=0, games=10, tuples=((0, 1, 2),))
     with pytest.raises(CheckpointError, match="another shape"):
         train(other, progress=False)
+    # temporal coherence: its accumulators are saved beside the checkpoint and resumed
+    tc = Args(run_dir=str(tmp_path / "tc"), minutes=0, games=40, log_every=20, alpha=1.0, tc=True,
+              tuples=((0, 1, 2, 3), (HINT_CELL, 4, 5, 6)))
+    train(tc, progress=False)
+    saved = np.load(tmp_path / "tc" / "coherence.npy")
+    tc_net, tc_meta = load_ntuple_with_metadata(tmp_path / "tc" / "checkpoint.pt")
+    assert saved.shape == (2, tc_net.tables().weights.shape[0]) and saved[1].max() > 0 and tc_meta["tc"]
+    train(tc, progress=False)
+    assert (np.load(tmp_path / "tc" / "coherence.npy")[1] >= saved[1]).all()
+    with pytest.raises(CheckpointError, match="without --tc"):
+        train(Args(**{**tc.__dict__, "run_dir": str(run)}), progress=False)
+    with pytest.raises(CheckpointError, match="with --tc"):
+        train(Args(**{**tc.__dict__, "tc": False}), progress=False)
+    (tmp_path / "tc" / "coherence.npy").write_bytes(b"garbage")
+    with pytest.raises(CheckpointError, match="missing or corrupt"):
+        train(tc, progress=False)
+    shared_tc = Args(**{**tc.__dict__, "run_dir": str(tmp_path / "tc2"), "workers": 2, "games": 200,
+                        "log_every": 50})
+    train(shared_tc, progress=False)
+    assert np.load(tmp_path / "tc2" / "coherence.npy")[1].max() > 0
     parsed = parse_args(["--games", "5", "--minutes", "0", "--tuples", "h,0,1", "2,3", "--stage-ranks"])
-    assert parsed.tuples == ((HINT_CELL, 0, 1), (2, 3)) and parsed.stage_ranks == ()
+    assert parsed.tuples == ((HINT_CELL, 0, 1), (2, 3)) and parsed.stage_ranks == () and not parsed.tc
+    assert parse_args(["--tc", "--alpha", "1"]).tc
     with pytest.raises(SystemExit):
         parse_args(["--tuples", "0,x"])
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -37,9 +38,9 @@ from tablegym.envs.core import ONGOING, OUTCOME
 from tablegym.envs.threes.board import board_score, highest_rank, swipe
 from tablegym.envs.threes.core import BOARD, HINT, NUM_OUTCOMES, PHASE, PLAY, ThreesGame, k_chance, k_push
 from tablegym.models.checkpoint import CheckpointError
-from tablegym.models.checkpoint import CheckpointError
 from tablegym.models.ntuple import (DEFAULT_TUPLES, HINT_CELL, NTupleConfig, NTupleNet, layout,
-                                    load_ntuple_with_metadata, ntuple_update, ntuple_value, restage, save_ntuple)
+                                    load_ntuple_with_metadata, ntuple_update, ntuple_update_tc, ntuple_value, restage,
+                                    save_ntuple)
 
 MILESTONE_RANKS = {"768": 11, "1536": 12, "3072": 13}
 MAX_MOVES = 200_000  # far beyond any game (a 12288 card takes ~6,000 moves): a guard against a rules bug
@@ -61,6 +62,7 @@ class Args:
     out_prune: float = 20.0  # ... without the entries smaller than this (halves the file, README)
     tuples: tuple[tuple[int, ...], ...] = field(default=DEFAULT_TUPLES)
     init_from: str | None = None  # a new run starts from this network's weights (re-staged)
+    tc: bool = False  # temporal coherence: a per-entry step |sum of errors| / sum of |errors| (alpha ~ 1)
 
 
 # ---- the compiled game loop --------------------------------------------------------------------
@@ -80,10 +82,21 @@ def _resolve_chance(s, ids, probs):
 
 
 @njit(cache=True)
-def play_and_learn(n_games, seed, alpha, lam, template, weights, cells, offsets, stage_ranks, stats):
+def _learn(board, hint, weights, coherence, cells, offsets, stage_ranks, step, delta):
+    """One TD update: a constant step, or temporal coherence when ``coherence`` has columns."""
+    if coherence.shape[1] == 0:
+        ntuple_update(board, hint, weights, cells, offsets, stage_ranks, step * delta)
+    else:
+        ntuple_update_tc(board, hint, weights, coherence, cells, offsets, stage_ranks, step, delta)
+
+
+@njit(cache=True)
+def play_and_learn(n_games, seed, alpha, lam, template, weights, cells, offsets, stage_ranks, stats, coherence):
     """Play ``n_games`` greedy games from ``template`` (a fresh game), learning when alpha > 0.
 
     ``stats[g]`` gets (final score, highest rank, swipes, sum of |TD error|, TD updates).
+    ``coherence``: (2, entries) accumulators for temporal coherence learning, or (2, 0) for
+    TD with the constant step.
     """
     np.random.seed(seed)
     ids = np.empty(NUM_OUTCOMES, dtype=np.int64)
@@ -118,7 +131,7 @@ def play_and_learn(n_games, seed, alpha, lam, template, weights, cells, offsets,
                 delta = best - prev_score - ntuple_value(boards[t - 1], hints[t - 1], weights, cells, offsets,
                                                          stage_ranks)
                 err += abs(delta)
-                ntuple_update(boards[t - 1], hints[t - 1], weights, cells, offsets, stage_ranks, step * delta)
+                _learn(boards[t - 1], hints[t - 1], weights, coherence, cells, offsets, stage_ranks, step, delta)
             k_push(s, best_d)
             _resolve_chance(s, ids, probs)
             t += 1
@@ -129,7 +142,7 @@ def play_and_learn(n_games, seed, alpha, lam, template, weights, cells, offsets,
                 delta = final - board_score(boards[t - 1]) - ntuple_value(boards[t - 1], hints[t - 1], weights, cells,
                                                                            offsets, stage_ranks)
                 err += abs(delta)
-                ntuple_update(boards[t - 1], hints[t - 1], weights, cells, offsets, stage_ranks, step * delta)
+                _learn(boards[t - 1], hints[t - 1], weights, coherence, cells, offsets, stage_ranks, step, delta)
             else:  # forward-view TD(lambda) over the finished game, last afterstate first
                 ret = final
                 for i in range(t - 1, -1, -1):
@@ -138,7 +151,7 @@ def play_and_learn(n_games, seed, alpha, lam, template, weights, cells, offsets,
                     own = board_score(boards[i])
                     delta = ret - own - ntuple_value(boards[i], hints[i], weights, cells, offsets, stage_ranks)
                     err += abs(delta)
-                    ntuple_update(boards[i], hints[i], weights, cells, offsets, stage_ranks, step * delta)
+                    _learn(boards[i], hints[i], weights, coherence, cells, offsets, stage_ranks, step, delta)
         stats[g, 0] = final
         stats[g, 1] = highest_rank(s[BOARD])
         stats[g, 2] = t
@@ -163,14 +176,14 @@ def _chunk_seed(seed: int, games_before: int) -> int:
     return int(np.random.SeedSequence([seed, games_before]).generate_state(1)[0] % (2**31))
 
 
-def _run_chunk(n: int, seed: int, alpha: float, lam: float, weights: np.ndarray, config: NTupleConfig
-               ) -> tuple[np.ndarray, float]:
-    """``n`` games learning into ``weights``: their stats and the seconds they took."""
+def _run_chunk(n: int, seed: int, alpha: float, lam: float, weights: np.ndarray, config: NTupleConfig,
+               coherence: np.ndarray) -> tuple[np.ndarray, float]:
+    """``n`` games learning into ``weights`` (and ``coherence``): their stats and the seconds they took."""
     cells, offsets, _ = layout(config)
     stats = np.zeros((n, 5))
     t0 = time.perf_counter()
     play_and_learn(n, seed, alpha, lam, ThreesGame().new_initial_state().array, weights, cells, offsets,
-                   np.array(config.stage_ranks, dtype=np.int64), stats)
+                   np.array(config.stage_ranks, dtype=np.int64), stats, coherence)
     return stats, time.perf_counter() - t0
 
 
@@ -179,15 +192,20 @@ def _play_chunk(task: tuple) -> tuple[np.ndarray, float]:
     workers update one table without locks; a lost update now and then is harmless)."""
     from multiprocessing import shared_memory
 
-    shm_name, size, config, n, seed, alpha, lam = task
+    shm_name, size, config, n, seed, alpha, lam, tc = task
     shm = shared_memory.SharedMemory(name=shm_name)
-    try:
-        weights = np.ndarray((size,), dtype=np.float32, buffer=shm.buf)
-        result = _run_chunk(n, seed, alpha, lam, weights, config)
-        del weights
+    try:  # one block: the weights, then (with tc) the two coherence rows
+        rows = 3 if tc else 1
+        block = np.ndarray((rows, size), dtype=np.float32, buffer=shm.buf)
+        weights, coherence = block[0], block[1:] if tc else _NO_COHERENCE
+        result = _run_chunk(n, seed, alpha, lam, weights, config, coherence)
+        del weights, coherence, block
         return result
     finally:
         shm.close()
+
+
+_NO_COHERENCE = np.zeros((2, 0), dtype=np.float32)
 
 
 def train(args: Args, progress: bool = True) -> Path:
@@ -198,6 +216,7 @@ def train(args: Args, progress: bool = True) -> Path:
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     ckpt = run_dir / "checkpoint.pt"
+    coherence_file = run_dir / "coherence.npy"  # the TC accumulators, saved beside the checkpoint
     config = NTupleConfig(tuples=tuple(map(tuple, args.tuples)), stage_ranks=tuple(args.stage_ranks))
     games_done, seconds_done = 0, 0.0
     if ckpt.exists():
@@ -205,17 +224,29 @@ def train(args: Args, progress: bool = True) -> Path:
         if net.config != config:
             raise CheckpointError(f"{ckpt} holds a network of another shape ({net.config}); use a new --run-dir")
         games_done, seconds_done = int(meta.get("games", 0)), float(meta.get("train_seconds", 0.0))
+        if bool(meta.get("tc", False)) != args.tc:
+            raise CheckpointError(f"{ckpt} was trained {'with' if meta.get('tc') else 'without'} --tc; "
+                                  "resume it the same way or use a new --run-dir")
         print(f"resuming {ckpt}: {games_done:,} games, {seconds_done / 60:.1f} min trained")
     elif args.init_from:
         net = _warm_start(Path(args.init_from), config)
     else:
         net = NTupleNet(config)
+    size = net.tables().weights.shape[0]
+    coherence = np.zeros((2, size), dtype=np.float32) if args.tc else _NO_COHERENCE
+    if args.tc and games_done:
+        coherence[:] = _load_coherence(coherence_file, size)
     writer = SummaryWriter(str(run_dir))
     (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=1))
 
     def save(path: Path, half: bool = False, prune: float = 0.0) -> Path:
         meta = {"games": games_done, "train_seconds": seconds_done, "alpha": args.alpha, "lam": args.lam,
-                "seed": args.seed}
+                "seed": args.seed, "tc": args.tc}
+        if args.tc and path == ckpt:  # accumulators first: a checkpoint never outruns its coherence
+            tmp = coherence_file.with_suffix(".tmp")
+            with open(tmp, "wb") as f:
+                np.save(f, coherence)
+            os.replace(tmp, coherence_file)
         return save_ntuple(path, net, meta, half=half, prune=prune)
 
     pool, shm = None, None
@@ -223,18 +254,21 @@ def train(args: Args, progress: bool = True) -> Path:
         import multiprocessing as mp
         from multiprocessing import shared_memory
 
-        weights = net.tables().weights
-        shm = shared_memory.SharedMemory(create=True, size=weights.nbytes)
-        shared = np.ndarray(weights.shape, dtype=np.float32, buffer=shm.buf)
-        shared[:] = weights
-        net.table.weight.data = torch.from_numpy(shared).view(-1, 1)
+        rows = 3 if args.tc else 1
+        shm = shared_memory.SharedMemory(create=True, size=rows * size * 4)
+        block = np.ndarray((rows, size), dtype=np.float32, buffer=shm.buf)
+        block[0] = net.tables().weights
+        net.table.weight.data = torch.from_numpy(block[0]).view(-1, 1)
+        if args.tc:
+            block[1:] = coherence
+            coherence = block[1:]
         pool = mp.get_context("forkserver").Pool(args.workers)
     weights = net.tables().weights
 
     def submit(n: int, seed: int):
         if pool is None:
-            return _Done(_run_chunk(n, seed, args.alpha, args.lam, weights, config))
-        return pool.apply_async(_play_chunk, ((shm.name, weights.shape[0], config, n, seed, args.alpha, args.lam),))
+            return _Done(_run_chunk(n, seed, args.alpha, args.lam, weights, config, coherence))
+        return pool.apply_async(_play_chunk, ((shm.name, size, config, n, seed, args.alpha, args.lam, args.tc),))
 
     start = last_save = time.perf_counter()
     chunk = max(1, args.log_every)
@@ -277,10 +311,22 @@ def train(args: Args, progress: bool = True) -> Path:
         if pool is not None:
             pool.terminate()
             net.table.weight.data = net.table.weight.data.clone()  # off the shared buffer before it goes
+            del block, coherence
             shm.close()
             shm.unlink()
     print(f"{games_done:,} games, {seconds_done / 60:.1f} min of training in all; saved {path}")
     return path
+
+
+def _load_coherence(path: Path, size: int) -> np.ndarray:
+    """The TC accumulators a resumed run saved (they are half of what it learned)."""
+    try:
+        coherence = np.load(path)
+    except (OSError, ValueError) as e:
+        raise CheckpointError(f"cannot resume temporal coherence learning: {path} is missing or corrupt ({e})") from e
+    if coherence.shape != (2, size):
+        raise CheckpointError(f"{path} holds accumulators of shape {coherence.shape}, the network needs (2, {size})")
+    return coherence
 
 
 def _warm_start(path: Path, config: NTupleConfig) -> NTupleNet:
@@ -319,6 +365,9 @@ def parse_args(argv: list[str] | None = None) -> Args:
                         "about to enter (default: %(default)s)")
     p.add_argument("--init-from", metavar="CHECKPOINT",
                    help="a new run starts from this network (same tuples; its stages are copied onto --stage-ranks)")
+    p.add_argument("--tc", action="store_true",
+                   help="temporal coherence learning: each entry's step shrinks as its errors stop agreeing "
+                        "(give --alpha about 1)")
     p.add_argument("--log-every", type=int, default=d.log_every)
     p.add_argument("--workers", type=int, default=d.workers,
                    help="processes learning into one shared table (lock-free); 1 = deterministic")
@@ -334,7 +383,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     return Args(run_dir=a.run_dir, minutes=a.minutes, games=a.games, alpha=a.alpha, lam=a.lam, seed=a.seed,
                 stage_ranks=tuple(a.stage_ranks), log_every=a.log_every, workers=a.workers,
                 save_minutes=a.save_minutes, out=a.out, out_prune=a.out_prune,
-                tuples=tuple(_parse_tuple(p, t) for t in a.tuples), init_from=a.init_from)
+                tuples=tuple(_parse_tuple(p, t) for t in a.tuples), init_from=a.init_from, tc=a.tc)
 
 
 def _tuple_text(t: tuple[int, ...]) -> str:
