@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint checkpoints trap-results trap-round-robin trap-checkpoint trap-learned friday-results friday-sb3 friday-checkpoint friday-learned starship-results starship-rl clean
+.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-checkpoint trap-learned friday-results friday-sb3 friday-checkpoint friday-learned starship-results starship-rl clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +65,14 @@ threes-checkpoint: install
 	$(TG) train threes --minutes 25 --lam 0.5 --alpha 0.1 --workers 2 --run-dir runs/threes-ship
 	$(TG) train threes --minutes 8 --lam 0.5 --alpha 0.02 --workers 2 --run-dir runs/threes-ship \
 		--out models/checkpoints/threes.pt
+
+# The large Threes network behind the "6-tuple, TC" rows (not shipped: too big for the repository,
+# see README): six 6-tuples, temporal coherence learning, about 90 minutes on two processes
+# (a rerun resumes runs/threes-tc6 and trains 90 minutes more). Writes runs/threes-tc6/threes6.pt.
+THREES6 := 0,1,2,3,4,5 4,5,6,7,8,9 0,1,2,4,5,6 4,5,6,8,9,10 h,0,1,2,3,4 h,4,5,6,7,8
+threes-large: install
+	$(TG) train threes --run-dir runs/threes-tc6 --tc --alpha 1.0 --lam 0.5 --stage-ranks 11 \
+		--tuples $(THREES6) --workers 2 --minutes 90 --save-minutes 15 --out runs/threes-tc6/threes6.pt
 
 # Threes tables (hours on 2 cores: Threesus plays ~1,000 moves a game at ~0.05 s a move).
 # Finished games are appended to the JSONL files; rerunning resumes where a run stopped.
