@@ -1,6 +1,8 @@
 """The Threes n-tuple network: symmetry, PyTorch/numba agreement, checkpoints, TD learning and
 the learned expectimax against a reference built on the rules core's chance nodes."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -263,14 +265,13 @@ def test_train_resumes_and_cli_flags(tmp_path):
     train(tc, progress=False)
     assert (np.load(tmp_path / "tc" / "coherence.npy")[1] >= saved[1]).all()
     with pytest.raises(CheckpointError, match="without --tc"):
-        train(Args(**{**tc.__dict__, "run_dir": str(run)}), progress=False)
+        train(replace(tc, run_dir=str(run)), progress=False)
     with pytest.raises(CheckpointError, match="with --tc"):
-        train(Args(**{**tc.__dict__, "tc": False}), progress=False)
+        train(replace(tc, tc=False), progress=False)
     (tmp_path / "tc" / "coherence.npy").write_bytes(b"garbage")
     with pytest.raises(CheckpointError, match="missing or corrupt"):
         train(tc, progress=False)
-    shared_tc = Args(**{**tc.__dict__, "run_dir": str(tmp_path / "tc2"), "workers": 2, "games": 200,
-                        "log_every": 50})
+    shared_tc = replace(tc, run_dir=str(tmp_path / "tc2"), workers=2, games=200, log_every=50)
     train(shared_tc, progress=False)
     assert np.load(tmp_path / "tc2" / "coherence.npy")[1].max() > 0
     parsed = parse_args(["--games", "5", "--minutes", "0", "--tuples", "h,0,1", "2,3", "--stage-ranks"])

@@ -65,6 +65,9 @@ class Args:
     tc: bool = False  # temporal coherence: a per-entry step |sum of errors| / sum of |errors| (alpha ~ 1)
 
 
+_NO_COHERENCE = np.zeros((2, 0), dtype=np.float32)  # play_and_learn's "constant step" (no TC accumulators)
+
+
 # ---- the compiled game loop --------------------------------------------------------------------
 
 @njit(cache=True)
@@ -194,10 +197,8 @@ def _play_chunk(task: tuple) -> tuple[np.ndarray, float]:
 
     shm_name, size, config, n, seed, alpha, lam, tc = task
     shm = shared_memory.SharedMemory(name=shm_name)
-    try:  # one block: the weights, then (with tc) the two coherence rows
-        rows = 3 if tc else 1
-        block = np.ndarray((rows, size), dtype=np.float32, buffer=shm.buf)
-        weights, coherence = block[0], block[1:] if tc else _NO_COHERENCE
+    try:
+        block, weights, coherence = _shared_views(shm.buf, size, tc)
         result = _run_chunk(n, seed, alpha, lam, weights, config, coherence)
         del weights, coherence, block
         return result
@@ -205,7 +206,10 @@ def _play_chunk(task: tuple) -> tuple[np.ndarray, float]:
         shm.close()
 
 
-_NO_COHERENCE = np.zeros((2, 0), dtype=np.float32)
+def _shared_views(buf, size: int, tc: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The one layout of the shared block: the weights, then (with tc) the two coherence rows."""
+    block = np.ndarray((3 if tc else 1, size), dtype=np.float32, buffer=buf)
+    return block, block[0], block[1:] if tc else _NO_COHERENCE
 
 
 def train(args: Args, progress: bool = True) -> Path:
@@ -254,14 +258,13 @@ def train(args: Args, progress: bool = True) -> Path:
         import multiprocessing as mp
         from multiprocessing import shared_memory
 
-        rows = 3 if args.tc else 1
-        shm = shared_memory.SharedMemory(create=True, size=rows * size * 4)
-        block = np.ndarray((rows, size), dtype=np.float32, buffer=shm.buf)
-        block[0] = net.tables().weights
-        net.table.weight.data = torch.from_numpy(block[0]).view(-1, 1)
-        if args.tc:
-            block[1:] = coherence
-            coherence = block[1:]
+        shm = shared_memory.SharedMemory(create=True, size=(3 if args.tc else 1) * size * 4)
+        block, shared_weights, shared_coherence = _shared_views(shm.buf, size, args.tc)
+        shared_weights[:] = net.tables().weights
+        shared_coherence[:] = coherence
+        net.table.weight.data = torch.from_numpy(shared_weights).view(-1, 1)
+        coherence = shared_coherence
+        del shared_weights, shared_coherence
         pool = mp.get_context("forkserver").Pool(args.workers)
     weights = net.tables().weights
 
