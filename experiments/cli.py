@@ -375,10 +375,24 @@ def _cmd_solve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
 # --------------------------------------------------------------------------------------------
 
 
+def _minutes(text: str) -> float:
+    """``--stop-after``: a number of minutes, 0 included (play nothing, report the journal)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of minutes, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text!r}")
+    return value
+
+
 def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from tablegym.experiments.match import elo_markdown, elo_ratings, markdown_table, play_match, round_robin, write_csv
+    from tablegym.experiments.match import (JournalError, elo_markdown, elo_ratings, markdown_table, play_match,
+                                            round_robin, write_csv)
 
     if args.game == "friday":
+        if args.journal is not None or args.stop_after is not None:
+            parser.error("--journal and --stop-after are for matches and round robins, not friday")
         return _eval_single(parser, args)
     if len(args.specs) < 2:
         parser.error(f"eval needs at least two agent specs, got {len(args.specs)}")
@@ -391,13 +405,28 @@ def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         except ValueError as err:
             parser.error(f"agent {spec!r}: {err}")
     common = dict(opening_plies=args.opening_plies, seed=args.seed, workers=args.workers,
-                  progress=not args.no_progress, game_options=options)
-    if len(args.specs) == 2:
-        results = [play_match(args.game, args.specs[0], args.specs[1], games=args.games, **common)]
-    else:
-        results = round_robin(args.game, args.specs, games_per_pair=args.games, **common)
+                  progress=not args.no_progress, game_options=options, journal=args.journal,
+                  time_limit_s=None if args.stop_after is None else 60.0 * args.stop_after)
+    try:
+        if len(args.specs) == 2:
+            results = [play_match(args.game, args.specs[0], args.specs[1], games=args.games, **common)]
+        else:
+            results = round_robin(args.game, args.specs, games_per_pair=args.games, **common)
+    except JournalError as err:
+        raise CommandError(str(err)) from None
+    except OSError as err:
+        if args.journal is None or err.filename != args.journal:
+            raise
+        raise CommandError(f"journal {args.journal}: {err.strerror or err}") from None
+    results = [r for r in results if r.games]  # a match stopped before its first game
+    pairings = len(args.specs) * (len(args.specs) - 1) // 2
+    played, planned = sum(r.games for r in results), pairings * args.games
+    if played < planned:
+        more = "; run the same command again to go on" if args.journal else ""
+        print(f"partial: {played} of {planned} games ({len(results)} of {pairings} pairings have games){more}")
+        print()
     print(markdown_table(results, elo=args.elo))
-    if args.elo and len(args.specs) > 2:
+    if args.elo and len(args.specs) > 2 and results:
         print()
         print(elo_markdown(elo_ratings(results)))
     if args.csv:
@@ -626,6 +655,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", help="also write the results to this CSV file")
     p.add_argument("--elo", action="store_true", help="show Elo differences (and fitted ratings for 3+ agents)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--journal", metavar="FILE",
+                   help="JSON-lines file of finished games: each game is appended as it ends, and games already "
+                        "in it are not played again, so an interrupted or stopped run goes on where it ended; "
+                        "the tables count every game of this run found there")
+    p.add_argument("--stop-after", type=_minutes, metavar="MINUTES",
+                   help="start no new game after this many minutes; the tables then count the finished games "
+                        "and say that the result is partial (0 with --journal: play nothing, just print the tables)")
     p.set_defaults(run=_cmd_eval, parser=p)
 
     p = sub.add_parser("bench", help="speed benchmarks")

@@ -10,17 +10,27 @@ Seats are balanced: games come in pairs that share one random opening, agent A p
 player 0 in the first game of the pair and player 1 in the second (player 0 moves first unless
 the game's ``first_player`` option says otherwise). Opening plies are uniformly random legal
 moves; they are not agent moves and are not timed.
+
+A long tournament can be run across several sessions: with ``journal=PATH`` every finished
+game is appended to a JSON-lines file as soon as it arrives, and a later run with the same
+journal replays nothing it finds there. ``time_limit_s`` stops dispatching new games after
+that many seconds; the results then count the finished games only. Because every game has
+its own seed, a resumed tournament gives the same games as one played in one go.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import json
 import math
 import multiprocessing as mp
 import os
+import threading
 import time
+import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -220,24 +230,242 @@ def _context() -> Any:
     return mp.get_context("spawn")
 
 
-def _run(tasks: list[_Task], workers: int, progress: bool, desc: str) -> list[GameRecord]:
-    """Play ``tasks`` (in a pool when ``workers > 1``) and return the records in task order."""
+# --------------------------------------------------------------------------------------------
+# Journals: resumable tournaments
+# --------------------------------------------------------------------------------------------
+
+
+class JournalError(ValueError):
+    """A journal line that cannot be read. The file is left as it is, for a person to look at:
+    guessing what a damaged line meant could silently change a tournament's results."""
+
+
+class JournalWarning(UserWarning):
+    """A journal's unfinished last line (the usual trace of a killed run) is being ignored."""
+
+
+_KEY_FIELDS = ("game", "options", "spec_a", "spec_b", "seed", "opening_plies", "match", "pair", "a_seat")
+"""What identifies a game: with these the game's seed, opening and agents are fixed."""
+
+
+def _task_id(task: _Task) -> tuple[int, int, int]:
+    return task.match, task.pair, task.a_seat
+
+
+def _key_text(key: dict[str, Any]) -> str:
+    """Canonical text of a game's key, the same for a task and for its line read back."""
+    return json.dumps([key[f] for f in _KEY_FIELDS], separators=(",", ":"))
+
+
+def _task_key(task: _Task) -> dict[str, Any]:
+    return {"game": task.game_name, "options": [list(kv) for kv in task.game_options], "spec_a": task.spec_a,
+            "spec_b": task.spec_b, "seed": task.seed, "opening_plies": task.opening_plies, "match": task.match,
+            "pair": task.pair, "a_seat": task.a_seat}
+
+
+def _record_json(record: GameRecord) -> dict[str, Any]:
+    return {"actions": list(record.actions), "opening_plies": record.opening_plies, "winner": record.winner,
+            "returns": list(record.returns), "move_counts": list(record.move_counts),
+            "move_seconds": list(record.move_seconds)}
+
+
+def _parse_entry(entry: Any) -> tuple[str, GameRecord]:
+    """The key text and the game of one decoded journal line; raises ValueError, KeyError or
+    TypeError when it is not one."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("record"), dict):
+        raise ValueError("not a game: expected an object with the game's key and a 'record'")
+    missing = [f for f in _KEY_FIELDS if f not in entry]
+    if missing:
+        raise ValueError(f"missing {', '.join(missing)}")
+    rec = entry["record"]
+    winner = rec["winner"]
+    record = GameRecord(
+        actions=tuple(int(a) for a in rec["actions"]),
+        opening_plies=int(rec["opening_plies"]),
+        winner=None if winner is None else int(winner),
+        returns=tuple(float(x) for x in rec["returns"]),
+        move_counts=tuple(int(x) for x in rec["move_counts"]),
+        move_seconds=tuple(float(x) for x in rec["move_seconds"]),
+    )
+    if not len(record.returns) == len(record.move_counts) == len(record.move_seconds):
+        raise ValueError("returns, move_counts and move_seconds differ in length")
+    return _key_text(entry), record
+
+
+class _Journal:
+    """The games of earlier runs, read once, and an append-only file for this run's games.
+
+    Only the parent process writes, one line per game, flushed and fsynced at once, so a kill
+    loses at most the line being written. Such a torn last line (no newline) holds no finished
+    game: it is ignored with a warning and cut off just before the next game is written, so
+    the file stays one game per line. Any other unreadable line is an error. When a key occurs
+    twice, the first line counts.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        try:
+            with open(self.path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            data = b""
+        self._size = len(data)
+        self._cut_at: int | None = None  # where a torn last line starts
+        self._needs_newline = False
+        self._games: dict[str, GameRecord] = {}
+        lines = data.split(b"\n")
+        tail = lines.pop()  # what follows the last newline: b"" in a clean file
+        for number, raw in enumerate(lines, 1):
+            if raw.strip():
+                self._add(number, self._decode(number, raw))
+        if tail.strip():
+            number = len(lines) + 1
+            try:
+                entry = json.loads(tail)
+            except ValueError:
+                warnings.warn(f"{self.path}, line {number}: ignoring the unfinished last line ({len(tail)} bytes, "
+                              "no newline), the usual trace of a killed run; its game will be played again",
+                              JournalWarning, stacklevel=4)
+                self._cut_at = len(data) - len(tail)
+            else:
+                self._add(number, entry)  # complete, only its newline is missing
+                self._needs_newline = True
+        elif tail:
+            self._needs_newline = True
+        self._file = open(self.path, "ab")  # creates the file: a bad path fails now, not after a game
+
+    def _decode(self, number: int, raw: bytes) -> Any:
+        try:
+            return json.loads(raw)
+        except ValueError as err:  # UnicodeDecodeError is one too
+            raise JournalError(f"{self.path}, line {number}: not valid JSON ({err}); each line must be one "
+                               "game: repair or delete that line and run again") from None
+
+    def _add(self, number: int, entry: Any) -> None:
+        try:
+            key, record = _parse_entry(entry)
+        except (ValueError, KeyError, TypeError) as err:
+            what = f"missing field {err}" if isinstance(err, KeyError) else str(err)
+            raise JournalError(f"{self.path}, line {number}: not a game record ({what}); repair or delete "
+                               "that line and run again") from None
+        self._games.setdefault(key, record)
+
+    def get(self, task: _Task) -> GameRecord | None:
+        """The game of ``task`` if an earlier run finished it."""
+        return self._games.get(_key_text(_task_key(task)))
+
+    def append(self, task: _Task, record: GameRecord) -> None:
+        """Write one finished game and make sure it is on disk before going on."""
+        if self._cut_at is not None or self._needs_newline:
+            self._start_fresh_line()
+        line = json.dumps({**_task_key(task), "record": _record_json(record)}, separators=(",", ":"))
+        self._file.write(line.encode("utf-8") + b"\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._games.setdefault(_key_text(_task_key(task)), record)
+
+    def _start_fresh_line(self) -> None:
+        """Cut off a torn last line, or end a complete one, before the first append."""
+        fd = self._file.fileno()
+        if os.fstat(fd).st_size != self._size:
+            raise JournalError(f"{self.path} changed since it was read; is another run writing to it?")
+        if self._cut_at is not None:
+            os.ftruncate(fd, self._cut_at)  # the torn line held no finished game
+        else:
+            self._file.write(b"\n")
+        self._cut_at, self._needs_newline = None, False
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> "_Journal":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _open_journal(path: str | os.PathLike[str] | None) -> contextlib.AbstractContextManager[_Journal | None]:
+    return contextlib.nullcontext() if path is None else _Journal(path)
+
+
+# --------------------------------------------------------------------------------------------
+# Running and counting
+# --------------------------------------------------------------------------------------------
+
+
+def _run(tasks: list[_Task], workers: int, progress: bool, desc: str, *, journal: _Journal | None = None,
+         time_limit_s: float | None = None) -> dict[tuple[int, int, int], GameRecord]:
+    """Play ``tasks`` (in a pool when ``workers > 1``), dispatched in the order given; return the
+    records of the finished games by ``(match, pair, a_seat)``.
+
+    Games found in ``journal`` are taken from it, not played. Each game played is appended to
+    it here, in the parent, as soon as its result arrives, so a kill loses only games in
+    progress. After ``time_limit_s`` seconds no new game starts; started games are finished.
+    """
     from tqdm import tqdm
 
-    records: list[GameRecord | None] = [None] * len(tasks)
-    with tqdm(total=len(tasks), desc=desc, unit="game", disable=not progress, leave=False) as bar:
-        if workers == 1:
-            for i, task in enumerate(tasks):
-                records[i] = _play_task(task)[1]
-                bar.update()
+    done: dict[tuple[int, int, int], GameRecord] = {}
+    todo: list[_Task] = []
+    for task in tasks:
+        record = journal.get(task) if journal is not None else None
+        if record is None:
+            todo.append(task)
         else:
-            order = {(t.match, t.pair, t.a_seat): i for i, t in enumerate(tasks)}
-            with _context().Pool(min(workers, len(tasks))) as pool:
-                for task, record in pool.imap_unordered(_play_task, tasks, chunksize=1):
-                    records[order[(task.match, task.pair, task.a_seat)]] = record
-                    bar.update()
-    assert all(r is not None for r in records)
-    return records  # type: ignore[return-value]
+            done[_task_id(task)] = record
+    deadline = math.inf if time_limit_s is None else time.monotonic() + time_limit_s
+
+    with tqdm(total=len(tasks), initial=len(done), desc=desc, unit="game", disable=not progress, leave=False) as bar:
+        def keep(task: _Task, record: GameRecord) -> None:
+            done[_task_id(task)] = record
+            if journal is not None:
+                journal.append(task, record)
+            bar.update()
+
+        if workers == 1:
+            for task in todo:
+                if time.monotonic() >= deadline:
+                    break
+                keep(*_play_task(task))
+        elif todo and time.monotonic() < deadline:
+            processes = min(workers, len(todo))
+            with _context().Pool(processes) as pool:
+                if time_limit_s is None:
+                    for task, record in pool.imap_unordered(_play_task, todo, chunksize=1):
+                        keep(task, record)
+                else:
+                    _run_until(pool, todo, processes, deadline, keep)
+    return done
+
+
+def _run_until(pool: Any, tasks: list[_Task], processes: int, deadline: float,
+               keep: Callable[[_Task, GameRecord], None]) -> None:
+    """Hand the pool one game per free worker while time is left, so that stopping leaves no
+    queued games behind: only games already started are waited for."""
+    slots = threading.Semaphore(processes)
+    stop = threading.Event()
+
+    def feed() -> Iterator[_Task]:
+        # Runs in the pool's task-handler thread, which would otherwise queue every task at once.
+        for task in tasks:
+            slots.acquire()
+            if stop.is_set() or time.monotonic() >= deadline:
+                return
+            yield task
+
+    try:
+        for task, record in pool.imap_unordered(_play_task, feed(), chunksize=1):
+            slots.release()
+            keep(task, record)
+    finally:
+        stop.set()
+        slots.release()  # wake the feeder if it waits, so that the pool can shut down
+
+
+def _interleave(per_pair: list[list[_Task]]) -> list[_Task]:
+    """Opening pair 0 (both seats) of every pairing, then pair 1 of every pairing, and so on:
+    a tournament stopped early then has about as many games of every pairing."""
+    return sorted((t for ts in per_pair for t in ts), key=lambda t: (t.pair, t.match, t.a_seat))
 
 
 def _summarize(game_name: str, spec_a: str, spec_b: str, tasks: list[_Task], records: list[GameRecord]) -> MatchResult:
@@ -268,11 +496,20 @@ def _summarize(game_name: str, spec_a: str, spec_b: str, tasks: list[_Task], rec
     )
 
 
-def _prepare(game_name: str, specs: Iterable[str], game_options: dict[str, Any] | None,
-             workers: int, factory: AgentFactory | None) -> tuple[tuple[str, Any], ...]:
+def _summarize_finished(game_name: str, spec_a: str, spec_b: str, tasks: list[_Task],
+                        done: dict[tuple[int, int, int], GameRecord]) -> MatchResult:
+    """``_summarize`` over the finished games among ``tasks``, in task order."""
+    finished = [t for t in tasks if _task_id(t) in done]
+    return _summarize(game_name, spec_a, spec_b, finished, [done[_task_id(t)] for t in finished])
+
+
+def _prepare(game_name: str, specs: Iterable[str], game_options: dict[str, Any] | None, workers: int,
+             factory: AgentFactory | None, time_limit_s: float | None = None) -> tuple[tuple[str, Any], ...]:
     """Check everything in the parent so bad input fails fast with a clear error, not in a worker."""
     if not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    if time_limit_s is not None and not time_limit_s >= 0:
+        raise ValueError(f"time_limit_s must be None or >= 0, got {time_limit_s!r}")
     options = tuple(sorted((game_options or {}).items()))
     game = _game(game_name, options)
     build = factory or _default_factory
@@ -295,21 +532,28 @@ def play_match(
     progress: bool = True,
     game_options: dict[str, Any] | None = None,
     agent_factory: AgentFactory | None = None,
+    journal: str | os.PathLike[str] | None = None,
+    time_limit_s: float | None = None,
 ) -> MatchResult:
     """Play ``games`` games of A against B with balanced seats; results are counted for A.
 
     Each random opening is played twice, A as player 0 then as player 1 (an odd ``games``
     leaves the last opening played once). The result depends on ``seed`` only, not on
     ``workers``, as long as the agents themselves are deterministic given their rng.
+
+    With ``journal`` (a JSON-lines file) games finished by earlier runs are read from it and
+    each new game is appended to it. After ``time_limit_s`` seconds no new game starts, and the
+    result counts the finished games only (possibly none).
     """
     if not isinstance(games, int) or games < 1:
         raise ValueError(f"games must be a positive integer, got {games!r}")
     if opening_plies < 0:
         raise ValueError(f"opening plies must be >= 0, got {opening_plies!r}")
-    options = _prepare(game_name, (spec_a, spec_b), game_options, workers, agent_factory)
+    options = _prepare(game_name, (spec_a, spec_b), game_options, workers, agent_factory, time_limit_s)
     tasks = _tasks(0, game_name, options, spec_a, spec_b, games, seed, opening_plies, agent_factory)
-    records = _run(tasks, workers, progress, f"{spec_a} vs {spec_b}")
-    return _summarize(game_name, spec_a, spec_b, tasks, records)
+    with _open_journal(journal) as log:
+        done = _run(tasks, workers, progress, f"{spec_a} vs {spec_b}", journal=log, time_limit_s=time_limit_s)
+    return _summarize_finished(game_name, spec_a, spec_b, tasks, done)
 
 
 def round_robin(
@@ -323,11 +567,20 @@ def round_robin(
     progress: bool = True,
     game_options: dict[str, Any] | None = None,
     agent_factory: AgentFactory | None = None,
+    journal: str | os.PathLike[str] | None = None,
+    time_limit_s: float | None = None,
 ) -> list[MatchResult]:
     """Every pair of ``specs`` plays a match of ``games_per_pair`` games, in one shared pool.
 
     Pairings come in order (0,1), (0,2), ..., (1,2), ...; the first pairing is the same match
     that ``play_match`` gives for the same seed.
+
+    With ``journal`` (a JSON-lines file) games finished by earlier runs are read from it and
+    each new game is appended to it. After ``time_limit_s`` seconds no new game starts; each
+    pairing's result then counts its finished games only, and pairings without any are left
+    out. With either option, games are dispatched pair by pair across all pairings (see
+    ``_interleave``) so that a stopped tournament covers every pairing evenly; the games
+    themselves, and so the results, do not depend on that order.
     """
     specs = list(specs)
     if len(specs) < 2:
@@ -339,18 +592,19 @@ def round_robin(
         raise ValueError(f"games_per_pair must be a positive integer, got {games_per_pair!r}")
     if opening_plies < 0:
         raise ValueError(f"opening plies must be >= 0, got {opening_plies!r}")
-    options = _prepare(game_name, specs, game_options, workers, agent_factory)
+    options = _prepare(game_name, specs, game_options, workers, agent_factory, time_limit_s)
     pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1:]]
     per_pair = [
         _tasks(m, game_name, options, a, b, games_per_pair, seed, opening_plies, agent_factory)
         for m, (a, b) in enumerate(pairs)
     ]
-    records = _run([t for ts in per_pair for t in ts], workers, progress, f"round robin ({len(specs)} agents)")
-    results = []
-    for m, (a, b) in enumerate(pairs):
-        chunk = records[m * games_per_pair:(m + 1) * games_per_pair]
-        results.append(_summarize(game_name, a, b, per_pair[m], chunk))
-    return results
+    resumable = journal is not None or time_limit_s is not None
+    order = _interleave(per_pair) if resumable else [t for ts in per_pair for t in ts]
+    with _open_journal(journal) as log:
+        done = _run(order, workers, progress, f"round robin ({len(specs)} agents)", journal=log,
+                    time_limit_s=time_limit_s)
+    results = [_summarize_finished(game_name, a, b, per_pair[m], done) for m, (a, b) in enumerate(pairs)]
+    return [r for r in results if r.games]
 
 
 # --------------------------------------------------------------------------------------------
