@@ -358,11 +358,12 @@ class _Journal:
         """Write one finished game and make sure it is on disk before going on."""
         if self._cut_at is not None or self._needs_newline:
             self._start_fresh_line()
-        line = json.dumps({**_task_key(task), "record": _record_json(record)}, separators=(",", ":"))
+        key = _task_key(task)
+        line = json.dumps({**key, "record": _record_json(record)}, separators=(",", ":"))
         self._file.write(line.encode("utf-8") + b"\n")
         self._file.flush()
         os.fsync(self._file.fileno())
-        self._games.setdefault(_key_text(_task_key(task)), record)
+        self._games.setdefault(_key_text(key), record)
 
     def _start_fresh_line(self) -> None:
         """Cut off a torn last line, or end a complete one, before the first append."""
