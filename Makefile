@@ -152,17 +152,17 @@ starship-results: install
 	$(TG) starship --seed 7 --stages --out results/starship_stages_seed7.png --quiet
 
 # Friday win rates per level (issue 7). Random and rule-based: seconds. Fridai at 10,000 polled
-# states: about 2.5 s a game, 85 min on one core for 4 x 500 games. At 100,000: about a minute a
-# game, so only level 1, 100 games. Finished games are appended to the JSONL files; a rerun resumes.
+# states: about 1.5 s a game, 25 min on two cores for 4 x 500 games. At 100,000: 13-22 s a game,
+# about 9 CPU-hours for 4 x 500. Finished games are appended to the JSONL files; a rerun resumes.
 FRIDAY := $(PY) -m tablegym.experiments.friday_eval
 friday-results: install
 	$(FRIDAY) random --games 500 --seed 0 --no-progress --out results/friday_random.jsonl
 	$(FRIDAY) rules --games 500 --seed 0 --no-progress --out results/friday_rules.jsonl
 	$(FRIDAY) "bestfirst:nodes=10000" --games 500 --workers 2 --seed 0 --no-progress --out results/friday_fridai_10k.jsonl
-	$(FRIDAY) "bestfirst:nodes=100000" --levels 1 --games 100 --workers 2 --seed 0 --no-progress \
+	$(FRIDAY) "bestfirst:nodes=100000" --games 500 --workers 2 --seed 0 --no-progress \
 		--out results/friday_fridai_100k.jsonl
 	$(FRIDAY) --report results/friday_random.jsonl results/friday_rules.jsonl results/friday_fridai_10k.jsonl \
-		results/friday_fridai_100k.jsonl | tee results/friday.md
+		results/friday_fridai_100k.jsonl --baseline "bestfirst:nodes=10000" | tee results/friday.md
 	$(TG) bench friday | tee results/bench_friday.txt
 
 # Friday's generic deep-RL baseline (experiments/friday_sb3.py): one MaskablePPO trained on all four
