@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-sb3 friday-checkpoint friday-learned starship-results starship-rl clean
+.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned starship-results starship-rl clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -164,6 +164,14 @@ friday-results: install
 	$(FRIDAY) --report results/friday_random.jsonl results/friday_rules.jsonl results/friday_fridai_10k.jsonl \
 		results/friday_fridai_100k.jsonl --baseline "bestfirst:nodes=10000" | tee results/friday.md
 	$(TG) bench friday | tee results/bench_friday.txt
+
+# Flat Monte-Carlo planning (envs/friday/rollout.py): every legal action valued by 256 whole-game
+# rollouts of the compiled trimming player; 1-4 s a game, about an hour on 2 cores for 4 x 500.
+friday-mc: install
+	$(FRIDAY) trim --games 500 --seed 0 --no-progress --out results/friday_trim.jsonl
+	$(FRIDAY) "mc:rollouts=256" --games 500 --workers 2 --seed 0 --no-progress --out results/friday_mc_256.jsonl
+	$(FRIDAY) --report results/friday_rules.jsonl results/friday_trim.jsonl results/friday_mc_256.jsonl \
+		--baseline rules | tee results/friday_mc.md
 
 # Friday's generic deep-RL baseline (experiments/friday_sb3.py): one MaskablePPO trained on all four
 # levels with the score reward (no agent has ever won, so +1/-1 gives no signal), then 500 games per

@@ -145,7 +145,7 @@ def report(paths: list[str]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m tablegym.experiments.friday_eval",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("agent", nargs="?", help="random, rules, bestfirst:nodes=N,eval=E")
+    parser.add_argument("agent", nargs="?", help="random, rules, trim, bestfirst:nodes=N,eval=E, mc:rollouts=K,horizon=H,eval=E")
     parser.add_argument("--report", nargs="+", metavar="JSONL", help="only summarise recorded games")
     parser.add_argument("--baseline", metavar="AGENT",
                         help="with --report: also each agent's score minus this agent's on the same deals")

@@ -4,6 +4,10 @@ Spec strings (``tablegym play/eval friday --agent ...``):
 
 * ``random``: a uniformly random legal action.
 * ``rules``: the rule-based player below (easiest hazard, draw while behind, obvious abilities).
+* ``trim``: a compiled rule player that also loses on purpose to thin the deck (envs/friday/rollout.py).
+* ``mc:rollouts=K,horizon=H,eval=E``: flat Monte-Carlo planning: every legal action is valued by
+  the mean of evaluator ``E`` (default ``outcome``) over ``K`` rollouts of ``trim`` from it
+  (default 256), with common random numbers; ``H`` > 0 cuts the rollouts after H turns.
 * ``bestfirst:nodes=N,eval=E`` (alias ``search``, ``fridai``): the best-first search polling
   ``N`` states per decision (default 10,000) with evaluator ``E``: ``fridai`` (default) or a
   learned network (``learned``, ``learned:PATH``). Each decision searches one sampled world: the
@@ -31,10 +35,12 @@ from tablegym.envs.friday.core import (AB_KIND, CONCEDE, DESTROY_BASE, DONE, DRA
                                        SKIP, SLOT_CARD, SORT_BASE, SORT_N, SORT_OPTIONS, SORT0, TARGET_BASE, USE_BASE,
                                        k_determinize, k_sample_split, k_key, k_status)
 from tablegym.envs.friday.heuristics import EVALUATORS, destroy_choice, search_apply, search_moves
+from tablegym.envs.friday.rollout import k_policy_action, mc_values
 from tablegym.search.agents import RandomAgent
 from tablegym.search.bestfirst import MAX_MOVES, best_first
 
 DEFAULT_NODES = 10_000
+DEFAULT_ROLLOUTS = 256
 
 
 @dataclass(frozen=True)
@@ -50,7 +56,8 @@ class FridayEvaluator:
 
 
 def make_evaluator(name: str) -> FridayEvaluator:
-    """``fridai`` (the hand-made score), ``learned`` (shipped checkpoint) or ``learned:PATH``."""
+    """``fridai`` (the hand-made score), ``outcome`` (score + steps + win), ``learned`` (shipped
+    checkpoint) or ``learned:PATH``."""
     if name == "learned" or name.startswith("learned:"):
         from tablegym.models.learned_friday import load_friday_evaluator
 
@@ -244,6 +251,46 @@ class RuleAgent:
         return rule_action(state, rng)
 
 
+class TrimAgent:
+    """The compiled trimming player (``k_policy``); its choices use no randomness."""
+
+    name = "trim"
+
+    def __call__(self, state: FridayState, rng: np.random.Generator) -> int:
+        return int(k_policy_action(state._s))
+
+
+class MonteCarloAgent:
+    """Flat Monte-Carlo planning over ``trim`` rollouts (envs/friday/rollout.py).
+
+    Every legal action is valued by the mean of ``evaluator`` over ``rollouts`` rollouts from it,
+    each played to the end or cut after ``horizon`` turns (0: never). ``polled`` counts rollouts,
+    the budget this search spends: ``rollouts`` per legal action at every decision with a choice.
+    """
+
+    def __init__(self, evaluator: FridayEvaluator, rollouts: int = DEFAULT_ROLLOUTS, horizon: int = 0,
+                 name: str | None = None) -> None:
+        if rollouts < 1:
+            raise ValueError(f"the rollout budget must be at least 1, got {rollouts}")
+        if horizon < 0:
+            raise ValueError(f"the horizon must be 0 (play to the end) or a number of turns, got {horizon}")
+        self.evaluator = evaluator
+        self.rollouts = rollouts
+        self.horizon = horizon
+        self.name = name or f"mc:rollouts={rollouts}" + (f",horizon={horizon}" if horizon else "")
+        self.polled = 0
+        self.values = np.empty(MAX_MOVES)
+
+    def __call__(self, state: FridayState, rng: np.random.Generator) -> int:
+        legal = np.array(state.legal_actions(), dtype=np.int64)
+        if len(legal) == 1:
+            return int(legal[0])
+        mc_values(state._s, legal, len(legal), self.rollouts, int(rng.integers(2**40)), self.horizon,
+                  self.evaluator.kernel, self.evaluator.params, self.values)
+        self.polled += len(legal) * self.rollouts
+        return int(legal[int(np.argmax(self.values[:len(legal)]))])
+
+
 def make_agent(spec: str):
     """Build the Friday agent named by ``spec`` (see the module docstring)."""
     from tablegym.experiments.agents import _no_options, parse_spec
@@ -255,6 +302,17 @@ def make_agent(spec: str):
     if name == "rules":
         _no_options(spec, options, set())
         return RuleAgent()
+    if name == "trim":
+        _no_options(spec, options, set())
+        return TrimAgent()
+    if name == "mc":
+        _no_options(spec, options, {"rollouts", "horizon", "eval"})
+        try:
+            rollouts = int(options.get("rollouts", DEFAULT_ROLLOUTS))
+            horizon = int(options.get("horizon", 0))
+        except ValueError:
+            raise ValueError(f"rollouts and horizon must be integers in {spec!r}") from None
+        return MonteCarloAgent(make_evaluator(options.get("eval", "outcome")), rollouts, horizon, name=spec)
     if name in ("bestfirst", "search", "fridai"):
         _no_options(spec, options, {"nodes", "eval", "worlds"})
         try:
@@ -263,4 +321,4 @@ def make_agent(spec: str):
         except ValueError:
             raise ValueError(f"nodes and worlds must be integers in {spec!r}") from None
         return BestFirstAgent(make_evaluator(options.get("eval", "fridai")), nodes=nodes, worlds=worlds, name=spec)
-    raise ValueError(f"unknown agent {name!r} for friday; known: bestfirst, random, rules")
+    raise ValueError(f"unknown agent {name!r} for friday; known: bestfirst, mc, random, rules, trim")

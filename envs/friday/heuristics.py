@@ -16,8 +16,8 @@ from numba import njit
 from tablegym.envs.friday.cards import AGING, DOUBLE, KIND, NUM_TYPES, RATING, VALUE
 from tablegym.envs.friday.core import (AB_KIND, DESTROY_BASE, DESTROY_LEFT, DONE, LIFE, LOST, MAX_SLOTS,
                                        NUM_ACTIONS, P_DESTROY, P_TARGET, PENDING, PD_NONE, PHASE, RESULT,
-                                       SLOT_CARD, SLOT_FLAG, SORT_BASE, TARGET_BASE, USE_BASE, WON, F_DESTROYED,
-                                       k_apply, k_moves, MID, DISC, TOP_N, TOP0, SORT_N, SORT0, BOTTOM_N, BOTTOM)
+                                       SLOT_CARD, SLOT_FLAG, SORT_BASE, STEPI, TARGET_BASE, USE_BASE, WON, F_DESTROYED,
+                                       k_apply, k_moves, k_score, MID, DISC, TOP_N, TOP0, SORT_N, SORT0, BOTTOM_N, BOTTOM)
 
 WIN_SCORE = 1e12
 LOSS_SCORE = -1e12
@@ -34,6 +34,20 @@ def fridai_eval(s, params):
         return LOSS_SCORE
     n, rating = owned_rating(s)
     return s[LIFE] * 1e7 + (1000.0 * rating / n if n > 0 else 0.0)
+
+
+OUTCOME_STEP = 10.0
+OUTCOME_WIN = 100.0
+
+
+@njit(cache=True)
+def outcome_eval(s, params):
+    """The score, plus 10 per step reached (green 0 .. pirates 3) and 100 for a win.
+
+    Monte-Carlo planning's rollout value (envs/friday/rollout.py). The step term pays for
+    survival: by the score alone a game that dies in yellow holding more cards beats one that
+    reaches red with fewer. It reads an unfinished game the same way (the score so far)."""
+    return k_score(s) + OUTCOME_STEP * min(s[STEPI], 3) + (OUTCOME_WIN if s[RESULT] == WON else 0.0)
 
 
 @njit(cache=True)
@@ -176,5 +190,5 @@ def search_apply(s, a):
         k_apply(s, DONE)
 
 
-EVALUATORS = {"fridai": fridai_eval}
+EVALUATORS = {"fridai": fridai_eval, "outcome": outcome_eval}
 """The hand-made evaluators by name (``--eval fridai``)."""

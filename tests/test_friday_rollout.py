@@ -1,0 +1,148 @@
+"""The compiled trimming player and flat Monte-Carlo planning over its rollouts (envs/friday/rollout.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tablegym.envs.friday.agents import MonteCarloAgent, make_agent
+from tablegym.envs.friday.cards import CARDS, VALUE
+from tablegym.envs.friday.core import (CONCEDE, DRAW_FREE, END_FIGHT, FIGHT_0, FIGHT_1, NUM_TYPES, P_DESTROY,
+                                       P_HAZARD, FridayGame, FridayState, sample_chance)
+from tablegym.envs.friday.heuristics import outcome_eval
+from tablegym.envs.friday.rollout import badness, k_policy_action, k_rollout, mc_values
+from tablegym.envs.friday.scenario import scenario
+from tablegym.experiments.friday_eval import play_game
+from tests.test_friday_core import score_position
+from tests.test_friday_search import CANNIBALS, DISTRACTED, FOCUSED, RAFT_FOOD, WEAK, dealt, start
+
+EATING, SCARED, STUPID, WEAPON_2 = 26, 29, 33, 12
+NO_PARAMS = np.zeros(1)
+
+
+def test_badness_marks_the_junk_worked_by_hand():
+    assert [badness(t) for t in (DISTRACTED, WEAK, STUPID, SCARED)] == [1.0, 0.0, 2.0, 2.5]
+    assert badness(EATING) < 0 and badness(RAFT_FOOD) < 0  # 0-value cards with a useful ability stay
+    junk = {CARDS[t].name for t in range(NUM_TYPES) if badness(t) >= 0 and VALUE[t] <= 0}
+    assert junk == {"distracted", "weak", "scared", "very tired", "hungry", "stupid", "very stupid",
+                    "very hungry", "moronic", "suicidal"}
+
+
+def test_a_deliberate_loss_destroys_the_weak_cards_that_fridai_keeps():
+    # Cannibals at green (5 to beat, 5 free cards): weak, weak, distracted, focused, weak = 0: lose 5.
+    s = start(hazards=(CANNIBALS, RAFT_FOOD)).child(FIGHT_0)
+    for card in (WEAK, WEAK, DISTRACTED, FOCUSED, WEAK):
+        s = dealt(s.child(DRAW_FREE), card)
+    assert s.fight() == (0, 5)
+    s = s.child(END_FIGHT)
+    assert s.phase == P_DESTROY and s.destroy_budget == 5
+    before = s.zone("removed").copy()
+    while s.phase == P_DESTROY:
+        s = s.child(int(k_policy_action(s._s)))
+    removed = s.zone("removed") - before
+    assert removed[DISTRACTED] == 1 and removed[WEAK] == 3 and removed.sum() == 4  # focused 1 is kept
+    assert s.zone("discard")[FOCUSED] == 1
+
+
+def test_the_trimmer_loses_on_purpose_only_while_life_allows():
+    """Worked by hand: the starting deck averages 0 a card, so neither cannibals (5 to beat, 5
+    free cards) nor the exploring weapon (1 to beat, 2 free cards) is an expected win. With 20
+    life the bigger loss is worth it (5 cards seen, up to 5 destroyed: 50 + 2*5 - 5 = 55 against
+    50 + 2*2 - 1 = 53); with 12 life, 12 - 5 is not above TRIM_LIFE = 9, so it takes the cheap loss.
+    A sure win (the raft food: 0 to beat) beats both."""
+    deck = {DISTRACTED: 5, WEAK: 8, EATING: 1, FOCUSED: 3, 28: 1}
+    for life, choice in ((20, FIGHT_0), (12, FIGHT_1)):
+        s = dealt(scenario(life=life, step=0, stack=deck, pirates=(0, 1)), CANNIBALS, WEAPON_2)
+        assert k_policy_action(s._s) == choice, life
+    assert k_policy_action(start(hazards=(CANNIBALS, RAFT_FOOD))._s) == FIGHT_1
+
+
+@pytest.mark.parametrize("level", [1, 2, 3, 4])
+@pytest.mark.parametrize("abilities", ["any_time", "after_free"])
+def test_the_trimmer_plays_whole_games_legally(level, abilities):
+    rng = np.random.default_rng(level)
+    for _ in range(25):
+        s = sample_chance(FridayGame(level=level, abilities=abilities).new_initial_state(), rng)
+        n = 0
+        while not s.is_terminal():
+            a = int(k_policy_action(s._s))
+            assert a in s.legal_actions()
+            s = sample_chance(s.child(a), rng)
+            n += 1
+            assert n < 3000
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), level=st.integers(1, 4), detour=st.integers(0, 400))
+def test_the_trimmer_is_legal_from_positions_random_play_reaches(seed, level, detour):
+    """Random play for ``detour`` decisions, then the trimmer to the end: every action legal."""
+    rng = np.random.default_rng(seed)
+    s = sample_chance(FridayGame(level=level).new_initial_state(), rng)
+    for _ in range(detour):
+        if s.is_terminal():
+            return
+        s = sample_chance(s.child(int(rng.choice(s.legal_actions()))), rng)
+    while not s.is_terminal():
+        a = int(k_policy_action(s._s))
+        assert a in s.legal_actions()
+        s = sample_chance(s.child(a), rng)
+
+
+def test_a_rollout_is_determined_by_its_seed_and_plays_to_the_end_or_the_horizon():
+    s = start()
+    ends = []
+    for horizon in (0, 0, 3):
+        x = s._s.copy()
+        k_rollout(x, np.array([12345], dtype=np.int64), np.empty(256, dtype=np.int64),
+                  np.zeros(NUM_TYPES, dtype=np.int64), horizon)
+        ends.append(FridayState(s.game, x))
+    assert ends[0].is_terminal() and (ends[0]._s == ends[1]._s).all()  # to the end, the same way twice
+    cut = ends[2]  # cut as the fourth turn begins: 3 x 2 hazards drawn, the fourth pair on offer
+    assert not cut.is_terminal() and cut.phase == P_HAZARD and cut.current_player() == 0
+    assert cut.step == 0 and cut.zone("hazards").sum() == 30 - 3 * 2
+    assert (s._s == start()._s).all()  # the caller's state is only changed through its own copy
+
+
+def test_the_outcome_value_is_score_plus_steps_plus_win():
+    assert outcome_eval(start()._s, NO_PARAMS) == start().score == -90  # green; 30 hazards undefeated
+    won = score_position().child(END_FIGHT)  # the worked won game of the score tests: 76 points
+    lost = score_position().child(CONCEDE)  # 26 points
+    assert outcome_eval(won._s, NO_PARAMS) == 76 + 3 * 10 + 100
+    assert outcome_eval(lost._s, NO_PARAMS) == 26 + 3 * 10
+
+
+def test_mc_values_compare_actions_on_common_random_numbers():
+    s = start(hazards=(CANNIBALS, RAFT_FOOD))
+    actions = np.array([FIGHT_0, FIGHT_1, FIGHT_0], dtype=np.int64)
+    out = np.empty(3)
+    mc_values(s._s, actions, 3, 16, 99, 0, outcome_eval, np.zeros(1), out)
+    assert out[0] == out[2]  # the same action on the same random streams: the same mean, exactly
+    assert out[0] != out[1]
+
+
+def test_monte_carlo_scores_more_than_its_rollout_player_on_the_same_deals():
+    trim, mc = make_agent("trim"), make_agent("mc:rollouts=16")
+    diffs = [play_game(mc, 1, 0, i)["score"] - play_game(trim, 1, 0, i)["score"] for i in range(6)]
+    assert np.mean(diffs) > 5, diffs
+    assert mc.polled > 0 and mc.polled % 16 == 0
+
+
+def test_mc_and_trim_specs_are_checked():
+    assert isinstance(make_agent("mc"), MonteCarloAgent) and make_agent("mc").rollouts == 256
+    assert make_agent("mc:rollouts=8").name == "mc:rollouts=8"
+    with pytest.raises(ValueError, match="at least 1"):
+        make_agent("mc:rollouts=0")
+    with pytest.raises(ValueError, match="must be integers"):
+        make_agent("mc:rollouts=many")
+    with pytest.raises(ValueError, match="horizon must be 0"):
+        make_agent("mc:horizon=-1")
+    with pytest.raises(ValueError, match="unknown Friday evaluator"):
+        make_agent("mc:eval=openness")
+    cut = make_agent("mc:rollouts=4,horizon=2,eval=fridai")
+    assert (cut.rollouts, cut.horizon, cut.evaluator.name) == (4, 2, "fridai")
+    with pytest.raises(ValueError, match="takes no option"):
+        make_agent("mc:nodes=10")
+    with pytest.raises(ValueError, match="takes no option"):
+        make_agent("trim:rollouts=3")
