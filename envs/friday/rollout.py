@@ -5,7 +5,8 @@ dies in yellow, because the score puts life first and its destroy filter never r
 0-value starting cards. Friday is won by spending early life on deliberate losses that thin the
 deck (rules/friday.md, "A turn", step 4), which needs a look all the way to the pirates. Whole
 games played by a fast rule player give that look: ``mc_values`` scores every legal action by the
-mean return of ``K`` compiled rollouts from it (about 4,000 rollouts a second per core).
+mean return of ``K`` compiled rollouts from it (about 4,000 whole games a second per core from
+the opening; rollouts from later positions are shorter).
 
 ``k_policy`` (agent spec ``trim``) plays like ``rules`` with three changes: a hazard it cannot
 expect to beat is still fought, to lose on purpose, while life is above ``TRIM_LIFE`` and junk is
@@ -79,6 +80,14 @@ def deck_stats(s, owned):
         total += owned[t] * VALUE[t]
         if badness(t) >= 0 and VALUE[t] <= 0:
             junk += owned[t]
+    ns, ts = _stack_value(s)
+    mean = total / n if n > 0 else 0.0
+    return mean, junk, (ts / ns if ns > 0 else mean)
+
+
+@njit(cache=True)
+def _stack_value(s):
+    """(cards in the fighting stack, their total value): known top, shuffled middle, known bottom."""
     ns = 0
     ts = 0
     for t in range(NUM_TYPES):
@@ -90,8 +99,7 @@ def deck_stats(s, owned):
     for r in range(s[BOTTOM_N]):
         ns += 1
         ts += VALUE[s[BOTTOM + r]]
-    mean = total / n if n > 0 else 0.0
-    return mean, junk, (ts / ns if ns > 0 else mean)
+    return ns, ts
 
 
 @njit(cache=True)
@@ -246,7 +254,8 @@ def _fight_choice(s, moves, n, owned):
             if s[SLOT_CARD + i] >= 0 and (s[SLOT_FLAG + i] & F_LEFT) == 0:
                 paid += 1
         deficit = target - total
-        stack_mean = deck_stats(s, owned)[2]
+        ns, ts = _stack_value(s)  # the owned cards only matter when the stack is empty
+        stack_mean = ts / ns if ns > 0 else deck_stats(s, owned)[0]
         if deficit <= 2 and paid < 2 and s[LIFE] > PAY_LIFE and stack_mean >= deficit / 2:
             return DRAW_PAID
     if has_end:
