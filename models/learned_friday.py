@@ -12,11 +12,15 @@ one of two (``TARGETS``, recorded in the checkpoint):
   +15 per pirate, +5 per life at a win) plus ``WIN_BONUS``. Why: the score pays +1 for every
   "distracted" card and +5 for every aging card destroyed, at once, so a network of score
   returns learns to lose fights on purpose to destroy them; with ``progress`` a better deck is
-  worth only the hazards and pirates it goes on to beat.
+  worth only the hazards and pirates it goes on to beat;
+- ``outcome``: the ``outcome`` evaluator of the finished game (heuristics.outcome_eval: the score
+  plus 10 per step reached plus 100 for a win), the value Monte-Carlo planning's rollouts end in
+  (envs/friday/rollout.py). Why: a network of this return can sit at the horizon of cut rollouts
+  in the same units as the rollouts that finish before it.
 
-A probability of winning is the natural target, but no agent, Fridai included, has won a single
-game so far (README), so a P(win) network would be trained on zeros and could not rank two
-states. Both returns are graded and a win still dominates them: a won game returns far more
+A probability of winning is the natural target, but Fridai's search never wins and the
+Monte-Carlo planner wins 4% of level-4 games (README), so a P(win) network would be trained on
+almost nothing but zeros and could not rank two losing states. Both returns are graded and a win still dominates them: a won game returns far more
 than any lost one. Finished games are valued exactly, in the same units, so the search never
 trusts the network over the rules.
 
@@ -55,6 +59,7 @@ from tablegym.envs.friday.core import (AGING_IN, AGING_STACK, BEATEN, BOTTOM_N, 
                                        FREE_ALLOWED, FREE_DRAWN, FREE_ENDED, HDISC, HSTACK, LIFE, MID, ONGOING,
                                        PFIGHT, PIRATE_A, RESULT, STEPI, TOP_N, WON, FridayGame, fight_target,
                                        fight_total, k_owned, k_progress, k_score)
+from tablegym.envs.friday.heuristics import outcome_eval
 from tablegym.models.checkpoint import CheckpointError
 from tablegym.models.learned import mlp_forward_mixed
 from tablegym.models.value_net import ValueMLP
@@ -68,6 +73,7 @@ SCALE = 150.0
 GAME = "friday"
 
 _NO_ACTIVE = np.zeros(0, dtype=np.int64)
+_NO_PARAMS = np.zeros(1)
 
 
 @njit(cache=True)
@@ -125,7 +131,7 @@ def _group_cards(g):
     return (10.0, 8.0, 6.0, 4.0, 2.0)[g]
 
 
-TARGETS = ("score", "progress")
+TARGETS = ("score", "progress", "outcome")
 
 
 @njit(cache=True)
@@ -138,6 +144,12 @@ def game_return(s):
 def progress_return(s):
     """The ``progress`` return of a finished game: ``k_progress``, plus ``WIN_BONUS`` for a win."""
     return k_progress(s) + (WIN_BONUS if s[RESULT] == WON else 0.0)
+
+
+@njit(cache=True)
+def outcome_return(s):
+    """The ``outcome`` return of a finished game (heuristics.outcome_eval)."""
+    return outcome_eval(s, _NO_PARAMS)
 
 
 @njit(cache=True)
@@ -157,6 +169,16 @@ def friday_value(s, params):
 def friday_progress_value(s, params):
     """The search's leaf value (``progress`` target): exact at a finished game, else the network's."""
     return progress_return(s) if s[RESULT] != ONGOING else _network(s, params)
+
+
+@njit(cache=True)
+def friday_outcome_value(s, params):
+    """The leaf value (``outcome`` target): exact at a finished game, else the network's."""
+    return outcome_return(s) if s[RESULT] != ONGOING else _network(s, params)
+
+
+KERNELS = {"score": friday_value, "progress": friday_progress_value, "outcome": friday_outcome_value}
+RETURNS = {"score": game_return, "progress": progress_return, "outcome": outcome_return}
 
 
 def target_of(meta: dict) -> str:
@@ -200,5 +222,4 @@ def load_friday_evaluator(path: str | os.PathLike | None = None):
     from tablegym.envs.friday.agents import FridayEvaluator
 
     model, meta = load_friday_model(path)
-    kernel = friday_progress_value if target_of(meta) == "progress" else friday_value
-    return FridayEvaluator(f"learned:{path}" if path else "learned", kernel, model.export())
+    return FridayEvaluator(f"learned:{path}" if path else "learned", KERNELS[target_of(meta)], model.export())

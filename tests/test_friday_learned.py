@@ -12,10 +12,11 @@ from tablegym.envs.friday.agents import make_agent
 from tablegym.envs.friday.core import CONCEDE, END_FIGHT, FridayGame, sample_chance
 from tablegym.envs.friday.scenario import scenario
 from tablegym.models.checkpoint import CheckpointError, save_checkpoint
-from tablegym.models.learned_friday import (NUM_FEATURES, SCALE, WIN_BONUS, features_of, friday_progress_value,
-                                            friday_value, load_friday_evaluator, load_friday_model)
+from tablegym.models.learned_friday import (NUM_FEATURES, SCALE, WIN_BONUS, features_of, friday_outcome_value,
+                                            friday_progress_value, friday_value, load_friday_evaluator,
+                                            load_friday_model)
 from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.training.friday_value import Args, calibration, parse_args, train
+from tablegym.training.friday_value import Args, calibration, parse_args, search_spec, train
 from tablegym.training.td import metadata
 
 WEAPON2, WEAPON4, REALIZATION3 = 12, 23, 19
@@ -65,6 +66,10 @@ def test_finished_games_are_valued_exactly_as_score_plus_the_win_bonus():
     assert friday_progress_value(lost.array, params) == 0
     start_ = start()  # 30 undefeated hazards, no pirate: -90; the network is not asked at finished games only
     assert friday_progress_value(start_.array, params) == friday_value(start_.array, params)
+    # the outcome return adds 10 per step reached (both games end at the pirates, step 3) to the score
+    assert friday_outcome_value(won.array, params) == 150 + 30 + 100
+    assert friday_outcome_value(lost.array, params) == 2 + 30
+    assert friday_outcome_value(start_.array, params) == friday_value(start_.array, params)
 
 
 def test_the_compiled_value_is_the_pytorch_network_on_states_of_real_games():
@@ -178,6 +183,35 @@ def test_the_progress_target_trains_on_progress_returns_and_loads_its_own_kernel
     assert load_friday_evaluator(tmp_path / "p" / "nets" / "iter0001.pt").kernel is not friday_value
     with pytest.raises(ValueError, match="unknown target"):
         train(_tiny(tmp_path / "q", target="wins"))
+
+
+def test_monte_carlo_self_play_learns_the_outcome_return_and_is_evaluated_in_the_same_search(tmp_path):
+    args = _tiny(tmp_path / "mc", iterations=2, planner="mc", target="outcome", rollouts=2, horizon=1,
+                 games_per_iter=4, eval_every=2, eval_games=1)
+    # no network yet: rollouts to the end; then the network at the horizon, against Fridai's score there
+    assert search_spec(args, None) == "mc:rollouts=2"
+    net = tmp_path / "net.pt"
+    assert search_spec(args, net) == f"mc:rollouts=2,horizon=1,eval=learned:{net}"
+    assert search_spec(args, None, evaluating=True) == "mc:rollouts=2,horizon=1,eval=fridai"
+    train(args)
+    with np.load(tmp_path / "mc" / "buffer.npz") as data:
+        y = data["y"] * SCALE
+    # every state of a game shares its outcome return: a lost game's score (>= -90 with 30 hazards
+    # left, <= 150) plus 10 per step; the clip keeps |y| below SCALE
+    assert len(y) > 8 and np.all(y >= -90 - 1e-3) and np.all(y < SCALE)
+    assert len(np.unique(np.round(y, 3))) <= 8  # one value per game, 8 games
+    ev = load_friday_evaluator(tmp_path / "mc" / "nets" / "iter0002.pt")
+    assert ev.kernel is friday_outcome_value
+    agent = make_agent(f"mc:rollouts=2,horizon=1,eval=learned:{tmp_path / 'mc' / 'nets' / 'iter0002.pt'}")
+    s = start(level=2)
+    rng = np.random.default_rng(0)
+    while not s.is_terminal():  # a whole game with the network at the rollouts' horizon
+        action = agent(s, rng)
+        assert action in s.legal_actions()
+        s = sample_chance(s.child(action), rng)
+    for bad in (dict(planner="alphazero"), dict(planner="mc", horizon=0)):
+        with pytest.raises(ValueError, match="planner"):
+            train(_tiny(tmp_path / "bad", **bad))
 
 
 def test_training_arguments_and_refusals(tmp_path):

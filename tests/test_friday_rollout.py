@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tablegym.envs.friday.agents import MonteCarloAgent, make_agent
+from tablegym.envs.friday.agents import CycleGuard, MonteCarloAgent, make_agent
 from tablegym.envs.friday.cards import CARDS, VALUE
 from tablegym.envs.friday.core import (CONCEDE, DRAW_FREE, END_FIGHT, FIGHT_0, FIGHT_1, NUM_TYPES, P_DESTROY,
                                        P_HAZARD, FridayGame, FridayState, sample_chance)
@@ -146,3 +146,52 @@ def test_mc_and_trim_specs_are_checked():
         make_agent("mc:nodes=10")
     with pytest.raises(ValueError, match="takes no option"):
         make_agent("trim:rollouts=3")
+
+
+DECEPTION_0, DECEPTION_1 = 4, 9
+
+
+def _loop_fight() -> FridayState:
+    """The pirates at life 0, two "below the pile" cards on the left and nothing else to draw:
+    each puts the other below the empty stack and draws it straight back, face up and unused."""
+    return scenario(pirate=0, pirates=(0, 1), table=[(DECEPTION_0, "L"), (DECEPTION_1, "L")], life=0)
+
+
+def test_two_below_the_pile_cards_bring_a_fight_back_to_where_it_was():
+    s = _loop_fight()
+    rng = np.random.default_rng(0)
+    seen = []
+    for _ in range(8):  # use an ability (the highest id), then its target: the other deception card
+        seen.append(s.array.tobytes())
+        s = sample_chance(s.child(max(s.legal_actions())), rng)
+    # the first use leaves the original cards in other slots; from then on every 4 decisions repeat
+    assert seen[2] != seen[0] and seen[6] == seen[2] and seen[7] == seen[3]
+
+
+class _LovesAbilities:
+    """Always uses an ability when it can: round and round the loop above without a guard."""
+
+    def __init__(self, guarded: bool) -> None:
+        self.guard = CycleGuard() if guarded else None
+
+    def __call__(self, state: FridayState, rng) -> int:
+        legal = self.guard.candidates(state, state.legal_actions()) if self.guard else state.legal_actions()
+        action = max(legal)  # abilities and targets have the highest ids, END_FIGHT a low one
+        return self.guard.played(state, action) if self.guard else action
+
+
+def _decisions_to_the_end(agent, s: FridayState, cap: int = 200) -> int:
+    rng = np.random.default_rng(0)
+    n = 0
+    while not s.is_terminal() and n < cap:
+        s = sample_chance(s.child(agent(s, rng)), rng)
+        n += 1
+    return n
+
+
+@pytest.mark.parametrize("spec", ["trim", "mc:rollouts=4", "mc:rollouts=4,horizon=1,eval=fridai"])
+def test_the_cycle_guard_ends_a_fight_that_could_go_round_forever(spec):
+    assert _decisions_to_the_end(_LovesAbilities(guarded=False), _loop_fight()) == 200  # never ends
+    # guarded: every position gets each action once, so the fight ends (lost, at life 0) within a few turns
+    assert _decisions_to_the_end(_LovesAbilities(guarded=True), _loop_fight()) < 20
+    assert _decisions_to_the_end(make_agent(spec), _loop_fight()) < 20

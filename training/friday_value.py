@@ -2,22 +2,32 @@
 
 Read it top to bottom (CleanRL style). Each iteration:
 
-1. play ``games_per_iter`` games, levels in turn, in parallel processes, with Fridai's best-first
-   search (``nodes`` states per decision) and the CURRENT network at its leaves (the first
-   iteration, with no network yet, uses Fridai's own score). Every decision state is recorded
-   as its input vector (models/learned_friday.py);
-2. the target of every state is the Monte-Carlo return of its game: the final score, or only its
-   progress terms (``--target``), plus 100 for a win (see models/learned_friday.py for why not
-   P(win) alone, and why progress). Before fitting, the
+1. play ``games_per_iter`` games, levels in turn, in parallel processes, with a search that has
+   the CURRENT network at its leaves (``--planner``):
+
+   - ``bestfirst``: Fridai's best-first search, ``nodes`` states per decision; the first
+     iteration, with no network yet, uses Fridai's own score;
+   - ``mc``: Monte-Carlo planning (envs/friday/rollout.py), ``rollouts`` rollouts per legal
+     action cut after ``horizon`` turns, where the network values them; the first iteration
+     plays the rollouts to the end. Why: this planner wins, so its games teach what a win
+     looks like, which Fridai's search (0 wins) never could.
+
+   Every decision state is recorded as its input vector (models/learned_friday.py);
+2. the target of every state is the Monte-Carlo return of its game (``--target``): the final
+   score, or only its progress terms, plus 100 for a win, or the ``outcome`` value (score + 10
+   per step reached + 100 for a win); see models/learned_friday.py for why not P(win) alone.
+   Before fitting, the
    network's predictions on these new games are compared with what happened (a held-out loss
    and a 10-bin calibration table in TensorBoard);
 3. fit the network on a replay buffer of recent states (Adam, MSE on return / SCALE);
 4. save the network of this iteration (``nets/iterNNNN.pt``, what the next iteration's searches
    load), the checkpoint and the buffer: a rerun with the same ``run_dir`` resumes;
 5. every ``eval_every`` iterations play ``eval_games`` games per level with the learned and with
-   Fridai's evaluator on the same deals and log both win rates and mean scores.
+   Fridai's evaluator in the same search, at the same budget, on the same deals and log both win
+   rates and mean scores.
 
     tablegym train friday --minutes 30 --workers 2 --run-dir runs/friday-value
+    tablegym train friday --planner mc --target outcome --minutes 60 --run-dir runs/friday-mc
     tensorboard --logdir runs
 """
 
@@ -39,8 +49,7 @@ from tqdm import tqdm
 
 from tablegym.envs.friday.core import FridayGame, sample_chance
 from tablegym.models.checkpoint import save_checkpoint
-from tablegym.models.learned_friday import (NUM_FEATURES, SCALE, TARGETS, features_of, game_return, load_friday_model,
-                                            progress_return, target_of)
+from tablegym.models.learned_friday import NUM_FEATURES, RETURNS, SCALE, TARGETS, features_of, load_friday_model, target_of
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.training.td import ReplayBuffer, metadata, parse_dataclass_args, start_or_resume
 
@@ -62,12 +71,18 @@ class Args:
     """stop after this many iterations"""
     games_per_iter: int = 200
     """self-play games per iteration (levels 1-4 in turn)"""
+    planner: str = "bestfirst"
+    """the search that plays with the network: bestfirst (Fridai's) or mc (Monte-Carlo planning)"""
     nodes: int = 2_000
-    """states the self-play search polls per decision"""
+    """bestfirst: states the self-play search polls per decision"""
     worlds: int = 1
-    """sampled worlds the self-play search averages over (agents.BestFirstAgent)"""
+    """bestfirst: sampled worlds the search averages over (agents.BestFirstAgent)"""
+    rollouts: int = 64
+    """mc: rollouts per legal action, in self-play and in the evaluations"""
+    horizon: int = 2
+    """mc: turns a rollout plays before the network values it"""
     target: str = "score"
-    """the return learned: score (final score + 100 for a win) or progress (without the cards owned)"""
+    """the return learned: score (+100 a win), progress (without the cards owned) or outcome"""
     workers: int = 1
     """processes playing the self-play games"""
     hidden: tuple[int, ...] = (64, 32)
@@ -85,7 +100,7 @@ class Args:
     eval_games: int = 20
     """games per level in each evaluation (same deals for both evaluators)"""
     eval_nodes: int = 10_000
-    """states per decision in the evaluations"""
+    """bestfirst: states per decision in the evaluations"""
     run_dir: str = "runs/friday-value"
     """TensorBoard logs, checkpoint.pt, buffer.npz and nets/ live here"""
     out: str | None = None
@@ -97,7 +112,7 @@ class Args:
 # ---- 1. self-play ---------------------------------------------------------------------------------
 
 def play_recorded(task: tuple[str, int, int, int]) -> dict:
-    """One game of agent ``spec`` at ``level``: its decision states' inputs and both returns."""
+    """One game of agent ``spec`` at ``level``: its decision states' inputs and every return."""
     from tablegym.experiments.friday_eval import _agent, deal
 
     spec, level, seed, index = task
@@ -109,15 +124,24 @@ def play_recorded(task: tuple[str, int, int, int]) -> dict:
         rows.append(features_of(state.array))
         state = sample_chance(state.child(agent(state, rng)), rng)
     return {"level": level, "game": index, "x": np.array(rows, dtype=np.float32).reshape(-1, NUM_FEATURES),
-            "score_return": float(game_return(state.array)), "progress_return": float(progress_return(state.array)),
+            **{f"{name}_return": float(kernel(state.array)) for name, kernel in RETURNS.items()},
             "score": state.score, "won": bool(state.won),
             "seconds": time.perf_counter() - start}
 
 
-def search_spec(nodes: int, net_path: Path | None, worlds: int = 1) -> str:
-    """The self-play agent: Fridai's search with the network at ``net_path`` (Fridai's score if None)."""
+PLANNERS = ("bestfirst", "mc")
+
+
+def search_spec(args: Args, net_path: Path | None, *, evaluating: bool = False) -> str:
+    """The agent that plays with the network at ``net_path``; with ``None``, the same search with
+    Fridai's score (the evaluation's baseline), or in mc self-play the rollouts to the end."""
+    if args.planner == "mc":
+        if net_path is None and not evaluating:
+            return f"mc:rollouts={args.rollouts}"
+        return f"mc:rollouts={args.rollouts},horizon={args.horizon},eval=" + (f"learned:{net_path}" if net_path else "fridai")
+    nodes = args.eval_nodes if evaluating else args.nodes
     return (f"bestfirst:nodes={nodes}" + (f",eval=learned:{net_path}" if net_path else "")
-            + (f",worlds={worlds}" if worlds > 1 else ""))
+            + (f",worlds={args.worlds}" if args.worlds > 1 and (net_path or not evaluating) else ""))
 
 
 def play_games(pool, spec: str, levels: list[int], seed: int, first: int, count: int) -> list[dict]:
@@ -196,8 +220,8 @@ def load_buffer(path: Path, buffer: ReplayBuffer) -> None:
 def evaluate(pool, net_path: Path, args: Args, levels: list[int]) -> dict[str, dict[int, tuple[float, float]]]:
     """(win rate, mean score) per level of both evaluators over the same ``eval_games`` deals."""
     out = {}
-    for name, spec in (("learned", search_spec(args.eval_nodes, net_path, args.worlds)),
-                       ("fridai", search_spec(args.eval_nodes, None))):
+    for name, spec in (("learned", search_spec(args, net_path, evaluating=True)),
+                       ("fridai", search_spec(args, None, evaluating=True))):
         out[name] = {}
         for level in levels:
             games = play_games(pool, spec, [level], args.seed, 0, args.eval_games)
@@ -217,6 +241,10 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
         raise ValueError(f"the Friday value network trains under the default rule options only, got {args.game_options}")
     if args.target not in TARGETS:
         raise ValueError(f"unknown target {args.target!r}; known: {', '.join(TARGETS)}")
+    if args.planner not in PLANNERS:
+        raise ValueError(f"unknown planner {args.planner!r}; known: {', '.join(PLANNERS)}")
+    if args.planner == "mc" and (args.rollouts < 1 or args.horizon < 1):
+        raise ValueError(f"the mc planner needs rollouts >= 1 and horizon >= 1, got {args.rollouts} and {args.horizon}")
     game = FridayGame()
     run_dir = Path(args.run_dir)
     (run_dir / "nets").mkdir(parents=True, exist_ok=True)
@@ -244,7 +272,7 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
         while iteration < args.iterations and (deadline is None or time.perf_counter() - t_start < deadline):
             # 1. self-play with the current network (Fridai's score before the first fit)
             t0 = time.perf_counter()
-            games = play_games(pool, search_spec(args.nodes, net_path, args.worlds), list(levels),
+            games = play_games(pool, search_spec(args, net_path), list(levels),
                                args.seed + TRAIN_SEED_OFFSET, games_done, args.games_per_iter)
             gen_seconds = time.perf_counter() - t0
             games_done += len(games)
@@ -276,7 +304,8 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
                             metadata=metadata(args, game, net_config, iteration, games_done, time.perf_counter() - t_start))
             save()
             # 5. learned vs Fridai on the same deals
-            postfix = {"loss": f"{loss:.4f}", "score": f"{np.mean([g['score'] for g in games]):.1f}"}
+            postfix = {"loss": f"{loss:.4f}", "score": f"{np.mean([g['score'] for g in games]):.1f}",
+                       "won": f"{np.mean([g['won'] for g in games]):.1%}"}
             if args.eval_every and iteration % args.eval_every == 0:
                 results = evaluate(pool, net_path, args, list(levels))
                 for name, per_level in results.items():

@@ -31,7 +31,7 @@ from tablegym.envs.friday.cards import (ABILITY, CARD1, CARD2, COPY, DESTROY, DO
                                         GROUP, GROUP_VALUES)
 from tablegym.envs.friday.core import (AB_KIND, CONCEDE, DESTROY_BASE, DONE, DRAW_FREE, DRAW_PAID, END_FIGHT,
                                        EXTRA_DRAW, FIGHT_0, FIGHT_1, FridayState, P_DESTROY, P_EXCHANGE_MORE,
-                                       P_EXTRA, P_FIGHT, P_HAZARD, P_PIRATE, P_SORT, P_TARGET, PIRATE_0, PIRATE_1,
+                                       P_EXTRA, P_FIGHT, P_HAZARD, P_PIRATE, P_SORT, PHASE, P_TARGET, PIRATE_0, PIRATE_1,
                                        SKIP, SLOT_CARD, SORT_BASE, SORT_N, SORT_OPTIONS, SORT0, TARGET_BASE, USE_BASE,
                                        k_determinize, k_sample_split, k_key, k_status)
 from tablegym.envs.friday.heuristics import EVALUATORS, destroy_choice, search_apply, search_moves
@@ -251,13 +251,45 @@ class RuleAgent:
         return rule_action(state, rng)
 
 
+class CycleGuard:
+    """Remembers the actions played at every position of the current fight, so that a position
+    met again gets an action not yet tried there.
+
+    Why: two "below the pile" cards (or copy + below) can bring a fight back to a position it was
+    in (core.py), and a player whose choices depend on the position alone would go round forever;
+    Fridai's search keeps the same guard (rules/friday.md, "The original AI"). A fight has finitely
+    many positions with finitely many actions each, so with the guard every fight ends."""
+
+    def __init__(self) -> None:
+        self._tried: dict[bytes, set[int]] = {}
+
+    def candidates(self, state: FridayState, legal: list[int]) -> list[int]:
+        """The legal actions not yet played at this position (all of them if every one was)."""
+        if state._s[PHASE] in (P_HAZARD, P_PIRATE):  # a new fight: the positions of the last cannot recur
+            self._tried.clear()
+        tried = self._tried.get(state._s.tobytes(), ())
+        return [a for a in legal if a not in tried] or list(legal)
+
+    def played(self, state: FridayState, action: int) -> int:
+        self._tried.setdefault(state._s.tobytes(), set()).add(action)
+        return action
+
+
 class TrimAgent:
-    """The compiled trimming player (``k_policy``); its choices use no randomness."""
+    """The compiled trimming player (``k_policy``); its choices use no randomness beyond the
+    cycle guard's (a position met again in a fight gets END_FIGHT or the first untried action)."""
 
     name = "trim"
 
+    def __init__(self) -> None:
+        self.guard = CycleGuard()
+
     def __call__(self, state: FridayState, rng: np.random.Generator) -> int:
-        return int(k_policy_action(state._s))
+        action = int(k_policy_action(state._s))
+        candidates = self.guard.candidates(state, state.legal_actions())
+        if action not in candidates:
+            action = END_FIGHT if END_FIGHT in candidates else candidates[0]
+        return self.guard.played(state, action)
 
 
 class MonteCarloAgent:
@@ -280,15 +312,16 @@ class MonteCarloAgent:
         self.name = name or f"mc:rollouts={rollouts}" + (f",horizon={horizon}" if horizon else "")
         self.polled = 0
         self.values = np.empty(MAX_MOVES)
+        self.guard = CycleGuard()
 
     def __call__(self, state: FridayState, rng: np.random.Generator) -> int:
-        legal = np.array(state.legal_actions(), dtype=np.int64)
+        legal = np.array(self.guard.candidates(state, state.legal_actions()), dtype=np.int64)
         if len(legal) == 1:
-            return int(legal[0])
+            return self.guard.played(state, int(legal[0]))
         mc_values(state._s, legal, len(legal), self.rollouts, int(rng.integers(2**40)), self.horizon,
                   self.evaluator.kernel, self.evaluator.params, self.values)
         self.polled += len(legal) * self.rollouts
-        return int(legal[int(np.argmax(self.values[:len(legal)]))])
+        return self.guard.played(state, int(legal[int(np.argmax(self.values[:len(legal)]))]))
 
 
 def make_agent(spec: str):
