@@ -202,6 +202,14 @@ def test_monte_carlo_self_play_learns_the_outcome_return_and_is_evaluated_in_the
     assert len(np.unique(np.round(y, 3))) <= 8  # one value per game, 8 games
     ev = load_friday_evaluator(tmp_path / "mc" / "nets" / "iter0002.pt")
     assert ev.kernel is friday_outcome_value
+    # beside it, the P(win) network: trained on won 1/0, calibrated on the second iteration's new
+    # games, and refused as a search evaluator (it predicts no return)
+    with np.load(tmp_path / "mc" / "win_buffer.npz") as data:
+        assert len(data["y"]) == len(y) and set(np.unique(data["y"])) <= {0.0, 1.0}
+    table = (tmp_path / "mc" / "calibration.md").read_text()
+    assert "iteration 2" in table and "| predicted P(win) | observed win rate |" in table
+    with pytest.raises(CheckpointError, match="unknown return 'win'"):
+        load_friday_evaluator(tmp_path / "mc" / "win.pt")
     agent = make_agent(f"mc:rollouts=2,horizon=1,eval=learned:{tmp_path / 'mc' / 'nets' / 'iter0002.pt'}")
     s = start(level=2)
     rng = np.random.default_rng(0)

@@ -19,7 +19,11 @@ Read it top to bottom (CleanRL style). Each iteration:
    Before fitting, the
    network's predictions on these new games are compared with what happened (a held-out loss
    and a 10-bin calibration table in TensorBoard);
-3. fit the network on a replay buffer of recent states (Adam, MSE on return / SCALE);
+3. fit the network on a replay buffer of recent states (Adam, MSE on return / SCALE). Beside it
+   a second network of the same shape learns the probability of winning (cross-entropy on
+   won/lost); the search does not use it (it cannot rank two states of a level where almost
+   every game is lost), but its calibration on the new games, predicted against observed win
+   rate in 10 bins, is logged and written to ``calibration.md`` with the return's;
 4. save the network of this iteration (``nets/iterNNNN.pt``, what the next iteration's searches
    load), the checkpoint and the buffer: a rerun with the same ``run_dir`` resumes;
 5. every ``eval_every`` iterations play ``eval_games`` games per level with the learned and with
@@ -48,7 +52,7 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
 from tablegym.envs.friday.core import FridayGame, sample_chance
-from tablegym.models.checkpoint import save_checkpoint
+from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.learned_friday import NUM_FEATURES, RETURNS, SCALE, TARGETS, features_of, load_friday_model, target_of
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.training.td import ReplayBuffer, metadata, parse_dataclass_args, start_or_resume
@@ -171,22 +175,44 @@ def calibration_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def win_calibration_table(rows: list[dict]) -> str:
+    lines = ["| bin | states | predicted P(win) | observed win rate |", "|---|---|---|---|"]
+    lines += [f"| {i + 1} | {r['n']} | {100 * r['predicted']:.1f}% | {100 * r['win_rate']:.1f}% |"
+              for i, r in enumerate(rows)]
+    return "\n".join(lines)
+
+
 def predict(model: ValueMLP, x: np.ndarray) -> np.ndarray:
     """The network's returns (score units) for input rows ``x``."""
     with torch.no_grad():
         return SCALE * model(torch.from_numpy(x)).numpy()
 
 
+def win_probability(model: ValueMLP, x: np.ndarray) -> np.ndarray:
+    """The win network's P(win) for input rows ``x``: its tanh output mapped onto [0, 1]."""
+    with torch.no_grad():
+        return (1.0 + model(torch.from_numpy(x)).numpy()) / 2.0
+
+
 # ---- 3. fitting ------------------------------------------------------------------------------------
 
+def mse(output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.mse_loss(output, target)
+
+
+def win_cross_entropy(output: torch.Tensor, won: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of P(win) = (1 + tanh) / 2 = sigmoid(2 x pre-activation) against won (1/0)."""
+    return torch.nn.functional.binary_cross_entropy(((1.0 + output) / 2.0).clamp(1e-6, 1 - 1e-6), won)
+
+
 def fit(model: ValueMLP, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer, steps: int, batch_size: int,
-        rng: np.random.Generator) -> float:
-    """``steps`` Adam steps of MSE on (return / SCALE) over random buffer samples; mean loss."""
+        rng: np.random.Generator, loss_fn=mse) -> float:
+    """``steps`` Adam steps of ``loss_fn`` (MSE on return / SCALE) over random buffer samples; mean loss."""
     model.train()
     losses = []
     for _ in range(steps):
         x, y = buffer.sample(rng, batch_size)
-        loss = torch.nn.functional.mse_loss(model(torch.from_numpy(x)), torch.from_numpy(y))
+        loss = loss_fn(model(torch.from_numpy(x)), torch.from_numpy(y))
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -255,6 +281,16 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
         raise ValueError(f"{ckpt_path} learns another return than --target {args.target}; use a new --run-dir")
     buffer = ReplayBuffer(args.buffer_size, NUM_FEATURES, dtype=np.float32)
     load_buffer(buffer_path, buffer)
+    # the P(win) network: its own checkpoint and buffer (won 1/0); a run begun without it starts one
+    win_path, win_buffer_path = run_dir / "win.pt", run_dir / "win_buffer.npz"
+    win_model = ValueMLP(net_config)
+    win_optimizer = torch.optim.Adam(win_model.parameters(), lr=args.lr)
+    if win_path.exists():
+        payload = load_checkpoint(win_path, game=game.spec.name, options=game.spec.options)
+        win_model.load_state_dict(payload["model"])
+        win_optimizer.load_state_dict(payload["optimizer"])
+    win_buffer = ReplayBuffer(args.buffer_size, NUM_FEATURES, dtype=np.float32)
+    load_buffer(win_buffer_path, win_buffer)
     writer = SummaryWriter(str(run_dir))
     writer.add_text("args", json.dumps(dataclasses.asdict(args), default=list, indent=1))
     pool = ProcessPoolExecutor(args.workers) if args.workers > 1 else None
@@ -267,6 +303,10 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
         meta = metadata(args, game, net_config, iteration, games_done, time.perf_counter() - t_start)
         save_checkpoint(ckpt_path, model=model, metadata=meta, optimizer=optimizer)
         save_buffer(buffer_path, buffer)
+        # target "win" is no return: loading it as a search evaluator fails with a clear error
+        win_meta = {**meta, "args": {**meta["args"], "target": "win"}}
+        save_checkpoint(win_path, model=win_model, metadata=win_meta, optimizer=win_optimizer)
+        save_buffer(win_buffer_path, win_buffer)
 
     try:
         while iteration < args.iterations and (deadline is None or time.perf_counter() - t_start < deadline):
@@ -285,7 +325,14 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
             if net_path is not None:
                 pred = predict(model, x)
                 writer.add_scalar("losses/heldout_mse", float(np.mean((pred - y) ** 2) / SCALE ** 2), step)
-                writer.add_text("calibration", calibration_table(calibration(pred, y, won)), step)
+                tables = {"return": calibration_table(calibration(pred, y, won)),
+                          "P(win)": win_calibration_table(calibration(win_probability(win_model, x), won, won))}
+                for name, table in tables.items():
+                    writer.add_text(f"calibration/{name}", table, step)
+                (run_dir / "calibration.md").write_text(
+                    f"Calibration on the {len(games)} self-play games of iteration {iteration} ({len(y)} states), "
+                    "predicted before the networks were fitted on them.\n\n"
+                    + "\n\n".join(f"{name}:\n\n{table}" for name, table in tables.items()) + "\n")
             for level in levels:
                 mine = [g for g in games if g["level"] == level]
                 if mine:
@@ -298,6 +345,9 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
             steps = int(args.epochs * buffer.n / args.batch_size)
             loss = fit(model, optimizer, buffer, steps, args.batch_size, rng)
             writer.add_scalar("losses/mse", loss, step)
+            win_buffer.add(x, won)
+            win_loss = fit(win_model, win_optimizer, win_buffer, steps, args.batch_size, rng, win_cross_entropy)
+            writer.add_scalar("losses/win_cross_entropy", win_loss, step)
             # 4. this iteration's network, for the next self-play
             net_path = run_dir / "nets" / f"iter{iteration:04d}.pt"
             save_checkpoint(net_path, model=model,
