@@ -199,17 +199,21 @@ def features_of(s: np.ndarray) -> np.ndarray:
 # ---- checkpoints ----------------------------------------------------------------------------------
 
 CHECKPOINT = Path(__file__).parent / "checkpoints" / "friday.pt"
+"""The shipped network of the best-first search (``score`` return, trained on its games)."""
+MC_CHECKPOINT = Path(__file__).parent / "checkpoints" / "friday_mc.pt"
+"""The shipped network of Monte-Carlo planning's cut rollouts (``outcome`` return, trained on
+the planner's games): what ``mc:...,eval=learned`` loads."""
 
 
-def load_friday_model(path: str | os.PathLike | None = None) -> tuple[ValueMLP, dict]:
-    """The network saved at ``path`` (the shipped one when ``None``) and its metadata.
+def load_friday_model(path: str | os.PathLike | None = None, default: Path = CHECKPOINT) -> tuple[ValueMLP, dict]:
+    """The network saved at ``path`` (the shipped ``default`` when ``None``) and its metadata.
 
     The rule options are checked against the default game's: a network trained under other
     options values other states.
     """
     from tablegym.models.learned import load_model
 
-    path = CHECKPOINT if path in (None, "") else Path(path)
+    path = default if path in (None, "") else Path(path)
     model, meta = load_model(path, FridayGame())
     if model.config.num_features != NUM_FEATURES:
         raise CheckpointError(f"checkpoint {str(path)!r} has {model.config.num_features} inputs; "
@@ -217,9 +221,9 @@ def load_friday_model(path: str | os.PathLike | None = None) -> tuple[ValueMLP, 
     return model, meta
 
 
-def load_friday_evaluator(path: str | os.PathLike | None = None):
-    """``--eval learned[:PATH]``: the network as a FridayEvaluator for the best-first search."""
+def load_friday_evaluator(path: str | os.PathLike | None = None, default: Path = CHECKPOINT):
+    """``--eval learned[:PATH]``: the network as a FridayEvaluator (``default`` when no PATH)."""
     from tablegym.envs.friday.agents import FridayEvaluator
 
-    model, meta = load_friday_model(path)
+    model, meta = load_friday_model(path, default)
     return FridayEvaluator(f"learned:{path}" if path else "learned", KERNELS[target_of(meta)], model.export())

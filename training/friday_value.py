@@ -19,7 +19,10 @@ Read it top to bottom (CleanRL style). Each iteration:
    Before fitting, the
    network's predictions on these new games are compared with what happened (a held-out loss
    and a 10-bin calibration table in TensorBoard);
-3. fit the network on a replay buffer of recent states (Adam, MSE on return / SCALE). Beside it
+3. fit the network on a replay buffer of recent states (Adam, MSE on return / SCALE), either
+   ``epochs`` buffers' worth of samples or a fixed ``steps_per_iter``. Why the cap: every state
+   of a game shares one noisy return, so many passes over a few thousand games memorise them (the
+   held-out loss of the Monte-Carlo planner's games rose after about 1,000 steps). Beside it
    a second network of the same shape learns the probability of winning (cross-entropy on
    won/lost); the search does not use it (it cannot rank two states of a level where almost
    every game is lost), but its calibration on the new games, predicted against observed win
@@ -97,6 +100,8 @@ class Args:
     """states per gradient step"""
     epochs: float = 4.0
     """passes over the buffer's size worth of states after each iteration"""
+    steps_per_iter: int = 0
+    """if > 0: exactly this many Adam steps after each iteration instead of ``epochs``"""
     buffer_size: int = 200_000
     """replay buffer of the most recent states"""
     eval_every: int = 0
@@ -342,7 +347,7 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
             writer.add_scalar("charts/decisions_per_game", len(y) / len(games), step)
             # 3. fit on the replay buffer
             buffer.add(x, np.clip(y / SCALE, -0.99, 0.99).astype(np.float32))
-            steps = int(args.epochs * buffer.n / args.batch_size)
+            steps = args.steps_per_iter or int(args.epochs * buffer.n / args.batch_size)
             loss = fit(model, optimizer, buffer, steps, args.batch_size, rng)
             writer.add_scalar("losses/mse", loss, step)
             win_buffer.add(x, won)

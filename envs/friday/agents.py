@@ -7,7 +7,8 @@ Spec strings (``tablegym play/eval friday --agent ...``):
 * ``trim``: a compiled rule player that also loses on purpose to thin the deck (envs/friday/rollout.py).
 * ``mc:rollouts=K,horizon=H,eval=E``: flat Monte-Carlo planning: every legal action is valued by
   the mean of evaluator ``E`` (default ``outcome``) over ``K`` rollouts of ``trim`` from it
-  (default 256), with common random numbers; ``H`` > 0 cuts the rollouts after H turns.
+  (default 256), with common random numbers; ``H`` > 0 cuts the rollouts after H turns, where
+  ``E`` values them (``learned``: the network shipped for this planner, models/checkpoints/friday_mc.pt).
 * ``bestfirst:nodes=N,eval=E`` (alias ``search``, ``fridai``): the best-first search polling
   ``N`` states per decision (default 10,000) with evaluator ``E``: ``fridai`` (default) or a
   learned network (``learned``, ``learned:PATH``). Each decision searches one sampled world: the
@@ -55,13 +56,13 @@ class FridayEvaluator:
         return float(self.kernel(state._s, self.params))
 
 
-def make_evaluator(name: str) -> FridayEvaluator:
-    """``fridai`` (the hand-made score), ``outcome`` (score + steps + win), ``learned`` (shipped
-    checkpoint) or ``learned:PATH``."""
+def make_evaluator(name: str, search: str = "bestfirst") -> FridayEvaluator:
+    """``fridai`` (the hand-made score), ``outcome`` (score + steps + win), ``learned`` (the
+    checkpoint shipped for ``search``: bestfirst or mc) or ``learned:PATH``."""
     if name == "learned" or name.startswith("learned:"):
-        from tablegym.models.learned_friday import load_friday_evaluator
+        from tablegym.models.learned_friday import CHECKPOINT, MC_CHECKPOINT, load_friday_evaluator
 
-        return load_friday_evaluator(name.partition(":")[2] or None)
+        return load_friday_evaluator(name.partition(":")[2] or None, MC_CHECKPOINT if search == "mc" else CHECKPOINT)
     if name not in EVALUATORS:
         known = sorted(EVALUATORS) + ["learned", "learned:PATH"]
         raise ValueError(f"unknown Friday evaluator {name!r}; known: {', '.join(known)}")
@@ -345,7 +346,7 @@ def make_agent(spec: str):
             horizon = int(options.get("horizon", 0))
         except ValueError:
             raise ValueError(f"rollouts and horizon must be integers in {spec!r}") from None
-        return MonteCarloAgent(make_evaluator(options.get("eval", "outcome")), rollouts, horizon, name=spec)
+        return MonteCarloAgent(make_evaluator(options.get("eval", "outcome"), "mc"), rollouts, horizon, name=spec)
     if name in ("bestfirst", "search", "fridai"):
         _no_options(spec, options, {"nodes", "eval", "worlds"})
         try:

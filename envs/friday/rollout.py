@@ -26,7 +26,7 @@ unfinished game: the same search with Fridai's score or a network at its leaves.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
 from tablegym.envs.friday.cards import (ABILITY, BELOW, CARD1, CARD2, COPY, DESTROY, DESTROY_COST, DOUBLE,
                                         EXCHANGE1, EXCHANGE2, GROUP, GROUP_FREE, GROUP_VALUES, HIGHEST0, LIFE1,
@@ -40,6 +40,7 @@ from tablegym.envs.friday.core import (AB_KIND, BOTTOM, BOTTOM_N, CHOICE_A, CHOI
                                        SLOT_CARD, SLOT_FLAG, SORT0, SORT_BASE, SORT_OPTIONS, STEPI, TARGET_BASE, TOP0,
                                        TOP_N, USE_BASE, fight_target, fight_total, k_apply, k_moves, k_owned,
                                        k_sample_split)
+from tablegym.search.bestfirst import EVAL8_T, STATE8_T
 
 TRIM_LIFE = 9.0
 """Lose on purpose only while the expected life left after the loss stays above this."""
@@ -320,7 +321,13 @@ def k_rollout(s, rng_state, moves, owned, horizon):
         decisions += 1
 
 
-@njit(cache=True)
+_MC_SIGNATURE = types.none(STATE8_T, types.int64[::1], types.int64, types.int64, types.int64, types.int64, EVAL8_T,
+                           types.float64[::1], types.float64[::1])
+"""An explicit signature over the evaluator's function type: compiled and cached once for every
+evaluator (envs/core.py says why dispatcher arguments break numba's cache)."""
+
+
+@njit(_MC_SIGNATURE, cache=True)
 def mc_values(s, actions, n, rollouts, seed, horizon, evaluate, params, out):
     """out[i] = the mean value (``evaluate(state, params)``) of ``rollouts`` rollouts after ``actions[i]``.
 
