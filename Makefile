@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned starship-results starship-rl clean
+.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned friday-mc-checkpoint friday-mc-learned starship-results starship-rl clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -198,6 +198,28 @@ friday-learned: install
 		--out results/friday_learned_10k_w8.jsonl
 	$(FRIDAY) --report results/friday_fridai_10k.jsonl results/friday_learned_10k.jsonl \
 		results/friday_learned_10k_w8.jsonl results/friday_sb3.jsonl | tee results/friday_learned.md
+
+# Issue 8 through Monte-Carlo planning (training/friday_value.py --planner mc): 25 iterations of 400
+# self-played games, the first with rollouts to the end, then 64 rollouts per action cut after 2
+# turns with the current network there; each state learns its game's outcome return; 300 Adam
+# steps per iteration. About 50 minutes on 2 processes.
+friday-mc-checkpoint: install
+	$(TG) train friday --planner mc --target outcome --rollouts 64 --horizon 2 --games-per-iter 400 \
+		--iterations 25 --minutes 120 --steps-per-iter 300 --buffer-size 600000 --workers 2 --no-progress \
+		--run-dir runs/friday-mc2 --out models/checkpoints/friday_mc.pt
+
+# The issue-8 table: the same planner and budget (64 rollouts per action, cut after 2 turns) with
+# the shipped network, Fridai's score and the hand-made outcome at the cut; about 15 minutes on 2 cores.
+friday-mc-learned: install
+	$(FRIDAY) "mc:rollouts=64,horizon=2,eval=learned" --games 500 --workers 2 --seed 0 --no-progress \
+		--out results/friday_mc_h2_learned.jsonl
+	$(FRIDAY) "mc:rollouts=64,horizon=2,eval=fridai" --games 500 --workers 2 --seed 0 --no-progress \
+		--out results/friday_mc_h2_fridai.jsonl
+	$(FRIDAY) "mc:rollouts=64,horizon=2,eval=outcome" --games 500 --workers 2 --seed 0 --no-progress \
+		--out results/friday_mc_h2_outcome.jsonl
+	$(FRIDAY) --report results/friday_mc_h2_fridai.jsonl results/friday_mc_h2_outcome.jsonl \
+		results/friday_mc_h2_learned.jsonl results/friday_mc_256.jsonl \
+		--baseline "mc:rollouts=64,horizon=2,eval=fridai" | tee results/friday_mc_learned.md
 
 # PPO as a starship designer vs the staged generator, random edits and the start ship (issue 9;
 # experiments/starship_rl.py). Budget: a 30,720-step run of this command trained at 261 steps/s on

@@ -241,6 +241,23 @@ def test_the_shipped_network_watches_a_game_from_the_command_line(capsys):
     assert "watching 'search:eval=learned'" in out and out.strip().splitlines()[-1].startswith("final score ")
 
 
+def test_the_shipped_planner_network_sits_at_the_horizon_of_mc_and_plays_from_the_command_line(capsys):
+    from tablegym.envs.friday.agents import LEARNED_HORIZON
+    from tablegym.experiments.cli import main
+    from tablegym.models.learned_friday import MC_CHECKPOINT
+
+    model, meta = load_friday_model(MC_CHECKPOINT)  # models/checkpoints/friday_mc.pt
+    assert meta["args"]["planner"] == "mc" and meta["args"]["target"] == "outcome"
+    assert meta["args"]["horizon"] == LEARNED_HORIZON  # mc:eval=learned cuts where the network was trained
+    agent = make_agent("mc:rollouts=8,eval=learned")
+    assert agent.horizon == LEARNED_HORIZON and agent.evaluator.kernel is friday_outcome_value
+    assert np.array_equal(agent.evaluator.params, model.export())
+    assert make_agent("mc:rollouts=8").horizon == 0  # the hand-made outcome: rollouts to the end
+    assert main(["play", "friday", "--agent", "mc", "--eval", "learned", "--quiet", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "watching 'mc:eval=learned'" in out and out.strip().splitlines()[-1].startswith("final score ")
+
+
 def test_reports_give_the_step_each_game_ended_in_and_paired_score_differences(tmp_path):
     import json
 

@@ -8,7 +8,8 @@ Spec strings (``tablegym play/eval friday --agent ...``):
 * ``mc:rollouts=K,horizon=H,eval=E``: flat Monte-Carlo planning: every legal action is valued by
   the mean of evaluator ``E`` (default ``outcome``) over ``K`` rollouts of ``trim`` from it
   (default 256), with common random numbers; ``H`` > 0 cuts the rollouts after H turns, where
-  ``E`` values them (``learned``: the network shipped for this planner, models/checkpoints/friday_mc.pt).
+  ``E`` values them (``learned``: the network shipped for this planner, models/checkpoints/friday_mc.pt;
+  with a network ``H`` defaults to 2, else to 0: play to the end).
 * ``bestfirst:nodes=N,eval=E`` (alias ``search``, ``fridai``): the best-first search polling
   ``N`` states per decision (default 10,000) with evaluator ``E``: ``fridai`` (default) or a
   learned network (``learned``, ``learned:PATH``). Each decision searches one sampled world: the
@@ -42,6 +43,9 @@ from tablegym.search.bestfirst import MAX_MOVES, best_first
 
 DEFAULT_NODES = 10_000
 DEFAULT_ROLLOUTS = 256
+LEARNED_HORIZON = 2
+"""``mc``'s horizon when a network values the rollouts and none is given: the horizon the shipped
+network's games were played at (a network at horizon 0 would only ever see finished games)."""
 
 
 @dataclass(frozen=True)
@@ -341,12 +345,14 @@ def make_agent(spec: str):
         return TrimAgent()
     if name == "mc":
         _no_options(spec, options, {"rollouts", "horizon", "eval"})
+        evaluator = options.get("eval", "outcome")
+        learned = evaluator == "learned" or evaluator.startswith("learned:")
         try:
             rollouts = int(options.get("rollouts", DEFAULT_ROLLOUTS))
-            horizon = int(options.get("horizon", 0))
+            horizon = int(options.get("horizon", LEARNED_HORIZON if learned else 0))
         except ValueError:
             raise ValueError(f"rollouts and horizon must be integers in {spec!r}") from None
-        return MonteCarloAgent(make_evaluator(options.get("eval", "outcome"), "mc"), rollouts, horizon, name=spec)
+        return MonteCarloAgent(make_evaluator(evaluator, "mc"), rollouts, horizon, name=spec)
     if name in ("bestfirst", "search", "fridai"):
         _no_options(spec, options, {"nodes", "eval", "worlds"})
         try:
