@@ -18,10 +18,11 @@ one of two (``TARGETS``, recorded in the checkpoint):
   (envs/friday/rollout.py). Why: a network of this return can sit at the horizon of cut rollouts
   in the same units as the rollouts that finish before it.
 
-A probability of winning is the natural target, but Fridai's search never wins and the
-Monte-Carlo planner wins 4% of level-4 games (README), so a P(win) network would be trained on
-almost nothing but zeros and could not rank two losing states. Both returns are graded and a win still dominates them: a won game returns far more
-than any lost one. Finished games are valued exactly, in the same units, so the search never
+A probability of winning is the natural target, but Fridai's search never wins, so a P(win)
+network trained on its games would be trained on zeros and could not rank two losing states (the
+trainer fits one beside the return network and reports its calibration, training/friday_value.py).
+The returns are graded and a win still dominates them: a won game returns far more than any
+lost one. Finished games are valued exactly, in the same units, so the search never
 trusts the network over the rules.
 
 Inputs (``NUM_FEATURES`` reals, computed from the compact state by ``friday_features`` so that

@@ -60,10 +60,15 @@ class FridayEvaluator:
         return float(self.kernel(state._s, self.params))
 
 
+def is_learned(name: str) -> bool:
+    """``name`` asks for a network (``learned`` or ``learned:PATH``)."""
+    return name == "learned" or name.startswith("learned:")
+
+
 def make_evaluator(name: str, search: str = "bestfirst") -> FridayEvaluator:
     """``fridai`` (the hand-made score), ``outcome`` (score + steps + win), ``learned`` (the
     checkpoint shipped for ``search``: bestfirst or mc) or ``learned:PATH``."""
-    if name == "learned" or name.startswith("learned:"):
+    if is_learned(name):
         from tablegym.models.learned_friday import CHECKPOINT, MC_CHECKPOINT, load_friday_evaluator
 
         return load_friday_evaluator(name.partition(":")[2] or None, MC_CHECKPOINT if search == "mc" else CHECKPOINT)
@@ -346,10 +351,9 @@ def make_agent(spec: str):
     if name == "mc":
         _no_options(spec, options, {"rollouts", "horizon", "eval"})
         evaluator = options.get("eval", "outcome")
-        learned = evaluator == "learned" or evaluator.startswith("learned:")
         try:
             rollouts = int(options.get("rollouts", DEFAULT_ROLLOUTS))
-            horizon = int(options.get("horizon", LEARNED_HORIZON if learned else 0))
+            horizon = int(options.get("horizon", LEARNED_HORIZON if is_learned(evaluator) else 0))
         except ValueError:
             raise ValueError(f"rollouts and horizon must be integers in {spec!r}") from None
         return MonteCarloAgent(make_evaluator(evaluator, "mc"), rollouts, horizon, name=spec)
