@@ -11,7 +11,7 @@ passes through ``gymnasium.make``::
     (3, 3, 3)
 
 ``gymnasium.make("tablegym.envs:tablegym/Trilobite-v0")`` works without the explicit import.
-The single-player games (``SINGLE_AGENT_ENV_IDS``: "tablegym/Threes-v0", "tablegym/Friday-v0",
+The single-player games (``SINGLE_AGENT_ENV_IDS``: "tablegym/Threes-v0", "tablegym/Friday-v1",
 "tablegym/Starship-v0", the PCGRL starship designer) are Gymnasium envs only; the two-player
 ids (``ENV_IDS``) also give the PettingZoo AEC envs:
 ``pettingzoo.make("aec", "tablegym/Sim-v0", n=5)``.
@@ -32,7 +32,7 @@ ENV_IDS: dict[str, tuple[str, dict]] = {
 
 SINGLE_AGENT_ENV_IDS: dict[str, tuple[str, dict]] = {
     "tablegym/Threes-v0": ("tablegym.envs.threes.env:ThreesEnv", dict(hint="+")),
-    "tablegym/Friday-v0": ("tablegym.envs.friday.env:FridayEnv", dict(level=1)),
+    "tablegym/Friday-v1": ("tablegym.envs.friday.env:FridayEnv", dict(level=1)),
     "tablegym/Starship-v0": ("tablegym.envs.starship.env:StarshipEnv", dict(representation="narrow")),
 }
 """Gymnasium id -> (entry point, default keyword arguments) of the single-player games (Gymnasium only)."""

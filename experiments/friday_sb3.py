@@ -11,7 +11,7 @@ training and the masked deterministic policy are threes_sb3's, imported, not cop
 
 What the learner sees (``make_env``), outermost last:
 
-1. ``gymnasium.make("tablegym/Friday-v0", level=L, reward="score")``. The win/loss reward
+1. ``gymnasium.make("tablegym/Friday-v1", level=L, reward="score")``. The win/loss reward
    (+1/-1) carries no signal: no agent so far has won a single game (not even Fridai at
    100,000 states), so every episode would return -1. The score reward pays each step's change
    of the game's score (won hazards, card values, -5 per aging card, -3 per undefeated hazard),
@@ -65,7 +65,7 @@ from tablegym.experiments.threes_sb3 import ScaleObservation, build_model, learn
 
 ALGO = "maskableppo"
 AGENT = f"sb3-{ALGO}"
-ENV_ID = "tablegym/Friday-v0"
+ENV_ID = "tablegym/Friday-v1"
 LEVELS = (1, 2, 3, 4)
 REWARD_SCALE = 10.0
 DEFAULT_RUN_DIR = "runs/friday-sb3-maskableppo"
@@ -99,7 +99,7 @@ class ScaleReward(gymnasium.RewardWrapper):
 
 def make_env(level: int, max_steps: int | None = None) -> gymnasium.Env:
     """The training env at ``level``: score reward, Monitor (true return), scaled obs and reward."""
-    import tablegym.envs  # noqa: F401  (registers tablegym/Friday-v0)
+    import tablegym.envs  # noqa: F401  (registers tablegym/Friday-v1)
     from stable_baselines3.common.monitor import Monitor
 
     env = gymnasium.make(ENV_ID, level=level, reward="score", max_steps=max_steps or default_max_steps())

@@ -83,7 +83,8 @@ GAMES: dict[str, GameEntry] = {
                   searcher="search"),  # chance nodes: the expectiminimax
         GameEntry("threes", _threes, {"hint": str}, "Threes! (single player); hint '+' (default) or 'candidates'"),
         GameEntry("friday", _friday,
-                  {"level": int, "abilities": str, "aging_life": str, "empty_aging": str, "max_life_level4": int},
+                  {"level": int, "abilities": str, "aging_life": str, "empty_aging": str, "below_replacement": str,
+                   "sort_draws": str, "max_life_level4": int},
                   "Friday (single-player deck-building), level 1-4 (default 1)",
                   searcher="bestfirst"),  # Fridai's best-first search
     )

@@ -610,7 +610,8 @@ def test_copy_two_x_exchange_may_replace_the_new_card():
 
 
 def test_copy_sort():
-    s = scenario(hazard=WEAPON4, table=[(MIMICRY1, "L"), (VISION2, "L")], stack={WEAK: 1, GENIUS: 1})
+    s = scenario(hazard=WEAPON4, table=[(MIMICRY1, "L"), (VISION2, "L")], stack={WEAK: 1, GENIUS: 1},
+                 sort_draws="all_at_once")
     s = play(s, use(0), target(1), GENIUS, WEAK)
     assert s.phase_name == "sort the drawn cards"
     s = s.child(sort_action(2, -1, (1, 0)))  # weak on top, then genius
@@ -682,7 +683,7 @@ def test_below_the_pile_can_bring_a_position_back():
     # The spec (Fridai's search): "copy + below the pile can loop". Two deceptions on the left and
     # nothing in the shuffled stack: each puts the other below and draws it straight back, unused.
     # [0] L deception 0  [1] L deception 1
-    s = scenario(hazard=FOOD2, table=[(DECEPTION0, "L"), (DECEPTION1, "L")], aging={})
+    s = scenario(hazard=FOOD2, table=[(DECEPTION0, "L"), (DECEPTION1, "L")], aging={}, below_replacement="forced")
     first = play(s, use(0), target(1))  # deception 1 below, and back onto the left, unused
     assert first.table == [(0, DECEPTION0, "Lu"), (1, DECEPTION1, "L")]
     again = play(first, use(1), target(0), use(0), target(1))
@@ -703,7 +704,7 @@ def test_exchange_replacement_may_reshuffle_the_exchanged_card_back():
 def test_below_the_pile_from_the_left_with_a_replacement_drawn_later_from_the_bottom():
     # [0] L deception 1 (below the pile)  [1] L distracted -1  [2] R weak
     s = scenario(hazard=FOOD2, life=10, table=[(DECEPTION1, "L"), (DISTRACTED, "L"), WEAK],
-                 stack={GENIUS: 1, FOCUSED: 1})
+                 stack={GENIUS: 1, FOCUSED: 1}, below_replacement="forced")
     s = play(s, use(0), target(1))
     # the replacement comes from the shuffled part, never the card just put below
     assert dict(s.chance_outcomes()) == {GENIUS: .5, FOCUSED: .5}
@@ -736,7 +737,7 @@ def test_draw_order_known_top_then_shuffled_middle_then_bottom():
 def test_sort_three_cards_discard_one_reorder_and_draw_in_that_order():
     # further exploring (F 3), [0] L vision 2 (sort 3 cards); stack: 5 shuffled cards
     s = scenario(hazard=FOOD2, life=10, table=[(VISION2, "L")],
-                 stack={GENIUS: 1, WEAK: 1, DISTRACTED: 1, FOCUSED: 2})
+                 stack={GENIUS: 1, WEAK: 1, DISTRACTED: 1, FOCUSED: 2}, sort_draws="all_at_once")
     s = s.child(use(0))
     assert s.current_player() == CHANCE
     s = play(s, GENIUS)
@@ -758,7 +759,8 @@ def test_sort_three_cards_discard_one_reorder_and_draw_in_that_order():
 
 def test_sort_takes_up_to_three_without_a_reshuffle_and_needs_a_stack():
     # 2 cards in the stack, a big discard pile: only the 2 are sorted
-    s = scenario(hazard=FOOD2, table=[(VISION3, "L")], stack={WEAK: 1, GENIUS: 1}, discard={FOCUSED: 3})
+    s = scenario(hazard=FOOD2, table=[(VISION3, "L")], stack={WEAK: 1, GENIUS: 1}, discard={FOCUSED: 3},
+                 sort_draws="all_at_once")
     s = play(s, use(0), WEAK, GENIUS)
     assert len(s.legal_actions()) == 2 + 2  # keep both in either order, or drop one
     assert s.aging_entered == scenario(hazard=FOOD2).aging_entered
@@ -768,8 +770,100 @@ def test_sort_takes_up_to_three_without_a_reshuffle_and_needs_a_stack():
     empty = scenario(hazard=FOOD2, table=[(VISION3, "L")], discard={FOCUSED: 3})
     assert use(0) not in empty.legal_actions()
     # known cards count: one known top card only
-    one = play(scenario(hazard=FOOD2, table=[(VISION3, "L")], top=[GENIUS]), use(0))
+    one = play(scenario(hazard=FOOD2, table=[(VISION3, "L")], top=[GENIUS], sort_draws="all_at_once"), use(0))
     assert one.phase_name == "sort the drawn cards" and len(one.legal_actions()) == 2
+
+
+def test_sort_one_card_at_a_time_may_stop_after_any_card():
+    # the rule text: "draw UP TO 3 cards". Default: one at a time, and the player may stop.
+    # [0] L vision 2 (sort 3 cards); stack: genius, weak, distracted, 2 focused (shuffled)
+    s = scenario(hazard=FOOD2, life=10, table=[(VISION2, "L")],
+                 stack={GENIUS: 1, WEAK: 1, DISTRACTED: 1, FOCUSED: 2})
+    s = play(s, use(0), DISTRACTED)
+    assert s.phase_name == "sort 3 cards: draw another?" and s.legal_actions() == [DONE, EXTRA_DRAW]
+    assert s.action_to_string(EXTRA_DRAW) == "draw another card"
+    one = s.child(DONE)  # seen 1 card: put it back or discard it
+    assert one.phase_name == "sort the drawn cards" and len(one.legal_actions()) == 2
+    one = one.child(sort_action(1, 0, ()))
+    assert counts(one, "discard") == {DISTRACTED: 1} and one.phase_name == "fight"
+    assert counts(one, "stack") == {GENIUS: 1, WEAK: 1, FOCUSED: 2}
+    two = play(s, EXTRA_DRAW, GENIUS)  # a second card, then stop
+    assert two.phase_name == "sort 3 cards: draw another?"
+    two = play(two, DONE, sort_action(2, -1, (1, 0)))  # genius on top, then the distracted
+    assert play(two, DRAW_FREE).table[-1] == (1, GENIUS, "L")
+    three = play(s, EXTRA_DRAW, GENIUS, EXTRA_DRAW, WEAK)  # the third card ends the drawing
+    assert three.phase_name == "sort the drawn cards" and len(three.legal_actions()) == 12
+
+
+def test_sort_stopped_early_keeps_the_known_cards_under_the_sorted_ones():
+    # regression: a sort that stopped before taking every known top card wrote its cards over
+    # them, and the cards left on top vanished from the game. Top: genius, weak, focused (known).
+    s = scenario(hazard=FOOD2, life=10, table=[(VISION2, "L")], top=[GENIUS, WEAK, FOCUSED], stack={DISTRACTED: 1})
+    s = play(s, use(0))  # the known genius is taken at once
+    assert s.phase_name == "sort 3 cards: draw another?"
+    s = play(s, DONE, sort_action(1, -1, (0,)))
+    assert counts(s, "stack") == {GENIUS: 1, WEAK: 1, FOCUSED: 1, DISTRACTED: 1}
+    s = play(s, DRAW_FREE, DRAW_FREE, DRAW_PAID)  # still known, in order: genius, weak, focused
+    assert [c for _, c, _ in s.table[1:]] == [GENIUS, WEAK, FOCUSED] and s.current_player() == 0
+    dropped = play(scenario(hazard=FOOD2, table=[(VISION2, "L")], top=[GENIUS, WEAK]), use(0), DONE,
+                   sort_action(1, 0, ()))
+    assert counts(dropped, "stack") == {WEAK: 1} and counts(dropped, "discard") == {GENIUS: 1}
+
+
+def test_sort_all_at_once_option_takes_min_3_and_the_stack():
+    s = scenario(hazard=FOOD2, table=[(VISION2, "L")], stack={WEAK: 1, GENIUS: 1, FOCUSED: 2},
+                 sort_draws="all_at_once")
+    s = play(s, use(0), WEAK, GENIUS, FOCUSED)
+    assert s.phase_name == "sort the drawn cards" and len(s.legal_actions()) == 12
+
+
+def test_below_the_pile_replacement_is_optional_by_default():
+    # the rule text: Robinson "can" draw a free replacement for a card put below from the left
+    # [0] L deception 1 (below the pile)  [1] L distracted -1  [2] R weak; vs food 2 (green 2)
+    s = scenario(hazard=FOOD2, life=10, table=[(DECEPTION1, "L"), (DISTRACTED, "L"), WEAK],
+                 stack={GENIUS: 1, FOCUSED: 1})
+    s = play(s, use(0), target(1))
+    assert s.phase_name == "below the pile: draw a free replacement?"
+    assert s.legal_actions() == [DONE, EXTRA_DRAW] and s.action_to_string(EXTRA_DRAW) == "draw replacement"
+    assert s.table == [(0, DECEPTION1, "Lu"), (2, WEAK, "")]
+    declined = s.child(DONE)
+    assert declined.phase_name == "fight" and declined.fight() == (1, 2)  # deception 1 + weak 0
+    assert counts(declined, "stack") == {GENIUS: 1, FOCUSED: 1, DISTRACTED: 1}
+    drawn = play(s, EXTRA_DRAW, GENIUS)  # onto the left, and free: no life paid
+    assert drawn.table == [(0, DECEPTION1, "Lu"), (1, GENIUS, "L"), (2, WEAK, "")] and drawn.life == 10
+    # from the right: no replacement, nothing asked
+    right = play(scenario(hazard=FOOD2, table=[(DECEPTION1, "L"), WEAK], stack={GENIUS: 1}), use(0), target(1))
+    assert right.phase_name == "fight"
+
+
+def test_the_official_rule_loses_when_a_draw_needs_an_aging_card_and_none_is_left():
+    # Friedemann Friese's rules change (BGG 1808313), the default: the fighting stack is empty,
+    # the discard pile holds a weak card, the aging stack is empty; the fight's first (mandatory)
+    # free draw needs a reshuffle, which needs an aging card: Robinson loses.
+    s = scenario(hazard=FOOD2, life=15, discard={WEAK: 1}, aging={})
+    assert s.game.spec.options["empty_aging"] == "lose" and s.legal_actions() == [DRAW_FREE]
+    lost = s.child(DRAW_FREE)
+    assert lost.is_terminal() and not lost.won and lost.returns().tolist() == [-1.0]
+    # the same position under the first edition's reading goes on without an aging card
+    old = scenario(hazard=FOOD2, life=15, discard={WEAK: 1}, aging={}, empty_aging="reshuffle").child(DRAW_FREE)
+    assert not old.is_terminal() and old.chance_outcomes() == [(WEAK, 1.0)]
+    # a draw from the stack is fine; the loss comes only with the reshuffle
+    fine = scenario(hazard=FOOD2, life=15, stack={WEAK: 1}, discard={WEAK: 1}, aging={}).child(DRAW_FREE)
+    assert not fine.is_terminal()
+
+
+def test_draw_loses_tells_a_player_which_draws_end_the_game():
+    from tablegym.envs.friday.core import k_draw_loses
+    from tablegym.envs.friday.rollout import k_policy_action
+
+    # behind (1 vs 2) after the mandatory free draw, stack and aging stack empty, discard not
+    s = scenario(hazard=FOOD2, life=15, table=[(FOCUSED, "L")], discard={WEAK: 1}, aging={})
+    assert k_draw_loses(s._s) and DRAW_FREE in s.legal_actions()
+    assert k_policy_action(s._s) == END_FIGHT  # trim takes the 1-life loss, not the lost game
+    assert not k_draw_loses(scenario(hazard=FOOD2, table=[(FOCUSED, "L")], discard={WEAK: 1}, aging={},
+                                     empty_aging="reshuffle")._s)
+    assert not k_draw_loses(scenario(hazard=FOOD2, table=[(FOCUSED, "L")], discard={WEAK: 1},
+                                     aging={STUPID: 1})._s)
 
 
 def test_stop_drawn_on_the_left_ends_the_free_draws():
@@ -879,8 +973,8 @@ def test_table_cards_are_not_reshuffled():
     assert dict(s.chance_outcomes()) == {WEAK: .5, STUPID: .5}
 
 
-def test_empty_aging_stack_reshuffles_without_aging_by_default():
-    s = scenario(hazard=FOOD2, discard={WEAK: 1}, aging={})
+def test_empty_aging_stack_option_reshuffle_goes_on_without_aging():
+    s = scenario(hazard=FOOD2, discard={WEAK: 1}, aging={}, empty_aging="reshuffle")
     s = s.child(DRAW_FREE)
     assert s.chance_outcomes() == [(WEAK, 1.0)]
     assert s.aging_entered == 10
@@ -1226,6 +1320,7 @@ class Tracker:
         self.budget = 0
         self.last_destroyed = -1
         self.sort_n = 0
+        self.sort_max = 0  # cards "sort 3 cards" may take: min(3, stack)
 
     def pirate(self, state: FridayState) -> int | None:
         """The pirate being fought: the one chosen first, then the other."""
@@ -1348,8 +1443,13 @@ class Tracker:
             assert legal == valid_targets(state, src, a)
         elif phase == "2x exchange: exchange again?":
             assert legal == [DONE] + valid_targets(state, self.pending[1], EXCHANGE2)
-        elif phase == "+2 cards: draw the second?":
+        elif phase in ("+2 cards: draw the second?", "below the pile: draw a free replacement?"):
             assert legal == [DONE] + ([EXTRA_DRAW] if can_draw(state) else [])
+            assert self.pending[0] == (CARD2 if phase.startswith("+2") else BELOW)
+            assert self.pending[0] == CARD2 or self.options["below_replacement"] == "optional"
+        elif phase == "sort 3 cards: draw another?":  # one card at a time, "up to 3"
+            assert self.options["sort_draws"] == "one_at_a_time" and self.sort_n < self.sort_max
+            assert legal == [DONE, EXTRA_DRAW]
         elif phase == "sort the drawn cards":
             assert len(legal) == SORT_CHOICES[self.sort_n]
         elif phase == "destroy cards after the loss":
@@ -1381,8 +1481,14 @@ class Tracker:
         if action == DRAW_PAID:  # 1 life, 2 against the 7/16
             self.ended = True
             self.expect = (rows, "R", before.life - (2 if self.pirate(before) == P7_16 else 1))
-        if action == EXTRA_DRAW:
+        if action == EXTRA_DRAW and before.phase_name == "sort 3 cards: draw another?":
+            self.sort_n += 1
+        elif action == EXTRA_DRAW and before.phase_name == "below the pile: draw a free replacement?":
+            self.expect = (rows, "L", before.life)
+        elif action == EXTRA_DRAW:
             self.expect = (rows, "R", before.life)
+        if action == DONE and before.phase_name == "sort 3 cards: draw another?":
+            assert after.phase_name == "sort the drawn cards"
         if USE_BASE <= action < TARGET_BASE:
             slot = action - USE_BASE
             self.ability(before, after, int(ABILITY[rows[slot][0]]), slot)
@@ -1400,8 +1506,11 @@ class Tracker:
                 assert cards_at(after)[j][0] == card and set(cards_at(after)[j][1]) == set(flags) | {"2"}
             elif a in (EXCHANGE1, EXCHANGE2, BELOW):
                 rest = {slot: row for slot, row in rows.items() if slot != j}
-                if a != BELOW or "L" in flags:  # a replacement onto the same side
+                optional = a == BELOW and self.options["below_replacement"] == "optional"
+                if (a != BELOW or "L" in flags) and not optional:  # a replacement onto the same side
                     self.expect = (rest, "L" if "L" in flags else "R", before.life)
+                elif optional and "L" in flags:  # the replacement "can" be drawn: asked next
+                    assert cards_at(after) == rest and after.phase_name == "below the pile: draw a free replacement?"
                 else:
                     assert cards_at(after) == rest
                     assert after.zone("stack")[card] == before.zone("stack")[card] + 1
@@ -1423,7 +1532,8 @@ class Tracker:
         elif a in (CARD1, CARD2):
             self.expect = (cards_at(before), "R", before.life)
         elif a == SORT:
-            self.sort_n = min(3, int(before.zone("stack").sum()))
+            self.sort_max = min(3, int(before.zone("stack").sum()))
+            self.sort_n = self.sort_max if self.options["sort_draws"] == "all_at_once" else 1
 
     def end_fight(self, before: FridayState, after: FridayState, charge_when_drawn: bool) -> None:
         tot, h = before.fight()
@@ -1535,7 +1645,8 @@ def play_game(state: FridayState, rng: np.random.Generator, greedy: float, stats
     return actions
 
 
-OPTION_SETS = [{}, {"abilities": "after_free"}, {"aging_life": "when_drawn"}, {"empty_aging": "lose"}]
+OPTION_SETS = [{}, {"abilities": "after_free"}, {"aging_life": "when_drawn"}, {"empty_aging": "reshuffle"},
+               {"below_replacement": "forced", "sort_draws": "all_at_once"}]
 STRONG_DECK = {DISTRACTED: 5, WEAK: 8, EATING: 1, FOCUSED: 3, GENIUS: 1, WEAPON4: 2, WEAPON2: 2, REALIZATION3: 1,
                EXPERIENCE3: 1, STRATEGY3: 1, VISION3: 1, REPEAT2: 1, MIMICRY1: 1, DECEPTION1: 1, EQUIPMENT: 2,
                STRATEGY0: 2, BOOKS: 1, FOOD1: 2, REALIZATION1: 1, VISION2: 1}
@@ -1580,7 +1691,8 @@ def test_random_play_reaches_every_phase_and_wins_some_games():
         play_game(late_start(1 + stats.games % 4, rng, {}), rng, greedy=1.0, stats=stats)
     assert stats.phases == {"choose a hazard", "fight", "choose a target", "+2 cards: draw the second?",
                             "2x exchange: exchange again?", "sort the drawn cards",
-                            "destroy cards after the loss", "choose the pirate to fight first"}
+                            "destroy cards after the loss", "choose the pirate to fight first",
+                            "sort 3 cards: draw another?", "below the pile: draw a free replacement?"}
     assert {"sort", SKIP, CONCEDE, EXTRA_DRAW, DONE} <= stats.actions
     assert stats.won > 0
 
@@ -1660,7 +1772,8 @@ def test_search_sampler_draws_with_the_chance_probabilities():
 
 def test_action_names_round_trip():
     s = scenario(step=1, hazard=FOOD2, table=[(VISION2, "L"), (STRATEGY0, "L"), GENIUS], stack={WEAK: 3, FOCUSED: 1})
-    for state in (s, play(s, use(1)), play(s, use(0), WEAK, WEAK, FOCUSED), play(s, END_FIGHT)):
+    sorting = play(s, use(0), WEAK)  # "sort 3 cards: draw another?"
+    for state in (s, play(s, use(1)), sorting, play(sorting, EXTRA_DRAW, WEAK, EXTRA_DRAW, FOCUSED), play(s, END_FIGHT)):
         assert state.current_player() == 0
         for a in state.legal_actions():
             assert state.string_to_action(state.action_to_string(a)) == a

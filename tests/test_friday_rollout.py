@@ -153,8 +153,11 @@ DECEPTION_0, DECEPTION_1 = 4, 9
 
 def _loop_fight() -> FridayState:
     """The pirates at life 0, two "below the pile" cards on the left and nothing else to draw:
-    each puts the other below the empty stack and draws it straight back, face up and unused."""
-    return scenario(pirate=0, pirates=(0, 1), table=[(DECEPTION_0, "L"), (DECEPTION_1, "L")], life=0)
+    each puts the other below the empty stack and draws it straight back, face up and unused
+    (the replacement forced, as in the first reading; with it optional the loop is the same plus
+    one "draw replacement" decision a turn)."""
+    return scenario(pirate=0, pirates=(0, 1), table=[(DECEPTION_0, "L"), (DECEPTION_1, "L")], life=0,
+                    below_replacement="forced")
 
 
 def test_two_below_the_pile_cards_bring_a_fight_back_to_where_it_was():

@@ -166,7 +166,8 @@ def rule_action(state: FridayState, rng: np.random.Generator | None = None) -> i
     Hazard choice: the lower value at the current step (ties: the better knowledge card); a last
     single hazard worth more than 6 is skipped. Pirates: the lower printed value first. Fights:
     use +life at once, destroy/exchange/below-the-pile the most negative card, double the
-    highest, draw extra cards; draw free cards while behind; pay for up to two cards while the
+    highest, draw extra cards (a replacement after "below the pile" only while behind; all three
+    cards of "sort 3 cards"); draw free cards while behind; pay for up to two cards while the
     deficit is at most 2 and life is above 5 (always against pirates); otherwise take the loss and destroy
     the most negative cards the budget allows.
     """
@@ -195,8 +196,8 @@ def rule_action(state: FridayState, rng: np.random.Generator | None = None) -> i
     table = [(slot, card, flags) for slot, card, flags in _slots(state) if _face_up(flags)]
     if phase == P_TARGET:
         return _target_choice(state, legal, table)
-    if phase == P_EXTRA:
-        return EXTRA_DRAW if behind and EXTRA_DRAW in legal else DONE
+    if phase == P_EXTRA:  # +2 cards, below the pile: draw while behind; sort 3 cards: see all 3
+        return EXTRA_DRAW if (behind or state._s[AB_KIND] == SORT) and EXTRA_DRAW in legal else DONE
     if phase == P_EXCHANGE_MORE:
         worst = _worst(table, legal, TARGET_BASE)
         return worst if behind and worst is not None and VALUE[state._s[SLOT_CARD + worst - TARGET_BASE]] <= 0 else DONE

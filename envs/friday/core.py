@@ -19,9 +19,12 @@ Action ids (one flat space; ``action_to_string`` names them)::
     3 DRAW_FREE    draw a free card onto the left
     4 DRAW_PAID    pay 1 life (2 against the 7/16 pirate) for a card on the right
     5 END_FIGHT    compare and resolve (behind: a deliberate loss; pirates: only when ahead)
-    6 DONE         stop a multi-part ability early (+2 cards, 2x exchange); finish destroying
+    6 DONE         stop a multi-part ability early (+2 cards, 2x exchange, sort 3 cards), decline
+                   the replacement after "below the pile"; finish destroying
     7 STOP_FREE    end the free draws (only with abilities="after_free")
-    8 EXTRA_DRAW   the second card of "+2 cards"
+    8 EXTRA_DRAW   one more card: the second of "+2 cards", the next of "sort 3 cards"
+                   (sort_draws="one_at_a_time"), the free replacement after "below the pile"
+                   (below_replacement="optional")
     9 CONCEDE      give up (pirate fights only; the game is lost)
     10, 11         PIRATE_0, PIRATE_1: the pirate to fight first
     12 + i         USE the ability of table slot i                    (i < MAX_SLOTS)
@@ -31,7 +34,7 @@ Action ids (one flat space; ``action_to_string`` names them)::
 
 Readings of the spec where it is silent: copying "step -1" makes the copy count as one more
 step -1 card while face up; "sort 3 cards" takes up to 3 cards without a reshuffle and is not
-offered on an empty stack; "highest card = 0" zeroes the highest positive values (after
+offered on an empty stack (one at a time by default, options in ``FridayGame``); "highest card = 0" zeroes the highest positive values (after
 doubling); against the 9/22 pirate the zeroing comes before the half is chosen; a "stop" that
 ended the free draws keeps them ended if it is destroyed later; any card drawn onto the left
 (a replacement too) ends them if it is a "stop"; the loss destroy choice is made one slot at a
@@ -41,14 +44,16 @@ cards on the left with an empty stack), so searches keep a cycle guard and the e
 Compact state (int8; ``SIZE`` slots)::
 
     [0] life  [1] max life  [2] level  [3] step 0-2 green/yellow/red, 3 pirates  [4] phase
-    [5] pending chance draw  [6] result 0 ongoing / 1 won / 2 lost  [7-9] options
+    [5] pending chance draw  [6] result 0 ongoing / 1 won / 2 lost  [7-9] options (abilities,
+    aging_life, empty_aging; the other two after SLOT_FLAG)
     [10] hazard fought (-1)  [11] pirate fought (0/1, -1)  [12] free cards allowed  [13] drawn
     [14] free draws ended  [15-16] drawn hazards  [17-18] the two pirates  [19] pirates beaten
     (bits)  [20] aging cards entered  [21] ability in use  [22] its source slot  [23] its parts
     left  [24] replacement side  [25] draw destination  [26] sort cards  [27-29] them
     [30] destroy budget left  [31] last slot destroyed  [32] hazards to draw  [33] TOP count
     [34-36] TOP  [37] BOTTOM count  then the arrays MID, DISC (38 each), HSTACK, HDISC (24
-    each), AGING (9), PIRATE_POOL (10), BOTTOM (64), SLOT_CARD, SLOT_FLAG (40 each).
+    each), AGING (9), PIRATE_POOL (10), BOTTOM (64), SLOT_CARD, SLOT_FLAG (40 each), then the
+    options below_replacement and sort_draws (1 each).
 """
 
 from __future__ import annotations
@@ -83,7 +88,9 @@ PIRATE_POOL = AGING_STACK + NUM_AGING_TYPES
 BOTTOM = PIRATE_POOL + NUM_PIRATES
 SLOT_CARD = BOTTOM + BOTTOM_CAP
 SLOT_FLAG = SLOT_CARD + MAX_SLOTS
-SIZE = (SLOT_FLAG + MAX_SLOTS + 7) // 8 * 8  # padded so the key can hash 64-bit words
+OPT_BELOW = SLOT_FLAG + MAX_SLOTS  # two later options, after the arrays
+OPT_SORT = OPT_BELOW + 1
+SIZE = (OPT_SORT + 1 + 7) // 8 * 8  # padded so the key can hash 64-bit words
 
 # Slot flags.
 F_LEFT, F_DESTROYED, F_DOUBLED, F_USED, F_COPIED_STEP = 1, 2, 4, 8, 16
@@ -94,11 +101,18 @@ PHASE_NAMES = ("choose a hazard", "fight", "choose a target", "+2 cards: draw th
                "2x exchange: exchange again?", "sort the drawn cards", "destroy cards after the loss",
                "choose the pirate to fight first", "game over", "setup")
 
+EXTRA_PHASE_NAMES = {SORT: "sort 3 cards: draw another?", BELOW: "below the pile: draw a free replacement?"}
+"""P_EXTRA's name when the ability drawing is not "+2 cards"."""
+
 # Pending chance draws.
 PD_NONE, PD_DRAW, PD_AGING, PD_HAZARD, PD_PIRATE, PD_SETUP_AGING = range(6)
 # Where a drawn fighting card goes.
 D_FREE, D_PAID, D_EXTRA, D_REPLACE, D_SORT = range(5)
 ONGOING, WON, LOST = 0, 1, 2
+# Option codes (the index in OPTION_VALUES) the kernels test.
+EMPTY_LOSE = 0
+BELOW_OPTIONAL = 0
+SORT_ONE_AT_A_TIME = 0
 
 # Actions.
 FIGHT_0, FIGHT_1, SKIP, DRAW_FREE, DRAW_PAID, END_FIGHT, DONE, STOP_FREE, EXTRA_DRAW, CONCEDE, PIRATE_0, PIRATE_1 = range(12)
@@ -128,7 +142,9 @@ NUM_OUTCOMES = NUM_TYPES + NUM_PIRATES
 OPTION_VALUES = {
     "abilities": ("any_time", "after_free"),
     "aging_life": ("at_resolution", "when_drawn"),
-    "empty_aging": ("reshuffle", "lose"),
+    "empty_aging": ("lose", "reshuffle"),
+    "below_replacement": ("optional", "forced"),
+    "sort_draws": ("one_at_a_time", "all_at_once"),
 }
 """Every uncertain rule of the spec, default first."""
 
@@ -154,6 +170,14 @@ def _can_draw(s):
     if _stack_size(s) + _total(s, DISC, NUM_TYPES) > 0:
         return True
     return _total(s, AGING_STACK, NUM_AGING_TYPES) > 0
+
+
+@njit(cache=True)
+def k_draw_loses(s):
+    """Drawing a fighting card now loses the game: the stack is empty and the reshuffle would
+    need an aging card, but none is left (``empty_aging="lose"``). Players use it to avoid a
+    draw they can decline."""
+    return s[OPT_EMPTY] == EMPTY_LOSE and _stack_size(s) == 0 and _total(s, AGING_STACK, NUM_AGING_TYPES) == 0
 
 
 @njit(cache=True)
@@ -265,7 +289,7 @@ def fight_total(s):
 # ---- setting up and moving between turns --------------------------------------------------------
 
 @njit(cache=True)
-def k_new(level, opt_timing, opt_charge, opt_empty, max_life_level4):
+def k_new(level, opt_timing, opt_charge, opt_empty, opt_below, opt_sort, max_life_level4):
     """The state before the setup draws (pirate reveals, and the level 2+ aging card)."""
     s = np.zeros(SIZE, dtype=np.int8)
     s[LIFE] = 18 if level == 4 else 20
@@ -274,6 +298,8 @@ def k_new(level, opt_timing, opt_charge, opt_empty, max_life_level4):
     s[OPT_TIMING] = opt_timing
     s[OPT_CHARGE] = opt_charge
     s[OPT_EMPTY] = opt_empty
+    s[OPT_BELOW] = opt_below
+    s[OPT_SORT] = opt_sort
     for k in (FIGHT, PFIGHT, CHOICE_A, CHOICE_B, PIRATE_A, PIRATE_B, AB_SRC, DESTROY_LAST):
         s[k] = -1
     for t in range(NUM_TYPES):
@@ -363,6 +389,9 @@ def _place(s, card, dest):
         s[SORT_N] += 1
         s[AB_LEFT] -= 1
         if s[AB_LEFT] > 0:
+            if s[OPT_SORT] == SORT_ONE_AT_A_TIME:
+                s[PHASE] = P_EXTRA  # draw another, or stop and arrange these
+                return False
             return True
         s[PHASE] = P_SORT
         return False
@@ -410,7 +439,7 @@ def _take_known(s):
         return card
     if _total(s, AGING_STACK, NUM_AGING_TYPES) > 0:
         s[PENDING] = PD_AGING  # the stack is empty: an aging card joins the discard pile first
-    elif s[OPT_EMPTY] == 1:
+    elif s[OPT_EMPTY] == EMPTY_LOSE:
         _lose(s)
     else:
         _reshuffle(s)
@@ -646,7 +675,7 @@ def k_moves(s, out):
     if phase == P_EXTRA:
         out[n] = DONE
         n += 1
-        if _can_draw(s) and _free_slot(s) >= 0:
+        if s[AB_KIND] == SORT or (_can_draw(s) and _free_slot(s) >= 0):  # sort: AB_LEFT <= stack size
             out[n] = EXTRA_DRAW
             n += 1
         return n
@@ -728,6 +757,9 @@ def _target(s, j):
         s[SLOT_FLAG + j] = 0
         if left:
             s[AB_SIDE] = 1
+            if s[OPT_BELOW] == BELOW_OPTIONAL:
+                s[PHASE] = P_EXTRA  # the replacement "can" be drawn
+                return
             _draw(s, D_REPLACE)
             return
     s[PHASE] = P_FIGHT
@@ -841,12 +873,20 @@ def k_apply(s, a):
     elif a == CONCEDE:
         _lose(s)
     elif a == EXTRA_DRAW:
-        s[AB_LEFT] = 0
-        _draw(s, D_EXTRA)
+        if s[AB_KIND] == SORT:
+            _draw(s, D_SORT)
+        elif s[AB_KIND] == BELOW:
+            _draw(s, D_REPLACE)
+        else:
+            s[AB_LEFT] = 0
+            _draw(s, D_EXTRA)
     elif a == DONE:
         if phase == P_DESTROY:
             _clear_table(s)
             _next_turn(s)
+        elif s[AB_KIND] == SORT:  # stop drawing: arrange the cards drawn so far
+            s[AB_LEFT] = 0
+            s[PHASE] = P_SORT
         else:
             s[PHASE] = P_FIGHT
             s[AB_KIND] = NONE
@@ -877,9 +917,12 @@ def k_apply(s, a):
             if idx >= 0:
                 kept[m] = s[SORT0 + idx]
                 m += 1
+        rest = s[TOP_N]  # cards still on top when the sort stopped early (TOP is drawn first,
+        for r in range(rest - 1, -1, -1):  # so kept + rest <= 3): they stay under the kept ones
+            s[TOP0 + m + r] = s[TOP0 + r]
         for r in range(m):
             s[TOP0 + r] = kept[r]
-        s[TOP_N] = m
+        s[TOP_N] = m + rest
         s[SORT_N] = 0
         s[PHASE] = P_FIGHT
         s[AB_KIND] = NONE
@@ -1062,9 +1105,28 @@ class FridayGame(Game):
     - ``abilities``: "any_time" (during the whole fight) or "after_free" (once the free draws
       end, as in the Fridai engine).
     - ``aging_life``: "-1/-2 life" aging cards charge "at_resolution" of the fight or "when_drawn".
-    - ``empty_aging``: a reshuffle with no aging card left does "reshuffle" without aging, or
-      "lose"s the game (the later official clarification).
+    - ``empty_aging``: a reshuffle with no aging card left "lose"s the game (Friedemann Friese's
+      official rules change, BoardGameGeek thread 1808313 "Friday: official rules change", which
+      the Fridai engine implements), or does "reshuffle" without aging (the first edition's
+      silence, read literally; this project's default until issue 28).
+    - ``below_replacement``: after "below the pile" takes a card from the left, the free
+      replacement is "optional" (the rule text: Robinson "can" draw one) or "forced".
+    - ``sort_draws``: "sort 3 cards" draws its cards "one_at_a_time", and the player may stop
+      after any of them (the text's "up to 3 cards"), or "all_at_once" (min(3, stack)).
     - ``max_life_level4``: 22, or 20 at level 4.
+
+    Readings no option covers, and the source each follows (rules/friday.md unless named):
+
+    - "very stupid" (-3) is in the aging stack at levels 3 and 4 only (the rulebook's level
+      table; the Fridai engine agrees).
+    - Level 4 starts at 18 life with the maximum at 22, as at the other levels; the maximum of
+      20 is the option above (the rulebook names only the start).
+    - "-1/-2 life" aging cards in a pirate fight charge like in a hazard fight, at the fight's
+      resolution (a fight won against the pirate still pays them; a player at 0 who cannot pay
+      dies then, though the pirate's value was reached) - the same timing option applies.
+    - "highest card = 0" zeroes the highest face-up value after doubling, one card for each such
+      aging card (the card's text acts on values; the Fridai engine zeroes after doubling too).
+      A doubled card is the highest if its doubled value is.
 
     >>> import numpy as np
     >>> from tablegym.envs.friday.core import FridayGame, sample_chance
@@ -1074,10 +1136,12 @@ class FridayGame(Game):
     """
 
     def __init__(self, level: int = 1, abilities: str = "any_time", aging_life: str = "at_resolution",
-                 empty_aging: str = "reshuffle", max_life_level4: int = 22) -> None:
+                 empty_aging: str = "lose", below_replacement: str = "optional", sort_draws: str = "one_at_a_time",
+                 max_life_level4: int = 22) -> None:
         if level not in (1, 2, 3, 4):
             raise ValueError(f"Friday level must be 1, 2, 3 or 4, got {level!r}")
-        chosen = {"abilities": abilities, "aging_life": aging_life, "empty_aging": empty_aging}
+        chosen = {"abilities": abilities, "aging_life": aging_life, "empty_aging": empty_aging,
+                  "below_replacement": below_replacement, "sort_draws": sort_draws}
         for name, value in chosen.items():
             if value not in OPTION_VALUES[name]:
                 raise ValueError(f"Friday option {name!r} must be one of {OPTION_VALUES[name]}, got {value!r}")
@@ -1181,6 +1245,8 @@ class FridayState(State):
 
     @property
     def phase_name(self) -> str:
+        if self.phase == P_EXTRA:  # one phase, "draw one more card or stop", for three abilities
+            return EXTRA_PHASE_NAMES.get(int(self._s[AB_KIND]), PHASE_NAMES[P_EXTRA])
         return PHASE_NAMES[self.phase]
 
     @property
@@ -1338,6 +1404,8 @@ def action_name(a: int, s: np.ndarray | None = None) -> str:
     """A readable name of action ``a`` (with the card it names when the state ``s`` is given)."""
     names = ("fight first hazard", "fight second hazard", "skip hazard", "draw free", "draw paid", "end fight",
              "done", "stop free draws", "draw second card", "concede", "fight first pirate", "fight second pirate")
+    if a == EXTRA_DRAW and s is not None and s[PHASE] == P_EXTRA and s[AB_KIND] in (SORT, BELOW):
+        return "draw another card" if s[AB_KIND] == SORT else "draw replacement"
     if a < USE_BASE:
         return names[a]
 

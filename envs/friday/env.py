@@ -86,7 +86,8 @@ class FridayEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
     | 5         | end the fight: compare and resolve (a deliberate loss when behind)     |
     | 6         | done: stop a multi-part ability early, or finish destroying            |
     | 7         | stop the free draws (only with ``abilities="after_free"``)             |
-    | 8         | draw the second card of "+2 cards"                                     |
+    | 8         | draw one more card: "+2 cards"' second, "sort 3 cards"' next, the free |
+    |           | replacement after "below the pile" (DONE, 6, declines)                 |
     | 9         | concede a pirate fight (the game is lost)                              |
     | 10, 11    | fight the first / second pirate first                                  |
     | 12 + i    | use the ability of table slot i (i < 40)                               |
@@ -152,18 +153,21 @@ class FridayEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
     ## Arguments
 
     ```python
-    gymnasium.make("tablegym/Friday-v0")
-    gymnasium.make("tablegym/Friday-v0", level=1, abilities="any_time", aging_life="at_resolution",
-                   empty_aging="reshuffle", max_life_level4=22, reward="win", illegal_action="raise",
-                   max_steps=2000, render_mode="rgb_array")
+    gymnasium.make("tablegym/Friday-v1")
+    gymnasium.make("tablegym/Friday-v1", level=1, abilities="any_time", aging_life="at_resolution",
+                   empty_aging="lose", below_replacement="optional", sort_draws="one_at_a_time",
+                   max_life_level4=22, reward="win", illegal_action="raise", max_steps=2000,
+                   render_mode="rgb_array")
     ```
 
     - ``level``: difficulty 1-4 (rules/friday.md, "Setup by level").
-    - ``abilities``, ``aging_life``, ``empty_aging``, ``max_life_level4``: the rule options
-      of ``FridayGame`` (default first): abilities "any_time" or "after_free" (only after the
-      free draws, as in the Fridai engine); "-1/-2 life" aging cards charge "at_resolution" or
-      "when_drawn"; a reshuffle with no aging card left does "reshuffle" or "lose"s; maximum
-      life 22 or 20 at level 4.
+    - ``abilities``, ``aging_life``, ``empty_aging``, ``below_replacement``, ``sort_draws``,
+      ``max_life_level4``: the rule options of ``FridayGame`` (default first): abilities
+      "any_time" or "after_free" (only after the free draws, as in the Fridai engine); "-1/-2
+      life" aging cards charge "at_resolution" or "when_drawn"; a reshuffle with no aging card
+      left "lose"s (the official rules change) or does "reshuffle"; the free replacement after
+      "below the pile" is "optional" or "forced"; "sort 3 cards" draws "one_at_a_time" (may
+      stop) or "all_at_once"; maximum life 22 or 20 at level 4.
     - ``reward``: "win" or "score" (see Rewards).
     - ``illegal_action``: "raise" (default): an illegal action raises ``IllegalActionError``
       (a ``ValueError``) naming it and the legal actions, in words too. "penalty": see
@@ -178,6 +182,10 @@ class FridayEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
 
     ## Version History
 
+    - v1: the official rules by default: ``empty_aging="lose"``; the free replacement after
+      "below the pile" is optional and "sort 3 cards" draws one card at a time, so a decision
+      "draw another card or stop" (DONE / EXTRA_DRAW) can follow either. v0's rules are
+      ``empty_aging="reshuffle", below_replacement="forced", sort_draws="all_at_once"``.
     - v0: initial release.
     """
 
@@ -189,7 +197,9 @@ class FridayEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
         level: int = 1,
         abilities: str = "any_time",
         aging_life: str = "at_resolution",
-        empty_aging: str = "reshuffle",
+        empty_aging: str = "lose",
+        below_replacement: str = "optional",
+        sort_draws: str = "one_at_a_time",
         max_life_level4: int = 22,
         reward: str = "win",
         illegal_action: str = "raise",
@@ -205,6 +215,7 @@ class FridayEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.game = FridayGame(level=level, abilities=abilities, aging_life=aging_life, empty_aging=empty_aging,
+                               below_replacement=below_replacement, sort_draws=sort_draws,
                                max_life_level4=max_life_level4)
         self.reward = reward
         self.illegal_action = illegal_action

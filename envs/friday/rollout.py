@@ -12,8 +12,9 @@ the opening; rollouts from later positions are shorter).
 expect to beat is still fought, to lose on purpose, while life is above ``TRIM_LIFE`` and junk is
 left in the deck; after a loss it destroys junk by how bad it is per destroy cost, the 0-value
 "weak" cards included (Fridai's filter keeps every card whose rating is not negative); it pays
-for a card only when the deficit is small and life above ``PAY_LIFE``. Everything it reads is
-public: counts of the cards owned and of the fighting stack, never their hidden order.
+for a card only when the deficit is small and life above ``PAY_LIFE``. Under the official
+empty-aging rule it declines a draw that would end the game (``k_draw_loses``) when it can end
+the fight instead. Everything it reads is public: counts of the cards owned and of the fighting stack, never their hidden order.
 
 A rollout is valued by a Friday evaluator (``heuristics.EVALUATORS``, or a learned network):
 by default ``outcome`` at the end of the game, the score plus 10 per step reached plus 100 for a
@@ -38,8 +39,8 @@ from tablegym.envs.friday.core import (AB_KIND, BOTTOM, BOTTOM_N, CHOICE_A, CHOI
                                        P_EXCHANGE_MORE, P_EXTRA, P_HAZARD, P_PIRATE, P_SORT, P_TARGET, PD_NONE,
                                        PENDING, PHASE, PIRATE_0, PIRATE_1, PIRATE_A, PIRATE_B, RESULT, SKIP,
                                        SLOT_CARD, SLOT_FLAG, SORT0, SORT_BASE, SORT_OPTIONS, STEPI, TARGET_BASE, TOP0,
-                                       TOP_N, USE_BASE, fight_target, fight_total, k_apply, k_moves, k_owned,
-                                       k_sample_split)
+                                       TOP_N, USE_BASE, fight_target, fight_total, k_apply, k_draw_loses, k_moves,
+                                       k_owned, k_sample_split)
 from tablegym.search.bestfirst import EVAL8_T, STATE8_T
 
 TRIM_LIFE = 9.0
@@ -233,15 +234,19 @@ def _fight_choice(s, moves, n, owned):
     target = fight_target(s)
     if total >= target:
         return END_FIGHT if has_end else moves[0]
+    safe = not k_draw_loses(s)  # a draw now would end the game (the official empty-aging rule)
+    if not safe and has_end:
+        has_free = has_paid = False
     negative = _table_has(s, -1)
     positive = _table_has(s, 1)
     for k in range(n):
         a = moves[k]
         if USE_BASE <= a < TARGET_BASE:
             ability = ABILITY[s[SLOT_CARD + a - USE_BASE]]
-            if ability == CARD1 or ability == CARD2 or ability == SORT:
+            if (ability == CARD1 or ability == CARD2) and safe or ability == SORT:
                 return a
-            if negative and (ability == DESTROY or ability == EXCHANGE1 or ability == EXCHANGE2 or ability == BELOW):
+            if negative and (ability == DESTROY or (ability == EXCHANGE1 or ability == EXCHANGE2) and safe
+                             or ability == BELOW):
                 return a
             if positive and ability == DOUBLE:
                 return a
@@ -286,9 +291,9 @@ def k_policy(s, moves, owned):
     if phase == P_TARGET:
         return _target_choice(s, moves, n)
     behind = fight_total(s) < fight_target(s)
-    if phase == P_EXTRA:
+    if phase == P_EXTRA:  # +2 cards / below the pile: draw while behind; sort: see all 3
         for k in range(n):
-            if behind and moves[k] == EXTRA_DRAW:
+            if moves[k] == EXTRA_DRAW and (s[AB_KIND] == SORT or behind and not k_draw_loses(s)):
                 return EXTRA_DRAW
         return DONE
     if phase == P_EXCHANGE_MORE:
@@ -299,7 +304,7 @@ def k_policy(s, moves, owned):
             if 0 <= j < MAX_SLOTS and VALUE[s[SLOT_CARD + j]] < best:
                 best = VALUE[s[SLOT_CARD + j]]
                 best_a = moves[k]
-        return best_a if behind and best_a >= 0 and best <= 0 else DONE
+        return best_a if behind and best_a >= 0 and best <= 0 and not k_draw_loses(s) else DONE
     return _fight_choice(s, moves, n, owned)
 
 

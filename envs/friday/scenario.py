@@ -29,7 +29,7 @@ from tablegym.envs.friday.core import (AB_SRC, AGING_IN, AGING_STACK, BEATEN, BO
                                        CHOICE_A, CHOICE_B, DESTROY_LAST, DISC, F_COPIED_STEP, F_DESTROYED,
                                        F_DOUBLED, F_LEFT, F_USED, FIGHT, FREE_ALLOWED, FREE_DRAWN, FREE_ENDED,
                                        HAZ_NEED, HDISC, HSTACK, LEVEL, LIFE, MAX_SLOTS, MAXLIFE, MID,
-                                       OPT_CHARGE, OPT_EMPTY, OPT_TIMING, P_FIGHT, P_HAZARD, P_PIRATE, PD_HAZARD,
+                                       OPT_BELOW, OPT_CHARGE, OPT_EMPTY, OPT_SORT, OPT_TIMING, P_FIGHT, P_HAZARD, P_PIRATE, PD_HAZARD,
                                        PD_NONE, PENDING, PFIGHT, PHASE, PIRATE_A, PIRATE_B, PIRATE_POOL, SIZE,
                                        SLOT_CARD, SLOT_FLAG, STEPI, TOP0, TOP_N, FridayGame, FridayState)
 
@@ -107,7 +107,8 @@ def scenario(*, level: int = 1, life: int | None = None, step: int | None = None
              table: Sequence[TableCard] = (), free_drawn: int | None = None, free_ended: bool | None = None,
              stack: Pile = (), top: Sequence[int] = (), bottom: Sequence[int] = (), discard: Pile = (),
              aging: Pile | None = None, hazards: Pile | None = None, hazard_discard: Pile = (),
-             abilities: str = "any_time", aging_life: str = "at_resolution", empty_aging: str = "reshuffle",
+             abilities: str = "any_time", aging_life: str = "at_resolution", empty_aging: str = "lose",
+             below_replacement: str = "optional", sort_draws: str = "one_at_a_time",
              max_life_level4: int = 22) -> FridayState:
     """Build a Friday position in the middle of a fight (or at the start of a turn) from its cards.
 
@@ -142,7 +143,7 @@ def scenario(*, level: int = 1, life: int | None = None, step: int | None = None
     (11, [(25, 1.0)])
     """
     game = FridayGame(level=level, abilities=abilities, aging_life=aging_life, empty_aging=empty_aging,
-                      max_life_level4=max_life_level4)
+                      below_replacement=below_replacement, sort_draws=sort_draws, max_life_level4=max_life_level4)
     total = card_total(level)
     max_life = max_life_level4 if level == 4 else 22
     life = (18 if level == 4 else 20) if life is None else life
@@ -213,7 +214,7 @@ def scenario(*, level: int = 1, life: int | None = None, step: int | None = None
     s[LIFE] = life
     s[MAXLIFE] = max_life
     s[LEVEL] = level
-    s[OPT_TIMING], s[OPT_CHARGE], s[OPT_EMPTY] = game.codes
+    s[OPT_TIMING], s[OPT_CHARGE], s[OPT_EMPTY], s[OPT_BELOW], s[OPT_SORT] = game.codes
     s[STEPI] = step
     for k in (FIGHT, PFIGHT, CHOICE_A, CHOICE_B, AB_SRC, DESTROY_LAST):
         s[k] = -1
