@@ -155,14 +155,18 @@ starship-results: install
 # states: about 1.5 s a game, 25 min on two cores for 4 x 500 games. At 100,000: 13-22 s a game,
 # about 9 CPU-hours for 4 x 500. Finished games are appended to the JSONL files; a rerun resumes.
 FRIDAY := $(PY) -m tablegym.experiments.friday_eval
+# Default rule options: the official empty-aging rule (issue 28). The first reading's records
+# ("reshuffle without aging", forced replacement, sort all at once) are in results/friday_reshuffle/;
+# --against pairs every agent with its own games there on the same deals. Fridai at 100,000 states
+# was not re-run under the official rule (its games end in yellow, far from an empty aging stack).
+FRIDAY_OLD := results/friday_reshuffle
 friday-results: install
 	$(FRIDAY) random --games 500 --seed 0 --no-progress --out results/friday_random.jsonl
 	$(FRIDAY) rules --games 500 --seed 0 --no-progress --out results/friday_rules.jsonl
 	$(FRIDAY) "bestfirst:nodes=10000" --games 500 --workers 2 --seed 0 --no-progress --out results/friday_fridai_10k.jsonl
-	$(FRIDAY) "bestfirst:nodes=100000" --games 500 --workers 2 --seed 0 --no-progress \
-		--out results/friday_fridai_100k.jsonl
 	$(FRIDAY) --report results/friday_random.jsonl results/friday_rules.jsonl results/friday_fridai_10k.jsonl \
-		results/friday_fridai_100k.jsonl --baseline "bestfirst:nodes=10000" | tee results/friday.md
+		--baseline "bestfirst:nodes=10000" --against $(FRIDAY_OLD)/friday_random.jsonl \
+		$(FRIDAY_OLD)/friday_rules.jsonl $(FRIDAY_OLD)/friday_fridai_10k.jsonl | tee results/friday.md
 	$(TG) bench friday | tee results/bench_friday.txt
 
 # Flat Monte-Carlo planning (envs/friday/rollout.py): every legal action valued by 256 whole-game
@@ -171,7 +175,8 @@ friday-mc: install
 	$(FRIDAY) trim --games 500 --seed 0 --no-progress --out results/friday_trim.jsonl
 	$(FRIDAY) "mc:rollouts=256" --games 500 --workers 2 --seed 0 --no-progress --out results/friday_mc_256.jsonl
 	$(FRIDAY) --report results/friday_rules.jsonl results/friday_trim.jsonl results/friday_mc_256.jsonl \
-		--baseline rules | tee results/friday_mc.md
+		--baseline rules --against $(FRIDAY_OLD)/friday_trim.jsonl $(FRIDAY_OLD)/friday_mc_256.jsonl \
+		| tee results/friday_mc.md
 
 # Friday's generic deep-RL baseline (experiments/friday_sb3.py): one MaskablePPO trained on all four
 # levels with the score reward (no agent has ever won, so +1/-1 gives no signal), then 500 games per
@@ -179,14 +184,14 @@ friday-mc: install
 friday-sb3: install
 	$(PY) -m tablegym.experiments.friday_sb3 --timesteps 200000 --seed 0 --run-dir runs/friday-sb3-maskableppo \
 		--games 500 --levels 1 2 3 4 --workers 2 --no-progress --out results/friday_sb3.jsonl
-	$(FRIDAY) --report results/friday_sb3.jsonl
+	$(FRIDAY) --report results/friday_sb3.jsonl --against $(FRIDAY_OLD)/friday_sb3.jsonl
 
 # The shipped Friday value network (issue 8; training/friday_value.py): 15 iterations of 200
 # self-played games (levels 1-4 in turn) through Fridai's search at 2,000 states per decision,
 # the first with Fridai's own score at the leaves; 14 minutes on 2 processes.
 friday-checkpoint: install
 	$(TG) train friday --minutes 60 --iterations 15 --games-per-iter 200 --nodes 2000 --workers 2 \
-		--eval-every 5 --eval-games 10 --eval-nodes 2000 --no-progress --run-dir runs/friday-value \
+		--eval-every 5 --eval-games 10 --eval-nodes 2000 --no-progress --run-dir runs/friday-value-official \
 		--out models/checkpoints/friday.pt
 
 # The learned Friday rows of the README: same search and budget as Fridai's 10,000-state row, one
@@ -197,7 +202,9 @@ friday-learned: install
 	$(FRIDAY) "bestfirst:nodes=10000,eval=learned,worlds=8" --games 500 --workers 2 --seed 0 --no-progress \
 		--out results/friday_learned_10k_w8.jsonl
 	$(FRIDAY) --report results/friday_fridai_10k.jsonl results/friday_learned_10k.jsonl \
-		results/friday_learned_10k_w8.jsonl results/friday_sb3.jsonl | tee results/friday_learned.md
+		results/friday_learned_10k_w8.jsonl results/friday_sb3.jsonl --baseline "bestfirst:nodes=10000" \
+		--against $(FRIDAY_OLD)/friday_learned_10k.jsonl $(FRIDAY_OLD)/friday_learned_10k_w8.jsonl \
+		| tee results/friday_learned.md
 
 # Issue 8 through Monte-Carlo planning (training/friday_value.py --planner mc): 25 iterations of 400
 # self-played games, the first with rollouts to the end, then 64 rollouts per action cut after 2
@@ -206,7 +213,7 @@ friday-learned: install
 friday-mc-checkpoint: install
 	$(TG) train friday --planner mc --target outcome --rollouts 64 --horizon 2 --games-per-iter 400 \
 		--iterations 25 --minutes 120 --steps-per-iter 300 --buffer-size 600000 --workers 2 --no-progress \
-		--run-dir runs/friday-mc2 --out models/checkpoints/friday_mc.pt
+		--run-dir runs/friday-mc-official --out models/checkpoints/friday_mc.pt
 
 # The issue-8 table: the same planner and budget (64 rollouts per action, cut after 2 turns) with
 # the shipped network, Fridai's score and the hand-made outcome at the cut; about 15 minutes on 2 cores.
@@ -219,7 +226,9 @@ friday-mc-learned: install
 		--out results/friday_mc_h2_outcome.jsonl
 	$(FRIDAY) --report results/friday_mc_h2_fridai.jsonl results/friday_mc_h2_outcome.jsonl \
 		results/friday_mc_h2_learned.jsonl results/friday_mc_256.jsonl \
-		--baseline "mc:rollouts=64,horizon=2,eval=fridai" | tee results/friday_mc_learned.md
+		--baseline "mc:rollouts=64,horizon=2,eval=fridai" --against $(FRIDAY_OLD)/friday_mc_h2_fridai.jsonl \
+		$(FRIDAY_OLD)/friday_mc_h2_outcome.jsonl $(FRIDAY_OLD)/friday_mc_h2_learned.jsonl \
+		$(FRIDAY_OLD)/friday_mc_256.jsonl | tee results/friday_mc_learned.md
 
 # PPO as a starship designer vs the staged generator, random edits and the start ship (issue 9;
 # experiments/starship_rl.py). Budget: a 30,720-step run of this command trained at 261 steps/s on

@@ -134,6 +134,31 @@ def paired_report(paths: list[str], baseline: str) -> str:
     return "\n".join(lines)
 
 
+def variant_report(paths: list[str], other_paths: list[str]) -> str:
+    """Each agent's games in ``paths`` against its own games in ``other_paths`` (the same agent
+    spec and level under other rule options) on the deals both played: the win rate and mean
+    score differences, paired by (seed, game), so the deal's luck cancels."""
+    ours, theirs = _groups(paths), _groups(other_paths)
+    lines = ["| agent | level | options there -> here | paired games | win rate here - there (points) ± 95% "
+             "| mean score here - there ± 95% |", "|---|---|---|---|---|---|"]
+    for (agent, level, opts), recs in sorted(ours.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        for (agent2, level2, opts2), base in sorted(theirs.items()):
+            if (agent2, level2) != (agent, level) or opts2 == opts:
+                continue
+            common = sorted(set(recs) & set(base))
+            if len(common) < 2:
+                continue
+            half = 1.96 / np.sqrt(len(common))
+            w = np.array([float(recs[k]["won"]) - float(base[k]["won"]) for k in common])
+            d = np.array([recs[k]["score"] - base[k]["score"] for k in common], dtype=float)
+            here, there = recs[common[0]]["options"], base[common[0]]["options"]
+            changed = ", ".join(f"{k} {there.get(k, '-')} -> {v}" for k, v in here.items() if there.get(k) != v)
+            lines.append(f"| {agent} | {level} | {changed} | {len(common)} "
+                         f"| {100 * w.mean():+.1f} ± {100 * half * w.std(ddof=1):.1f} "
+                         f"| {d.mean():+.1f} ± {half * d.std(ddof=1):.1f} |")
+    return "\n".join(lines)
+
+
 def report(paths: list[str]) -> str:
     """One table row per (agent, level, options) over the games recorded in ``paths``."""
     groups = _groups(paths)
@@ -149,6 +174,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--report", nargs="+", metavar="JSONL", help="only summarise recorded games")
     parser.add_argument("--baseline", metavar="AGENT",
                         help="with --report: also each agent's score minus this agent's on the same deals")
+    parser.add_argument("--against", nargs="+", metavar="JSONL",
+                        help="with --report: also each agent's win rate and score minus its own on the same "
+                             "deals in these records (the same agent under other rule options)")
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 3, 4])
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--workers", type=int, default=1)
@@ -163,6 +191,9 @@ def main(argv: list[str] | None = None) -> None:
         if args.baseline:
             print()
             print(paired_report(args.report, args.baseline))
+        if args.against:
+            print()
+            print(variant_report(args.report, args.against))
         return
     if not args.agent:
         parser.error("give an agent to play (or --report FILES)")

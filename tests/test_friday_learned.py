@@ -280,6 +280,31 @@ def test_reports_give_the_step_each_game_ended_in_and_paired_score_differences(t
     assert "| b | 1 | 3 | +9.0 ± 4.1 |" in paired and "| a |" not in paired
 
 
+def test_the_variant_report_pairs_an_agent_with_its_own_games_under_other_rules(tmp_path):
+    import json
+
+    from tablegym.experiments.friday_eval import variant_report
+
+    new, old = FridayGame().spec.options, {**FridayGame(empty_aging="reshuffle").spec.options}
+    del old["sort_draws"]  # records of the first reading have no such key
+
+    def write(name, options, wins, scores):
+        path = tmp_path / name
+        path.write_text("".join(json.dumps({"game": g, "agent": "a", "level": 1, "seed": 0, "options": options,
+                                            "won": w, "score": s, "life": 0, "step": 3, "pirates_beaten": 0,
+                                            "decisions": 9, "seconds": 1.0, "polled": 0}) + "\n"
+                                for g, (w, s) in enumerate(zip(wins, scores))))
+        return str(path)
+
+    here = write("new.jsonl", new, [True, False, False, False], [100, -50, -60, -40])
+    there = write("old.jsonl", old, [True, True, False, True], [110, 90, -60, 80])
+    table = variant_report([here], [there])
+    # wins -0, -1, 0, -1: mean -50 points, sd 57.7, 1.96 x 57.7 / 2 = 56.6
+    # scores -10, -140, 0, -120: mean -67.5, sd 72.7, 1.96 x 72.7 / 2 = 71.3
+    assert "| a | 1 | empty_aging reshuffle -> lose, sort_draws - -> one_at_a_time | 4 | -50.0 ± 56.6 | -67.5 ± 71.3 |" in table
+    assert variant_report([here], [here]).count("\n") == 1  # the same options: nothing to pair
+
+
 def test_the_speed_benchmark_runs_the_search_with_either_evaluator():
     from tablegym.experiments.bench_friday import bench_search
 
