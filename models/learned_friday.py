@@ -227,4 +227,5 @@ def load_friday_evaluator(path: str | os.PathLike | None = None, default: Path =
     from tablegym.envs.friday.agents import FridayEvaluator
 
     model, meta = load_friday_model(path, default)
-    return FridayEvaluator(f"learned:{path}" if path else "learned", KERNELS[target_of(meta)], model.export())
+    return FridayEvaluator(f"learned:{path}" if path else "learned", KERNELS[target_of(meta)], model.export(),
+                           options=meta.get("options"))

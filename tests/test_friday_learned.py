@@ -114,6 +114,17 @@ def test_learned_checkpoint_plugs_into_the_search_and_plays_a_legal_game(tmp_pat
     assert moves > 10 and agent.decisions > 0
 
 
+def test_a_learned_agent_refuses_a_game_under_other_rule_options(tmp_path):
+    # the network learned the official rule (the default); a game of the first reading is another game
+    path = _save(tmp_path / "f.pt", ValueMLP(NetConfig(NUM_FEATURES, (8,))))
+    old = sample_chance(FridayGame(level=2, empty_aging="reshuffle").new_initial_state(), np.random.default_rng(0))
+    for spec in (f"bestfirst:nodes=50,eval=learned:{path}", f"mc:rollouts=2,eval=learned:{path}"):
+        with pytest.raises(ValueError, match="empty_aging: network 'lose', game 'reshuffle'"):
+            make_agent(spec)(old, np.random.default_rng(0))
+        assert make_agent(spec)(start(level=2), np.random.default_rng(0)) in start(level=2).legal_actions()
+    assert make_agent("mc:rollouts=2")(old, np.random.default_rng(0)) in old.legal_actions()  # hand-made: any rules
+
+
 def test_bad_checkpoints_give_clear_errors(tmp_path):
     with pytest.raises(CheckpointError, match="does not exist"):
         load_friday_model(tmp_path / "missing.pt")

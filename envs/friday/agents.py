@@ -55,9 +55,22 @@ class FridayEvaluator:
     name: str
     kernel: Any
     params: np.ndarray
+    options: dict | None = None
+    """The rule options a learned evaluator was trained under (``None``: it reads any rules)."""
 
     def __call__(self, state: FridayState, player: int = 0) -> float:
         return float(self.kernel(state._s, self.params))
+
+    def check(self, state: FridayState) -> None:
+        """Refuse a game played under other rule options than the network learned (level aside):
+        its values would be of another game, silently."""
+        if self.options is None:
+            return
+        want = {k: v for k, v in self.options.items() if k != "level"}
+        got = {k: v for k, v in state.game.spec.options.items() if k != "level"}
+        if want != got:
+            diff = ", ".join(f"{k}: network {want.get(k)!r}, game {v!r}" for k, v in got.items() if want.get(k) != v)
+            raise ValueError(f"evaluator {self.name!r} was trained under other Friday rule options ({diff})")
 
 
 def is_learned(name: str) -> bool:
@@ -128,6 +141,7 @@ class BestFirstAgent:
         return int(moves[best]), int(polled), int(generated)
 
     def __call__(self, state: FridayState, rng: np.random.Generator) -> int:
+        self.evaluator.check(state)
         legal = state.legal_actions()
         if len(legal) == 1:
             return legal[0]
@@ -326,6 +340,7 @@ class MonteCarloAgent:
         self.guard = CycleGuard()
 
     def __call__(self, state: FridayState, rng: np.random.Generator) -> int:
+        self.evaluator.check(state)
         legal = np.array(self.guard.candidates(state, state.legal_actions()), dtype=np.int64)
         if len(legal) == 1:
             return self.guard.played(state, int(legal[0]))
