@@ -140,7 +140,7 @@ def variant_report(paths: list[str], other_paths: list[str]) -> str:
     score differences, paired by (seed, game), so the deal's luck cancels."""
     ours, theirs = _groups(paths), _groups(other_paths)
     lines = ["| agent | level | options there -> here | paired games | win rate here - there (points) ± 95% "
-             "| mean score here - there ± 95% |", "|---|---|---|---|---|---|"]
+             "| mean score here - there ± 95% | games scored differently |", "|---|---|---|---|---|---|---|"]
     for (agent, level, opts), recs in sorted(ours.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         for (agent2, level2, opts2), base in sorted(theirs.items()):
             if (agent2, level2) != (agent, level) or opts2 == opts:
@@ -155,7 +155,7 @@ def variant_report(paths: list[str], other_paths: list[str]) -> str:
             changed = ", ".join(f"{k} {there.get(k, '-')} -> {v}" for k, v in here.items() if there.get(k) != v)
             lines.append(f"| {agent} | {level} | {changed} | {len(common)} "
                          f"| {100 * w.mean():+.1f} ± {100 * half * w.std(ddof=1):.1f} "
-                         f"| {d.mean():+.1f} ± {half * d.std(ddof=1):.1f} |")
+                         f"| {d.mean():+.1f} ± {half * d.std(ddof=1):.1f} | {int((d != 0).sum())} |")
     return "\n".join(lines)
 
 

@@ -312,7 +312,7 @@ def test_the_variant_report_pairs_an_agent_with_its_own_games_under_other_rules(
     table = variant_report([here], [there])
     # wins -0, -1, 0, -1: mean -50 points, sd 57.7, 1.96 x 57.7 / 2 = 56.6
     # scores -10, -140, 0, -120: mean -67.5, sd 72.7, 1.96 x 72.7 / 2 = 71.3
-    assert "| a | 1 | empty_aging reshuffle -> lose, sort_draws - -> one_at_a_time | 4 | -50.0 ± 56.6 | -67.5 ± 71.3 |" in table
+    assert "| a | 1 | empty_aging reshuffle -> lose, sort_draws - -> one_at_a_time | 4 | -50.0 ± 56.6 | -67.5 ± 71.3 | 3 |" in table
     assert variant_report([here], [here]).count("\n") == 1  # the same options: nothing to pair
 
 
