@@ -34,8 +34,8 @@ Action ids (one flat space; ``action_to_string`` names them)::
 
 Readings of the spec where it is silent: copying "step -1" makes the copy count as one more
 step -1 card while face up; "sort 3 cards" takes up to 3 cards without a reshuffle and is not
-offered on an empty stack (one at a time by default, options in ``FridayGame``); "highest card = 0" zeroes the highest positive values (after
-doubling); against the 9/22 pirate the zeroing comes before the half is chosen; a "stop" that
+offered on an empty stack (one at a time by default: ``FridayGame``'s options); "highest card =
+0" zeroes the highest positive values (after doubling); against the 9/22 pirate the zeroing comes before the half is chosen; a "stop" that
 ended the free draws keeps them ended if it is destroyed later; any card drawn onto the left
 (a replacement too) ends them if it is a "stop"; the loss destroy choice is made one slot at a
 time in increasing slot order, then DONE. A game can repeat positions (two "below the pile"
