@@ -1115,18 +1115,20 @@ class FridayGame(Game):
       after any of them (the text's "up to 3 cards"), or "all_at_once" (min(3, stack)).
     - ``max_life_level4``: 22, or 20 at level 4.
 
-    Readings no option covers, and the source each follows (rules/friday.md unless named):
+    Readings no option covers, and the source each follows:
 
-    - "very stupid" (-3) is in the aging stack at levels 3 and 4 only (the rulebook's level
-      table; the Fridai engine agrees).
-    - Level 4 starts at 18 life with the maximum at 22, as at the other levels; the maximum of
-      20 is the option above (the rulebook names only the start).
-    - "-1/-2 life" aging cards in a pirate fight charge like in a hazard fight, at the fight's
-      resolution (a fight won against the pirate still pays them; a player at 0 who cannot pay
-      dies then, though the pirate's value was reached) - the same timing option applies.
+    - "very stupid" (-3) is in the aging stack at levels 3 and 4 only (rules/friday.md, "Setup
+      by level": level 3 shuffles it in with the normal aging cards).
+    - Level 4 starts at 18 life with the maximum at 22, as at the other levels (rules/friday.md,
+      "Components": maximum 22); a maximum of 20 at level 4 is the option above, which the spec
+      names as its alternative.
+    - "-1/-2 life" aging cards in a pirate fight charge as in a hazard fight, at the fight's
+      resolution (rules/friday.md, "A turn" 5, and "Pirates": pirates are fought "like
+      hazards"): a pirate fight that reaches the value still pays them, and a Robinson who cannot
+      pay dies then. ``aging_life="when_drawn"`` charges them when drawn instead.
     - "highest card = 0" zeroes the highest face-up value after doubling, one card for each such
-      aging card (the card's text acts on values; the Fridai engine zeroes after doubling too).
-      A doubled card is the highest if its doubled value is.
+      aging card, and only a positive value (rules/friday.md, "Abilities": "the highest face-up
+      card value after doubling counts 0; each such card zeroes one card").
 
     >>> import numpy as np
     >>> from tablegym.envs.friday.core import FridayGame, sample_chance
