@@ -76,9 +76,24 @@ class GamePlugin:
     learned: str | None = None
     """``(kernel, scale)`` of its ValueMLP leaf evaluator (``eval=learned``): a compiled
     ``kernel(s, player, params)`` and the search units per unit of network value."""
+    loader: str | None = None
+    """``(game, path) -> evaluator``: how ``tablegym.models.learned.load_evaluator`` rebuilds the
+    game's networks when they are not ValueMLPs read by ``learned`` (an n-tuple network, a
+    network over hand-made features)."""
     trainer: str | None = None
     """``tablegym train GAME ...``: ``main(argv) -> int | None`` given the arguments as typed,
     the game's name first."""
+    deal: str | None = None
+    """``(game, seed, index) -> (state, rng)``: the opening of game ``index`` of a run seeded
+    ``seed`` and the generator that plays it, when a game deals otherwise than the default (the
+    initial state and ``SeedSequence(seed, spawn_key=(index,))``); single-player runs give
+    every agent the same deals."""
+    chance: str | None = None
+    """``(state, rng) -> state``: a compiled sampler that resolves chance nodes faster than
+    drawing from ``chance_outcomes`` one node at a time (single-player runs use it)."""
+    outcome: str | None = None
+    """``(finished state) -> dict``: what a single-player run records of a game beyond its
+    return (a score, a win)."""
     training_metrics: str | None = None
     """``metrics(game, evaluator) -> dict`` that TD training logs besides its own (exact
     measures a game allows, such as Sim's agreement with its solver)."""
@@ -164,6 +179,43 @@ def load(ref: str) -> Any:
     for part in attribute.split(".") if attribute else ():
         obj = getattr(obj, part)
     return obj
+
+
+def known_games() -> list[str]:
+    """The names ``make_game`` accepts: the registered games with rules (a generator has none)."""
+    return [p.name for p in plugins() if p.game]
+
+
+def _coerce(game: str, key: str, value: Any, kind: type) -> Any:
+    """Turn a command-line string into the option's type; pass other values through."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return kind(value.strip())
+    except ValueError:
+        raise ValueError(f"option {key!r} of game {game!r} needs a {kind.__name__}, got {value!r}") from None
+
+
+def make_game(name: str, **options: Any):
+    """Build the ``Game`` of registered game ``name`` with ``options`` (strings are converted
+    to the option's type). Match workers and trainers rebuild games from ``(name, options)``
+    because a name and a dict pickle cheaply and never drag a compiled object across processes.
+
+    Raises ``ValueError`` naming the unknown game or option and listing the known ones.
+    """
+    record = _REGISTRY.get(name)
+    if record is None or not record.game:
+        raise ValueError(f"unknown game {name!r}; known games: {', '.join(known_games())}")
+    unknown = [k for k in options if k not in record.options]
+    if unknown:
+        known = ", ".join(record.options) or "none"
+        raise ValueError(f"unknown option {unknown[0]!r} for game {name!r}; its options are: {known}")
+    typed = {k: _coerce(name, k, v, record.options[k]) for k, v in options.items()}
+    try:
+        factory = load(record.game)
+    except ModuleNotFoundError as err:
+        raise ValueError(f"game {name!r} is not available in this installation ({err})") from None
+    return factory(**typed)
 
 
 def register_envs() -> None:

@@ -122,15 +122,16 @@ class PlayCursor:
 def resolve_opponent(game: Game, opponent: OpponentSpec) -> Opponent:
     """Turn an opponent spec into a policy ``(state, rng) -> action``.
 
-    "random" is built in; any other string goes to ``tablegym.experiments.agents.make_agent``,
-    imported only then, so envs do not pull in searches and networks they do not use.
+    "random" is built in; any other string goes to the agent front door
+    (``tablegym.models.agents.make_agent``), imported only then: agents are built from searches
+    and networks, which sit above the rules, so an env reaches them only when asked to by name.
     """
     if isinstance(opponent, str):
         if opponent == "random":
             from tablegym.search.agents import RandomAgent
 
             return RandomAgent()
-        from tablegym.experiments.agents import make_agent
+        from tablegym.models.agents import make_agent
 
         return make_agent(game, opponent)
     if callable(opponent):
@@ -148,7 +149,7 @@ class TwoPlayerEnv(gymnasium.Env[np.ndarray, np.int64]):
     Arguments (keyword-only):
         game: the rule set.
         opponent: "random" (default), an agent spec string for
-            ``tablegym.experiments.agents.make_agent`` (e.g. a search with a hand-made
+            ``tablegym.models.agents.make_agent`` (e.g. a search with a hand-made
             evaluator), or any callable ``(state, rng) -> action``. It gets ``self.np_random``,
             so seeded episodes repeat exactly.
         agent_seat: 0, 1, or "alternate" (seat 0 on the first episode after seeding, then

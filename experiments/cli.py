@@ -388,15 +388,13 @@ def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from tablegym.experiments.match import (JournalError, elo_markdown, elo_ratings, markdown_table, play_match,
                                             round_robin, write_csv)
 
-    if args.game == "friday":
-        if args.journal is not None or args.stop_after is not None:
-            parser.error("--journal and --stop-after are for matches and round robins, not friday")
-        return _eval_single(parser, args)
+    game, options = _game_from_args(parser, args)
+    if game.spec.num_players == 1:
+        return _eval_single(parser, args, game, options)
     if len(args.specs) < 2:
         parser.error(f"eval needs at least two agent specs, got {len(args.specs)}")
     if len(args.specs) > 2 and len(set(args.specs)) != len(args.specs):
         parser.error(f"round-robin agent specs must be distinct, got {args.specs}")
-    game, options = _game_from_args(parser, args)
     for spec in args.specs:  # fail here, with a usage message, rather than inside a worker
         try:
             _make_agent(game, spec)
@@ -433,23 +431,33 @@ def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return 0
 
 
-def _eval_single(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """Friday: each agent plays ``--games`` games at the level given (win rates with 95% intervals)."""
-    from tablegym.experiments import friday_eval
+def _eval_single(parser: argparse.ArgumentParser, args: argparse.Namespace, game: Game, options: dict) -> int:
+    """A single-player game: each agent plays ``--games`` games on the same seeded deals; its
+    table (score or return, wins), and with two or more agents the paired differences against
+    the first."""
+    from tablegym.experiments import solo
 
-    game, options = _game_from_args(parser, args)
+    if args.stop_after is not None:
+        parser.error("--stop-after is for matches and round robins; a single-player run resumes from --journal")
+    if len(set(args.specs)) != len(args.specs):
+        parser.error(f"agent specs must be distinct, got {args.specs}")
     for spec in args.specs:
         try:
             _make_agent(game, spec)
         except ValueError as err:
             parser.error(f"agent {spec!r}: {err}")
-    level = options.pop("level", 1)
-    print(friday_eval.HEADER)
-    for spec in args.specs:
-        records = friday_eval.run(spec, level=level, games=args.games, workers=args.workers, seed=args.seed,
-                                  options=options, progress=not args.no_progress)
-        print(friday_eval.markdown_row(spec, level, friday_eval.summarise(records),
-                                       friday_eval.options_text(records[0]["options"])))
+    try:
+        runs = {spec: solo.run(args.game, spec, games=args.games, options=options, seed=args.seed,
+                               workers=args.workers, out=args.journal, progress=not args.no_progress)
+                for spec in args.specs}
+    except OSError as err:
+        if args.journal is None or err.filename != args.journal:
+            raise
+        raise CommandError(f"journal {args.journal}: {err.strerror or err}") from None
+    print(solo.table(runs))
+    if len(runs) > 1:
+        print()
+        print(solo.paired_table(runs))
     return 0
 
 

@@ -14,39 +14,34 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import time
 from pathlib import Path
 
 import numpy as np
 
 from tablegym.experiments.game_runs import recorded, run_tasks
+from tablegym.experiments.solo import play_deal
 from tablegym.experiments.stats import wilson_interval
 
 
 def deal(level: int, seed: int, index: int, options: dict | None = None):
-    """The opening state of game ``index`` at ``level`` and the generator that plays its chance:
-    the one seeding rule of every Friday run, so two agents given the same game see the same cards."""
-    from tablegym.envs.friday.core import FridayGame, sample_chance
+    """The opening state of game ``index`` at ``level`` and the generator that plays its chance
+    (Friday's record ``deal``: the one seeding rule of every Friday run)."""
+    from tablegym.envs.friday.core import FridayGame, deal as friday_deal
 
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(level, index)))
-    return sample_chance(FridayGame(level=level, **(options or {})).new_initial_state(), rng), rng
+    return friday_deal(FridayGame(level=level, **(options or {})), seed, index)
 
 
 def play_game(agent, level: int, seed: int, index: int, options: dict | None = None) -> dict:
-    """Game ``index`` at ``level`` played by ``agent`` (state, rng) -> action; its record."""
-    from tablegym.envs.friday.core import sample_chance
+    """Game ``index`` at ``level`` played by ``agent`` (state, rng) -> action; its record (the
+    single-player runner's, ``tablegym.experiments.solo``, in this script's fields)."""
+    from tablegym.envs.friday.core import FridayGame
 
     polled = getattr(agent, "polled", 0)
-    state, rng = deal(level, seed, index, options)
-    decisions = 0
-    start = time.perf_counter()
-    while not state.is_terminal():
-        state = sample_chance(state.child(agent(state, rng)), rng)
-        decisions += 1
-    seconds = time.perf_counter() - start
-    return {"game": index, "agent": agent.name, "level": level, "seed": seed, "options": state.game.spec.options,
-            "won": bool(state.won), "score": state.score, "life": state.life, "step": state.step,
-            "pirates_beaten": state.pirates_beaten, "decisions": decisions, "seconds": seconds,
+    game = FridayGame(level=level, **(options or {}))
+    rec = play_deal(game, agent, seed, index)
+    return {"game": index, "agent": agent.name, "level": level, "seed": seed, "options": game.spec.options,
+            "won": rec["won"], "score": rec["score"], "life": rec["life"], "step": rec["step"],
+            "pirates_beaten": rec["pirates_beaten"], "decisions": rec["decisions"], "seconds": rec["seconds"],
             "polled": getattr(agent, "polled", 0) - polled}
 
 

@@ -13,29 +13,25 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import time
 from pathlib import Path
 
 import numpy as np
 
 from tablegym.experiments.game_runs import recorded, run_tasks
+from tablegym.experiments.solo import play_deal
 
 MILESTONES = (384, 768, 1536, 3072, 6144)
 
 
 def play_game(agent, label: str, hint: str, seed: int, index: int) -> dict:
-    """Game ``index`` of seed ``seed`` played by ``agent`` (state, rng) -> swipe; its record."""
-    from tablegym.envs.threes.core import ThreesGame, play_random_setup, sample_chance
+    """Game ``index`` of seed ``seed`` played by ``agent`` (state, rng) -> swipe; its record (the
+    single-player runner's, ``tablegym.experiments.solo``, in this script's fields)."""
+    from tablegym.envs.threes.core import ThreesGame
 
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
     leaves = getattr(agent, "leaves", 0)
-    state = play_random_setup(ThreesGame(hint), rng)
-    start = time.perf_counter()
-    while not state.is_terminal():
-        state = sample_chance(state.child(agent(state, rng)), rng)
-    seconds = time.perf_counter() - start
-    return {"game": index, "agent": label, "hint": hint, "seed": seed, "score": state.score,
-            "highest": state.highest, "moves": state.moves, "seconds": seconds,
+    rec = play_deal(ThreesGame(hint), agent, seed, index)
+    return {"game": index, "agent": label, "hint": hint, "seed": seed, "score": rec["score"],
+            "highest": rec["highest"], "moves": rec["moves"], "seconds": rec["seconds"],
             "leaves": getattr(agent, "leaves", 0) - leaves}
 
 

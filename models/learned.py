@@ -139,8 +139,27 @@ def load_model(path: str | os.PathLike, game: Game) -> tuple[ValueMLP, dict]:
     return model, meta
 
 
-def load_evaluator(game: Game, path: str | os.PathLike | None = None) -> LearnedEvaluator:
-    """The learned evaluator at ``path`` (the shipped one for this game when ``None``)."""
-    path = default_checkpoint(game.spec.name) if path in (None, "") else Path(path)
+def mlp_evaluator(game: Game, path: Path) -> LearnedEvaluator:
+    """A ValueMLP checkpoint as the evaluator of the game's compiled searches (the game's
+    record names its kernel, ``learned``)."""
     model, _ = load_model(path, game)
     return LearnedEvaluator(model, game.spec.name, name=f"learned:{path}")
+
+
+def load_evaluator(game: Game, path: str | os.PathLike | None = None, *, default: str | os.PathLike | None = None):
+    """The one front door to learned evaluators: the network at ``path`` (or the checkpoint
+    shipped for ``game``: ``default`` when given, else ``models/checkpoints/<game>.pt``) as the
+    evaluator ``game``'s searches take.
+
+    The game's record says how its networks are rebuilt (``loader``: a function
+    ``(game, path) -> evaluator``; ValueMLP by default); each loader reads the checkpoint's
+    metadata and refuses, with a ``CheckpointError`` naming the file and the problem, one that
+    is missing, corrupt, made for another game or rules, or holds another kind of network.
+    """
+    from tablegym.envs import load, plugin
+
+    if path in (None, ""):
+        path = default if default is not None else default_checkpoint(game.spec.name)
+    path = Path(path)
+    loader = plugin(game.spec.name).loader
+    return (load(loader) if loader else mlp_evaluator)(game, path)

@@ -49,7 +49,9 @@ the compiled search would pay at every leaf):
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -58,7 +60,7 @@ from tablegym.envs.friday.cards import (AGING, GROUP, KIND, NUM_AGING_TYPES, NUM
                                         NUM_TYPES, VALUE)
 from tablegym.envs.friday.core import (AGING_IN, AGING_STACK, BEATEN, BOTTOM_N, CHOICE_A, CHOICE_B, FIGHT,
                                        FREE_ALLOWED, FREE_DRAWN, FREE_ENDED, HDISC, HSTACK, LIFE, MID, ONGOING,
-                                       PFIGHT, PIRATE_A, RESULT, STEPI, TOP_N, WON, FridayGame, fight_target,
+                                       PFIGHT, PIRATE_A, RESULT, STEPI, TOP_N, WON, FridayGame, FridayState, fight_target,
                                        fight_total, k_owned, k_progress, k_score)
 from tablegym.envs.friday.heuristics import outcome_eval
 from tablegym.models.checkpoint import CheckpointError
@@ -197,6 +199,31 @@ def features_of(s: np.ndarray) -> np.ndarray:
     return x.astype(np.float32)
 
 
+@dataclass(frozen=True)
+class FridayEvaluator:
+    """A compiled leaf score ``kernel(s, params) -> float`` over the compact state, by name."""
+
+    name: str
+    kernel: Any
+    params: np.ndarray
+    options: dict | None = None
+    """The rule options a learned evaluator was trained under (``None``: it reads any rules)."""
+
+    def __call__(self, state: FridayState, player: int = 0) -> float:
+        return float(self.kernel(state._s, self.params))
+
+    def check(self, state: FridayState) -> None:
+        """Refuse a game played under other rule options than the network learned (level aside):
+        its values would be of another game, silently."""
+        if self.options is None:
+            return
+        want = {k: v for k, v in self.options.items() if k != "level"}
+        got = {k: v for k, v in state.game.spec.options.items() if k != "level"}
+        if want != got:
+            diff = ", ".join(f"{k}: network {want.get(k)!r}, game {v!r}" for k, v in got.items() if want.get(k) != v)
+            raise ValueError(f"evaluator {self.name!r} was trained under other Friday rule options ({diff})")
+
+
 # ---- checkpoints ----------------------------------------------------------------------------------
 
 CHECKPOINT = Path(__file__).parent / "checkpoints" / "friday.pt"
@@ -222,10 +249,14 @@ def load_friday_model(path: str | os.PathLike | None = None, default: Path = CHE
     return model, meta
 
 
-def load_friday_evaluator(path: str | os.PathLike | None = None, default: Path = CHECKPOINT):
+def load_friday_evaluator(path: str | os.PathLike | None = None, default: Path = CHECKPOINT) -> FridayEvaluator:
     """``--eval learned[:PATH]``: the network as a FridayEvaluator (``default`` when no PATH)."""
-    from tablegym.envs.friday.agents import FridayEvaluator
-
     model, meta = load_friday_model(path, default)
     return FridayEvaluator(f"learned:{path}" if path else "learned", KERNELS[target_of(meta)], model.export(),
                            options=meta.get("options"))
+
+
+def friday_evaluator(game, path: Path) -> FridayEvaluator:
+    """The Friday record's ``loader`` (``tablegym.models.learned.load_evaluator``): the shipped
+    networks keep the short name ``learned``."""
+    return load_friday_evaluator(None if path in (CHECKPOINT, MC_CHECKPOINT) else path, default=path)

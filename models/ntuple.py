@@ -334,3 +334,26 @@ def load_ntuple_with_metadata(path: str | os.PathLike | None = None) -> tuple[NT
     except (KeyError, TypeError, ValueError) as exc:
         raise CheckpointError(f"checkpoint {str(path)!r} does not match its n-tuple description: {exc}") from None
     return net, meta
+
+
+@dataclass
+class NTupleEvaluator:
+    """An n-tuple network as a leaf evaluator of Threes' compiled expectimax, which reads its
+    tables (``network``) directly; called from Python it values a state's board with its hint."""
+
+    name: str
+    tables: NTupleTables
+
+    @property
+    def network(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(weights, cells, offsets, stage_ranks): the arrays the compiled search takes."""
+        t = self.tables
+        return t.weights, t.cells, t.offsets, t.stage_ranks
+
+    def __call__(self, state, player: int = 0) -> float:
+        return self.tables.value(state.board, int(state.search_inputs()[4]))
+
+
+def ntuple_evaluator(game, path: Path) -> NTupleEvaluator:
+    """The Threes record's ``loader`` (``tablegym.models.learned.load_evaluator``)."""
+    return NTupleEvaluator(f"learned:{path}", load_ntuple(path).tables())

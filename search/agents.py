@@ -1,4 +1,12 @@
-"""Agents: policies that pick an action in a state (players for envs, matches and the CLI)."""
+"""Agents: policies that pick an action in a state (players for envs, matches and the CLI),
+and the one grammar that names them.
+
+Spec grammar, shared by every game: ``NAME[:key=value,key=value...]``. The value of ``eval`` may
+itself hold a ':' (``eval=learned:runs/x.pt``). ``learned`` names the network shipped for a
+game and ``learned:PATH`` one saved at PATH; ``learned_path`` is the one reading of that.
+Building agents from specs needs evaluators and networks, so it lives one layer up, in
+``tablegym.models.agents``.
+"""
 
 from __future__ import annotations
 
@@ -57,3 +65,44 @@ class AlphaBetaAgent:
     def __call__(self, state: State, rng: np.random.Generator) -> int:
         self.last_result = self._search(state, self.evaluator, depth=self.depth, time_limit=self.time_limit)
         return self.last_result.action
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """Split ``name:key=value,...`` into the name and its options.
+
+    >>> parse_spec("alphabeta:eval=learned:runs/x.pt,depth=3")
+    ('alphabeta', {'eval': 'learned:runs/x.pt', 'depth': '3'})
+    """
+    name, _, rest = spec.strip().partition(":")
+    options: dict[str, str] = {}
+    if rest:
+        for item in rest.split(","):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip():
+                raise ValueError(f"bad agent option {item!r} in {spec!r}; expected key=value")
+            options[key.strip()] = value.strip()
+    return name.strip(), options
+
+
+def check_options(spec: str, options: dict[str, str], allowed: set[str]) -> None:
+    """Refuse an option the agent does not take, naming the ones it does."""
+    extra = set(options) - allowed
+    if extra:
+        allowed_text = ", ".join(sorted(allowed)) or "none"
+        raise ValueError(f"agent {spec!r} takes no option {', '.join(sorted(extra))}; allowed: {allowed_text}")
+
+
+def is_learned(name: str) -> bool:
+    """``name`` asks for a network: ``learned`` or ``learned:PATH``."""
+    return name == "learned" or name.startswith("learned:")
+
+
+def learned_path(name: str) -> str | None:
+    """The PATH of ``learned:PATH``; None for ``learned`` (the shipped network).
+
+    >>> learned_path("learned:runs/x.pt"), learned_path("learned")
+    ('runs/x.pt', None)
+    """
+    if not is_learned(name):
+        raise ValueError(f"{name!r} names no network; expected learned or learned:PATH")
+    return name.partition(":")[2] or None

@@ -23,9 +23,6 @@ Every agent maps a decision ``FridayState`` and a numpy Generator to a legal act
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Any
-
 import numpy as np
 
 from tablegym.envs.friday.cards import (ABILITY, CARD1, CARD2, COPY, DESTROY, DOUBLE, EXCHANGE1,
@@ -38,7 +35,8 @@ from tablegym.envs.friday.core import (AB_KIND, CONCEDE, DESTROY_BASE, DONE, DRA
                                        k_determinize, k_sample_split, k_key, k_status)
 from tablegym.envs.friday.heuristics import EVALUATORS, destroy_choice, search_apply, search_moves
 from tablegym.envs.friday.rollout import k_policy_action, mc_values
-from tablegym.search.agents import RandomAgent
+from tablegym.models.learned_friday import FridayEvaluator
+from tablegym.search.agents import RandomAgent, check_options, is_learned, learned_path, parse_spec
 from tablegym.search.bestfirst import MAX_MOVES, best_first
 
 DEFAULT_NODES = 10_000
@@ -48,43 +46,15 @@ LEARNED_HORIZON = 2
 network's games were played at (a network at horizon 0 would only ever see finished games)."""
 
 
-@dataclass(frozen=True)
-class FridayEvaluator:
-    """A compiled leaf score ``kernel(s, params) -> float`` over the compact state, by name."""
-
-    name: str
-    kernel: Any
-    params: np.ndarray
-    options: dict | None = None
-    """The rule options a learned evaluator was trained under (``None``: it reads any rules)."""
-
-    def __call__(self, state: FridayState, player: int = 0) -> float:
-        return float(self.kernel(state._s, self.params))
-
-    def check(self, state: FridayState) -> None:
-        """Refuse a game played under other rule options than the network learned (level aside):
-        its values would be of another game, silently."""
-        if self.options is None:
-            return
-        want = {k: v for k, v in self.options.items() if k != "level"}
-        got = {k: v for k, v in state.game.spec.options.items() if k != "level"}
-        if want != got:
-            diff = ", ".join(f"{k}: network {want.get(k)!r}, game {v!r}" for k, v in got.items() if want.get(k) != v)
-            raise ValueError(f"evaluator {self.name!r} was trained under other Friday rule options ({diff})")
-
-
-def is_learned(name: str) -> bool:
-    """``name`` asks for a network (``learned`` or ``learned:PATH``)."""
-    return name == "learned" or name.startswith("learned:")
-
-
 def make_evaluator(name: str, search: str = "bestfirst") -> FridayEvaluator:
     """``fridai`` (the hand-made score), ``outcome`` (score + steps + win), ``learned`` (the
     checkpoint shipped for ``search``: bestfirst or mc) or ``learned:PATH``."""
     if is_learned(name):
-        from tablegym.models.learned_friday import CHECKPOINT, MC_CHECKPOINT, load_friday_evaluator
+        from tablegym.envs.friday.core import FridayGame
+        from tablegym.models.learned import load_evaluator
+        from tablegym.models.learned_friday import CHECKPOINT, MC_CHECKPOINT
 
-        return load_friday_evaluator(name.partition(":")[2] or None, MC_CHECKPOINT if search == "mc" else CHECKPOINT)
+        return load_evaluator(FridayGame(), learned_path(name), default=MC_CHECKPOINT if search == "mc" else CHECKPOINT)
     if name not in EVALUATORS:
         known = sorted(EVALUATORS) + ["learned", "learned:PATH"]
         raise ValueError(f"unknown Friday evaluator {name!r}; known: {', '.join(known)}")
@@ -352,20 +322,18 @@ class MonteCarloAgent:
 
 def make_agent(spec: str):
     """Build the Friday agent named by ``spec`` (see the module docstring)."""
-    from tablegym.experiments.agents import _no_options, parse_spec
-
     name, options = parse_spec(spec)
     if name == "random":
-        _no_options(spec, options, set())
+        check_options(spec, options, set())
         return RandomAgent()
     if name == "rules":
-        _no_options(spec, options, set())
+        check_options(spec, options, set())
         return RuleAgent()
     if name == "trim":
-        _no_options(spec, options, set())
+        check_options(spec, options, set())
         return TrimAgent()
     if name == "mc":
-        _no_options(spec, options, {"rollouts", "horizon", "eval"})
+        check_options(spec, options, {"rollouts", "horizon", "eval"})
         evaluator = options.get("eval", "outcome")
         try:
             rollouts = int(options.get("rollouts", DEFAULT_ROLLOUTS))
@@ -374,7 +342,7 @@ def make_agent(spec: str):
             raise ValueError(f"rollouts and horizon must be integers in {spec!r}") from None
         return MonteCarloAgent(make_evaluator(evaluator, "mc"), rollouts, horizon, name=spec)
     if name in ("bestfirst", "search", "fridai"):
-        _no_options(spec, options, {"nodes", "eval", "worlds"})
+        check_options(spec, options, {"nodes", "eval", "worlds"})
         try:
             nodes = int(options.get("nodes", DEFAULT_NODES))
             worlds = int(options.get("worlds", 1))

@@ -1402,6 +1402,21 @@ def sample_chance(state: FridayState, rng: np.random.Generator) -> FridayState:
     return FridayState(state.game, s)
 
 
+def deal(game: FridayGame, seed: int, index: int) -> tuple[FridayState, np.random.Generator]:
+    """The opening state of game ``index`` of a run seeded ``seed`` and the generator that plays
+    its chance: the one seeding rule of every Friday run (the record's ``deal``), so two agents
+    given the same game see the same cards. Keyed by level too: a run over levels 1-4 plays
+    other deals at each level."""
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(game.level, index)))
+    return sample_chance(game.new_initial_state(), rng), rng
+
+
+def outcome(state: FridayState) -> dict:
+    """What a finished game's record keeps beyond its return (the record's ``outcome``)."""
+    return {"won": bool(state.won), "score": state.score, "life": state.life, "step": state.step,
+            "pirates_beaten": state.pirates_beaten}
+
+
 def action_name(a: int, s: np.ndarray | None = None) -> str:
     """A readable name of action ``a`` (with the card it names when the state ``s`` is given)."""
     names = ("fight first hazard", "fight second hazard", "skip hazard", "draw free", "draw paid", "end fight",

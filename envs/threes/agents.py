@@ -17,7 +17,7 @@ from tablegym.envs.threes.core import ThreesState
 from tablegym.envs.threes.expectimax import (LEAF, LEARNED, NO_NETWORK, NONE, THREESUS_6_3, afterstate_chance,
                                              full_chance, search_root)
 from tablegym.envs.threes.heuristics import EVALUATOR_IDS, EVALUATORS  # noqa: F401 (the game's evaluators, by name)
-from tablegym.search.agents import RandomAgent
+from tablegym.search.agents import RandomAgent, check_options, is_learned, learned_path, parse_spec
 
 
 class ExpectimaxAgent:
@@ -29,10 +29,10 @@ class ExpectimaxAgent:
         self.evaluator = evaluator
         self.network = NO_NETWORK
         if is_learned(evaluator):
-            from tablegym.models.ntuple import load_ntuple
+            from tablegym.envs.threes.core import ThreesGame
+            from tablegym.models.learned import load_evaluator
 
-            tables = load_ntuple(evaluator.partition(":")[2] or None).tables()
-            self.network = (tables.weights, tables.cells, tables.offsets, tables.stage_ranks)
+            self.network = load_evaluator(ThreesGame(), learned_path(evaluator)).network
             self._eval_id = LEARNED
             if self.models[-1] != LEAF:
                 self.models = np.append(self.models, LEAF)  # scores afterstates: end on a swipe
@@ -60,10 +60,6 @@ class ExpectimaxAgent:
         return int(action)
 
 
-def is_learned(evaluator: str) -> bool:
-    return evaluator == "learned" or evaluator.startswith("learned:")
-
-
 def threesus(evaluator: str = "openness-matthew", **kwargs) -> ExpectimaxAgent:
     """Threesus "6, 3": hint at move 1, card counting at moves 2-3, no card at moves 4-6."""
     return ExpectimaxAgent(THREESUS_6_3, evaluator=evaluator, name=f"threesus-6-3:{evaluator}", **kwargs)
@@ -83,22 +79,24 @@ def expectimax(depth: int, evaluator: str = "openness-matthew", **kwargs) -> Exp
 
 def make_agent(spec: str):
     """``random``, ``greedy``, ``threesus``, ``expectimax:depth=2`` (each takes ``eval=``)."""
-    name, _, rest = spec.partition(":")
-    options = dict(item.split("=", 1) for item in rest.split(",") if item) if rest else {}
-    evaluator = options.pop("eval", "openness-matthew")
+    name, options = parse_spec(spec)
+    known = "random, greedy, threesus, expectimax:depth=D"
     if name == "random":
+        check_options(spec, options, set())
         return RandomAgent()
+    if name not in ("greedy", "threesus", "expectimax"):
+        raise ValueError(f"unknown Threes agent {name!r}; known: {known}")
+    check_options(spec, options, {"eval", "depth"} if name == "expectimax" else {"eval"})
+    evaluator = options.get("eval", "openness-matthew")
     if name == "greedy":
-        agent = greedy(evaluator)
-    elif name == "threesus":
-        agent = threesus(evaluator)
-    elif name == "expectimax":
-        agent = expectimax(int(options.pop("depth", 2)), evaluator)
-    else:
-        raise ValueError(f"unknown Threes agent {name!r}; known: random, greedy, threesus, expectimax:depth=D")
-    if options:
-        raise ValueError(f"unknown option(s) {sorted(options)} in Threes agent {spec!r}")
-    return agent
+        return greedy(evaluator)
+    if name == "threesus":
+        return threesus(evaluator)
+    try:
+        depth = int(options.get("depth", 2))
+    except ValueError:
+        raise ValueError(f"depth must be an integer in {spec!r}") from None
+    return expectimax(depth, evaluator)
 
 
 make_threes_agent = make_agent

@@ -428,6 +428,11 @@ def sample_chance(state: ThreesState, rng: np.random.Generator) -> ThreesState:
     return state
 
 
+def outcome(state: ThreesState) -> dict:
+    """What a finished game's record keeps beyond its return (the record's ``outcome``)."""
+    return {"score": state.score, "highest": state.highest, "moves": state.moves}
+
+
 def play_random_setup(game: ThreesGame, rng: np.random.Generator) -> ThreesState:
     """The starting position: nine cards dealt and the first hint drawn."""
     return sample_chance(game.new_initial_state(), rng)

@@ -1,4 +1,4 @@
-"""Trap agents by spec string (the grammar of tablegym.experiments.agents).
+"""Trap agents by spec string (the grammar of tablegym.search.agents).
 
 * ``random``, ``easy``, ``medium``, ``hard``: the course's reference opponents
   (envs/trap/opponents.py); ``hard`` is the course's HardAI quirks included, ``hard-sound``
@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tablegym.envs.trap.core import CAND, COURSE, GAME, MODE, k_candidates, k_chance, TrapState
+from tablegym.envs.trap.core import CAND, COURSE, GAME, MODE, TrapGame, TrapState, k_candidates, k_chance
+from tablegym.search.agents import check_options, is_learned, learned_path, parse_spec
 from tablegym.search.evaluator import Evaluator
 from tablegym.search.expectiminimax import ExpectiminimaxResult, SearchTables, expectiminimax
 
@@ -94,9 +95,7 @@ _OPPONENT_OPTIONS = {"medium": {"ties"}, "hard": {"depth"}, "hard-sound": {"dept
 
 
 def _make_opponent(cls, spec: str, name: str, options: dict[str, str]):
-    from tablegym.experiments.agents import _no_options
-
-    _no_options(spec, options, _OPPONENT_OPTIONS.get(name, set()))
+    check_options(spec, options, _OPPONENT_OPTIONS.get(name, set()))
     if "depth" in options:
         try:
             return cls(int(options["depth"]))
@@ -109,11 +108,10 @@ def _make_opponent(cls, spec: str, name: str, options: dict[str, str]):
 
 def make_evaluator(name: str) -> Evaluator:
     """A hand-made evaluator by name, ``learned`` (shipped checkpoint) or ``learned:PATH``."""
-    if name == "learned" or name.startswith("learned:"):
+    if is_learned(name):
         from tablegym.models.learned import load_evaluator
-        from tablegym.envs.trap.core import TrapGame
 
-        return load_evaluator(TrapGame(), name.partition(":")[2] or None)
+        return load_evaluator(TrapGame(), learned_path(name))
     from tablegym.envs.trap.heuristics import EVALUATORS
 
     if name not in EVALUATORS:
@@ -124,14 +122,12 @@ def make_evaluator(name: str) -> Evaluator:
 
 def make_agent(spec: str):
     """Build the Trap agent named by ``spec`` (see the module docstring)."""
-    from tablegym.experiments.agents import _no_options, parse_spec
-
     name, options = parse_spec(spec)
     opponents = _opponents()
     if name in opponents:
         return _make_opponent(opponents[name], spec, name, options)
     if name in ("search", "emm", "expectiminimax"):
-        _no_options(spec, options, {"eval", "time", "depth", "recipe", "cands"})
+        check_options(spec, options, {"eval", "time", "depth", "recipe", "cands"})
         try:
             time_limit = float(options["time"]) if "time" in options else None
             depth = int(options["depth"]) if "depth" in options else 64

@@ -1,0 +1,135 @@
+"""Single-player runs: each agent plays games 0..N-1 on the same seeded deals, in parallel,
+recorded as JSON lines so a run resumes; one table of scores and wins, and paired differences.
+
+Game ``index`` of a run seeded ``seed`` is dealt by the game's record (``deal``; by default the
+initial position and ``SeedSequence(seed, spawn_key=(index,))``), so every agent meets the
+same cards and the deal's luck cancels in the paired differences: their intervals are much
+narrower than the difference of two rows' intervals. Games are played by the one game loop
+(``tablegym.search.play.play_game``), chance resolved by the record's ``chance`` sampler when it
+has one; a record's ``outcome`` adds what a game keeps beyond its return (a score, a win).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from tablegym.envs import load, make_game, plugin
+from tablegym.envs.core import Game, State
+from tablegym.experiments.game_runs import recorded, run_tasks
+from tablegym.experiments.stats import wilson_interval
+from tablegym.search.play import play_game
+
+__all__ = ["deal", "play_deal", "run", "table", "paired_table"]
+
+
+def deal(game: Game, seed: int, index: int) -> tuple[State, np.random.Generator]:
+    """The opening of game ``index`` of a run seeded ``seed`` and the generator that plays it."""
+    record = plugin(game.spec.name)
+    if record.deal:
+        return load(record.deal)(game, seed, index)
+    return game.new_initial_state(), np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
+
+
+def play_deal(game: Game, agent: Any, seed: int, index: int) -> dict:
+    """Game ``index`` of seed ``seed`` played by ``agent``; its record (return, moves, seconds,
+    and the record's ``outcome`` fields)."""
+    record = plugin(game.spec.name)
+    state, rng = deal(game, seed, index)
+    chance = load(record.chance) if record.chance else None
+    start = time.perf_counter()
+    played = play_game(game, [agent], rng, start=state, chance=chance)
+    out = {"game": index, "seed": seed, "return": played.returns[0], "decisions": played.move_counts[0],
+           "seconds": time.perf_counter() - start}
+    if record.outcome:
+        out.update(load(record.outcome)(played.final))
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _agent(game_name: str, options: str, spec: str) -> Any:
+    """One agent per spec and process: a learned one loads its network once, not every game."""
+    from tablegym.models.agents import make_agent
+
+    return make_agent(_game(game_name, options), spec)
+
+
+@functools.lru_cache(maxsize=8)
+def _game(game_name: str, options: str) -> Game:
+    return make_game(game_name, **json.loads(options))
+
+
+def play_one(task: tuple[str, str, str, int, int]) -> dict:
+    """One game in a worker (a module-level function: tasks pickle, agents need not)."""
+    game_name, options, spec, seed, index = task
+    rec = play_deal(_game(game_name, options), _agent(game_name, options, spec), seed, index)
+    rec.update(agent=spec, options=json.loads(options))
+    return rec
+
+
+def run(game_name: str, spec: str, *, games: int, options: dict | None = None, seed: int = 0, workers: int = 1,
+        out: str | None = None, progress: bool = True) -> list[dict]:
+    """Play games 0..games-1 of ``spec`` (skipping those already recorded in ``out``); all records."""
+    text = json.dumps(options or {}, sort_keys=True)
+    done = recorded(out, agent=spec, options=json.loads(text), seed=seed)
+    tasks = [(game_name, text, spec, seed, i) for i in range(games) if i not in done]
+    run_tasks(play_one, tasks, done, total=games, workers=workers, out=out, label=spec, progress=progress,
+              postfix="return")
+    return [done[i] for i in sorted(done) if i < games]
+
+
+def _mean_ci(x: np.ndarray) -> tuple[float, float]:
+    half = 1.96 * x.std(ddof=1) / math.sqrt(len(x)) if len(x) > 1 else float("nan")
+    return float(x.mean()), float(half)
+
+
+def _measure(runs: dict[str, list[dict]]) -> str:
+    """What the tables average: the game's score where its records keep one (Friday's return is
+    only win or loss), else its return."""
+    return "score" if all("score" in r for recs in runs.values() for r in recs) else "return"
+
+
+def table(runs: dict[str, list[dict]]) -> str:
+    """One row per agent: games, mean score (or return) ± 95%, wins with a Wilson interval
+    (for games that record a win), and seconds per game."""
+    key = _measure(runs)
+    wins = all("won" in r for recs in runs.values() for r in recs)
+    head = f"| agent | games | mean {key} ± 95% |" + (" wins | win rate [95%] |" if wins else "") + " s/game |"
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for spec, recs in runs.items():
+        mean, half = _mean_ci(np.array([r[key] for r in recs], dtype=float))
+        row = f"| {spec} | {len(recs)} | {mean:,.1f} ± {half:,.1f} |"
+        if wins:
+            w = sum(bool(r["won"]) for r in recs)
+            lo, hi = wilson_interval(w, len(recs))
+            row += f" {w} | {100 * w / len(recs):.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] |"
+        row += f" {sum(r['seconds'] for r in recs) / len(recs):.3f} |"
+        lines.append(row)
+    return "\n".join(lines)
+
+
+def paired_table(runs: dict[str, list[dict]]) -> str:
+    """Every agent after the first against the first, on the deals both played: the mean
+    difference of scores or returns (and of wins, in points) with 95% intervals."""
+    key = _measure(runs)
+    (base_spec, base), *others = runs.items()
+    by_game = {r["game"]: r for r in base}
+    wins = all("won" in r for recs in runs.values() for r in recs)
+    head = f"| agent | paired games | {key} - {base_spec} ± 95% |" + (f" win rate - {base_spec} (points) ± 95% |" if wins else "")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for spec, recs in others:
+        common = [(r, by_game[r["game"]]) for r in recs if r["game"] in by_game]
+        d = np.array([a[key] - b[key] for a, b in common], dtype=float)
+        mean, half = _mean_ci(d)
+        row = f"| {spec} | {len(d)} | {mean:+,.1f} ± {half:,.1f} |"
+        if wins:
+            w = np.array([float(a["won"]) - float(b["won"]) for a, b in common])
+            wm, wh = _mean_ci(w)
+            row += f" {100 * wm:+.1f} ± {100 * wh:.1f} |"
+        lines.append(row)
+    return "\n".join(lines)
