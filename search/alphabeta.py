@@ -90,10 +90,13 @@ _F1 = types.float64[::1]
 _I2 = types.int64[:, ::1]
 _F2 = types.float64[:, ::1]
 _KERNEL_ARGS = (MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T, EVAL_T, _F1)
-_TABLE_ARGS = (_I1, _F1, _I1, _I1, _I1, _I2, _F1, _I2, _F2, _I2, _I1, _I1, _I)
+TABLE_TYPES = (_I1, _F1, _I1, _I1, _I1, _I2, _F1, _I2, _F2, _I2, _I1, _I1, _I)
+"""Numba types of ``root_search``'s table arguments, in order (the fields of ``AlphaBetaTables``
+as ``AlphaBetaTables.args`` passes them, then counters and node limit): what a compiled caller
+such as self-play (training/selfplay.py) declares in its own signature."""
 
 
-@njit(_F(STATE_T, _I, _F, _F, _I, _I, *_KERNEL_ARGS, *_TABLE_ARGS), cache=True)
+@njit(_F(STATE_T, _I, _F, _F, _I, _I, *_KERNEL_ARGS, *TABLE_TYPES), cache=True)
 def _negamax(s, depth, alpha, beta, ply, root, moves, push, pop, to_move, outcome, key_fn, eval_fn, params,
              tt_key, tt_val, tt_depth, tt_flag, tt_move, killers, history, bufs, scores, pv, pv_len, counters,
              node_limit):
@@ -156,10 +159,12 @@ def _negamax(s, depth, alpha, beta, ply, root, moves, push, pop, to_move, outcom
     return best
 
 
-@njit(types.Tuple((_I, _F, _I))(STATE_T, _I, *_KERNEL_ARGS, *_TABLE_ARGS, _F1), cache=True)
-def _root(s, depth, moves, push, pop, to_move, outcome, key_fn, eval_fn, params, tt_key, tt_val, tt_depth,
-          tt_flag, tt_move, killers, history, bufs, scores, pv, pv_len, counters, node_limit, root_values):
-    """Search the root in legal order, replacing the best move only on a strictly better value.
+@njit(types.Tuple((_I, _F, _I))(STATE_T, _I, *_KERNEL_ARGS, *TABLE_TYPES, _F1), cache=True)
+def root_search(s, depth, moves, push, pop, to_move, outcome, key_fn, eval_fn, params, tt_key, tt_val, tt_depth,
+                tt_flag, tt_move, killers, history, bufs, scores, pv, pv_len, counters, node_limit, root_values):
+    """Search the root in legal order, replacing the best move only on a strictly better value;
+    returns (best move, its value, number of legal moves). Public for compiled callers that
+    search inside their own loop (self-play); Python callers use ``alphabeta``.
 
     ``root_values[i]`` gets the value of the i-th legal move (exact for the best move, an upper
     bound for the others).
@@ -190,7 +195,7 @@ def _root(s, depth, moves, push, pop, to_move, outcome, key_fn, eval_fn, params,
     return best_move, alpha, n
 
 
-class _Tables:
+class AlphaBetaTables:
     """Transposition table and ordering tables, kept between iterations of one search."""
 
     def __init__(self, tt_bits: int, num_actions: int) -> None:
@@ -208,12 +213,12 @@ class _Tables:
         self.pv_len = np.zeros(MAX_PLY, dtype=np.int64)
 
 
-def _compiled_iteration(state: KernelState, evaluator: Evaluator, depth: int, tables: _Tables, node_limit: int):
+def _compiled_iteration(state: KernelState, evaluator: Evaluator, depth: int, tables: AlphaBetaTables, node_limit: int):
     k = state.kernels
     s = state.array
     counters = np.zeros(3, dtype=np.int64)
     root_values = np.full(state.game.spec.num_actions, np.nan)
-    best, value, n = _root(s, depth, k.moves, k.push, k.pop, k.to_move, k.outcome, k.key, evaluator.kernel,
+    best, value, n = root_search(s, depth, k.moves, k.push, k.pop, k.to_move, k.outcome, k.key, evaluator.kernel,
                            evaluator.params, tables.key, tables.val, tables.depth, tables.flag, tables.move,
                            tables.killers, tables.history, tables.bufs, tables.scores, tables.pv, tables.pv_len,
                            counters, node_limit, root_values)
@@ -329,7 +334,7 @@ def alphabeta(
         use_kernel = False
     depth = min(depth, MAX_PLY - 2, state.game.spec.max_game_length)
     num_actions = state.game.spec.num_actions
-    tables = _Tables(tt_bits, num_actions) if use_kernel else None
+    tables = AlphaBetaTables(tt_bits, num_actions) if use_kernel else None
     py = None if use_kernel else _PySearch(evaluator, state.current_player(), num_actions, 0)
 
     start = time.perf_counter()

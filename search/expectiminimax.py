@@ -166,9 +166,11 @@ def _value(s, depth, alpha, beta, ply, root, me, moves, push, pop, to_move, outc
 
 
 @njit(types.Tuple((_I, _F, _I))(STATE_T, _I, *_KERNEL_ARGS, *_TABLE_ARGS, _F1), cache=True)
-def _root(s, depth, moves, push, pop, to_move, outcome, key_fn, chance, eval_fn, params, tt_key, tt_val, tt_depth,
-          tt_flag, tt_move, history, bufs, scores, outs, probs, counters, bound, node_limit, root_values):
-    """Search the root moves, the previous iteration's best first; ties keep the earlier move.
+def root_search(s, depth, moves, push, pop, to_move, outcome, key_fn, chance, eval_fn, params, tt_key, tt_val, tt_depth,
+                tt_flag, tt_move, history, bufs, scores, outs, probs, counters, bound, node_limit, root_values):
+    """Search the root moves, the previous iteration's best first; ties keep the earlier move;
+    returns (best move, its value, number of moves). Public for compiled callers that search
+    inside their own loop (Trap's TD self-play); Python callers use ``expectiminimax``.
 
     ``root_values[i]`` gets the value of ``moves``' i-th move in generation order (exact for the
     best move, an upper bound for the others).
@@ -284,10 +286,10 @@ def expectiminimax(
         counters = np.zeros(4, dtype=np.int64)
         root_values = np.full(len(root_moves), np.nan)
         t0 = time.perf_counter()
-        best, value, _ = _root(s, d, gen, k.push, k.pop, k.to_move, k.outcome, k.key, chance, evaluator.kernel,
-                               evaluator.params, tables.key, tables.val, tables.depth, tables.flag, tables.move,
-                               tables.history, tables.bufs, tables.scores, tables.outs, tables.probs, counters,
-                               bound, limit, root_values)
+        best, value, _ = root_search(s, d, gen, k.push, k.pop, k.to_move, k.outcome, k.key, chance, evaluator.kernel,
+                                     evaluator.params, tables.key, tables.val, tables.depth, tables.flag, tables.move,
+                                     tables.history, tables.bufs, tables.scores, tables.outs, tables.probs, counters,
+                                     bound, limit, root_values)
         elapsed = time.perf_counter() - t0
         total += int(counters[0])
         if elapsed > 0.005:

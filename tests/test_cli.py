@@ -202,7 +202,7 @@ def test_bench_envs_prints_the_dict(monkeypatch, capsys):
 
 def test_bench_search_and_sim_solve_forward_parameters(monkeypatch, capsys):
     seen = {}
-    fake_module(monkeypatch, "tablegym.search.bench", bench_alphabeta=lambda **kw: seen.update(kw) or {"nps": 10})
+    fake_module(monkeypatch, "tablegym.experiments.bench_search", bench_alphabeta=lambda **kw: seen.update(kw) or {"nps": 10})
     assert main(["bench", "search", "--param", "depth=7", "--param", "game=trilobite"]) == 0
     assert seen == {"depth": 7, "game": "trilobite"}
     fake_module(monkeypatch, "tablegym.envs.sim",
@@ -224,7 +224,7 @@ def test_bench_threes_times_hand_made_and_learned_searches(capsys, tmp_path):
 
 
 def test_missing_module_is_a_one_line_error(monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "tablegym.search.bench", None)
+    monkeypatch.setitem(sys.modules, "tablegym.experiments.bench_search", None)
     assert main(["bench", "search"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("tablegym: error: the search benchmark is not available") and "Traceback" not in err

@@ -41,6 +41,7 @@ Read it top to bottom (CleanRL style). Each iteration:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import shutil
@@ -54,7 +55,8 @@ import torch
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
-from tablegym.envs.friday.core import FridayGame, sample_chance
+from tablegym.envs.friday.core import FridayGame, deal, sample_chance
+from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.learned_friday import NUM_FEATURES, RETURNS, SCALE, TARGETS, features_of, load_friday_model, target_of
 from tablegym.models.value_net import NetConfig, ValueMLP
@@ -120,13 +122,17 @@ class Args:
 
 # ---- 1. self-play ---------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=4)
+def _agent(spec: str):
+    """One agent per spec and process (a learned one loads its network once)."""
+    return make_agent(FridayGame(), spec)
+
+
 def play_recorded(task: tuple[str, int, int, int]) -> dict:
     """One game of agent ``spec`` at ``level``: its decision states' inputs and every return."""
-    from tablegym.experiments.friday_eval import _agent, deal
-
     spec, level, seed, index = task
     agent = _agent(spec)
-    state, rng = deal(level, seed, index)
+    state, rng = deal(FridayGame(level=level), seed, index)
     rows = []
     start = time.perf_counter()
     while not state.is_terminal():

@@ -14,12 +14,15 @@ import numpy as np
 from numba import njit, types
 
 from tablegym.envs.core import DRAW, EVAL_T, FEATURES_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState
-from tablegym.search.alphabeta import _F1, _I, _I1, _I2, _TABLE_ARGS, MAX_PLY, _F2, _root, _Tables
+from tablegym.search.alphabeta import MAX_PLY, TABLE_TYPES, AlphaBetaTables, root_search
 from tablegym.search.evaluator import Evaluator
 
+_I = types.int64
+_I1 = types.int64[::1]
+_F1 = types.float64[::1]
 
 _SIG = types.UniTuple(_I, 2)(STATE_T, _I, _I, types.float64, _I, MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T,
-                             INT_OF_STATE_T, INT_OF_STATE_T, FEATURES_T, EVAL_T, _F1, *_TABLE_ARGS[:-2],
+                             INT_OF_STATE_T, INT_OF_STATE_T, FEATURES_T, EVAL_T, _F1, *TABLE_TYPES[:-2],
                              types.uint8[:, ::1], _F1, _I1, types.boolean[::1], _F1)
 
 
@@ -42,7 +45,7 @@ def _play(s0, n_games, depth, epsilon, seed, moves, push, pop, to_move, outcome,
             for i in range(k):
                 feats[n, active[i]] = 1
             counters[:] = 0
-            best, val, nm = _root(s, depth, moves, push, pop, to_move, outcome, key_fn, eval_fn, params, tt_key,
+            best, val, nm = root_search(s, depth, moves, push, pop, to_move, outcome, key_fn, eval_fn, params, tt_key,
                                   tt_val, tt_depth, tt_flag, tt_move, killers, history, bufs, scores, pv, pv_len,
                                   counters, 1 << 62, root_values)
             m = best
@@ -82,7 +85,7 @@ def play_selfplay(start: KernelState, evaluator: Evaluator, *, games: int, depth
     """Play ``games`` self-play games from ``start`` and record every position."""
     k = start.kernels
     spec = start.game.spec
-    tables = _Tables(tt_bits, spec.num_actions)
+    tables = AlphaBetaTables(tt_bits, spec.num_actions)
     cap = games * spec.max_game_length
     feats = np.zeros((cap, start.num_features), dtype=np.uint8)
     value = np.zeros(cap)

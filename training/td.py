@@ -43,7 +43,7 @@ from tablegym.training.symmetry import feature_symmetries
 @dataclass
 class Args:
     game: str = "trilobite"
-    """game name (tablegym.experiments.games): trilobite, trilobite-tiny, sim"""
+    """game name (tablegym.envs.make_game): trilobite, trilobite-tiny, sim"""
     game_options: dict = field(default_factory=dict)
     """rule options passed to the game (e.g. {"n": 6} for sim)"""
     seed: int = 1
@@ -89,7 +89,7 @@ class Args:
 
 
 def make_game(args: Args) -> Game:
-    from tablegym.experiments.games import make_game as registry
+    from tablegym.envs import make_game as registry
 
     return registry(args.game, **args.game_options)
 
@@ -119,8 +119,8 @@ class ReplayBuffer:
 def evaluation_match(game: Game, learned: LearnedEvaluator, baseline: str, *, games: int, depth: int,
                      seed: int) -> float:
     """Score of the learned evaluator against ``baseline`` in the same search (win 1, draw 1/2)."""
-    from tablegym.experiments.agents import make_evaluator
-    from tablegym.experiments.match import play_game
+    from tablegym.models.agents import make_evaluator
+    from tablegym.search.play import play_game
     from tablegym.search.agents import AlphaBetaAgent
 
     ours = AlphaBetaAgent(learned, depth=depth)

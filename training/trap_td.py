@@ -39,7 +39,7 @@ from tablegym.envs.trap.core import CAND, TrapGame, TrapState, k_candidates, k_c
 from tablegym.models.checkpoint import save_checkpoint
 from tablegym.models.learned_trap import SCALE, evaluator_of, input_symmetries, num_inputs, trap_inputs, trap_value
 from tablegym.models.value_net import NetConfig
-from tablegym.search.expectiminimax import SearchTables, _root
+from tablegym.search.expectiminimax import SearchTables, root_search
 from tablegym.training.selfplay import SelfPlayBatch
 from tablegym.training.td import ReplayBuffer, metadata, parse_dataclass_args, start_or_resume, td_update
 
@@ -107,9 +107,9 @@ def _search(s, depth, params, tt_key, tt_val, tt_depth, tt_flag, tt_move, histor
     root_values = np.empty(bufs.shape[1], dtype=np.float64)
     best, value = -1, 0.0
     for d in range(1, depth + 1):
-        best, value, _ = _root(s, d, k_candidates, k_push, k_pop, k_to_move, k_outcome, k_key, k_chance, trap_value,
-                               params, tt_key, tt_val, tt_depth, tt_flag, tt_move, history, bufs, scores, outs, probs,
-                               counters, SCALE, 1 << 62, root_values)
+        best, value, _ = root_search(s, d, k_candidates, k_push, k_pop, k_to_move, k_outcome, k_key, k_chance,
+                                     trap_value, params, tt_key, tt_val, tt_depth, tt_flag, tt_move, history, bufs,
+                                     scores, outs, probs, counters, SCALE, 1 << 62, root_values)
     return best, value
 
 
@@ -175,7 +175,7 @@ def _match_games(task: tuple) -> float:
     """Points of the learned searcher (network ``params``) in games ``first..last-1``; even
     games it plays player 0, odd games player 1; each game seeded by (seed, index)."""
     from tablegym.envs.trap.agents import SearchAgent, make_agent
-    from tablegym.experiments.match import play_game
+    from tablegym.search.play import play_game
 
     params, opponent, first, last, depth, seed, n = task
     game = TrapGame(n)

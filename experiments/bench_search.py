@@ -1,4 +1,5 @@
-"""Search speed benchmarks: compiled alpha-beta nodes per second on standard positions."""
+"""Search speed benchmark (``tablegym bench search``): compiled alpha-beta nodes per second on
+standard 8x7 Trilobite positions, the hand-made evaluator and the learned one in the same run."""
 
 from __future__ import annotations
 
