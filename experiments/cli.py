@@ -610,6 +610,9 @@ def _cmd_starship(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 def _train(argv: list[str]) -> int:
     """``tablegym train [GAME] ...``: the trainer named by the game's registry record, given the
     arguments as typed (the game first); without a game name, the default trainer's default game."""
+    if argv in (["--help"], ["-h"]):
+        print(_train_help())
+        return 0
     name = argv[0] if argv and not argv[0].startswith("-") else None
     trainer = _DEFAULT_TRAINER
     if name is not None:
@@ -623,6 +626,26 @@ def _train(argv: list[str]) -> int:
     module, _, function = trainer.partition(":")
     status = _require(module, function, "training")(argv)
     return 0 if status is None else status
+
+
+def _train_help() -> str:
+    """``tablegym train --help``: every game with a trainer, and what that trainer learns (the
+    first line of its module's docstring)."""
+    lines = [f"usage: {PROG} train GAME [ARGUMENTS]   ({PROG} train GAME --help: that trainer's arguments)", "",
+             "games and what their trainer learns:"]
+    width = max(len(p.name) for p in plugins())
+    for record in plugins():
+        if record.trainer:
+            module = record.trainer.partition(":")[0]
+            try:
+                doc = (importlib.import_module(module).__doc__ or "").strip().splitlines()[0]
+            except (ImportError, IndexError):
+                doc = "(its module is not installed)"
+            lines.append(f"  {record.name:<{width}}  {doc}  [{module}]")
+    untrained = [p.name for p in plugins() if not p.trainer]
+    if untrained:
+        lines.append(f"  (no trainer: {', '.join(untrained)})")
+    return "\n".join(lines)
 
 
 _DEFAULT_TRAINER = "tablegym.training.td:cli_main"
@@ -701,7 +724,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="do not print the ship's drawing")
     p.set_defaults(run=_cmd_starship, parser=p)
 
-    sub.add_parser("train", help="train a value network (arguments go to tablegym.training.td)", add_help=False)
+    sub.add_parser("train", help="train a game's value network (tablegym train --help lists the games)", add_help=False)
     return parser
 
 

@@ -61,7 +61,7 @@ import numpy as np
 import torch
 
 from tablegym.experiments.game_runs import recorded, run_tasks
-from tablegym.experiments.threes_sb3 import ScaleObservation, build_model, learn_and_save, load_model, make_policy
+from tablegym.training.sb3 import ScaleObservation, build_model, learn_and_save, load_model, make_policy
 
 ALGO = "maskableppo"
 AGENT = f"sb3-{ALGO}"

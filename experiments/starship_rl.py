@@ -106,7 +106,7 @@ from tablegym.envs.starship.quality import QUALITY_WEIGHTS, quality, validate
 from tablegym.envs.starship.ship import PART_FIELDS, Ship
 from tablegym.experiments.game_runs import recorded, run_tasks
 from tablegym.experiments.stats import Z95, wilson_interval
-from tablegym.experiments.trap_sb3 import load_meta
+from tablegym.training.sb3 import load_meta
 
 ENV_ID = "tablegym/Starship-v0"
 MAKE_ID = f"tablegym.envs:{ENV_ID}"

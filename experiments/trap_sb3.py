@@ -124,7 +124,7 @@ import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from tablegym.experiments.stats import MatchResult, wilson_interval
-from tablegym.experiments.threes_sb3 import learn_and_save, load_model, make_policy
+from tablegym.training.sb3 import learn_and_save, load_meta, load_model, make_policy  # noqa: F401 (load_meta: its old home)
 
 ENV_ID = "tablegym/Trap-v0"
 ALGOS = ("maskableppo", "dqn")
@@ -316,14 +316,6 @@ def report(result: MatchResult, meta: dict, command: str) -> str:
     trained = f", trained vs {meta['opponent']}" if meta.get("opponent") else ""
     title = f"## Trap: {TITLES.get(algo, algo)} ({meta.get('net', 'mlp')}{trained}) vs {result.agent_b}"
     return f"{title}\n\n{results_table(result, meta)}\n\nCommand:\n\n```\n{command}\n```\n"
-
-
-def load_meta(run_dir: str, model) -> dict:
-    """run_dir/train.json, or what the model itself knows when it is missing."""
-    path = Path(run_dir) / "train.json"
-    if path.exists():
-        return json.loads(path.read_text())
-    return {"timesteps": int(model.num_timesteps), "train_seconds": float("nan")}
 
 
 # -- command line -------------------------------------------------------------------------------

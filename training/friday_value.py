@@ -60,7 +60,7 @@ from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.learned_friday import NUM_FEATURES, RETURNS, SCALE, TARGETS, features_of, load_friday_model, target_of
 from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.training.td import ReplayBuffer, metadata, parse_dataclass_args, start_or_resume
+from tablegym.training.runs import ReplayBuffer, metadata, parse_dataclass_args, start_or_resume
 
 TRAIN_SEED_OFFSET = 1_000_003
 """Self-play deals come from seed + this, so they never repeat the evaluation deals (seed 0...)."""

@@ -11,11 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 from numba import njit, types
 
 from tablegym.envs.core import DRAW, EVAL_T, FEATURES_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState
 from tablegym.search.alphabeta import MAX_PLY, TABLE_TYPES, AlphaBetaTables, root_search
 from tablegym.search.evaluator import Evaluator
+from tablegym.models.value_net import ValueMLP
+from tablegym.training.runs import ReplayBuffer
 
 _I = types.int64
 _I1 = types.int64[::1]
@@ -120,3 +123,26 @@ def td_leaf_targets(batch: SelfPlayBatch, lam: float) -> np.ndarray:
             nxt = res[t] if last else sign * out[t + 1]
             out[t] = (1.0 - lam) * v[t] + lam * nxt
     return out
+
+
+def td_update(model: ValueMLP, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer, batch: SelfPlayBatch,
+              args, rng: np.random.Generator, symmetries: list[np.ndarray]) -> tuple[float, float]:
+    """Add the batch's TD-leaf(lambda) targets to the buffer and fit the network on the buffer,
+    each minibatch under a random symmetry of the board: (TD error before the update, mean MSE)."""
+    targets = td_leaf_targets(batch, args.lam)
+    with torch.no_grad():
+        before = model(torch.from_numpy(batch.features).float()).numpy()
+    td_error = float(np.mean(np.abs(targets - before)))
+    buffer.add(batch.features, targets.astype(np.float32))
+    model.train()
+    losses = []
+    for _ in range(args.updates_per_iter):
+        x, y = buffer.sample(rng, args.batch_size)
+        perm = symmetries[rng.integers(len(symmetries))]
+        loss = torch.nn.functional.mse_loss(model(torch.from_numpy(x[:, perm]).float()), torch.from_numpy(y))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    model.eval()
+    return td_error, float(np.mean(losses))

@@ -22,8 +22,6 @@ the throw lands by chance, and a turn is two decisions of the same player.
 from __future__ import annotations
 
 import dataclasses
-import json
-import shutil
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -31,17 +29,14 @@ from pathlib import Path
 
 import numpy as np
 from numba import njit
-from torch.utils.tensorboard import SummaryWriter
-from tqdm import tqdm
 
 from tablegym.envs.core import CHANCE, k_key, k_outcome
 from tablegym.envs.trap.core import CAND, TrapGame, TrapState, k_candidates, k_chance, k_pop, k_push, k_to_move
-from tablegym.models.checkpoint import save_checkpoint
 from tablegym.models.learned_trap import SCALE, evaluator_of, input_symmetries, num_inputs, trap_inputs, trap_value
 from tablegym.models.value_net import NetConfig
 from tablegym.search.expectiminimax import SearchTables, root_search
-from tablegym.training.selfplay import SelfPlayBatch
-from tablegym.training.td import ReplayBuffer, metadata, parse_dataclass_args, start_or_resume, td_update
+from tablegym.training.runs import ReplayBuffer, Run, parse_dataclass_args
+from tablegym.training.selfplay import SelfPlayBatch, td_update
 
 
 @dataclass
@@ -205,29 +200,14 @@ def train(args: Args) -> Path:
         raise ValueError(f"training/trap_td.py trains Trap only, not {args.game!r}")
     game = TrapGame(**args.game_options)
     n = game.n
-    run_dir = Path(args.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    ckpt_path = run_dir / "checkpoint.pt"
-
     net_config = NetConfig(num_inputs(n), tuple(args.hidden))
-    model, optimizer, iteration, games_done, seconds_done, rng = start_or_resume(ckpt_path, game, net_config, args)
-
-    writer = SummaryWriter(str(run_dir))
-    writer.add_text("args", json.dumps(dataclasses.asdict(args), default=list, indent=1))
+    run = Run(args, game, net_config, total=args.total_games)
+    model, rng = run.model, run.rng
     symmetries = input_symmetries(n)
     buffer = ReplayBuffer(args.buffer_size, num_inputs(n), dtype=np.float32)
     pool = ProcessPoolExecutor(args.workers) if args.workers > 1 else None
-    t_start = time.perf_counter() - seconds_done
-    deadline = None if args.minutes is None else args.minutes * 60.0
-    bar = tqdm(total=None if deadline else args.total_games, initial=games_done, disable=not args.progress,
-               unit="game")
 
-    def save() -> None:
-        meta = metadata(args, game, net_config, iteration, games_done, time.perf_counter() - t_start)
-        save_checkpoint(ckpt_path, model=model, metadata=meta, optimizer=optimizer)
-
-    while games_done < args.total_games and (deadline is None or time.perf_counter() - t_start < deadline):
-        iteration += 1
+    while run.next_iteration():
         # 1. self-play with the current network at the leaves of the search
         t0 = time.perf_counter()
         params = model.export()
@@ -236,37 +216,28 @@ def train(args: Args) -> Path:
                                candidates=args.candidates, seed=int(rng.integers(2**31)))) for k in shares if k]
         batch = merge(list(pool.map(_play_chunk, tasks)) if pool else [_play_chunk(t) for t in tasks])
         gen_seconds = time.perf_counter() - t0
-        games_done += args.games_per_iter
+        run.played(args.games_per_iter)
         # 2.-3. TD-leaf(lambda) targets (with the mover), then fit on the replay buffer
-        td_error, mse = td_update(model, optimizer, buffer, batch, args, rng, symmetries)
-        step = games_done
-        writer.add_scalar("losses/mse", mse, step)
-        writer.add_scalar("losses/td_error", td_error, step)
-        writer.add_scalar("charts/games_per_s", args.games_per_iter / gen_seconds, step)
-        writer.add_scalar("charts/decisions_per_game", len(batch) / args.games_per_iter, step)
+        td_error, mse = td_update(model, run.optimizer, buffer, batch, args, rng, symmetries)
+        run.log(losses__mse=mse, losses__td_error=td_error, charts__games_per_s=args.games_per_iter / gen_seconds,
+                charts__decisions_per_game=len(batch) / args.games_per_iter)
         # 4. evaluation and checkpoints
-        if args.eval_every and iteration % args.eval_every == 0:
+        if run.due(args.eval_every):
             scores, params = {}, model.export()
             for name, spec in ((args.eval_baseline, f"search:eval={args.eval_baseline},depth={args.eval_depth}"),
                                ("hard", "hard")):
                 scores[name] = evaluation_match(params, spec, games=args.eval_games, depth=args.eval_depth,
-                                                seed=iteration, n=n, pool=pool, workers=args.workers)
-                writer.add_scalar(f"charts/score_vs_{name}", scores[name], step)
-            bar.set_postfix(td=f"{td_error:.3f}", **{k: f"{v:.2f}" for k, v in scores.items()})
+                                                seed=run.iteration, n=n, pool=pool, workers=args.workers)
+                run.writer.add_scalar(f"charts/score_vs_{name}", scores[name], run.games)
+            run.bar.set_postfix(td=f"{td_error:.3f}", **{k: f"{v:.2f}" for k, v in scores.items()})
         else:
-            bar.set_postfix(td=f"{td_error:.3f}")
-        if iteration % args.save_every == 0:
-            save()
-        bar.update(args.games_per_iter)
-    bar.close()
+            run.bar.set_postfix(td=f"{td_error:.3f}")
+        if run.due(args.save_every):
+            run.save()
+        run.bar.update(args.games_per_iter)
     if pool:
         pool.shutdown()
-    save()
-    writer.close()
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(ckpt_path, args.out)
-    return ckpt_path
+    return run.finish()
 
 
 def parse_args(argv: list[str] | None = None) -> Args:

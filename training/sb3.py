@@ -1,0 +1,109 @@
+"""What the Stable-Baselines3 baselines share (experiments/threes_sb3.py, friday_sb3.py,
+trap_sb3.py, starship_rl.py): observation scaling, the default model, timed training that saves
+``model.zip`` and ``train.json``, loading, and a deterministic policy over legal actions only.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Callable
+
+import gymnasium
+import numpy as np
+import torch
+
+__all__ = ["ALGOS", "ScaleObservation", "build_model", "learn_and_save", "legal_argmax", "load_meta", "load_model",
+           "make_policy"]
+
+ALGOS = ("dqn", "maskableppo")
+
+
+class ScaleObservation(gymnasium.ObservationWrapper):
+    """Divide the observation by the Box's high: every entry in [0, 1]."""
+
+    def __init__(self, env: gymnasium.Env) -> None:
+        super().__init__(env)
+        self.high = env.observation_space.high.astype(np.float32)
+        self.observation_space = gymnasium.spaces.Box(0.0, 1.0, env.observation_space.shape, np.float32)
+
+    def observation(self, observation: np.ndarray) -> np.ndarray:
+        return (observation / self.high).astype(np.float32)
+
+
+def build_model(algo: str, env, *, seed: int, tensorboard_log: str | None):
+    """The SB3 model with the single-player baselines' hyper-parameters (Threes, Friday; a [256, 256]
+    ReLU MLP for both algorithms)."""
+    policy_kwargs = dict(net_arch=[256, 256], activation_fn=torch.nn.ReLU)
+    if algo == "dqn":
+        from stable_baselines3 import DQN
+
+        return DQN("MlpPolicy", env, learning_rate=1e-4, buffer_size=200_000, learning_starts=10_000,
+                   batch_size=128, gamma=0.99, train_freq=4, gradient_steps=1, target_update_interval=5_000,
+                   exploration_fraction=0.2, exploration_initial_eps=1.0, exploration_final_eps=0.01,
+                   max_grad_norm=10.0, policy_kwargs=policy_kwargs, tensorboard_log=tensorboard_log,
+                   seed=seed, device="cpu", verbose=0)
+    if algo == "maskableppo":
+        from sb3_contrib import MaskablePPO
+
+        return MaskablePPO("MlpPolicy", env, learning_rate=3e-4, n_steps=256, batch_size=256, n_epochs=4,
+                           gamma=0.99, gae_lambda=0.95, clip_range=0.2, ent_coef=0.01, vf_coef=0.5,
+                           policy_kwargs=policy_kwargs, tensorboard_log=tensorboard_log, seed=seed,
+                           device="cpu", verbose=0)
+    raise ValueError(f"algo must be one of {ALGOS}, got {algo!r}")
+
+
+def learn_and_save(model, *, timesteps: int, run_dir: str, tb_log_name: str, progress: bool = True, **meta) -> dict:
+    """Train ``model`` for ``timesteps`` env steps, timed (TensorBoard run ``tb_log_name``); save
+    run_dir/model.zip and run_dir/train.json: ``meta`` plus timesteps, train_seconds and steps_per_s.
+    """
+    Path(run_dir).mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    model.learn(total_timesteps=timesteps, tb_log_name=tb_log_name, progress_bar=progress)
+    seconds = time.perf_counter() - start
+    model.save(Path(run_dir) / "model.zip")
+    meta = {**meta, "timesteps": int(model.num_timesteps), "train_seconds": seconds,
+            "steps_per_s": model.num_timesteps / seconds}
+    (Path(run_dir) / "train.json").write_text(json.dumps(meta, indent=1) + "\n")
+    return meta
+
+
+def load_model(algo: str, run_dir: str):
+    if algo == "dqn":
+        from stable_baselines3 import DQN as cls
+    else:
+        from sb3_contrib import MaskablePPO as cls
+    return cls.load(Path(run_dir) / "model.zip", device="cpu")
+
+
+def legal_argmax(values: np.ndarray, mask: np.ndarray) -> int:
+    """The best-valued action among those the mask allows (ties: the lowest index)."""
+    return int(np.argmax(np.where(np.asarray(mask, dtype=bool), values, -np.inf)))
+
+
+def make_policy(algo: str, model) -> Callable[[np.ndarray, np.ndarray], int]:
+    """``policy(scaled_obs, bool_mask) -> swipe``, always one the mask allows."""
+    if algo == "dqn":
+        q_net = model.q_net
+
+        def dqn_policy(obs: np.ndarray, mask: np.ndarray) -> int:
+            with torch.no_grad():
+                q = q_net(torch.as_tensor(obs, dtype=torch.float32).unsqueeze(0))[0].numpy()
+            return legal_argmax(q, mask)
+
+        return dqn_policy
+
+    def ppo_policy(obs: np.ndarray, mask: np.ndarray) -> int:
+        action, _ = model.predict(obs, action_masks=mask, deterministic=True)
+        return int(action)
+
+    return ppo_policy
+
+
+def load_meta(run_dir: str, model) -> dict:
+    """run_dir/train.json, or what the model itself knows when it is missing."""
+    path = Path(run_dir) / "train.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    return {"timesteps": int(model.num_timesteps), "train_seconds": float("nan")}
