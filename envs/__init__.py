@@ -83,6 +83,13 @@ class GamePlugin:
     trainer: str | None = None
     """``tablegym train GAME ...``: ``main(argv) -> int | None`` given the arguments as typed,
     the game's name first."""
+    solver: str | None = None
+    """``(game) -> SolveResult``: how ``tablegym solve`` solves the game when the generic exact
+    solver (``tablegym.search.solver.solve`` from the initial position) is not the best way
+    (Sim: canonical keys, so isomorphic positions share one entry)."""
+    solve_cases: tuple[Mapping[str, Any], ...] = ()
+    """The option sets ``tablegym solve GAME`` solves when given none (Sim: K3-K6, the
+    published facts); empty: the default game."""
     deal: str | None = None
     """``(game, seed, index) -> (state, rng)``: the opening of game ``index`` of a run seeded
     ``seed`` and the generator that plays it, when a game deals otherwise than the default (the
@@ -109,6 +116,7 @@ class GamePlugin:
         fields = dict(data)
         try:
             fields["options"] = {k: _TYPES[v] for k, v in data.get("options", {}).items()}
+            fields["solve_cases"] = tuple(dict(c) for c in data.get("solve_cases", ()))
             for table in ("gym", "aec"):
                 fields[table] = {i: (e["entry_point"], dict(e.get("kwargs", {})))
                                  for i, e in data.get(table, {}).items()}

@@ -355,16 +355,19 @@ def _report_solve(game: Game, run: Any) -> None:
 
 def _cmd_solve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     game, options = _game_from_args(parser, args)
-    if args.game == "sim":
-        solve_sim = _require("tablegym.envs.sim", "solve_sim", "the Sim solver")
-        # Without --n: the published facts, K3-K5 draws and K6 a second-player win.
-        sizes = [int(options["n"])] if "n" in options else [3, 4, 5, 6]
-        for n in sizes:
-            _report_solve(make_game("sim", n=n), lambda n=n: solve_sim(n))
-    else:
-        solve = _require("tablegym.search.solver", "solve", "the exact solver")
-        root = game.new_initial_state()
-        _report_solve(game, lambda: solve(root))
+    record = plugin(args.game)
+    # Without options, a game's record may name the cases worth solving (Sim: K3-K6, the
+    # published facts: K3-K5 draws, K6 a second-player win).
+    games = [make_game(args.game, **case) for case in record.solve_cases] if not options and record.solve_cases else [game]
+    for g in games:
+        if record.solver:
+            module, _, attr = record.solver.partition(":")
+            solver = _require(module, attr, f"the {args.game} solver")
+            _report_solve(g, lambda g=g: solver(g))
+        else:
+            solve = _require("tablegym.search.solver", "solve", "the exact solver")
+            root = g.new_initial_state()
+            _report_solve(g, lambda root=root: solve(root))
     return 0
 
 

@@ -11,7 +11,7 @@ from typing import Any
 _LAZY = {
     **dict.fromkeys(("canonical_form", "canonical_key", "decode_key", "k_canonical"), "canonical"),
     **dict.fromkeys(("SimGame", "SimState"), "core"),
-    **dict.fromkeys(("solve_sim", "bench_sim_solve", "AGENTS", "EVALUATORS", "SAFE_MOVES",
+    **dict.fromkeys(("solve_sim", "solve_game", "bench_sim_solve", "AGENTS", "EVALUATORS", "SAFE_MOVES",
                      "DumbAgent", "EasyAgent", "MediumAgent", "ExpertAgent"), "heuristics"),
 }
 

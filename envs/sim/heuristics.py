@@ -125,6 +125,11 @@ def solve_sim(n: int = 6) -> SolveResult:
     return solve(SimGame(n).new_initial_state(), key_fn=k_canonical, table_bits=12)
 
 
+def solve_game(game: SimGame) -> SolveResult:
+    """Sim's record ``solver``: ``solve_sim`` at the game's size (canonical keys)."""
+    return solve_sim(game.n)
+
+
 def bench_sim_solve(n: int = 6, repeats: int = 20) -> dict[str, float]:
     """Median wall time of ``solve_sim(n)`` after a warm-up solve (which pays JIT/cache loading)."""
     solve_sim(n)
