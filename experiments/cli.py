@@ -31,7 +31,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tablegym.envs import plugin, plugins
-from tablegym.envs.core import CHANCE, Game, State
+from tablegym.envs.core import CHANCE, Game, KernelState, State
 from tablegym.experiments.games import GAMES, make_game
 
 PROG = "tablegym"
@@ -365,8 +365,13 @@ def _cmd_solve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
             solver = _require(module, attr, f"the {args.game} solver")
             _report_solve(g, lambda g=g: solver(g))
         else:
-            solve = _require("tablegym.search.solver", "solve", "the exact solver")
             root = g.new_initial_state()
+            if g.spec.chance or g.spec.num_players != 2 or not isinstance(root, KernelState):
+                why = "has chance nodes" if g.spec.chance else ("is not a two-player game" if g.spec.num_players != 2
+                                                                 else "has no compiled kernels")
+                parser.error(f"the exact solver is for two-player games without chance with compiled kernels; "
+                             f"{args.game} {why}")
+            solve = _require("tablegym.search.solver", "solve", "the exact solver")
             _report_solve(g, lambda root=root: solve(root))
     return 0
 

@@ -158,7 +158,9 @@ def train(args: Args) -> Path:
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
-    return parse_dataclass_args(Args, argv, "tablegym train", __doc__.split("\n\n")[0])
+    game = argv[0] if argv and not argv[0].startswith("-") else None
+    prog = f"tablegym train {game}" if game else "tablegym train"
+    return parse_dataclass_args(Args, argv, prog, __doc__.split("\n\n")[0])
 
 
 def cli_main(argv: list[str] | None = None) -> None:
