@@ -11,7 +11,7 @@ from gymnasium import spaces
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.friday.cards import NUM_AGING_TYPES, NUM_HAZARD_TYPES, NUM_PIRATES, NUM_TYPES
 from tablegym.envs.friday.core import MAX_SLOTS, NUM_ACTIONS, OBS_SIZE, FridayGame, FridayState, sample_chance
-from tablegym.envs.single import StateMaskMixin
+from tablegym.envs.single import StateMaskMixin, check_env_args
 from tablegym.envs.twoplayer import as_action
 
 REWARDS = ("win", "score")
@@ -208,12 +208,7 @@ class FridayEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
     ) -> None:
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
-        if illegal_action not in ("raise", "penalty"):
-            raise ValueError(f"illegal_action must be 'raise' or 'penalty', got {illegal_action!r}")
-        if max_steps is not None and max_steps < 1:
-            raise ValueError(f"max_steps must be None or >= 1, got {max_steps!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        check_env_args(self, illegal_action=illegal_action, limit=("max_steps", max_steps), render_mode=render_mode)
         self.game = FridayGame(level=level, abilities=abilities, aging_life=aging_life, empty_aging=empty_aging,
                                below_replacement=below_replacement, sort_draws=sort_draws,
                                max_life_level4=max_life_level4)

@@ -11,7 +11,7 @@ from gymnasium import spaces
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.threes.board import DIRECTION_NAMES
 from tablegym.envs.threes.core import HINT_MODES, OBS_SIZE, ThreesGame, ThreesState, play_random_setup, sample_chance
-from tablegym.envs.single import StateMaskMixin
+from tablegym.envs.single import StateMaskMixin, check_env_args
 from tablegym.envs.twoplayer import as_action
 
 # Upper bounds of the observation entries: a cell rank (12288 is rank 15), a one-hot hint flag,
@@ -118,12 +118,7 @@ class ThreesEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
     ) -> None:
         if hint not in HINT_MODES:
             raise ValueError(f"hint must be one of {HINT_MODES}, got {hint!r}")
-        if illegal_action not in ("raise", "penalty"):
-            raise ValueError(f"illegal_action must be 'raise' or 'penalty', got {illegal_action!r}")
-        if max_moves is not None and max_moves < 1:
-            raise ValueError(f"max_moves must be None or >= 1, got {max_moves!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        check_env_args(self, illegal_action=illegal_action, limit=("max_moves", max_moves), render_mode=render_mode)
         self.game = ThreesGame(hint)
         self.illegal_action = illegal_action
         self.max_moves = max_moves

@@ -1,0 +1,28 @@
+"""Lazy package exports (PEP 562), shared by ``tablegym.search``, ``tablegym.models`` and
+``tablegym.training``: a package lists its public names and the modules defining them, and each
+name loads its module on first use, so importing the package stays cheap and compiles nothing."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable
+
+
+def lazy_exports(package: str, namespace: dict[str, Any], **modules: list[str]) -> tuple[
+        list[str], Callable[[str], Any], Callable[[], list[str]]]:
+    """``(__all__, __getattr__, __dir__)`` for ``package`` whose public names are listed by the
+    module (relative to the package) that defines them: ``agents=["Agent", ...]``."""
+    exports = {name: module for module, names in modules.items() for name in names}
+    names = sorted(exports)
+
+    def __getattr__(name: str) -> Any:
+        if name not in exports:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{package}.{exports[name]}"), name)
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return names
+
+    return names, __getattr__, __dir__
