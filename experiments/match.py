@@ -21,6 +21,7 @@ its own seed, a resumed tournament gives the same games as one played in one go.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import csv
 import json
 import math
@@ -107,7 +108,7 @@ def _play_task(task: _Task) -> tuple[_Task, GameRecord]:
     a, b = factory(game, task.spec_a), factory(game, task.spec_b)
     agents = (a, b) if task.a_seat == 0 else (b, a)
     record = play_game(game, agents, np.random.default_rng(game_seqs[task.a_seat]), opening=opening)
-    return task, record
+    return task, dataclasses.replace(record, final=None)  # the actions replay it; no need to ship the state back
 
 
 def _tasks(match: int, game_name: str, options: tuple, spec_a: str, spec_b: str, games: int,

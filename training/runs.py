@@ -9,7 +9,7 @@ A trainer keeps only its algorithm and reads top to bottom::
     while run.next_iteration():
         batch = ...                       # 1. play
         run.played(len_of_games)          # counts games, moves the bar
-        run.log(mse=..., td_error=...)    # 2. learn, then log
+        run.log({"losses/mse": ...})      # 2. learn, then log
         if run.due(args.eval_every): ...  # 3. evaluate
         if run.due(args.save_every): run.save()
     return run.finish()
@@ -73,10 +73,10 @@ class Run:
     def played(self, games: int) -> None:
         self.games += games
 
-    def log(self, **scalars: float) -> None:
-        """TensorBoard scalars at the current game count ("losses/mse=..." as ``losses__mse``)."""
+    def log(self, scalars: dict[str, float]) -> None:
+        """TensorBoard scalars by tag, at the current game count."""
         for tag, value in scalars.items():
-            self.writer.add_scalar(tag.replace("__", "/"), value, self.games)
+            self.writer.add_scalar(tag, value, self.games)
 
     def due(self, every: int) -> bool:
         """Whether this iteration is one of every ``every`` (0: never)."""

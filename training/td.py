@@ -138,16 +138,15 @@ def train(args: Args) -> Path:
         # 2.-3. TD-leaf(lambda) targets, then fit on the replay buffer
         td_error, mse = td_update(model, run.optimizer, buffer, batch, args, rng, symmetries)
         firsts = np.r_[0, np.flatnonzero(np.diff(batch.game)) + 1]
-        run.log(losses__mse=mse, losses__td_error=td_error, charts__games_per_s=args.games_per_iter / gen_seconds,
-                charts__positions_per_game=len(batch) / args.games_per_iter,
-                charts__first_player_score=float(np.mean(batch.result[firsts] * 0.5 + 0.5)))
+        run.log({"losses/mse": mse, "losses/td_error": td_error, "charts/games_per_s": args.games_per_iter / gen_seconds,
+                "charts/positions_per_game": len(batch) / args.games_per_iter,
+                "charts/first_player_score": float(np.mean(batch.result[firsts] * 0.5 + 0.5))})
         # 4. evaluation and checkpoints
         if run.due(args.eval_every):
             score = evaluation_match(game, LearnedEvaluator(model, game.spec.name), args.eval_baseline,
                                      games=args.eval_games, depth=args.eval_depth, seed=run.iteration)
-            run.writer.add_scalar(f"charts/score_vs_{args.eval_baseline}", score, run.games)
-            for tag, value in game_metrics(game, LearnedEvaluator(model, game.spec.name)).items():
-                run.writer.add_scalar(tag, value, run.games)
+            run.log({f"charts/score_vs_{args.eval_baseline}": score,
+                     **game_metrics(game, LearnedEvaluator(model, game.spec.name))})
             run.bar.set_postfix(td=f"{td_error:.3f}", score=f"{score:.2f}")
         else:
             run.bar.set_postfix(td=f"{td_error:.3f}")

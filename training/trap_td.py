@@ -219,8 +219,8 @@ def train(args: Args) -> Path:
         run.played(args.games_per_iter)
         # 2.-3. TD-leaf(lambda) targets (with the mover), then fit on the replay buffer
         td_error, mse = td_update(model, run.optimizer, buffer, batch, args, rng, symmetries)
-        run.log(losses__mse=mse, losses__td_error=td_error, charts__games_per_s=args.games_per_iter / gen_seconds,
-                charts__decisions_per_game=len(batch) / args.games_per_iter)
+        run.log({"losses/mse": mse, "losses/td_error": td_error, "charts/games_per_s": args.games_per_iter / gen_seconds,
+                "charts/decisions_per_game": len(batch) / args.games_per_iter})
         # 4. evaluation and checkpoints
         if run.due(args.eval_every):
             scores, params = {}, model.export()
@@ -228,7 +228,7 @@ def train(args: Args) -> Path:
                                ("hard", "hard")):
                 scores[name] = evaluation_match(params, spec, games=args.eval_games, depth=args.eval_depth,
                                                 seed=run.iteration, n=n, pool=pool, workers=args.workers)
-                run.writer.add_scalar(f"charts/score_vs_{name}", scores[name], run.games)
+                run.log({f"charts/score_vs_{name}": scores[name]})
             run.bar.set_postfix(td=f"{td_error:.3f}", **{k: f"{v:.2f}" for k, v in scores.items()})
         else:
             run.bar.set_postfix(td=f"{td_error:.3f}")
