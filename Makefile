@@ -33,8 +33,8 @@ TG := $(VENV)/bin/tablegym
 results: install
 	mkdir -p results
 	$(TG) solve sim | tee results/sim_solve.txt
-	$(PY) -m tablegym.experiments.sim_agreement --eval learned | tee results/sim_agreement.txt
-	$(PY) -m tablegym.experiments.sim_agreement --eval safe-moves | tee -a results/sim_agreement.txt
+	$(PY) -m tablegym.envs.sim.agreement --eval learned | tee results/sim_agreement.txt
+	$(PY) -m tablegym.envs.sim.agreement --eval safe-moves | tee -a results/sim_agreement.txt
 	$(TG) eval sim alphabeta:eval=learned,depth=1 expert medium easy dumb --games 200 --opening-plies 2 \
 		--workers 2 --seed 0 --elo --no-progress --csv results/sim_round_robin.csv | tee results/sim_round_robin.md
 	$(TG) eval trilobite alphabeta:eval=learned,depth=5 alphabeta:eval=advanced,depth=5 --games 400 \
@@ -76,7 +76,7 @@ threes-large: install
 
 # Threes tables (hours on 2 cores: Threesus plays ~1,000 moves a game at ~0.05 s a move).
 # Finished games are appended to the JSONL files; rerunning resumes where a run stopped.
-THREES := $(PY) -m tablegym.experiments.threes_eval
+THREES := $(PY) -m tablegym.envs.threes.evaluate
 threes-results: install
 	$(THREES) threesus --games 100 --workers 2 --seed 0 --out results/threes_threesus_om.jsonl
 	for a in greedy expectimax:depth=1 expectimax:depth=2; do \
@@ -90,9 +90,9 @@ threes-learned: install
 	for a in greedy:eval=learned expectimax:depth=2,eval=learned expectimax:depth=3,eval=learned; do \
 		$(THREES) $$a --games 200 --workers 2 --seed 0 --out results/threes_learned.jsonl; done
 	$(THREES) expectimax:depth=2 --games 200 --workers 2 --seed 0 --out results/threes_baselines.jsonl
-	$(PY) -m tablegym.experiments.threes_sb3 maskableppo --timesteps 500000 --seed 0 \
+	$(PY) -m tablegym.envs.threes.sb3 maskableppo --timesteps 500000 --seed 0 \
 		--run-dir runs/threes-sb3-maskableppo --eval-games 200 --out results/threes_sb3.jsonl
-	$(PY) -m tablegym.experiments.threes_sb3 dqn --timesteps 500000 --seed 0 \
+	$(PY) -m tablegym.envs.threes.sb3 dqn --timesteps 500000 --seed 0 \
 		--run-dir runs/threes-sb3-dqn --eval-games 200 --out results/threes_sb3.jsonl
 	$(THREES) --report results/threes_*.jsonl | tee results/threes.md
 	$(TG) bench threes | tee results/bench_threes.txt
@@ -142,9 +142,9 @@ trap-learned: install
 		--seed 0 --csv results/trap_learned_vs_$$(echo $$h | tr - _).csv | tee results/trap_learned_vs_$$(echo $$h | tr - _).md; done
 	$(TG) eval trap "search:eval=learned,depth=1" medium --games 400 --workers 1 --seed 0 \
 		--csv results/trap_learned_policy_vs_medium.csv | tee results/trap_learned_policy_vs_medium.md
-	$(PY) -m tablegym.experiments.trap_sb3 --timesteps 500000 --seed 0 --run-dir runs/trap-sb3-maskableppo \
+	$(PY) -m tablegym.envs.trap.sb3 --timesteps 500000 --seed 0 --run-dir runs/trap-sb3-maskableppo \
 		--eval-games 400 --opponent medium:ties=random --out results/trap_sb3.md
-	$(PY) -m tablegym.experiments.trap_sb3 --algo dqn --timesteps 200000 --seed 0 --run-dir runs/trap-sb3-dqn \
+	$(PY) -m tablegym.envs.trap.sb3 --algo dqn --timesteps 200000 --seed 0 --run-dir runs/trap-sb3-dqn \
 		--eval-games 400 --opponent random,easy,medium:ties=random,hard-sound --eval-opponent medium:ties=random \
 		--out results/trap_sb3_dqn.md
 	$(TG) bench trap | tee results/bench_trap.txt
@@ -152,14 +152,14 @@ trap-learned: install
 # The staged starship generator over 1,000 seeds (issue 9): validity rate, ships per second, the
 # quality terms (seconds); the pictures of seed 7 and of its 14 stages.
 starship-results: install
-	$(PY) -m tablegym.experiments.bench_starship --seeds 1000 --out results/starship_generator.md
+	$(PY) -m tablegym.envs.starship.bench --seeds 1000 --out results/starship_generator.md
 	$(TG) starship --seed 7 --out results/starship_seed7.png --quiet
 	$(TG) starship --seed 7 --stages --out results/starship_stages_seed7.png --quiet
 
 # Friday win rates per level (issue 7). Random and rule-based: seconds. Fridai at 10,000 polled
 # states: about 1.5 s a game, 25 min on two cores for 4 x 500 games. At 100,000: 13-22 s a game,
 # about 9 CPU-hours for 4 x 500. Finished games are appended to the JSONL files; a rerun resumes.
-FRIDAY := $(PY) -m tablegym.experiments.friday_eval
+FRIDAY := $(PY) -m tablegym.envs.friday.evaluate
 # Default rule options: the official empty-aging rule (issue 28). The first reading's records
 # ("reshuffle without aging", forced replacement, sort all at once) are in results/friday_reshuffle/;
 # --against pairs every agent with its own games there on the same deals. Fridai at 100,000 states
@@ -187,7 +187,7 @@ friday-mc: install
 # levels with the score reward (no agent has ever won, so +1/-1 gives no signal), then 500 games per
 # level on the rules core, appended to results/friday_sb3.jsonl (a rerun resumes; --eval-only skips training).
 friday-sb3: install
-	$(PY) -m tablegym.experiments.friday_sb3 --timesteps 200000 --seed 0 --run-dir runs/friday-sb3-maskableppo \
+	$(PY) -m tablegym.envs.friday.sb3 --timesteps 200000 --seed 0 --run-dir runs/friday-sb3-maskableppo \
 		--games 500 --levels 1 2 3 4 --workers 2 --no-progress --out results/friday_sb3.jsonl
 	$(FRIDAY) --report results/friday_sb3.jsonl --against $(FRIDAY_OLD)/friday_sb3.jsonl
 
@@ -243,5 +243,5 @@ friday-mc-learned: install
 # never become valid run to the env's 4,096-step limit (9 to 17 s each). A rerun resumes the
 # evaluation (runs/starship-ppo/eval_episodes.jsonl); --eval-only skips training.
 starship-rl: install
-	$(PY) -m tablegym.experiments.starship_rl --timesteps 300000 --representation narrow --start partial \
+	$(PY) -m tablegym.envs.starship.rl --timesteps 300000 --representation narrow --start partial \
 		--seed 0 --episodes 200 --workers 2 --run-dir runs/starship-ppo --out results/starship_rl.md

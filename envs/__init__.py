@@ -73,6 +73,9 @@ class GamePlugin:
     """The game's speed benchmark: a function returning a table (dict of rows)."""
     bench_name: str | None = None
     """Its name after ``tablegym bench`` when not the game's name ("search", "sim-solve")."""
+    benches: Mapping[str, str] = field(default_factory=dict)
+    """Further benchmarks of the game by their ``tablegym bench`` names (Trilobite's env steps
+    against PettingZoo's connect_four_v3: "envs")."""
     learned: str | None = None
     """``(kernel, scale)`` of its ValueMLP leaf evaluator (``eval=learned``): a compiled
     ``kernel(s, player, params)`` and the search units per unit of network value."""
@@ -101,6 +104,9 @@ class GamePlugin:
     outcome: str | None = None
     """``(finished state) -> dict``: what a single-player run records of a game beyond its
     return (a score, a win)."""
+    command: str | None = None
+    """``add_command(subparsers)``: the game's own ``tablegym`` subcommand, named after the game
+    (the starship generator's ``tablegym starship``)."""
     training_metrics: str | None = None
     """``metrics(game, evaluator) -> dict`` that TD training logs besides its own (exact
     measures a game allows, such as Sim's agreement with its solver)."""

@@ -10,8 +10,8 @@
     tablegym eval friday rules "bestfirst:nodes=10000" --level 1 --games 500 --workers 2
     tablegym bench sim-solve
     tablegym train --help            (everything after 'train' goes to tablegym.training.td)
-    tablegym train threes --help     (the Threes n-tuple network: tablegym.training.ntuple_td)
-    tablegym train friday --help     (the Friday value network: tablegym.training.friday_value)
+    tablegym train threes --help     (the Threes n-tuple network: tablegym.envs.threes.train)
+    tablegym train friday --help     (the Friday value network: tablegym.envs.friday.train)
     tablegym starship --seed 7 --out ship.png             (one generated ship, its validity and quality)
     tablegym starship --seed 7 --stages --out stages.png  (the ship after each of the 14 stages)
 
@@ -30,7 +30,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tablegym.envs import plugin, plugins
+from tablegym.envs import load, plugin, plugins
 from tablegym.envs.core import CHANCE, Game, KernelState, State
 from tablegym.experiments.games import GAMES, make_game
 
@@ -41,7 +41,7 @@ class CommandError(Exception):
     """A command that cannot run as asked, for a reason other than its arguments."""
 
 
-def _require(module: str, attr: str, what: str) -> Callable[..., Any]:
+def require(module: str, attr: str, what: str) -> Callable[..., Any]:
     """Import ``module.attr``, or say plainly that ``what`` is not available in this install."""
     try:
         mod = importlib.import_module(module)
@@ -56,7 +56,7 @@ def _require(module: str, attr: str, what: str) -> Callable[..., Any]:
 
 
 def _make_agent(game: Game, spec: str) -> Any:
-    make_agent = _require("tablegym.experiments.agents", "make_agent", "building agents from specs")
+    make_agent = require("tablegym.experiments.agents", "make_agent", "building agents from specs")
     return make_agent(game, spec)
 
 
@@ -74,7 +74,7 @@ def compose_spec(agent: str, *, eval: str | None = None, depth: int | None = Non
     return agent + ("," if ":" in agent else ":") + ",".join(params)
 
 
-def _parse_value(text: str) -> Any:
+def parse_value(text: str) -> Any:
     """A command-line value as int, float, bool or str, in that order of preference."""
     for kind in (int, float):
         try:
@@ -86,7 +86,7 @@ def _parse_value(text: str) -> Any:
     return text
 
 
-def _key_values(parser: argparse.ArgumentParser, items: Sequence[str], flag: str) -> dict[str, str]:
+def key_values(parser: argparse.ArgumentParser, items: Sequence[str], flag: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
@@ -101,7 +101,7 @@ _GAME_FLAGS = ("n", "width", "height", "win_length", "first_player", "level")
 
 def _game_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Game, dict[str, Any]]:
     """Build the game from its name, ``--option key=value`` and the dedicated flags."""
-    options: dict[str, Any] = _key_values(parser, args.option, "--option")
+    options: dict[str, Any] = key_values(parser, args.option, "--option")
     for key in _GAME_FLAGS:
         value = getattr(args, key)
         if value is None:
@@ -130,7 +130,7 @@ def _game_options_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _int_at_least(low: int) -> Callable[[str], int]:
+def int_at_least(low: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -362,7 +362,7 @@ def _cmd_solve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
     for g in games:
         if record.solver:
             module, _, attr = record.solver.partition(":")
-            solver = _require(module, attr, f"the {args.game} solver")
+            solver = require(module, attr, f"the {args.game} solver")
             _report_solve(g, lambda g=g: solver(g))
         else:
             root = g.new_initial_state()
@@ -371,7 +371,7 @@ def _cmd_solve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
                                                                  else "has no compiled kernels")
                 parser.error(f"the exact solver is for two-player games without chance with compiled kernels; "
                              f"{args.game} {why}")
-            solve = _require("tablegym.search.solver", "solve", "the exact solver")
+            solve = require("tablegym.search.solver", "solve", "the exact solver")
             _report_solve(g, lambda root=root: solve(root))
     return 0
 
@@ -517,16 +517,19 @@ def format_table(data: dict[str, Any]) -> str:
 
 
 def _benches() -> dict[str, str]:
-    """``tablegym bench`` names -> benchmark functions: every env's steps, then each game's own."""
-    out = {"envs": "tablegym.experiments.bench_envs:bench_env_steps"}
-    out.update({p.bench_name or p.name: p.bench for p in plugins() if p.bench})
+    """``tablegym bench`` names -> benchmark functions, from every game's record."""
+    out = {}
+    for p in plugins():
+        if p.bench:
+            out[p.bench_name or p.name] = p.bench
+        out.update(p.benches)
     return out
 
 
 def _cmd_bench(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    params = {k: _parse_value(v) for k, v in _key_values(parser, args.param, "--param").items()}
+    params = {k: parse_value(v) for k, v in key_values(parser, args.param, "--param").items()}
     module, _, name = _benches()[args.which].partition(":")
-    fn = _require(module, name, f"the {args.which} benchmark")
+    fn = require(module, name, f"the {args.which} benchmark")
     for key in ("seconds", "n", "repeats"):  # the flags some benchmarks take
         if getattr(args, key) is not None:
             params[key] = getattr(args, key)
@@ -537,76 +540,6 @@ def _cmd_bench(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
             parser.error(f"bench {args.which}: {err}")
         raise
     print(format_table(result))
-    return 0
-
-
-# --------------------------------------------------------------------------------------------
-# starship
-# --------------------------------------------------------------------------------------------
-
-
-def _starship_pipeline(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
-    """The generator configured by ``--config``, then ``--size/--detour``, ``--set`` and ``--off``."""
-    pipeline_cls = _require("tablegym.envs.starship.pipeline", "Pipeline", "the starship generator")
-    config: dict[str, Any] = {}
-    if args.config:
-        try:
-            config = pipeline_cls.from_file(args.config).config()
-        except OSError as err:
-            parser.error(f"--config {args.config}: {err.strerror or err}")
-        except ValueError as err:
-            parser.error(str(err))
-    for key, value in (("size", args.size), ("detour", args.detour)):
-        if value is not None:
-            config[key] = value
-    for key, value in _key_values(parser, args.set, "--set").items():
-        stage, dot, param = key.partition(".")
-        if not dot or not param:
-            parser.error(f"--set needs STAGE.PARAM=VALUE, got {key!r}")
-        entry = config.setdefault(stage, {})
-        if not isinstance(entry, dict):
-            entry = config[stage] = {"enabled": bool(entry)}
-        entry[param] = _parse_value(value)
-    for stage in args.off:
-        entry = config.get(stage)
-        config[stage] = {**entry, "enabled": False} if isinstance(entry, dict) else False
-    try:
-        return pipeline_cls(**config)
-    except ValueError as err:
-        parser.error(str(err))
-
-
-def _cmd_starship(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """Generate one ship: print it, its validity and its quality terms; draw it to ``--out``."""
-    pipeline = _starship_pipeline(parser, args)
-    quality_mod = importlib.import_module("tablegym.envs.starship.quality")
-    if args.stages:
-        snapshots = pipeline.snapshots(args.seed)
-        if not snapshots:
-            parser.error("--stages: every stage is switched off")
-        ship = snapshots[-1][1]
-    else:
-        ship = pipeline.generate(args.seed)
-    validity = quality_mod.validate(ship)
-    q = quality_mod.quality(ship)
-    if not args.quiet:
-        print(ship.to_text(legend=True))
-        print()
-    print(f"seed {args.seed}: {validity}")
-    rows = {k: {"raw": q.raw[k], "term": q.terms[k], "weight": w} for k, w in quality_mod.QUALITY_WEIGHTS.items()}
-    rows["quality score"] = {"term": q.score}
-    print(format_table(rows))
-    if args.out:
-        render = importlib.import_module("tablegym.envs.starship.render")
-        if args.stages:
-            img = render.draw_stages(snapshots, cell=args.cell or 6)
-        else:
-            img = render.draw_ship(ship, cell=args.cell or 16, bbox=render.ship_bbox(ship), title=f"SEED {args.seed}")
-        try:
-            render.write_png(args.out, img)
-        except OSError as err:
-            raise CommandError(f"cannot write {args.out}: {err.strerror or err}") from None
-        print(f"wrote {args.out} ({img.shape[1]} x {img.shape[0]} pixels)")
     return 0
 
 
@@ -632,7 +565,7 @@ def _train(argv: list[str]) -> int:
             trainable = ", ".join(p.name for p in plugins() if p.trainer)
             return _usage_error(f"train: game {name!r} has no trainer; games with one: {trainable}")
     module, _, function = trainer.partition(":")
-    status = _require(module, function, "training")(argv)
+    status = require(module, function, "training")(argv)
     return 0 if status is None else status
 
 
@@ -668,7 +601,8 @@ def _usage_error(message: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand except ``train`` (which forwards its arguments)."""
     parser = argparse.ArgumentParser(prog=PROG, description="Tabletop games: play, solve, evaluate, benchmark, train.")
-    sub = parser.add_subparsers(dest="command", metavar="{play,solve,eval,bench,starship,train}", required=True)
+    commands = ["play", "solve", "eval", "bench", *(p.name for p in plugins() if p.command), "train"]
+    sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(commands) + "}", required=True)
     game_opts = _game_options_parser()
 
     p = sub.add_parser("play", parents=[game_opts], help="play against an agent (or a single-player game) in the terminal",
@@ -679,7 +613,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "given, else random; single-player default: human, i.e. you play; threes: random, greedy, "
                         "threesus, expectimax:depth=2)")
     p.add_argument("--eval", help="leaf evaluator for a searcher, e.g. advanced, learned, learned:path.pt")
-    p.add_argument("--depth", type=_int_at_least(1), help="search depth")
+    p.add_argument("--depth", type=int_at_least(1), help="search depth")
     p.add_argument("--time", type=_positive_float, help="search time per move in seconds")
     p.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your player index (default 0)")
     p.add_argument("--seed", type=int, default=None, help="seed for the agent's randomness and the game's chance events")
@@ -691,9 +625,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", parents=[game_opts], help="match (two specs) or round robin (more); friday: win rates")
     p.add_argument("specs", nargs="+", metavar="SPEC", help="agent specs, e.g. random 'alphabeta:depth=3,eval=advanced'")
-    p.add_argument("--games", type=_int_at_least(1), default=100, help="games per pairing (default 100)")
-    p.add_argument("--opening-plies", type=_int_at_least(0), default=2, help="random opening moves (default 2)")
-    p.add_argument("--workers", type=_int_at_least(1), default=1, help="worker processes (default 1)")
+    p.add_argument("--games", type=int_at_least(1), default=100, help="games per pairing (default 100)")
+    p.add_argument("--opening-plies", type=int_at_least(0), default=2, help="random opening moves (default 2)")
+    p.add_argument("--workers", type=int_at_least(1), default=1, help="worker processes (default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed of the whole match (default 0)")
     p.add_argument("--csv", help="also write the results to this CSV file")
     p.add_argument("--elo", action="store_true", help="show Elo differences (and fitted ratings for 3+ agents)")
@@ -710,27 +644,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="speed benchmarks")
     p.add_argument("which", choices=tuple(_benches()))
     p.add_argument("--seconds", type=_positive_float, help="envs: seconds per env")
-    p.add_argument("--n", type=_int_at_least(3), help="sim-solve: number of points")
-    p.add_argument("--repeats", type=_int_at_least(1), help="sim-solve: repetitions")
+    p.add_argument("--n", type=int_at_least(3), help="sim-solve: number of points")
+    p.add_argument("--repeats", type=int_at_least(1), help="sim-solve: repetitions")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="extra keyword argument for the benchmark function (repeatable)")
     p.set_defaults(run=_cmd_bench, parser=p)
 
-    p = sub.add_parser("starship", help="generate a starship with the 14-stage generator, print and draw it",
-                       description="Run the staged starship generator (rules/starship.md) for one seed: print the ship, "
-                                   "its validity and its quality terms, and with --out draw it as a PNG.")
-    p.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
-    p.add_argument("--out", help="write the picture (with --stages: the strip of stages) to this PNG file")
-    p.add_argument("--stages", action="store_true", help="draw the ship after each stage, as a strip")
-    p.add_argument("--config", help="generator options from a TOML (.toml) or JSON file")
-    p.add_argument("--size", type=_int_at_least(4), help="grid side (default 32)")
-    p.add_argument("--detour", type=_int_at_least(0), help="detour limit of the path contiguity check (default 5)")
-    p.add_argument("--set", action="append", default=[], metavar="STAGE.PARAM=VALUE",
-                   help="a stage parameter (repeatable), e.g. --set thrusters.min_points=20")
-    p.add_argument("--off", action="append", default=[], metavar="STAGE", help="switch a stage off (repeatable), e.g. --off doors")
-    p.add_argument("--cell", type=_int_at_least(2), help="pixels per tile (default 16; 6 with --stages)")
-    p.add_argument("--quiet", action="store_true", help="do not print the ship's drawing")
-    p.set_defaults(run=_cmd_starship, parser=p)
+    for record in plugins():  # the games' own subcommands (the starship generator's)
+        if record.command:
+            load(record.command)(sub)
 
     sub.add_parser("train", help="train a game's value network (tablegym train --help lists the games)", add_help=False)
     return parser

@@ -2,7 +2,9 @@
 evaluators (``load_evaluator``) and agents from specs (``make_agent``).
 
 Everything listed in ``__all__`` is importable from here, each name loading its module on first
-use (``tablegym.envs.exports``).
+use (``tablegym.envs.exports``). A game's own networks live in its folder (the Threes n-tuple
+network in ``tablegym.envs.threes.ntuple``, Friday's in ``tablegym.envs.friday.learned``) and
+are found through its record.
 """
 
 from tablegym.envs.exports import lazy_exports
@@ -12,6 +14,4 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, globals(),
     learned=['load_evaluator', 'LearnedEvaluator', 'load_model', 'default_checkpoint'],
     checkpoint=['save_checkpoint', 'load_checkpoint', 'CheckpointError'],
     value_net=['ValueMLP', 'NetConfig'],
-    ntuple=['NTupleNet', 'NTupleConfig', 'NTupleEvaluator', 'load_ntuple', 'save_ntuple'],
-    learned_friday=['FridayEvaluator'],
 )

@@ -192,7 +192,7 @@ def test_human_agent_quits_on_q_and_end_of_input():
 
 def test_bench_envs_prints_the_dict(monkeypatch, capsys):
     calls = []
-    fake_module(monkeypatch, "tablegym.experiments.bench_envs",
+    fake_module(monkeypatch, "tablegym.envs.trilobite.bench_envs",
                 bench_env_steps=lambda seconds=3.0: calls.append(seconds) or {"trilobite gym": 123456.0, "sim aec": 0.5})
     assert main(["bench", "envs", "--seconds", "0.25"]) == 0
     out = capsys.readouterr().out
@@ -202,7 +202,7 @@ def test_bench_envs_prints_the_dict(monkeypatch, capsys):
 
 def test_bench_search_and_sim_solve_forward_parameters(monkeypatch, capsys):
     seen = {}
-    fake_module(monkeypatch, "tablegym.experiments.bench_search", bench_alphabeta=lambda **kw: seen.update(kw) or {"nps": 10})
+    fake_module(monkeypatch, "tablegym.envs.trilobite.bench", bench_alphabeta=lambda **kw: seen.update(kw) or {"nps": 10})
     assert main(["bench", "search", "--param", "depth=7", "--param", "game=trilobite"]) == 0
     assert seen == {"depth": 7, "game": "trilobite"}
     fake_module(monkeypatch, "tablegym.envs.sim",
@@ -213,7 +213,7 @@ def test_bench_search_and_sim_solve_forward_parameters(monkeypatch, capsys):
 
 
 def test_bench_threes_times_hand_made_and_learned_searches(capsys, tmp_path):
-    from tablegym.models.ntuple import NTupleConfig, NTupleNet, save_ntuple
+    from tablegym.envs.threes.ntuple import NTupleConfig, NTupleNet, save_ntuple
 
     path = save_ntuple(tmp_path / "n.pt", NTupleNet(NTupleConfig(tuples=((0, 1, 2),))))
     assert main(["bench", "threes", "--param", "positions=2", "--param", f"learned=learned:{path}"]) == 0
@@ -224,7 +224,7 @@ def test_bench_threes_times_hand_made_and_learned_searches(capsys, tmp_path):
 
 
 def test_missing_module_is_a_one_line_error(monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "tablegym.experiments.bench_search", None)
+    monkeypatch.setitem(sys.modules, "tablegym.envs.trilobite.bench", None)
     assert main(["bench", "search"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("tablegym: error: the search benchmark is not available") and "Traceback" not in err

@@ -12,11 +12,11 @@ from tablegym.envs.friday.agents import make_agent
 from tablegym.envs.friday.core import CONCEDE, END_FIGHT, FridayGame, sample_chance
 from tablegym.envs.friday.scenario import scenario
 from tablegym.models.checkpoint import CheckpointError, save_checkpoint
-from tablegym.models.learned_friday import (NUM_FEATURES, SCALE, WIN_BONUS, features_of, friday_outcome_value,
+from tablegym.envs.friday.learned import (NUM_FEATURES, SCALE, WIN_BONUS, features_of, friday_outcome_value,
                                             friday_progress_value, friday_value, load_friday_evaluator,
                                             load_friday_model)
 from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.training.friday_value import Args, calibration, parse_args, search_spec, train
+from tablegym.envs.friday.train import Args, calibration, parse_args, search_spec, train
 from tablegym.training.td import metadata
 
 WEAPON2, WEAPON4, REALIZATION3 = 12, 23, 19
@@ -255,7 +255,7 @@ def test_the_shipped_network_watches_a_game_from_the_command_line(capsys):
 def test_the_shipped_planner_network_sits_at_the_horizon_of_mc_and_plays_from_the_command_line(capsys):
     from tablegym.envs.friday.agents import LEARNED_HORIZON
     from tablegym.experiments.cli import main
-    from tablegym.models.learned_friday import MC_CHECKPOINT
+    from tablegym.envs.friday.learned import MC_CHECKPOINT
 
     model, meta = load_friday_model(MC_CHECKPOINT)  # models/checkpoints/friday_mc.pt
     assert meta["args"]["planner"] == "mc" and meta["args"]["target"] == "outcome"
@@ -272,7 +272,7 @@ def test_the_shipped_planner_network_sits_at_the_horizon_of_mc_and_plays_from_th
 def test_reports_give_the_step_each_game_ended_in_and_paired_score_differences(tmp_path):
     import json
 
-    from tablegym.experiments.friday_eval import paired_report, report
+    from tablegym.envs.friday.evaluate import paired_report, report
 
     opts = FridayGame().spec.options
     lines = []
@@ -294,7 +294,7 @@ def test_reports_give_the_step_each_game_ended_in_and_paired_score_differences(t
 def test_the_variant_report_pairs_an_agent_with_its_own_games_under_other_rules(tmp_path):
     import json
 
-    from tablegym.experiments.friday_eval import variant_report
+    from tablegym.envs.friday.evaluate import variant_report
 
     new, old = FridayGame().spec.options, {**FridayGame(empty_aging="reshuffle").spec.options}
     del old["sort_draws"]  # records of the first reading have no such key
@@ -317,7 +317,7 @@ def test_the_variant_report_pairs_an_agent_with_its_own_games_under_other_rules(
 
 
 def test_the_speed_benchmark_runs_the_search_with_either_evaluator():
-    from tablegym.experiments.bench_friday import bench_search
+    from tablegym.envs.friday.bench import bench_search
 
     for evaluator in ("fridai", "learned"):
         out = bench_search(nodes=300, positions=2, seed=1, evaluator=evaluator)

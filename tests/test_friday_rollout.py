@@ -14,7 +14,7 @@ from tablegym.envs.friday.core import (CONCEDE, DRAW_FREE, END_FIGHT, FIGHT_0, F
 from tablegym.envs.friday.heuristics import outcome_eval
 from tablegym.envs.friday.rollout import badness, k_policy_action, k_rollout, mc_values
 from tablegym.envs.friday.scenario import scenario
-from tablegym.experiments.friday_eval import play_game
+from tablegym.envs.friday.evaluate import play_game
 from tests.test_friday_core import score_position
 from tests.test_friday_search import CANNIBALS, DISTRACTED, FOCUSED, RAFT_FOOD, WEAK, dealt, start
 

@@ -15,7 +15,7 @@ pytest.importorskip("stable_baselines3")
 
 from tablegym.envs.starship.env import OBS_CHANNELS  # noqa: E402
 from tablegym.envs.starship.pipeline import Pipeline  # noqa: E402
-from tablegym.experiments import starship_rl  # noqa: E402
+from tablegym.envs.starship import rl as starship_rl  # noqa: E402
 
 TINY = ["--timesteps", "128", "--n-envs", "2", "--n-steps", "64", "--batch-size", "64", "--n-epochs", "1",
         "--size", "16", "--max-steps", "64", "--episodes", "4", "--seed", "0", "--no-progress"]

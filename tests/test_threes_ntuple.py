@@ -14,10 +14,10 @@ from tablegym.envs.threes.board import board_score, swipe
 from tablegym.envs.threes.core import ThreesGame
 from tablegym.envs.threes.expectimax import LEAF, afterstate_chance
 from tablegym.models.checkpoint import CheckpointError, save_checkpoint
-from tablegym.models.ntuple import (HINT_CELL, NTupleConfig, NTupleNet, load_ntuple, load_ntuple_with_metadata,
+from tablegym.envs.threes.ntuple import (HINT_CELL, NTupleConfig, NTupleNet, load_ntuple, load_ntuple_with_metadata,
                                     ntuple_update, ntuple_update_tc, ranks_tensor, restage, save_ntuple,
                                     symmetries)
-from tablegym.training.ntuple_td import Args, parse_args, play_and_learn, train
+from tablegym.envs.threes.train import Args, parse_args, play_and_learn, train
 from tests.test_threes import board_state
 from tests.test_threes_search import positions
 

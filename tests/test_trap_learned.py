@@ -14,12 +14,12 @@ from tablegym.envs.trap.heuristics import free_board, one_cell_lookahead, vorono
 from tablegym.experiments.match import play_game
 from tablegym.models.checkpoint import CheckpointError, load_checkpoint
 from tablegym.models.learned import LearnedEvaluator
-from tablegym.models.learned_trap import NUM_SCALARS, SCALE, input_symmetries, num_inputs, trap_inputs, trap_value
+from tablegym.envs.trap.learned import NUM_SCALARS, SCALE, input_symmetries, num_inputs, trap_inputs, trap_value
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.search.expectiminimax import expectiminimax, reference_expectiminimax
 from tablegym.envs.trap.core import k_chance
 from tablegym.training.selfplay import SelfPlayBatch, td_leaf_targets
-from tablegym.training.trap_td import parse_args, play_selfplay, train
+from tablegym.envs.trap.train import parse_args, play_selfplay, train
 from tests.test_expectiminimax import _random_positions
 
 BOARD = """
@@ -163,7 +163,7 @@ def test_corrupt_checkpoint_is_reported(tmp_path):
 
 
 def test_leaf_evaluation_bench_reports_every_evaluator(tmp_path):
-    from tablegym.experiments.bench_trap import leaf_evaluations
+    from tablegym.envs.trap.bench import leaf_evaluations
 
     path = tmp_path / "net.pt"
     from tablegym.models.checkpoint import save_checkpoint

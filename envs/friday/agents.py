@@ -35,7 +35,7 @@ from tablegym.envs.friday.core import (AB_KIND, CONCEDE, DESTROY_BASE, DONE, DRA
                                        k_determinize, k_sample_split, k_key, k_status)
 from tablegym.envs.friday.heuristics import EVALUATORS, destroy_choice, search_apply, search_moves
 from tablegym.envs.friday.rollout import k_policy_action, mc_values
-from tablegym.models.learned_friday import FridayEvaluator
+from tablegym.envs.friday.learned import FridayEvaluator
 from tablegym.search.agents import RandomAgent, check_options, is_learned, learned_path, parse_spec
 from tablegym.search.bestfirst import MAX_MOVES, best_first
 
@@ -52,7 +52,7 @@ def make_evaluator(name: str, search: str = "bestfirst") -> FridayEvaluator:
     if is_learned(name):
         from tablegym.envs.friday.core import FridayGame
         from tablegym.models.learned import load_evaluator
-        from tablegym.models.learned_friday import CHECKPOINT, MC_CHECKPOINT
+        from tablegym.envs.friday.learned import CHECKPOINT, MC_CHECKPOINT
 
         return load_evaluator(FridayGame(), learned_path(name), default=MC_CHECKPOINT if search == "mc" else CHECKPOINT)
     if name not in EVALUATORS:

@@ -3,7 +3,7 @@
 The 2,250 positions of K6 that can occur before any triangle (one per isomorphism class) are
 enumerated breadth-first; the canonical-form solver gives each its exact value for the player
 to move (+1 win, -1 loss; K6 has no draws), and the evaluator must say the same by its sign.
-``python -m tablegym.experiments.sim_agreement`` prints it; TD training logs it
+``python -m tablegym.envs.sim.agreement`` prints it; TD training logs it
 (``training_metrics``, named by Sim's registry record).
 """
 
@@ -52,3 +52,20 @@ def training_metrics(game: SimGame, evaluator: Evaluator) -> dict[str, float]:
         return {}
     agree, total = sign_agreement(evaluator)
     return {"charts/solver_sign_agreement": agree / total}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m tablegym.envs.sim.agreement [--eval learned]``: one line per evaluator."""
+    import argparse
+
+    from tablegym.models.agents import make_evaluator
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--eval", default="learned", help="evaluator name (learned, learned:PATH, safe-moves)")
+    args = parser.parse_args(argv)
+    agree, total = sign_agreement(make_evaluator(SimGame(6), args.eval))
+    print(f"{args.eval}: sign agrees with the solver on {agree}/{total} canonical K6 positions ({agree / total:.2%})")
+
+
+if __name__ == "__main__":
+    main()

@@ -37,7 +37,7 @@ from numba import njit, types
 
 from tablegym.envs.threes.board import board_score, highest_rank, insert_cell, set_rank, swipe
 from tablegym.envs.threes.heuristics import evaluate_board
-from tablegym.models.ntuple import BOARD_PART, HINT_PART, ntuple_value
+from tablegym.envs.threes.ntuple import BOARD_PART, HINT_PART, ntuple_value
 
 HINT, COUNT, EXACT, NONE, LEAF = 0, 1, 2, 3, 4
 MODEL_NAMES = {"hint": HINT, "count": COUNT, "exact": EXACT, "none": NONE, "leaf": LEAF}

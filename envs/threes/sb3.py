@@ -1,10 +1,10 @@
 """Generic deep-RL baselines for Threes!: SB3 DQN and sb3-contrib MaskablePPO, trained then evaluated.
 
-    python -m tablegym.experiments.threes_sb3 maskableppo --timesteps 500000 --seed 0 \\
+    python -m tablegym.envs.threes.sb3 maskableppo --timesteps 500000 --seed 0 \\
         --run-dir runs/threes-sb3-maskableppo --eval-games 200 --out results/threes_sb3.jsonl
-    python -m tablegym.experiments.threes_sb3 dqn --timesteps 500000 --seed 0 \\
+    python -m tablegym.envs.threes.sb3 dqn --timesteps 500000 --seed 0 \\
         --run-dir runs/threes-sb3-dqn --eval-games 200 --out results/threes_sb3.jsonl
-    python -m tablegym.experiments.threes_eval --report results/threes_sb3.jsonl
+    python -m tablegym.envs.threes.evaluate --report results/threes_sb3.jsonl
 
 What the learner sees (``make_env``), outermost last:
 
@@ -111,7 +111,7 @@ def train(algo: str, *, timesteps: int, seed: int, run_dir: str, hint: str = "+"
 def play_game(policy: Callable[[np.ndarray, np.ndarray], int], *, seed: int, index: int, hint: str,
               high: np.ndarray) -> dict:
     """One game on the rules core, seeded like threes_eval.play_one; the threes_eval record."""
-    from tablegym.experiments.threes_eval import play_game as play
+    from tablegym.envs.threes.evaluate import play_game as play
 
     def agent(state, rng=None) -> int:  # child() raises on an illegal swipe
         return policy((state.observation() / high).astype(np.float32), state.legal_action_mask().astype(bool))
@@ -176,9 +176,9 @@ def evaluate(algo: str, *, run_dir: str, games: int, seed: int, hint: str = "+",
 
 
 def main(argv: list[str] | None = None) -> None:
-    from tablegym.experiments.threes_eval import HEADER, markdown_row, summarise
+    from tablegym.envs.threes.evaluate import HEADER, markdown_row, summarise
 
-    parser = argparse.ArgumentParser(prog="python -m tablegym.experiments.threes_sb3", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tablegym.envs.threes.sb3", description=__doc__.split("\n\n")[0])
     parser.add_argument("algo", choices=ALGOS)
     parser.add_argument("--timesteps", type=int, default=500_000)
     parser.add_argument("--seed", type=int, default=0, help="training seed and evaluation game seed")

@@ -6,7 +6,7 @@ joint expectiminimax for each budget; the pure-Python reference expectiminimax o
 API (same tree, no pruning) is timed in the same process as the baseline of the speed ratio.
 
     tablegym bench trap
-    python -m tablegym.experiments.bench_trap
+    python -m tablegym.envs.trap.bench
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The staged starship generator over many seeds: validity rate, ships per second, and the
 distribution of every quality term (and of what the stages built).
 
-    python -m tablegym.experiments.bench_starship --seeds 1000 --out results/starship_generator.md
+    python -m tablegym.envs.starship.bench --seeds 1000 --out results/starship_generator.md
     tablegym bench starship --param seeds=200
 
 Speed is timed on one core after a warm-up ship (the compiled kernels load from numba's cache
@@ -120,7 +120,7 @@ def markdown(r: dict[str, Any]) -> str:
         "# Starship generator: 14-stage pipeline over seeds",
         "",
         f"Seeds {r['first_seed']}..{r['first_seed'] + r['seeds'] - 1}, default pipeline (32 x 32, detour limit 5), "
-        f"`python -m tablegym.experiments.bench_starship --seeds {r['seeds']}`; one core of a shared "
+        f"`python -m tablegym.envs.starship.bench --seeds {r['seeds']}`; one core of a shared "
         f"{os.cpu_count()}-core machine (load average {os.getloadavg()[0]:.1f} at the end; "
         f"{platform.python_implementation()} {platform.python_version()}).",
         "",

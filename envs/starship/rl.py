@@ -1,8 +1,8 @@
 """PPO as a starship designer (PCGRL) against the staged generator, random edits and the start ship.
 
-    python -m tablegym.experiments.starship_rl --timesteps 300000 --representation narrow \\
+    python -m tablegym.envs.starship.rl --timesteps 300000 --representation narrow \\
         --start partial --seed 0 --episodes 200 --run-dir runs/starship-ppo --out results/starship_rl.md
-    python -m tablegym.experiments.starship_rl --eval-only --run-dir runs/starship-ppo \\
+    python -m tablegym.envs.starship.rl --eval-only --run-dir runs/starship-ppo \\
         --episodes 200 --out results/starship_rl.md
     tensorboard --logdir runs/starship-ppo
 
@@ -111,7 +111,7 @@ from tablegym.training.sb3 import load_meta
 ENV_ID = "tablegym/Starship-v0"
 MAKE_ID = f"tablegym.envs:{ENV_ID}"
 """``gymnasium.make(MAKE_ID)`` imports tablegym.envs (which registers the env) first."""
-PROG = "python -m tablegym.experiments.starship_rl"
+PROG = "python -m tablegym.envs.starship.rl"
 ROWS = ("ppo", "staged", "random", "start")
 ROW_TITLES = {
     "ppo": "PPO (deterministic policy)",

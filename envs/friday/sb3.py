@@ -1,9 +1,9 @@
 """Generic deep-RL baseline for Friday: sb3-contrib MaskablePPO, trained once on all four levels, evaluated per level.
 
-    python -m tablegym.experiments.friday_sb3 --timesteps 200000 --seed 0 \\
+    python -m tablegym.envs.friday.sb3 --timesteps 200000 --seed 0 \\
         --run-dir runs/friday-sb3-maskableppo --games 500 --levels 1 2 3 4 --workers 2 \\
         --out results/friday_sb3.jsonl
-    python -m tablegym.experiments.friday_eval --report results/friday_sb3.jsonl
+    python -m tablegym.envs.friday.evaluate --report results/friday_sb3.jsonl
 
 The Threes baseline (experiments/threes_sb3.py) with Friday's env, reward and evaluation; the
 model, its hyper-parameters ([256, 256] ReLU MLP, 8 envs x 256-step rollouts), the timed
@@ -181,7 +181,7 @@ def play_game(agent: SB3FridayAgent, level: int, seed: int, index: int) -> dict:
     """Game ``index`` at ``level`` via friday_eval.play_game; a truncated game's record is the
     position reached (same fields), and every record says whether it was truncated."""
     from tablegym.envs.friday.core import FridayGame
-    from tablegym.experiments import friday_eval
+    from tablegym.envs.friday import evaluate as friday_eval
 
     start = time.perf_counter()
     try:
@@ -241,7 +241,7 @@ def evaluate(*, run_dir: str, levels: list[int] | tuple[int, ...] = LEVELS, game
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line, checked: every bad value is an argparse error naming it."""
-    parser = argparse.ArgumentParser(prog="python -m tablegym.experiments.friday_sb3",
+    parser = argparse.ArgumentParser(prog="python -m tablegym.envs.friday.sb3",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--timesteps", type=int, default=200_000, help="training env steps")
     parser.add_argument("--seed", type=int, default=0, help="training seed and evaluation game seed")
@@ -275,7 +275,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from tablegym.experiments.friday_eval import HEADER, markdown_row, options_text, summarise
+    from tablegym.envs.friday.evaluate import HEADER, markdown_row, options_text, summarise
 
     args = parse_args(argv)
     torch.set_num_threads(1)

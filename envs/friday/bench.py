@@ -9,7 +9,7 @@ the search with the learned evaluator against Fridai's score in the same run (th
 network's forward pass).
 The issue's target is 100,000 states per second per core; the Java original did about 550,000.
 
-    python -m tablegym.experiments.bench_friday
+    python -m tablegym.envs.friday.bench
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """Generic deep-RL baselines for Trap: sb3-contrib MaskablePPO or SB3 DQN, trained against one
 opponent or a league, then evaluated against one opponent (Medium by default) in both seats.
 
-    python -m tablegym.experiments.trap_sb3 --timesteps 200000 --seed 0 \\
+    python -m tablegym.envs.trap.sb3 --timesteps 200000 --seed 0 \\
         --run-dir runs/trap-sb3-maskableppo --eval-games 400 --opponent medium --out results/trap_sb3.md
-    python -m tablegym.experiments.trap_sb3 --algo dqn --timesteps 500000 --seed 0 \\
+    python -m tablegym.envs.trap.sb3 --algo dqn --timesteps 500000 --seed 0 \\
         --run-dir runs/trap-sb3-dqn --eval-games 400 --opponent random,easy,medium,hard \\
         --eval-opponent medium --out results/trap_sb3_dqn.md
-    python -m tablegym.experiments.trap_sb3 --eval-only --run-dir runs/trap-sb3-maskableppo \\
+    python -m tablegym.envs.trap.sb3 --eval-only --run-dir runs/trap-sb3-maskableppo \\
         --eval-games 400 --eval-opponent medium --out results/trap_sb3.md
 
 What the learner sees (``make_env``), outermost last:
@@ -130,7 +130,7 @@ ENV_ID = "tablegym/Trap-v0"
 ALGOS = ("maskableppo", "dqn")
 TITLES = {"maskableppo": "MaskablePPO", "dqn": "DQN"}
 NETS = ("mlp", "cnn")
-PROG = "python -m tablegym.experiments.trap_sb3"
+PROG = "python -m tablegym.envs.trap.sb3"
 
 
 def agent_name(algo: str) -> str:

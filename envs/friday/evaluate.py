@@ -4,9 +4,9 @@ Every game gets its own seed (SeedSequence(seed, spawn_key=(level, game))), so r
 depend on the number of workers. Finished games are appended to ``--out`` (JSON lines) and a
 rerun skips those already there, so a long run can be stopped and resumed.
 
-    python -m tablegym.experiments.friday_eval "bestfirst:nodes=10000" --levels 1 2 3 4 \\
+    python -m tablegym.envs.friday.evaluate "bestfirst:nodes=10000" --levels 1 2 3 4 \\
         --games 500 --workers 2 --out results/friday_fridai_10k.jsonl
-    python -m tablegym.experiments.friday_eval --report results/friday_*.jsonl
+    python -m tablegym.envs.friday.evaluate --report results/friday_*.jsonl
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def report(paths: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m tablegym.experiments.friday_eval",
+    parser = argparse.ArgumentParser(prog="python -m tablegym.envs.friday.evaluate",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("agent", nargs="?", help="random, rules, trim, bestfirst:nodes=N,eval=E, mc:rollouts=K,horizon=H,eval=E")
     parser.add_argument("--report", nargs="+", metavar="JSONL", help="only summarise recorded games")

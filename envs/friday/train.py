@@ -58,7 +58,7 @@ from tqdm import tqdm
 from tablegym.envs.friday.core import FridayGame, deal, sample_chance
 from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
-from tablegym.models.learned_friday import NUM_FEATURES, RETURNS, SCALE, TARGETS, features_of, load_friday_model, target_of
+from tablegym.envs.friday.learned import NUM_FEATURES, RETURNS, SCALE, TARGETS, features_of, load_friday_model, target_of
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.training.runs import ReplayBuffer, metadata, parse_dataclass_args, start_or_resume
 

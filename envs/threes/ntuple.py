@@ -32,6 +32,7 @@ from torch import nn
 
 from tablegym.envs.threes.board import highest_rank
 from tablegym.models.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from tablegym.models.learned import CHECKPOINT_DIR
 
 HINT_CELL = 16
 RADIX = 16  # a cell's rank (or the hint code) is one base-16 digit of the index
@@ -304,7 +305,7 @@ def ranks_tensor(boards) -> torch.Tensor:
 
 # ---- checkpoints -----------------------------------------------------------------------------
 
-CHECKPOINT = Path(__file__).parent / "checkpoints" / "threes.pt"
+CHECKPOINT = CHECKPOINT_DIR / "threes.pt"
 KIND = "ntuple"
 
 

@@ -38,7 +38,7 @@ from tablegym.envs.core import ONGOING, OUTCOME
 from tablegym.envs.threes.board import board_score, highest_rank, swipe
 from tablegym.envs.threes.core import BOARD, HINT, NUM_OUTCOMES, PHASE, PLAY, ThreesGame, k_chance, k_push
 from tablegym.models.checkpoint import CheckpointError
-from tablegym.models.ntuple import (DEFAULT_TUPLES, HINT_CELL, NTupleConfig, NTupleNet, layout,
+from tablegym.envs.threes.ntuple import (DEFAULT_TUPLES, HINT_CELL, NTupleConfig, NTupleNet, layout,
                                     load_ntuple_with_metadata, ntuple_update, ntuple_update_tc, ntuple_value, restage,
                                     save_ntuple)
 

@@ -21,7 +21,7 @@ added to both sides and pulls the ratio towards 1. With ``np.flatnonzero`` plus 
 ``rng.choice`` (about 5 us a move) the same envs measured 3.7x (a) and 3.1x (b).
 (c) is not like for like: the opponent's moves there need no observation.
 
-Run: ``python -m tablegym.experiments.bench_envs [seconds]``.
+Run: ``python -m tablegym.envs.trilobite.bench_envs [seconds]``.
 """
 
 from __future__ import annotations

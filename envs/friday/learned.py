@@ -64,7 +64,7 @@ from tablegym.envs.friday.core import (AGING_IN, AGING_STACK, BEATEN, BOTTOM_N, 
                                        fight_total, k_owned, k_progress, k_score)
 from tablegym.envs.friday.heuristics import outcome_eval
 from tablegym.models.checkpoint import CheckpointError
-from tablegym.models.learned import mlp_forward_mixed
+from tablegym.models.learned import CHECKPOINT_DIR, mlp_forward_mixed
 from tablegym.models.value_net import ValueMLP
 
 NUM_GROUPS = 5
@@ -226,9 +226,9 @@ class FridayEvaluator:
 
 # ---- checkpoints ----------------------------------------------------------------------------------
 
-CHECKPOINT = Path(__file__).parent / "checkpoints" / "friday.pt"
+CHECKPOINT = CHECKPOINT_DIR / "friday.pt"
 """The shipped network of the best-first search (``score`` return, trained on its games)."""
-MC_CHECKPOINT = Path(__file__).parent / "checkpoints" / "friday_mc.pt"
+MC_CHECKPOINT = CHECKPOINT_DIR / "friday_mc.pt"
 """The shipped network of Monte-Carlo planning's cut rollouts (``outcome`` return, trained on
 the planner's games): what ``mc:...,eval=learned`` loads."""
 

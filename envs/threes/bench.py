@@ -6,7 +6,7 @@ figure to compare with the issues' targets (Threesus: 0.1 s per move; the learne
 search: 100 moves per second). ``bench_threes`` times the hand-made and the learned evaluator
 in the same searches, in one process, and gives their leaf-rate ratio.
 
-    python -m tablegym.experiments.bench_threes
+    python -m tablegym.envs.threes.bench
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Every game gets its own seed (SeedSequence(seed, spawn_key=(game,))), so results
 on the number of workers. Finished games are appended to ``--out`` (JSON lines) as they end and
 a rerun skips the games already there, so a long run can be stopped and resumed.
 
-    python -m tablegym.experiments.threes_eval threesus --games 100 --workers 2 \\
+    python -m tablegym.envs.threes.evaluate threesus --games 100 --workers 2 \\
         --out results/threes_threesus.jsonl
 """
 
@@ -98,7 +98,7 @@ def report(paths: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m tablegym.experiments.threes_eval", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tablegym.envs.threes.evaluate", description=__doc__.split("\n\n")[0])
     parser.add_argument("agent", nargs="?", help="random, greedy, threesus, expectimax:depth=D (each takes eval=openness)")
     parser.add_argument("--report", nargs="+", metavar="JSONL", help="only summarise recorded games, one row per agent")
     parser.add_argument("--games", type=int, default=100)

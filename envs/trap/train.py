@@ -32,7 +32,7 @@ from numba import njit
 
 from tablegym.envs.core import CHANCE, k_key, k_outcome
 from tablegym.envs.trap.core import CAND, TrapGame, TrapState, k_candidates, k_chance, k_pop, k_push, k_to_move
-from tablegym.models.learned_trap import SCALE, evaluator_of, input_symmetries, num_inputs, trap_inputs, trap_value
+from tablegym.envs.trap.learned import SCALE, evaluator_of, input_symmetries, num_inputs, trap_inputs, trap_value
 from tablegym.models.value_net import NetConfig
 from tablegym.search.expectiminimax import SearchTables, root_search
 from tablegym.training.runs import ReplayBuffer, Run, parse_dataclass_args
