@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.friday.cards import NUM_AGING_TYPES, NUM_HAZARD_TYPES, NUM_PIRATES, NUM_TYPES
 from tablegym.envs.friday.core import MAX_SLOTS, NUM_ACTIONS, OBS_SIZE, FridayGame, FridayState, sample_chance
-from tablegym.envs.single import StateMaskMixin, check_env_args
-from tablegym.envs.twoplayer import as_action
+from tablegym.envs.single import SinglePlayerEnv
 
 REWARDS = ("win", "score")
 DEFAULT_MAX_STEPS = 2000
@@ -58,7 +56,7 @@ def friday_rgb(state: FridayState) -> np.ndarray:
     return state_image(state)
 
 
-class FridayEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
+class FridayEnv(SinglePlayerEnv):
     """Friday: Robinson fights hazards with a deck he improves, ages, and faces two pirates.
 
     ## Description
@@ -189,8 +187,6 @@ class FridayEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
     - v0: initial release.
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
-
     def __init__(
         self,
         *,
@@ -208,30 +204,37 @@ class FridayEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
     ) -> None:
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
-        check_env_args(self, illegal_action=illegal_action, limit=("max_steps", max_steps), render_mode=render_mode)
-        self.game = FridayGame(level=level, abilities=abilities, aging_life=aging_life, empty_aging=empty_aging,
-                               below_replacement=below_replacement, sort_draws=sort_draws,
-                               max_life_level4=max_life_level4)
+        game = FridayGame(level=level, abilities=abilities, aging_life=aging_life, empty_aging=empty_aging,
+                          below_replacement=below_replacement, sort_draws=sort_draws, max_life_level4=max_life_level4)
+        self._setup(game, spaces.Box(*_observation_bounds(), dtype=np.float32), illegal_action=illegal_action,
+                    limit=("max_steps", max_steps), render_mode=render_mode)
         self.reward = reward
-        self.illegal_action = illegal_action
         self.max_steps = max_steps
-        self.render_mode = render_mode
-        low, high = _observation_bounds()
-        self.observation_space = spaces.Box(low, high, dtype=np.float32)
-        self.action_space = spaces.Discrete(NUM_ACTIONS)
-        self._no_actions = np.zeros(NUM_ACTIONS, dtype=np.int8)
-        self._state: FridayState = self.game.new_initial_state()
-        self._mask = self._no_actions
         self._last_score = 0
-        self._decisions = 0
-        self._done = True
 
-    # -- the game ------------------------------------------------------------------------
+    _state: FridayState
+    illegal_reward = -1.0  # an illegal action loses the game (see Rewards)
+
+    def _deal(self, rng: np.random.Generator) -> FridayState:
+        return sample_chance(self.game.new_initial_state(), rng)
+
+    def _sample(self, state: FridayState, rng: np.random.Generator) -> FridayState:
+        return sample_chance(state, rng)
+
+    def _started(self) -> None:
+        self._last_score = self._state.score
+
+    def _reward(self, state: FridayState) -> float:
+        reward = float(state.returns()[0]) if state.is_terminal() else 0.0
+        if self.reward == "score":
+            reward += float(state.score - self._last_score)
+            self._last_score = state.score
+        return reward
 
     def _info(self) -> dict[str, Any]:
         state = self._state
         return {"score": state.score, "life": state.life, "step": state.step, "won": state.won,
-                "decisions": self._decisions, "action_mask": self._mask.copy()}
+                "decisions": self._steps, "action_mask": self._mask.copy()}
 
     def _illegal(self, action: Any, a: int) -> IllegalActionError:
         """The error for an illegal action: it names the action and the legal ones, in words too."""
@@ -244,47 +247,5 @@ class FridayEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
             what = f"no such action: ids are 0-{NUM_ACTIONS - 1}"
         return IllegalActionError(action, legal, f"({what}; legal: {names})")
 
-    # -- Gymnasium API ----------------------------------------------------------------------
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
-        self._set(sample_chance(self.game.new_initial_state(), self.np_random))
-        self._last_score = self._state.score
-        self._decisions = 0
-        self._done = self._state.is_terminal()
-        return self._state.observation(), self._info()
-
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if self._done:
-            raise RuntimeError("the episode is over (or reset() was never called); call reset() first")
-        a = as_action(action)
-        if not (0 <= a < NUM_ACTIONS and self._mask[a]):
-            if self.illegal_action == "raise":
-                raise self._illegal(action, a)
-            self._done = True
-            self._mask = self._no_actions
-            info = self._info()
-            info["illegal_action"] = True
-            return self._state.observation(), -1.0, True, False, info
-        self._set(sample_chance(self._state.child(a), self.np_random))
-        self._decisions += 1
-        state = self._state
-        terminated = state.is_terminal()
-        reward = float(state.returns()[0]) if terminated else 0.0
-        if self.reward == "score":
-            score = state.score
-            reward += float(score - self._last_score)
-            self._last_score = score
-        truncated = not terminated and self.max_steps is not None and self._decisions >= self.max_steps
-        self._done = terminated or truncated
-        return state.observation(), reward, terminated, truncated, self._info()
-
-    def render(self) -> str | np.ndarray | None:
-        if self.render_mode == "ansi":
-            return self._state.to_text()
-        if self.render_mode == "rgb_array":
-            return friday_rgb(self._state)
-        return None
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.game!r}>"
+    def _rgb(self) -> np.ndarray:
+        return friday_rgb(self._state)

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 
 from tablegym.envs.core import IllegalActionError
+from tablegym.envs.single import SinglePlayerEnv
 from tablegym.envs.threes.board import DIRECTION_NAMES
 from tablegym.envs.threes.core import HINT_MODES, OBS_SIZE, ThreesGame, ThreesState, play_random_setup, sample_chance
-from tablegym.envs.single import StateMaskMixin, check_env_args
-from tablegym.envs.twoplayer import as_action
 
 # Upper bounds of the observation entries: a cell rank (12288 is rank 15), a one-hot hint flag,
 # a deck count (a deck holds four cards of each kind).
@@ -27,7 +25,7 @@ def threes_rgb(state: ThreesState) -> np.ndarray:
     return draw_threes(state.values, state.hint, score=state.score)
 
 
-class ThreesEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
+class ThreesEnv(SinglePlayerEnv):
     """Threes!: slide numbered cards on a 4x4 board, merging 1 + 2 and equal cards >= 3.
 
     ## Description
@@ -106,8 +104,6 @@ class ThreesEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
     - v0: initial release.
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
-
     def __init__(
         self,
         *,
@@ -118,20 +114,27 @@ class ThreesEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
     ) -> None:
         if hint not in HINT_MODES:
             raise ValueError(f"hint must be one of {HINT_MODES}, got {hint!r}")
-        check_env_args(self, illegal_action=illegal_action, limit=("max_moves", max_moves), render_mode=render_mode)
-        self.game = ThreesGame(hint)
-        self.illegal_action = illegal_action
+        space = spaces.Box(np.zeros(OBS_SIZE, dtype=np.float32), _OBS_HIGH, dtype=np.float32)
+        self._setup(ThreesGame(hint), space, illegal_action=illegal_action, limit=("max_moves", max_moves),
+                    render_mode=render_mode)
         self.max_moves = max_moves
-        self.render_mode = render_mode
-        self.observation_space = spaces.Box(np.zeros(OBS_SIZE, dtype=np.float32), _OBS_HIGH, dtype=np.float32)
-        self.action_space = spaces.Discrete(self.game.spec.num_actions)
-        self._no_actions = np.zeros(self.game.spec.num_actions, dtype=np.int8)
-        self._state: ThreesState = self.game.new_initial_state()
-        self._mask = self._no_actions
         self._last_score = 0
-        self._done = True
 
-    # -- the game ------------------------------------------------------------------------
+    _state: ThreesState
+
+    def _deal(self, rng: np.random.Generator) -> ThreesState:
+        return play_random_setup(self.game, rng)
+
+    def _sample(self, state: ThreesState, rng: np.random.Generator) -> ThreesState:
+        return sample_chance(state, rng)
+
+    def _started(self) -> None:
+        self._last_score = 0  # the first step's reward counts the dealt cards (see Rewards)
+
+    def _reward(self, state: ThreesState) -> float:
+        reward = float(state.score - self._last_score)
+        self._last_score = state.score
+        return reward
 
     def _info(self) -> dict[str, Any]:
         state = self._state
@@ -144,42 +147,5 @@ class ThreesEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
         what = f"{DIRECTION_NAMES[a]}: no card can move that way" if 0 <= a < 4 else "swipes are 0 left, 1 right, 2 up, 3 down"
         return IllegalActionError(action, legal, f"({what}; legal swipes: {names})")
 
-    # -- Gymnasium API ----------------------------------------------------------------------
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
-        self._set(play_random_setup(self.game, self.np_random))
-        self._last_score = 0  # the first step's reward counts the dealt cards (see Rewards)
-        self._done = self._state.is_terminal()
-        return self._state.observation(), self._info()
-
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if self._done:
-            raise RuntimeError("the episode is over (or reset() was never called); call reset() first")
-        a = as_action(action)
-        if not (0 <= a < len(self._mask) and self._mask[a]):
-            if self.illegal_action == "raise":
-                raise self._illegal(action, a)
-            self._done = True
-            self._mask = self._no_actions
-            info = self._info()
-            info["illegal_action"] = True
-            return self._state.observation(), 0.0, True, False, info
-        self._set(sample_chance(self._state.child(a), self.np_random))
-        score = self._state.score
-        reward = float(score - self._last_score)
-        self._last_score = score
-        terminated = self._state.is_terminal()
-        truncated = not terminated and self.max_moves is not None and self._state.moves >= self.max_moves
-        self._done = terminated or truncated
-        return self._state.observation(), reward, terminated, truncated, self._info()
-
-    def render(self) -> str | np.ndarray | None:
-        if self.render_mode == "ansi":
-            return self._state.to_text()
-        if self.render_mode == "rgb_array":
-            return threes_rgb(self._state)
-        return None
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.game!r}>"
+    def _rgb(self) -> np.ndarray:
+        return threes_rgb(self._state)
