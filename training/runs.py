@@ -155,17 +155,21 @@ def start_or_resume(ckpt_path: Path, game: Game, net_config: NetConfig, args) ->
 
 
 def field_help(cls: type) -> dict[str, str]:
-    """The attribute docstrings of dataclass ``cls`` (the string under each field), by field."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-    except (OSError, TypeError):
-        return {}
-    body = tree.body[0].body
-    out = {}
-    for node, after in zip(body, body[1:]):
-        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
-                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
-            out[node.target.id] = " ".join(after.value.value.split())
+    """The attribute docstrings of dataclass ``cls`` (the string under each field), by field;
+    a field a subclass redeclares without one keeps its base class's."""
+    out: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if not dataclasses.is_dataclass(klass):
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+        except (OSError, TypeError):
+            continue
+        body = tree.body[0].body
+        for node, after in zip(body, body[1:]):
+            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
+                    and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+                out[node.target.id] = " ".join(after.value.value.split())
     return out
 
 

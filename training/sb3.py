@@ -107,3 +107,12 @@ def load_meta(run_dir: str, model) -> dict:
     if path.exists():
         return json.loads(path.read_text())
     return {"timesteps": int(model.num_timesteps), "train_seconds": float("nan")}
+
+
+def write_report(text: str, out: str | None) -> str:
+    """Print a script's markdown report and write it to ``out`` (its folder made) when given."""
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(text)
+    print(text, end="")
+    return text

@@ -8,7 +8,7 @@ inside one numba call per batch of games, so generation costs little next to the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -66,6 +66,58 @@ def _play(s0, n_games, depth, epsilon, seed, moves, push, pop, to_move, outcome,
         for i in range(start, n):
             result[i] = 0.0 if out == DRAW else (1.0 if out == result[i] else -1.0)
     return n, n_games
+
+
+@dataclass
+class TDArgs:
+    """The arguments of TD-leaf self-play training. Each trainer's ``Args`` subclasses it,
+    redeclaring the fields whose default (or meaning) differs for its game and adding its own;
+    ``parse_dataclass_args`` turns the fields into flags, their docstrings into help lines."""
+
+    game: str = ""
+    """the game's registry name (the positional game name of ``tablegym train``)"""
+    game_options: dict = field(default_factory=dict)
+    """rule options passed to the game"""
+    seed: int = 1
+    """seeds torch, numpy and the self-play games"""
+    minutes: float | None = 5.0
+    """stop after this much wall time (None: only total_games counts)"""
+    total_games: int = 1_000_000
+    """stop after this many self-play games"""
+    games_per_iter: int = 200
+    """self-play games per iteration"""
+    depth: int = 2
+    """search depth of the self-play searcher (the TD-leaf target's search)"""
+    epsilon: float = 0.1
+    """probability of a uniformly random move (exploration)"""
+    lam: float = 0.7
+    """TD(lambda) trace: 0 bootstraps on the search value only, 1 is Monte Carlo"""
+    hidden: tuple[int, ...] = (128, 64)
+    """hidden layer sizes of the ValueMLP"""
+    lr: float = 1e-3
+    """Adam learning rate"""
+    batch_size: int = 512
+    """positions per gradient step"""
+    updates_per_iter: int = 40
+    """gradient steps after each batch of games"""
+    buffer_size: int = 200_000
+    """replay buffer of the most recent positions"""
+    eval_every: int = 10
+    """iterations between evaluation matches against the hand-made evaluator (0: never)"""
+    eval_games: int = 40
+    """games per evaluation match (half in each seat)"""
+    eval_depth: int = 5
+    """search depth of both sides in evaluation matches"""
+    eval_baseline: str = ""
+    """the hand-made evaluator to measure against"""
+    save_every: int = 10
+    """iterations between checkpoints"""
+    run_dir: str = "runs/td"
+    """TensorBoard logs and checkpoint.pt live here"""
+    out: str | None = None
+    """also copy the final checkpoint here (e.g. models/checkpoints/GAME.pt)"""
+    progress: bool = True
+    """show a progress bar"""
 
 
 @dataclass

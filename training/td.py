@@ -29,56 +29,20 @@ from tablegym.envs.core import Game, KernelState
 from tablegym.models.learned import LearnedEvaluator
 from tablegym.models.value_net import NetConfig
 from tablegym.training.runs import ReplayBuffer, Run, metadata, parse_dataclass_args, start_or_resume  # noqa: F401
-from tablegym.training.selfplay import play_selfplay, td_update  # noqa: F401 (td_update: its old home)
+from tablegym.training.selfplay import TDArgs, play_selfplay, td_update  # noqa: F401 (td_update: its old home)
 from tablegym.training.symmetry import feature_symmetries
 
 
 @dataclass
-class Args:
+class Args(TDArgs):
     game: str = "trilobite"
     """game name (tablegym.envs.make_game): trilobite, trilobite-tiny, sim"""
     game_options: dict = field(default_factory=dict)
     """rule options passed to the game (e.g. {"n": 6} for sim)"""
-    seed: int = 1
-    """seeds torch, numpy and the compiled self-play"""
-    minutes: float | None = 5.0
-    """stop after this much wall time (None: only total_games counts)"""
-    total_games: int = 1_000_000
-    """stop after this many self-play games"""
-    games_per_iter: int = 200
-    """self-play games per iteration"""
-    depth: int = 2
-    """alpha-beta depth of the self-play searcher (the TD-leaf target's search)"""
-    epsilon: float = 0.1
-    """probability of a uniformly random move (exploration)"""
-    lam: float = 0.7
-    """TD(lambda) trace: 0 bootstraps on the search value only, 1 is Monte Carlo"""
-    hidden: tuple[int, ...] = (128, 64)
-    """hidden layer sizes of the ValueMLP"""
-    lr: float = 1e-3
-    """Adam learning rate"""
-    batch_size: int = 512
-    """positions per gradient step"""
-    updates_per_iter: int = 40
-    """gradient steps after each batch of games"""
-    buffer_size: int = 200_000
-    """replay buffer of the most recent positions"""
-    eval_every: int = 10
-    """iterations between matches against the hand-made evaluator (0: never)"""
     eval_games: int = 40
     """games per evaluation match (both seats, 2 random opening plies)"""
-    eval_depth: int = 5
-    """search depth of both sides in evaluation matches"""
     eval_baseline: str = "advanced"
-    """the hand-made evaluator to measure against"""
-    save_every: int = 10
-    """iterations between checkpoints"""
     run_dir: str = "runs/trilobite-td"
-    """TensorBoard logs and checkpoint.pt live here"""
-    out: str | None = None
-    """also copy the final checkpoint here (e.g. models/checkpoints/trilobite.pt)"""
-    progress: bool = True
-    """show a progress bar"""
 
 
 def make_game(args: Args) -> Game:

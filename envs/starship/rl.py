@@ -79,10 +79,8 @@ and the entropy bonus, as in experiments/threes_sb3.py).
 from __future__ import annotations
 
 import argparse
-import ast
 import dataclasses
 import functools
-import inspect
 import json
 import math
 import random
@@ -106,7 +104,8 @@ from tablegym.envs.starship.quality import QUALITY_WEIGHTS, quality, validate
 from tablegym.envs.starship.ship import PART_FIELDS, Ship
 from tablegym.experiments.game_runs import recorded, run_tasks
 from tablegym.experiments.stats import Z95, wilson_interval
-from tablegym.training.sb3 import load_meta
+from tablegym.training.runs import field_help
+from tablegym.training.sb3 import load_meta, write_report
 
 ENV_ID = "tablegym/Starship-v0"
 MAKE_ID = f"tablegym.envs:{ENV_ID}"
@@ -173,17 +172,10 @@ class Args:
     """show progress bars"""
 
 
-def field_docs(cls: type) -> dict[str, str]:
-    """The docstring under each field of dataclass ``cls`` (for --help)."""
-    body = ast.parse(inspect.getsource(cls)).body[0].body  # type: ignore[attr-defined]
-    return {a.target.id: b.value.value for a, b in zip(body, body[1:])
-            if isinstance(a, ast.AnnAssign) and isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant)}
-
-
 def parse_args(argv: list[str] | None = None) -> Args:
     """``Args`` from command-line flags named after its fields (``--n-envs 8``, ``--no-progress``)."""
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    docs = field_docs(Args)
+    docs = field_help(Args)
     choices = {"representation": REPRESENTATIONS, "start": STARTS}
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
@@ -563,10 +555,7 @@ def main(argv: list[str] | None = None) -> str:
     results = evaluate(args, meta)
     images = write_images(results, args.out)
     text = report(args, meta, results, images, f"{PROG} {shlex.join(argv)}")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text)
-    print(text, end="")
-    return text
+    return write_report(text, args.out)
 
 
 if __name__ == "__main__":

@@ -124,7 +124,7 @@ import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from tablegym.experiments.stats import MatchResult, wilson_interval
-from tablegym.training.sb3 import learn_and_save, load_meta, load_model, make_policy  # noqa: F401 (load_meta: its old home)
+from tablegym.training.sb3 import learn_and_save, load_meta, load_model, make_policy, write_report  # noqa: F401 (load_meta: its old home)
 
 ENV_ID = "tablegym/Trap-v0"
 ALGOS = ("maskableppo", "dqn")
@@ -378,11 +378,7 @@ def main(argv: list[str] | None = None) -> str:
                       progress=not args.no_progress)
     print(f"evaluated {result.games} games in {time.perf_counter() - start:.0f} s", flush=True)
     text = report(result, meta, f"{PROG} {shlex.join(argv)}")
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text)
-    print(text, end="")
-    return text
+    return write_report(text, args.out)
 
 
 if __name__ == "__main__":

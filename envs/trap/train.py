@@ -36,23 +36,16 @@ from tablegym.envs.trap.learned import SCALE, evaluator_of, input_symmetries, nu
 from tablegym.models.value_net import NetConfig
 from tablegym.search.expectiminimax import SearchTables, root_search
 from tablegym.training.runs import ReplayBuffer, Run, parse_dataclass_args
-from tablegym.training.selfplay import SelfPlayBatch, td_update
+from tablegym.training.selfplay import SelfPlayBatch, TDArgs, td_update
 
 
 @dataclass
-class Args:
+class Args(TDArgs):
     game: str = "trap"
     """only trap (the positional game name of ``tablegym train``)"""
     game_options: dict = field(default_factory=dict)
     """rule options of the game (e.g. {"n": 7})"""
-    seed: int = 1
-    """seeds torch, numpy and the self-play games"""
-    minutes: float | None = 5.0
-    """stop after this much wall time (None: only total_games counts)"""
-    total_games: int = 1_000_000
-    """stop after this many self-play games"""
     games_per_iter: int = 100
-    """self-play games per iteration"""
     workers: int = 1
     """processes playing the self-play games"""
     depth: int = 2
@@ -61,34 +54,11 @@ class Args:
     """throws tried per throw node of the self-play search"""
     epsilon: float = 0.1
     """probability of a uniformly random candidate decision (exploration)"""
-    lam: float = 0.7
-    """TD(lambda) trace: 0 bootstraps on the search value only, 1 is Monte Carlo"""
     hidden: tuple[int, ...] = (64,)
-    """hidden layer sizes of the ValueMLP"""
-    lr: float = 1e-3
-    """Adam learning rate"""
-    batch_size: int = 512
-    """positions per gradient step"""
-    updates_per_iter: int = 40
-    """gradient steps after each batch of games"""
-    buffer_size: int = 200_000
-    """replay buffer of the most recent positions"""
-    eval_every: int = 10
-    """iterations between evaluation matches (0: never)"""
-    eval_games: int = 40
-    """games per evaluation match (half in each seat)"""
     eval_depth: int = 3
     """search depth of both searchers in evaluation matches"""
     eval_baseline: str = "composite"
-    """the hand-made evaluator to measure against"""
-    save_every: int = 10
-    """iterations between checkpoints"""
     run_dir: str = "runs/trap-td"
-    """TensorBoard logs and checkpoint.pt live here"""
-    out: str | None = None
-    """also copy the final checkpoint here (e.g. models/checkpoints/trap.pt)"""
-    progress: bool = True
-    """show a progress bar"""
 
 
 @njit  # not cached: numba cannot cache code holding other functions' addresses (~1 s to compile)
