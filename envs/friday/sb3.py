@@ -35,7 +35,7 @@ rollout has the same number of steps from each level (a per-episode random level
 variance). The observation does not name the level; the policy infers it (life, aging cards).
 
 Evaluation never uses the transformed reward: for each level it plays ``--games`` games on the
-rules core through ``friday_eval.play_game`` itself (seed ``SeedSequence(seed, spawn_key=(level,
+rules core through ``records.play_game`` itself (seed ``SeedSequence(seed, spawn_key=(level,
 game))``), the trained policy wrapped as a Friday agent (``SB3FridayAgent``, name
 ``sb3-maskableppo``) that feeds the network ``state.observation() / high`` (the vector the
 wrapped env gives; a test checks it) and calls ``predict(obs, action_masks=mask,
@@ -147,7 +147,7 @@ class Truncated(Exception):
 
 
 class SB3FridayAgent:
-    """A trained MaskablePPO as a Friday agent ``(state, rng) -> action`` for friday_eval.play_game.
+    """A trained MaskablePPO as a Friday agent ``(state, rng) -> action`` for records.play_game.
 
     Deterministic, legal only (threes_sb3.make_policy: ``predict`` with the legal mask). It counts
     the decisions of the current game, a game being one ``rng`` (play_game makes one per game; the
@@ -178,14 +178,14 @@ class SB3FridayAgent:
 
 
 def play_game(agent: SB3FridayAgent, level: int, seed: int, index: int) -> dict:
-    """Game ``index`` at ``level`` via friday_eval.play_game; a truncated game's record is the
+    """Game ``index`` at ``level`` via records.play_game; a truncated game's record is the
     position reached (same fields), and every record says whether it was truncated."""
     from tablegym.envs.friday.core import FridayGame
-    from tablegym.envs.friday import evaluate as friday_eval
+    from tablegym.envs.friday import records
 
     start = time.perf_counter()
     try:
-        rec = friday_eval.play_game(agent, level, seed, index)
+        rec = records.play_game(agent, level, seed, index)
     except Truncated as stop:
         s = stop.state
         rec = {"game": index, "agent": agent.name, "level": level, "seed": seed,
@@ -275,7 +275,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from tablegym.envs.friday.evaluate import HEADER, markdown_row, options_text, summarise
+    from tablegym.envs.friday.records import HEADER, markdown_row, options_text, summarise
 
     args = parse_args(argv)
     torch.set_num_threads(1)

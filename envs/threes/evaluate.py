@@ -15,24 +15,8 @@ import functools
 import json
 from pathlib import Path
 
-import numpy as np
-
 from tablegym.experiments.game_runs import recorded, run_tasks
-from tablegym.experiments.solo import play_deal
-
-MILESTONES = (384, 768, 1536, 3072, 6144)
-
-
-def play_game(agent, label: str, hint: str, seed: int, index: int) -> dict:
-    """Game ``index`` of seed ``seed`` played by ``agent`` (state, rng) -> swipe; its record (the
-    single-player runner's, ``tablegym.experiments.solo``, in this script's fields)."""
-    from tablegym.envs.threes.core import ThreesGame
-
-    leaves = getattr(agent, "leaves", 0)
-    rec = play_deal(ThreesGame(hint), agent, seed, index)
-    return {"game": index, "agent": label, "hint": hint, "seed": seed, "score": rec["score"],
-            "highest": rec["highest"], "moves": rec["moves"], "seconds": rec["seconds"],
-            "leaves": getattr(agent, "leaves", 0) - leaves}
+from tablegym.envs.threes.records import HEADER, MILESTONES, markdown_row, play_game, summarise  # noqa: F401
 
 
 @functools.lru_cache(maxsize=4)
@@ -47,34 +31,6 @@ def play_one(task: tuple[str, str, int, int]) -> dict:
     """One game of ``spec`` under rule option ``hint``; the record of how it went."""
     spec, hint, seed, index = task
     return play_game(_agent(spec), spec, hint, seed, index)
-
-
-def summarise(records: list[dict]) -> dict:
-    scores = np.array([r["score"] for r in records])
-    highest = np.array([r["highest"] for r in records])
-    moves = sum(r["moves"] for r in records)
-    seconds = sum(r["seconds"] for r in records)
-    n = len(records)
-    out = {"games": n, "low": int(scores.min()), "median": float(np.median(scores)), "mean": float(scores.mean()),
-           "mean_ci95": float(1.96 * scores.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan"),
-           "high": int(scores.max()), "moves_per_s": moves / seconds if seconds else float("nan"),
-           "s_per_move": seconds / moves if moves else float("nan")}
-    leaves = sum(r.get("leaves", 0) for r in records)
-    if leaves:
-        out["leaves_per_s"] = leaves / seconds
-    for m in MILESTONES:
-        out[f"pct_{m}"] = float(100.0 * np.mean(highest >= m))
-    return out
-
-
-def markdown_row(label: str, s: dict, hint: str) -> str:
-    pct = " | ".join(f"{s[f'pct_{m}']:.0f}%" for m in MILESTONES)
-    return (f"| {label} | {s['games']} | {s['low']:,} | {s['median']:,.0f} | {s['mean']:,.0f} ± {s['mean_ci95']:,.0f} "
-            f"| {s['high']:,} | {pct} | {s['moves_per_s']:,.1f} | `{hint}` |")
-
-
-HEADER = ("| agent | games | low | median | mean ± 95% | high | >=384 | >=768 | >=1536 | >=3072 | >=6144 "
-          "| moves/s | hint |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def run(spec: str, *, games: int, workers: int = 1, seed: int = 0, hint: str = "+", out: str | None = None,

@@ -26,7 +26,7 @@ Both learners use a [256, 256] ReLU MLP. (With SB3's default tanh for PPO the va
 second layer saturated: its value was one constant over all states, explained variance 0.)
 
 Evaluation never uses the transformed reward: it plays ``--eval-games`` games directly on the
-rules core, each seeded like ``threes_eval.play_one`` (``SeedSequence(seed, spawn_key=(game,))``),
+rules core, each seeded like ``evaluate.play_one`` (``SeedSequence(seed, spawn_key=(game,))``),
 feeds the agent ``state.observation() / high`` (the same vector the wrapped env gives; a test
 checks it), and records the true final score. At evaluation BOTH agents choose among the legal
 swipes only: DQN takes the argmax of its Q-values over legal actions (``model.q_net``), and
@@ -110,8 +110,8 @@ def train(algo: str, *, timesteps: int, seed: int, run_dir: str, hint: str = "+"
 
 def play_game(policy: Callable[[np.ndarray, np.ndarray], int], *, seed: int, index: int, hint: str,
               high: np.ndarray) -> dict:
-    """One game on the rules core, seeded like threes_eval.play_one; the threes_eval record."""
-    from tablegym.envs.threes.evaluate import play_game as play
+    """One game on the rules core, seeded like evaluate.play_one; the records.play_game record."""
+    from tablegym.envs.threes.records import play_game as play
 
     def agent(state, rng=None) -> int:  # child() raises on an illegal swipe
         return policy((state.observation() / high).astype(np.float32), state.legal_action_mask().astype(bool))
@@ -176,7 +176,7 @@ def evaluate(algo: str, *, run_dir: str, games: int, seed: int, hint: str = "+",
 
 
 def main(argv: list[str] | None = None) -> None:
-    from tablegym.envs.threes.evaluate import HEADER, markdown_row, summarise
+    from tablegym.envs.threes.records import HEADER, markdown_row, summarise
 
     parser = argparse.ArgumentParser(prog="python -m tablegym.envs.threes.sb3", description=__doc__.split("\n\n")[0])
     parser.add_argument("algo", choices=ALGOS)
