@@ -1,8 +1,9 @@
 """LearnedEvaluator: a trained ValueMLP as a leaf evaluator, in Python and in the compiled search.
 
-The network's weights are exported to one float64 vector and evaluated by ``mlp_value``, a
-numba kernel over the game's compact state, so the alpha-beta kernel calls it like any
-hand-made heuristic. Each game needs a short module-level wrapper binding its own feature
+The network's weights are packed into one float64 vector (tablegym.models.netkernel) and
+evaluated by ``mlp_value``, a numba kernel over the game's compact state, so the alpha-beta
+kernel calls it like any hand-made heuristic. Its first layer is kept incrementally between
+the leaves of a search (exactly: see netkernel). Each game needs a short module-level wrapper binding its own feature
 kernel (numba caches module-level functions, not closures): its ``VALUE_KERNEL``, which the
 game's registry record names (``learned``).
 """
@@ -12,79 +13,28 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import numpy as np
 from numba import njit
 
 from tablegym.envs.core import DRAW, ONGOING, Game
 from tablegym.models.checkpoint import CheckpointError, load_checkpoint
+from tablegym.models.netkernel import forward_binary, forward_mixed, index_buffer
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.search.evaluator import Evaluator
 
 CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
 
 
-@njit(cache=True, fastmath=True)
-def mlp_head(hid, params):
-    """The layers after the first: ``hid`` holds the first layer's pre-activations."""
-    h1 = int(params[1])
-    h2 = int(params[2])
-    off = 3 + int(params[0]) * h1 + h1
-    for j in range(h1):
-        if hid[j] < 0.0:
-            hid[j] = 0.0
-    if h2 > 0:
-        b2 = off + h1 * h2
-        hid2 = params[b2:b2 + h2].copy()
-        for i in range(h1):
-            x = hid[i]
-            if x != 0.0:
-                row = off + i * h2
-                for j in range(h2):
-                    hid2[j] += x * params[row + j]
-        for j in range(h2):
-            if hid2[j] < 0.0:
-                hid2[j] = 0.0
-        hid = hid2
-        h1 = h2
-        off = b2 + h2
-    out = params[off + h1]
-    for j in range(h1):
-        out += hid[j] * params[off + j]
-    return np.tanh(out)
-
-
-@njit(cache=True, fastmath=True)
-def mlp_forward_mixed(dense, active, n, params):
-    """The ValueMLP export applied to real inputs ``dense`` (features 0..len-1) plus the binary
-    features ``active[:n]`` (value for the mover)."""
-    h1 = int(params[1])
-    b1 = 3 + int(params[0]) * h1
-    hid = params[b1:b1 + h1].copy()
-    for k in range(dense.shape[0]):
-        v = dense[k]
-        if v != 0.0:
-            row = 3 + k * h1
-            for j in range(h1):
-                hid[j] += v * params[row + j]
-    for k in range(n):
-        row = 3 + active[k] * h1
-        for j in range(h1):
-            hid[j] += params[row + j]
-    return mlp_head(hid, params)
-
-
-_NO_DENSE = np.zeros(0)
-
-
 @njit(cache=True)
-def mlp_forward(active, n, params):
-    """The ValueMLP export applied to binary features ``active[:n]`` (value for the mover)."""
-    return mlp_forward_mixed(_NO_DENSE, active, n, params)
+def mlp_forward_mixed(dense, active, n, params):
+    """A network vector (``ValueMLP.export``) applied to real inputs ``dense`` (features
+    0..len-1) plus the binary features ``active[:n]`` (value for the mover)."""
+    return forward_mixed(dense, active, n, params, active, 0)
 
 
 @njit(cache=True)
 def mlp_value(outcome, mover, player, active, n, params):
-    """Exact +-1/0 at a finished game (``outcome``), else the network's value, seen by ``player``.
+    """Exact +-1/0 at a finished game (``outcome``), else the network's value on the binary
+    features ``active[:n]`` (first layer kept per mover between calls), seen by ``player``.
 
     Takes the game's kernel results rather than its kernels: numba caches functions of plain
     values, not functions specialised on other functions.
@@ -93,8 +43,15 @@ def mlp_value(outcome, mover, player, active, n, params):
         if outcome == DRAW:
             return 0.0
         return 1.0 if outcome == player else -1.0
-    v = mlp_forward(active, n, params)
+    v = forward_binary(active, n, mover, params)
     return v if mover == player else -v
+
+
+@njit(cache=True)
+def feature_buffer(params):
+    """Where a game's learned kernel lets its feature kernel write: the network's own scratch
+    (no allocation at every leaf)."""
+    return index_buffer(params)
 
 
 def _kernel_for(game_name: str) -> tuple:

@@ -15,6 +15,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from tablegym.models.netkernel import pack
+
 
 @dataclass(frozen=True)
 class NetConfig:
@@ -50,21 +52,14 @@ class ValueMLP(nn.Module):
             x = torch.relu(layer(x))
         return torch.tanh(self.out(x)).squeeze(-1)
 
-    def export(self) -> np.ndarray:
-        """Flatten the weights into the float64 vector that ``models.learned.mlp_value`` reads.
-
-        Layout: [F, H1, H2 (0 if one layer), W1 as F rows of H1, b1, W2 as H1 rows of H2, b2,
-        w_out, b_out].
-        """
-        hs = list(self.config.hidden) + [0] * (2 - len(self.config.hidden))
-        parts = [np.array([self.config.num_features, *hs], dtype=np.float64)]
+    def export(self, slots: int = 2) -> np.ndarray:
+        """The network as the float64 vector the compiled searches read (tablegym.models.netkernel):
+        ReLU hidden layers, tanh out, the first layer on an exact grid for binary inputs and kept
+        incrementally for each of ``slots`` players to move."""
         with torch.no_grad():
-            for layer in self.hidden:
-                parts.append(layer.weight.detach().double().T.reshape(-1).numpy())
-                parts.append(layer.bias.detach().double().numpy())
-            parts.append(self.out.weight.detach().double().reshape(-1).numpy())
-            parts.append(self.out.bias.detach().double().numpy())
-        return np.concatenate(parts)
+            layers = [(layer.weight.numpy(), layer.bias.numpy(), "relu", 0.0) for layer in self.hidden]
+            layers.append((self.out.weight.numpy(), self.out.bias.numpy(), "tanh", 0.0))
+        return pack(layers, binary=True, slots=slots)
 
 
 def dense_features(active: list[np.ndarray], num_features: int) -> torch.Tensor:

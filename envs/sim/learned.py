@@ -1,17 +1,16 @@
 """The learned-evaluator kernel bound to Sim's feature kernel (canonical-form inputs)."""
 
-import numpy as np
 from numba import njit
 
 from tablegym.envs.core import ONGOING
 from tablegym.envs.sim import core as sim_core
-from tablegym.models.learned import mlp_value
+from tablegym.models.learned import feature_buffer, mlp_value
 
 
 @njit(cache=True)
 def sim_value(s, player, params):
     k = sim_core
-    active = np.empty(int(params[0]), dtype=np.int64)
+    active = feature_buffer(params)
     n = k.k_features(s, active) if k.k_outcome(s) == ONGOING else 0
     return mlp_value(k.k_outcome(s), k.k_to_move(s), player, active, n, params)
 

@@ -1,0 +1,275 @@
+"""Compiled feed-forward networks: a stack of Linear layers with common activations, stored in one
+float64 vector that numba kernels evaluate inside the searches without calling back into Python.
+
+Any network of that shape plugs into a compiled search this way: tablegym's ValueMLP, a user's
+``torch.nn.Sequential``, a Stable-Baselines3 critic (tablegym.models.export builds the vector).
+
+Layout of ``params`` (every entry a float64)::
+
+    [0] F inputs  [1] MAGIC  [2] L layers  [3] cache slots  [4] q (first-layer grid 2**-q, 0: none)
+    [5] scratch offset  [6] reduce (0: output 0; 1: max over the legal actions' outputs)  [7] unused
+    [8 + 5l : 13 + 5l]  layer l: inputs, outputs, activation code, activation parameter, W offset
+    W_l as ``inputs`` rows of ``outputs`` (row i = input i's weights), then b_l, for every layer
+    scratch: two activation buffers, the float32 input, an int64 index buffer, then per slot
+    the cached binary inputs (0/1 per feature), their count and list, and their first layer
+
+The scratch is written by every evaluation (one evaluator per search thread).
+
+Binary inputs (a game's active features) are summed as weight rows. With cache slots, the first
+layer of the last position evaluated for each player to move is kept and only the rows of the
+features that changed are added or taken away: along a search path, siblings differ in a few
+features, so a leaf costs a few rows instead of all (NNUE's accumulator, kept by the evaluator
+itself, so no searcher needs push/pop hooks). The first layer's weights and bias are rounded to
+multiples of 2**-q, with q chosen so that every partial sum is exact in float64: the result
+does not depend on the order of the updates, and equals the full sum bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from tablegym.envs.core import DRAW, ONGOING
+
+MAGIC = 31_071_993.0
+"""``params[1]`` of a network vector (where ValueMLP's older export has its first hidden width,
+so kernels written for that layout can tell the two apart; both start with F)."""
+HEADER = 8
+LAYER = 5
+IDENTITY, RELU, LEAKY_RELU, TANH, SIGMOID = range(5)
+ACTIVATIONS = {"identity": IDENTITY, "relu": RELU, "leaky_relu": LEAKY_RELU, "tanh": TANH, "sigmoid": SIGMOID}
+VALUE, MAX_LEGAL = 0, 1
+
+
+def pack(layers: list[tuple[np.ndarray, np.ndarray, str, float]], *, reduce: int = VALUE, slots: int = 0,
+         binary: bool = False) -> np.ndarray:
+    """The parameter vector of ``layers``: (W of shape (out, in) as torch stores it, b, activation
+    name, activation parameter) each. ``binary``: the inputs are 0/1 features, so the first layer
+    is put on an exact grid (and may be kept incrementally in ``slots`` caches)."""
+    n = len(layers)
+    f = layers[0][0].shape[1]
+    h1 = layers[0][0].shape[0]
+    widths = [w.shape[0] for w, _, _, _ in layers]
+    head = np.zeros(HEADER + LAYER * n)
+    head[:HEADER] = (f, MAGIC, n, slots, 0, 0, reduce, 0)
+    blocks, offset = [], head.size
+    for i, (w, b, act, param) in enumerate(layers):
+        w = np.asarray(w, dtype=np.float64).T
+        b = np.asarray(b, dtype=np.float64)
+        if i == 0 and binary:
+            q = _exact_grid(w, b)
+            head[4] = q
+            w = np.round(w * 2.0**q) / 2.0**q
+            b = np.round(b * 2.0**q) / 2.0**q
+        head[HEADER + LAYER * i: HEADER + LAYER * (i + 1)] = (w.shape[0], w.shape[1], ACTIVATIONS[act], param, offset)
+        blocks += [w.reshape(-1), b]
+        offset += w.size + b.size
+    head[5] = offset
+    fe = f + (f & 1)
+    scratch = np.zeros(2 * max(widths) + fe // 2 + fe + slots * (2 * fe + 1 + h1))
+    for slot in range(slots):  # an empty cache: no feature present, the first layer is its bias
+        start = 2 * max(widths) + fe // 2 + fe + slot * (2 * fe + 1 + h1) + 2 * fe + 1
+        scratch[start:start + h1] = blocks[1]
+    return np.concatenate([head, *blocks, scratch])
+
+
+def _exact_grid(w: np.ndarray, b: np.ndarray) -> int:
+    """The finest grid 2**-q on which every partial sum of first-layer rows and bias is an exact
+    float64 (its largest magnitude, times 2**q, below 2**52)."""
+    bound = np.abs(w).sum(axis=0).max() + np.abs(b).max() + 1.0
+    return int(51 - np.ceil(np.log2(bound)))
+
+
+@njit(cache=True, inline="always")
+def _activate(x, code, param):
+    if code == RELU:
+        return x if x > 0.0 else 0.0
+    if code == LEAKY_RELU:
+        return x if x > 0.0 else param * x
+    if code == TANH:
+        return np.tanh(x)
+    if code == SIGMOID:
+        return 1.0 / (1.0 + np.exp(-x))
+    return x
+
+
+@njit(cache=True)
+def _buffers(params):
+    """(activation buffer a, activation buffer b, float32 input, int64 indices) in the scratch."""
+    f = int(params[0])
+    fe = f + (f & 1)
+    n = int(params[2])
+    width = 0
+    for i in range(n):
+        width = max(width, int(params[HEADER + LAYER * i + 1]))
+    start = int(params[5])
+    a = params[start:start + width]
+    b = params[start + width:start + 2 * width]
+    x = params[start + 2 * width:start + 2 * width + fe // 2].view(np.float32)[:f]
+    idx = params[start + 2 * width + fe // 2:start + 2 * width + fe // 2 + fe].view(np.int64)
+    return a, b, x, idx
+
+
+@njit(cache=True)
+def input_buffer(params):
+    """The float32 scratch a game's observation kernel writes the network's input into."""
+    return _buffers(params)[2]
+
+
+@njit(cache=True)
+def index_buffer(params):
+    """The int64 scratch a game's feature or move kernel writes indices into."""
+    return _buffers(params)[3]
+
+
+@njit(cache=True, fastmath=True)
+def _activate_all(x, n, code, param):
+    if code == RELU:
+        for j in range(n):
+            x[j] = max(x[j], 0.0)
+    elif code == LEAKY_RELU:
+        for j in range(n):
+            x[j] = x[j] if x[j] > 0.0 else param * x[j]
+    elif code == TANH:
+        for j in range(n):
+            x[j] = np.tanh(x[j])
+    elif code == SIGMOID:
+        for j in range(n):
+            x[j] = 1.0 / (1.0 + np.exp(-x[j]))
+
+
+@njit(cache=True, fastmath=True)
+def _forward_from(hid, layer, params, legal, n_legal):
+    """Finish the network from ``hid``, layer ``layer``'s pre-activations, and reduce the output.
+    The activations live in arrays of their own, not in ``params``' scratch, so that the compiler
+    knows they do not overlap the weights and vectorises the inner loop."""
+    n = int(params[2])
+    h = HEADER + LAYER * layer
+    width = int(params[h + 1])
+    cur = hid[:width].copy()
+    for i in range(layer, n):
+        h = HEADER + LAYER * i
+        _activate_all(cur, width, int(params[h + 2]), params[h + 3])
+        if i + 1 == n:
+            break
+        h2 = h + LAYER
+        out = int(params[h2 + 1])
+        w = int(params[h2 + 4])
+        weights = params[w:w + width * out].reshape(width, out)
+        nxt = params[w + width * out:w + width * out + out].copy()
+        for k in range(width):
+            x = cur[k]
+            if x != 0.0:
+                for j in range(out):
+                    nxt[j] += x * weights[k, j]
+        cur = nxt
+        width = out
+    if int(params[6]) == MAX_LEGAL:
+        best = -np.inf
+        for k in range(n_legal):
+            if cur[legal[k]] > best:
+                best = cur[legal[k]]
+        return best
+    return cur[0]
+
+
+@njit(cache=True, fastmath=True)
+def forward_mixed(dense, active, n, params, legal, n_legal):
+    """The network on real inputs ``dense`` (features 0..len-1, zeros skipped) plus the binary
+    features ``active[:n]``."""
+    _, b, _, _ = _buffers(params)
+    out = int(params[HEADER + 1])
+    w = int(params[HEADER + 4])
+    bias = w + int(params[0]) * out
+    for j in range(out):
+        b[j] = params[bias + j]
+    for k in range(dense.shape[0]):
+        v = dense[k]
+        if v != 0.0:
+            row = w + k * out
+            for j in range(out):
+                b[j] += v * params[row + j]
+    for k in range(n):
+        row = w + active[k] * out
+        for j in range(out):
+            b[j] += params[row + j]
+    return _forward_from(b, 0, params, legal, n_legal)
+
+
+_NO_INDEX = np.zeros(0, dtype=np.int64)
+
+
+@njit(cache=True)
+def forward_dense(x, params, legal, n_legal):
+    """The network on real inputs ``x``; with ``params[6] == MAX_LEGAL`` the largest output among
+    the actions ``legal[:n_legal]`` (a Q-network's value)."""
+    return forward_mixed(x, _NO_INDEX, 0, params, legal, n_legal)
+
+
+@njit(cache=True)
+def _first_layer_full(active, n, params, hid):
+    out = int(params[HEADER + 1])
+    w = int(params[HEADER + 4])
+    bias = w + int(params[0]) * out
+    for j in range(out):
+        hid[j] = params[bias + j]
+    for k in range(n):
+        row = w + active[k] * out
+        for j in range(out):
+            hid[j] += params[row + j]
+
+
+@njit(cache=True)
+def _add_row(hid, params, row, out, sign):
+    for j in range(out):
+        hid[j] += sign * params[row + j]
+
+
+@njit(cache=True)
+def forward_binary(active, n, slot, params):
+    """The network on the binary features ``active[:n]``; with ``params[3]`` cache slots, the
+    first layer is updated from the one last computed in ``slot`` (see the module docstring)."""
+    f = int(params[0])
+    fe = f + (f & 1)
+    slots = int(params[3])
+    a, b, _, _ = _buffers(params)
+    if slots == 0:
+        _first_layer_full(active, n, params, b)
+        return _forward_from(b, 0, params, active, 0)
+    out = int(params[HEADER + 1])
+    w = int(params[HEADER + 4])
+    width = 0
+    for i in range(int(params[2])):
+        width = max(width, int(params[HEADER + LAYER * i + 1]))
+    base = int(params[5]) + 2 * width + fe // 2 + fe + (slot % slots) * (2 * fe + 1 + out)
+    present = params[base:base + f]
+    old = params[base + fe:base + 2 * fe].view(np.int64)
+    hid = params[base + 2 * fe + 1:base + 2 * fe + 1 + out]
+    n_old = int(params[base + 2 * fe])
+    for k in range(n):
+        c = active[k]
+        if present[c] == 0.0:
+            _add_row(hid, params, w + c * out, out, 1.0)
+        present[c] = 2.0
+    for k in range(n_old):
+        c = old[k]
+        if present[c] == 1.0:
+            _add_row(hid, params, w + c * out, out, -1.0)
+            present[c] = 0.0
+    for k in range(n):
+        c = active[k]
+        present[c] = 1.0
+        old[k] = c
+    params[base + 2 * fe] = n
+    return _forward_from(hid, 0, params, active, 0)
+
+
+@njit(cache=True)
+def terminal_or(outcome, mover, player, value, win):
+    """``win``/-``win``/0 for ``player`` at a finished game (``outcome``), else ``value`` (seen by
+    the player to move) seen by ``player``."""
+    if outcome != ONGOING:
+        if outcome == DRAW:
+            return 0.0
+        return win if outcome == player else -win
+    return value if mover == player else -value
