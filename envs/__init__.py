@@ -79,6 +79,12 @@ class GamePlugin:
     learned: str | None = None
     """``(kernel, scale)`` of its ValueMLP leaf evaluator (``eval=learned``): a compiled
     ``kernel(s, player, params)`` and the search units per unit of network value."""
+    observation: str | None = None
+    """Compiled ``observation(s, player, out)``: ``State.observation(player)`` flattened into the
+    float32 vector ``out`` (what a network trained on the Gymnasium env reads)."""
+    network_value: str | None = None
+    """Compiled ``kernel(s, player, params)`` of a network exported by tablegym.models.export over
+    that observation: the leaf evaluator a user's own network becomes in the game's searches."""
     loader: str | None = None
     """``(game, path) -> evaluator``: how ``tablegym.models.learned.load_evaluator`` rebuilds the
     game's networks when they are not ValueMLPs read by ``learned`` (an n-tuple network, a

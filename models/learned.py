@@ -112,11 +112,16 @@ def load_evaluator(game: Game, path: str | os.PathLike | None = None, *, default
     ``(game, path) -> evaluator``; ValueMLP by default); each loader reads the checkpoint's
     metadata and refuses, with a ``CheckpointError`` naming the file and the problem, one that
     is missing, corrupt, made for another game or rules, or holds another kind of network.
+    A ``.zip`` is a Stable-Baselines3 model, exported by tablegym.models.export.
     """
     from tablegym.envs import load, plugin
 
     if path in (None, ""):
         path = default if default is not None else default_checkpoint(game.spec.name)
     path = Path(path)
+    if path.suffix == ".zip":  # a Stable-Baselines3 model: its critic or Q-network, exported
+        from tablegym.models.export import load_sb3_evaluator
+
+        return load_sb3_evaluator(game, path)
     loader = plugin(game.spec.name).loader
     return (load(loader) if loader else mlp_evaluator)(game, path)

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit, types
 
 from tablegym.envs.core import EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState, State
-from tablegym.search.evaluator import Evaluator
+from tablegym.search.evaluator import Evaluator, check_game
 
 INF = 1e18
 EXACT, LOWER, UPPER = 0, 1, 2
@@ -325,6 +325,7 @@ def alphabeta(
         raise ValueError("cannot search a finished game")
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth!r}")
+    check_game(evaluator, state)
     if time_limit is None and depth >= 64 and node_limit is None:
         raise ValueError("give a depth, a time_limit or a node_limit: the search needs a budget")
     use_kernel = isinstance(state, KernelState) and evaluator.compiled

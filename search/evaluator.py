@@ -18,6 +18,18 @@ import numpy as np
 from tablegym.envs.core import KernelState, State
 
 
+class WrongGameError(ValueError):
+    """An evaluator made for one game given a position of another."""
+
+
+def check_game(evaluator: "Evaluator", state: State) -> None:
+    """Refuse a state of another game than the one the evaluator was made for (its ``game``
+    attribute, when it has one)."""
+    game = getattr(evaluator, "game", None)
+    if game is not None and game != state.game.spec.name:
+        raise WrongGameError(f"evaluator {evaluator.name!r} was made for {game!r}, not {state.game.spec.name!r}")
+
+
 class Evaluator:
     """Value of a position from ``player``'s point of view (higher is better for ``player``).
 

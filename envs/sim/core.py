@@ -124,6 +124,17 @@ def k_features(s, out):
     return m
 
 
+@njit(cache=True)
+def k_observation(s, player, out):
+    """Fill ``out`` (float32, 3 x E) with ``player``'s edges, the opponent's, and to-move."""
+    turn = 1.0 if s[TO_MOVE] == player else 0.0
+    for e in range(s[E_]):
+        c = s[HDR + e]
+        out[0, e] = 1.0 if c == player + 1 else 0.0
+        out[1, e] = 1.0 if c == 2 - player else 0.0
+        out[2, e] = turn
+
+
 KERNELS = Kernels(k_moves, k_push, k_pop, k_to_move, k_outcome, k_key, k_features)
 
 
@@ -245,11 +256,8 @@ class SimState(KernelState):
 
     def observation(self, player: int) -> np.ndarray:
         """Planes over the edges: ``player``'s edges, the opponent's, all ones if ``player`` is to move."""
-        c = self.colours
-        obs = np.zeros(self.game.spec.observation_shape, dtype=np.float32)
-        obs[0] = c == player + 1
-        obs[1] = c == 2 - player
-        obs[2] = float(self._s[TO_MOVE] == player)
+        obs = np.empty(self.game.spec.observation_shape, dtype=np.float32)
+        k_observation(self._s, player, obs)
         return obs
 
     def to_text(self) -> str:

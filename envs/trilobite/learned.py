@@ -1,4 +1,5 @@
-"""Trilobite's learned-value kernel: the ValueMLP over the core's binary features, compiled."""
+"""Trilobite's learned-value kernels: the ValueMLP over the core's binary features, and any
+exported network (tablegym.models.export) over the Gymnasium observation, compiled."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ from numba import njit
 
 from tablegym.envs.core import ONGOING
 from tablegym.envs.trilobite import core as trilobite_core
+from tablegym.envs.trilobite.core import H_, W_, k_moves, k_observation, k_outcome, k_to_move
 from tablegym.models.learned import feature_buffer, mlp_value
+from tablegym.models.netkernel import index_buffer, input_buffer, observation_value, wants_legal
 
 
 @njit(cache=True)
@@ -19,3 +22,19 @@ def trilobite_value(s, player, params):
 
 VALUE_KERNEL = (trilobite_value, 1.0)
 """The kernel ``LearnedEvaluator`` calls and its scale (search units per unit of network value)."""
+
+
+@njit(cache=True)
+def observation(s, player, out):
+    """``State.observation(player)`` flattened into the float32 vector ``out``."""
+    k_observation(s, player, out.reshape(3, s[H_], s[W_]))
+
+
+@njit(cache=True)
+def network_value(s, player, params):
+    """An exported network on the mover's observation, seen by ``player`` (+-1/0 once finished)."""
+    x, legal = input_buffer(params), index_buffer(params)
+    n = k_moves(s, legal) if wants_legal(params) else 0
+    if k_outcome(s) == ONGOING:
+        observation(s, k_to_move(s), x)
+    return observation_value(k_outcome(s), k_to_move(s), player, x, legal, n, params, 1.0)

@@ -1,0 +1,245 @@
+"""Bring your own network: a torch model, a Stable-Baselines3 model or a state_dict as the leaf
+evaluator of a game's searches.
+
+A feed-forward network over the game's Gymnasium observation (a ``torch.nn.Sequential`` of
+``Linear`` layers and ReLU, LeakyReLU, Tanh, Sigmoid or Identity, optionally after a
+``Flatten``) is exported into the compiled format of tablegym.models.netkernel and evaluated by
+the game's ``network_value`` kernel (its record names it), so the compiled searches never call
+back into Python::
+
+    net = torch.nn.Sequential(torch.nn.Linear(168, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1), torch.nn.Tanh())
+    ev = from_torch(net, make_game("trilobite"))
+    alphabeta(state, ev, depth=5)
+
+The network reads ``State.observation(p)`` of the player ``p`` to move, flattened, and returns
+the value of the position for ``p`` (a critic); ``output="max"`` takes the largest output over
+the legal actions instead (a Q-network). Finished games are worth +1/-1/0 exactly.
+
+Any other module (a CNN, a transformer) works through ``TorchEvaluator`` on the Python path of a
+search: correct, but a forward pass per leaf (or per batch of leaves) from Python.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from tablegym.envs.core import Game, State
+from tablegym.models.netkernel import MAX_LEGAL, VALUE, pack
+from tablegym.search.evaluator import Evaluator, WrongGameError, check_game
+
+ACTIVATION_LAYERS = {nn.ReLU: "relu", nn.LeakyReLU: "leaky_relu", nn.Tanh: "tanh", nn.Sigmoid: "sigmoid",
+                     nn.Identity: "identity"}
+LAYER_NAMES = ("linear", "relu", "leaky_relu", "tanh", "sigmoid", "identity")
+OUTPUTS = ("value", "max")
+
+
+class ExportError(ValueError):
+    """A network that cannot become a compiled evaluator of this game."""
+
+
+class UnsupportedLayerError(ExportError):
+    """A layer the compiled format has no counterpart for."""
+
+
+class InputSizeError(ExportError):
+    """A network whose input is not the game's observation."""
+
+
+def observation_size(game: Game) -> int:
+    return int(np.prod(game.spec.observation_shape))
+
+
+class NetEvaluator(Evaluator):
+    """An exported network as a compiled leaf evaluator of ``game``'s searches."""
+
+    def __init__(self, game: Game, layers: list[tuple[np.ndarray, np.ndarray, str, float]], *, name: str = "network",
+                 output: str = "value") -> None:
+        from tablegym.envs import load, plugin
+
+        if output not in OUTPUTS:
+            raise ExportError(f"output must be one of {OUTPUTS}, got {output!r}")
+        record = plugin(game.spec.name)
+        if record.network_value is None:
+            raise ExportError(f"game {game.spec.name!r} has no compiled observation kernel for exported networks")
+        size = observation_size(game)
+        if layers[0][0].shape[1] != size:
+            raise InputSizeError(f"the network takes {layers[0][0].shape[1]} inputs; {game.spec.name}'s observation "
+                                 f"{game.spec.observation_shape} has {size}")
+        width = layers[-1][0].shape[0]
+        want = 1 if output == "value" else game.spec.num_actions
+        if width != want:
+            raise ExportError(f"output={output!r} needs {want} output(s) for {game.spec.name}; the network has {width}")
+        self.name = name
+        self.game = game.spec.name
+        self.kernel = load(record.network_value)
+        self.params = pack(layers, reduce=VALUE if output == "value" else MAX_LEGAL)
+        self.win_value = self.bound = 1.0
+
+    def evaluate(self, state: State, player: int) -> float:
+        check_game(self, state)
+        return super().evaluate(state, player)
+
+
+def sequential_layers(model: nn.Module) -> list[tuple[np.ndarray, np.ndarray, str, float]]:
+    """(W, b, activation, parameter) per Linear layer of a Sequential (a leading Flatten allowed;
+    a Linear with no activation after it gets the identity)."""
+    modules = list(model) if isinstance(model, nn.Sequential) else [model]
+    while modules and isinstance(modules[0], nn.Flatten):
+        modules = modules[1:]
+    layers: list[list] = []
+    for m in modules:
+        if isinstance(m, nn.Sequential):
+            for w, b, act, p in sequential_layers(m):
+                layers.append([w, b, act, p])
+        elif isinstance(m, nn.Linear):
+            bias = m.bias.detach().double().numpy() if m.bias is not None else np.zeros(m.out_features)
+            layers.append([m.weight.detach().double().numpy(), bias, "identity", 0.0])
+        elif type(m) in ACTIVATION_LAYERS:
+            if not layers or layers[-1][2] != "identity":
+                raise UnsupportedLayerError(f"{type(m).__name__} must follow a Linear layer")
+            layers[-1][2] = ACTIVATION_LAYERS[type(m)]
+            layers[-1][3] = float(m.negative_slope) if isinstance(m, nn.LeakyReLU) else 0.0
+        elif type(m) is not nn.Identity:
+            raise UnsupportedLayerError(f"cannot compile layer {type(m).__name__}; supported: Linear, "
+                                        + ", ".join(t.__name__ for t in ACTIVATION_LAYERS) + " (and a leading Flatten); "
+                                        "use TorchEvaluator for other modules")
+    if not layers:
+        raise ExportError("the network has no Linear layer")
+    for (w, _, _, _), (w2, _, _, _) in zip(layers, layers[1:]):
+        if w.shape[0] != w2.shape[1]:
+            raise ExportError(f"a Linear layer gives {w.shape[0]} outputs to one that takes {w2.shape[1]}")
+    return [tuple(layer) for layer in layers]
+
+
+def from_torch(model: nn.Module, game: Game, *, output: str = "value", name: str = "torch") -> NetEvaluator:
+    """A ``torch.nn.Sequential`` of Linear layers and common activations as a compiled evaluator."""
+    return NetEvaluator(game, sequential_layers(model), name=name, output=output)
+
+
+def from_state_dict(state_dict: dict[str, torch.Tensor], layers: Sequence[str], game: Game, *,
+                    output: str = "value", name: str = "state_dict") -> NetEvaluator:
+    """A plain ``state_dict`` and its layer list, e.g. ``["linear", "relu", "linear", "tanh"]``:
+    the Linear layers take the dict's weight/bias pairs in order."""
+    unknown = [n for n in layers if n not in LAYER_NAMES]
+    if unknown:
+        raise UnsupportedLayerError(f"unknown layer {unknown[0]!r}; layers are {', '.join(LAYER_NAMES)}")
+    weights = [v for k, v in state_dict.items() if k.endswith("weight")]
+    biases = {k[: -len("weight")]: state_dict.get(k[: -len("weight")] + "bias") for k in state_dict if k.endswith("weight")}
+    if sum(n == "linear" for n in layers) != len(weights):
+        raise ExportError(f"the layer list has {sum(n == 'linear' for n in layers)} linear layers; the state_dict "
+                          f"holds {len(weights)} weight tensors")
+    modules: list[nn.Module] = []
+    it = iter(zip(weights, biases.values()))
+    for n in layers:
+        if n == "linear":
+            w, b = next(it)
+            lin = nn.Linear(w.shape[1], w.shape[0], bias=b is not None)
+            with torch.no_grad():
+                lin.weight.copy_(w)
+                if b is not None:
+                    lin.bias.copy_(b)
+            modules.append(lin)
+        else:
+            modules.append({"relu": nn.ReLU, "leaky_relu": nn.LeakyReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid,
+                            "identity": nn.Identity}[n]())
+    return from_torch(nn.Sequential(*modules), game, output=output, name=name)
+
+
+def sb3_network(model: Any) -> tuple[nn.Module, str]:
+    """The part of a Stable-Baselines3 model that values a position: a PPO/MaskablePPO critic
+    (features extractor, value MLP, value head) or a DQN Q-network, and its ``output``."""
+    policy = getattr(model, "policy", None)
+    if hasattr(model, "q_net"):
+        q = model.q_net
+        _check_flatten(q.features_extractor)
+        return nn.Sequential(q.q_net), "max"
+    if policy is not None and hasattr(policy, "value_net") and hasattr(policy, "mlp_extractor"):
+        extractor = policy.features_extractor if policy.share_features_extractor else policy.vf_features_extractor
+        _check_flatten(extractor)
+        return nn.Sequential(policy.mlp_extractor.value_net, policy.value_net), "value"
+    raise ExportError(f"cannot find a critic or Q-network in {type(model).__name__}; supported: PPO, MaskablePPO, DQN")
+
+
+def _check_flatten(extractor: nn.Module) -> None:
+    if type(extractor).__name__ != "FlattenExtractor":
+        raise UnsupportedLayerError(f"cannot compile features extractor {type(extractor).__name__}; supported: "
+                                    "FlattenExtractor (MlpPolicy); use TorchEvaluator for others")
+
+
+def from_sb3(model: Any, game: Game, *, name: str = "sb3") -> NetEvaluator:
+    """A Stable-Baselines3 PPO/MaskablePPO (its critic) or DQN (its max Q over legal actions)
+    trained on the game's Gymnasium env (unwrapped observations) as a compiled evaluator."""
+    net, output = sb3_network(model)
+    return from_torch(net, game, output=output, name=name)
+
+
+def load_sb3_evaluator(game: Game, path: str | os.PathLike) -> NetEvaluator:
+    """A saved Stable-Baselines3 model (``model.zip``: MaskablePPO, PPO or DQN) as a compiled
+    evaluator: what ``eval=learned:PATH.zip`` loads (tablegym.models.learned.load_evaluator)."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import DQN, PPO
+
+    from tablegym.models.checkpoint import CheckpointError
+
+    if not Path(path).is_file():
+        raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+    errors = []
+    for cls in (MaskablePPO, PPO, DQN):
+        try:
+            model = cls.load(path, device="cpu")
+        except Exception as exc:  # each class refuses the others' files in its own way
+            errors.append(f"{cls.__name__}: {type(exc).__name__}")
+            continue
+        return from_sb3(model, game, name=f"learned:{path}")
+    raise CheckpointError(f"checkpoint {str(path)!r} is not a MaskablePPO, PPO or DQN model ({'; '.join(errors)})")
+
+
+class TorchEvaluator(Evaluator):
+    """Any torch module on the mover's observation, for the Python path of every searcher
+    (``compiled=False``): slower than an exported network, but any architecture. ``batch``
+    values many positions in one forward pass."""
+
+    def __init__(self, module: nn.Module, game: Game, *, name: str = "torch", output: str = "value") -> None:
+        if output not in OUTPUTS:
+            raise ExportError(f"output must be one of {OUTPUTS}, got {output!r}")
+        self.module = module.eval()
+        self.name = name
+        self.game = game.spec.name
+        self.output = output
+        self.win_value = self.bound = 1.0
+
+    def evaluate(self, state: State, player: int) -> float:
+        return float(self.batch([state], player)[0])
+
+    def batch(self, states: Iterable[State], player: int) -> np.ndarray:
+        """Values of ``states`` for ``player`` (exact at finished games), one forward pass."""
+        states = list(states)
+        values = np.zeros(len(states))
+        live = []
+        for i, s in enumerate(states):
+            check_game(self, s)
+            if s.is_terminal():
+                r = s.returns()
+                values[i] = r[player] if len(r) > player else 0.0
+            else:
+                live.append(i)
+        if live:
+            x = np.stack([states[i].observation(states[i].current_player()).reshape(-1) for i in live])
+            with torch.no_grad():
+                out = self.module(torch.as_tensor(x, dtype=torch.float32)).double().numpy()
+            for row, i in zip(out, live):
+                s = states[i]
+                v = float(row.reshape(-1)[0]) if self.output == "value" else float(np.max(row[s.legal_actions()]))
+                values[i] = v if s.current_player() == player else -v
+        return values
+
+
+__all__ = ["ExportError", "InputSizeError", "NetEvaluator", "TorchEvaluator", "UnsupportedLayerError",
+           "WrongGameError", "from_sb3", "from_state_dict", "from_torch", "load_sb3_evaluator", "observation_size",
+           "sequential_layers"]

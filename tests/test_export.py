@@ -1,0 +1,178 @@
+"""Bring-your-own networks (tablegym.models.export) and the compiled network format (netkernel)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+from tablegym.envs import load, make_game, plugin, plugins
+from tablegym.models.export import (ExportError, InputSizeError, TorchEvaluator, UnsupportedLayerError, from_sb3,
+                                    from_state_dict, from_torch)
+from tablegym.models.netkernel import forward_binary, pack
+from tablegym.search.alphabeta import alphabeta
+from tablegym.search.evaluator import WrongGameError
+
+GAMES_WITH_OBSERVATION_KERNEL = [p.name for p in plugins() if p.observation]
+
+
+def random_positions(game, count, seed):
+    rng = np.random.default_rng(seed)
+    out, s = [], game.new_initial_state()
+    while len(out) < count:
+        if s.is_terminal():
+            out.append(s)
+            s = game.new_initial_state()
+            continue
+        out.append(s)
+        s = s.child(int(rng.choice(s.legal_actions())))
+    return out
+
+
+@pytest.mark.parametrize("name", GAMES_WITH_OBSERVATION_KERNEL)
+def test_the_compiled_observation_is_the_states_observation(name):
+    game = make_game(name)
+    kernel = load(plugin(name).observation)
+    size = int(np.prod(game.spec.observation_shape))
+    for s in random_positions(game, 200, seed=1):
+        for player in range(game.spec.num_players):
+            out = np.full(size, np.nan, dtype=np.float32)
+            kernel(s.array, player, out)
+            np.testing.assert_array_equal(out, s.observation(player).reshape(-1))
+
+
+def mlp(inputs, outputs=1, *, act=nn.ReLU):
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Flatten(), nn.Linear(inputs, 32), act(), nn.Linear(32, 16), nn.LeakyReLU(0.2),
+                         nn.Linear(16, outputs), nn.Tanh())
+
+
+@pytest.mark.parametrize("name", ["trilobite", "sim"])
+@pytest.mark.parametrize("act", [nn.ReLU, nn.Tanh, nn.Sigmoid, nn.Identity])
+def test_an_exported_sequential_is_the_torch_network(name, act):
+    game = make_game(name)
+    size = int(np.prod(game.spec.observation_shape))
+    net = mlp(size, act=act)
+    ev, ref = from_torch(net, game), TorchEvaluator(net, game)
+    positions = random_positions(game, 60, seed=2)
+    batch = ref.batch(positions, 0)
+    for s, want in zip(positions, batch):
+        assert ev(s, 0) == pytest.approx(want, abs=1e-5)
+        assert ev(s, 1) == pytest.approx(-want, abs=1e-5)
+        if s.is_terminal():  # exact results at finished games, whatever the network says
+            assert ev(s, 0) == s.returns()[0]
+
+
+def test_compiled_and_python_alphabeta_agree_with_an_exported_network():
+    game = make_game("trilobite")
+    net = mlp(168)
+    ev, ref = from_torch(net, game), TorchEvaluator(net, game)
+    for s in random_positions(game, 12, seed=3)[1::2]:
+        if s.is_terminal():
+            continue
+        a = alphabeta(s, ev, depth=3)
+        b = alphabeta(s, ref, depth=3, compiled=False)
+        assert a.action == b.action
+        assert a.value == pytest.approx(b.value, abs=1e-5)
+
+
+def test_a_q_network_is_worth_its_best_legal_action():
+    game = make_game("sim")
+    net = mlp(45, outputs=15)
+    ev = from_torch(net, game, output="max")
+    for s in random_positions(game, 40, seed=4):
+        if s.is_terminal():
+            continue
+        with torch.no_grad():
+            q = net(torch.as_tensor(s.observation(s.current_player()).reshape(1, -1)))[0].numpy()
+        assert ev(s, s.current_player()) == pytest.approx(q[s.legal_actions()].max(), abs=1e-5)
+
+
+def test_a_state_dict_and_its_layer_list():
+    game = make_game("sim")
+    net = nn.Sequential(nn.Linear(45, 8), nn.ReLU(), nn.Linear(8, 1), nn.Tanh())
+    ev = from_state_dict(net.state_dict(), ["linear", "relu", "linear", "tanh"], game)
+    s = random_positions(game, 5, seed=5)[3]
+    assert ev(s, 0) == pytest.approx(TorchEvaluator(net, game)(s, 0), abs=1e-6)
+    with pytest.raises(UnsupportedLayerError, match="'gelu'"):
+        from_state_dict(net.state_dict(), ["linear", "gelu", "linear"], game)
+    with pytest.raises(ExportError, match="3 linear layers"):
+        from_state_dict(net.state_dict(), ["linear", "linear", "linear"], game)
+
+
+def test_bad_networks_get_clear_errors():
+    game = make_game("trilobite")
+    with pytest.raises(UnsupportedLayerError, match="Conv2d"):
+        from_torch(nn.Sequential(nn.Conv2d(3, 4, 3), nn.Flatten(), nn.Linear(120, 1)), game)
+    with pytest.raises(InputSizeError, match="takes 100 inputs; trilobite's observation \\(3, 7, 8\\) has 168"):
+        from_torch(nn.Sequential(nn.Linear(100, 1)), game)
+    with pytest.raises(ExportError, match="needs 1 output"):
+        from_torch(nn.Sequential(nn.Linear(168, 8)), game)
+    with pytest.raises(ExportError, match="no compiled observation kernel"):
+        from_torch(nn.Sequential(nn.Linear(25, 1)), make_game("threes"))
+    ev = from_torch(mlp(45), make_game("sim"))
+    with pytest.raises(WrongGameError, match="made for 'sim', not 'trilobite'"):
+        alphabeta(game.new_initial_state(), ev, depth=2)
+
+
+def test_stable_baselines3_critic_and_q_network():
+    import gymnasium
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import DQN
+
+    import tablegym.envs  # noqa: F401
+
+    game = make_game("trilobite")
+    env = gymnasium.make("tablegym/Trilobite-v0")
+    ppo = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=0, device="cpu")
+    dqn = DQN("MlpPolicy", env, seed=0, device="cpu", learning_starts=0)
+    ppo_ev, dqn_ev = from_sb3(ppo, game), from_sb3(dqn, game)
+    for s in random_positions(game, 30, seed=6):
+        if s.is_terminal():
+            continue
+        obs = torch.as_tensor(s.observation(s.current_player())[None])
+        with torch.no_grad():
+            v = ppo.policy.predict_values(obs)[0, 0].item()
+            q = dqn.q_net(obs)[0].numpy()
+        assert ppo_ev(s, s.current_player()) == pytest.approx(v, abs=1e-5)
+        assert dqn_ev(s, s.current_player()) == pytest.approx(q[s.legal_actions()].max(), abs=1e-5)
+    with pytest.raises(ExportError, match="cannot find a critic"):
+        from_sb3(object(), game)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sets(st.integers(0, 39), max_size=20), min_size=1, max_size=12), st.integers(0, 1))
+def test_the_incremental_first_layer_equals_the_full_sum_bit_for_bit(feature_sets, mover):
+    rng = np.random.default_rng(7)
+    layers = [(rng.normal(size=(16, 40)), rng.normal(size=16), "relu", 0.0), (rng.normal(size=(1, 16)), rng.normal(size=1),
+                                                                             "tanh", 0.0)]
+    cached, plain = pack(layers, binary=True, slots=2), pack(layers, binary=True, slots=0)
+    for features in feature_sets:
+        active = np.array(sorted(features) or [0], dtype=np.int64)[: len(features)]
+        order = rng.permutation(len(active))
+        got = forward_binary(active[order], len(active), mover, cached)
+        assert got == forward_binary(active, len(active), mover, plain)
+
+
+def test_a_saved_sb3_model_loads_as_learned_path(tmp_path):
+    import gymnasium
+    from sb3_contrib import MaskablePPO
+
+    import tablegym.envs  # noqa: F401
+    from tablegym.models.checkpoint import CheckpointError
+    from tablegym.models.learned import load_evaluator
+
+    game = make_game("trilobite")
+    model = MaskablePPO("MlpPolicy", gymnasium.make("tablegym/Trilobite-v0"), n_steps=64, seed=1, device="cpu")
+    model.save(tmp_path / "model.zip")
+    ev = load_evaluator(game, tmp_path / "model.zip")
+    s = random_positions(game, 9, seed=8)[7]
+    assert ev(s, 0) == pytest.approx(from_sb3(model, game)(s, 0), abs=1e-12)
+    (tmp_path / "bad.zip").write_bytes(b"not a zip")
+    with pytest.raises(CheckpointError, match="is not a MaskablePPO, PPO or DQN model"):
+        load_evaluator(game, tmp_path / "bad.zip")
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_evaluator(game, tmp_path / "missing.zip")
