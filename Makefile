@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned friday-mc-checkpoint friday-mc-learned starship-results starship-rl clean
+.PHONY: install demo test bench results trilobite-ppo threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned friday-mc-checkpoint friday-mc-learned starship-results starship-rl clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -245,3 +245,13 @@ friday-mc-learned: install
 starship-rl: install
 	$(PY) -m tablegym.envs.starship.rl --timesteps 300000 --representation narrow --start partial \
 		--seed 0 --episodes 200 --workers 2 --run-dir runs/starship-ppo --out results/starship_rl.md
+
+# MaskablePPO on tablegym/Trilobite-v0 (about 25 minutes on one core), its critic exported into
+# depth-5 alpha-beta against the hand-made evaluator and the shipped TD network, both seats.
+PPO_ZIP := runs/trilobite-ppo/model.zip
+trilobite-ppo: install
+	$(PY) -m tablegym.envs.trilobite.sb3 train --timesteps 500000 --run-dir runs/trilobite-ppo
+	$(TG) eval trilobite "alphabeta:eval=learned:$(PPO_ZIP),depth=5" "alphabeta:eval=advanced,depth=5" \
+		--games 200 --opening-plies 2 --workers 2 --seed 0 --no-progress | tee results/trilobite_ppo_vs_advanced.md
+	$(TG) eval trilobite "alphabeta:eval=learned:$(PPO_ZIP),depth=5" "alphabeta:eval=learned,depth=5" \
+		--games 200 --opening-plies 2 --workers 2 --seed 0 --no-progress | tee results/trilobite_ppo_vs_td.md

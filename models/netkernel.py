@@ -10,7 +10,8 @@ Layout of ``params`` (every entry a float64)::
     [5] scratch offset  [6] reduce (0: output 0; 1: max over the legal actions' outputs)  [7] unused
     [8 + 5l : 13 + 5l]  layer l: inputs, outputs, activation code, activation parameter, W offset
     W_l as ``inputs`` rows of ``outputs`` (row i = input i's weights), then b_l, for every layer
-    scratch: two activation buffers, the float32 input, an int64 index buffer, then per slot
+    scratch: two activation buffers, the float32 input, an int64 index buffer (F + the widest
+    layer: room for the features or the legal actions), then per slot
     the cached binary inputs (0/1 per feature), their count and list, and their first layer
 
 The scratch is written by every evaluation (one evaluator per search thread).
@@ -66,9 +67,10 @@ def pack(layers: list[tuple[np.ndarray, np.ndarray, str, float]], *, reduce: int
         offset += w.size + b.size
     head[5] = offset
     fe = f + (f & 1)
-    scratch = np.zeros(2 * max(widths) + fe // 2 + fe + slots * (2 * fe + 1 + h1))
+    front = 2 * max(widths) + fe // 2 + fe + max(widths)
+    scratch = np.zeros(front + slots * (2 * fe + 1 + h1))
     for slot in range(slots):  # an empty cache: no feature present, the first layer is its bias
-        start = 2 * max(widths) + fe // 2 + fe + slot * (2 * fe + 1 + h1) + 2 * fe + 1
+        start = front + slot * (2 * fe + 1 + h1) + 2 * fe + 1
         scratch[start:start + h1] = blocks[1]
     return np.concatenate([head, *blocks, scratch])
 
@@ -106,7 +108,7 @@ def _buffers(params):
     a = params[start:start + width]
     b = params[start + width:start + 2 * width]
     x = params[start + 2 * width:start + 2 * width + fe // 2].view(np.float32)[:f]
-    idx = params[start + 2 * width + fe // 2:start + 2 * width + fe // 2 + fe].view(np.int64)
+    idx = params[start + 2 * width + fe // 2:start + 2 * width + fe // 2 + fe + width].view(np.int64)
     return a, b, x, idx
 
 
@@ -241,7 +243,7 @@ def forward_binary(active, n, slot, params):
     width = 0
     for i in range(int(params[2])):
         width = max(width, int(params[HEADER + LAYER * i + 1]))
-    base = int(params[5]) + 2 * width + fe // 2 + fe + (slot % slots) * (2 * fe + 1 + out)
+    base = int(params[5]) + 3 * width + fe // 2 + fe + (slot % slots) * (2 * fe + 1 + out)
     present = params[base:base + f]
     old = params[base + fe:base + 2 * fe].view(np.int64)
     hid = params[base + 2 * fe + 1:base + 2 * fe + 1 + out]
@@ -273,3 +275,18 @@ def terminal_or(outcome, mover, player, value, win):
             return 0.0
         return win if outcome == player else -win
     return value if mover == player else -value
+
+
+@njit(cache=True)
+def observation_value(outcome, mover, player, x, legal, n_legal, params, win):
+    """What a game's observation-value kernel returns: ``win``/-``win``/0 at a finished game, else
+    the network on the observation ``x`` of the player to move (its value for that player, or its
+    largest output over ``legal[:n_legal]``), seen by ``player``."""
+    v = forward_dense(x, params, legal, n_legal) if outcome == ONGOING else 0.0
+    return terminal_or(outcome, mover, player, v, win)
+
+
+@njit(cache=True)
+def wants_legal(params):
+    """Whether the network's value is a maximum over the legal actions (a Q-network)."""
+    return int(params[6]) == MAX_LEGAL

@@ -1,8 +1,8 @@
 """MaskablePPO (sb3-contrib) on tablegym/Trilobite-v0, and its critic as alpha-beta's leaf evaluator.
 
-    python -m tablegym.envs.trilobite.sb3 train --timesteps 600000 --run-dir runs/trilobite-ppo
-    python -m tablegym.envs.trilobite.sb3 eval --run-dir runs/trilobite-ppo --games 200 --depth 5 \\
-        --out results/trilobite_ppo_critic.md
+    python -m tablegym.envs.trilobite.sb3 train --timesteps 500000 --run-dir runs/trilobite-ppo
+    tablegym eval trilobite "alphabeta:eval=learned:runs/trilobite-ppo/model.zip,depth=5" \\
+        "alphabeta:eval=advanced,depth=5" --games 200 --workers 2 --seed 0      (make trilobite-ppo)
 
 The learner plays the 8 x 7 game in both seats (``agent_seat="alternate"``) in four envs, each
 against its own opponent (random, then the hand-made ``advanced`` evaluator searched 1, 2 and 3
@@ -11,10 +11,9 @@ at the end of the game and nothing before, so the critic ``V(obs)`` estimates th
 player to move from the env's observation (own chips, opponent chips, to-move plane), which is
 what a negamax leaf evaluator needs.
 
-``eval`` exports the critic (``tablegym.models.export.from_sb3``) into a compiled evaluator over
-the game's observation kernel, plugs it into depth-``D`` alpha-beta, and plays it against the
-same search with ``advanced`` and with the shipped TD network, ``--games`` games per pairing,
-both seats, through ``tablegym eval``'s runner.
+``eval=learned:PATH.zip`` exports the critic (``tablegym.models.export.from_sb3``) into a compiled
+evaluator over the game's observation kernel, so ``tablegym eval`` plays it inside alpha-beta
+against ``advanced`` and the shipped TD network, both seats.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ import json
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
 OPPONENTS = ("random", "alphabeta:eval=advanced,depth=1", "alphabeta:eval=advanced,depth=2",
@@ -81,5 +79,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    np.set_printoptions(precision=4)
     main()
