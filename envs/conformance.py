@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from tablegym.envs.core import CHANCE, TERMINAL, Game, IllegalActionError, KernelState, State
+from tablegym.envs.core import CHANCE, TERMINAL, Game, IllegalActionError, KernelState, State, sample_outcome
 
 
 class ConformanceError(AssertionError):
@@ -210,9 +210,7 @@ def _play(game: Game, rng: np.random.Generator) -> tuple[list[State], list[int]]
     states, actions = [state], []
     while not state.is_terminal():
         if state.current_player() == CHANCE:
-            outcomes = state.chance_outcomes()
-            probs = np.array([p for _, p in outcomes])
-            action = outcomes[int(rng.choice(len(outcomes), p=probs / probs.sum()))][0]
+            action = sample_outcome(state, rng)
         else:
             legal = state.legal_actions()
             action = legal[int(rng.integers(len(legal)))]

@@ -176,6 +176,11 @@ class Kernels(NamedTuple):
     - ``key(s) -> int64``: the position's hash (kept incrementally by push/pop).
     - ``features(s, out) -> n``: indices of the active binary input features, seen by the
       player to move; a value network's first layer sums its columns over them.
+    - ``chance(s, outcomes, probs) -> n``: at a chance node (``to_move`` is ``CHANCE``), its
+      outcomes (actions for ``push``) and their probabilities; 0 at a decision node. ``None``
+      for games without chance. Every searcher with chance nodes reads it from here.
+    - ``undo``: False when ``pop`` is not implemented (the state is small enough to copy, as
+      Threes' is); searchers then copy the state before each push instead.
     """
 
     moves: Any
@@ -185,6 +190,8 @@ class Kernels(NamedTuple):
     outcome: Any
     key: Any
     features: Any
+    chance: Any = None
+    undo: bool = True
 
 
 # Numba types of the kernels. Compiled searches take kernels as arguments of these first-class
@@ -200,6 +207,16 @@ INT_OF_STATE_T = types.FunctionType(types.int64(STATE_T))
 FEATURES_T = MOVES_T
 EVAL_T = types.FunctionType(types.float64(STATE_T, types.int64, types.float64[::1]))
 """``evaluator.kernel(s, player, params) -> value for player``."""
+CHANCE_T = types.FunctionType(types.int64(STATE_T, types.int64[::1], types.float64[::1]))
+"""``kernels.chance(s, outcomes, probs) -> n``: a chance node's outcomes and their probabilities."""
+
+
+def sample_outcome(state: State, rng: np.random.Generator) -> int:
+    """One outcome of chance node ``state``, drawn from its distribution with ``rng`` (the one
+    draw every env, game loop and checker makes, so seeded games agree everywhere)."""
+    outcomes = state.chance_outcomes()
+    probs = np.array([p for _, p in outcomes], dtype=float)
+    return int(outcomes[rng.choice(len(outcomes), p=probs / probs.sum())][0])
 
 
 class KernelState(State):
@@ -260,6 +277,17 @@ class KernelState(State):
 
     def key(self) -> int:
         return int(self.kernels.key(self._s))
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """(outcome, probability) pairs at a chance node, from the ``chance`` kernel."""
+        if self.kernels.chance is None:
+            raise ValueError(f"{type(self).__name__} has no chance nodes")
+        if self.current_player() != CHANCE:
+            raise ValueError("chance_outcomes() called at a decision node")
+        out = np.empty(max(self.game.spec.max_chance_outcomes, 1), dtype=np.int64)
+        probs = np.empty(len(out))
+        n = self.kernels.chance(self._s, out, probs)
+        return list(zip(out[:n].tolist(), probs[:n].tolist()))
 
     def active_features(self) -> np.ndarray:
         """Indices of the binary features seen by the player to move (a network's input)."""

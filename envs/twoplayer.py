@@ -20,7 +20,7 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from tablegym.envs.core import CHANCE, TERMINAL, Game, IllegalActionError, KernelState, State
+from tablegym.envs.core import CHANCE, TERMINAL, Game, IllegalActionError, KernelState, State, sample_outcome
 
 Opponent = Callable[[State, np.random.Generator], int]
 """An opponent policy: ``(state, rng) -> action`` (the ``Agent`` protocol of tablegym.search)."""
@@ -109,10 +109,7 @@ class PlayCursor:
     def resolve_chance(self, rng: np.random.Generator) -> None:
         """Sample chance nodes with ``rng`` until a player (or the end) is to move."""
         while self.state.current_player() == CHANCE:
-            outcomes = self.state.chance_outcomes()
-            probs = np.array([p for _, p in outcomes], dtype=np.float64)
-            pick = int(rng.choice(len(outcomes), p=probs / probs.sum()))
-            self.set(self.state.child(outcomes[pick][0]))
+            self.set(self.state.child(sample_outcome(self.state, rng)))
 
     def illegal(self, action: Any, who: str) -> IllegalActionError:
         """The error for an illegal ``action`` by ``who``: it names the action and the legal set."""

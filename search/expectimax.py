@@ -1,16 +1,20 @@
 """Expectimax over the rules-core contract: max nodes for the player, chance nodes averaged.
 
-Game independent and written for clarity: any State with ``chance_outcomes()`` works, and the
-result is the exact expectation of the evaluator under the game's own chance model. Depth is
-counted in player moves; the chance nodes after the last move are still expanded, so a leaf is
-always a player node (or a finished game). Options:
+Game independent: any State with ``chance_outcomes()`` works, and the result is the exact
+expectation of the evaluator under the game's own chance model. Depth is counted in player
+moves; the chance nodes after the last move are still expanded, so a leaf is always a player
+node (or a finished game). Options:
 
 * ``prob_cutoff``: skip chance branches whose probability, multiplied along the path, falls
   below it (the kept branches are renormalised): a cheaper, approximate search;
-* ``transpositions``: remember (position key, depth) values within one search.
+* ``transpositions``: remember (position key, depth) values within one search (Python path).
 
-Games with a compiled board search (Threes: envs/threes/expectimax.py) use it for speed; this
-one is their reference in the tests.
+With a ``KernelState`` whose kernels have a ``chance`` kernel and a compiled evaluator (a
+hand-made kernel, the game's network or an exported one, tablegym.models.export), the search runs
+compiled over the game's kernels (``compiled=None`` picks it whenever it can): the same tree, the
+same sums in the same order, so the same values as the Python path, which is its reference in
+the tests. Threes' Threesus reproduction (envs/threes/expectimax.py) keeps its own board search
+with Threesus's approximate chance models.
 """
 
 from __future__ import annotations
@@ -18,9 +22,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from tablegym.envs.core import CHANCE, State
+import numpy as np
+from numba import njit, types
+
+from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T,
+                                KernelState, State)
 from tablegym.search.evaluator import Evaluator
 
+MAX_PLY = 256
+"""Decisions plus chance nodes along one path of a compiled search."""
 
 @dataclass
 class ExpectimaxResult:
@@ -61,10 +71,103 @@ class _Search:
         return v
 
 
+_I, _F = types.int64, types.float64
+
+
+@njit(cache=True)
+def _child(s, action, ply, push, stack, undo):
+    """``s`` after ``action``: ``s`` itself (to be popped) or, without undo, a copy one row down."""
+    if undo:
+        push(s, action)
+        return s
+    c = stack[ply + 1]
+    c[:] = s
+    push(c, action)
+    return c
+
+
+@njit(_F(STATE_T, _I, _F, _I, _I, MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, EVAL_T,
+         types.float64[::1], types.int64[:, ::1], types.float64[:, ::1], types.int64[:, ::1], _I, types.int64[::1], _F),
+      cache=True)
+def _value(s, depth, reach, ply, me, moves, push, pop, to_move, outcome, chance, eval_fn, params, bufs, probs,
+           stack, undo, counters, cutoff):
+    """The expected value of ``s`` for ``me``, ``depth`` player moves deep (``_Search.value``
+    compiled). Without ``undo`` each child is a copy of ``s`` in ``stack[ply + 1]``.
+    ``counters``: [0] nodes, [1] set when a path outgrew the scratch rows."""
+    counters[0] += 1
+    if outcome(s) != ONGOING:
+        return eval_fn(s, me, params)
+    mover = to_move(s)
+    if depth == 0 and mover != CHANCE:
+        return eval_fn(s, me, params)
+    if ply + 1 >= bufs.shape[0]:
+        counters[1] = 1
+        return eval_fn(s, me, params)
+    if mover == CHANCE:
+        n = chance(s, bufs[ply], probs[ply])
+        total = 0.0
+        weight = 0.0
+        for i in range(n):
+            p = probs[ply, i]
+            if reach * p < cutoff:
+                continue
+            c = _child(s, bufs[ply, i], ply, push, stack, undo)
+            v = _value(c, depth, reach * p, ply + 1, me, moves, push, pop, to_move, outcome, chance, eval_fn, params,
+                       bufs, probs, stack, undo, counters, cutoff)
+            if undo:
+                pop(s)
+            total += p * v
+            weight += p
+        return total / weight if weight > 0 else eval_fn(s, me, params)
+    n = moves(s, bufs[ply])
+    best = -np.inf
+    for i in range(n):
+        c = _child(s, bufs[ply, i], ply, push, stack, undo)
+        v = _value(c, depth - 1, reach, ply + 1, me, moves, push, pop, to_move, outcome, chance, eval_fn, params,
+                   bufs, probs, stack, undo, counters, cutoff)
+        if undo:
+            pop(s)
+        if v > best:
+            best = v
+    return best
+
+
+def _compiled(state: KernelState, evaluator: Evaluator, depth: int, prob_cutoff: float, start: float,
+              rows: int = 0) -> ExpectimaxResult:
+    k = state.kernels
+    spec = state.game.spec
+    width = max(spec.num_actions, spec.max_chance_outcomes, 1)
+    rows = rows or min(MAX_PLY, 4 * depth + 8)  # room for 3 chance nodes a move; a longer path retries with MAX_PLY
+    bufs = np.empty((rows, width), dtype=np.int64)
+    probs = np.empty((rows, width))
+    counters = np.zeros(2, dtype=np.int64)
+    s = state.array
+    stack = np.empty((rows if not k.undo else 1, len(s)), dtype=np.int64)
+    undo = int(k.undo)
+    me = int(k.to_move(s))
+    values: dict[int, float] = {}
+    best = None
+    for a in state.legal_actions():
+        c = _child(s, a, 0, k.push, stack, undo)
+        values[a] = float(_value(c, depth - 1, 1.0, 1, me, k.moves, k.push, k.pop, k.to_move, k.outcome, k.chance,
+                                 evaluator.kernel, evaluator.params, bufs, probs, stack, undo, counters,
+                                 float(prob_cutoff)))
+        if undo:
+            k.pop(s)
+        if best is None or values[a] > values[best]:
+            best = a
+    if counters[1]:
+        if rows < MAX_PLY:
+            return _compiled(state, evaluator, depth, prob_cutoff, start, MAX_PLY)
+        raise ValueError(f"a path of the search is longer than {MAX_PLY} decisions and chance nodes; lower the depth")
+    return ExpectimaxResult(best, values[best], values, int(counters[0]), time.perf_counter() - start)
+
+
 def expectimax(state: State, evaluator: Evaluator, *, depth: int, prob_cutoff: float = 0.0,
-               transpositions: bool = True) -> ExpectimaxResult:
+               transpositions: bool = True, compiled: bool | None = None) -> ExpectimaxResult:
     """The best action at a player node, ``depth`` player moves deep; ties keep the earlier
-    action of ``legal_actions()``."""
+    action of ``legal_actions()``. ``compiled=None`` runs the compiled search whenever the
+    state's kernels have a chance kernel and the evaluator a kernel; ``False`` the Python path."""
     if state.is_terminal():
         raise ValueError("cannot search a finished game")
     if state.current_player() == CHANCE:
@@ -72,6 +175,12 @@ def expectimax(state: State, evaluator: Evaluator, *, depth: int, prob_cutoff: f
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth!r}")
     start = time.perf_counter()
+    can = isinstance(state, KernelState) and state.kernels.chance is not None and evaluator.compiled
+    if compiled and not can:
+        raise ValueError(f"no compiled expectimax for {type(state).__name__} with evaluator {evaluator.name!r}: "
+                         "it needs kernels with a chance kernel and an evaluator with a kernel")
+    if can and compiled is not False:
+        return _compiled(state, evaluator, depth, prob_cutoff, start)
     search = _Search(evaluator, state.current_player(), prob_cutoff, transpositions)
     values: dict[int, float] = {}
     best = None

@@ -20,7 +20,7 @@ evaluator's values are clamped to ``[-bound, bound]``, which keeps the bounds so
 
 The ``moves`` kernel may be a candidate generator narrower than the legal moves (Trap's
 ``SEARCH_KERNELS`` try only promising throws); ``chance(s, outcomes, probs) -> n`` lists the
-outcomes of a chance node.
+outcomes of a chance node (the state's ``kernels.chance`` unless given).
 """
 
 from __future__ import annotations
@@ -31,15 +31,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, types
 
-from tablegym.envs.core import CHANCE, DRAW, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState, State
+from tablegym.envs.core import CHANCE, CHANCE_T, DRAW, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState, State
 from tablegym.search.alphabeta import _order as order_moves
 from tablegym.search.evaluator import Evaluator
 
 EXACT, LOWER, UPPER = 0, 1, 2
 MAX_PLY = 128
 MAX_OUTCOMES = 64
-CHANCE_T = types.FunctionType(types.int64(STATE_T, types.int64[::1], types.float64[::1]))
-"""``chance(s, outcomes, probs) -> n``: a chance node's outcomes and their probabilities."""
 
 _I = types.int64
 _F = types.float64
@@ -236,7 +234,7 @@ def expectiminimax(
     state: KernelState,
     evaluator: Evaluator,
     *,
-    chance,
+    chance=None,
     moves=None,
     depth: int = 64,
     time_limit: float | None = None,
@@ -246,7 +244,8 @@ def expectiminimax(
 ) -> ExpectiminimaxResult:
     """Search ``state`` by iterative deepening to ``depth`` decisions within the budgets.
 
-    ``chance`` is the game's chance kernel; ``moves`` (default: the state's ``moves`` kernel)
+    ``chance`` (default: the state's ``chance`` kernel) lists a chance node's outcomes; ``moves``
+    (default: the state's ``moves`` kernel)
     generates the moves searched. ``bound`` caps |evaluator value| (default: the evaluator's
     ``bound`` attribute, else 1e5): the tighter it is, the more Star1 prunes. With
     ``time_limit`` the deepest completed iteration's move is returned; the running iteration gets
@@ -264,6 +263,9 @@ def expectiminimax(
         raise ValueError(f"evaluator {evaluator.name!r} has no compiled kernel")
     k = state.kernels
     gen = moves or k.moves
+    chance = chance or k.chance
+    if chance is None:
+        raise ValueError(f"{state.game.spec.name} has no chance kernel; search it with alphabeta")
     bound = float(bound if bound is not None else getattr(evaluator, "bound", 1e5))
     tables = tables or SearchTables(state.game.spec.num_actions)
     depth = min(depth, MAX_PLY // 2 - 4)  # chance plies come on top of the decisions

@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tablegym.envs.core import CHANCE, Game, State
+from tablegym.envs.core import CHANCE, Game, State, sample_outcome
 
 __all__ = ["GameRecord", "play_game", "random_opening", "sample_chance"]
 
@@ -37,11 +37,7 @@ class GameRecord:
     """The finished position (not journalled: a record replays to it from its actions)."""
 
 
-def sample_chance(state: State, rng: np.random.Generator) -> int:
-    """One outcome of chance node ``state``, drawn from its distribution with ``rng``."""
-    outcomes = state.chance_outcomes()
-    probs = np.array([p for _, p in outcomes], dtype=float)
-    return int(outcomes[rng.choice(len(outcomes), p=probs / probs.sum())][0])
+sample_chance = sample_outcome  # the name the game loop has always exported
 
 
 def random_opening(game: Game, plies: int, rng: np.random.Generator) -> list[int]:

@@ -33,7 +33,8 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.core import (CHANCE, HEADER, KEY, LAST, ONGOING, OUTCOME, PLY, TERMINAL, TO_MOVE, Game,
-                                 GameSpec, IllegalActionError, Kernels, KernelState, k_key, k_outcome, k_to_move)
+                                 GameSpec, IllegalActionError, Kernels, KernelState, k_key, k_outcome, k_to_move,
+                                 sample_outcome)
 from tablegym.envs.threes.board import (DIRECTION_NAMES, any_move, board_score, highest_rank, insert_cell,
                                         rank_value, ranks_of, set_rank, swipe)
 
@@ -241,7 +242,7 @@ def k_features(s, out):
     return n
 
 
-KERNELS = Kernels(k_moves, k_push, k_pop, k_to_move, k_outcome, k_key, k_features)
+KERNELS = Kernels(k_moves, k_push, k_pop, k_to_move, k_outcome, k_key, k_features, k_chance, undo=False)
 NUM_FEATURES = 275
 OBS_SIZE = 16 + 4 + 3 + 2
 
@@ -296,14 +297,6 @@ class ThreesState(KernelState):
         if self._s[OUTCOME] != ONGOING:
             return TERMINAL
         return int(self._s[TO_MOVE])
-
-    def chance_outcomes(self) -> list[tuple[int, float]]:
-        if self.current_player() != CHANCE:
-            raise ValueError("chance_outcomes() called at a player node")
-        ids = np.empty(NUM_OUTCOMES, dtype=np.int64)
-        probs = np.empty(NUM_OUTCOMES, dtype=np.float64)
-        n = k_chance(self._s, ids, probs)
-        return list(zip(ids[:n].tolist(), probs[:n].tolist()))
 
     def child(self, action: int) -> "ThreesState":
         legal = self.legal_actions()
@@ -422,9 +415,7 @@ class ThreesState(KernelState):
 def sample_chance(state: ThreesState, rng: np.random.Generator) -> ThreesState:
     """Resolve chance nodes with ``rng`` until the player is to move (or the game is over)."""
     while state.current_player() == CHANCE:
-        outcomes = state.chance_outcomes()
-        probs = np.array([p for _, p in outcomes])
-        state = state.child(outcomes[rng.choice(len(outcomes), p=probs / probs.sum())][0])
+        state = state.child(sample_outcome(state, rng))
     return state
 
 

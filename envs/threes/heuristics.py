@@ -24,7 +24,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from tablegym.envs.core import ONGOING, OUTCOME
 from tablegym.envs.threes.board import can_merge, column, row
+from tablegym.envs.threes.core import BOARD
 from tablegym.search.evaluator import Evaluator
 
 OPENNESS, OPENNESS_MATTHEW = 0, 1
@@ -154,8 +156,17 @@ def openness(board: int) -> int:
     return int(evaluate_board(np.int64(board), OPENNESS))
 
 
+@njit(cache=True)
+def board_value(s, player, params):
+    """A board evaluator as a search kernel over the compact state: ``params`` = (evaluator id,
+    terminal penalty)."""
+    v = evaluate_board(s[BOARD], np.int64(params[0]))
+    return v - params[1] if s[OUTCOME] != ONGOING else v
+
+
 class BoardEvaluator(Evaluator):
-    """One of the board evaluators as a search ``Evaluator`` over ``ThreesState`` objects.
+    """One of the board evaluators as a search ``Evaluator`` over ``ThreesState`` objects, in
+    Python and as a kernel (so the generic compiled expectimax runs it).
 
     ``terminal_penalty`` is subtracted at a finished game (Threesus itself uses none).
     """
@@ -166,6 +177,8 @@ class BoardEvaluator(Evaluator):
         self.name = name
         self._id = EVALUATOR_IDS[name]
         self.terminal_penalty = terminal_penalty
+        self.kernel = board_value
+        self.params = np.array([self._id, terminal_penalty], dtype=np.float64)
 
     def evaluate(self, state, player: int = 0) -> float:
         v = evaluate_board(np.int64(state.board), self._id)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tablegym.envs.trap.core import CAND, COURSE, GAME, MODE, TrapGame, TrapState, k_candidates, k_chance
+from tablegym.envs.trap.core import CAND, COURSE, GAME, MODE, TrapGame, TrapState, k_candidates
 from tablegym.search.agents import check_options, is_learned, learned_path, parse_spec
 from tablegym.search.evaluator import Evaluator
 from tablegym.search.expectiminimax import ExpectiminimaxResult, SearchTables, expectiminimax
@@ -76,7 +76,7 @@ class SearchAgent:
         limit = None
         if self.time_limit is not None:
             limit = self.time_limit * (MOVE_SHARE if moving else 1.0 - MOVE_SHARE)
-        return expectiminimax(root, self.evaluator, chance=k_chance, moves=k_candidates, depth=self.depth,
+        return expectiminimax(root, self.evaluator, moves=k_candidates, depth=self.depth,
                               time_limit=limit, tables=self.tables)
 
     def __call__(self, state: TrapState, rng: np.random.Generator) -> int:

@@ -344,7 +344,7 @@ def k_observation(s, player, out):
         out[4, r, col] = turn
 
 
-KERNELS = Kernels(k_moves, k_push, k_pop, k_to_move, k_outcome, k_key, k_features)
+KERNELS = Kernels(k_moves, k_push, k_pop, k_to_move, k_outcome, k_key, k_features, k_chance)
 
 
 class TrapGame(Game):
@@ -475,15 +475,6 @@ class TrapState(KernelState):
         """The number of legal king steps of ``player`` (0 means enclosed)."""
         return int(mobility(self._s, player))
 
-    def chance_outcomes(self) -> list[tuple[int, float]]:
-        """Every landing cell with its probability (they sum to 1)."""
-        if self.current_player() != CHANCE:
-            raise ValueError("chance_outcomes() called at a decision node")
-        cells = np.empty(NUM_DIRS + 1, dtype=np.int64)
-        probs = np.empty(NUM_DIRS + 1)
-        k = k_chance(self._s, cells, probs)
-        return [(int(cells[i]), float(probs[i])) for i in range(k)]
-
     def observation(self, player: int) -> np.ndarray:
         """Planes: ``player``'s cell, the opponent's, traps, all ones in the throw phase, all ones
         if ``player`` is to decide."""
@@ -608,5 +599,5 @@ def k_candidates(s, out):
     return k
 
 
-SEARCH_KERNELS = Kernels(k_candidates, k_push, k_pop, k_to_move, k_outcome, k_key, k_features)
+SEARCH_KERNELS = Kernels(k_candidates, k_push, k_pop, k_to_move, k_outcome, k_key, k_features, k_chance)
 """``KERNELS`` with ``moves`` narrowed to the candidate throws (set the cap in ``s[CAND]``)."""

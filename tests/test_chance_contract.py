@@ -1,0 +1,132 @@
+"""Chance is part of a game's kernels: one ``chance`` kernel serves the object API, expectiminimax
+and the compiled expectimax, which must equal the Python expectimax over the rules core."""
+
+import numpy as np
+import pytest
+
+from tablegym.envs import make_game
+from tablegym.envs.core import CHANCE, sample_outcome
+from tablegym.envs.threes.core import ThreesGame, play_random_setup, sample_chance
+from tablegym.envs.threes.heuristics import BoardEvaluator
+from tablegym.envs.trap.core import TrapGame, k_chance
+from tablegym.envs.trap.heuristics import IS
+from tablegym.search.evaluator import Evaluator
+from tablegym.search.expectiminimax import expectiminimax
+from tablegym.search.expectimax import expectimax
+
+
+def threes_positions(seed: int, count: int) -> list:
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < count:
+        s = play_random_setup(ThreesGame(), rng)
+        for _ in range(rng.integers(0, 40)):
+            if s.is_terminal():
+                break
+            s = sample_chance(s.child(int(rng.choice(s.legal_actions()))), rng)
+        if not s.is_terminal():
+            out.append(s)
+    return out
+
+
+def trap_positions(seed: int, count: int) -> list:
+    rng = np.random.default_rng(seed)
+    out = []
+    s = TrapGame().new_initial_state()
+    while len(out) < count:
+        if s.is_terminal():
+            s = TrapGame().new_initial_state()
+        if s.current_player() == CHANCE:
+            out.append(s)
+            s = s.child(sample_outcome(s, rng))
+        else:
+            s = s.child(int(rng.choice(s.legal_actions())))
+    return out
+
+
+@pytest.mark.parametrize("game", ["threes", "trap"])
+def test_chance_outcomes_come_from_the_kernel_and_sum_to_one(game):
+    states = threes_positions(3, 5) if game == "threes" else trap_positions(3, 5)
+    for s in states:
+        if s.current_player() != CHANCE:
+            with pytest.raises(ValueError, match="decision node"):
+                s.chance_outcomes()
+            s = s.child(s.legal_actions()[0])
+        assert s.current_player() == CHANCE
+        outcomes = s.chance_outcomes()
+        ids = np.empty(max(s.game.spec.max_chance_outcomes, 1), dtype=np.int64)
+        probs = np.empty(len(ids))
+        n = s.kernels.chance(s.array, ids, probs)
+        assert outcomes == list(zip(ids[:n].tolist(), probs[:n].tolist()))
+        assert sum(p for _, p in outcomes) == pytest.approx(1.0)
+
+
+def test_games_without_chance_have_no_chance_kernel():
+    s = make_game("trilobite").new_initial_state()
+    assert s.kernels.chance is None
+    with pytest.raises(ValueError, match="no chance nodes"):
+        s.chance_outcomes()
+
+
+def test_sample_outcome_follows_the_distribution():
+    s = trap_positions(5, 1)[0]
+    rng = np.random.default_rng(0)
+    counts: dict[int, int] = {}
+    for _ in range(4000):
+        o = sample_outcome(s, rng)
+        counts[o] = counts.get(o, 0) + 1
+    for o, p in s.chance_outcomes():
+        assert counts.get(o, 0) / 4000 == pytest.approx(p, abs=0.03)
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_compiled_expectimax_equals_the_python_search(depth):
+    ev = BoardEvaluator("openness-matthew", terminal_penalty=50.0)
+    for s in threes_positions(depth, 4 if depth < 3 else 2):
+        slow = expectimax(s, ev, depth=depth, compiled=False, transpositions=False)
+        fast = expectimax(s, ev, depth=depth, compiled=True)
+        assert fast.values == slow.values  # the same sums in the same order: bit for bit
+        assert fast.action == slow.action
+        assert fast.nodes == slow.nodes
+
+
+def test_compiled_expectimax_with_a_probability_cutoff_equals_the_python_search():
+    ev = BoardEvaluator("openness")
+    for s in threes_positions(7, 3):
+        slow = expectimax(s, ev, depth=2, prob_cutoff=0.02, compiled=False, transpositions=False)
+        fast = expectimax(s, ev, depth=2, prob_cutoff=0.02)
+        full = expectimax(s, ev, depth=2)
+        assert fast.values == slow.values and fast.nodes == slow.nodes
+        assert fast.nodes < full.nodes
+
+
+def test_compiled_expectimax_refuses_what_it_cannot_run():
+    s = threes_positions(0, 1)[0]
+
+    class PythonOnly(Evaluator):
+        name = "python-only"
+
+        def evaluate(self, state, player):
+            return 0.0
+
+    with pytest.raises(ValueError, match="no compiled expectimax"):
+        expectimax(s, PythonOnly(), depth=1, compiled=True)
+    assert expectimax(s, PythonOnly(), depth=1).value == 0.0  # the Python path still runs it
+
+
+def test_expectiminimax_reads_the_chance_kernel_from_the_state():
+    for s in trap_positions(11, 3):
+        root = s.child(sample_outcome(s, np.random.default_rng(0)))
+        if root.is_terminal() or root.current_player() == CHANCE:
+            continue
+        implicit = expectiminimax(root, IS, depth=3, bound=20.0)
+        explicit = expectiminimax(root, IS, chance=k_chance, depth=3, bound=20.0)
+        assert (implicit.action, implicit.value, implicit.nodes) == (explicit.action, explicit.value, explicit.nodes)
+
+
+def test_expectiminimax_refuses_a_game_without_chance():
+    from tablegym.envs.trilobite.heuristics import ADVANCED
+
+    s = make_game("trilobite").new_initial_state()
+    with pytest.raises(ValueError, match="no chance kernel"):
+        expectiminimax(s, ADVANCED, depth=2)
