@@ -130,3 +130,28 @@ def test_expectiminimax_refuses_a_game_without_chance():
     s = make_game("trilobite").new_initial_state()
     with pytest.raises(ValueError, match="no chance kernel"):
         expectiminimax(s, ADVANCED, depth=2)
+
+
+@pytest.fixture(scope="module")
+def ntuple_state_ev():
+    from tablegym.envs.threes.ntuple import load_ntuple, ntuple_state_evaluator
+
+    return ntuple_state_evaluator(load_ntuple().tables())
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_the_ntuple_network_is_one_evaluator_of_the_generic_expectimax(depth, ntuple_state_ev):
+    """Depth d of the generic search with the network valuing positions (best afterstate under
+    the shown hint) is Threes' own afterstate search of depth d + 1: the same tree, summed in
+    another order."""
+    from tablegym.envs.threes.agents import make_threes_agent
+
+    agent = make_threes_agent(f"expectimax:depth={depth + 1},eval=learned")
+    for s in threes_positions(20 + depth, 4):
+        generic = expectimax(s, ntuple_state_ev, depth=depth)
+        assert agent(s) == generic.action
+        for a in range(4):
+            if a in generic.values:
+                assert agent.values[a] == pytest.approx(generic.values[a], rel=1e-9)
+            else:
+                assert agent.values[a] == -np.inf

@@ -30,9 +30,11 @@ import torch
 from numba import njit
 from torch import nn
 
-from tablegym.envs.threes.board import highest_rank
+from tablegym.envs.threes.board import board_score, highest_rank, swipe
+from tablegym.envs.threes.core import BOARD, HINT
 from tablegym.models.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from tablegym.models.learned import CHECKPOINT_DIR
+from tablegym.search.evaluator import KernelEvaluator
 
 HINT_CELL = 16
 RADIX = 16  # a cell's rank (or the hint code) is one base-16 digit of the index
@@ -353,6 +355,58 @@ class NTupleEvaluator:
 
     def __call__(self, state, player: int = 0) -> float:
         return self.tables.value(state.board, int(state.search_inputs()[4]))
+
+    def state_evaluator(self) -> KernelEvaluator:
+        """This network as a compiled position evaluator for the generic searchers."""
+        return ntuple_state_evaluator(self.tables, self.name)
+
+
+def pack_tables(tables: NTupleTables) -> np.ndarray:
+    """The network in one float64 vector, the ``params`` of ``ntuple_state_value``: a header
+    (weights, tuples, orientations, cells per tuple, stages), then the float32 weights and the
+    int64 cells, offsets and stage ranks as raw 8-byte words."""
+    w = np.ascontiguousarray(tables.weights, dtype=np.float32)
+    w = np.concatenate([w, np.zeros(len(w) & 1, dtype=np.float32)])
+    parts = [w.view(np.float64)] + [np.ascontiguousarray(a, dtype=np.int64).reshape(-1).view(np.float64)
+                                     for a in (tables.cells, tables.offsets, tables.stage_ranks)]
+    head = np.array([len(tables.weights), *tables.cells.shape, len(tables.stage_ranks)], dtype=np.float64)
+    return np.concatenate([head, *parts])
+
+
+@njit(cache=True)
+def _unpack(params):
+    nw, nt, nk, nl, ns = int(params[0]), int(params[1]), int(params[2]), int(params[3]), int(params[4])
+    start = 5
+    w = params[start:start + (nw + 1) // 2].view(np.float32)[:nw]
+    start += (nw + 1) // 2
+    cells = params[start:start + nt * nk * nl].view(np.int64).reshape((nt, nk, nl))
+    start += nt * nk * nl
+    offsets = params[start:start + nt].view(np.int64)
+    stage_ranks = params[start + nt:start + nt + ns].view(np.int64)
+    return w, cells, offsets, stage_ranks
+
+
+@njit(cache=True)
+def ntuple_state_value(s, player, params):
+    """The n-tuple network as a state evaluator of any searcher (the generic expectimax): at a
+    position with the hint shown, the best swipe's afterstate, scored with that hint, plus the
+    score so far (the expected final score); a finished game is worth its score."""
+    w, cells, offsets, stage_ranks = _unpack(params)
+    board = s[BOARD]
+    best = -np.inf
+    for d in range(4):
+        after, moved = swipe(board, d)
+        if moved != 0:
+            v = board_score(after) + ntuple_value(after, s[HINT], w, cells, offsets, stage_ranks)
+            if v > best:
+                best = v
+    return board_score(board) if best == -np.inf else best
+
+
+def ntuple_state_evaluator(tables: NTupleTables, name: str = "ntuple") -> KernelEvaluator:
+    """The network as a compiled evaluator of positions (not afterstates): what the generic
+    searchers take (``NTupleEvaluator`` stays the Threesus-style search's afterstate form)."""
+    return KernelEvaluator(name, ntuple_state_value, pack_tables(tables))
 
 
 def ntuple_evaluator(game, path: Path) -> NTupleEvaluator:
