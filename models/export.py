@@ -211,6 +211,7 @@ class TorchEvaluator(Evaluator):
         self.module = module.eval()
         self.name = name
         self.game = game.spec.name
+        self.players = game.spec.num_players
         self.output = output
         self.win_value = self.bound = 1.0
 
@@ -230,13 +231,16 @@ class TorchEvaluator(Evaluator):
             else:
                 live.append(i)
         if live:
-            x = np.stack([states[i].observation(states[i].current_player()).reshape(-1) for i in live])
+            # The mover's view; one player, or a chance node (never a searched leaf), is seen as is.
+            movers = [s.current_player() if s.current_player() >= 0 and self.players > 1 else player
+                      for s in (states[i] for i in live)]
+            x = np.stack([states[i].observation(m).reshape(-1) for i, m in zip(live, movers)])
             with torch.no_grad():
                 out = self.module(torch.as_tensor(x, dtype=torch.float32)).double().numpy()
-            for row, i in zip(out, live):
+            for row, i, m in zip(out, live, movers):
                 s = states[i]
                 v = float(row.reshape(-1)[0]) if self.output == "value" else float(np.max(row[s.legal_actions()]))
-                values[i] = v if s.current_player() == player else -v
+                values[i] = v if m == player else -v
         return values
 
 

@@ -111,8 +111,9 @@ def test_bad_networks_get_clear_errors():
         from_torch(nn.Sequential(nn.Linear(100, 1)), game)
     with pytest.raises(ExportError, match="needs 1 output"):
         from_torch(nn.Sequential(nn.Linear(168, 8)), game)
+    friday = make_game("friday")  # no observation kernel yet: its searcher has states of its own
     with pytest.raises(ExportError, match="no compiled observation kernel"):
-        from_torch(nn.Sequential(nn.Linear(25, 1)), make_game("threes"))
+        from_torch(nn.Sequential(nn.Linear(int(np.prod(friday.spec.observation_shape)), 1)), friday)
     ev = from_torch(mlp(45), make_game("sim"))
     with pytest.raises(WrongGameError, match="made for 'sim', not 'trilobite'"):
         alphabeta(game.new_initial_state(), ev, depth=2)

@@ -247,6 +247,25 @@ NUM_FEATURES = 275
 OBS_SIZE = 16 + 4 + 3 + 2
 
 
+@njit(cache=True)
+def k_observation(s, out):
+    """``State.observation()`` into the float32 vector ``out`` (one implementation for the env
+    and for exported networks inside the compiled searches)."""
+    for c in range(16):
+        out[c] = (s[BOARD] >> (4 * c)) & 0xF
+    for i in range(16, OBS_SIZE):
+        out[i] = 0.0
+    h = s[HINT]
+    if h:
+        out[16 + h - 1] = 1.0
+    out[20] = s[N1]
+    out[21] = s[N2]
+    out[22] = s[N3]
+    if h == BONUS_HINT and s[HINT_MODE] == 1:
+        out[23] = s[WIN_LO]
+        out[24] = s[WIN_HI]
+
+
 class ThreesGame(Game):
     """Threes! with the "+" bonus hint (default) or the later app's "candidates" hint.
 
@@ -370,14 +389,8 @@ class ThreesState(KernelState):
     def observation(self, player: int = 0) -> np.ndarray:
         """[16 cell ranks (row-major from the top-left), hint one-hot (1, 2, 3, bonus), deck
         counts, candidate window low/high rank (option "candidates" with a bonus hint; else 0)]."""
-        obs = np.zeros(OBS_SIZE, dtype=np.float32)
-        obs[:16] = self.ranks.reshape(16)
-        h = int(self._s[HINT])
-        if h:
-            obs[16 + h - 1] = 1.0
-        obs[20:23] = self.deck
-        if h == BONUS_HINT and self.game.hint == "candidates":
-            obs[23:25] = self._s[WIN_LO], self._s[WIN_HI]
+        obs = np.empty(OBS_SIZE, dtype=np.float32)
+        k_observation(self._s, obs)
         return obs
 
     def to_text(self) -> str:

@@ -1,0 +1,110 @@
+"""Exported networks in the games with chance: Trap's expectiminimax and Threes' expectimax run a
+user's torch MLP compiled, through each game's observation kernel, equal to the Python path."""
+
+import numpy as np
+import pytest
+import torch
+
+from tablegym.envs import load, make_game, plugin
+from tablegym.envs.core import CHANCE, sample_outcome
+from tablegym.models.export import InputSizeError, TorchEvaluator, from_torch
+from tablegym.search.expectiminimax import expectiminimax, reference_expectiminimax
+from tablegym.search.expectimax import expectimax
+
+
+def random_states(game_name: str, seed: int, count: int) -> list:
+    """Positions of random games: decision and chance nodes, and finished games."""
+    game = make_game(game_name)
+    rng = np.random.default_rng(seed)
+    out = []
+    s = game.new_initial_state()
+    while len(out) < count:
+        out.append(s)
+        if s.is_terminal():
+            s = game.new_initial_state()
+        elif s.current_player() == CHANCE:
+            s = s.child(sample_outcome(s, rng))
+        else:
+            s = s.child(int(rng.choice(s.legal_actions())))
+    return out
+
+
+def mlp(inputs: int, outputs: int = 1, seed: int = 0) -> torch.nn.Sequential:
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(inputs, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16),
+                               torch.nn.LeakyReLU(0.1), torch.nn.Linear(16, outputs), torch.nn.Tanh())
+
+
+@pytest.mark.parametrize("game_name", ["trap", "threes"])
+def test_observation_kernel_equals_state_observation(game_name):
+    kernel = load(plugin(game_name).observation)
+    size = int(np.prod(make_game(game_name).spec.observation_shape))
+    for s in random_states(game_name, 1, 400):
+        for p in range(s.game.spec.num_players):
+            out = np.full(size, 7.0, dtype=np.float32)
+            kernel(s.array, p, out)
+            assert np.array_equal(out, s.observation(p).reshape(-1))
+
+
+@pytest.mark.parametrize("game_name", ["trap", "threes"])
+def test_compiled_network_equals_the_torch_forward_pass(game_name):
+    game = make_game(game_name)
+    size = int(np.prod(game.spec.observation_shape))
+    net = mlp(size, seed=3)
+    compiled, python = from_torch(net, game), TorchEvaluator(net, game)
+    checked = 0
+    for s in random_states(game_name, 2, 300):
+        if s.current_player() == CHANCE:
+            continue
+        for p in range(game.spec.num_players):
+            want = python.evaluate(s, p)
+            assert compiled.evaluate(s, p) == pytest.approx(want, abs=1e-5)
+            if not s.is_terminal():
+                mover = s.current_player()
+                with torch.no_grad():
+                    raw = float(net(torch.as_tensor(s.observation(mover).reshape(1, -1))))
+                assert want == pytest.approx(raw if mover == p else -raw, abs=1e-6)
+                checked += 1
+    assert checked > 50
+
+
+def test_trap_expectiminimax_runs_an_exported_network_as_its_python_reference():
+    game = make_game("trap")
+    net = mlp(int(np.prod(game.spec.observation_shape)), seed=5)
+    ev = from_torch(net, game)
+    for s in random_states("trap", 4, 60)[10::10]:
+        if s.is_terminal() or s.current_player() == CHANCE:
+            continue
+        got = expectiminimax(s, ev, depth=2, bound=1.0)
+        want = reference_expectiminimax(s, TorchEvaluator(net, game), 2, bound=1.0)
+        assert got.value == pytest.approx(want, abs=1e-5)
+
+
+def test_threes_expectimax_runs_an_exported_network_as_the_python_search():
+    game = make_game("threes")
+    net = mlp(int(np.prod(game.spec.observation_shape)), seed=6)
+    ev, slow = from_torch(net, game), TorchEvaluator(net, game)
+    for s in random_states("threes", 5, 80)[20::15]:
+        if s.is_terminal() or s.current_player() == CHANCE:
+            continue
+        fast = expectimax(s, ev, depth=1)
+        ref = expectimax(s, slow, depth=1, compiled=False, transpositions=False)
+        assert fast.action == ref.action
+        assert fast.nodes == ref.nodes
+        for a, v in ref.values.items():
+            assert fast.values[a] == pytest.approx(v, abs=1e-5)
+
+
+def test_a_q_network_is_valued_by_its_best_legal_swipe():
+    game = make_game("threes")
+    net = mlp(int(np.prod(game.spec.observation_shape)), outputs=4, seed=7)
+    compiled, python = from_torch(net, game, output="max"), TorchEvaluator(net, game, output="max")
+    for s in random_states("threes", 8, 60):
+        if s.current_player() == 0:
+            assert compiled.evaluate(s, 0) == pytest.approx(python.evaluate(s, 0), abs=1e-5)
+
+
+@pytest.mark.parametrize("game_name", ["trap", "threes"])
+def test_wrong_input_size_is_one_clear_error(game_name):
+    with pytest.raises(InputSizeError, match="observation"):
+        from_torch(mlp(3), make_game(game_name))
