@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results trilobite-ppo threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned friday-mc-checkpoint friday-mc-learned starship-results starship-rl clean
+.PHONY: install demo test bench results trilobite-ppo sim-regress threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned friday-mc-checkpoint friday-mc-learned starship-results starship-rl clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -255,3 +255,9 @@ trilobite-ppo: install
 		--games 200 --opening-plies 2 --workers 2 --seed 0 --no-progress | tee results/trilobite_ppo_vs_advanced.md
 	$(TG) eval trilobite "alphabeta:eval=learned:$(PPO_ZIP),depth=5" "alphabeta:eval=learned,depth=5" \
 		--games 200 --opening-plies 2 --workers 2 --seed 0 --no-progress | tee results/trilobite_ppo_vs_td.md
+
+# A torch MLP regressed on Sim's exact solver values (80% of the 2,250 canonical K6 classes, plus
+# relabelled copies), exported with from_torch: sign agreement against safe-moves and the shipped
+# network, then depth-3 alpha-beta against safe-moves, 100 games, both seats (under a minute, one core).
+sim-regress: install
+	$(PY) -m tablegym.envs.sim.regress --out results/sim_regress.md
