@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from tablegym.envs import load, make_game, plugin
-from tablegym.envs.core import CHANCE, sample_outcome
+from tablegym.envs.core import CHANCE, TO_MOVE, sample_outcome
 from tablegym.models.export import InputSizeError, TorchEvaluator, from_torch
 from tablegym.search.expectiminimax import expectiminimax, reference_expectiminimax
 from tablegym.search.expectimax import expectimax
@@ -108,3 +108,44 @@ def test_a_q_network_is_valued_by_its_best_legal_swipe():
 def test_wrong_input_size_is_one_clear_error(game_name):
     with pytest.raises(InputSizeError, match="observation"):
         from_torch(mlp(3), make_game(game_name))
+
+
+def finished_games(game_name: str, seed: int, count: int) -> list:
+    """The last positions of ``count`` random games played to the end."""
+    game, rng, out = make_game(game_name), np.random.default_rng(seed), []
+    for _ in range(count):
+        s = game.new_initial_state()
+        while not s.is_terminal():
+            s = s.child(sample_outcome(s, rng) if s.current_player() == CHANCE else int(rng.choice(s.legal_actions())))
+        out.append(s)
+    return out
+
+
+@pytest.mark.parametrize("game_name", ["trap", "threes"])
+def test_finished_games_are_worth_their_returns_in_both_paths(game_name):
+    game = make_game(game_name)
+    net = mlp(int(np.prod(game.spec.observation_shape)), seed=9)
+    compiled, python = from_torch(net, game), TorchEvaluator(net, game)
+    for s in finished_games(game_name, 10, 6):
+        for p in range(game.spec.num_players):  # Trap: +1/-1/0; Threes: the score, whatever the network says
+            assert compiled.evaluate(s, p) == python.evaluate(s, p) == s.returns()[p]
+
+
+@pytest.mark.parametrize("game_name", ["trap", "threes"])
+def test_a_q_network_takes_the_legal_decisions_only(game_name):
+    """Player nodes: the best legal output, as the Python path; a chance node has no decision
+    (-inf for the player whose turn it stays, Trap's thrower), and its outcome list must not overrun the kernel's index buffer (Threes: 48 ids)."""
+    game = make_game(game_name)
+    net = mlp(int(np.prod(game.spec.observation_shape)), outputs=game.spec.num_actions, seed=11)
+    compiled, python = from_torch(net, game, output="max"), TorchEvaluator(net, game, output="max")
+    chance = 0
+    for s in random_states(game_name, 12, 200):
+        if s.is_terminal():
+            continue
+        if s.current_player() == CHANCE:
+            assert compiled.evaluate(s, int(s.array[TO_MOVE])) == -np.inf
+            chance += 1
+        else:
+            for p in range(game.spec.num_players):
+                assert compiled.evaluate(s, p) == pytest.approx(python.evaluate(s, p), abs=1e-5)
+    assert chance > 20

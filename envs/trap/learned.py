@@ -162,7 +162,8 @@ def observation(s, player, out):
 @njit(cache=True)
 def network_value(s, player, params):
     """An exported network (tablegym.models.export) on the observation of the player to decide
-    (the thrower while a trap is in the air), seen by ``player``; +-1/0 once the game is over."""
+    (the thrower while a trap is in the air, as ``trap_value`` sees it), seen by ``player``; +-1/0
+    once the game is over. A Q-network takes no legal decision at a chance node: -inf there."""
     x, legal = input_buffer(params), index_buffer(params)
     mover = s[TO_MOVE]
     n = k_moves(s, legal) if wants_legal(params) and k_to_move(s) == mover else 0
