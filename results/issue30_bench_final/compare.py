@@ -56,10 +56,10 @@ def figures(path: Path) -> dict[str, tuple[str, float]]:
     return out
 
 
-def main(folder: Path = HERE) -> None:
+def main(folder: Path = HERE, title: str = "Issue 30: tablegym bench before (30a25c0) and after (34fdf36)") -> None:
     rounds = sorted({int(m.group(1)) for p in folder.glob("*.txt") if (m := re.search(r"\.(\d+)\.txt$", p.name))})
     benches = [b for b in BENCHES if (folder / f"{b}.before.1.txt").exists()]
-    print(f"# Issue 30: tablegym bench before (30a25c0) and after (34fdf36), {len(rounds)} interleaved rounds\n")
+    print(f"# {title}, {len(rounds)} interleaved rounds\n")
     print("Each round ran every bench once on each commit, alternating which went first; nothing else ran.")
     print("Medians over rounds; speed ratio = after/before for rates, before/after for times (>= 1: no slower).\n")
     print("| bench | figure | before | after | speed ratio |")

@@ -1,80 +1,11 @@
-"""Summarise the interleaved before/after `tablegym bench` rounds in this folder.
+"""The issue-31 bench rounds in this folder, summarised by issue 30's compare.py (same method).
 
-Run from the repository root: `python results/issue31_bench/compare.py [FOLDER]` (default: this folder).
-Each figure is a rate (higher is faster) or a time (lower is faster); the speed ratio is after/before
-for rates and before/after for times, on the medians over rounds, so >= 1 means the after commit is
-as fast or faster.
+Run from the repository root: `python results/issue31_bench/compare.py`.
 """
 
-from __future__ import annotations
-
-import re
-import statistics
-import sys
+import runpy
 from pathlib import Path
 
 HERE = Path(__file__).parent
-BENCHES = ["search", "sim-solve", "envs", "trap", "threes", "friday", "starship"]
-
-
-def kind(column: str) -> str | None:
-    """'rate', 'time' or None (a count, a ratio or a setting, not a speed figure)."""
-    if "ratio" in column or "_vs_" in column or column in {"seconds", "depth"}:
-        return None
-    if re.search(r"(^|_)(m?s|seconds)_per_", column) or column in {"ns each", "median_seconds", "min_seconds"}:
-        return "time"
-    if column.endswith("/s") or "per_s" in column or column.startswith(("ours_", "c4_")):
-        return "rate"
-    return None
-
-
-def number(cell: str) -> float | None:
-    cell = cell.strip().replace(",", "")
-    try:
-        return float(cell)
-    except ValueError:
-        return None
-
-
-def figures(path: Path) -> dict[str, tuple[str, float]]:
-    rows = [[c.strip() for c in line.strip().strip("|").split("|")]
-            for line in path.read_text().splitlines() if line.startswith("|")]
-    header, body = rows[0], [r for r in rows[2:]]
-    out: dict[str, tuple[str, float]] = {}
-    if header == ["key", "value"]:
-        for key, value in body:
-            k, v = kind(key), number(value)
-            if k and v is not None:
-                out[key] = (k, v)
-        return out
-    for row in body:
-        for column, cell in zip(header[1:], row[1:]):
-            k, v = kind(column), number(cell)
-            if k and v is not None:
-                out[f"{row[0]} {column}"] = (k, v)
-    return out
-
-
-def main(folder: Path = HERE) -> None:
-    rounds = sorted({int(m.group(1)) for p in folder.glob("*.txt") if (m := re.search(r"\.(\d+)\.txt$", p.name))})
-    benches = [b for b in BENCHES if (folder / f"{b}.before.1.txt").exists()]
-    print(f"# Issue 31: tablegym bench before (6da343b) and after (70c4798), {len(rounds)} interleaved rounds\n")
-    print("Each round ran every bench once on each commit, alternating which went first; nothing else ran.")
-    print("Medians over rounds; speed ratio = after/before for rates, before/after for times (>= 1: no slower).\n")
-    print("| bench | figure | before | after | speed ratio |")
-    print("|---|---|---|---|---|")
-    ratios = []
-    for bench in benches:
-        runs = {side: [figures(folder / f"{bench}.{side}.{r}.txt") for r in rounds] for side in ("before", "after")}
-        for name, (k, _) in runs["before"][0].items():
-            b = statistics.median(f[name][1] for f in runs["before"])
-            a = statistics.median(f[name][1] for f in runs["after"])
-            ratio = a / b if k == "rate" else b / a
-            ratios.append(ratio)
-            print(f"| {bench} | {name} ({k}) | {b:,.4g} | {a:,.4g} | {ratio:.3f} |")
-    print(f"\nfigures: {len(ratios)}, median ratio {statistics.median(ratios):.3f}, "
-          f"min {min(ratios):.3f}, max {max(ratios):.3f}, below 0.95: {sum(r < 0.95 for r in ratios)}")
-
-
-if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE))
+compare = runpy.run_path(str(HERE.parent / "issue30_bench_final" / "compare.py"))
+compare["main"](HERE, "Issue 31: tablegym bench before (6da343b) and after (70c4798)")
