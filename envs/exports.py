@@ -5,7 +5,21 @@ name loads its module on first use, so importing the package stays cheap and com
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import Any, Callable
+
+
+class _Package(types.ModuleType):
+    """A package whose public name may equal one of its modules' (``search.expectimax`` the
+    function, defined in ``search/expectimax.py``): importing that module does not rebind the
+    name to the module, so ``from tablegym.search import expectimax`` is the function whichever
+    module was imported first."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and name in self.__dict__.get("_function_names", ()):
+            return
+        super().__setattr__(name, value)
 
 
 def lazy_exports(package: str, namespace: dict[str, Any], **modules: list[str]) -> tuple[
@@ -14,6 +28,11 @@ def lazy_exports(package: str, namespace: dict[str, Any], **modules: list[str]) 
     module (relative to the package) that defines them: ``agents=["Agent", ...]``."""
     exports = {name: module for module, names in modules.items() for name in names}
     names = sorted(exports)
+    namespace["_function_names"] = frozenset(name for name in exports if name in modules)
+    sys.modules[package].__class__ = _Package
+    for name in namespace["_function_names"]:  # a module of that name imported already: the name again
+        if isinstance(namespace.get(name), types.ModuleType):
+            del namespace[name]
 
     def __getattr__(name: str) -> Any:
         if name not in exports:

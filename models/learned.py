@@ -17,7 +17,7 @@ from numba import njit
 
 from tablegym.envs.core import DRAW, ONGOING, Game
 from tablegym.models.checkpoint import CheckpointError, load_checkpoint
-from tablegym.models.netkernel import forward_binary, forward_mixed, index_buffer
+from tablegym.models.netkernel import cached_value, forward_binary, forward_mixed, index_buffer, remember_value
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.search.evaluator import Evaluator
 
@@ -32,9 +32,10 @@ def mlp_forward_mixed(dense, active, n, params):
 
 
 @njit(cache=True)
-def mlp_value(outcome, mover, player, active, n, params):
+def mlp_value(outcome, mover, player, key, active, n, params):
     """Exact +-1/0 at a finished game (``outcome``), else the network's value on the binary
-    features ``active[:n]`` (first layer kept per mover between calls), seen by ``player``.
+    features ``active[:n]`` (first layer kept per mover between calls; the value remembered for
+    position ``key`` when the network's cache has it), seen by ``player``.
 
     Takes the game's kernel results rather than its kernels: numba caches functions of plain
     values, not functions specialised on other functions.
@@ -43,7 +44,9 @@ def mlp_value(outcome, mover, player, active, n, params):
         if outcome == DRAW:
             return 0.0
         return 1.0 if outcome == player else -1.0
-    v = forward_binary(active, n, mover, params)
+    v = cached_value(params, key)
+    if v != v:
+        v = remember_value(params, key, forward_binary(active, n, mover, params))
     return v if mover == player else -v
 
 

@@ -7,12 +7,14 @@ Any network of that shape plugs into a compiled search this way: tablegym's Valu
 Layout of ``params`` (every entry a float64)::
 
     [0] F inputs  [1] MAGIC  [2] L layers  [3] cache slots  [4] q (first-layer grid 2**-q, 0: none)
-    [5] scratch offset  [6] reduce (0: output 0; 1: max over the legal actions' outputs)  [7] unused
+    [5] scratch offset  [6] reduce (0: output 0; 1: max over the legal actions' outputs)
+    [7] E, the entries of the value cache (0: none)
     [8 + 5l : 13 + 5l]  layer l: inputs, outputs, activation code, activation parameter, W offset
     W_l as ``inputs`` rows of ``outputs`` (row i = input i's weights), then b_l, for every layer
     scratch: two activation buffers, the float32 input, an int64 index buffer (F + the widest
     layer: room for the features or the legal actions), then per slot
-    the cached binary inputs (0/1 per feature), their count and list, and their first layer
+    the cached binary inputs (0/1 per feature), their count and list, and their first layer;
+    last, the value cache: E position keys (int64) and E values
 
 The scratch is written by every evaluation (one evaluator per search thread).
 
@@ -23,6 +25,12 @@ features, so a leaf costs a few rows instead of all (NNUE's accumulator, kept by
 itself, so no searcher needs push/pop hooks). The first layer's weights and bias are rounded to
 multiples of 2**-q, with q chosen so that every partial sum is exact in float64: the result
 does not depend on the order of the updates, and equals the full sum bit for bit.
+
+The value cache (``cache`` entries, direct-mapped by position key) remembers the network's value
+of recently evaluated positions: a depth-limited search reaches the same leaf by many move orders
+(transpositions below its table's reach). A position's value does not depend on the path to it
+(recomputed dense layers, or the exact incremental first layer), so a cached value is the value the
+network would compute again, bit for bit: a hit changes nothing but the time.
 """
 
 from __future__ import annotations
@@ -43,16 +51,19 @@ VALUE, MAX_LEGAL = 0, 1
 
 
 def pack(layers: list[tuple[np.ndarray, np.ndarray, str, float]], *, reduce: int = VALUE, slots: int = 0,
-         binary: bool = False) -> np.ndarray:
+         binary: bool = False, cache: int = 0) -> np.ndarray:
     """The parameter vector of ``layers``: (W of shape (out, in) as torch stores it, b, activation
     name, activation parameter) each. ``binary``: the inputs are 0/1 features, so the first layer
-    is put on an exact grid (and may be kept incrementally in ``slots`` caches)."""
+    is put on an exact grid (and may be kept incrementally in ``slots`` caches). ``cache``: entries
+    of the value cache (a power of two, or 0)."""
+    if cache & (cache - 1):
+        raise ValueError(f"the value cache needs a power-of-two size, got {cache}")
     n = len(layers)
     f = layers[0][0].shape[1]
     h1 = layers[0][0].shape[0]
     widths = [w.shape[0] for w, _, _, _ in layers]
     head = np.zeros(HEADER + LAYER * n)
-    head[:HEADER] = (f, MAGIC, n, slots, 0, 0, reduce, 0)
+    head[:HEADER] = (f, MAGIC, n, slots, 0, 0, reduce, cache)
     blocks, offset = [], head.size
     for i, (w, b, act, param) in enumerate(layers):
         w = np.asarray(w, dtype=np.float64).T
@@ -72,7 +83,24 @@ def pack(layers: list[tuple[np.ndarray, np.ndarray, str, float]], *, reduce: int
     for slot in range(slots):  # an empty cache: no feature present, the first layer is its bias
         start = front + slot * (2 * fe + 1 + h1) + 2 * fe + 1
         scratch[start:start + h1] = blocks[1]
-    return np.concatenate([head, *blocks, scratch])
+    return np.concatenate([head, *blocks, scratch, np.zeros(2 * cache)])
+
+
+def clear_value_cache(params: np.ndarray) -> None:
+    """Forget every remembered value (a benchmark that repeats a search times it cold); a no-op
+    for parameter vectors that are not networks with a cache."""
+    if params.shape[0] > HEADER and params[1] == MAGIC and params[7] > 0:
+        e = int(params[7])
+        params[params.shape[0] - 2 * e:params.shape[0] - e] = 0.0
+
+
+def without_value_cache(params: np.ndarray) -> np.ndarray:
+    """A copy of ``params`` that computes every value (a benchmark of the evaluation itself);
+    other parameter vectors come back unchanged."""
+    if params.shape[0] > HEADER and params[1] == MAGIC and params[7] > 0:
+        params = params.copy()
+        params[7] = 0
+    return params
 
 
 def _exact_grid(w: np.ndarray, b: np.ndarray) -> int:
@@ -272,6 +300,32 @@ def forward_binary(active, n, slot, params):
         old[k] = c
     params[base + 2 * fe] = n
     return _forward_from(hid.copy(), 0, params, active, 0)
+
+
+@njit(cache=True)
+def cached_value(params, key):
+    """The value remembered for position ``key`` (NaN when it is not in the cache)."""
+    e = int(params[7])
+    if e == 0 or key == 0:
+        return np.nan
+    base = params.shape[0] - 2 * e
+    i = key & (e - 1)
+    if params[base:base + e].view(np.int64)[i] == key:
+        return params[base + e + i]
+    return np.nan
+
+
+@njit(cache=True)
+def remember_value(params, key, value):
+    """Keep ``value`` as position ``key``'s in the cache (replacing whatever shared its entry)."""
+    e = int(params[7])
+    if e == 0 or key == 0:
+        return value
+    base = params.shape[0] - 2 * e
+    i = key & (e - 1)
+    params[base:base + e].view(np.int64)[i] = key
+    params[base + e + i] = value
+    return value
 
 
 @njit(cache=True)

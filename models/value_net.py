@@ -17,6 +17,10 @@ from torch import nn
 
 from tablegym.models.netkernel import pack
 
+VALUE_CACHE = 1 << 16
+"""Entries of an exported ValueMLP's value cache (netkernel): 256 KiB, room for the distinct leaves
+of a few hundred thousand nodes of alpha-beta."""
+
 
 @dataclass(frozen=True)
 class NetConfig:
@@ -52,14 +56,15 @@ class ValueMLP(nn.Module):
             x = torch.relu(layer(x))
         return torch.tanh(self.out(x)).squeeze(-1)
 
-    def export(self, slots: int = 2) -> np.ndarray:
+    def export(self, slots: int = 2, cache: int = VALUE_CACHE) -> np.ndarray:
         """The network as the float64 vector the compiled searches read (tablegym.models.netkernel):
         ReLU hidden layers, tanh out, the first layer on an exact grid for binary inputs and kept
-        incrementally for each of ``slots`` players to move."""
+        incrementally for each of ``slots`` players to move, the values of the last ``cache``
+        positions remembered by key (netkernel's value cache; 0: none)."""
         with torch.no_grad():
             layers = [(layer.weight.numpy(), layer.bias.numpy(), "relu", 0.0) for layer in self.hidden]
             layers.append((self.out.weight.numpy(), self.out.bias.numpy(), "tanh", 0.0))
-        return pack(layers, binary=True, slots=slots)
+        return pack(layers, binary=True, slots=slots, cache=cache)
 
 
 def dense_features(active: list[np.ndarray], num_features: int) -> torch.Tensor:

@@ -61,3 +61,19 @@ def test_module_level_imports_point_downwards(layer):
             if target in rank and rank[target] > rank[layer]:
                 bad.append(f"{path.relative_to(ROOT)}: {m}")
     assert bad == []
+
+
+def test_public_names_are_functions_even_after_their_modules_were_imported():
+    """``search.expectimax`` is both a function and the module defining it: importing the module
+    (which every agent does) must not turn the package's public name into the module. Run in a
+    fresh interpreter, where the modules are imported first."""
+    import subprocess
+    import sys
+
+    code = ("import types, tablegym.search.expectimax, tablegym.search.alphabeta, tablegym.search.expectiminimax\n"
+            "import tablegym.search.solver\n"
+            "from tablegym.search import alphabeta, expectimax, expectiminimax\n"
+            "import tablegym.search as S\n"
+            "assert all(isinstance(f, types.FunctionType) for f in (alphabeta, expectimax, expectiminimax, S.expectimax))\n"
+            "assert expectimax.__module__ == 'tablegym.search.expectimax'\n")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -97,3 +97,43 @@ def test_the_shipped_trilobite_checkpoint_loads():
     assert path.is_file(), f"shipped checkpoint {path} is missing"
     ev = load_evaluator(TrilobiteGame())
     assert ev.kernel is not None and ev.params.size > 100
+
+
+def test_the_value_cache_changes_no_search_result():
+    """With and without the network's value cache, alpha-beta on Trilobite and expectiminimax on
+    Trap return the same move, value and node count: a hit returns the value the network computes."""
+    from tablegym.envs.trap.agents import make_evaluator as trap_evaluator
+    from tablegym.envs.trap.core import TrapGame
+    from tablegym.models.netkernel import without_value_cache
+    from tablegym.search import alphabeta, expectiminimax
+
+    cached = load_evaluator(TrilobiteGame())
+    uncached = load_evaluator(TrilobiteGame())
+    uncached.params = without_value_cache(uncached.params)
+    assert cached.params[7] > 0 and uncached.params[7] == 0
+    for seed in range(3):
+        s = random_position(seed, 2 + 3 * seed)
+        a, b = alphabeta(s, cached, depth=6), alphabeta(s, uncached, depth=6)
+        assert (a.action, a.value, a.nodes) == (b.action, b.value, b.nodes)
+    cached, uncached = trap_evaluator("learned"), trap_evaluator("learned")
+    uncached.params = without_value_cache(uncached.params)
+    s = TrapGame().new_initial_state()
+    for depth in (2, 3):
+        a, b = expectiminimax(s, cached, depth=depth), expectiminimax(s, uncached, depth=depth)
+        assert (a.action, a.value, a.nodes) == (b.action, b.value, b.nodes)
+
+
+def test_value_cache_entries_are_kept_by_key_and_replaced_on_collision():
+    from tablegym.models.netkernel import cached_value, clear_value_cache, pack, remember_value
+
+    layers = [(np.ones((2, 3)), np.zeros(2), "relu", 0.0), (np.ones((1, 2)), np.zeros(1), "tanh", 0.0)]
+    params = pack(layers, binary=True, cache=4)
+    assert np.isnan(cached_value(params, 5))
+    remember_value(params, 5, 0.25)
+    assert cached_value(params, 5) == 0.25
+    remember_value(params, 9, -0.5)  # 9 & 3 == 5 & 3: the same entry
+    assert np.isnan(cached_value(params, 5)) and cached_value(params, 9) == -0.5
+    clear_value_cache(params)
+    assert np.isnan(cached_value(params, 9))
+    with pytest.raises(ValueError, match="power-of-two"):
+        pack(layers, cache=6)

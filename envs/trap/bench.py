@@ -21,6 +21,7 @@ from numba import njit, types
 from tablegym.envs.core import CHANCE, EVAL_T
 from tablegym.envs.trap.agents import MOVE_SHARE, SearchAgent, make_evaluator
 from tablegym.envs.trap.core import TrapGame, TrapState
+from tablegym.models.netkernel import clear_value_cache, without_value_cache
 from tablegym.search.expectiminimax import reference_expectiminimax
 
 
@@ -88,6 +89,7 @@ def leaf_evaluations(evaluators: tuple[str, ...], positions: int = 2000, seconds
     first = None
     for name in evaluators:
         ev = make_evaluator(name)
+        ev.params = without_value_cache(ev.params)  # the evaluation itself, not cache hits
         _evaluate_all(ev.kernel, ev.params, batch[:10], 1)  # compile/load outside the timing
         repeats, elapsed = 1, 0.0
         while elapsed < seconds / 4:
@@ -129,6 +131,7 @@ def bench_trap(budgets: tuple[float, ...] = (1.0, 5.0), evaluators: tuple[str, .
             evaluator(state, 0)  # load the kernel outside the baseline's timing
             py_nodes, py_secs = _python_baseline(state, evaluator, baseline_depth)
             for budget in budgets:
+                clear_value_cache(evaluator.params)  # each search starts cold (the baseline filled it)
                 # time=budget/share so that the move search itself gets exactly ``budget`` seconds
                 agent = SearchAgent(evaluator, time_limit=budget / MOVE_SHARE, candidates=cands)
                 result = agent.search(state)

@@ -34,12 +34,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import DRAW, ONGOING, OUTCOME, TO_MOVE
+from tablegym.envs.core import DRAW, KEY, ONGOING, OUTCOME, TO_MOVE
 from tablegym.envs.trap.core import N_, PHASE, POS0, THROW, k_moves, k_observation, k_outcome, k_to_move
 from tablegym.envs.trap.heuristics import (_bit, _grow, centre_distance, exits, free_board, one_cell_lookahead,
                                            player_distance, popcount, region, voronoi, vulnerability)
 from tablegym.models.learned import mlp_forward_mixed
-from tablegym.models.netkernel import index_buffer, input_buffer, observation_value, wants_legal
+from tablegym.models.netkernel import (cached_value, index_buffer, input_buffer, observation_value, remember_value,
+                                       wants_legal)
 from tablegym.search.evaluator import KernelEvaluator
 
 NUM_SCALARS = 17
@@ -111,11 +112,14 @@ def trap_value(s, player, params):
         if out == DRAW:
             return 0.0
         return SCALE if out == player else -SCALE
-    scalars = np.empty(NUM_SCALARS, dtype=np.float64)
-    trap_scalars(s, scalars)
-    cells = np.empty(2, dtype=np.int64)
-    trap_cells(s, cells)
-    v = SCALE * mlp_forward_mixed(scalars, cells, 2, params)
+    v = cached_value(params, s[KEY])
+    if v != v:
+        scalars = np.empty(NUM_SCALARS, dtype=np.float64)
+        trap_scalars(s, scalars)
+        cells = np.empty(2, dtype=np.int64)
+        trap_cells(s, cells)
+        v = remember_value(params, s[KEY], mlp_forward_mixed(scalars, cells, 2, params))
+    v *= SCALE
     return v if s[TO_MOVE] == player else -v
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from tablegym.envs.trilobite.core import TrilobiteGame
 from tablegym.envs.trilobite.heuristics import EVALUATORS
 from tablegym.search.alphabeta import alphabeta
+from tablegym.models.netkernel import clear_value_cache
 
 
 def trilobite_positions(count: int = 5, plies: int = 8, seed: int = 0) -> list:
@@ -46,6 +47,7 @@ def bench_alphabeta(depth: int = 9, evaluator: str = "advanced", repeats: int = 
         rates, nodes, seconds = [], 0, 0.0
         for _ in range(repeats):
             for s in positions:
+                clear_value_cache(ev.params)  # each search starts cold, as the first search of a game
                 r = alphabeta(s, ev, depth=depth)
                 rates.append(r.nodes_per_second)
                 nodes += r.nodes
