@@ -53,6 +53,21 @@ def k_key(s):
     return s[KEY]
 
 
+@njit(cache=True)
+def splitmix_uniform(state):
+    """A uniform number in [0, 1) from the splitmix64 generator kept in ``state[0]`` (advanced).
+
+    Compiled searches take their randomness this way: an int64 array passes through numba's
+    first-class function types, a numpy Generator does not."""
+    z = np.uint64(state[0]) + np.uint64(0x9E3779B97F4A7C15)
+    state[0] = np.int64(z)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return (z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+
 class IllegalActionError(ValueError):
     """An action that the rules do not allow in this position."""
 

@@ -9,11 +9,11 @@ use (``tablegym.envs.exports``).
 from tablegym.envs.exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, globals(),
-    agents=['Agent', 'RandomAgent', 'FunctionAgent', 'AlphaBetaAgent', 'parse_spec', 'check_options', 'is_learned', 'learned_path'],
+    agents=['Agent', 'RandomAgent', 'FunctionAgent', 'AlphaBetaAgent', 'BestFirstAgent', 'parse_spec', 'check_options', 'is_learned', 'learned_path'],
     alphabeta=['alphabeta', 'SearchResult', 'AlphaBetaTables', 'root_search', 'TABLE_TYPES'],
     expectiminimax=['expectiminimax', 'ExpectiminimaxResult', 'SearchTables', 'reference_expectiminimax'],
     expectimax=['expectimax', 'ExpectimaxResult'],
-    bestfirst=['best_first'],
+    bestfirst=['best_first', 'best_first_search', 'reference_best_first', 'BestFirstResult'],
     solver=['solve', 'solved_values', 'Solver', 'SolveResult'],
     evaluator=['Evaluator', 'KernelEvaluator'],
     play=['play_game', 'GameRecord', 'random_opening', 'sample_chance'],

@@ -67,6 +67,29 @@ class AlphaBetaAgent:
         return self.last_result.action
 
 
+class BestFirstAgent:
+    """Plays the move of a best-first search (search/bestfirst.py) polling ``nodes`` states, for any
+    game with chance on the common contract; each decision draws its chance stream from ``rng``."""
+
+    def __init__(self, evaluator, *, nodes: int = 1000, name: str | None = None) -> None:
+        from tablegym.search.bestfirst import best_first_search
+
+        if nodes < 1:
+            raise ValueError(f"the node budget must be at least 1, got {nodes}")
+        self._search = best_first_search
+        self.evaluator = evaluator
+        self.nodes = nodes
+        self.name = name or f"bestfirst:eval={evaluator.name},nodes={nodes}"
+        self.last_result = None
+
+    def __call__(self, state: State, rng: np.random.Generator) -> int:
+        legal = state.legal_actions()
+        if len(legal) == 1:
+            return legal[0]
+        self.last_result = self._search(state, self.evaluator, nodes=self.nodes, seed=int(rng.integers(1, 2**62)))
+        return self.last_result.action
+
+
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     """Split ``name:key=value,...`` into the name and its options.
 

@@ -12,8 +12,11 @@ most draws are not chance at all inside the tree.
 A state seen before in the same search is not queued again: this is the cycle guard (copy +
 below the pile can loop) and also drops duplicate children.
 
-The search is game-independent: it takes the game's kernels as numba first-class functions
-(state = a compact ``int8`` array):
+The search is game-independent. ``best_first_search`` runs it on any ``KernelState`` of a game
+with chance (the common contract: ``Kernels.chance`` resolved by sampling, an ``Evaluator``'s
+kernel at the leaves), and ``reference_best_first`` is the same search over the object API, its
+reference in the tests. Underneath, ``best_first`` takes the kernels as numba first-class
+functions (state = a compact ``int64`` array, or the ``int8`` one of Friday's own core):
 
 - ``moves(s, out) -> n``: the actions the search considers (a game may filter them);
 - ``apply(s, a)``: play one of them in place;
@@ -25,8 +28,15 @@ The search is game-independent: it takes the game's kernels as numba first-class
 
 from __future__ import annotations
 
+import heapq
+import time
+from dataclasses import dataclass
+
 import numpy as np
 from numba import njit, types
+
+from tablegym.envs.core import CHANCE, ONGOING, STATE_T, KernelState, State, splitmix_uniform
+from tablegym.search.evaluator import Evaluator
 
 STATE8_T = types.int8[::1]
 MOVES8_T = types.FunctionType(types.int64(STATE8_T, types.int64[::1]))
@@ -39,9 +49,14 @@ _STRIDE = np.int64(((0x9E3779B97F4A7C15 * 4096 + 2**63) % 2**64) - 2**63)  # wra
 """How far the splitmix64 counter in ``rng_state`` jumps between expansions (4,096 draws), so
 consecutive expansions never share random numbers while siblings do."""
 
-_SIGNATURE = types.UniTuple(types.int64, 3)(
-    STATE8_T, types.int64, MOVES8_T, APPLY8_T, SAMPLE8_T, EVAL8_T, INT_OF_STATE8_T, INT_OF_STATE8_T,
-    types.float64[::1], types.int64[::1], types.float64[::1])
+
+
+def _signature(state):
+    fn = types.FunctionType
+    return types.UniTuple(types.int64, 3)(
+        state, types.int64, fn(types.int64(state, types.int64[::1])), fn(types.none(state, types.int64)),
+        fn(types.none(state, types.int64[::1])), fn(types.float64(state, types.float64[::1])),
+        fn(types.int64(state)), fn(types.int64(state)), types.float64[::1], types.int64[::1], types.float64[::1])
 
 
 @njit(cache=True)
@@ -121,7 +136,7 @@ def _grow(a):
     return b
 
 
-@njit(_SIGNATURE, cache=True)
+@njit([_signature(STATE8_T), _signature(STATE_T)], cache=True)
 def best_first(root, budget, moves, apply, sample, evaluate, status, key, params, rng_state, values):
     """Search from decision state ``root`` polling at most ``budget`` states.
 
@@ -133,7 +148,7 @@ def best_first(root, budget, moves, apply, sample, evaluate, status, key, params
     n_root = moves(root, root_moves)
     width = root.shape[0]
     cap = 1024
-    pool = np.empty((cap, width), dtype=np.int8)
+    pool = np.empty((cap, width), dtype=root.dtype)
     origin = np.empty(cap, dtype=np.int64)
     free_rows = np.empty(cap, dtype=np.int64)
     n_free = 0
@@ -220,3 +235,170 @@ def best_first(root, budget, moves, apply, sample, evaluate, status, key, params
         if values[i] > values[best]:
             best = i
     return best, polled, generated
+
+
+# ---- the common contract: any KernelState with chance, any compiled Evaluator ------------------
+
+@dataclass
+class BestFirstResult:
+    action: int
+    value: float
+    values: dict[int, float]
+    """The value of every root action: the best score of a state generated under it."""
+    polled: int
+    generated: int
+    seconds: float
+
+
+_ADAPTERS: dict = {}
+
+
+def _adapters(kernels, evaluator_kernel, me: int, width: int) -> tuple:
+    """(sample, evaluate, status) in ``best_first``'s shapes over the common contract: chance
+    nodes resolved through ``kernels.chance`` with the search's splitmix64 numbers, the
+    evaluator's kernel asked for player ``me``, 0 while the game goes on. Numba compiles these
+    closures once per game, evaluator and player in a process (they are not cached on disk)."""
+    key = (kernels, evaluator_kernel, me, width)
+    if key not in _ADAPTERS:
+        chance, push, to_move, outcome = kernels.chance, kernels.push, kernels.to_move, kernels.outcome
+
+        @njit
+        def sample(s, rng_state):
+            outs = np.empty(width, dtype=np.int64)
+            probs = np.empty(width)
+            while outcome(s) == ONGOING and to_move(s) == CHANCE:
+                n = chance(s, outs, probs)
+                u = splitmix_uniform(rng_state)
+                pick = outs[n - 1]
+                acc = 0.0
+                for i in range(n):
+                    acc += probs[i]
+                    if u < acc:
+                        pick = outs[i]
+                        break
+                push(s, pick)
+
+        @njit
+        def evaluate(s, params):
+            return evaluator_kernel(s, me, params)
+
+        @njit
+        def status(s):
+            return 0 if outcome(s) == ONGOING else 1
+
+        _ADAPTERS[key] = (sample, evaluate, status)
+    return _ADAPTERS[key]
+
+
+def _check_root(state: State, nodes: int) -> None:
+    if state.is_terminal():
+        raise ValueError("cannot search a finished game")
+    if state.current_player() == CHANCE:
+        raise ValueError("best-first chooses actions at player nodes; this is a chance node")
+    if nodes < 1:
+        raise ValueError(f"the node budget must be at least 1, got {nodes}")
+
+
+def best_first_search(state: KernelState, evaluator: Evaluator, *, nodes: int, seed: int) -> BestFirstResult:
+    """Fridai's best-first search (module docstring) from decision state ``state`` of any game
+    on the common contract, polling at most ``nodes`` states, chance sampled with the splitmix64
+    stream started at ``seed``; ties keep the earlier action of ``legal_actions()``."""
+    _check_root(state, nodes)
+    if not isinstance(state, KernelState) or state.kernels.chance is None or not evaluator.compiled:
+        raise ValueError(f"no compiled best-first for {type(state).__name__} with evaluator {evaluator.name!r}: it "
+                         "needs kernels with a chance kernel and an evaluator with a kernel (reference_best_first "
+                         "runs over the object API)")
+    k = state.kernels
+    spec = state.game.spec
+    legal = state.legal_actions()
+    if len(legal) > MAX_MOVES:
+        raise ValueError(f"best-first takes at most {MAX_MOVES} actions a position, this one has {len(legal)}")
+    me = int(k.to_move(state._s))
+    sample, evaluate, status = _adapters(k, evaluator.kernel, me, max(spec.max_chance_outcomes, 1))
+    values = np.empty(MAX_MOVES)
+    rng_state = np.array([seed], dtype=np.int64)
+    start = time.perf_counter()
+    best, polled, generated = best_first(state.array, nodes, k.moves, k.push, sample, evaluate, status, k.key,
+                                         evaluator.params, rng_state, values)
+    by_action = {a: float(values[i]) for i, a in enumerate(legal)}
+    return BestFirstResult(legal[best], by_action[legal[best]], by_action, int(polled), int(generated),
+                           time.perf_counter() - start)
+
+
+_MASK = (1 << 64) - 1
+_STRIDE_INT = int(_STRIDE) & _MASK
+
+
+def _splitmix(state: list[int]) -> float:
+    """``splitmix_uniform`` in Python (``state[0]`` an unsigned 64-bit counter)."""
+    state[0] = (state[0] + 0x9E3779B97F4A7C15) & _MASK
+    z = state[0]
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    z ^= z >> 31
+    return (z >> 11) * (1.0 / 9007199254740992.0)
+
+
+def reference_best_first(state: State, evaluator: Evaluator, *, nodes: int, seed: int) -> BestFirstResult:
+    """The same search over the object API (``state.child``, ``chance_outcomes``, ``key``):
+    slow, plain, and the reference the compiled search is tested against (it draws the same
+    numbers and breaks ties the same way). Works for any State whose chance nodes list outcomes."""
+    _check_root(state, nodes)
+    start = time.perf_counter()
+    me = state.current_player()
+    rng = [seed & _MASK]
+    seen: set[int] = set()
+
+    def sample(s: State) -> State:
+        while not s.is_terminal() and s.current_player() == CHANCE:
+            outcomes = s.chance_outcomes()
+            u, acc, pick = _splitmix(rng), 0.0, outcomes[-1][0]
+            for o, p in outcomes:
+                acc += p
+                if u < acc:
+                    pick = o
+                    break
+            s = s.child(pick)
+        return s
+
+    def is_new(s: State) -> bool:
+        k = s.key() or 1  # the compiled set keeps key 0 as 1
+        if k in seen:
+            return False
+        seen.add(k)
+        return True
+
+    legal = state.legal_actions()
+    values = [-np.inf] * len(legal)
+    heap: list[tuple[float, int, State, int]] = []
+    seq = 0
+    shared = rng[0]
+    for i, a in enumerate(legal):
+        rng[0] = shared
+        child = sample(state.child(a))
+        values[i] = v = float(evaluator(child, me))
+        is_new(child)
+        if not child.is_terminal():
+            heapq.heappush(heap, (-v, seq, child, i))
+            seq += 1
+    rng[0] = (shared + _STRIDE_INT) & _MASK
+    polled, generated = 0, len(legal)
+    while heap and polled < nodes:
+        _, _, node, i_root = heapq.heappop(heap)
+        polled += 1
+        shared = rng[0]
+        for a in node.legal_actions():
+            rng[0] = shared
+            child = sample(node.child(a))
+            if not is_new(child):
+                continue
+            generated += 1
+            v = float(evaluator(child, me))
+            values[i_root] = max(values[i_root], v)
+            if not child.is_terminal():
+                heapq.heappush(heap, (-v, seq, child, i_root))
+                seq += 1
+        rng[0] = (shared + _STRIDE_INT) & _MASK
+    best = max(range(len(legal)), key=lambda i: (values[i], -i))
+    by_action = dict(zip(legal, values))
+    return BestFirstResult(legal[best], values[best], by_action, polled, generated, time.perf_counter() - start)

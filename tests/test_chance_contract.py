@@ -155,3 +155,49 @@ def test_the_ntuple_network_is_one_evaluator_of_the_generic_expectimax(depth, nt
                 assert agent.values[a] == pytest.approx(generic.values[a], rel=1e-9)
             else:
                 assert agent.values[a] == -np.inf
+
+
+@pytest.mark.parametrize("nodes", [1, 50, 400])
+def test_compiled_best_first_equals_its_python_reference(nodes, ntuple_state_ev):
+    """Best-first on the common contract (Threes: chance sampled through its chance kernel) plays
+    the same search as the plain one over the object API: same action, values, polled and
+    generated counts, with a hand-made board evaluator and with the n-tuple network."""
+    from tablegym.search.bestfirst import best_first_search, reference_best_first
+
+    for evaluator in (BoardEvaluator("openness"), ntuple_state_ev):
+        for i, s in enumerate(threes_positions(30 + nodes, 3)):
+            fast = best_first_search(s, evaluator, nodes=nodes, seed=i + 1)
+            slow = reference_best_first(s, evaluator, nodes=nodes, seed=i + 1)
+            assert (fast.action, fast.values, fast.polled, fast.generated) == \
+                   (slow.action, slow.values, slow.polled, slow.generated)
+            assert fast.polled == min(nodes, fast.polled) and fast.generated >= len(s.legal_actions())
+            assert fast.action in s.legal_actions() and fast.value == max(fast.values.values())
+
+
+def test_best_first_samples_chance_with_its_seed_and_refuses_what_it_cannot_run(ntuple_state_ev):
+    from tablegym.search.bestfirst import best_first_search
+
+    s = threes_positions(7, 1)[0]
+    ev = BoardEvaluator("openness")
+    runs = [best_first_search(s, ntuple_state_ev, nodes=300, seed=seed).values for seed in (1, 1, 2)]
+    assert runs[0] == runs[1] and runs[0] != runs[2]
+    with pytest.raises(ValueError, match="node budget"):
+        best_first_search(s, ev, nodes=0, seed=1)
+    with pytest.raises(ValueError, match="chance node"):
+        best_first_search(s.child(s.legal_actions()[0]), ev, nodes=10, seed=1)
+    python_only = Evaluator()
+    with pytest.raises(ValueError, match="no compiled best-first"):
+        best_first_search(s, python_only, nodes=10, seed=1)
+
+
+def test_threes_plays_the_generic_best_first_by_spec():
+    from tablegym.envs.threes.agents import make_threes_agent
+
+    agent = make_threes_agent("bestfirst:nodes=30,eval=openness")
+    s = threes_positions(8, 1)[0]
+    assert agent(s, np.random.default_rng(0)) in s.legal_actions()
+    assert agent.last_result.polled <= 30
+    for bad, match in (("bestfirst:nodes=0", "positive"), ("bestfirst:depth=2", "allowed: eval, nodes"),
+                       ("bestfirst:eval=nope", "unknown")):
+        with pytest.raises(ValueError, match=match):
+            make_threes_agent(bad)

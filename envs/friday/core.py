@@ -61,7 +61,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import CHANCE, TERMINAL, Game, GameSpec, IllegalActionError, State
+from tablegym.envs.core import CHANCE, TERMINAL, Game, GameSpec, IllegalActionError, State, splitmix_uniform
 from tablegym.envs.friday.cards import (ABILITY, ABILITY_WEIGHT, AGING, ALL_HAZARDS, BELOW, CARD1, CARD2, CARDS,
                                         COPY, COUNT, DESTROY, DESTROY_COST, DIFFICULT, DOUBLE, EXCHANGE1,
                                         EXCHANGE2, FIRST_AGING, GROUP, GROUP_FREE, GROUP_VALUES, HALF_COUNT,
@@ -950,20 +950,6 @@ def k_sample(s, rng):
     probs = np.empty(NUM_OUTCOMES, dtype=np.float64)
     while s[PENDING] != PD_NONE and s[RESULT] == ONGOING:
         _sample_one(s, rng.random(), ids, probs)
-
-
-@njit(cache=True)
-def splitmix_uniform(state):
-    """A uniform number in [0, 1) from the splitmix64 generator kept in ``state[0]`` (advanced).
-
-    Compiled searches take their randomness this way: an int64 array passes through numba's
-    first-class function types, a numpy Generator does not."""
-    z = np.uint64(state[0]) + np.uint64(0x9E3779B97F4A7C15)
-    state[0] = np.int64(z)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    return (z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @njit(cache=True)

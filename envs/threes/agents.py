@@ -17,7 +17,7 @@ from tablegym.envs.threes.core import ThreesState
 from tablegym.envs.threes.expectimax import (LEAF, LEARNED, NO_NETWORK, NONE, THREESUS_6_3, afterstate_chance,
                                              full_chance, search_root)
 from tablegym.envs.threes.heuristics import EVALUATOR_IDS, EVALUATORS  # noqa: F401 (the game's evaluators, by name)
-from tablegym.search.agents import RandomAgent, check_options, is_learned, learned_path, parse_spec
+from tablegym.search.agents import BestFirstAgent, RandomAgent, check_options, is_learned, learned_path, parse_spec
 
 
 class ExpectimaxAgent:
@@ -77,13 +77,39 @@ def expectimax(depth: int, evaluator: str = "openness-matthew", **kwargs) -> Exp
     return ExpectimaxAgent(models, evaluator=evaluator, name=f"expectimax-{depth}:{evaluator}", **kwargs)
 
 
+def state_evaluator(name: str):
+    """Evaluator ``name`` as the generic searchers take it (a position evaluator with a kernel):
+    a board heuristic, or the n-tuple network valuing the best afterstate under the hint."""
+    from tablegym.envs.threes.core import ThreesGame
+    from tablegym.models.agents import make_evaluator
+
+    evaluator = make_evaluator(ThreesGame(), name)
+    return evaluator.state_evaluator() if hasattr(evaluator, "state_evaluator") else evaluator
+
+
+def _positive(spec: str, options: dict[str, str], key: str, default: int) -> int:
+    try:
+        value = int(options.get(key, default))
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{key} must be a positive integer in {spec!r}")
+    return value
+
+
 def make_agent(spec: str):
-    """``random``, ``greedy``, ``threesus``, ``expectimax:depth=2`` (each takes ``eval=``)."""
+    """``random``, ``greedy``, ``threesus``, ``expectimax:depth=2`` (each takes ``eval=``), and the
+    game-independent best-first search, ``bestfirst:nodes=N`` (search/bestfirst.py)."""
     name, options = parse_spec(spec)
-    known = "random, greedy, threesus, expectimax:depth=D"
+    known = "random, greedy, threesus, expectimax:depth=D, bestfirst:nodes=N"
     if name == "random":
         check_options(spec, options, set())
         return RandomAgent()
+    if name == "bestfirst":
+        check_options(spec, options, {"eval", "nodes"})
+        evaluator = options.get("eval", "openness-matthew")
+        return BestFirstAgent(state_evaluator(evaluator), nodes=_positive(spec, options, "nodes", 1000),
+                              name=f"bestfirst:eval={evaluator},nodes={options.get('nodes', 1000)}")
     if name not in ("greedy", "threesus", "expectimax"):
         raise ValueError(f"unknown Threes agent {name!r}; known: {known}")
     check_options(spec, options, {"eval", "depth"} if name == "expectimax" else {"eval"})
