@@ -84,7 +84,8 @@ class GamePlugin:
     float32 vector ``out`` (what a network trained on the Gymnasium env reads)."""
     network_value: str | None = None
     """Compiled ``kernel(s, player, params)`` of a network exported by tablegym.models.export over
-    that observation: the leaf evaluator a user's own network becomes in the game's searches."""
+    that observation: the leaf evaluator a user's own network becomes in the game's searches
+    (``kernel(s, params)`` for a game searched on its own compact state, as Friday's evaluators)."""
     loader: str | None = None
     """``(game, path) -> evaluator``: how ``tablegym.models.learned.load_evaluator`` rebuilds the
     game's networks when they are not ValueMLPs read by ``learned`` (an n-tuple network, a

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from tablegym.envs.core import Game, State
+from tablegym.envs.core import Game, KernelState, State
 from tablegym.models.netkernel import MAX_LEGAL, VALUE, pack
 from tablegym.search.evaluator import Evaluator, WrongGameError, check_game
 
@@ -81,9 +81,15 @@ class NetEvaluator(Evaluator):
         self.params = pack(layers, reduce=VALUE if output == "value" else MAX_LEGAL)
         self.win_value = self.bound = 1.0
 
-    def evaluate(self, state: State, player: int) -> float:
+    def evaluate(self, state: State, player: int = 0) -> float:
         check_game(self, state)
+        if not isinstance(state, KernelState):  # a game searched on its own compact state (Friday)
+            return float(self.kernel(state._s, self.params))
         return super().evaluate(state, player)
+
+    def check(self, state: State) -> None:
+        """Refuse a position of another game (what Friday's agents ask of their evaluators)."""
+        check_game(self, state)
 
 
 def sequential_layers(model: nn.Module) -> list[tuple[np.ndarray, np.ndarray, str, float]]:

@@ -32,14 +32,20 @@ def mlp_forward_mixed(dense, active, n, params):
 
 
 @njit(cache=True)
-def mlp_value(outcome, mover, player, key, active, n, params):
+def mlp_value(outcome, mover, player, active, n, params):
     """Exact +-1/0 at a finished game (``outcome``), else the network's value on the binary
-    features ``active[:n]`` (first layer kept per mover between calls; the value remembered for
-    position ``key`` when the network's cache has it), seen by ``player``.
+    features ``active[:n]`` (first layer kept per mover between calls), seen by ``player``.
 
     Takes the game's kernel results rather than its kernels: numba caches functions of plain
     values, not functions specialised on other functions.
     """
+    return keyed_mlp_value(outcome, mover, player, 0, active, n, params)
+
+
+@njit(cache=True)
+def keyed_mlp_value(outcome, mover, player, key, active, n, params):
+    """``mlp_value`` that remembers the value of position ``key`` in the network's value cache
+    (netkernel) and returns it when the position comes again (key 0: not cached)."""
     if outcome != ONGOING:
         if outcome == DRAW:
             return 0.0

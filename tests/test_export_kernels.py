@@ -149,3 +149,33 @@ def test_a_q_network_takes_the_legal_decisions_only(game_name):
             for p in range(game.spec.num_players):
                 assert compiled.evaluate(s, p) == pytest.approx(python.evaluate(s, p), abs=1e-5)
     assert chance > 20
+
+
+def test_friday_runs_an_exported_network_in_its_best_first_search():
+    """Friday's searches work on its own int8 state with ``kernel(s, params)``: its observation
+    kernel equals ``State.observation``, the exported network equals the torch forward pass, a
+    finished game is worth its return, and best-first plays with it."""
+    from tablegym.envs.friday.agents import BestFirstAgent
+
+    game = make_game("friday")
+    size = int(np.prod(game.spec.observation_shape))
+    net = mlp(size, seed=13)
+    ev = from_torch(net, game)
+    kernel = load(plugin("friday").observation)
+    checked = finished = 0
+    for s in random_states("friday", 14, 400):
+        out = np.full(size, 7.0, dtype=np.float32)
+        kernel(s._s, 0, out)
+        assert np.array_equal(out, s.observation(0).reshape(-1))
+        if s.is_terminal():
+            assert ev.evaluate(s) == s.returns()[0]
+            finished += 1
+        elif s.current_player() != CHANCE:
+            with torch.no_grad():
+                want = float(net(torch.as_tensor(s.observation(0).reshape(1, -1))))
+            assert ev.evaluate(s, 0) == pytest.approx(want, abs=1e-6)
+            checked += 1
+    assert checked > 100 and finished > 0
+    agent = BestFirstAgent(ev, nodes=200)
+    s = next(s for s in random_states("friday", 15, 100) if s.current_player() == 0 and len(s.legal_actions()) > 1)
+    assert agent(s, np.random.default_rng(0)) in s.legal_actions() and agent.generated > 0

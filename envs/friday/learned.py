@@ -60,11 +60,12 @@ from tablegym.envs.friday.cards import (AGING, GROUP, KIND, NUM_AGING_TYPES, NUM
                                         NUM_TYPES, VALUE)
 from tablegym.envs.friday.core import (AGING_IN, AGING_STACK, BEATEN, BOTTOM_N, CHOICE_A, CHOICE_B, FIGHT,
                                        FREE_ALLOWED, FREE_DRAWN, FREE_ENDED, HDISC, HSTACK, LIFE, MID, ONGOING,
-                                       PFIGHT, PIRATE_A, RESULT, STEPI, TOP_N, WON, FridayGame, FridayState, fight_target,
-                                       fight_total, k_owned, k_progress, k_score)
+                                       PD_NONE, PENDING, PFIGHT, PIRATE_A, RESULT, STEPI, TOP_N, WON, FridayGame, FridayState,
+                                       fight_target, fight_total, k_moves, k_observe, k_owned, k_progress, k_score)
 from tablegym.envs.friday.heuristics import outcome_eval
 from tablegym.models.checkpoint import CheckpointError
 from tablegym.models.learned import CHECKPOINT_DIR, mlp_forward_mixed
+from tablegym.models.netkernel import forward_dense, index_buffer, input_buffer, wants_legal
 from tablegym.models.value_net import ValueMLP
 
 NUM_GROUPS = 5
@@ -178,6 +179,25 @@ def friday_progress_value(s, params):
 def friday_outcome_value(s, params):
     """The leaf value (``outcome`` target): exact at a finished game, else the network's."""
     return outcome_return(s) if s[RESULT] != ONGOING else _network(s, params)
+
+
+@njit(cache=True)
+def observation(s, player, out):
+    """``State.observation(player)`` into the float32 vector ``out`` (one player)."""
+    k_observe(s, out)
+
+
+@njit(cache=True)
+def network_value(s, params):
+    """An exported network (tablegym.models.export) on the observation: its value, or a
+    Q-network's best legal output (-inf at a chance node: no decision there); the game's return
+    (+1 won, -1 lost) once it is over. Friday's searches take ``kernel(s, params)``: one player."""
+    if s[RESULT] != ONGOING:
+        return 1.0 if s[RESULT] == WON else -1.0
+    x, legal = input_buffer(params), index_buffer(params)
+    n = k_moves(s, legal) if wants_legal(params) and s[PENDING] == PD_NONE else 0
+    k_observe(s, x)
+    return forward_dense(x, params, legal, n)
 
 
 KERNELS = {"score": friday_value, "progress": friday_progress_value, "outcome": friday_outcome_value}
