@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from tablegym.envs.core import Game, KernelState, State
+from tablegym.envs.core import CHANCE, Game, KernelState, State
 from tablegym.models.netkernel import MAX_LEGAL, VALUE, pack
 from tablegym.search.evaluator import Evaluator, WrongGameError, check_game
 
@@ -245,7 +245,12 @@ class TorchEvaluator(Evaluator):
                 out = self.module(torch.as_tensor(x, dtype=torch.float32)).double().numpy()
             for row, i, m in zip(out, live, movers):
                 s = states[i]
-                v = float(row.reshape(-1)[0]) if self.output == "value" else float(np.max(row[s.legal_actions()]))
+                if self.output == "value":
+                    v = float(row.reshape(-1)[0])
+                elif s.current_player() == CHANCE:  # no decision at a chance node, as the compiled kernels say
+                    v = -np.inf
+                else:
+                    v = float(np.max(row[s.legal_actions()]))
                 values[i] = v if m == player else -v
         return values
 

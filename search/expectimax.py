@@ -9,6 +9,10 @@ node (or a finished game). Options:
   below it (the kept branches are renormalised): a cheaper, approximate search;
 * ``transpositions``: remember (position key, depth) values within one search (Python path).
 
+On the Python path an evaluator with a ``batch(states, player)`` method (TorchEvaluator) values
+all the leaves below a chance node after the last move in one call (one forward pass), through
+nested chance nodes (Threes: the new card's row, then the next hint).
+
 With a ``KernelState`` whose kernels have a ``chance`` kernel and a compiled evaluator (a
 hand-made kernel, the game's network or an exported one, tablegym.models.export), the search runs
 compiled over the game's kernels (``compiled=None`` picks it whenever it can): the same tree, the
@@ -48,6 +52,9 @@ class _Search:
         self.prob_cutoff = prob_cutoff
         self.table: dict[tuple[int, int], float] | None = {} if transpositions else None
         self.nodes = 0
+        self.batch = getattr(evaluator, "batch", None)
+        """``batch(states, player) -> values`` of an evaluator that values many leaves at once
+        (TorchEvaluator: one forward pass per chance layer instead of one per leaf)."""
 
     def value(self, state: State, depth: int, reach: float) -> float:
         self.nodes += 1
@@ -56,7 +63,11 @@ class _Search:
         key = (state.key(), depth)
         if self.table is not None and key in self.table:
             return self.table[key]
-        if state.current_player() == CHANCE:
+        if state.current_player() == CHANCE and depth == 0 and self.batch is not None:
+            leaves: list[State] = []
+            tree = self._chance_tree(state, reach, leaves)  # every leaf below: one call (one forward pass)
+            v = self._expectation(state, tree, iter(self.batch(leaves, self.player) if leaves else []))
+        elif state.current_player() == CHANCE:
             total = weight = 0.0
             for outcome, p in state.chance_outcomes():
                 if reach * p < self.prob_cutoff:
@@ -69,6 +80,31 @@ class _Search:
         if self.table is not None:
             self.table[key] = v
         return v
+
+    def _chance_tree(self, state: State, reach: float, leaves: list[State]) -> list:
+        """The chance nodes below ``state`` down to the leaves (player nodes, finished games), as
+        (probability, child, subtree or None) triples; the leaves are appended to ``leaves``."""
+        tree = []
+        for outcome, p in state.chance_outcomes():
+            if reach * p < self.prob_cutoff:
+                continue
+            child = state.child(outcome)
+            self.nodes += 1
+            if not child.is_terminal() and child.current_player() == CHANCE:
+                tree.append((p, child, self._chance_tree(child, reach * p, leaves)))
+            else:
+                leaves.append(child)
+                tree.append((p, child, None))
+        return tree
+
+    def _expectation(self, state: State, tree: list, values) -> float:
+        """The value of chance node ``state`` from its tree and its leaves' values (in order),
+        summed as ``value`` sums them."""
+        total = weight = 0.0
+        for p, child, below in tree:
+            total += p * (next(values) if below is None else self._expectation(child, below, values))
+            weight += p
+        return total / weight if weight > 0 else self.evaluator(state, self.player)
 
 
 _I, _F = types.int64, types.float64

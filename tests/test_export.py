@@ -111,9 +111,16 @@ def test_bad_networks_get_clear_errors():
         from_torch(nn.Sequential(nn.Linear(100, 1)), game)
     with pytest.raises(ExportError, match="needs 1 output"):
         from_torch(nn.Sequential(nn.Linear(168, 8)), game)
-    friday = make_game("friday")  # no observation kernel yet: its searcher has states of its own
-    with pytest.raises(ExportError, match="no compiled observation kernel"):
-        from_torch(nn.Sequential(nn.Linear(int(np.prod(friday.spec.observation_shape)), 1)), friday)
+    from tablegym.envs import register, unregister
+    from tests.tictactoe import RECORD
+
+    register(RECORD)  # a plugin game without an observation kernel
+    try:
+        ttt = make_game("tictactoe")
+        with pytest.raises(ExportError, match="no compiled observation kernel"):
+            from_torch(nn.Sequential(nn.Linear(int(np.prod(ttt.spec.observation_shape)), 1)), ttt)
+    finally:
+        unregister(RECORD.name)
     ev = from_torch(mlp(45), make_game("sim"))
     with pytest.raises(WrongGameError, match="made for 'sim', not 'trilobite'"):
         alphabeta(game.new_initial_state(), ev, depth=2)

@@ -179,3 +179,42 @@ def test_friday_runs_an_exported_network_in_its_best_first_search():
     agent = BestFirstAgent(ev, nodes=200)
     s = next(s for s in random_states("friday", 15, 100) if s.current_player() == 0 and len(s.legal_actions()) > 1)
     assert agent(s, np.random.default_rng(0)) in s.legal_actions() and agent.generated > 0
+
+
+def test_the_python_expectimax_values_a_chance_layer_of_leaves_in_one_batch():
+    """TorchEvaluator.batch gets every leaf under a chance node in one call; the search is the
+    same (values as leaf-by-leaf evaluation, same nodes), with far fewer forward passes."""
+    game = make_game("threes")
+    net = mlp(int(np.prod(game.spec.observation_shape)), seed=16)
+
+    class Counting(TorchEvaluator):
+        calls = 0
+
+        def batch(self, states, player):
+            Counting.calls += 1
+            return super().batch(states, player)
+
+    class LeafByLeaf(TorchEvaluator):
+        batch = None
+        calls = 0
+
+        def evaluate(self, state, player):
+            LeafByLeaf.calls += 1
+            return float(TorchEvaluator.batch(self, [state], player)[0])
+
+    batched, single = Counting(net, game), LeafByLeaf(net, game)
+    for s in [s for s in random_states("threes", 17, 60) if not s.is_terminal() and s.current_player() != CHANCE][:3]:
+        Counting.calls = LeafByLeaf.calls = 0
+        a = expectimax(s, batched, depth=2, compiled=False, transpositions=False)
+        b = expectimax(s, single, depth=2, compiled=False, transpositions=False)
+        assert a.nodes == b.nodes and a.action == b.action
+        assert a.values == pytest.approx(b.values, abs=1e-6)
+        assert 0 < Counting.calls < LeafByLeaf.calls / 2
+
+
+def test_a_torch_q_network_takes_no_decision_at_a_chance_node():
+    game = make_game("threes")
+    net = mlp(int(np.prod(game.spec.observation_shape)), outputs=game.spec.num_actions, seed=18)
+    python = TorchEvaluator(net, game, output="max")
+    chance = [s for s in random_states("threes", 19, 50) if s.current_player() == CHANCE]
+    assert chance and all(python.evaluate(s, 0) == -np.inf for s in chance)
