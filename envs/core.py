@@ -68,6 +68,19 @@ def splitmix_uniform(state):
 
 
 
+@njit(cache=True)
+def pick_outcome(outcomes, probs, n, u):
+    """The outcome among ``outcomes[:n]`` that the uniform number ``u`` falls on, the
+    probabilities ``probs[:n]`` laid end to end (the last one if rounding leaves ``u`` past them):
+    how compiled code samples a chance node."""
+    acc = 0.0
+    for i in range(n):
+        acc += probs[i]
+        if u < acc:
+            return outcomes[i]
+    return outcomes[n - 1]
+
+
 class IllegalActionError(ValueError):
     """An action that the rules do not allow in this position."""
 

@@ -14,7 +14,9 @@ class _Package(types.ModuleType):
     """A package whose public name may equal one of its modules' (``search.expectimax`` the
     function, defined in ``search/expectimax.py``): importing that module does not rebind the
     name to the module, so ``from tablegym.search import expectimax`` is the function whichever
-    module was imported first."""
+    module was imported first. The price: ``import tablegym.search.expectimax as m`` binds the
+    function too (that form reads the package's attribute); ``from tablegym.search.expectimax
+    import ...`` reaches the module's other names."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if isinstance(value, types.ModuleType) and name in self.__dict__.get("_function_names", ()):

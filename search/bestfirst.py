@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, types
 
-from tablegym.envs.core import CHANCE, ONGOING, STATE_T, KernelState, State, splitmix_uniform
+from tablegym.envs.core import CHANCE, ONGOING, STATE_T, KernelState, State, pick_outcome, splitmix_uniform
 from tablegym.search.evaluator import Evaluator
 
 STATE8_T = types.int8[::1]
@@ -268,15 +268,7 @@ def _adapters(kernels, evaluator_kernel, me: int, width: int) -> tuple:
             probs = np.empty(width)
             while outcome(s) == ONGOING and to_move(s) == CHANCE:
                 n = chance(s, outs, probs)
-                u = splitmix_uniform(rng_state)
-                pick = outs[n - 1]
-                acc = 0.0
-                for i in range(n):
-                    acc += probs[i]
-                    if u < acc:
-                        pick = outs[i]
-                        break
-                push(s, pick)
+                push(s, pick_outcome(outs, probs, n, splitmix_uniform(rng_state)))
 
         @njit
         def evaluate(s, params):

@@ -61,7 +61,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import CHANCE, TERMINAL, Game, GameSpec, IllegalActionError, State, splitmix_uniform
+from tablegym.envs.core import (CHANCE, TERMINAL, Game, GameSpec, IllegalActionError, State, pick_outcome,
+                                splitmix_uniform)
 from tablegym.envs.friday.cards import (ABILITY, ABILITY_WEIGHT, AGING, ALL_HAZARDS, BELOW, CARD1, CARD2, CARDS,
                                         COPY, COUNT, DESTROY, DESTROY_COST, DIFFICULT, DOUBLE, EXCHANGE1,
                                         EXCHANGE2, FIRST_AGING, GROUP, GROUP_FREE, GROUP_VALUES, HALF_COUNT,
@@ -982,14 +983,7 @@ def k_sample_split(s, rng_state):
         else:
             ids = np.empty(NUM_AGING_TYPES, dtype=np.int64)
             probs = np.empty(NUM_AGING_TYPES, dtype=np.float64)
-            n = k_chance(s, ids, probs)
-            o = ids[n - 1]
-            acc = 0.0
-            for i in range(n):
-                acc += probs[i]
-                if u < acc:
-                    o = ids[i]
-                    break
+            o = pick_outcome(ids, probs, k_chance(s, ids, probs), u)
         _apply_outcome(s, o)
 
 
