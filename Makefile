@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,rl]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[dev,rl,distributed]"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -396,7 +396,15 @@ def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from tablegym.experiments.match import (JournalError, elo_markdown, elo_ratings, markdown_table, play_match,
                                             round_robin, write_csv)
 
+    from tablegym.experiments.ray_pool import BackendError, check_backend
+
     game, options = _game_from_args(parser, args)
+    if args.address and args.backend != "ray":
+        parser.error("--address is for --backend ray")
+    try:
+        check_backend(args.backend)
+    except BackendError as err:
+        raise CommandError(str(err)) from None
     if game.spec.num_players == 1:
         return _eval_single(parser, args, game, options)
     if len(args.specs) < 2:
@@ -410,7 +418,8 @@ def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             parser.error(f"agent {spec!r}: {err}")
     common = dict(opening_plies=args.opening_plies, seed=args.seed, workers=args.workers,
                   progress=not args.no_progress, game_options=options, journal=args.journal,
-                  time_limit_s=None if args.stop_after is None else 60.0 * args.stop_after)
+                  time_limit_s=None if args.stop_after is None else 60.0 * args.stop_after,
+                  backend=args.backend, address=args.address)
     try:
         if len(args.specs) == 2:
             results = [play_match(args.game, args.specs[0], args.specs[1], games=args.games, **common)]
@@ -456,7 +465,8 @@ def _eval_single(parser: argparse.ArgumentParser, args: argparse.Namespace, game
             parser.error(f"agent {spec!r}: {err}")
     try:
         runs = {spec: solo.run(args.game, spec, games=args.games, options=options, seed=args.seed,
-                               workers=args.workers, out=args.journal, progress=not args.no_progress)
+                               workers=args.workers, out=args.journal, progress=not args.no_progress,
+                               backend=args.backend, address=args.address)
                 for spec in args.specs}
     except OSError as err:
         if args.journal is None or err.filename != args.journal:
@@ -627,7 +637,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("specs", nargs="+", metavar="SPEC", help="agent specs, e.g. random 'alphabeta:depth=3,eval=advanced'")
     p.add_argument("--games", type=int_at_least(1), default=100, help="games per pairing (default 100)")
     p.add_argument("--opening-plies", type=int_at_least(0), default=2, help="random opening moves (default 2)")
-    p.add_argument("--workers", type=int_at_least(1), default=1, help="worker processes (default 1)")
+    p.add_argument("--workers", type=int_at_least(1), default=1,
+                   help="worker processes, or games in flight on Ray (default 1)")
+    p.add_argument("--backend", choices=("process", "ray"), default="process",
+                   help="where games run: processes here, or Ray tasks (pip install \"tablegym[distributed]\"); "
+                        "the same records either way")
+    p.add_argument("--address", metavar="ADDR",
+                   help="with --backend ray: the cluster to join (auto, or HOST:PORT of `ray start --head`); "
+                        "default: a local Ray instance with --workers CPUs")
     p.add_argument("--seed", type=int, default=0, help="seed of the whole match (default 0)")
     p.add_argument("--csv", help="also write the results to this CSV file")
     p.add_argument("--elo", action="store_true", help="show Elo differences (and fitted ratings for 3+ agents)")

@@ -39,16 +39,26 @@ class InProcess:
         return map(fn, tasks)
 
 
+def _pool(backend: str, workers: int, address: str | None, any_tasks: bool):
+    if backend == "ray" and any_tasks:
+        from tablegym.experiments.ray_pool import RayPool
+
+        return RayPool(workers, address)
+    if workers > 1 and any_tasks:
+        return mp.get_context("forkserver").Pool(workers)
+    return InProcess()
+
+
 def run_tasks(play_one: Callable[[Any], dict], tasks: Iterable, done: dict[int, dict], *, total: int,
               workers: int = 1, out: str | None = None, label: str = "", progress: bool = True,
-              postfix: str = "score") -> dict[int, dict]:
-    """Play ``tasks`` over ``workers`` processes, adding each record to ``done`` and to ``out``."""
+              postfix: str = "score", backend: str = "process", address: str | None = None) -> dict[int, dict]:
+    """Play ``tasks`` over ``workers`` processes (or Ray tasks, ``backend="ray"``), adding each
+    record to ``done`` and to ``out``."""
     tasks = list(tasks)
     sink = open(out, "a") if out else None
     try:
         bar = tqdm(total=total, initial=len(done), disable=not progress, unit="game", desc=label)
-        ctx = mp.get_context("forkserver")
-        with ctx.Pool(workers) if workers > 1 and tasks else InProcess() as pool:
+        with _pool(backend, workers, address, bool(tasks)) as pool:
             for rec in pool.imap_unordered(play_one, tasks):
                 done[rec["game"]] = rec
                 if sink:

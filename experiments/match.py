@@ -297,8 +297,18 @@ def _open_journal(path: str | os.PathLike[str] | None) -> contextlib.AbstractCon
 # --------------------------------------------------------------------------------------------
 
 
+def _pool(backend: str, processes: int, address: str | None) -> Any:
+    """Where games run: worker processes here, or Ray tasks (experiments/ray_pool.py)."""
+    if backend == "ray":
+        from tablegym.experiments.ray_pool import RayPool
+
+        return RayPool(processes, address)
+    return _context().Pool(processes)
+
+
 def _run(tasks: list[_Task], workers: int, progress: bool, desc: str, *, journal: _Journal | None = None,
-         time_limit_s: float | None = None) -> dict[tuple[int, int, int], GameRecord]:
+         time_limit_s: float | None = None, backend: str = "process",
+         address: str | None = None) -> dict[tuple[int, int, int], GameRecord]:
     """Play ``tasks`` (in a pool when ``workers > 1``), dispatched in the order given; return the
     records of the finished games by ``(match, pair, a_seat)``.
 
@@ -325,14 +335,14 @@ def _run(tasks: list[_Task], workers: int, progress: bool, desc: str, *, journal
                 journal.append(task, record)
             bar.update()
 
-        if workers == 1:
+        if workers == 1 and backend == "process":
             for task in todo:
                 if time.monotonic() >= deadline:
                     break
                 keep(*_play_task(task))
         elif todo and time.monotonic() < deadline:
             processes = min(workers, len(todo))
-            with _context().Pool(processes) as pool:
+            with _pool(backend, processes, address) as pool:
                 if time_limit_s is None:
                     for task, record in pool.imap_unordered(_play_task, todo, chunksize=1):
                         keep(task, record)
@@ -407,8 +417,12 @@ def _summarize_finished(game_name: str, spec_a: str, spec_b: str, tasks: list[_T
 
 
 def _prepare(game_name: str, specs: Iterable[str], game_options: dict[str, Any] | None, workers: int,
-             factory: AgentFactory | None, time_limit_s: float | None = None) -> tuple[tuple[str, Any], ...]:
+             factory: AgentFactory | None, time_limit_s: float | None = None,
+             backend: str = "process") -> tuple[tuple[str, Any], ...]:
     """Check everything in the parent so bad input fails fast with a clear error, not in a worker."""
+    from tablegym.experiments.ray_pool import check_backend
+
+    check_backend(backend)
     if not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
     if time_limit_s is not None and not time_limit_s >= 0:
@@ -437,6 +451,8 @@ def play_match(
     agent_factory: AgentFactory | None = None,
     journal: str | os.PathLike[str] | None = None,
     time_limit_s: float | None = None,
+    backend: str = "process",
+    address: str | None = None,
 ) -> MatchResult:
     """Play ``games`` games of A against B with balanced seats; results are counted for A.
 
@@ -446,16 +462,18 @@ def play_match(
 
     With ``journal`` (a JSON-lines file) games finished by earlier runs are read from it and
     each new game is appended to it. After ``time_limit_s`` seconds no new game starts, and the
-    result counts the finished games only (possibly none).
+    result counts the finished games only (possibly none). ``backend="ray"`` plays the games as
+    Ray tasks (on the cluster at ``address``, else a local instance): the same records.
     """
     if not isinstance(games, int) or games < 1:
         raise ValueError(f"games must be a positive integer, got {games!r}")
     if opening_plies < 0:
         raise ValueError(f"opening plies must be >= 0, got {opening_plies!r}")
-    options = _prepare(game_name, (spec_a, spec_b), game_options, workers, agent_factory, time_limit_s)
+    options = _prepare(game_name, (spec_a, spec_b), game_options, workers, agent_factory, time_limit_s, backend)
     tasks = _tasks(0, game_name, options, spec_a, spec_b, games, seed, opening_plies, agent_factory)
     with _open_journal(journal) as log:
-        done = _run(tasks, workers, progress, f"{spec_a} vs {spec_b}", journal=log, time_limit_s=time_limit_s)
+        done = _run(tasks, workers, progress, f"{spec_a} vs {spec_b}", journal=log, time_limit_s=time_limit_s,
+                    backend=backend, address=address)
     return _summarize_finished(game_name, spec_a, spec_b, tasks, done)
 
 
@@ -472,6 +490,8 @@ def round_robin(
     agent_factory: AgentFactory | None = None,
     journal: str | os.PathLike[str] | None = None,
     time_limit_s: float | None = None,
+    backend: str = "process",
+    address: str | None = None,
 ) -> list[MatchResult]:
     """Every pair of ``specs`` plays a match of ``games_per_pair`` games, in one shared pool.
 
@@ -483,7 +503,8 @@ def round_robin(
     pairing's result then counts its finished games only, and pairings without any are left
     out. With either option, games are dispatched pair by pair across all pairings (see
     ``_interleave``) so that a stopped tournament covers every pairing evenly; the games
-    themselves, and so the results, do not depend on that order.
+    themselves, and so the results, do not depend on that order. ``backend`` and ``address``: as
+    in ``play_match``.
     """
     specs = list(specs)
     if len(specs) < 2:
@@ -495,7 +516,7 @@ def round_robin(
         raise ValueError(f"games_per_pair must be a positive integer, got {games_per_pair!r}")
     if opening_plies < 0:
         raise ValueError(f"opening plies must be >= 0, got {opening_plies!r}")
-    options = _prepare(game_name, specs, game_options, workers, agent_factory, time_limit_s)
+    options = _prepare(game_name, specs, game_options, workers, agent_factory, time_limit_s, backend)
     pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1:]]
     per_pair = [
         _tasks(m, game_name, options, a, b, games_per_pair, seed, opening_plies, agent_factory)
@@ -505,7 +526,7 @@ def round_robin(
     order = _interleave(per_pair) if resumable else [t for ts in per_pair for t in ts]
     with _open_journal(journal) as log:
         done = _run(order, workers, progress, f"round robin ({len(specs)} agents)", journal=log,
-                    time_limit_s=time_limit_s)
+                    time_limit_s=time_limit_s, backend=backend, address=address)
     results = [_summarize_finished(game_name, a, b, per_pair[m], done) for m, (a, b) in enumerate(pairs)]
     return [r for r in results if r.games]
 

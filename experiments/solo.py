@@ -73,13 +73,15 @@ def play_one(task: tuple[str, str, str, int, int]) -> dict:
 
 
 def run(game_name: str, spec: str, *, games: int, options: dict | None = None, seed: int = 0, workers: int = 1,
-        out: str | None = None, progress: bool = True) -> list[dict]:
-    """Play games 0..games-1 of ``spec`` (skipping those already recorded in ``out``); all records."""
+        out: str | None = None, progress: bool = True, backend: str = "process",
+        address: str | None = None) -> list[dict]:
+    """Play games 0..games-1 of ``spec`` (skipping those already recorded in ``out``); all records.
+    ``backend="ray"``: as Ray tasks (experiments/ray_pool.py), the same records."""
     text = json.dumps(options or {}, sort_keys=True)
     done = recorded(out, agent=spec, options=json.loads(text), seed=seed)
     tasks = [(game_name, text, spec, seed, i) for i in range(games) if i not in done]
     run_tasks(play_one, tasks, done, total=games, workers=workers, out=out, label=spec, progress=progress,
-              postfix="return")
+              postfix="return", backend=backend, address=address)
     return [done[i] for i in sorted(done) if i < games]
 
 

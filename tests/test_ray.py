@@ -1,0 +1,123 @@
+"""The Ray backend: games as Ray tasks give the same records as worker processes, a journal
+interrupted and resumed on Ray, a worker killed mid-run, two simulated nodes, and one clear line
+when Ray is missing. A local Ray instance (2 CPUs, no dashboard) serves the module."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tablegym.experiments import solo
+from tablegym.experiments.cli import main
+from tablegym.experiments.match import play_match, round_robin
+from tablegym.experiments.ray_pool import BackendError, RayPool
+from tests.test_match_journal import GAME, KW, SPECS, games, lines, untimed
+
+ray = pytest.importorskip("ray", reason="the distributed extra is installed by make install and CI")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def untimed_lines(path) -> list[str]:
+    out = []
+    for e in map(json.loads, lines(path)):
+        e["record"].pop("move_seconds")
+        out.append(json.dumps(e, sort_keys=True))
+    return sorted(out)
+
+
+def test_a_round_robin_on_ray_equals_the_process_pool(tmp_path):
+    procs = round_robin(GAME, SPECS, journal=tmp_path / "p.jsonl", workers=2, **KW)
+    rays = round_robin(GAME, SPECS, journal=tmp_path / "r.jsonl", workers=2, backend="ray", **KW)
+    assert untimed(rays) == untimed(procs) and games(rays) == games(procs)
+    assert untimed_lines(tmp_path / "r.jsonl") == untimed_lines(tmp_path / "p.jsonl")
+    kw = {k: v for k, v in KW.items() if k != "games_per_pair"}
+    a = play_match(GAME, "random", "easy", games=6, workers=2, **kw)
+    b = play_match(GAME, "random", "easy", games=6, workers=2, backend="ray", **kw)
+    assert untimed([a]) == untimed([b]) and games([a]) == games([b])
+
+
+def test_a_journal_interrupted_and_resumed_on_ray(tmp_path):
+    whole = tmp_path / "whole.jsonl"
+    round_robin(GAME, SPECS, journal=whole, **KW)
+    part = tmp_path / "part.jsonl"
+    part.write_bytes(b"".join(lines(whole)[:5]))  # a driver killed after 5 games
+    resumed = round_robin(GAME, SPECS, journal=part, workers=2, backend="ray", **KW)
+    assert sum(r.games for r in resumed) == 12
+    assert untimed_lines(part) == untimed_lines(whole)
+    assert lines(part)[:5] == lines(whole)[:5]  # what was saved stays as it was
+
+
+def test_single_player_runs_on_ray_equal_the_process_pool():
+    kw = dict(games=4, options={"level": 1}, seed=2, workers=2, progress=False)
+    procs = solo.run("friday", "rules", **kw)
+    rays = solo.run("friday", "rules", backend="ray", **kw)
+    strip = lambda recs: [{k: v for k, v in r.items() if "second" not in k} for r in recs]  # noqa: E731
+    assert strip(rays) == strip(procs)
+
+
+def _kill_own_worker_once(task):
+    """Play ``task``, but the first attempt of game 1 kills its own worker process (a node lost
+    mid-game); Ray retries the task and the replay gives the game its seed gives."""
+    flag, x = task
+    if x == 1 and not os.path.exists(flag):
+        open(flag, "w").close()
+        os._exit(1)
+    return x * x
+
+
+def test_a_killed_worker_is_retried_and_the_result_is_complete(tmp_path):
+    flag = str(tmp_path / "killed")
+    with RayPool(2) as pool:
+        out = sorted(pool.imap_unordered(_kill_own_worker_once, [(flag, x) for x in range(6)]))
+    assert os.path.exists(flag) and out == [0, 1, 4, 9, 16, 25]
+
+
+def test_the_cli_runs_eval_on_ray(capsys):
+    argv = ["eval", GAME, "random", "easy", "--games", "4", "--seed", "3", "--no-progress", "--option", "n=5"]
+    assert main(argv + ["--workers", "2"]) == 0
+    procs = capsys.readouterr().out
+    assert main(argv + ["--workers", "2", "--backend", "ray"]) == 0
+    rays = capsys.readouterr().out
+    strip = lambda text: [line.rsplit("|", 3)[0] for line in text.splitlines()]  # noqa: E731 (s/move columns vary)
+    assert strip(rays) == strip(procs)
+
+
+def test_missing_ray_is_one_clear_line():
+    """In a fresh interpreter where ``import ray`` fails: the CLI says how to install it."""
+    code = ("import sys; sys.modules['ray'] = None\n"
+            "from tablegym.experiments.cli import main\n"
+            "sys.exit(main(['eval', 'trap', 'random', 'easy', '--games', '2', '--backend', 'ray', '--option', 'n=5']))\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode != 0 and "Traceback" not in run.stderr
+    assert 'pip install "tablegym[distributed]"' in run.stderr + run.stdout
+    with pytest.raises(BackendError, match="unknown backend"):
+        play_match(GAME, "random", "easy", games=2, backend="dask", game_options={"n": 5}, progress=False)
+
+
+def test_two_simulated_nodes_play_a_match():
+    """Ray's own Cluster (a head and a second node on this machine): a match, as on one node."""
+    from ray.cluster_utils import Cluster
+
+    kw = {k: v for k, v in KW.items() if k != "games_per_pair"}
+    want = play_match(GAME, "random", "easy", games=4, **kw)
+    ray.shutdown()
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        cluster.add_node(num_cpus=1)
+        got = play_match(GAME, "random", "easy", games=4, workers=2, backend="ray", address=cluster.address, **kw)
+        assert len(ray.nodes()) == 2
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    assert untimed([got]) == untimed([want]) and games([got]) == games([want])
