@@ -396,7 +396,7 @@ def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from tablegym.experiments.match import (JournalError, elo_markdown, elo_ratings, markdown_table, play_match,
                                             round_robin, write_csv)
 
-    from tablegym.experiments.ray_pool import BackendError, check_backend
+    from tablegym.training.parallel import BackendError, check_backend
 
     game, options = _game_from_args(parser, args)
     if args.address and args.backend != "ray":

@@ -41,7 +41,7 @@ class InProcess:
 
 def _pool(backend: str, workers: int, address: str | None, any_tasks: bool):
     if backend == "ray" and any_tasks:
-        from tablegym.experiments.ray_pool import RayPool
+        from tablegym.training.parallel import RayPool
 
         return RayPool(workers, address)
     if workers > 1 and any_tasks:

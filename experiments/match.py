@@ -298,9 +298,9 @@ def _open_journal(path: str | os.PathLike[str] | None) -> contextlib.AbstractCon
 
 
 def _pool(backend: str, processes: int, address: str | None) -> Any:
-    """Where games run: worker processes here, or Ray tasks (experiments/ray_pool.py)."""
+    """Where games run: worker processes here, or Ray tasks (training/parallel.py)."""
     if backend == "ray":
-        from tablegym.experiments.ray_pool import RayPool
+        from tablegym.training.parallel import RayPool
 
         return RayPool(processes, address)
     return _context().Pool(processes)
@@ -420,7 +420,7 @@ def _prepare(game_name: str, specs: Iterable[str], game_options: dict[str, Any] 
              factory: AgentFactory | None, time_limit_s: float | None = None,
              backend: str = "process") -> tuple[tuple[str, Any], ...]:
     """Check everything in the parent so bad input fails fast with a clear error, not in a worker."""
-    from tablegym.experiments.ray_pool import check_backend
+    from tablegym.training.parallel import check_backend
 
     check_backend(backend)
     if not isinstance(workers, int) or workers < 1:

@@ -76,7 +76,7 @@ def run(game_name: str, spec: str, *, games: int, options: dict | None = None, s
         out: str | None = None, progress: bool = True, backend: str = "process",
         address: str | None = None) -> list[dict]:
     """Play games 0..games-1 of ``spec`` (skipping those already recorded in ``out``); all records.
-    ``backend="ray"``: as Ray tasks (experiments/ray_pool.py), the same records."""
+    ``backend="ray"``: as Ray tasks (training/parallel.py), the same records."""
     text = json.dumps(options or {}, sort_keys=True)
     done = recorded(out, agent=spec, options=json.loads(text), seed=seed)
     tasks = [(game_name, text, spec, seed, i) for i in range(games) if i not in done]

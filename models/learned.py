@@ -63,7 +63,7 @@ def feature_buffer(params):
     return index_buffer(params)
 
 
-def _kernel_for(game_name: str) -> tuple:
+def value_kernel(game_name: str) -> tuple:
     """The game's learned-value kernel and its scale (search units per unit of network value),
     named by the ``learned`` field of its registry record."""
     from tablegym.envs import load, plugin
@@ -82,7 +82,7 @@ class LearnedEvaluator(Evaluator):
     def __init__(self, model: ValueMLP, game_name: str, name: str = "learned") -> None:
         self.model = model.eval()
         self.name = name
-        self.kernel, self.win_value = _kernel_for(game_name)
+        self.kernel, self.win_value = value_kernel(game_name)
         self.bound = self.win_value
         self.params = model.export()
 

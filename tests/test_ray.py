@@ -14,7 +14,7 @@ import pytest
 from tablegym.experiments import solo
 from tablegym.experiments.cli import main
 from tablegym.experiments.match import play_match, round_robin
-from tablegym.experiments.ray_pool import BackendError, RayPool
+from tablegym.training.parallel import BackendError, RayPool
 from tests.test_match_journal import GAME, KW, SPECS, games, lines, untimed
 
 ray = pytest.importorskip("ray", reason="the distributed extra is installed by make install and CI")
@@ -121,3 +121,50 @@ def test_two_simulated_nodes_play_a_match():
         cluster.shutdown()
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     assert untimed([got]) == untimed([want]) and games([got]) == games([want])
+
+
+TRAIN = ["trilobite-tiny", "--games-per-iter", "20", "--updates-per-iter", "2", "--eval-every", "0",
+         "--save-every", "1", "--no-progress", "--hidden", "8", "--minutes", "5", "--workers", "2"]
+
+
+def _weights(path):
+    from tablegym.models.checkpoint import load_checkpoint
+
+    payload = load_checkpoint(path)
+    return payload["metadata"], {k: v.clone() for k, v in payload["model"].items()}
+
+
+def test_self_play_on_ray_trains_the_same_network_and_resumes(tmp_path):
+    """TD self-play with the games in two chunks: as Ray tasks (weights through the object store)
+    or worker processes, the same games and so the same trained weights; a run stopped after one
+    iteration and resumed on Ray ends where the same run resumed on processes ends."""
+    import torch
+
+    from tablegym.training.td import parse_args, train
+
+    train(parse_args(TRAIN + ["--run-dir", str(tmp_path / "p"), "--total-games", "40"]))
+    train(parse_args(TRAIN + ["--run-dir", str(tmp_path / "r"), "--total-games", "40", "--backend", "ray"]))
+    meta_p, w_p = _weights(tmp_path / "p" / "checkpoint.pt")
+    meta_r, w_r = _weights(tmp_path / "r" / "checkpoint.pt")
+    assert (meta_r["iteration"], meta_r["games"]) == (meta_p["iteration"], meta_p["games"]) == (2, 40)
+    assert all(torch.equal(w_p[k], w_r[k]) for k in w_p)
+    for run, first, then in (("s", "ray", "ray"), ("q", "process", "process"), ("m", "process", "ray")):
+        train(parse_args(TRAIN + ["--run-dir", str(tmp_path / run), "--total-games", "20", "--backend", first]))
+        train(parse_args(TRAIN + ["--run-dir", str(tmp_path / run), "--total-games", "40", "--backend", then]))
+    (meta_s, w_s), (_, w_q), (_, w_m) = (_weights(tmp_path / r / "checkpoint.pt") for r in "sqm")
+    assert (meta_s["iteration"], meta_s["games"]) == (2, 40)
+    assert all(torch.equal(w_q[k], w_s[k]) and torch.equal(w_q[k], w_m[k]) for k in w_q)
+
+
+def test_trap_self_play_on_ray_equals_worker_processes(tmp_path):
+    import torch
+
+    from tablegym.envs.trap.train import parse_args, train
+
+    common = ["trap", "--games-per-iter", "6", "--updates-per-iter", "1", "--eval-every", "0", "--save-every", "1",
+              "--no-progress", "--hidden", "8", "--total-games", "6", "--workers", "2", "--depth", "1",
+              "--option", "n=5"]
+    train(parse_args(common + ["--run-dir", str(tmp_path / "p")]))
+    train(parse_args(common + ["--run-dir", str(tmp_path / "r"), "--backend", "ray"]))
+    (_, w_p), (_, w_r) = _weights(tmp_path / "p" / "checkpoint.pt"), _weights(tmp_path / "r" / "checkpoint.pt")
+    assert all(torch.equal(w_p[k], w_r[k]) for k in w_p)

@@ -8,6 +8,7 @@ inside one numba call per batch of games, so generation costs little next to the
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -114,6 +115,12 @@ class TDArgs:
     """iterations between checkpoints"""
     run_dir: str = "runs/td"
     """TensorBoard logs and checkpoint.pt live here"""
+    workers: int = 1
+    """chunks of self-play games played side by side each iteration (1: in this process)"""
+    backend: str = "process"
+    """where the chunks run: process (worker processes) or ray (Ray tasks; the learner stays here)"""
+    address: str | None = None
+    """with backend ray: the cluster to join (auto, HOST:PORT); default a local Ray instance"""
     out: str | None = None
     """also copy the final checkpoint here (e.g. models/checkpoints/GAME.pt)"""
     progress: bool = True
@@ -153,6 +160,20 @@ def play_selfplay(start: KernelState, evaluator: Evaluator, *, games: int, depth
                  tables.move, tables.killers, tables.history, tables.bufs, tables.scores, tables.pv, tables.pv_len,
                  feats, value, game, explored, result)
     return SelfPlayBatch(feats[:n], value[:n], game[:n], explored[:n], result[:n])
+
+
+def merge(batches: list[SelfPlayBatch]) -> SelfPlayBatch:
+    """One batch from several (chunks played side by side), game indices kept distinct."""
+    columns = {f.name: None if getattr(batches[0], f.name) is None else np.concatenate([getattr(b, f.name) for b in batches])
+               for f in dataclasses.fields(SelfPlayBatch)}
+    offsets = np.cumsum([0] + [int(b.game.max()) + 1 if len(b) else 0 for b in batches[:-1]])
+    columns["game"] = np.concatenate([b.game + o for b, o in zip(batches, offsets)])
+    return SelfPlayBatch(**columns)
+
+
+def chunks(games: int, workers: int) -> list[int]:
+    """``games`` split into at most ``workers`` near-equal chunks (none empty)."""
+    return [int(k) for k in np.diff(np.linspace(0, games, max(workers, 1) + 1).astype(int)) if k]
 
 
 def td_leaf_targets(batch: SelfPlayBatch, lam: float) -> np.ndarray:

@@ -29,7 +29,8 @@ from tablegym.envs.core import Game, KernelState
 from tablegym.models.learned import LearnedEvaluator
 from tablegym.models.value_net import NetConfig
 from tablegym.training.runs import ReplayBuffer, Run, metadata, parse_dataclass_args, start_or_resume  # noqa: F401
-from tablegym.training.selfplay import TDArgs, play_selfplay, td_update  # noqa: F401 (td_update: its old home)
+from tablegym.training.parallel import executor
+from tablegym.training.selfplay import TDArgs, chunks, merge, play_selfplay, td_update  # noqa: F401 (td_update: its old home)
 from tablegym.training.symmetry import feature_symmetries
 
 
@@ -79,6 +80,21 @@ def game_metrics(game: Game, evaluator: LearnedEvaluator) -> dict[str, float]:
     return load(metrics)(game, evaluator) if metrics else {}
 
 
+def _selfplay_chunk(shared: tuple, job: dict):
+    """One chunk of self-play games in a worker: the game and the current network (its exported
+    weights, ``shared`` by every chunk of the iteration) rebuilt here."""
+    from tablegym.envs import make_game as registry
+    from tablegym.models.learned import value_kernel
+    from tablegym.search.evaluator import KernelEvaluator
+
+    game_name, options, params = shared
+    game = registry(game_name, **options)
+    kernel, win_value = value_kernel(game_name)
+    evaluator = KernelEvaluator("learned", kernel, params)
+    evaluator.win_value = evaluator.bound = win_value
+    return play_selfplay(game.new_initial_state(), evaluator, **job)
+
+
 def train(args: Args) -> Path:
     """Run (or resume) a training run; returns the path of the final checkpoint."""
     game = make_game(args)
@@ -90,13 +106,18 @@ def train(args: Args) -> Path:
     model, rng = run.model, run.rng
     symmetries = feature_symmetries(game)
     buffer = ReplayBuffer(args.buffer_size, start.num_features)
+    runner = executor(args.backend, args.workers, args.address)
 
     while run.next_iteration():
         # 1. self-play with the current network at the leaves of the search
         t0 = time.perf_counter()
-        evaluator = LearnedEvaluator(model, game.spec.name)
-        batch = play_selfplay(start, evaluator, games=args.games_per_iter, depth=args.depth,
-                              epsilon=args.epsilon, seed=int(rng.integers(2**31)))
+        jobs = [dict(games=k, depth=args.depth, epsilon=args.epsilon, seed=int(rng.integers(2**31)))
+                for k in chunks(args.games_per_iter, args.workers)]
+        if len(jobs) == 1 and args.backend == "process":
+            batch = play_selfplay(start, LearnedEvaluator(model, game.spec.name), **jobs[0])
+        else:  # chunks side by side; the weights go to the workers once per iteration
+            shared = (args.game, dict(args.game_options), model.export())
+            batch = merge(runner.map_shared(_selfplay_chunk, shared, jobs))
         gen_seconds = time.perf_counter() - t0
         run.played(args.games_per_iter)
         # 2.-3. TD-leaf(lambda) targets, then fit on the replay buffer
@@ -117,6 +138,7 @@ def train(args: Args) -> Path:
         if run.due(args.save_every):
             run.save()
         run.bar.update(args.games_per_iter)
+    runner.shutdown()
     return run.finish()
 
 

@@ -61,6 +61,7 @@ from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.envs.friday.learned import NUM_FEATURES, RETURNS, SCALE, TARGETS, features_of, load_friday_model, target_of
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.training.runs import ReplayBuffer, metadata, parse_dataclass_args, start_or_resume
+from tablegym.training.parallel import InProcessExecutor, executor
 
 TRAIN_SEED_OFFSET = 1_000_003
 """Self-play deals come from seed + this, so they never repeat the evaluation deals (seed 0...)."""
@@ -93,7 +94,11 @@ class Args:
     target: str = "score"
     """the return learned: score (+100 a win), progress (without the cards owned) or outcome"""
     workers: int = 1
-    """processes playing the self-play games"""
+    """processes (or Ray tasks in flight) playing the self-play games"""
+    backend: str = "process"
+    """where the games run: process or ray (the network's file must be readable by every worker)"""
+    address: str | None = None
+    """with backend ray: the cluster to join (auto, HOST:PORT); default a local Ray instance"""
     hidden: tuple[int, ...] = (64, 32)
     """hidden layer sizes of the ValueMLP"""
     lr: float = 1e-3
@@ -159,10 +164,11 @@ def search_spec(args: Args, net_path: Path | None, *, evaluating: bool = False) 
             + (f",worlds={args.worlds}" if args.worlds > 1 and (net_path or not evaluating) else ""))
 
 
-def play_games(pool, spec: str, levels: list[int], seed: int, first: int, count: int) -> list[dict]:
-    """Games ``first..first+count-1``, game i at level ``levels[i % len(levels)]``."""
+def play_games(runner, spec: str, levels: list[int], seed: int, first: int, count: int) -> list[dict]:
+    """Games ``first..first+count-1``, game i at level ``levels[i % len(levels)]``, on ``runner``
+    (training.parallel: here, worker processes or Ray tasks; None: here)."""
     tasks = [(spec, levels[i % len(levels)], seed, i) for i in range(first, first + count)]
-    return list(pool.map(play_recorded, tasks) if pool else map(play_recorded, tasks))
+    return (runner or InProcessExecutor()).map(play_recorded, tasks)
 
 
 # ---- 2. what the network predicted --------------------------------------------------------------
@@ -254,14 +260,14 @@ def load_buffer(path: Path, buffer: ReplayBuffer) -> None:
 
 # ---- 5. learned vs Fridai --------------------------------------------------------------------------
 
-def evaluate(pool, net_path: Path, args: Args, levels: list[int]) -> dict[str, dict[int, tuple[float, float]]]:
+def evaluate(runner, net_path: Path, args: Args, levels: list[int]) -> dict[str, dict[int, tuple[float, float]]]:
     """(win rate, mean score) per level of both evaluators over the same ``eval_games`` deals."""
     out = {}
     for name, spec in (("learned", search_spec(args, net_path, evaluating=True)),
                        ("fridai", search_spec(args, None, evaluating=True))):
         out[name] = {}
         for level in levels:
-            games = play_games(pool, spec, [level], args.seed, 0, args.eval_games)
+            games = play_games(runner, spec, [level], args.seed, 0, args.eval_games)
             out[name][level] = (float(np.mean([g["won"] for g in games])), float(np.mean([g["score"] for g in games])))
     return out
 
@@ -270,8 +276,6 @@ def evaluate(pool, net_path: Path, args: Args, levels: list[int]) -> dict[str, d
 
 def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
     """Run (or resume) a training run; returns the path of the checkpoint."""
-    from concurrent.futures import ProcessPoolExecutor
-
     if args.game != "friday":
         raise ValueError(f"training/friday_value.py trains Friday only, not {args.game!r}")
     if args.game_options:
@@ -304,7 +308,7 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
     load_buffer(win_buffer_path, win_buffer)
     writer = SummaryWriter(str(run_dir))
     writer.add_text("args", json.dumps(dataclasses.asdict(args), default=list, indent=1))
-    pool = ProcessPoolExecutor(args.workers) if args.workers > 1 else None
+    runner = executor(args.backend, args.workers, args.address)
     t_start = time.perf_counter() - seconds_done
     deadline = None if args.minutes is None else args.minutes * 60.0
     net_path = run_dir / "nets" / f"iter{iteration:04d}.pt" if iteration else None
@@ -323,7 +327,7 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
         while iteration < args.iterations and (deadline is None or time.perf_counter() - t_start < deadline):
             # 1. self-play with the current network (Fridai's score before the first fit)
             t0 = time.perf_counter()
-            games = play_games(pool, search_spec(args, net_path), list(levels),
+            games = play_games(runner, search_spec(args, net_path), list(levels),
                                args.seed + TRAIN_SEED_OFFSET, games_done, args.games_per_iter)
             gen_seconds = time.perf_counter() - t0
             games_done += len(games)
@@ -368,7 +372,7 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
             postfix = {"loss": f"{loss:.4f}", "score": f"{np.mean([g['score'] for g in games]):.1f}",
                        "won": f"{np.mean([g['won'] for g in games]):.1%}"}
             if args.eval_every and iteration % args.eval_every == 0:
-                results = evaluate(pool, net_path, args, list(levels))
+                results = evaluate(runner, net_path, args, list(levels))
                 for name, per_level in results.items():
                     for level, (rate, score) in per_level.items():
                         writer.add_scalar(f"eval/{name}_win_rate_L{level}", rate, step)
@@ -382,8 +386,7 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
                       + ", ".join(f"{k} {v}" for k, v in postfix.items()), flush=True)
     finally:
         bar.close()
-        if pool:
-            pool.shutdown()
+        runner.shutdown()
         writer.close()
     save()
     if args.out:

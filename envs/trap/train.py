@@ -21,9 +21,7 @@ the throw lands by chance, and a turn is two decisions of the same player.
 
 from __future__ import annotations
 
-import dataclasses
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,7 +34,8 @@ from tablegym.envs.trap.learned import SCALE, evaluator_of, input_symmetries, nu
 from tablegym.models.value_net import NetConfig
 from tablegym.search.expectiminimax import SearchTables, root_search
 from tablegym.training.runs import ReplayBuffer, Run, parse_dataclass_args
-from tablegym.training.selfplay import SelfPlayBatch, TDArgs, td_update
+from tablegym.training.parallel import InProcessExecutor, executor
+from tablegym.training.selfplay import SelfPlayBatch, TDArgs, chunks, merge, td_update
 
 
 @dataclass
@@ -46,8 +45,6 @@ class Args(TDArgs):
     game_options: dict = field(default_factory=dict)
     """rule options of the game (e.g. {"n": 7})"""
     games_per_iter: int = 100
-    workers: int = 1
-    """processes playing the self-play games"""
     depth: int = 2
     """decisions searched by the self-play searcher (a move and a throw are one each)"""
     candidates: int = 10
@@ -123,26 +120,18 @@ def play_selfplay(params: np.ndarray, *, games: int, depth: int, epsilon: float,
                          np.array(movers))
 
 
-def _play_chunk(task: tuple) -> SelfPlayBatch:
-    params, kwargs = task
+def _play_chunk(params: np.ndarray, kwargs: dict) -> SelfPlayBatch:
+    """One chunk of self-play games with the network ``params`` (shared by every chunk)."""
     return play_selfplay(params, **kwargs)
 
 
-def merge(batches: list[SelfPlayBatch]) -> SelfPlayBatch:
-    """One batch from several, game indices kept distinct."""
-    columns = {f.name: np.concatenate([getattr(b, f.name) for b in batches]) for f in dataclasses.fields(SelfPlayBatch)}
-    offsets = np.cumsum([0] + [int(b.game.max()) + 1 if len(b) else 0 for b in batches[:-1]])
-    columns["game"] = np.concatenate([b.game + o for b, o in zip(batches, offsets)])
-    return SelfPlayBatch(**columns)
-
-
-def _match_games(task: tuple) -> float:
+def _match_games(params: np.ndarray, task: tuple) -> float:
     """Points of the learned searcher (network ``params``) in games ``first..last-1``; even
     games it plays player 0, odd games player 1; each game seeded by (seed, index)."""
     from tablegym.envs.trap.agents import SearchAgent, make_agent
     from tablegym.search.play import play_game
 
-    params, opponent, first, last, depth, seed, n = task
+    opponent, first, last, depth, seed, n = task
     game = TrapGame(n)
     learned = evaluator_of(params)
     points = 0.0
@@ -155,13 +144,12 @@ def _match_games(task: tuple) -> float:
 
 
 def evaluation_match(params: np.ndarray, opponent: str, *, games: int, depth: int, seed: int, n: int = 7,
-                     pool: ProcessPoolExecutor | None = None, workers: int = 1) -> float:
+                     runner: InProcessExecutor | None = None, workers: int = 1) -> float:
     """Score of the learned searcher against ``opponent`` (a Trap agent spec), win 1, draw 1/2,
-    half the games in each seat, split over ``pool``'s ``workers`` processes if given."""
+    half the games in each seat, in ``workers`` chunks on ``runner`` (training.parallel) if given."""
     cuts = np.linspace(0, games, max(workers, 1) + 1).astype(int)
-    tasks = [(params, opponent, int(a), int(b), depth, seed, n) for a, b in zip(cuts, cuts[1:]) if b > a]
-    points = pool.map(_match_games, tasks) if pool else map(_match_games, tasks)
-    return sum(points) / games
+    tasks = [(opponent, int(a), int(b), depth, seed, n) for a, b in zip(cuts, cuts[1:]) if b > a]
+    return sum((runner or InProcessExecutor()).map_shared(_match_games, params, tasks)) / games
 
 
 def train(args: Args) -> Path:
@@ -175,16 +163,15 @@ def train(args: Args) -> Path:
     model, rng = run.model, run.rng
     symmetries = input_symmetries(n)
     buffer = ReplayBuffer(args.buffer_size, num_inputs(n), dtype=np.float32)
-    pool = ProcessPoolExecutor(args.workers) if args.workers > 1 else None
+    runner = executor(args.backend, args.workers, args.address)
 
     while run.next_iteration():
         # 1. self-play with the current network at the leaves of the search
         t0 = time.perf_counter()
         params = model.export()
-        shares = np.diff(np.linspace(0, args.games_per_iter, max(args.workers, 1) + 1).astype(int))
-        tasks = [(params, dict(games=int(k), depth=args.depth, epsilon=args.epsilon, n=n,
-                               candidates=args.candidates, seed=int(rng.integers(2**31)))) for k in shares if k]
-        batch = merge(list(pool.map(_play_chunk, tasks)) if pool else [_play_chunk(t) for t in tasks])
+        jobs = [dict(games=k, depth=args.depth, epsilon=args.epsilon, n=n, candidates=args.candidates,
+                     seed=int(rng.integers(2**31))) for k in chunks(args.games_per_iter, args.workers)]
+        batch = merge(runner.map_shared(_play_chunk, params, jobs))
         gen_seconds = time.perf_counter() - t0
         run.played(args.games_per_iter)
         # 2.-3. TD-leaf(lambda) targets (with the mover), then fit on the replay buffer
@@ -197,7 +184,7 @@ def train(args: Args) -> Path:
             for name, spec in ((args.eval_baseline, f"search:eval={args.eval_baseline},depth={args.eval_depth}"),
                                ("hard", "hard")):
                 scores[name] = evaluation_match(params, spec, games=args.eval_games, depth=args.eval_depth,
-                                                seed=run.iteration, n=n, pool=pool, workers=args.workers)
+                                                seed=run.iteration, n=n, runner=runner, workers=args.workers)
                 run.log({f"charts/score_vs_{name}": scores[name]})
             run.bar.set_postfix(td=f"{td_error:.3f}", **{k: f"{v:.2f}" for k, v in scores.items()})
         else:
@@ -205,8 +192,7 @@ def train(args: Args) -> Path:
         if run.due(args.save_every):
             run.save()
         run.bar.update(args.games_per_iter)
-    if pool:
-        pool.shutdown()
+    runner.shutdown()
     return run.finish()
 
 

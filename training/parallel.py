@@ -1,5 +1,7 @@
-"""Games as Ray tasks: a drop-in for the ``multiprocessing.Pool`` that matches, round robins and
-single-player runs use (``imap_unordered``), on a local Ray instance or a cluster.
+"""Where games run: in this process, in worker processes, or as Ray tasks on a local instance or
+a cluster. ``RayPool`` is a drop-in for the ``multiprocessing.Pool`` that matches, round robins
+and single-player runs use (``imap_unordered``); ``executor`` is what the trainers' self-play
+uses (``map`` and ``map_shared``, the network's weights shared once per call).
 
 Why a pool and not a new runner: every game is already a self-contained, seeded task (agents
 and game are rebuilt in the worker from their specs), and the driver already keeps the journal
@@ -10,11 +12,15 @@ record is the one it would have been.
 
 At most ``workers`` games are in flight at once (the window): on a cluster, set it to the CPUs
 you want busy. Ray is an optional extra: ``pip install "tablegym[distributed]"``.
+
+Self-play: the learner stays in the driver; each iteration, ``map_shared`` puts the current
+weights in Ray's object store once (``ray.put``) and every chunk of games reads them from there,
+rather than each task carrying its own copy.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 BACKENDS = ("process", "ray")
 INSTALL = 'pip install "tablegym[distributed]"'
@@ -104,3 +110,82 @@ class RayPool:
 
 
 _END = object()
+
+
+class InProcessExecutor:
+    """Runs the chunks here, one after the other (``workers=1``: easy to debug, deterministic)."""
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable) -> list:
+        return [fn(item) for item in items]
+
+    def map_shared(self, fn: Callable[[Any, Any], Any], shared: Any, items: Sequence) -> list:
+        return [fn(shared, item) for item in items]
+
+    def shutdown(self) -> None:
+        pass
+
+
+class ProcessExecutor(InProcessExecutor):
+    """Worker processes of this machine (``concurrent.futures``); ``shared`` travels with each chunk."""
+
+    def __init__(self, workers: int) -> None:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        # forkserver: never fork a parent holding torch threads or a Ray connection
+        self.pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("forkserver"))
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable) -> list:
+        return list(self.pool.map(fn, items))
+
+    def map_shared(self, fn: Callable[[Any, Any], Any], shared: Any, items: Sequence) -> list:
+        return list(self.pool.map(fn, [shared] * len(items), items))
+
+    def shutdown(self) -> None:
+        self.pool.shutdown()
+
+
+class RayExecutor(InProcessExecutor):
+    """Ray tasks; ``shared`` goes to the object store once per ``map_shared`` call."""
+
+    def __init__(self, workers: int, address: str | None = None, max_retries: int = 3) -> None:
+        self.ray = connect(workers, address)
+        self.max_retries = max_retries
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable) -> list:
+        remote = self.ray.remote(max_retries=self.max_retries, num_cpus=1)(fn)
+        return self.ray.get([remote.remote(item) for item in items])
+
+    def map_shared(self, fn: Callable[[Any, Any], Any], shared: Any, items: Sequence) -> list:
+        remote = self.ray.remote(max_retries=self.max_retries, num_cpus=1)(_call_shared)
+        ref = self.ray.put(shared)  # a top-level argument: each task receives the object itself
+        return self.ray.get([remote.remote(fn, ref, item) for item in items])
+
+
+def _writable(obj: Any) -> Any:
+    """``obj`` with its numpy arrays writable: the object store hands out read-only views, and a
+    network's parameter vector is also its scratch space (netkernel)."""
+    import numpy as np
+
+    if isinstance(obj, np.ndarray):
+        return obj if obj.flags.writeable else obj.copy()
+    if isinstance(obj, tuple):
+        return tuple(_writable(x) for x in obj)
+    if isinstance(obj, list):
+        return [_writable(x) for x in obj]
+    return obj
+
+
+def _call_shared(fn: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
+    return fn(_writable(shared), item)
+
+
+def executor(backend: str = "process", workers: int = 1, address: str | None = None) -> InProcessExecutor:
+    """Where a trainer's chunks of self-play run: ``process`` (here when ``workers`` is 1, else
+    worker processes) or ``ray``; results come back in the order of the items either way."""
+    check_backend(backend)
+    if workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    if backend == "ray":
+        return RayExecutor(workers, address)
+    return ProcessExecutor(workers) if workers > 1 else InProcessExecutor()
