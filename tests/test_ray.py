@@ -100,6 +100,11 @@ def test_missing_ray_is_one_clear_line():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode != 0 and "Traceback" not in run.stderr
     assert 'pip install "tablegym[distributed]"' in run.stderr + run.stdout
+    train = code.replace("['eval', 'trap', 'random', 'easy', '--games', '2',", "['train', 'trap',")
+    assert train != code
+    run = subprocess.run([sys.executable, "-c", train], capture_output=True, text=True)
+    assert run.returncode != 0 and "Traceback" not in run.stderr
+    assert 'pip install "tablegym[distributed]"' in run.stderr
     with pytest.raises(BackendError, match="unknown backend"):
         play_match(GAME, "random", "easy", games=2, backend="dask", game_options={"n": 5}, progress=False)
 
@@ -168,3 +173,42 @@ def test_trap_self_play_on_ray_equals_worker_processes(tmp_path):
     train(parse_args(common + ["--run-dir", str(tmp_path / "r"), "--backend", "ray"]))
     (_, w_p), (_, w_r) = _weights(tmp_path / "p" / "checkpoint.pt"), _weights(tmp_path / "r" / "checkpoint.pt")
     assert all(torch.equal(w_p[k], w_r[k]) for k in w_p)
+
+
+def dying_factory(game, spec):
+    """The usual agents, except that the first game to build one in a worker kills that worker
+    process (a node lost mid-run); the flag file and the driver are named by the environment."""
+    from tablegym.experiments.agents import make_agent
+
+    flag = os.environ["TABLEGYM_TEST_KILL_FLAG"]
+    if str(os.getpid()) != os.environ["TABLEGYM_TEST_DRIVER"] and not os.path.exists(flag):
+        open(flag, "w").close()
+        os._exit(1)
+    return make_agent(game, spec)
+
+
+def test_a_worker_killed_mid_match_is_retried_and_the_records_are_complete(tmp_path, monkeypatch):
+    flag = tmp_path / "killed"
+    monkeypatch.setenv("TABLEGYM_TEST_KILL_FLAG", str(flag))
+    monkeypatch.setenv("TABLEGYM_TEST_DRIVER", str(os.getpid()))
+    kw = {k: v for k, v in KW.items() if k != "games_per_pair"}
+    want = play_match(GAME, "random", "easy", games=6, **kw)
+    ray.shutdown()  # workers inherit the variable from a Ray instance started after it was set
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    got = play_match(GAME, "random", "easy", games=6, workers=2, backend="ray", agent_factory=dying_factory, **kw)
+    assert flag.exists()
+    assert untimed([got]) == untimed([want]) and games([got]) == games([want])
+
+
+def test_stop_after_on_ray_then_resume(tmp_path):
+    """--stop-after on Ray: no game starts after the limit, finished games are in the journal, and
+    the same command later completes the round robin as if played in one go."""
+    from tests.test_match_journal import slow_factory
+
+    whole = round_robin(GAME, SPECS, **KW)
+    path = tmp_path / "j.jsonl"
+    part = round_robin(GAME, SPECS, journal=path, workers=2, backend="ray", agent_factory=slow_factory,
+                       time_limit_s=0.5, **KW)
+    assert 0 < sum(r.games for r in part) < 12
+    rest = round_robin(GAME, SPECS, journal=path, workers=2, backend="ray", **KW)
+    assert untimed(rest) == untimed(whole) and games(rest) == games(whole)

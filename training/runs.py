@@ -192,13 +192,24 @@ def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, descripti
             parser.add_argument(flag, type=int, nargs="+", default=list(default), help=text)
         elif f.name in ("minutes",):
             parser.add_argument(flag, type=float, default=default, help=text)
-        elif f.name == "out":
+        elif f.name in ("out", "address"):
             parser.add_argument(flag, type=str, default=default, help=text)
+        elif f.name == "backend":
+            parser.add_argument(flag, choices=("process", "ray"), default=default, help=text)
         else:
             parser.add_argument(flag, type=type(default), default=default, help=text)
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="a rule option of the game (e.g. n=6)")
     ns = parser.parse_args(argv)
+    if getattr(ns, "backend", "process") == "ray":
+        from tablegym.training.parallel import BackendError, require_ray
+
+        try:
+            require_ray()
+        except BackendError as err:
+            parser.error(str(err))
+    if getattr(ns, "address", None) and ns.backend != "ray":
+        parser.error("--address is for --backend ray")
     options = {}
     for item in ns.option:
         key, eq, value = item.partition("=")
