@@ -212,3 +212,25 @@ def test_stop_after_on_ray_then_resume(tmp_path):
     assert 0 < sum(r.games for r in part) < 12
     rest = round_robin(GAME, SPECS, journal=path, workers=2, backend="ray", **KW)
     assert untimed(rest) == untimed(whole) and games(rest) == games(whole)
+
+
+def test_threes_trains_on_ray_chunks_that_learn_on_copies(tmp_path):
+    """The Threes trainer's Ray mode: each chunk learns on a copy of the current table and the
+    learner adds its changes. One chunk in flight is the in-process run (up to float32 rounding
+    of w + (w' - w)); two in flight learn too, every game counted."""
+    import numpy as np
+
+    from tablegym.envs.threes.ntuple import load_ntuple
+    from tablegym.envs.threes.train import parse_args, train
+
+    common = ["--games", "60", "--minutes", "0", "--log-every", "20", "--tuples", "h,0,1", "2,3,4", "--stage-ranks",
+              "--seed", "4"]
+    train(parse_args(common + ["--run-dir", str(tmp_path / "p")]), progress=False)
+    train(parse_args(common + ["--run-dir", str(tmp_path / "r"), "--backend", "ray"]), progress=False)
+    p, r = (load_ntuple(tmp_path / d / "checkpoint.pt").tables().weights for d in "pr")
+    assert np.abs(p).max() > 0 and np.allclose(p, r, rtol=1e-4, atol=1e-4)
+    train(parse_args(common + ["--run-dir", str(tmp_path / "r2"), "--backend", "ray", "--workers", "2"]), progress=False)
+    from tablegym.envs.threes.ntuple import load_ntuple_with_metadata
+
+    net, meta = load_ntuple_with_metadata(tmp_path / "r2" / "checkpoint.pt")
+    assert meta["games"] == 60 and np.abs(net.tables().weights).max() > 0

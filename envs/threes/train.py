@@ -57,6 +57,8 @@ class Args:
     stage_ranks: tuple[int, ...] = (11,)
     log_every: int = 1000  # games per TensorBoard point (and per chunk a worker plays)
     workers: int = 1  # processes learning into one shared table (Hogwild); 1 is deterministic
+    backend: str = "process"  # process (Hogwild, shared memory) or ray (chunks learn on a copy, deltas added here)
+    address: str | None = None  # with backend ray: the cluster to join
     save_minutes: float = 5.0
     out: str | None = None  # also write the final network here (e.g. the shipped checkpoint)
     out_prune: float = 20.0  # ... without the entries smaller than this (halves the file, README)
@@ -206,6 +208,30 @@ def _play_chunk(task: tuple) -> tuple[np.ndarray, float]:
         shm.close()
 
 
+def _delta_chunk(weights: np.ndarray, coherence: np.ndarray, config: NTupleConfig, n: int, seed: int, alpha: float,
+                 lam: float) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+    """``_run_chunk`` as a Ray task: it learns on its own copy of the weights it was sent (from the
+    object store) and returns what it changed, which the learner adds to the current table."""
+    w, c = weights.copy(), coherence.copy()
+    stats, dt = _run_chunk(n, seed, alpha, lam, w, config, c)
+    return stats, dt, w - weights, c - coherence
+
+
+class _RayChunk:
+    """A chunk running on Ray, with the interface of the pool's AsyncResult; ``get`` adds its
+    changes to the learner's weights (and coherence accumulators)."""
+
+    def __init__(self, ray, ref, weights: np.ndarray, coherence: np.ndarray) -> None:
+        self.ray, self.ref, self.weights, self.coherence = ray, ref, weights, coherence
+
+    def get(self) -> tuple[np.ndarray, float]:
+        stats, dt, dw, dc = self.ray.get(self.ref)
+        self.weights += dw
+        if self.coherence.size:
+            self.coherence += dc
+        return stats, dt
+
+
 def _shared_views(buf, size: int, tc: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The one layout of the shared block: the weights, then (with tc) the two coherence rows."""
     block = np.ndarray((3 if tc else 1, size), dtype=np.float32, buffer=buf)
@@ -253,8 +279,13 @@ def train(args: Args, progress: bool = True) -> Path:
             os.replace(tmp, coherence_file)
         return save_ntuple(path, net, meta, half=half, prune=prune)
 
-    pool, shm = None, None
-    if args.workers > 1:  # the tables move to shared memory, the module keeps viewing them
+    pool, shm, ray = None, None, None
+    if args.backend == "ray":  # chunks learn on copies sent through the object store; deltas come back
+        from tablegym.training.parallel import connect
+
+        ray = connect(args.workers, args.address)
+        remote_chunk = ray.remote(max_retries=3, num_cpus=1)(_delta_chunk)
+    elif args.workers > 1:  # the tables move to shared memory, the module keeps viewing them
         import multiprocessing as mp
         from multiprocessing import shared_memory
 
@@ -269,6 +300,9 @@ def train(args: Args, progress: bool = True) -> Path:
     weights = net.tables().weights
 
     def submit(n: int, seed: int):
+        if ray is not None:  # the current weights, once per chunk
+            ref = remote_chunk.remote(ray.put(weights), ray.put(coherence), config, n, seed, args.alpha, args.lam)
+            return _RayChunk(ray, ref, weights, coherence)
         if pool is None:
             return _Done(_run_chunk(n, seed, args.alpha, args.lam, weights, config, coherence))
         return pool.apply_async(_play_chunk, ((shm.name, size, config, n, seed, args.alpha, args.lam, args.tc),))
@@ -374,6 +408,10 @@ def parse_args(argv: list[str] | None = None) -> Args:
     p.add_argument("--log-every", type=int, default=d.log_every)
     p.add_argument("--workers", type=int, default=d.workers,
                    help="processes learning into one shared table (lock-free); 1 = deterministic")
+    p.add_argument("--backend", choices=("process", "ray"), default=d.backend,
+                   help="process: workers share the table (Hogwild); ray: each chunk learns on a copy of the "
+                        "current table sent through Ray's object store, and its changes are added here")
+    p.add_argument("--address", help="with --backend ray: the cluster to join (auto, HOST:PORT)")
     p.add_argument("--save-minutes", type=float, default=d.save_minutes)
     p.add_argument("--out", help="also write the final network here (float16, small entries pruned)")
     p.add_argument("--out-prune", type=float, default=d.out_prune,
@@ -383,8 +421,18 @@ def parse_args(argv: list[str] | None = None) -> Args:
         p.error("give a positive --minutes or --games budget")
     if not 0.0 <= a.lam <= 1.0 or a.alpha <= 0 or a.workers < 1:
         p.error("--lam must lie in [0, 1], --alpha be positive and --workers at least 1")
+    if a.address and a.backend != "ray":
+        p.error("--address is for --backend ray")
+    if a.backend == "ray":
+        from tablegym.training.parallel import BackendError, require_ray
+
+        try:
+            require_ray()
+        except BackendError as err:
+            p.error(str(err))
     return Args(run_dir=a.run_dir, minutes=a.minutes, games=a.games, alpha=a.alpha, lam=a.lam, seed=a.seed,
-                stage_ranks=tuple(a.stage_ranks), log_every=a.log_every, workers=a.workers,
+                stage_ranks=tuple(a.stage_ranks), log_every=a.log_every, workers=a.workers, backend=a.backend,
+                address=a.address,
                 save_minutes=a.save_minutes, out=a.out, out_prune=a.out_prune,
                 tuples=tuple(_parse_tuple(p, t) for t in a.tuples), init_from=a.init_from, tc=a.tc)
 
