@@ -234,3 +234,19 @@ def test_threes_trains_on_ray_chunks_that_learn_on_copies(tmp_path):
 
     net, meta = load_ntuple_with_metadata(tmp_path / "r2" / "checkpoint.pt")
     assert meta["games"] == 60 and np.abs(net.tables().weights).max() > 0
+
+
+def test_friday_self_play_on_ray_equals_worker_processes(tmp_path):
+    """Friday's games on Ray, the network of each iteration sent with them: the same games and
+    so the same trained network as on worker processes (two iterations, the second with a net)."""
+    import torch
+
+    from tablegym.envs.friday.learned import load_friday_model
+    from tablegym.envs.friday.train import train
+    from tests.test_friday_learned import _tiny
+
+    train(_tiny(tmp_path / "p", workers=2))
+    train(_tiny(tmp_path / "r", workers=2, backend="ray"))
+    (a, meta), (b, _) = (load_friday_model(tmp_path / d / "checkpoint.pt") for d in "pr")
+    assert meta["iteration"] == 2
+    assert all(torch.equal(p, q) for p, q in zip(a.state_dict().values(), b.state_dict().values()))

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import json
 import os
 import shutil
@@ -96,7 +97,7 @@ class Args:
     workers: int = 1
     """processes (or Ray tasks in flight) playing the self-play games"""
     backend: str = "process"
-    """where the games run: process or ray (the network's file must be readable by every worker)"""
+    """where the games run: process or ray (the network travels with the games)"""
     address: str | None = None
     """with backend ray: the cluster to join (auto, HOST:PORT); default a local Ray instance"""
     hidden: tuple[int, ...] = (64, 32)
@@ -164,11 +165,35 @@ def search_spec(args: Args, net_path: Path | None, *, evaluating: bool = False) 
             + (f",worlds={args.worlds}" if args.worlds > 1 and (net_path or not evaluating) else ""))
 
 
-def play_games(runner, spec: str, levels: list[int], seed: int, first: int, count: int) -> list[dict]:
+def play_games(runner, spec: str, levels: list[int], seed: int, first: int, count: int,
+               net_path: Path | None = None) -> list[dict]:
     """Games ``first..first+count-1``, game i at level ``levels[i % len(levels)]``, on ``runner``
-    (training.parallel: here, worker processes or Ray tasks; None: here)."""
+    (training.parallel: here, worker processes or Ray tasks; None: here). The network at
+    ``net_path`` (named in ``spec``) travels with the games, once per call on Ray, so workers on
+    other machines need no shared disk."""
     tasks = [(spec, levels[i % len(levels)], seed, i) for i in range(first, first + count)]
-    return (runner or InProcessExecutor()).map(play_recorded, tasks)
+    shared = (str(net_path), Path(net_path).read_bytes()) if net_path else ("", b"")
+    return (runner or InProcessExecutor()).map_shared(_play_with_network, shared, tasks)
+
+
+def _play_with_network(shared: tuple[str, bytes], task: tuple[str, int, int, int]) -> dict:
+    """``play_recorded`` with the network file named in the spec replaced by this machine's copy."""
+    path, data = shared
+    if path:
+        spec, level, seed, index = task
+        task = (spec.replace(path, _local_copy(path, data)), level, seed, index)
+    return play_recorded(task)
+
+
+@functools.lru_cache(maxsize=4)
+def _local_copy(path: str, data: bytes) -> str:
+    """The network's bytes as a file of this machine, named by their hash (written once)."""
+    local = Path(tempfile.gettempdir()) / f"tablegym-net-{hashlib.sha1(data).hexdigest()[:16]}{Path(path).suffix}"
+    if not local.exists():
+        tmp = local.with_name(f"{local.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, local)
+    return str(local)
 
 
 # ---- 2. what the network predicted --------------------------------------------------------------
@@ -267,7 +292,8 @@ def evaluate(runner, net_path: Path, args: Args, levels: list[int]) -> dict[str,
                        ("fridai", search_spec(args, None, evaluating=True))):
         out[name] = {}
         for level in levels:
-            games = play_games(runner, spec, [level], args.seed, 0, args.eval_games)
+            games = play_games(runner, spec, [level], args.seed, 0, args.eval_games,
+                               net_path if name == "learned" else None)
             out[name][level] = (float(np.mean([g["won"] for g in games])), float(np.mean([g["score"] for g in games])))
     return out
 
@@ -328,7 +354,7 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
             # 1. self-play with the current network (Fridai's score before the first fit)
             t0 = time.perf_counter()
             games = play_games(runner, search_spec(args, net_path), list(levels),
-                               args.seed + TRAIN_SEED_OFFSET, games_done, args.games_per_iter)
+                               args.seed + TRAIN_SEED_OFFSET, games_done, args.games_per_iter, net_path)
             gen_seconds = time.perf_counter() - t0
             games_done += len(games)
             iteration += 1
