@@ -7,12 +7,14 @@ from typing import Any, NamedTuple
 import gymnasium
 import numpy as np
 from gymnasium import spaces
+from numba import njit
 
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.starship.pipeline import Pipeline
-from tablegym.envs.starship.quality import VALIDITY_RULES, Quality, Validity, quality, validate
+from tablegym.envs.starship.quality import VALIDITY_RULES, Quality, Validity
+from tablegym.envs.starship.scoring import scored
 from tablegym.envs.starship.ship import (
-    ARMOR, BUNK, COCKPIT, CORRIDOR, DOOR, DX, DY, EMPTY, FACED, FACING, FIRST_PART, NUM_TILE_KINDS,
+    ARMOR, BUNK, COCKPIT, CORRIDOR, DOOR, DX, DY, EMPTY, FACED, FACING, FIRST_PART, KIND, NUM_TILE_KINDS,
     NUM_VARIANTS, PH, PW, PX, PY, QUARTERS, REACTOR, THRUSTER, WEAPON, AMMO, POWER, Ship, part_name,
 )
 from tablegym.envs.twoplayer import as_action
@@ -73,14 +75,24 @@ def observe(ship: Ship, cursor: tuple[int, int] | None) -> np.ndarray:
     """The (17, H, W) uint8 observation of ``ship`` (see ``StarshipEnv``)."""
     H, W = ship.shape
     obs = np.zeros((OBS_CHANNELS, H, W), np.uint8)
-    obs[:NUM_TILE_KINDS] = np.arange(NUM_TILE_KINDS)[:, None, None] == ship.tiles[None]
-    for row in ship.parts:
-        if row[0] in FACED:
-            y, x, h, w = int(row[PY]), int(row[PX]), int(row[PH]), int(row[PW])
-            obs[NUM_TILE_KINDS + int(row[FACING]), y : y + h, x : x + w] = 1
-    if cursor is not None:
-        obs[-1, cursor[0], cursor[1]] = 1
+    cy, cx = (-1, -1) if cursor is None else cursor
+    _observe(ship.tiles, ship.parts, cy, cx, obs)
     return obs
+
+
+@njit(cache=True)
+def _observe(tiles, parts, cy, cx, obs):
+    H, W = tiles.shape
+    for y in range(H):
+        for x in range(W):
+            obs[tiles[y, x], y, x] = 1
+    for p in range(parts.shape[0]):
+        if parts[p, KIND] == THRUSTER or parts[p, KIND] == WEAPON:
+            for y in range(parts[p, PY], parts[p, PY] + parts[p, PH]):
+                for x in range(parts[p, PX], parts[p, PX] + parts[p, PW]):
+                    obs[NUM_TILE_KINDS + parts[p, FACING], y, x] = 1
+    if cy >= 0:
+        obs[OBS_CHANNELS - 1, cy, cx] = 1
 
 
 class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
@@ -239,8 +251,7 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
         self._mask = np.ones(n_mask, np.int8)
         self._ship = self.pipeline.new_ship()
         self._cursor = (0, 0)
-        self._validity: Validity = validate(self._ship)
-        self._quality: Quality = quality(self._ship)
+        self._validity, self._quality = scored(self._ship)
         self._best = self._quality.score
         self._stale = 0
         self._changes = 0
@@ -300,8 +311,7 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
         }
 
     def _score(self) -> None:
-        self._validity = validate(self._ship)
-        self._quality = quality(self._ship)
+        self._validity, self._quality = scored(self._ship)  # validate() and quality(), in one compiled pass
 
     # -- Gymnasium API ----------------------------------------------------------------------
 

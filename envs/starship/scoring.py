@@ -1,0 +1,276 @@
+"""Validity and quality of a ship in one compiled pass (issue 33: an env step that costs little
+more than its edit).
+
+``score(tiles, parts)`` returns which of the four validity rules hold and the six quality terms,
+raw and in [0, 1], with the weighted score: the numbers of ``quality.validate`` and
+``quality.quality`` (their reference in the tests, equal to 1e-9), without the words. The
+env asks the Python rules for the words only for rules that fail, and only when they are read.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from tablegym.envs.starship import kernels as K
+from tablegym.envs.starship.quality import (CREW_SCALE, FIREPOWER_TARGET, QUALITY_WEIGHTS, VALIDITY_RULES, Check,
+                                            Quality, Validity)
+from tablegym.envs.starship.ship import (ARMOR, BACKWARD, BUNK, COCKPIT, CORRIDOR, DOOR, EMPTY, FACING, FORWARD, KIND,
+                                         PH, PW, PX, PY, QUARTERS, REACTOR, THRUSTER, TILE_NAMES, WEAPON, Ship)
+
+TERMS = tuple(QUALITY_WEIGHTS)
+"""The quality terms in ``score``'s order (``quality.QUALITY_WEIGHTS``'s)."""
+_WEIGHTS = np.array([QUALITY_WEIGHTS[k] for k in TERMS])
+NUM_RULES = 4
+RULE_NAMES = ("connected", "cockpit_and_reactor", "reachable", "backward_thruster")
+"""The names of ``quality.VALIDITY_RULES``' checks, in their order."""
+assert len(VALIDITY_RULES) == NUM_RULES
+
+
+@njit(cache=True)
+def _access(tiles, parts, p):
+    """The walkable tiles next to part ``p``'s footprint (``quality._access``)."""
+    H, W = tiles.shape
+    ys, xs = K.border_tiles(H, W, parts[p, PY], parts[p, PX], parts[p, PH], parts[p, PW])
+    keep = 0
+    for i in range(ys.shape[0]):
+        t = tiles[ys[i], xs[i]]
+        if t == CORRIDOR or t == DOOR:
+            ys[keep] = ys[i]
+            xs[keep] = xs[i]
+            keep += 1
+    return ys[:keep], xs[:keep]
+
+
+@njit(cache=True)
+def _reached(dist, ys, xs):
+    for i in range(ys.shape[0]):
+        if dist[ys[i], xs[i]] >= 0:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _count(parts, kind):
+    n = 0
+    first = -1
+    for p in range(parts.shape[0]):
+        if parts[p, KIND] == kind:
+            if first < 0:
+                first = p
+            n += 1
+    return n, first
+
+
+@njit(cache=True)
+def _reachable(tiles, parts, n_cockpits, cockpit, lost_parts, lost_doors):
+    """The reachability rule; the parts and doors not reached go to ``lost_parts`` / ``lost_doors``
+    (in the Python rule's order). Returns (ok, parts lost, doors lost, cockpit without access)."""
+    n_doors = 0
+    H, W = tiles.shape
+    for y in range(H):
+        for x in range(W):
+            if tiles[y, x] == DOOR:
+                n_doors += 1
+    others = parts.shape[0] - n_cockpits
+    if n_cockpits != 1:
+        return others == 0 and n_doors == 0, 0, 0, False
+    ys, xs = _access(tiles, parts, cockpit)
+    if ys.shape[0] == 0:
+        return others == 0 and n_doors == 0, 0, 0, True
+    dist = K.walk_distances(tiles, ys, xs, 0, 0, 0, 0)
+    n_parts = 0
+    for p in range(parts.shape[0]):
+        if parts[p, KIND] != COCKPIT:
+            py, px = _access(tiles, parts, p)
+            if not _reached(dist, py, px):
+                lost_parts[n_parts] = p
+                n_parts += 1
+    n_lost_doors = 0
+    for y in range(H):
+        for x in range(W):
+            if tiles[y, x] == DOOR and dist[y, x] < 0:
+                lost_doors[n_lost_doors, 0] = y
+                lost_doors[n_lost_doors, 1] = x
+                n_lost_doors += 1
+    return n_parts == 0 and n_lost_doors == 0, n_parts, n_lost_doors, False
+
+
+@njit(cache=True)
+def _working(rays, parts, p):
+    return K.face_clear(rays, parts[p, PY], parts[p, PX], parts[p, PH], parts[p, PW], parts[p, FACING])
+
+
+@njit(cache=True)
+def _crew_walking(tiles, parts):
+    H, W = tiles.shape
+    n_rooms = 0
+    n_dests = 0
+    for p in range(parts.shape[0]):
+        k = parts[p, KIND]
+        if k == QUARTERS or k == BUNK:
+            n_rooms += 1
+        elif k == COCKPIT or k == REACTOR or k == WEAPON:
+            n_dests += 1
+    if n_rooms == 0 or n_dests == 0:
+        return math.nan, 0.0
+    total = 0.0
+    for r in range(parts.shape[0]):
+        if parts[r, KIND] != QUARTERS and parts[r, KIND] != BUNK:
+            continue
+        ys, xs = _access(tiles, parts, r)
+        dist = K.walk_distances(tiles, ys, xs, 0, 0, 0, 0)
+        for d in range(parts.shape[0]):
+            k = parts[d, KIND]
+            if k != COCKPIT and k != REACTOR and k != WEAPON:
+                continue
+            dy, dx = _access(tiles, parts, d)
+            best = -1
+            for i in range(dy.shape[0]):
+                v = dist[dy[i], dx[i]]
+                if v >= 0 and (best < 0 or v < best):
+                    best = v
+            total += float(best) if best >= 0 else float(H + W)
+    raw = total / (n_rooms * n_dests)
+    return raw, CREW_SCALE / (CREW_SCALE + raw)
+
+
+@njit(cache=True)
+def score(tiles, parts):
+    """(rules: bool[4] in ``quality.VALIDITY_RULES``' order, raw: float[6], terms: float[6],
+    score, detail, lost parts, lost doors) of the ship ``tiles`` / ``parts`` (``Ship.tiles``,
+    ``Ship.parts``). ``detail``: pieces, cockpits, reactors, thrusters facing backwards, the
+    cockpit has no walkable tile next to it; the lost parts and doors are the reachability rule's
+    (what ``describe`` words)."""
+    H, W = tiles.shape
+    rules = np.zeros(NUM_RULES, np.bool_)
+    detail = np.zeros(5, np.int64)
+    lost_parts = np.empty(parts.shape[0], np.int64)
+    lost_doors = np.empty((H * W, 2), np.int64)
+    raw = np.full(6, np.nan)
+    terms = np.zeros(6)
+    _, pieces = K.components(tiles != EMPTY)
+    rules[0] = pieces == 1
+    n_cockpits, cockpit = _count(parts, COCKPIT)
+    n_reactors, reactor = _count(parts, REACTOR)
+    rules[1] = n_cockpits == 1 and n_reactors == 1
+    rules[2], n_lost, n_lost_doors, no_access = _reachable(tiles, parts, n_cockpits, cockpit, lost_parts, lost_doors)
+    rays = K.clear_rays(tiles)
+    # the ship's tiles, their centre of mass and extent
+    n = 0
+    sy = 0.0
+    sx = 0.0
+    armor = 0
+    y_lo = H
+    y_hi = -1
+    for y in range(H):
+        for x in range(W):
+            t = tiles[y, x]
+            if t != EMPTY:
+                n += 1
+                sy += y
+                sx += x
+                y_lo = min(y_lo, y)
+                y_hi = max(y_hi, y)
+                if t == ARMOR:
+                    armor += 1
+    cy = sy / n if n else 0.0
+    cx = sx / n if n else 0.0
+    # cockpit_protection
+    if n_cockpits:
+        hull = K.hull_distance(tiles)
+        y0, x0, h, w = parts[cockpit, PY], parts[cockpit, PX], parts[cockpit, PH], parts[cockpit, PW]
+        low = hull[y0, x0]
+        for y in range(y0, y0 + h):
+            for x in range(x0, x0 + w):
+                low = min(low, hull[y, x])
+        raw[0] = float(low)
+        terms[0] = raw[0] / max(float(hull.max()), 1.0)
+    else:
+        raw[0] = 0.0
+    # reactor_centrality
+    if n_reactors and n:
+        ry = parts[reactor, PY] + (parts[reactor, PH] - 1) / 2.0
+        rx = parts[reactor, PX] + (parts[reactor, PW] - 1) / 2.0
+        raw[1] = math.hypot(ry - cy, rx - cx)
+        radius = 0.0
+        for y in range(H):
+            for x in range(W):
+                if tiles[y, x] != EMPTY:
+                    radius = max(radius, math.hypot(y - cy, x - cx))
+        terms[1] = max(0.0, 1.0 - raw[1] / max(radius, 1.0))
+    # thrust_balance, and the backward-thruster rule
+    thrust = 0.0
+    moment = 0.0
+    for p in range(parts.shape[0]):
+        if parts[p, KIND] == THRUSTER and parts[p, FACING] == BACKWARD and _working(rays, parts, p):
+            a = float(parts[p, PH] * parts[p, PW])
+            thrust += a
+            moment += a * (parts[p, PY] + (parts[p, PH] - 1) / 2.0)
+    rules[3] = thrust > 0
+    backward = 0
+    for p in range(parts.shape[0]):
+        if parts[p, KIND] == THRUSTER and parts[p, FACING] == BACKWARD:
+            backward += 1
+    detail[0] = pieces
+    detail[1] = n_cockpits
+    detail[2] = n_reactors
+    detail[3] = backward
+    detail[4] = no_access
+    if thrust > 0 and n:
+        raw[2] = abs(moment / thrust - cy)
+        terms[2] = max(0.0, 1.0 - raw[2] / max((y_hi - y_lo + 1.0) / 2.0, 1.0))
+    # forward_firepower
+    points = 0.0
+    for p in range(parts.shape[0]):
+        if parts[p, KIND] == WEAPON and parts[p, FACING] == FORWARD and _working(rays, parts, p):
+            points += parts[p, PH] * parts[p, PW]
+    raw[3] = points
+    terms[3] = min(points / FIREPOWER_TARGET, 1.0)
+    raw[4], terms[4] = _crew_walking(tiles, parts)
+    raw[5] = armor / n if n else 0.0
+    terms[5] = raw[5]
+    total = 0.0
+    for i in range(6):
+        total += _WEIGHTS[i] * terms[i]
+    return rules, raw, terms, total / _WEIGHTS.sum(), detail, lost_parts[:n_lost], lost_doors[:n_lost_doors]
+
+
+def scored(ship: Ship) -> tuple[Validity, Quality]:
+    """``(validate(ship), quality(ship))`` from one compiled pass: the same checks, reasons and
+    numbers (the reasons worded here from what the pass found)."""
+    rules, raw, terms, total, detail, lost_parts, lost_doors = score(ship.tiles, ship.parts)
+    pieces, n_cockpits, n_reactors, backward, no_access = (int(v) for v in detail)
+    checks = []
+    for rule, ok in zip(RULE_NAMES, rules):
+        checks.append(Check(rule, True) if ok else Check(rule, False, _reason(ship, rule, pieces, n_cockpits,
+                                                                             n_reactors, backward, no_access,
+                                                                             lost_parts, lost_doors)))
+    quality = Quality({k: float(raw[i]) for i, k in enumerate(TERMS)},
+                      {k: float(terms[i]) for i, k in enumerate(TERMS)}, float(total))
+    return Validity(tuple(checks)), quality
+
+
+def _reason(ship: Ship, rule: str, pieces: int, n_cockpits: int, n_reactors: int, backward: int, no_access: int,
+            lost_parts: np.ndarray, lost_doors: np.ndarray) -> str:
+    """A failed rule's words, as the Python rule (quality.py) gives them."""
+    if rule == "connected":
+        return "the ship has no tiles" if pieces == 0 else \
+            f"the ship is in {pieces} pieces (its tiles must form one 4-connected piece)"
+    if rule == "cockpit_and_reactor":
+        return "; ".join(f"the ship has {n} {TILE_NAMES[kind]}s (it needs exactly one)"
+                         for kind, n in ((COCKPIT, n_cockpits), (REACTOR, n_reactors)) if n != 1)
+    if rule == "reachable":
+        if n_cockpits != 1:
+            return f"reachability is measured from the one cockpit, and there are {n_cockpits}"
+        if no_access:
+            return "the cockpit has no walkable tile next to it"
+        lost = [f"{TILE_NAMES[int(ship.parts[p, KIND])]} at (y={int(ship.parts[p, PY])}, x={int(ship.parts[p, PX])})"
+                for p in lost_parts]
+        lost += [f"door at (y={int(y)}, x={int(x)})" for y, x in lost_doors]
+        more = f" and {len(lost) - 5} more" if len(lost) > 5 else ""
+        return f"not reachable from the cockpit: {', '.join(lost[:5])}{more}"
+    why = f" ({backward} face backwards but their exhaust is blocked by the ship)" if backward else ""
+    return f"no thruster facing backwards{why}"
