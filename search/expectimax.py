@@ -184,7 +184,12 @@ def _compiled(state: KernelState, evaluator: Evaluator, depth: int, prob_cutoff:
     values: dict[int, float] = {}
     best = None
     for a in state.legal_actions():
-        c = _child(s, a, 0, k.push, stack, undo)
+        if undo:  # as _child does, here in Python: a compiled call would specialise on the dispatcher
+            c = s
+        else:
+            c = stack[1]
+            c[:] = s
+        k.push(c, a)
         values[a] = float(_value(c, depth - 1, 1.0, 1, me, k.moves, k.push, k.pop, k.to_move, k.outcome, k.chance,
                                  evaluator.kernel, evaluator.params, bufs, probs, stack, undo, counters,
                                  float(prob_cutoff)))
