@@ -288,3 +288,41 @@ def test_the_compiled_scoring_and_observation_equal_the_python_ones():
                 assert np.array_equal(observe(ship, cursor), reference_observe(ship, cursor))
                 assert np.array_equal(observe(ship, None), reference_observe(ship, None))
     assert failed == {"connected", "cockpit_and_reactor", "reachable", "backward_thruster"}
+
+
+@pytest.mark.parametrize("representation", ["narrow", "turtle"])
+def test_masks_allow_exactly_the_writes_that_change_the_ship_and_can_lead_to_a_valid_one(representation):
+    from tablegym.envs.starship.env import StarshipEnv
+
+    env = StarshipEnv(representation=representation, start="random", masks=True)
+    env.reset(seed=3)
+    first = 1 if representation == "narrow" else 4
+    rng = np.random.default_rng(0)
+    checked = forbidden_parts = 0
+    for _ in range(60):
+        mask = env.action_masks()
+        assert mask[:first].all()
+        kinds = env.ship.parts[:, 0]
+        for b, brush in enumerate(BRUSHES):
+            ship = env.ship
+            changed = apply_edit(ship, brush, *env.unwrapped._cursor)
+            second = brush.kind in (COCKPIT, REACTOR) and (kinds == brush.kind).any()
+            assert mask[first + b] == (changed and not second)
+            forbidden_parts += bool(second and changed)
+            checked += 1
+        legal = np.flatnonzero(mask)
+        env.step(int(rng.choice(legal)))
+    assert checked == 60 * NUM_BRUSHES and forbidden_parts > 0
+
+
+def test_the_gated_reward_pays_quality_only_for_a_valid_ship():
+    from tablegym.envs.starship.env import StarshipEnv
+
+    for start in ("random", "partial"):
+        env = StarshipEnv(start=start, reward="gated")
+        env.reset(seed=1)
+        rules = env.validity.passed / 4
+        assert env.potential() == pytest.approx(rules + (env.quality.score if env.validity.ok else 0.0))
+        assert not env.validity.ok or env.potential() > rules
+    with pytest.raises(ValueError, match="reward must be one of"):
+        StarshipEnv(reward="shaped")

@@ -15,7 +15,7 @@ from tablegym.envs.starship.quality import VALIDITY_RULES, Quality, Validity
 from tablegym.envs.starship.scoring import scored
 from tablegym.envs.starship.ship import (
     ARMOR, BUNK, COCKPIT, CORRIDOR, DOOR, DX, DY, EMPTY, FACED, FACING, FIRST_PART, KIND, NUM_TILE_KINDS,
-    NUM_VARIANTS, PH, PW, PX, PY, QUARTERS, REACTOR, THRUSTER, WEAPON, AMMO, POWER, Ship, part_name,
+    NUM_VARIANTS, PH, PW, PX, PY, QUARTERS, REACTOR, THRUSTER, WEAPON, AMMO, POWER, Ship, footprint, part_name,
 )
 from tablegym.envs.twoplayer import as_action
 
@@ -41,7 +41,11 @@ BRUSHES: tuple[Brush, ...] = (
 12 thrusters (3 sizes x 4 facings) and 8 weapons (2 sizes x 4 facings)."""
 NUM_BRUSHES = len(BRUSHES)
 FIRST_BRUSH_PART = next(i for i, b in enumerate(BRUSHES) if b.kind >= FIRST_PART)
+_BRUSH_KIND = np.array([b.kind for b in BRUSHES], np.int64)
+_BRUSH_H = np.array([footprint(b.kind, b.variant, b.facing)[0] if b.kind >= FIRST_PART else 1 for b in BRUSHES], np.int64)
+_BRUSH_W = np.array([footprint(b.kind, b.variant, b.facing)[1] if b.kind >= FIRST_PART else 1 for b in BRUSHES], np.int64)
 REPRESENTATIONS = ("narrow", "turtle", "wide")
+REWARDS = ("potential", "gated")
 STARTS = ("empty", "random", "partial")
 OBS_CHANNELS = NUM_TILE_KINDS + 4 + 1
 """Tile kind one-hot (12), facing one-hot of thruster/weapon tiles (4), the cursor (1)."""
@@ -69,6 +73,28 @@ def apply_edit(ship: Ship, brush: Brush, y: int, x: int) -> bool:
         return False
     ship._stamp(kind, variant, facing if kind in FACED else 0, y, x)
     return True
+
+
+@njit(cache=True)
+def brush_mask(tiles, part, y, x, has_cockpit, has_reactor, out):
+    """``out[b]``: whether brush ``b`` at (y, x) changes the ship and can still lead to a valid
+    one: a tile brush that writes another tile (or takes a part out), a part brush whose footprint
+    fits, except a second cockpit or reactor (a ship with two never becomes valid by adding)."""
+    H, W = tiles.shape
+    for b in range(out.shape[0]):
+        kind = _BRUSH_KIND[b]
+        if kind < FIRST_PART:
+            out[b] = part[y, x] >= 0 or tiles[y, x] != kind
+            continue
+        h = _BRUSH_H[b]
+        w = _BRUSH_W[b]
+        ok = y + h <= H and x + w <= W and not (kind == COCKPIT and has_cockpit) and not (kind == REACTOR and has_reactor)
+        if ok:
+            for yy in range(y, y + h):
+                for xx in range(x, x + w):
+                    if part[yy, xx] >= 0:
+                        ok = False
+        out[b] = ok
 
 
 def observe(ship: Ship, cursor: tuple[int, int] | None) -> np.ndarray:
@@ -129,7 +155,10 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
     (small, large; each facing forward, starboard, backward, port).
     Every action is legal (a write that does not fit is a no-op); ``info["action_mask"]`` and
     ``action_masks()`` are all ones (for "wide", one entry per value of each dimension, the
-    sb3-contrib MultiDiscrete layout). An action outside the space raises a ``ValueError``.
+    sb3-contrib MultiDiscrete layout). With ``masks=True`` they allow only the writes that change
+    the ship and can still lead to a valid one: no write of the tile already there, no part
+    that does not fit, no second cockpit or reactor (for "wide": the last two only). An action
+    outside the space raises a ``ValueError``.
 
     ## Observation Space
 
@@ -150,7 +179,9 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
     passed) / 4``: the change of the weighted quality score (in [0, 1], ``quality.quality``)
     plus the validity bonus, paid in quarters as each of the four validity rules starts to
     hold (and taken back when one breaks). The return of an episode is ``phi(end) -
-    phi(start)``; ``info["quality"]`` and ``info["valid"]`` give the two parts.
+    phi(start)``; ``info["quality"]`` and ``info["valid"]`` give the two parts. With
+    ``reward="gated"`` the quality score counts in ``phi`` only while the ship is valid, so no
+    quality term pays for a ship that breaks a rule.
 
     ## Starting State
 
@@ -181,6 +212,7 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
     - ``start``: "partial" (default), "empty" or "random" (see Starting State).
     - ``size``: grid side (default 32) or (height, width).
     - ``partial_stages``: stages (1-14) the generator runs for ``start="partial"``.
+    - ``reward``: "potential" (default) or "gated" (see Rewards); ``masks``: see Action Space.
     - ``generator``: keyword options of the generator ``Pipeline`` (stage parameters; ``size``
       comes from ``size``).
     - ``validity_bonus``: weight of validity in the reward (default 1.0).
@@ -211,6 +243,8 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
         partial_stages: int = 6,
         generator: dict[str, Any] | None = None,
         validity_bonus: float = 1.0,
+        reward: str = "potential",
+        masks: bool = False,
         max_changes: int | None = None,
         patience: int | None = None,
         max_steps: int | None = None,
@@ -220,6 +254,8 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
             raise ValueError(f"representation must be one of {REPRESENTATIONS}, got {representation!r}")
         if start not in STARTS:
             raise ValueError(f"start must be one of {STARTS}, got {start!r}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         if not 1 <= partial_stages <= 14:
@@ -236,6 +272,8 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
         self.start = start
         self.partial_stages = partial_stages
         self.validity_bonus = float(validity_bonus)
+        self.reward = reward
+        self.masks = bool(masks)
         self.max_changes = H * W // 5 if max_changes is None else int(max_changes)
         self.patience = H * W if patience is None else int(patience)
         self.max_steps = 4 * H * W if max_steps is None else int(max_steps)
@@ -274,12 +312,33 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
         return self._quality
 
     def potential(self) -> float:
-        """phi: the quality score plus the validity bonus for the rules that hold (see Rewards)."""
-        return self._quality.score + self.validity_bonus * self._validity.passed / len(VALIDITY_RULES)
+        """phi: the quality score plus the validity bonus for the rules that hold; with
+        ``reward="gated"``, the quality score counts only once the ship is valid (see Rewards)."""
+        rules = self.validity_bonus * self._validity.passed / len(VALIDITY_RULES)
+        if self.reward == "gated" and not self._validity.ok:
+            return rules
+        return self._quality.score + rules
 
     def action_masks(self) -> np.ndarray:
-        """All True: every action is legal (sb3-contrib MaskablePPO's hook)."""
+        """The legal actions (sb3-contrib MaskablePPO's hook): all True, or with ``masks`` the
+        writes that change the ship and can still lead to a valid one (see Action Space)."""
         return self._mask.astype(bool)
+
+    def _update_mask(self) -> None:
+        if not self.masks:
+            return
+        kinds = self._ship.parts[:, KIND]
+        has_cockpit, has_reactor = bool((kinds == COCKPIT).any()), bool((kinds == REACTOR).any())
+        if self.representation == "wide":  # one entry per value of each dimension: the brush only
+            H, W = self.pipeline.size
+            self._mask[:H + W] = 1
+            self._mask[H + W + 4] = not has_cockpit  # BRUSHES[4] is the cockpit, [5] the reactor
+            self._mask[H + W + 5] = not has_reactor
+            return
+        first = 1 if self.representation == "narrow" else 4
+        out = np.empty(NUM_BRUSHES, np.bool_)
+        brush_mask(self._ship.tiles, self._ship.part, self._cursor[0], self._cursor[1], has_cockpit, has_reactor, out)
+        self._mask[first:] = out
 
     def _start_ship(self) -> Ship:
         rng = self.np_random
@@ -327,6 +386,7 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
         self._best = self._quality.score
         self._stale = self._changes = self._steps = 0
         self._done = False
+        self._update_mask()
         return self._observation(), self._info()
 
     def _decode(self, action: Any) -> tuple[int, int, int, int]:
@@ -376,6 +436,7 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
         terminated = self._validity.ok and (self._changes >= self.max_changes or self._stale >= self.patience)
         truncated = not terminated and self._steps >= self.max_steps
         self._done = terminated or truncated
+        self._update_mask()
         return self._observation(), float(reward), terminated, truncated, self._info()
 
     def render(self) -> str | np.ndarray | None:

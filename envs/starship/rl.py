@@ -99,7 +99,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch.utils.tensorboard import SummaryWriter
 
-from tablegym.envs.starship.env import REPRESENTATIONS, STARTS
+from tablegym.envs.starship.env import REPRESENTATIONS, REWARDS, STARTS
 from tablegym.envs.starship.quality import QUALITY_WEIGHTS, quality, validate
 from tablegym.envs.starship.ship import PART_FIELDS, Ship
 from tablegym.experiments.game_runs import recorded, run_tasks
@@ -132,6 +132,10 @@ class Args:
     """the grid's side in tiles"""
     max_steps: int | None = None
     """the env's step limit per episode (default: the env's, 4 * size * size)"""
+    reward: str = "potential"
+    """the env's reward: potential (quality + validity bonus) or gated (quality only once valid)"""
+    masks: bool = False
+    """the env's action masks (no no-op writes, no second cockpit or reactor), learned with sb3-contrib's MaskablePPO"""
     seed: int = 0
     """seeds python, numpy and torch, the training envs, PPO, and the random-edits policy"""
     episodes: int = 200
@@ -176,7 +180,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     """``Args`` from command-line flags named after its fields (``--n-envs 8``, ``--no-progress``)."""
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     docs = field_help(Args)
-    choices = {"representation": REPRESENTATIONS, "start": STARTS}
+    choices = {"representation": REPRESENTATIONS, "start": STARTS, "reward": REWARDS}
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
         if isinstance(f.default, bool):
@@ -201,6 +205,10 @@ def env_kwargs(args: Args) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"representation": args.representation, "start": args.start, "size": args.size}
     if args.max_steps is not None:
         kwargs["max_steps"] = args.max_steps
+    if args.reward != "potential":
+        kwargs["reward"] = args.reward
+    if args.masks:
+        kwargs["masks"] = True
     return kwargs
 
 
@@ -251,11 +259,12 @@ class CursorView(BaseFeaturesExtractor):
 
 def build_model(env, args: Args):
     """PPO with this experiment's network and hyper-parameters (see the module doc)."""
+    from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
 
     policy_kwargs = dict(features_extractor_class=CursorView, features_extractor_kwargs=dict(radius=args.crop_radius),
                          net_arch=dict(pi=[128], vf=[128]), activation_fn=torch.nn.ReLU, normalize_images=False)
-    return PPO("MlpPolicy", env, learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
+    return (MaskablePPO if args.masks else PPO)("MlpPolicy", env, learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
                n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
                ent_coef=args.ent_coef, vf_coef=args.vf_coef, policy_kwargs=policy_kwargs,
                seed=args.seed, device="cpu", verbose=0)
@@ -366,12 +375,13 @@ def _env(kwargs_json: str) -> gymnasium.Env:
 
 
 @functools.lru_cache(maxsize=2)
-def _model(path: str):
-    """The saved PPO model, loaded once per process."""
+def _model(path: str, masks: bool = False):
+    """The saved PPO (or MaskablePPO) model, loaded once per process."""
+    from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
 
     torch.set_num_threads(1)
-    return PPO.load(path, device="cpu")
+    return (MaskablePPO if masks else PPO).load(path, device="cpu")
 
 
 def run_episode(env: gymnasium.Env, seed: int, policy: Callable[[np.ndarray], Any] | None) -> tuple[Ship, dict]:
@@ -395,7 +405,8 @@ def play_one(task: tuple[dict, int, str, str, int, bool]) -> dict:
     ident, seed, kwargs_json, model_path, run_seed, keep = task
     row = ident["row"]
     env = _env(kwargs_json)
-    model = _model(model_path) if row == "ppo" else None
+    masks = bool(json.loads(kwargs_json).get("masks", False))
+    model = _model(model_path, masks) if row == "ppo" else None
     start = time.perf_counter()
     if row == "staged":
         ship, info = env.unwrapped.pipeline.generate(seed), {}
@@ -404,6 +415,9 @@ def play_one(task: tuple[dict, int, str, str, int, bool]) -> dict:
     elif row == "random":
         env.action_space.seed(policy_seed(run_seed, seed))
         ship, info = run_episode(env, seed, lambda obs: env.action_space.sample())
+    elif model is not None and masks:
+        ship, info = run_episode(env, seed, lambda obs: model.predict(obs, deterministic=True,
+                                                                      action_masks=env.unwrapped.action_masks())[0])
     elif model is not None:
         ship, info = run_episode(env, seed, lambda obs: model.predict(obs, deterministic=True)[0])
     else:
