@@ -399,10 +399,8 @@ def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from tablegym.training.parallel import BackendError, check_backend
 
     game, options = _game_from_args(parser, args)
-    if args.address and args.backend != "ray":
-        parser.error("--address is for --backend ray")
     try:
-        check_backend(args.backend)
+        check_backend(args.backend, args.address)
     except BackendError as err:
         raise CommandError(str(err)) from None
     if game.spec.num_players == 1:

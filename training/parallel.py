@@ -39,9 +39,13 @@ def require_ray() -> Any:
     return ray
 
 
-def check_backend(backend: str) -> None:
+def check_backend(backend: str, address: str | None = None) -> None:
+    """Refuse, in one line, an unknown backend, an ``address`` without the Ray backend, or the
+    Ray backend without Ray (what every command line and entry point checks up front)."""
     if backend not in BACKENDS:
         raise BackendError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
+    if address and backend != "ray":
+        raise BackendError("--address is for --backend ray")
     if backend == "ray":
         require_ray()
 

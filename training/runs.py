@@ -201,15 +201,13 @@ def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, descripti
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="a rule option of the game (e.g. n=6)")
     ns = parser.parse_args(argv)
-    if getattr(ns, "backend", "process") == "ray":
-        from tablegym.training.parallel import BackendError, require_ray
+    if hasattr(ns, "backend"):
+        from tablegym.training.parallel import BackendError, check_backend
 
         try:
-            require_ray()
+            check_backend(ns.backend, ns.address)
         except BackendError as err:
             parser.error(str(err))
-    if getattr(ns, "address", None) and ns.backend != "ray":
-        parser.error("--address is for --backend ray")
     options = {}
     for item in ns.option:
         key, eq, value = item.partition("=")

@@ -45,6 +45,7 @@ _BRUSH_KIND = np.array([b.kind for b in BRUSHES], np.int64)
 _BRUSH_H = np.array([footprint(b.kind, b.variant, b.facing)[0] if b.kind >= FIRST_PART else 1 for b in BRUSHES], np.int64)
 _BRUSH_W = np.array([footprint(b.kind, b.variant, b.facing)[1] if b.kind >= FIRST_PART else 1 for b in BRUSHES], np.int64)
 REPRESENTATIONS = ("narrow", "turtle", "wide")
+_COCKPIT_BRUSH, _REACTOR_BRUSH = BRUSHES.index(Brush(COCKPIT)), BRUSHES.index(Brush(REACTOR))
 REWARDS = ("potential", "gated")
 STARTS = ("empty", "random", "partial")
 OBS_CHANNELS = NUM_TILE_KINDS + 4 + 1
@@ -332,13 +333,12 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
         if self.representation == "wide":  # one entry per value of each dimension: the brush only
             H, W = self.pipeline.size
             self._mask[:H + W] = 1
-            self._mask[H + W + 4] = not has_cockpit  # BRUSHES[4] is the cockpit, [5] the reactor
-            self._mask[H + W + 5] = not has_reactor
+            self._mask[H + W + _COCKPIT_BRUSH] = not has_cockpit
+            self._mask[H + W + _REACTOR_BRUSH] = not has_reactor
             return
-        first = 1 if self.representation == "narrow" else 4
-        out = np.empty(NUM_BRUSHES, np.bool_)
-        brush_mask(self._ship.tiles, self._ship.part, self._cursor[0], self._cursor[1], has_cockpit, has_reactor, out)
-        self._mask[first:] = out
+        first = 1 if self.representation == "narrow" else 4  # the keep / move actions stay allowed
+        brush_mask(self._ship.tiles, self._ship.part, self._cursor[0], self._cursor[1], has_cockpit, has_reactor,
+                   self._mask[first:])
 
     def _start_ship(self) -> Ship:
         rng = self.np_random

@@ -421,15 +421,12 @@ def parse_args(argv: list[str] | None = None) -> Args:
         p.error("give a positive --minutes or --games budget")
     if not 0.0 <= a.lam <= 1.0 or a.alpha <= 0 or a.workers < 1:
         p.error("--lam must lie in [0, 1], --alpha be positive and --workers at least 1")
-    if a.address and a.backend != "ray":
-        p.error("--address is for --backend ray")
-    if a.backend == "ray":
-        from tablegym.training.parallel import BackendError, require_ray
+    from tablegym.training.parallel import BackendError, check_backend
 
-        try:
-            require_ray()
-        except BackendError as err:
-            p.error(str(err))
+    try:
+        check_backend(a.backend, a.address)
+    except BackendError as err:
+        p.error(str(err))
     return Args(run_dir=a.run_dir, minutes=a.minutes, games=a.games, alpha=a.alpha, lam=a.lam, seed=a.seed,
                 stage_ranks=tuple(a.stage_ranks), log_every=a.log_every, workers=a.workers, backend=a.backend,
                 address=a.address,
