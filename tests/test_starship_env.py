@@ -326,3 +326,36 @@ def test_the_gated_reward_pays_quality_only_for_a_valid_ship():
         assert not env.validity.ok or env.potential() > rules
     with pytest.raises(ValueError, match="reward must be one of"):
         StarshipEnv(reward="shaped")
+
+
+@pytest.mark.parametrize("representation", ["narrow", "turtle"])
+def test_build_masks_allow_exactly_the_writes_that_keep_one_ship_with_its_cockpit_and_reactor(representation):
+    """From the generator's one-piece start, a "build" write is allowed iff it changes the ship,
+    keeps its one cockpit and one reactor where they are, empties no tile and leaves the ship in
+    one piece (checked by making every write on a copy); a walk of allowed writes keeps all that."""
+    env = StarshipEnv(representation=representation, masks="build")
+    env.reset(seed=5)
+    first = 1 if representation == "narrow" else 4
+    rng = np.random.default_rng(1)
+
+    def fixed(ship):
+        return sorted(tuple(int(v) for v in row) for row in ship.parts if row[0] in (COCKPIT, REACTOR))
+
+    allowed = refused = 0
+    for _ in range(400):  # narrow: rows 0-12 of the 32 x 32 grid, into the ship
+        mask = env.action_masks()
+        assert mask[:first].all()
+        before = env.ship
+        for b, brush in enumerate(BRUSHES):
+            ship = before.copy()
+            changed = apply_edit(ship, brush, *env.unwrapped._cursor)
+            keeps = (fixed(ship) == fixed(before) and not ((ship.tiles == EMPTY) & (before.tiles != EMPTY)).any()
+                     and K.components(ship.tiles != EMPTY)[1] == 1)
+            assert mask[first + b] == (changed and keeps), (brush, env.unwrapped._cursor)
+            allowed += bool(mask[first + b])
+            refused += bool(changed and not keeps)
+        env.step(int(rng.choice(np.flatnonzero(mask))))
+        assert env.validity.checks[0].ok and env.validity.checks[1].ok
+    assert allowed > 0 and refused > 0
+    with pytest.raises(ValueError, match="masks must be one of"):
+        StarshipEnv(masks="strict")

@@ -45,8 +45,9 @@ _BRUSH_KIND = np.array([b.kind for b in BRUSHES], np.int64)
 _BRUSH_H = np.array([footprint(b.kind, b.variant, b.facing)[0] if b.kind >= FIRST_PART else 1 for b in BRUSHES], np.int64)
 _BRUSH_W = np.array([footprint(b.kind, b.variant, b.facing)[1] if b.kind >= FIRST_PART else 1 for b in BRUSHES], np.int64)
 REPRESENTATIONS = ("narrow", "turtle", "wide")
-_COCKPIT_BRUSH, _REACTOR_BRUSH = BRUSHES.index(Brush(COCKPIT)), BRUSHES.index(Brush(REACTOR))
+_COCKPIT_BRUSH, _REACTOR_BRUSH, _EMPTY_BRUSH = (BRUSHES.index(Brush(k)) for k in (COCKPIT, REACTOR, EMPTY))
 REWARDS = ("potential", "gated")
+MASKS = ("none", "repairable", "build")
 STARTS = ("empty", "random", "partial")
 OBS_CHANNELS = NUM_TILE_KINDS + 4 + 1
 """Tile kind one-hot (12), facing one-hot of thruster/weapon tiles (4), the cursor (1)."""
@@ -77,25 +78,43 @@ def apply_edit(ship: Ship, brush: Brush, y: int, x: int) -> bool:
 
 
 @njit(cache=True)
-def brush_mask(tiles, part, y, x, has_cockpit, has_reactor, out):
+def brush_mask(tiles, part, parts, y, x, has_cockpit, has_reactor, build, out):
     """``out[b]``: whether brush ``b`` at (y, x) changes the ship and can still lead to a valid
     one: a tile brush that writes another tile (or takes a part out), a part brush whose footprint
-    fits, except a second cockpit or reactor (a ship with two never becomes valid by adding)."""
+    fits, except a second cockpit or reactor (a ship with two never becomes valid by adding).
+
+    With ``build`` also: nothing is written on the cockpit or the reactor (the ship keeps the
+    ones it has), no tile is emptied, and a write lands on the ship or next to it (a write
+    away from it would start a second piece)."""
     H, W = tiles.shape
+    p = part[y, x]
+    if build and p >= 0 and (parts[p, KIND] == COCKPIT or parts[p, KIND] == REACTOR):
+        out[:] = False
+        return
+    near = tiles[y, x] != EMPTY
+    if build and not near:
+        for d in range(4):
+            yy, xx = y + DY[d], x + DX[d]
+            if 0 <= yy < H and 0 <= xx < W and tiles[yy, xx] != EMPTY:
+                near = True
     for b in range(out.shape[0]):
         kind = _BRUSH_KIND[b]
         if kind < FIRST_PART:
-            out[b] = part[y, x] >= 0 or tiles[y, x] != kind
+            out[b] = (p >= 0 or tiles[y, x] != kind) and not (build and (kind == EMPTY or not near))
             continue
         h = _BRUSH_H[b]
         w = _BRUSH_W[b]
         ok = y + h <= H and x + w <= W and not (kind == COCKPIT and has_cockpit) and not (kind == REACTOR and has_reactor)
+        touches = not build
         if ok:
-            for yy in range(y, y + h):
-                for xx in range(x, x + w):
-                    if part[yy, xx] >= 0:
+            for yy in range(max(y - 1, 0), min(y + h + 1, H)):
+                for xx in range(max(x - 1, 0), min(x + w + 1, W)):
+                    rows, cols = y <= yy < y + h, x <= xx < x + w
+                    if rows and cols and part[yy, xx] >= 0:
                         ok = False
-        out[b] = ok
+                    if (rows or cols) and tiles[yy, xx] != EMPTY:  # on the footprint or 4-next to it
+                        touches = True
+        out[b] = ok and touches
 
 
 def observe(ship: Ship, cursor: tuple[int, int] | None) -> np.ndarray:
@@ -156,10 +175,13 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
     (small, large; each facing forward, starboard, backward, port).
     Every action is legal (a write that does not fit is a no-op); ``info["action_mask"]`` and
     ``action_masks()`` are all ones (for "wide", one entry per value of each dimension, the
-    sb3-contrib MultiDiscrete layout). With ``masks=True`` they allow only the writes that change
-    the ship and can still lead to a valid one: no write of the tile already there, no part
-    that does not fit, no second cockpit or reactor (for "wide": the last two only). An action
-    outside the space raises a ``ValueError``.
+    sb3-contrib MultiDiscrete layout). With ``masks="repairable"`` (or ``True``) they allow only
+    the writes that change the ship and can still lead to a valid one: no write of the tile
+    already there, no part that does not fit, no second cockpit or reactor (for "wide": the last
+    two only). ``masks="build"`` also keeps the ship's cockpit and reactor (no write on their
+    tiles), never empties a tile, and writes only on the ship or 4-next to it (for "wide": no
+    empty brush). A masked action is still accepted (the env does not enforce masks). An
+    action outside the space raises a ``ValueError``.
 
     ## Observation Space
 
@@ -213,7 +235,8 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
     - ``start``: "partial" (default), "empty" or "random" (see Starting State).
     - ``size``: grid side (default 32) or (height, width).
     - ``partial_stages``: stages (1-14) the generator runs for ``start="partial"``.
-    - ``reward``: "potential" (default) or "gated" (see Rewards); ``masks``: see Action Space.
+    - ``reward``: "potential" (default) or "gated" (see Rewards).
+    - ``masks``: "none" (default, or False), "repairable" (or True) or "build" (see Action Space).
     - ``generator``: keyword options of the generator ``Pipeline`` (stage parameters; ``size``
       comes from ``size``).
     - ``validity_bonus``: weight of validity in the reward (default 1.0).
@@ -245,7 +268,7 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
         generator: dict[str, Any] | None = None,
         validity_bonus: float = 1.0,
         reward: str = "potential",
-        masks: bool = False,
+        masks: bool | str = False,
         max_changes: int | None = None,
         patience: int | None = None,
         max_steps: int | None = None,
@@ -257,6 +280,10 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
             raise ValueError(f"start must be one of {STARTS}, got {start!r}")
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
+        if isinstance(masks, bool):
+            masks = "repairable" if masks else "none"
+        if masks not in MASKS:
+            raise ValueError(f"masks must be one of {MASKS} (or False / True for none / repairable), got {masks!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         if not 1 <= partial_stages <= 14:
@@ -274,7 +301,7 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
         self.partial_stages = partial_stages
         self.validity_bonus = float(validity_bonus)
         self.reward = reward
-        self.masks = bool(masks)
+        self.masks = masks
         self.max_changes = H * W // 5 if max_changes is None else int(max_changes)
         self.patience = H * W if patience is None else int(patience)
         self.max_steps = 4 * H * W if max_steps is None else int(max_steps)
@@ -326,7 +353,7 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
         return self._mask.astype(bool)
 
     def _update_mask(self) -> None:
-        if not self.masks:
+        if self.masks == "none":
             return
         kinds = self._ship.parts[:, KIND]
         has_cockpit, has_reactor = bool((kinds == COCKPIT).any()), bool((kinds == REACTOR).any())
@@ -335,10 +362,11 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
             self._mask[:H + W] = 1
             self._mask[H + W + _COCKPIT_BRUSH] = not has_cockpit
             self._mask[H + W + _REACTOR_BRUSH] = not has_reactor
+            self._mask[H + W + _EMPTY_BRUSH] = self.masks != "build"
             return
         first = 1 if self.representation == "narrow" else 4  # the keep / move actions stay allowed
-        brush_mask(self._ship.tiles, self._ship.part, self._cursor[0], self._cursor[1], has_cockpit, has_reactor,
-                   self._mask[first:])
+        brush_mask(self._ship.tiles, self._ship.part, self._ship.parts, self._cursor[0], self._cursor[1], has_cockpit,
+                   has_reactor, self.masks == "build", self._mask[first:])
 
     def _start_ship(self) -> Ship:
         rng = self.np_random

@@ -99,7 +99,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch.utils.tensorboard import SummaryWriter
 
-from tablegym.envs.starship.env import REPRESENTATIONS, REWARDS, STARTS
+from tablegym.envs.starship.env import MASKS, REPRESENTATIONS, REWARDS, STARTS
 from tablegym.envs.starship.quality import QUALITY_WEIGHTS, quality, validate
 from tablegym.envs.starship.ship import PART_FIELDS, Ship
 from tablegym.experiments.game_runs import recorded, run_tasks
@@ -112,6 +112,7 @@ MAKE_ID = f"tablegym.envs:{ENV_ID}"
 """``gymnasium.make(MAKE_ID)`` imports tablegym.envs (which registers the env) first."""
 PROG = "python -m tablegym.envs.starship.rl"
 ROWS = ("ppo", "staged", "random", "start")
+VECS = ("dummy", "subproc")
 ROW_TITLES = {
     "ppo": "PPO (deterministic policy)",
     "staged": "staged generator (14 stages)",
@@ -134,8 +135,8 @@ class Args:
     """the env's step limit per episode (default: the env's, 4 * size * size)"""
     reward: str = "potential"
     """the env's reward: potential (quality + validity bonus) or gated (quality only once valid)"""
-    masks: bool = False
-    """the env's action masks (no no-op writes, no second cockpit or reactor), learned with sb3-contrib's MaskablePPO"""
+    masks: str = "none"
+    """the env's action masks, learned with sb3-contrib's MaskablePPO: none, repairable (--masks alone: no no-op writes, no second cockpit or reactor) or build (also: cockpit and reactor kept, no emptying, writes on the ship or next to it)"""
     seed: int = 0
     """seeds python, numpy and torch, the training envs, PPO, and the random-edits policy"""
     episodes: int = 200
@@ -143,7 +144,9 @@ class Args:
     eval_seed: int = 10_000
     """the first evaluation seed (rows use seeds eval_seed .. eval_seed + episodes - 1)"""
     n_envs: int = 8
-    """training envs stepped in this process"""
+    """training envs"""
+    vec: str = "dummy"
+    """how the training envs run: dummy (all in this process) or subproc (SB3's SubprocVecEnv, one process each)"""
     n_steps: int = 256
     """steps per env per rollout"""
     batch_size: int = 256
@@ -162,6 +165,8 @@ class Args:
     """entropy bonus coefficient"""
     vf_coef: float = 0.5
     """value loss coefficient"""
+    save_every: int = 500_000
+    """env steps between snapshots of the model in run_dir (model_<steps>_steps.zip)"""
     crop_radius: int = 4
     """the policy sees the (2 r + 1)^2 tiles around the cursor"""
     run_dir: str = "runs/starship-ppo"
@@ -180,10 +185,12 @@ def parse_args(argv: list[str] | None = None) -> Args:
     """``Args`` from command-line flags named after its fields (``--n-envs 8``, ``--no-progress``)."""
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     docs = field_help(Args)
-    choices = {"representation": REPRESENTATIONS, "start": STARTS, "reward": REWARDS}
+    choices = {"representation": REPRESENTATIONS, "start": STARTS, "reward": REWARDS, "masks": MASKS, "vec": VECS}
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
-        if isinstance(f.default, bool):
+        if f.name == "masks":
+            parser.add_argument(flag, nargs="?", const="repairable", default=f.default, choices=MASKS, help=docs[f.name])
+        elif isinstance(f.default, bool):
             parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=docs[f.name])
         else:
             kind = {"int": int, "int | None": int, "float": float}.get(str(f.type), str)
@@ -207,8 +214,8 @@ def env_kwargs(args: Args) -> dict[str, Any]:
         kwargs["max_steps"] = args.max_steps
     if args.reward != "potential":
         kwargs["reward"] = args.reward
-    if args.masks:
-        kwargs["masks"] = True
+    if args.masks != "none":
+        kwargs["masks"] = True if args.masks == "repairable" else args.masks
     return kwargs
 
 
@@ -264,7 +271,7 @@ def build_model(env, args: Args):
 
     policy_kwargs = dict(features_extractor_class=CursorView, features_extractor_kwargs=dict(radius=args.crop_radius),
                          net_arch=dict(pi=[128], vf=[128]), activation_fn=torch.nn.ReLU, normalize_images=False)
-    return (MaskablePPO if args.masks else PPO)("MlpPolicy", env, learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
+    return (MaskablePPO if args.masks != "none" else PPO)("MlpPolicy", env, learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
                n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
                ent_coef=args.ent_coef, vf_coef=args.vf_coef, policy_kwargs=policy_kwargs,
                seed=args.seed, device="cpu", verbose=0)
@@ -336,14 +343,15 @@ def seed_everything(seed: int) -> None:
 def train(args: Args) -> dict[str, Any]:
     """Train PPO for ``args.timesteps`` env steps; save model.zip, train.json and the TensorBoard run."""
     from stable_baselines3.common.utils import get_latest_run_id
-    from stable_baselines3.common.vec_env import DummyVecEnv
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     seed_everything(args.seed)
     torch.set_num_threads(1)
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     kwargs = env_kwargs(args)
-    venv = DummyVecEnv([lambda: make_env(kwargs) for _ in range(args.n_envs)])
+    envs = [functools.partial(make_env, kwargs) for _ in range(args.n_envs)]
+    venv = SubprocVecEnv(envs, start_method="forkserver") if args.vec == "subproc" else DummyVecEnv(envs)
     model = build_model(venv, args)
 
     tb_dir = run_dir / f"ppo_{get_latest_run_id(str(run_dir), 'ppo') + 1}"
@@ -352,7 +360,11 @@ def train(args: Args) -> dict[str, Any]:
         f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
 
     started = time.perf_counter()
-    model.learn(total_timesteps=args.timesteps, callback=TensorBoardCharts(writer), progress_bar=args.progress)
+    from stable_baselines3.common.callbacks import CheckpointCallback
+
+    # a snapshot every save_every steps (model_<steps>_steps.zip): a long run can be evaluated before it ends
+    snapshots = CheckpointCallback(max(1, args.save_every // args.n_envs), str(run_dir), name_prefix="model")
+    model.learn(total_timesteps=args.timesteps, callback=[TensorBoardCharts(writer), snapshots], progress_bar=args.progress)
     seconds = time.perf_counter() - started
     writer.close()
     venv.close()
@@ -405,7 +417,7 @@ def play_one(task: tuple[dict, int, str, str, int, bool]) -> dict:
     ident, seed, kwargs_json, model_path, run_seed, keep = task
     row = ident["row"]
     env = _env(kwargs_json)
-    masks = bool(json.loads(kwargs_json).get("masks", False))
+    masks = json.loads(kwargs_json).get("masks", "none") not in (False, "none")
     model = _model(model_path, masks) if row == "ppo" else None
     start = time.perf_counter()
     if row == "staged":
@@ -559,9 +571,7 @@ def main(argv: list[str] | None = None) -> str:
     args = parse_args(argv)
     torch.set_num_threads(1)
     if args.eval_only:
-        from stable_baselines3 import PPO
-
-        meta = load_meta(args.run_dir, PPO.load(Path(args.run_dir) / "model.zip", device="cpu"))
+        meta = load_meta(args.run_dir, _model(str(Path(args.run_dir) / "model.zip"), args.masks != "none"))
     else:
         meta = train(args)
         print(f"trained PPO: {meta['timesteps']:,} steps in {meta['train_seconds']:.0f} s "
