@@ -52,8 +52,9 @@ def load_checkpoint(path: str | os.PathLike, *, game: str | None = None,
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises many types for a damaged file
-        raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a torch file: {exc}") from None
+    except Exception as exc:  # torch raises many types for a damaged file, some with pages of advice
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a torch file: {first}") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT or "model" not in payload:
         raise CheckpointError(f"{str(path)!r} is not a {FORMAT} checkpoint")
     meta = payload.get("metadata", {})

@@ -111,3 +111,47 @@ def test_cursor_view_crops_the_tiles_around_the_cursor():
     obs[:, -1] = 0  # no cursor ("wide"): no crop
     assert not view.crop(obs).any()
     assert view(obs).shape == (2, 256)
+
+
+def test_the_exported_generator_plays_the_masked_policy_with_float16_weights(tmp_path, capsys):
+    """``learned.export`` keeps the policy's layers in float16; the generator then takes exactly
+    MaskablePPO's deterministic masked actions (with the same weights rounded to float16), and
+    the command line builds a ship from it; a foreign or damaged file is one line."""
+    from tablegym.envs.starship.learned import LearnedGenerator, export
+    from tablegym.experiments.cli import main
+    from tablegym.models.checkpoint import CheckpointError
+
+    args = starship_rl.parse_args(["--size", "16", "--max-steps", "64", "--masks", "build", "--reward", "gated",
+                                   "--n-steps", "32", "--batch-size", "32", "--n-envs", "1"])
+    env = gymnasium.make(starship_rl.MAKE_ID, **starship_rl.env_kwargs(args))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = starship_rl.build_model(env, args)
+        model.learn(64)
+    with torch.no_grad():
+        for p in model.policy.parameters():
+            p.copy_(p.half().float())
+    path = export(model, starship_rl.env_kwargs(args), tmp_path / "gen.pt", radius=args.crop_radius)
+    gen = LearnedGenerator.load(path)
+    assert gen.env_kwargs == {"representation": "narrow", "start": "partial", "size": 16, "max_steps": 64,
+                              "reward": "gated", "masks": "build"}
+    obs, _ = gen.env.reset(seed=3)
+    for _ in range(40):
+        mask = gen.env.action_masks()
+        want, _ = model.predict(obs, action_masks=mask, deterministic=True)
+        assert gen.act(obs, mask) == int(want)
+        obs, *_ = gen.env.step(int(want))
+    ship, info = gen.generate(4)
+    assert ship == gen.env.ship and info["steps"] == 64  # the env's end: truncated at max_steps (not valid yet)
+
+    png = tmp_path / "ship.png"
+    assert main(["starship", "--generator", "learned", "--checkpoint", str(path), "--seed", "4", "--out", str(png),
+                 "--quiet"]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG" and "seed 4: " in capsys.readouterr().out
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(CheckpointError, match="corrupt or not a torch file"):
+        LearnedGenerator.load(bad)
+    assert main(["starship", "--generator", "learned", "--checkpoint", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "corrupt" in err

@@ -18,6 +18,11 @@ def add_command(sub: Any) -> None:
                        description="Run the staged starship generator (rules/starship.md) for one seed: print the ship, "
                                    "its validity and its quality terms, and with --out draw it as a PNG.")
     p.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    p.add_argument("--generator", choices=("staged", "learned"), default="staged",
+                   help="staged: the 14-stage generator (default); learned: the trained editing policy "
+                        "(envs/starship/learned.py), which finishes the staged generator's ship after stage 6")
+    p.add_argument("--checkpoint", help="with --generator learned: its checkpoint (default: the shipped "
+                                        "models/checkpoints/starship.pt)")
     p.add_argument("--out", help="write the picture (with --stages: the strip of stages) to this PNG file")
     p.add_argument("--stages", action="store_true", help="draw the ship after each stage, as a strip")
     p.add_argument("--config", help="generator options from a TOML (.toml) or JSON file")
@@ -62,17 +67,35 @@ def _starship_pipeline(parser: argparse.ArgumentParser, args: argparse.Namespace
         parser.error(str(err))
 
 
+def _learned_ship(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
+    """The learned generator's ship for ``--seed`` (its env options come from its checkpoint)."""
+    given = [flag for flag, value in (("--stages", args.stages), ("--config", args.config), ("--size", args.size),
+                                      ("--detour", args.detour), ("--set", args.set), ("--off", args.off)) if value]
+    if given:
+        parser.error(f"--generator learned takes no {', '.join(given)}: the checkpoint fixes its env and start ship")
+    learned = require("tablegym.envs.starship.learned", "LearnedGenerator", "the learned starship generator")
+    checkpoint = importlib.import_module("tablegym.models.checkpoint")
+    try:
+        generator = learned.load(args.checkpoint)
+    except checkpoint.CheckpointError as err:
+        raise CommandError(str(err)) from None
+    return generator.generate(args.seed)[0]
+
+
 def _cmd_starship(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """Generate one ship: print it, its validity and its quality terms; draw it to ``--out``."""
-    pipeline = _starship_pipeline(parser, args)
     quality_mod = importlib.import_module("tablegym.envs.starship.quality")
-    if args.stages:
-        snapshots = pipeline.snapshots(args.seed)
+    if args.checkpoint and args.generator != "learned":
+        parser.error("--checkpoint is the learned generator's: add --generator learned")
+    if args.generator == "learned":
+        ship = _learned_ship(parser, args)
+    elif args.stages:
+        snapshots = _starship_pipeline(parser, args).snapshots(args.seed)
         if not snapshots:
             parser.error("--stages: every stage is switched off")
         ship = snapshots[-1][1]
     else:
-        ship = pipeline.generate(args.seed)
+        ship = _starship_pipeline(parser, args).generate(args.seed)
     validity = quality_mod.validate(ship)
     q = quality_mod.quality(ship)
     if not args.quiet:
@@ -87,7 +110,7 @@ def _cmd_starship(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         if args.stages:
             img = render.draw_stages(snapshots, cell=args.cell or 6)
         else:
-            img = render.draw_ship(ship, cell=args.cell or 16, bbox=render.ship_bbox(ship), title=f"SEED {args.seed}")
+            img = render.draw_ship(ship, cell=args.cell or 16, bbox=render.ship_bbox(ship), title=f"SEED {args.seed}" + (" LEARNED" if args.generator == "learned" else ""))
         try:
             render.write_png(args.out, img)
         except OSError as err:

@@ -32,7 +32,8 @@ policy's network, training with its TensorBoard charts, evaluation, the report.
      With ``--start partial`` the env's start ship for seed ``s`` IS the generator's ship
      after stage 6 for the same seed (both draw from ``numpy.random.default_rng(s)``), so this
      row finishes exactly the ship the other rows start from;
-   - ``random``: a uniformly random action (``action_space.sample()``, the space seeded from
+   - ``random``: a uniformly random action among those the env's mask allows (all of them
+     without ``--masks``; ``action_space.sample(mask)``, the space seeded from
      ``(--seed, s)``) at every step of one episode in the same env: same start, same change
      budget, same step limit;
    - ``start``: the start ship itself, no edits (the reference).
@@ -94,12 +95,12 @@ from typing import Any, Callable
 import gymnasium
 import numpy as np
 import torch
-import torch.nn.functional as F
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch.utils.tensorboard import SummaryWriter
 
 from tablegym.envs.starship.env import MASKS, REPRESENTATIONS, REWARDS, STARTS
+from tablegym.envs.starship.learned import LearnedGenerator, crop, cursor_inputs, export, num_inputs
 from tablegym.envs.starship.quality import QUALITY_WEIGHTS, quality, validate
 from tablegym.envs.starship.ship import PART_FIELDS, Ship
 from tablegym.experiments.game_runs import recorded, run_tasks
@@ -176,7 +177,9 @@ class Args:
     workers: int = 1
     """processes playing the evaluation episodes"""
     eval_only: bool = False
-    """load run_dir/model.zip instead of training"""
+    """load run_dir/model.zip (or --model) instead of training"""
+    model: str = ""
+    """with --eval-only: the SB3 model to evaluate (default run_dir/model.zip; e.g. a snapshot run_dir/model_<steps>_steps.zip)"""
     progress: bool = True
     """show progress bars"""
 
@@ -199,8 +202,11 @@ def parse_args(argv: list[str] | None = None) -> Args:
     for name in ("timesteps", "episodes", "n_envs", "n_steps", "batch_size", "n_epochs", "workers", "size"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.eval_only and not (Path(args.run_dir) / "model.zip").exists():
-        parser.error(f"--eval-only: no model at {Path(args.run_dir) / 'model.zip'}")
+    model = Path(args.model or Path(args.run_dir) / "model.zip")
+    if args.eval_only and not model.exists():
+        parser.error(f"--eval-only: no model at {model}")
+    if args.model and not args.eval_only:
+        parser.error("--model is the model --eval-only evaluates (training writes run_dir/model.zip)")
     return args
 
 
@@ -239,29 +245,16 @@ class CursorView(BaseFeaturesExtractor):
     def __init__(self, observation_space: gymnasium.spaces.Box, radius: int = 4, pool: int = 2,
                  features_dim: int = 256) -> None:
         super().__init__(observation_space, features_dim)
-        channels, rows, cols = observation_space.shape
         self.radius, self.pool = radius, pool
-        size = channels * (2 * radius + 1) ** 2 + channels * (rows // pool) * (cols // pool)
-        self.fc = torch.nn.Sequential(torch.nn.Linear(size, features_dim), torch.nn.ReLU())
-        self.register_buffer("window", torch.arange(2 * radius + 1), persistent=False)
+        self.fc = torch.nn.Sequential(torch.nn.Linear(num_inputs(observation_space.shape, radius, pool), features_dim),
+                                      torch.nn.ReLU())
 
     def crop(self, obs: torch.Tensor) -> torch.Tensor:
         """The (B, C, 2r + 1, 2r + 1) window of ``obs`` centred on each cursor."""
-        batch, _, _, cols = obs.shape
-        cursor = obs[:, -1].reshape(batch, -1)
-        at = cursor.argmax(1)
-        r = self.radius
-        ys = (at // cols)[:, None] + self.window  # rows y - r .. y + r of the grid padded by r
-        xs = (at % cols)[:, None] + self.window
-        padded = F.pad(obs, (r, r, r, r))
-        b = torch.arange(batch, device=obs.device)[:, None, None]
-        window = padded[b, :, ys[:, :, None], xs[:, None, :]].permute(0, 3, 1, 2)
-        return window * cursor.amax(1)[:, None, None, None]
+        return crop(obs, self.radius)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        batch = obs.shape[0]
-        pooled = F.avg_pool2d(obs, self.pool)
-        return self.fc(torch.cat([self.crop(obs).reshape(batch, -1), pooled.reshape(batch, -1)], 1))
+        return self.fc(cursor_inputs(obs, self.radius, self.pool))
 
 
 def build_model(env, args: Args):
@@ -387,6 +380,22 @@ def _env(kwargs_json: str) -> gymnasium.Env:
 
 
 @functools.lru_cache(maxsize=2)
+def _generator(path: str) -> LearnedGenerator:
+    """The exported generator, loaded once per process."""
+    torch.set_num_threads(1)
+    return LearnedGenerator.load(path)
+
+
+def export_generator(args: Args, model: Any, model_path: Path) -> Path:
+    """The policy of ``model`` (saved at ``model_path``) as a generator checkpoint beside it:
+    ``generator.pt`` for model.zip, ``generator_<steps>.pt`` for a snapshot."""
+    steps = int(model.num_timesteps)
+    name = "generator.pt" if model_path.name == "model.zip" else f"generator_{steps}.pt"
+    return export(model, env_kwargs(args), model_path.with_name(name), radius=args.crop_radius,
+                  metadata={"timesteps": steps, "model": model_path.name, "command": f"{PROG} {shlex.join(sys.argv[1:])}"})
+
+
+@functools.lru_cache(maxsize=2)
 def _model(path: str, masks: bool = False):
     """The saved PPO (or MaskablePPO) model, loaded once per process."""
     from sb3_contrib import MaskablePPO
@@ -406,6 +415,16 @@ def run_episode(env: gymnasium.Env, seed: int, policy: Callable[[np.ndarray], An
     return env.unwrapped.ship, info
 
 
+def random_action(env: gymnasium.Env) -> Any:
+    """A uniformly random action among those the env's mask allows (all of them without masks)."""
+    space, mask = env.action_space, env.unwrapped.action_masks().astype(np.int8)
+    if env.unwrapped.masks == "none":
+        return space.sample()
+    if isinstance(space, gymnasium.spaces.Discrete):
+        return space.sample(mask)
+    return space.sample(tuple(np.split(mask, np.cumsum(space.nvec)[:-1])))
+
+
 def policy_seed(seed: int, episode_seed: int) -> int:
     """The random-edits policy's seed for one episode, from the run's seed and the episode's."""
     return int(np.random.SeedSequence((seed, episode_seed)).generate_state(1)[0])
@@ -414,11 +433,9 @@ def policy_seed(seed: int, episode_seed: int) -> int:
 def play_one(task: tuple[dict, int, str, str, int, bool]) -> dict:
     """One evaluation episode ``(ident, seed, env kwargs JSON, model path, run seed, keep ship)``:
     its record, ``ident`` (the row, the env, the model) included; the final ship if ``keep``."""
-    ident, seed, kwargs_json, model_path, run_seed, keep = task
+    ident, seed, kwargs_json, generator_path, run_seed, keep = task
     row = ident["row"]
     env = _env(kwargs_json)
-    masks = json.loads(kwargs_json).get("masks", "none") not in (False, "none")
-    model = _model(model_path, masks) if row == "ppo" else None
     start = time.perf_counter()
     if row == "staged":
         ship, info = env.unwrapped.pipeline.generate(seed), {}
@@ -426,12 +443,9 @@ def play_one(task: tuple[dict, int, str, str, int, bool]) -> dict:
         ship, info = run_episode(env, seed, None)
     elif row == "random":
         env.action_space.seed(policy_seed(run_seed, seed))
-        ship, info = run_episode(env, seed, lambda obs: env.action_space.sample())
-    elif model is not None and masks:
-        ship, info = run_episode(env, seed, lambda obs: model.predict(obs, deterministic=True,
-                                                                      action_masks=env.unwrapped.action_masks())[0])
-    elif model is not None:
-        ship, info = run_episode(env, seed, lambda obs: model.predict(obs, deterministic=True)[0])
+        ship, info = run_episode(env, seed, lambda obs: random_action(env))
+    elif row == "ppo":  # the exported policy (float16 weights): what the shipped checkpoint builds
+        ship, info = _generator(generator_path).generate(seed)
     else:
         raise ValueError(f"row must be one of {ROWS}, got {row!r}")
     seconds = time.perf_counter() - start
@@ -450,22 +464,22 @@ def ship_of(rec: dict) -> Ship:
                 np.array(s["parts"], np.int16).reshape(-1, PART_FIELDS))
 
 
-def evaluate(args: Args, meta: dict) -> dict[str, list[dict]]:
+def evaluate(args: Args, meta: dict, generator_path: Path) -> dict[str, list[dict]]:
     """Every row's episode records over the evaluation seeds, by row (resuming
     run_dir/eval_episodes.jsonl); the first seed's records keep the final ship."""
     torch.set_num_threads(1)
     kwargs_json = json.dumps(env_kwargs(args), sort_keys=True)
-    model_path = str(Path(args.run_dir) / "model.zip")
     seeds = range(args.eval_seed, args.eval_seed + args.episodes)
     out = str(Path(args.run_dir) / "eval_episodes.jsonl")
-    model_id = {"ppo": f"{meta['timesteps']} steps in {meta['train_seconds']:.3f} s", "random": f"seed {args.seed}"}
+    model_id = {"ppo": f"{generator_path.name}: {meta['timesteps']} steps in {meta['train_seconds']:.3f} s",
+                "random": f"seed {args.seed}"}
     results = {}
     for row in ROWS:
         ident = {"row": row, "env": kwargs_json, "model": model_id.get(row, "")}
         done = recorded(out, **ident)
         # the first seed's record keeps its ship for the pictures (replayed if an older run did not)
         todo = [s for s in seeds if s not in done or (s == args.eval_seed and "ship" not in done[s])]
-        tasks = [(ident, s, kwargs_json, model_path, args.seed, s == args.eval_seed) for s in todo]
+        tasks = [(ident, s, kwargs_json, str(generator_path), args.seed, s == args.eval_seed) for s in todo]
         start = time.perf_counter()
         run_tasks(play_one, tasks, done, total=len(seeds), workers=args.workers, out=out, label=row,
                   progress=args.progress, postfix="quality")
@@ -541,13 +555,17 @@ def report(args: Args, meta: dict, results: dict[str, list[dict]], images: dict[
     steps, train_s = meta["timesteps"], meta["train_seconds"]
     budget = meta.get("budget", steps)
     taken = "" if budget == steps else f" ({steps:,} taken: whole rollouts of {meta.get('rollout', '?'):,} steps)"
+    if math.isnan(train_s):
+        budget, taken = steps, " (a snapshot taken during a longer run)"
+    timing = ("" if math.isnan(train_s) else
+              f": {train_s:,.0f} s of wall time ({train_s / 60:.1f} min, {steps / train_s:,.0f} steps/s; one process, one torch thread)")
     eval_s = sum(r["seconds"] for recs in results.values() for r in recs)
     lines = [
         f"## Starship: PPO ({kwargs['representation']}, start {kwargs['start']}) vs the staged generator",
         "",
         f"PPO (stable-baselines3, network `CursorView`) trained on `{ENV_ID}` ({env_text}), seed "
-        f"{meta.get('seed', args.seed)}, for a budget of {budget:,} env steps{taken}: {train_s:,.0f} s of wall "
-        f"time ({train_s / 60:.1f} min, {steps / train_s:,.0f} steps/s; one process, one torch thread). "
+        f"{meta.get('seed', args.seed)}, for a budget of {budget:,} env steps{taken}{timing}; "
+        "the `ppo` row plays the policy exported in float16 (`learned.py`), deterministic and masked. "
         f"Evaluated on seeds {args.eval_seed}..{args.eval_seed + args.episodes - 1}, the same {args.episodes} "
         f"for every row ({eval_s / 60:.1f} min of episodes). Term columns: the mean of each quality term in [0, 1] "
         "(1 best); the quality score is their weighted mean. Changes and steps: per episode, as the env counts them.",
@@ -570,13 +588,18 @@ def main(argv: list[str] | None = None) -> str:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
     torch.set_num_threads(1)
+    model_path = Path(args.model or Path(args.run_dir) / "model.zip")
     if args.eval_only:
-        meta = load_meta(args.run_dir, _model(str(Path(args.run_dir) / "model.zip"), args.masks != "none"))
+        model = _model(str(model_path), args.masks != "none")
+        meta = load_meta(args.run_dir, model)
+        if int(model.num_timesteps) != meta["timesteps"]:  # a snapshot taken during training
+            meta = {**meta, "timesteps": int(model.num_timesteps), "train_seconds": math.nan}
     else:
         meta = train(args)
+        model = _model(str(model_path), args.masks != "none")
         print(f"trained PPO: {meta['timesteps']:,} steps in {meta['train_seconds']:.0f} s "
               f"({meta['steps_per_s']:,.0f} steps/s); saved {args.run_dir}/model.zip", flush=True)
-    results = evaluate(args, meta)
+    results = evaluate(args, meta, export_generator(args, model, model_path))
     images = write_images(results, args.out)
     text = report(args, meta, results, images, f"{PROG} {shlex.join(argv)}")
     return write_report(text, args.out)

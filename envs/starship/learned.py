@@ -1,0 +1,136 @@
+"""The learned starship generator: a policy trained by MaskablePPO (``rl.py``) that edits the
+env's start ship until the env ends the episode.
+
+Why a file of its own: the trained SB3 model (``model.zip``, about 18 MB with its optimizer and
+value head) is what training needs; generating a ship needs only the policy's three linear
+layers. ``export`` keeps those, in float16 (about 3 MB), with the env options the policy was
+trained under, as a tablegym checkpoint (``models/checkpoint.py``: loaded without running
+pickled code). The evaluation in ``rl.py`` plays the exported weights, so the table's learned
+row is what the shipped checkpoint builds.
+
+    >>> gen = LearnedGenerator.load()                      # doctest: +SKIP
+    >>> ship, info = gen.generate(7)                       # doctest: +SKIP
+
+A step: the observation's cursor crop and pooled grid (``cursor_inputs``, the network
+``rl.CursorView`` trains), the policy's logits, masked by the env's action mask, and the
+highest one played (MaskablePPO's deterministic action).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from tablegym.envs.starship.ship import Ship
+from tablegym.models.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from tablegym.models.learned import CHECKPOINT_DIR
+
+CHECKPOINT = CHECKPOINT_DIR / "starship.pt"
+GAME = "starship"
+
+
+def crop(obs: torch.Tensor, radius: int) -> torch.Tensor:
+    """The (B, C, 2r + 1, 2r + 1) window of ``obs`` centred on each cursor (the last channel),
+    zero outside the grid and zero when there is no cursor ("wide")."""
+    batch, _, _, cols = obs.shape
+    cursor = obs[:, -1].reshape(batch, -1)
+    at = cursor.argmax(1)
+    window = torch.arange(2 * radius + 1, device=obs.device)
+    ys = (at // cols)[:, None] + window  # rows y - r .. y + r of the grid padded by r
+    xs = (at % cols)[:, None] + window
+    padded = F.pad(obs, (radius, radius, radius, radius))
+    b = torch.arange(batch, device=obs.device)[:, None, None]
+    out = padded[b, :, ys[:, :, None], xs[:, None, :]].permute(0, 3, 1, 2)
+    return out * cursor.amax(1)[:, None, None, None]
+
+
+def cursor_inputs(obs: torch.Tensor, radius: int, pool: int) -> torch.Tensor:
+    """The crop around the cursor and the whole grid average-pooled ``pool`` x ``pool``, flat."""
+    batch = obs.shape[0]
+    return torch.cat([crop(obs, radius).reshape(batch, -1), F.avg_pool2d(obs, pool).reshape(batch, -1)], 1)
+
+
+def num_inputs(shape: tuple[int, int, int], radius: int, pool: int) -> int:
+    channels, rows, cols = shape
+    return channels * (2 * radius + 1) ** 2 + channels * (rows // pool) * (cols // pool)
+
+
+def policy_layers(n_inputs: int, sizes: list[int], n_actions: int) -> torch.nn.Sequential:
+    """Linear + ReLU for each size in ``sizes`` (the shared features, then the policy's hidden
+    layers), then the linear layer of action logits."""
+    layers: list[torch.nn.Module] = []
+    for size in sizes:
+        layers += [torch.nn.Linear(n_inputs, size), torch.nn.ReLU()]
+        n_inputs = size
+    return torch.nn.Sequential(*layers, torch.nn.Linear(n_inputs, n_actions))
+
+
+def export(model: Any, env_kwargs: dict[str, Any], path: str | os.PathLike, *, radius: int, pool: int = 2,
+           metadata: dict[str, Any] | None = None) -> Path:
+    """Write the policy of a trained (Maskable)PPO ``model`` whose features extractor is
+    ``rl.CursorView`` as a generator checkpoint (float16 weights) at ``path``."""
+    policy = model.policy
+    linears = [policy.features_extractor.fc[0], *(m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)),
+               policy.action_net]
+    state = {}
+    for i, layer in enumerate(linears):
+        state[f"{2 * i}.weight"] = layer.weight.detach().to(torch.float16).clone()
+        state[f"{2 * i}.bias"] = layer.bias.detach().to(torch.float16).clone()
+    meta = {"game": GAME, "env_kwargs": dict(env_kwargs), "radius": radius, "pool": pool,
+            "sizes": [int(layer.out_features) for layer in linears[:-1]], **(metadata or {})}
+    return save_checkpoint(path, state=state, metadata=meta)
+
+
+class LearnedGenerator:
+    """A trained editing policy and the env it edits in; ``generate(seed)`` builds one ship."""
+
+    def __init__(self, net: torch.nn.Sequential, env_kwargs: dict[str, Any], radius: int, pool: int,
+                 metadata: dict[str, Any] | None = None) -> None:
+        from tablegym.envs.starship.env import StarshipEnv
+
+        self.net = net.eval()
+        self.env = StarshipEnv(**env_kwargs)
+        self.env_kwargs, self.radius, self.pool = dict(env_kwargs), radius, pool
+        self.metadata = dict(metadata or {})
+
+    @classmethod
+    def load(cls, path: str | os.PathLike | None = None) -> LearnedGenerator:
+        """The generator in checkpoint ``path`` (default: the shipped one); a missing, corrupt or
+        foreign file raises ``CheckpointError``."""
+        path = CHECKPOINT if path in (None, "") else Path(path)
+        payload = load_checkpoint(path, game=GAME)
+        meta, state = payload["metadata"], payload["model"]
+        try:
+            from tablegym.envs.starship.env import StarshipEnv
+
+            space = StarshipEnv(**meta["env_kwargs"])
+            n_in = num_inputs(space.observation_space.shape, int(meta["radius"]), int(meta["pool"]))
+            net = policy_layers(n_in, [int(s) for s in meta["sizes"]], int(space.action_space.n))
+            net.load_state_dict({k: v.float() for k, v in state.items()})
+        except (KeyError, TypeError, ValueError, RuntimeError) as err:
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise CheckpointError(f"checkpoint {str(path)!r} is not a starship generator: {first}") from None
+        return cls(net, meta["env_kwargs"], int(meta["radius"]), int(meta["pool"]), meta)
+
+    @torch.no_grad()
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
+        """The policy's deterministic action: the highest logit among the allowed actions."""
+        x = cursor_inputs(torch.as_tensor(obs[None], dtype=torch.float32), self.radius, self.pool)
+        logits = self.net(x)[0]
+        logits[~torch.as_tensor(mask, dtype=torch.bool)] = -torch.inf
+        return int(logits.argmax())
+
+    def generate(self, seed: int) -> tuple[Ship, dict[str, Any]]:
+        """The ship this policy builds from the env's start ship for ``seed``, and the env's last info."""
+        env = self.env
+        obs, info = env.reset(seed=seed)
+        done = False
+        while not done:
+            obs, _, terminated, truncated, info = env.step(self.act(obs, env.action_masks()))
+            done = terminated or truncated
+        return env.ship, info
