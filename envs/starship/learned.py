@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import gymnasium
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -55,9 +56,30 @@ def cursor_inputs(obs: torch.Tensor, radius: int, pool: int) -> torch.Tensor:
     return torch.cat([crop(obs, radius).reshape(batch, -1), F.avg_pool2d(obs, pool).reshape(batch, -1)], 1)
 
 
-def num_inputs(shape: tuple[int, int, int], radius: int, pool: int) -> int:
-    channels, rows, cols = shape
-    return channels * (2 * radius + 1) ** 2 + channels * (rows // pool) * (cols // pool)
+def policy_inputs(obs: torch.Tensor | dict[str, torch.Tensor], radius: int, pool: int) -> torch.Tensor:
+    """``cursor_inputs`` of the grid, followed by the targets when the env asks for some
+    (``conditioned.TargetStarshipEnv``'s dict observation)."""
+    if isinstance(obs, dict):
+        return torch.cat([cursor_inputs(obs["grid"], radius, pool), obs["targets"]], 1)
+    return cursor_inputs(obs, radius, pool)
+
+
+def num_inputs(space: Any, radius: int, pool: int) -> int:
+    """The length of ``policy_inputs`` for observations of ``space`` (a Box grid, or a Dict of
+    the grid and the targets)."""
+    extra = 0
+    if isinstance(space, gymnasium.spaces.Dict):
+        space, extra = space["grid"], int(space["targets"].shape[0])
+    channels, rows, cols = space.shape
+    return channels * (2 * radius + 1) ** 2 + channels * (rows // pool) * (cols // pool) + extra
+
+
+def make_env(env_kwargs: dict[str, Any], targets: bool = False) -> Any:
+    """The env a generator edits in: ``StarshipEnv``, or ``TargetStarshipEnv`` with ``targets``."""
+    from tablegym.envs.starship.conditioned import TargetStarshipEnv
+    from tablegym.envs.starship.env import StarshipEnv
+
+    return (TargetStarshipEnv if targets else StarshipEnv)(**env_kwargs)
 
 
 def policy_layers(n_inputs: int, sizes: list[int], n_actions: int) -> torch.nn.Sequential:
@@ -71,7 +93,7 @@ def policy_layers(n_inputs: int, sizes: list[int], n_actions: int) -> torch.nn.S
 
 
 def export(model: Any, env_kwargs: dict[str, Any], path: str | os.PathLike, *, radius: int, pool: int = 2,
-           metadata: dict[str, Any] | None = None) -> Path:
+           targets: bool = False, metadata: dict[str, Any] | None = None) -> Path:
     """Write the policy of a trained (Maskable)PPO ``model`` whose features extractor is
     ``rl.CursorView`` as a generator checkpoint (float16 weights) at ``path``."""
     policy = model.policy
@@ -81,7 +103,7 @@ def export(model: Any, env_kwargs: dict[str, Any], path: str | os.PathLike, *, r
     for i, layer in enumerate(linears):
         state[f"{2 * i}.weight"] = layer.weight.detach().to(torch.float16).clone()
         state[f"{2 * i}.bias"] = layer.bias.detach().to(torch.float16).clone()
-    meta = {"game": GAME, "env_kwargs": dict(env_kwargs), "radius": radius, "pool": pool,
+    meta = {"game": GAME, "env_kwargs": dict(env_kwargs), "targets": bool(targets), "radius": radius, "pool": pool,
             "sizes": [int(layer.out_features) for layer in linears[:-1]], **(metadata or {})}
     return save_checkpoint(path, state=state, metadata=meta)
 
@@ -90,11 +112,10 @@ class LearnedGenerator:
     """A trained editing policy and the env it edits in; ``generate(seed)`` builds one ship."""
 
     def __init__(self, net: torch.nn.Sequential, env_kwargs: dict[str, Any], radius: int, pool: int,
-                 metadata: dict[str, Any] | None = None) -> None:
-        from tablegym.envs.starship.env import StarshipEnv
-
+                 metadata: dict[str, Any] | None = None, targets: bool = False) -> None:
         self.net = net.eval()
-        self.env = StarshipEnv(**env_kwargs)
+        self.env = make_env(env_kwargs, targets)
+        self.targets = targets
         self.env_kwargs, self.radius, self.pool = dict(env_kwargs), radius, pool
         self.metadata = dict(metadata or {})
 
@@ -106,29 +127,36 @@ class LearnedGenerator:
         payload = load_checkpoint(path, game=GAME)
         meta, state = payload["metadata"], payload["model"]
         try:
-            from tablegym.envs.starship.env import StarshipEnv
-
-            space = StarshipEnv(**meta["env_kwargs"])
-            n_in = num_inputs(space.observation_space.shape, int(meta["radius"]), int(meta["pool"]))
-            net = policy_layers(n_in, [int(s) for s in meta["sizes"]], int(space.action_space.n))
+            targets = bool(meta.get("targets", False))
+            env = make_env(meta["env_kwargs"], targets)
+            n_in = num_inputs(env.observation_space, int(meta["radius"]), int(meta["pool"]))
+            net = policy_layers(n_in, [int(s) for s in meta["sizes"]], int(env.action_space.n))
             net.load_state_dict({k: v.float() for k, v in state.items()})
         except (KeyError, TypeError, ValueError, RuntimeError) as err:
-            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            first = (str(err).strip().splitlines() or [type(err).__name__])[0]
             raise CheckpointError(f"checkpoint {str(path)!r} is not a starship generator: {first}") from None
-        return cls(net, meta["env_kwargs"], int(meta["radius"]), int(meta["pool"]), meta)
+        return cls(net, meta["env_kwargs"], int(meta["radius"]), int(meta["pool"]), meta, targets)
 
     @torch.no_grad()
-    def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
+    def act(self, obs: np.ndarray | dict[str, np.ndarray], mask: np.ndarray) -> int:
         """The policy's deterministic action: the highest logit among the allowed actions."""
-        x = cursor_inputs(torch.as_tensor(obs[None], dtype=torch.float32), self.radius, self.pool)
+        if isinstance(obs, dict):
+            batch: Any = {k: torch.as_tensor(v[None], dtype=torch.float32) for k, v in obs.items()}
+        else:
+            batch = torch.as_tensor(obs[None], dtype=torch.float32)
+        x = policy_inputs(batch, self.radius, self.pool)
         logits = self.net(x)[0]
         logits[~torch.as_tensor(mask, dtype=torch.bool)] = -torch.inf
         return int(logits.argmax())
 
-    def generate(self, seed: int) -> tuple[Ship, dict[str, Any]]:
-        """The ship this policy builds from the env's start ship for ``seed``, and the env's last info."""
+    def generate(self, seed: int, targets: dict[str, float] | None = None) -> tuple[Ship, dict[str, Any]]:
+        """The ship this policy builds from the env's start ship for ``seed``, and the env's last
+        info; a generator trained with targets is asked for ``targets`` (missing ones are drawn
+        from the seed, see ``conditioned``)."""
         env = self.env
-        obs, info = env.reset(seed=seed)
+        if targets and not self.targets:
+            raise ValueError("this generator was trained without targets (train with --targets to ask for some)")
+        obs, info = env.reset(seed=seed, options={"targets": targets} if targets else None)
         done = False
         while not done:
             obs, _, terminated, truncated, info = env.step(self.act(obs, env.action_masks()))

@@ -100,7 +100,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch.utils.tensorboard import SummaryWriter
 
 from tablegym.envs.starship.env import MASKS, REPRESENTATIONS, REWARDS, STARTS
-from tablegym.envs.starship.learned import LearnedGenerator, crop, cursor_inputs, export, num_inputs
+from tablegym.envs.starship.learned import LearnedGenerator, crop, export, num_inputs, policy_inputs
 from tablegym.envs.starship.quality import QUALITY_WEIGHTS, quality, validate
 from tablegym.envs.starship.ship import PART_FIELDS, Ship
 from tablegym.experiments.game_runs import recorded, run_tasks
@@ -110,6 +110,8 @@ from tablegym.training.sb3 import load_meta, write_report
 
 ENV_ID = "tablegym/Starship-v0"
 MAKE_ID = f"tablegym.envs:{ENV_ID}"
+TARGETS_ENV_ID = "tablegym/StarshipTargets-v0"
+TARGETS_MAKE_ID = f"tablegym.envs:{TARGETS_ENV_ID}"
 """``gymnasium.make(MAKE_ID)`` imports tablegym.envs (which registers the env) first."""
 PROG = "python -m tablegym.envs.starship.rl"
 ROWS = ("ppo", "staged", "random", "start")
@@ -136,6 +138,8 @@ class Args:
     """the env's step limit per episode (default: the env's, 4 * size * size)"""
     reward: str = "potential"
     """the env's reward: potential (quality + validity bonus) or gated (quality only once valid)"""
+    targets: bool = False
+    """ask for targets (StarshipTargets-v0: thrust points, weapon points and forward firepower drawn per episode; the policy sees them)"""
     masks: str = "none"
     """the env's action masks, learned with sb3-contrib's MaskablePPO: none, repairable (--masks alone: no no-op writes, no second cockpit or reactor) or build (also: cockpit and reactor kept, no emptying, writes on the ship or next to it)"""
     seed: int = 0
@@ -225,11 +229,12 @@ def env_kwargs(args: Args) -> dict[str, Any]:
     return kwargs
 
 
-def make_env(kwargs: dict[str, Any]) -> gymnasium.Env:
-    """The training env: Starship-v0 with ``kwargs``, under Monitor (episode return and length)."""
+def make_env(kwargs: dict[str, Any], targets: bool = False) -> gymnasium.Env:
+    """The training env: Starship-v0 (StarshipTargets-v0 with ``targets``) with ``kwargs``,
+    under Monitor (episode return and length)."""
     from stable_baselines3.common.monitor import Monitor
 
-    return Monitor(gymnasium.make(MAKE_ID, **kwargs))
+    return Monitor(gymnasium.make(TARGETS_MAKE_ID if targets else MAKE_ID, **kwargs))
 
 
 # -- the policy's network -----------------------------------------------------------------------
@@ -242,19 +247,19 @@ class CursorView(BaseFeaturesExtractor):
     channel), every channel, zero outside the grid and zero when there is no cursor ("wide").
     """
 
-    def __init__(self, observation_space: gymnasium.spaces.Box, radius: int = 4, pool: int = 2,
+    def __init__(self, observation_space: gymnasium.spaces.Box | gymnasium.spaces.Dict, radius: int = 4, pool: int = 2,
                  features_dim: int = 256) -> None:
         super().__init__(observation_space, features_dim)
         self.radius, self.pool = radius, pool
-        self.fc = torch.nn.Sequential(torch.nn.Linear(num_inputs(observation_space.shape, radius, pool), features_dim),
+        self.fc = torch.nn.Sequential(torch.nn.Linear(num_inputs(observation_space, radius, pool), features_dim),
                                       torch.nn.ReLU())
 
     def crop(self, obs: torch.Tensor) -> torch.Tensor:
         """The (B, C, 2r + 1, 2r + 1) window of ``obs`` centred on each cursor."""
         return crop(obs, self.radius)
 
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.fc(cursor_inputs(obs, self.radius, self.pool))
+    def forward(self, obs: torch.Tensor | dict[str, torch.Tensor]) -> torch.Tensor:
+        return self.fc(policy_inputs(obs, self.radius, self.pool))
 
 
 def build_model(env, args: Args):
@@ -264,7 +269,7 @@ def build_model(env, args: Args):
 
     policy_kwargs = dict(features_extractor_class=CursorView, features_extractor_kwargs=dict(radius=args.crop_radius),
                          net_arch=dict(pi=[128], vf=[128]), activation_fn=torch.nn.ReLU, normalize_images=False)
-    return (MaskablePPO if args.masks != "none" else PPO)("MlpPolicy", env, learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
+    return (MaskablePPO if args.masks != "none" else PPO)("MultiInputPolicy" if args.targets else "MlpPolicy", env, learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
                n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
                ent_coef=args.ent_coef, vf_coef=args.vf_coef, policy_kwargs=policy_kwargs,
                seed=args.seed, device="cpu", verbose=0)
@@ -343,7 +348,7 @@ def train(args: Args) -> dict[str, Any]:
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     kwargs = env_kwargs(args)
-    envs = [functools.partial(make_env, kwargs) for _ in range(args.n_envs)]
+    envs = [functools.partial(make_env, kwargs, args.targets) for _ in range(args.n_envs)]
     venv = SubprocVecEnv(envs, start_method="forkserver") if args.vec == "subproc" else DummyVecEnv(envs)
     model = build_model(venv, args)
 
@@ -391,7 +396,7 @@ def export_generator(args: Args, model: Any, model_path: Path) -> Path:
     ``generator.pt`` for model.zip, ``generator_<steps>.pt`` for a snapshot."""
     steps = int(model.num_timesteps)
     name = "generator.pt" if model_path.name == "model.zip" else f"generator_{steps}.pt"
-    return export(model, env_kwargs(args), model_path.with_name(name), radius=args.crop_radius,
+    return export(model, env_kwargs(args), model_path.with_name(name), radius=args.crop_radius, targets=args.targets,
                   metadata={"timesteps": steps, "model": model_path.name, "command": f"{PROG} {shlex.join(sys.argv[1:])}"})
 
 
@@ -475,7 +480,8 @@ def evaluate(args: Args, meta: dict, generator_path: Path) -> dict[str, list[dic
                 "random": f"seed {args.seed}"}
     results = {}
     for row in ROWS:
-        ident = {"row": row, "env": kwargs_json, "model": model_id.get(row, "")}
+        ident = {"row": row, "env": kwargs_json, "model": model_id.get(row, ""),
+                 **({"targets": "drawn from the seed"} if args.targets and row == "ppo" else {})}
         done = recorded(out, **ident)
         # the first seed's record keeps its ship for the pictures (replayed if an older run did not)
         todo = [s for s in seeds if s not in done or (s == args.eval_seed and "ship" not in done[s])]
@@ -563,7 +569,7 @@ def report(args: Args, meta: dict, results: dict[str, list[dict]], images: dict[
     lines = [
         f"## Starship: PPO ({kwargs['representation']}, start {kwargs['start']}) vs the staged generator",
         "",
-        f"PPO (stable-baselines3, network `CursorView`) trained on `{ENV_ID}` ({env_text}), seed "
+        f"PPO (stable-baselines3, network `CursorView`) trained on `{TARGETS_ENV_ID if args.targets else ENV_ID}` ({env_text}), seed "
         f"{meta.get('seed', args.seed)}, for a budget of {budget:,} env steps{taken}{timing}; "
         "the `ppo` row plays the policy exported in float16 (`learned.py`), deterministic and masked. "
         f"Evaluated on seeds {args.eval_seed}..{args.eval_seed + args.episodes - 1}, the same {args.episodes} "

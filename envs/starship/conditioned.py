@@ -1,0 +1,130 @@
+"""Starship with targets: the PCGRL env asked for a ship of given thrust, weapons and forward
+firepower (controllable PCGRL, Earle et al. 2021).
+
+Why a wrapper and not env options: the targets change the observation (the policy must see
+what it is asked for) and the reward (closeness to the targets), and nothing else; the edits,
+masks, starts and episode ends are ``StarshipEnv``'s.
+
+Targets (``TARGETS``), drawn at each reset uniformly from their ranges unless given in
+``reset(options={"targets": {...}})``:
+
+| target            | measure of the ship                                    | range  |
+|-------------------|--------------------------------------------------------|--------|
+| thrust_points     | points of every thruster (small 1, medium 2, big 4)    | 8..40  |
+| weapon_points     | points of every weapon (small 1, large 4)              | 4..24  |
+| forward_firepower | points of forward weapons with a clear line of fire    | 0..12  |
+|                   | (the quality term's raw measure)                       |        |
+
+The staged generator's ``thrusters`` and ``weapons`` stages take the first two as parameters
+(``min_points = max_points``); forward firepower has no parameter there.
+
+Observation: ``{"grid": the env's (17, H, W) observation, "targets": each target / its range's
+top, float32}``. Reward: the env's (its potential ``phi``) plus ``target_weight`` times the
+change of ``closeness``, which is ``1 - mean(|measure - target| / range top)`` while the ship
+is valid and 0 while it is not (closeness pays only for valid ships, as quality does under the
+gated reward).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from tablegym.envs.starship.env import StarshipEnv
+from tablegym.envs.starship.ship import KIND, PH, PW, THRUSTER, WEAPON, Ship
+
+TARGETS: dict[str, tuple[int, int]] = {
+    "thrust_points": (8, 40),
+    "weapon_points": (4, 24),
+    "forward_firepower": (0, 12),
+}
+"""Each target's range (inclusive), from which resets draw it."""
+
+
+def measures(ship: Ship, forward_firepower: float) -> dict[str, float]:
+    """The ship's value of each target (``forward_firepower``: the quality term's raw measure)."""
+    kinds, area = ship.parts[:, KIND], ship.parts[:, PH].astype(np.int64) * ship.parts[:, PW]
+    return {"thrust_points": float(area[kinds == THRUSTER].sum()), "weapon_points": float(area[kinds == WEAPON].sum()),
+            "forward_firepower": float(forward_firepower)}
+
+
+def closeness(got: dict[str, float], targets: dict[str, float]) -> float:
+    """1 - the mean distance of the measures from the targets, each over its range's top."""
+    return 1.0 - float(np.mean([abs(got[k] - targets[k]) / TARGETS[k][1] for k in TARGETS]))
+
+
+class TargetStarshipEnv(gymnasium.Env[dict, Any]):
+    """``StarshipEnv`` asked for targets (see the module docstring); keyword arguments other than
+    ``target_weight`` go to ``StarshipEnv``.
+
+    ``info`` adds "targets", "measures" and "closeness" (of the ship, valid or not).
+    """
+
+    metadata = StarshipEnv.metadata
+
+    def __init__(self, *, target_weight: float = 1.0, **kwargs: Any) -> None:
+        self.env = StarshipEnv(**kwargs)
+        self.target_weight = float(target_weight)
+        self.action_space = self.env.action_space
+        self.observation_space = spaces.Dict({
+            "grid": self.env.observation_space,
+            "targets": spaces.Box(0.0, 1.0, (len(TARGETS),), np.float32),
+        })
+        self.render_mode = self.env.render_mode
+        self.targets = {k: float(lo) for k, (lo, _) in TARGETS.items()}
+        self._phi = 0.0
+
+    def _observation(self, grid: np.ndarray) -> dict[str, np.ndarray]:
+        top = np.array([TARGETS[k][1] for k in TARGETS], np.float32)
+        return {"grid": grid, "targets": np.array([self.targets[k] for k in TARGETS], np.float32) / top}
+
+    def _measures(self) -> dict[str, float]:
+        return measures(self.env._ship, self.env.quality.raw["forward_firepower"])
+
+    def _closeness(self) -> float:
+        return closeness(self._measures(), self.targets) if self.env.validity.ok else 0.0
+
+    def _info(self, info: dict[str, Any]) -> dict[str, Any]:
+        got = self._measures()
+        return {**info, "targets": dict(self.targets), "measures": got, "closeness": closeness(got, self.targets)}
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict[str, Any]]:
+        super().reset(seed=seed)
+        grid, info = self.env.reset(seed=seed)
+        given = dict((options or {}).get("targets", {}))
+        unknown = set(given) - set(TARGETS)
+        if unknown:
+            raise ValueError(f"unknown targets {sorted(unknown)}: the targets are {list(TARGETS)}")
+        for k, (lo, hi) in TARGETS.items():
+            if k in given:
+                if not lo <= given[k] <= hi:
+                    raise ValueError(f"target {k} must be in {lo}..{hi}, got {given[k]!r}")
+                self.targets[k] = float(given[k])
+            else:
+                self.targets[k] = float(self.np_random.integers(lo, hi + 1))
+        self._phi = self.target_weight * self._closeness()
+        return self._observation(grid), self._info(info)
+
+    def step(self, action: Any) -> tuple[dict, float, bool, bool, dict[str, Any]]:
+        grid, reward, terminated, truncated, info = self.env.step(action)
+        phi = self.target_weight * self._closeness()
+        reward += phi - self._phi
+        self._phi = phi
+        return self._observation(grid), float(reward), terminated, truncated, self._info(info)
+
+    def action_masks(self) -> np.ndarray:
+        return self.env.action_masks()
+
+    @property
+    def ship(self) -> Ship:
+        return self.env.ship
+
+    @property
+    def masks(self) -> str:
+        return self.env.masks
+
+    def render(self) -> Any:
+        return self.env.render()

@@ -1,0 +1,105 @@
+"""Starship with targets (envs/starship/conditioned.py) and the targets report (targets_eval.py)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from tablegym.envs.starship.conditioned import TARGETS, TargetStarshipEnv, closeness, measures
+from tablegym.envs.starship.env import BRUSHES, Brush, StarshipEnv, apply_edit
+from tablegym.envs.starship.pipeline import Pipeline
+from tablegym.envs.starship.quality import quality
+from tablegym.envs.starship.ship import BACKWARD, FORWARD, PORT, THRUSTER, WEAPON
+
+KW = dict(size=16, masks="build", reward="gated", max_steps=96)
+
+
+def test_measures_count_part_points():
+    ship = Pipeline(size=16).generate(0, until=6)
+    assert measures(ship, 0.0) == {"thrust_points": 0.0, "weapon_points": 0.0, "forward_firepower": 0.0}
+    edits = [(Brush(THRUSTER, 2, BACKWARD), 4), (Brush(THRUSTER, 1, BACKWARD), 2), (Brush(WEAPON, 1, FORWARD), 4),
+             (Brush(WEAPON, 0, PORT), 1)]
+    want = {THRUSTER: 0, WEAPON: 0}
+    for brush, pts in edits:  # each part at the first place it fits, scanning the grid
+        for y in range(16):
+            if any(apply_edit(ship, brush, y, x) for x in range(16)):
+                want[brush.kind] += pts
+                break
+    got = measures(ship, quality(ship).raw["forward_firepower"])
+    assert (got["thrust_points"], got["weapon_points"]) == (want[THRUSTER], want[WEAPON]) == (6, 5)
+    assert got["forward_firepower"] == quality(ship).raw["forward_firepower"]
+    assert closeness(got, got) == 1.0
+    far = {k: float(hi) if got[k] < hi / 2 else 0.0 for k, (_, hi) in TARGETS.items()}
+    assert 0.0 <= closeness(got, far) < 0.6
+
+
+def test_targets_are_drawn_per_seed_and_the_reward_adds_the_change_of_closeness():
+    env = TargetStarshipEnv(**KW)
+    check_env(env, skip_render_check=True)
+    base = StarshipEnv(**KW)
+    drawn = []
+    for seed in (3, 4):
+        obs, info = env.reset(seed=seed)
+        base.reset(seed=seed)
+        assert env.reset(seed=seed)[1]["targets"] == info["targets"]  # the seed fixes them
+        drawn.append(info["targets"])
+        for k, (lo, hi) in TARGETS.items():
+            assert lo <= info["targets"][k] <= hi and info["targets"][k] == int(info["targets"][k])
+        assert np.allclose(obs["targets"], [info["targets"][k] / TARGETS[k][1] for k in TARGETS])
+        rng = np.random.default_rng(seed)
+        before = 0.0
+        for _ in range(96):
+            action = int(rng.choice(np.flatnonzero(env.action_masks())))
+            obs, reward, term, trunc, info = env.step(action)
+            grid, base_reward, *_ = base.step(action)
+            assert np.array_equal(obs["grid"], grid)
+            ship = base.ship
+            now = closeness(measures(ship, quality(ship).raw["forward_firepower"]), info["targets"]) if base.validity.ok else 0.0
+            assert reward == pytest.approx(base_reward + now - before, abs=1e-12)
+            before = now
+            if term or trunc:
+                break
+    assert drawn[0] != drawn[1]
+    asked = {"thrust_points": 12, "weapon_points": 8, "forward_firepower": 4}
+    assert env.reset(seed=5, options={"targets": asked})[1]["targets"] == asked
+    with pytest.raises(ValueError, match="target weapon_points must be in 4..24"):
+        env.reset(seed=5, options={"targets": {"weapon_points": 40}})
+    with pytest.raises(ValueError, match="unknown targets"):
+        env.reset(seed=5, options={"targets": {"size": 10}})
+
+
+def test_a_conditioned_generator_is_asked_for_targets_and_the_report_compares_it(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    from tablegym.envs.starship import rl as starship_rl
+    from tablegym.envs.starship import targets_eval
+    from tablegym.envs.starship.learned import LearnedGenerator, export
+
+    args = starship_rl.parse_args(["--size", "16", "--max-steps", "96", "--masks", "build", "--reward", "gated",
+                                   "--targets", "--n-envs", "1"])
+    env = starship_rl.make_env(starship_rl.env_kwargs(args), targets=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = starship_rl.build_model(env, args)
+    path = export(model, starship_rl.env_kwargs(args), tmp_path / "gen.pt", radius=args.crop_radius, targets=True)
+    gen = LearnedGenerator.load(path)
+    asked = {"thrust_points": 10, "weapon_points": 6, "forward_firepower": 2}
+    ship, info = gen.generate(2, asked)
+    assert info["targets"] == asked and ship == gen.env.ship
+    plain = export(model, starship_rl.env_kwargs(args), tmp_path / "plain.pt", radius=args.crop_radius)
+    with pytest.raises(Exception):  # the first layer expects the targets: a plain export does not load
+        LearnedGenerator.load(plain)
+
+    out = tmp_path / "targets.md"
+    argv = ["--checkpoint", str(path), "--episodes", "3", "--out", str(out), "--no-progress"]
+    text = targets_eval.main(argv)
+    rows = [line for line in text.splitlines() if line.startswith("| learned") or line.startswith("| staged")]
+    assert len(rows) == 3 and out.read_text() == text
+    journal = out.with_suffix(".jsonl").read_text()
+    assert journal.count("\n") == 9
+    targets_eval.main(argv)
+    assert out.with_suffix(".jsonl").read_text() == journal  # resumed: nothing built again
+    with pytest.raises(SystemExit):
+        targets_eval.main(["--checkpoint", str(tmp_path / "missing.pt"), "--out", str(out)])
