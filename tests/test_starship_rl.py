@@ -58,6 +58,21 @@ def test_writes_the_table_with_four_rows_and_one_picture_each(tiny_run):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", png
 
 
+def test_the_side_by_side_picture_shows_every_row_on_the_pictured_seeds(tiny_run):
+    from tablegym.envs.starship.render import draw_ships
+
+    run_dir, out, text = tiny_run
+    png = out.parent / "starship_rl_seeds.png"
+    assert f"[{png.name}]({png.name})" in text and "seeds 10000..10003" in text
+    records = [json.loads(line) for line in (run_dir / "eval_episodes.jsonl").read_text().splitlines()]
+    assert sorted((r["row"], r["seed"]) for r in records if "ship" in r) == sorted(
+        (row, s) for row in starship_rl.ROWS for s in range(10_000, 10_004))
+    titled = [(str(i), starship_rl.ship_of(r)) for i, r in enumerate(records) if "ship" in r]
+    width = draw_ships(titled, cell=6, columns=4).shape[1]  # 4 columns of ships, one per seed
+    header = np.frombuffer(png.read_bytes()[16:24], ">u4")
+    assert header[0] == width and header[1] > 4 * 16 * 6  # four rows of 16 x 16 tiles
+
+
 def test_staged_generator_row_is_all_valid(tiny_run):
     _, _, text = tiny_run
     staged = table_rows(text)["staged"]

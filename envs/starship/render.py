@@ -186,8 +186,17 @@ def draw_stages(snapshots: Sequence[tuple[str, Ship]], *, cell: int = 6, columns
     if not snapshots:
         raise ValueError("draw_stages needs at least one (name, ship) snapshot")
     bbox = ship_bbox(snapshots[-1][1])
-    panels = [draw_ship(ship, cell=cell, legend=False, title=f"{i + 1} {name.replace('_', ' ')}", bbox=bbox)
-              for i, (name, ship) in enumerate(snapshots)]
+    titled = [(f"{i + 1} {name.replace('_', ' ')}", ship) for i, (name, ship) in enumerate(snapshots)]
+    return draw_ships(titled, cell=cell, columns=columns, legend=legend, bbox=bbox)
+
+
+def draw_ships(titled: Sequence[tuple[str, Ship]], *, cell: int = 6, columns: int = 7, legend: bool = True,
+               bbox: tuple[int, int, int, int] | None = None) -> np.ndarray:
+    """``(title, ship)`` pictures in rows of ``columns`` (the same crop ``bbox`` for all, default
+    the whole grid), with the legend on the right."""
+    if not titled:
+        raise ValueError("draw_ships needs at least one (title, ship)")
+    panels = [draw_ship(ship, cell=cell, legend=False, title=title, bbox=bbox) for title, ship in titled]
     ph, pw = panels[0].shape[:2]
     gap = max(cell, 4)
     columns = max(1, min(columns, len(panels)))

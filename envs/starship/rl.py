@@ -180,6 +180,8 @@ class Args:
     """the markdown report; the pictures go next to it as <stem>_<row>.png"""
     workers: int = 1
     """processes playing the evaluation episodes"""
+    pictures: int = 4
+    """the first seeds whose ships every row keeps for the side-by-side picture (<out's stem>_seeds.png)"""
     eval_only: bool = False
     """load run_dir/model.zip (or --model) instead of training"""
     model: str = ""
@@ -203,7 +205,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
             kind = {"int": int, "int | None": int, "float": float}.get(str(f.type), str)
             parser.add_argument(flag, type=kind, default=f.default, choices=choices.get(f.name), help=docs[f.name])
     args = Args(**vars(parser.parse_args(argv)))
-    for name in ("timesteps", "episodes", "n_envs", "n_steps", "batch_size", "n_epochs", "workers", "size"):
+    for name in ("timesteps", "episodes", "n_envs", "n_steps", "batch_size", "n_epochs", "workers", "size", "pictures"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     model = Path(args.model or Path(args.run_dir) / "model.zip")
@@ -484,8 +486,9 @@ def evaluate(args: Args, meta: dict, generator_path: Path) -> dict[str, list[dic
                  **({"targets": "drawn from the seed"} if args.targets and row == "ppo" else {})}
         done = recorded(out, **ident)
         # the first seed's record keeps its ship for the pictures (replayed if an older run did not)
-        todo = [s for s in seeds if s not in done or (s == args.eval_seed and "ship" not in done[s])]
-        tasks = [(ident, s, kwargs_json, str(generator_path), args.seed, s == args.eval_seed) for s in todo]
+        pictured = set(seeds[:args.pictures])
+        todo = [s for s in seeds if s not in done or (s in pictured and "ship" not in done[s])]
+        tasks = [(ident, s, kwargs_json, str(generator_path), args.seed, s in pictured) for s in todo]
         start = time.perf_counter()
         run_tasks(play_one, tasks, done, total=len(seeds), workers=args.workers, out=out, label=row,
                   progress=args.progress, postfix="quality")
@@ -536,21 +539,26 @@ def results_table(summaries: dict[str, dict[str, Any]]) -> str:
 
 
 def image_paths(out: str) -> dict[str, Path]:
-    """Where each row's picture goes: next to ``out``, named ``<out's stem>_<row>.png``."""
+    """Where each row's picture goes: next to ``out``, named ``<out's stem>_<row>.png``; the
+    side-by-side picture of every row and pictured seed is ``<out's stem>_seeds.png``."""
     path = Path(out)
-    return {row: path.with_name(f"{path.stem}_{row}.png") for row in ROWS}
+    return {row: path.with_name(f"{path.stem}_{row}.png") for row in (*ROWS, "seeds")}
 
 
 def write_images(results: dict[str, list[dict]], out: str) -> dict[str, Path]:
     """One picture per row: the final ship of the first evaluation seed, titled with its numbers."""
-    from tablegym.envs.starship.render import draw_ship, write_png
+    from tablegym.envs.starship.render import draw_ship, draw_ships, write_png
 
     paths = image_paths(out)
-    for row, path in paths.items():
+    paths["seeds"].parent.mkdir(parents=True, exist_ok=True)
+    for row in ROWS:
         rec = results[row][0]
         title = f"{row} seed {rec['seed']} q={rec['quality']:.3f} {'valid' if rec['valid'] else 'invalid'}"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_png(path, draw_ship(ship_of(rec), title=title))
+        write_png(paths[row], draw_ship(ship_of(rec), title=title))
+    pictured = [[rec for rec in results[row] if "ship" in rec] for row in ROWS]
+    titled = [(f"{rec['row']} {rec['seed']} q {rec['quality']:.2f} {'valid' if rec['valid'] else 'invalid'}", ship_of(rec))
+              for recs in pictured for rec in recs]
+    write_png(paths["seeds"], draw_ships(titled, cell=6, columns=max(1, len(pictured[0]))))
     return paths
 
 
@@ -578,7 +586,9 @@ def report(args: Args, meta: dict, results: dict[str, list[dict]], images: dict[
         "",
         results_table({row: summarise(recs) for row, recs in results.items()}),
         "",
-        f"Pictures (seed {args.eval_seed}): " + ", ".join(f"[{row}]({p.name})" for row, p in images.items()),
+        f"Pictures (seed {args.eval_seed}): " + ", ".join(f"[{row}]({images[row].name})" for row in ROWS)
+        + f"; every row side by side on seeds {args.eval_seed}..{args.eval_seed + args.pictures - 1}: "
+        f"[{images['seeds'].name}]({images['seeds'].name})",
         "",
         "Command:",
         "",
