@@ -526,14 +526,14 @@ def _num(x: float, digits: int = 1) -> str:
 def results_table(summaries: dict[str, dict[str, Any]]) -> str:
     """The markdown table: one row per generator."""
     header = ["row", "generator", "episodes", "valid", "validity [95% Wilson]", "quality ± 95%",
-              *QUALITY_WEIGHTS, "changes", "steps", "s/episode"]
+              *QUALITY_WEIGHTS, "changes", "steps", "s/episode", "ships/s"]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for row, s in summaries.items():
         lo, hi = s["wilson"]
         cells = [f"`{row}`", ROW_TITLES[row], str(s["episodes"]), f"{s['valid']}/{s['episodes']}",
                  f"{s['validity']:.3f} [{lo:.3f}, {hi:.3f}]", f"{s['quality']:.4f} ± {_num(s['quality_ci'], 4)}",
                  *(f"{s['terms'][k]:.3f}" for k in QUALITY_WEIGHTS), _num(s["changes"]), _num(s["steps"]),
-                 f"{s['seconds']:.3f}"]
+                 f"{s['seconds']:.3f}", f"{1 / s['seconds']:,.1f}" if s["seconds"] > 0 else "-"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
