@@ -168,6 +168,28 @@ def _activate_all(x, n, code, param):
             x[j] = 1.0 / (1.0 + np.exp(-x[j]))
 
 
+@njit(cache=True, fastmath=True, inline="always")
+def _add_rows(acc, x, n, weights, out):
+    """``acc += x[:n] @ weights`` (``n`` rows of ``out``), skipping the zero entries of ``x``.
+
+    The non-zero entries are listed first, without a branch: after a ReLU about half the
+    activations are zero in no pattern a branch predictor learns, and a skip decided row by row
+    was mispredicted often enough to cost more than the rows (1.6-2x slower, measured on varied
+    inputs). Each ``acc[j]`` still adds its rows in increasing order: the same sums, bit for bit.
+    """
+    nz = np.empty(n, np.int64)
+    m = 0
+    for k in range(n):
+        nz[m] = k
+        m += x[k] != 0.0
+    for t in range(m):
+        k = nz[t]
+        v = x[k]
+        row = weights[k * out:k * out + out]
+        for j in range(out):
+            acc[j] += v * row[j]
+
+
 @njit(cache=True, fastmath=True)
 def _forward_from(cur, layer, params, legal, n_legal):
     """Finish the network from ``cur``, layer ``layer``'s pre-activations (an array of its own,
@@ -191,12 +213,7 @@ def _forward_from(cur, layer, params, legal, n_legal):
             return _activate(acc, int(params[h2 + 2]), params[h2 + 3])
         weights = params[w:w + width * out]
         nxt = params[w + width * out:w + width * out + out].copy()
-        for k in range(width):
-            x = cur[k]
-            if x != 0.0:
-                row = k * out
-                for j in range(out):
-                    nxt[j] += x * weights[row + j]
+        _add_rows(nxt, cur, width, weights, out)
         cur = nxt
         width = out
     if int(params[6]) == MAX_LEGAL:
@@ -219,12 +236,7 @@ def forward_mixed(dense, active, n, params, legal, n_legal):
     # offsets into ``params`` the compiler does not vectorise these loops (2.3x slower, measured).
     weights = params[w:w + f * out]
     b = params[w + f * out:w + f * out + out].copy()
-    for k in range(dense.shape[0]):
-        v = dense[k]
-        if v != 0.0:
-            row = k * out
-            for j in range(out):
-                b[j] += v * weights[row + j]
+    _add_rows(b, dense, dense.shape[0], weights, out)
     for k in range(n):
         row = active[k] * out
         for j in range(out):
