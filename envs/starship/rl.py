@@ -264,16 +264,20 @@ class CursorView(BaseFeaturesExtractor):
         return self.fc(policy_inputs(obs, self.radius, self.pool))
 
 
+def policy_kwargs(radius: int) -> dict[str, Any]:
+    """The policy's network: ``CursorView`` into 256 units, then 128 for each head."""
+    return dict(features_extractor_class=CursorView, features_extractor_kwargs=dict(radius=radius),
+                net_arch=dict(pi=[128], vf=[128]), activation_fn=torch.nn.ReLU, normalize_images=False)
+
+
 def build_model(env, args: Args):
     """PPO with this experiment's network and hyper-parameters (see the module doc)."""
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
 
-    policy_kwargs = dict(features_extractor_class=CursorView, features_extractor_kwargs=dict(radius=args.crop_radius),
-                         net_arch=dict(pi=[128], vf=[128]), activation_fn=torch.nn.ReLU, normalize_images=False)
     return (MaskablePPO if args.masks != "none" else PPO)("MultiInputPolicy" if args.targets else "MlpPolicy", env, learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
                n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
-               ent_coef=args.ent_coef, vf_coef=args.vf_coef, policy_kwargs=policy_kwargs,
+               ent_coef=args.ent_coef, vf_coef=args.vf_coef, policy_kwargs=policy_kwargs(args.crop_radius),
                seed=args.seed, device="cpu", verbose=0)
 
 
@@ -403,13 +407,15 @@ def export_generator(args: Args, model: Any, model_path: Path) -> Path:
 
 
 @functools.lru_cache(maxsize=2)
-def _model(path: str, masks: bool = False):
-    """The saved PPO (or MaskablePPO) model, loaded once per process."""
+def _model(path: str, masks: bool = False, radius: int = 4):
+    """The saved PPO (or MaskablePPO) model, loaded once per process. The network is built by
+    this module's ``CursorView``, not the copy of the class SB3 pickled with the model (which
+    calls the helpers of the code that trained it, as they were then)."""
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
 
     torch.set_num_threads(1)
-    return (MaskablePPO if masks else PPO).load(path, device="cpu")
+    return (MaskablePPO if masks else PPO).load(path, device="cpu", custom_objects={"policy_kwargs": policy_kwargs(radius)})
 
 
 def run_episode(env: gymnasium.Env, seed: int, policy: Callable[[np.ndarray], Any] | None) -> tuple[Ship, dict]:
@@ -477,6 +483,7 @@ def evaluate(args: Args, meta: dict, generator_path: Path) -> dict[str, list[dic
     torch.set_num_threads(1)
     kwargs_json = json.dumps(env_kwargs(args), sort_keys=True)
     seeds = range(args.eval_seed, args.eval_seed + args.episodes)
+    Path(args.run_dir).mkdir(parents=True, exist_ok=True)
     out = str(Path(args.run_dir) / "eval_episodes.jsonl")
     model_id = {"ppo": f"{generator_path.name}: {meta['timesteps']} steps in {meta['train_seconds']:.3f} s",
                 "random": f"seed {args.seed}"}
@@ -606,13 +613,13 @@ def main(argv: list[str] | None = None) -> str:
     torch.set_num_threads(1)
     model_path = Path(args.model or Path(args.run_dir) / "model.zip")
     if args.eval_only:
-        model = _model(str(model_path), args.masks != "none")
+        model = _model(str(model_path), args.masks != "none", args.crop_radius)
         meta = load_meta(args.run_dir, model)
         if int(model.num_timesteps) != meta["timesteps"]:  # a snapshot taken during training
             meta = {**meta, "timesteps": int(model.num_timesteps), "train_seconds": math.nan}
     else:
         meta = train(args)
-        model = _model(str(model_path), args.masks != "none")
+        model = _model(str(model_path), args.masks != "none", args.crop_radius)
         print(f"trained PPO: {meta['timesteps']:,} steps in {meta['train_seconds']:.0f} s "
               f"({meta['steps_per_s']:,.0f} steps/s); saved {args.run_dir}/model.zip", flush=True)
     results = evaluate(args, meta, export_generator(args, model, model_path))
