@@ -170,3 +170,17 @@ def test_the_exported_generator_plays_the_masked_policy_with_float16_weights(tmp
     assert main(["starship", "--generator", "learned", "--checkpoint", str(bad)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "corrupt" in err
+
+
+def test_resume_trains_the_saved_model_further(tmp_path):
+    run_dir = tmp_path / "run"
+    common = [*[a for a in TINY if a not in ("--episodes", "4")], "--episodes", "1", "--pictures", "1",
+              "--run-dir", str(run_dir), "--out", str(tmp_path / "r.md")]
+    run_main(common)
+    first = json.loads((run_dir / "train.json").read_text())
+    run_main([*common, "--resume"])
+    meta = json.loads((run_dir / "train.json").read_text())
+    assert (first["timesteps"], meta["timesteps"], meta["budget"]) == (128, 256, 256)
+    assert meta["train_seconds"] > first["train_seconds"]
+    with pytest.raises(SystemExit):
+        starship_rl.parse_args(["--resume", "--run-dir", str(tmp_path / "nothing")])

@@ -184,6 +184,8 @@ class Args:
     """the first seeds whose ships every row keeps for the side-by-side picture (<out's stem>_seeds.png)"""
     eval_only: bool = False
     """load run_dir/model.zip (or --model) instead of training"""
+    resume: bool = False
+    """train run_dir/model.zip (policy, value head and optimizer) --timesteps more steps; train.json adds up"""
     model: str = ""
     """with --eval-only: the SB3 model to evaluate (default run_dir/model.zip; e.g. a snapshot run_dir/model_<steps>_steps.zip)"""
     progress: bool = True
@@ -211,6 +213,9 @@ def parse_args(argv: list[str] | None = None) -> Args:
     model = Path(args.model or Path(args.run_dir) / "model.zip")
     if args.eval_only and not model.exists():
         parser.error(f"--eval-only: no model at {model}")
+    if args.resume and (args.eval_only or not (Path(args.run_dir) / "train.json").exists()):
+        parser.error(f"--resume continues a finished training run in --run-dir ({args.run_dir} has no train.json), "
+                     "and does not go with --eval-only")
     if args.model and not args.eval_only:
         parser.error("--model is the model --eval-only evaluates (training writes run_dir/model.zip)")
     return args
@@ -356,7 +361,15 @@ def train(args: Args) -> dict[str, Any]:
     kwargs = env_kwargs(args)
     envs = [functools.partial(make_env, kwargs, args.targets) for _ in range(args.n_envs)]
     venv = SubprocVecEnv(envs, start_method="forkserver") if args.vec == "subproc" else DummyVecEnv(envs)
-    model = build_model(venv, args)
+    before = json.loads((run_dir / "train.json").read_text()) if args.resume else {}
+    if args.resume:  # the saved policy, value head and optimizer, stepping these envs
+        from sb3_contrib import MaskablePPO
+        from stable_baselines3 import PPO
+
+        model = (MaskablePPO if args.masks != "none" else PPO).load(
+            run_dir / "model.zip", env=venv, device="cpu", custom_objects={"policy_kwargs": policy_kwargs(args.crop_radius)})
+    else:
+        model = build_model(venv, args)
 
     tb_dir = run_dir / f"ppo_{get_latest_run_id(str(run_dir), 'ppo') + 1}"
     writer = SummaryWriter(str(tb_dir))
@@ -368,14 +381,15 @@ def train(args: Args) -> dict[str, Any]:
 
     # a snapshot every save_every steps (model_<steps>_steps.zip): a long run can be evaluated before it ends
     snapshots = CheckpointCallback(max(1, args.save_every // args.n_envs), str(run_dir), name_prefix="model")
-    model.learn(total_timesteps=args.timesteps, callback=[TensorBoardCharts(writer), snapshots], progress_bar=args.progress)
-    seconds = time.perf_counter() - started
+    model.learn(total_timesteps=args.timesteps, callback=[TensorBoardCharts(writer), snapshots], progress_bar=args.progress,
+                reset_num_timesteps=not args.resume)
+    seconds = time.perf_counter() - started + before.get("train_seconds", 0.0)
     writer.close()
     venv.close()
 
     model.save(run_dir / "model.zip")
     meta = {"algo": "ppo", "env": ENV_ID, "env_kwargs": kwargs, "seed": args.seed, "n_envs": args.n_envs,
-            "rollout": args.n_envs * args.n_steps, "budget": args.timesteps, "timesteps": int(model.num_timesteps), "train_seconds": seconds,
+            "rollout": args.n_envs * args.n_steps, "budget": args.timesteps + before.get("budget", 0), "timesteps": int(model.num_timesteps), "train_seconds": seconds,
             "steps_per_s": model.num_timesteps / seconds, "tensorboard": str(tb_dir)}
     (run_dir / "train.json").write_text(json.dumps(meta, indent=1) + "\n")
     return meta
