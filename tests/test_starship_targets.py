@@ -9,7 +9,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from tablegym.envs.starship.conditioned import TARGETS, TargetStarshipEnv, closeness, measures
-from tablegym.envs.starship.env import BRUSHES, Brush, StarshipEnv, apply_edit
+from tablegym.envs.starship.env import Brush, StarshipEnv, apply_edit
 from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.quality import quality
 from tablegym.envs.starship.ship import BACKWARD, FORWARD, PORT, THRUSTER, WEAPON
