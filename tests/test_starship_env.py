@@ -359,3 +359,36 @@ def test_build_masks_allow_exactly_the_writes_that_keep_one_ship_with_its_cockpi
     assert allowed > 0 and refused > 0
     with pytest.raises(ValueError, match="masks must be one of"):
         StarshipEnv(masks="strict")
+
+
+@pytest.mark.parametrize("representation", ["narrow", "turtle"])
+def test_safe_masks_are_build_masks_without_the_writes_that_seal_a_part_in(representation):
+    """A "safe" write is a "build" write after which every part and door is still reachable from
+    the cockpit (each write made on a copy and the rule checked by quality.check_reachable); a walk
+    of safe writes from the generator's start keeps three of the four validity rules."""
+    from tablegym.envs.starship.quality import check_reachable
+
+    safe = StarshipEnv(representation=representation, masks="safe")
+    build = StarshipEnv(representation=representation, masks="build")
+    first = 1 if representation == "narrow" else 4
+    rng = np.random.default_rng(2)
+    sealing = 0
+    for seed in (5, 6):
+        safe.reset(seed=seed)
+        build.reset(seed=seed)
+        for _ in range(300):
+            build._ship, build._cursor = safe.ship, safe._cursor
+            build._update_mask()
+            mask, allowed = safe.action_masks(), build.action_masks()
+            for b, brush in enumerate(BRUSHES):
+                if not allowed[first + b]:
+                    assert not mask[first + b]
+                    continue
+                ship = safe.ship
+                apply_edit(ship, brush, *safe._cursor)
+                keeps = check_reachable(ship).ok
+                assert mask[first + b] == keeps, (brush, safe._cursor)
+                sealing += not keeps
+            safe.step(int(rng.choice(np.flatnonzero(mask))))
+            assert [c.ok for c in safe.validity.checks][:3] == [True, True, True]
+    assert sealing > 0

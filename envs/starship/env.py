@@ -12,7 +12,7 @@ from numba import njit
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.quality import VALIDITY_RULES, Quality, Validity
-from tablegym.envs.starship.scoring import scored
+from tablegym.envs.starship.scoring import all_reached, scored
 from tablegym.envs.starship.ship import (
     ARMOR, BUNK, COCKPIT, CORRIDOR, DOOR, DX, DY, EMPTY, FACED, FACING, FIRST_PART, KIND, NUM_TILE_KINDS,
     NUM_VARIANTS, PH, PW, PX, PY, QUARTERS, REACTOR, THRUSTER, WEAPON, AMMO, POWER, Ship, footprint, part_name,
@@ -45,9 +45,10 @@ _BRUSH_KIND = np.array([b.kind for b in BRUSHES], np.int64)
 _BRUSH_H = np.array([footprint(b.kind, b.variant, b.facing)[0] if b.kind >= FIRST_PART else 1 for b in BRUSHES], np.int64)
 _BRUSH_W = np.array([footprint(b.kind, b.variant, b.facing)[1] if b.kind >= FIRST_PART else 1 for b in BRUSHES], np.int64)
 REPRESENTATIONS = ("narrow", "turtle", "wide")
+_MAX_SIDE = int(max(_BRUSH_H.max(), _BRUSH_W.max()))
 _COCKPIT_BRUSH, _REACTOR_BRUSH, _EMPTY_BRUSH = (BRUSHES.index(Brush(k)) for k in (COCKPIT, REACTOR, EMPTY))
 REWARDS = ("potential", "gated")
-MASKS = ("none", "repairable", "build")
+MASKS = ("none", "repairable", "build", "safe")
 STARTS = ("empty", "random", "partial")
 OBS_CHANNELS = NUM_TILE_KINDS + 4 + 1
 """Tile kind one-hot (12), facing one-hot of thruster/weapon tiles (4), the cursor (1)."""
@@ -117,6 +118,70 @@ def brush_mask(tiles, part, parts, y, x, has_cockpit, has_reactor, build, out):
         out[b] = ok and touches
 
 
+@njit(cache=True)
+def seal_mask(tiles, part, parts, y, x, out):
+    """Take out of ``out`` (the allowed brushes at (y, x)) those whose write would leave a part
+    or door unreachable from the cockpit, when every one is reachable now (a write that seals a
+    part in); nothing changes while the rule already fails.
+
+    Only three kinds of write can break the rule, and the others are let through unchecked: a
+    wall written over a walkable tile, a door (it must be reached itself) and a part (it needs a
+    reached tile next to it, and it may cover walkable ones). A door, or a part that covers no
+    walkable tile, needs only the walking steps of the ship as it is; a write that takes
+    walkable tiles away is made on a copy and the rule checked again. Taking a part out (a tile
+    written over it) or writing corridor only adds walkable tiles."""
+    H, W = tiles.shape
+    dist, scratch = np.empty((H, W), np.int32), np.empty((H, W), np.int32)
+    qy, qx, none = np.empty(H * W, np.int64), np.empty(H * W, np.int64), np.zeros(4, np.int64)
+    if not all_reached(tiles, parts, none, dist, qy, qx):  # (the walk it made stays in dist)
+        return
+    walk = tiles[y, x] == CORRIDOR or tiles[y, x] == DOOR
+    # a part's kind does not matter to the rule (no cockpit is ever added): one answer per footprint
+    known = np.full((_MAX_SIDE + 1, _MAX_SIDE + 1), -1, np.int8)
+    for b in range(out.shape[0]):
+        if not out[b]:
+            continue
+        kind = _BRUSH_KIND[b]
+        if kind < FIRST_PART:
+            if part[y, x] >= 0 or kind == CORRIDOR or (kind != DOOR and not walk):
+                continue
+            if kind == DOOR:
+                reached = walk and dist[y, x] >= 0
+                for d in range(4):
+                    yy, xx = y + DY[d], x + DX[d]
+                    if 0 <= yy < H and 0 <= xx < W and dist[yy, xx] >= 0:
+                        reached = True
+                out[b] = reached
+                continue
+            trial = tiles.copy()
+            trial[y, x] = kind
+            out[b] = all_reached(trial, parts, none, scratch, qy, qx)
+            continue
+        h, w = _BRUSH_H[b], _BRUSH_W[b]
+        if known[h, w] >= 0:
+            out[b] = known[h, w] == 1
+            continue
+        covers = False
+        for yy in range(y, y + h):
+            for xx in range(x, x + w):
+                if tiles[yy, xx] == CORRIDOR or tiles[yy, xx] == DOOR:
+                    covers = True
+        if not covers:  # the part needs a reached walkable tile next to it
+            reached = False
+            for yy in range(max(y - 1, 0), min(y + h + 1, H)):
+                for xx in range(max(x - 1, 0), min(x + w + 1, W)):
+                    if (y <= yy < y + h) != (x <= xx < x + w) and dist[yy, xx] >= 0:
+                        reached = True
+            out[b] = reached
+            known[h, w] = reached
+            continue
+        trial = tiles.copy()
+        trial[y:y + h, x:x + w] = kind
+        footprint = np.array([y, x, h, w], np.int64)
+        out[b] = all_reached(trial, parts, footprint, scratch, qy, qx)
+        known[h, w] = out[b]
+
+
 def observe(ship: Ship, cursor: tuple[int, int] | None) -> np.ndarray:
     """The (17, H, W) uint8 observation of ``ship`` (see ``StarshipEnv``)."""
     H, W = ship.shape
@@ -180,7 +245,10 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
     already there, no part that does not fit, no second cockpit or reactor (for "wide": the last
     two only). ``masks="build"`` also keeps the ship's cockpit and reactor (no write on their
     tiles), never empties a tile, and writes only on the ship or 4-next to it (for "wide": no
-    empty brush). A masked action is still accepted (the env does not enforce masks). An
+    empty brush). ``masks="safe"`` is "build" that also seals nothing in: no write that leaves a
+    part or door unreachable from the cockpit while all are reachable (``seal_mask``; for
+    "wide": as "build"). From the generator's start every "safe" write keeps three of the four
+    validity rules; only the backward thruster is left to the agent. A masked action is still accepted (the env does not enforce masks). An
     action outside the space raises a ``ValueError``.
 
     ## Observation Space
@@ -236,7 +304,7 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
     - ``size``: grid side (default 32) or (height, width).
     - ``partial_stages``: stages (1-14) the generator runs for ``start="partial"``.
     - ``reward``: "potential" (default) or "gated" (see Rewards).
-    - ``masks``: "none" (default, or False), "repairable" (or True) or "build" (see Action Space).
+    - ``masks``: "none" (default, or False), "repairable" (or True), "build" or "safe" (see Action Space).
     - ``generator``: keyword options of the generator ``Pipeline`` (stage parameters; ``size``
       comes from ``size``).
     - ``validity_bonus``: weight of validity in the reward (default 1.0).
@@ -362,11 +430,13 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
             self._mask[:H + W] = 1
             self._mask[H + W + _COCKPIT_BRUSH] = not has_cockpit
             self._mask[H + W + _REACTOR_BRUSH] = not has_reactor
-            self._mask[H + W + _EMPTY_BRUSH] = self.masks != "build"
+            self._mask[H + W + _EMPTY_BRUSH] = self.masks == "repairable"
             return
         first = 1 if self.representation == "narrow" else 4  # the keep / move actions stay allowed
         brush_mask(self._ship.tiles, self._ship.part, self._ship.parts, self._cursor[0], self._cursor[1], has_cockpit,
-                   has_reactor, self.masks == "build", self._mask[first:])
+                   has_reactor, self.masks != "repairable", self._mask[first:])
+        if self.masks == "safe":
+            seal_mask(self._ship.tiles, self._ship.part, self._ship.parts, self._cursor[0], self._cursor[1], self._mask[first:])
 
     def _start_ship(self) -> Ship:
         rng = self.np_random

@@ -99,6 +99,58 @@ def _reachable(tiles, parts, n_cockpits, cockpit, lost_parts, lost_doors):
 
 
 @njit(cache=True)
+def _border_reached(tiles, dist, y0, x0, h, w):
+    """Whether a walkable tile next to the footprint (not diagonal) has been reached (``dist >= 0``)."""
+    H, W = tiles.shape
+    for yy in range(max(y0 - 1, 0), min(y0 + h + 1, H)):
+        for xx in range(max(x0 - 1, 0), min(x0 + w + 1, W)):
+            if (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w) and dist[yy, xx] >= 0:
+                return True
+    return False
+
+
+@njit(cache=True)
+def all_reached(tiles, parts, extra, dist, qy, qx):
+    """The reachability rule on ``tiles`` with ``parts`` and one more part's footprint ``extra``
+    (y, x, h, w; h = 0 for none), without allocating: ``dist``, ``qy`` and ``qx`` are the walk's
+    scratch (H x W int32, H * W int64 each). What ``env.seal_mask`` asks of every trial write."""
+    H, W = tiles.shape
+    n_cockpits, cockpit = _count(parts, COCKPIT)
+    others = parts.shape[0] - n_cockpits + (extra[2] > 0)
+    doors = 0
+    for y in range(H):
+        for x in range(W):
+            dist[y, x] = -1
+            doors += tiles[y, x] == DOOR
+    if n_cockpits != 1:
+        return others == 0 and doors == 0
+    y0, x0, h, w = parts[cockpit, PY], parts[cockpit, PX], parts[cockpit, PH], parts[cockpit, PW]
+    tail = 0
+    for yy in range(max(y0 - 1, 0), min(y0 + h + 1, H)):
+        for xx in range(max(x0 - 1, 0), min(x0 + w + 1, W)):
+            if (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w) and (tiles[yy, xx] == CORRIDOR or tiles[yy, xx] == DOOR) \
+                    and dist[yy, xx] < 0:
+                dist[yy, xx] = 0
+                qy[tail] = yy
+                qx[tail] = xx
+                tail += 1
+    if tail == 0:
+        return others == 0 and doors == 0
+    head = 0
+    while head < tail:
+        tail = K._expand(tiles, dist, qy, qx, head, tail, 0, 0, 0, 0)
+        head += 1
+    for y in range(H):
+        for x in range(W):
+            if tiles[y, x] == DOOR and dist[y, x] < 0:
+                return False
+    for p in range(parts.shape[0]):
+        if p != cockpit and not _border_reached(tiles, dist, parts[p, PY], parts[p, PX], parts[p, PH], parts[p, PW]):
+            return False
+    return extra[2] == 0 or _border_reached(tiles, dist, extra[0], extra[1], extra[2], extra[3])
+
+
+@njit(cache=True)
 def _working(rays, parts, p):
     return K.face_clear(rays, parts[p, PY], parts[p, PX], parts[p, PH], parts[p, PW], parts[p, FACING])
 
