@@ -174,7 +174,7 @@ def test_the_exported_generator_plays_the_masked_policy_with_float16_weights(tmp
 
 def test_resume_trains_the_saved_model_further(tmp_path):
     run_dir = tmp_path / "run"
-    common = [*[a for a in TINY if a not in ("--episodes", "4")], "--episodes", "1", "--pictures", "1",
+    common = [*[a for a in TINY if a not in ("--episodes", "4")], "--episodes", "1", "--pictures", "1", "--masks", "build",
               "--run-dir", str(run_dir), "--out", str(tmp_path / "r.md")]
     run_main(common)
     first = json.loads((run_dir / "train.json").read_text())
@@ -184,3 +184,16 @@ def test_resume_trains_the_saved_model_further(tmp_path):
     assert meta["train_seconds"] > first["train_seconds"]
     with pytest.raises(SystemExit):
         starship_rl.parse_args(["--resume", "--run-dir", str(tmp_path / "nothing")])
+
+    # --init-from: a new run (other masks) that starts from those weights, its steps counted from 0
+    other = tmp_path / "other"
+    run_main([*common[:-4], "--masks", "safe", "--init-from", str(run_dir / "model.zip"), "--run-dir", str(other),
+              "--out", str(tmp_path / "o.md")])
+    meta = json.loads((other / "train.json").read_text())
+    assert (meta["timesteps"], meta["init_from"], meta["env_kwargs"]["masks"]) == (128, str(run_dir / "model.zip"), "safe")
+    with pytest.raises(SystemExit):
+        starship_rl.parse_args(["--init-from", str(tmp_path / "missing.zip")])
+    with pytest.raises(SystemExit, match="cannot continue .* as PPO"):  # a masked model, no masks asked
+        run_main([*common[:-6], "--init-from", str(run_dir / "model.zip"), "--run-dir", str(tmp_path / "x"),
+                  "--out", str(tmp_path / "x.md")])
+

@@ -186,6 +186,8 @@ class Args:
     """load run_dir/model.zip (or --model) instead of training"""
     resume: bool = False
     """train run_dir/model.zip (policy, value head and optimizer) --timesteps more steps; train.json adds up"""
+    init_from: str = ""
+    """start from this saved model (policy, value head, optimizer) instead of a new network, e.g. one trained under other masks (a curriculum); steps count from 0"""
     model: str = ""
     """with --eval-only: the SB3 model to evaluate (default run_dir/model.zip; e.g. a snapshot run_dir/model_<steps>_steps.zip)"""
     progress: bool = True
@@ -216,6 +218,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
     if args.resume and (args.eval_only or not (Path(args.run_dir) / "train.json").exists()):
         parser.error(f"--resume continues a finished training run in --run-dir ({args.run_dir} has no train.json), "
                      "and does not go with --eval-only")
+    if args.init_from and (args.resume or args.eval_only or not Path(args.init_from).is_file()):
+        parser.error(f"--init-from needs a saved model (no file {args.init_from!r}?) and goes with neither --resume nor --eval-only")
     if args.model and not args.eval_only:
         parser.error("--model is the model --eval-only evaluates (training writes run_dir/model.zip)")
     return args
@@ -362,12 +366,19 @@ def train(args: Args) -> dict[str, Any]:
     envs = [functools.partial(make_env, kwargs, args.targets) for _ in range(args.n_envs)]
     venv = SubprocVecEnv(envs, start_method="forkserver") if args.vec == "subproc" else DummyVecEnv(envs)
     before = json.loads((run_dir / "train.json").read_text()) if args.resume else {}
-    if args.resume:  # the saved policy, value head and optimizer, stepping these envs
+    start_from = run_dir / "model.zip" if args.resume else args.init_from
+    if start_from:  # the saved policy, value head and optimizer, stepping these envs
         from sb3_contrib import MaskablePPO
         from stable_baselines3 import PPO
 
-        model = (MaskablePPO if args.masks != "none" else PPO).load(
-            run_dir / "model.zip", env=venv, device="cpu", custom_objects={"policy_kwargs": policy_kwargs(args.crop_radius)})
+        algo = MaskablePPO if args.masks != "none" else PPO
+        try:
+            model = algo.load(start_from, env=venv, device="cpu", custom_objects={"policy_kwargs": policy_kwargs(args.crop_radius)})
+        except (ValueError, TypeError, KeyError, RuntimeError, OSError) as err:
+            venv.close()
+            raise SystemExit(f"{PROG}: error: cannot continue {start_from} as {algo.__name__} "
+                             f"(--masks {args.masks}; a model trained with masks needs masks and one without none): {err}")
+        model.set_random_seed(args.seed)
     else:
         model = build_model(venv, args)
 
@@ -390,7 +401,8 @@ def train(args: Args) -> dict[str, Any]:
     model.save(run_dir / "model.zip")
     meta = {"algo": "ppo", "env": ENV_ID, "env_kwargs": kwargs, "seed": args.seed, "n_envs": args.n_envs,
             "rollout": args.n_envs * args.n_steps, "budget": args.timesteps + before.get("budget", 0), "timesteps": int(model.num_timesteps), "train_seconds": seconds,
-            "steps_per_s": model.num_timesteps / seconds, "tensorboard": str(tb_dir)}
+            "steps_per_s": model.num_timesteps / seconds, "tensorboard": str(tb_dir),
+            "init_from": before.get("init_from", args.init_from or None)}
     (run_dir / "train.json").write_text(json.dumps(meta, indent=1) + "\n")
     return meta
 
