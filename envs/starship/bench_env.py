@@ -4,7 +4,9 @@ the way it was before issue 33, in the same run (``tablegym bench starship-env``
 The reference (``ReferenceStarshipEnv``) scores every step with the Python rules and terms of
 quality.py and builds the observation with numpy; the env itself scores in one compiled pass
 (scoring.py) and observes with a numba kernel. Both play the same seeded random actions, so the
-ratio is the speed-up per step. Timed on one core after a warm-up.
+ratio is the speed-up per step. Timed on one core after a warm-up. Last, the narrow env under the
+"build" and "safe" masks (random allowed actions, one-sweep episodes), as the learned generator
+trains.
 """
 
 from __future__ import annotations
@@ -45,12 +47,15 @@ class ReferenceStarshipEnv(StarshipEnv):
 
 
 def steps_per_second(env: StarshipEnv, seconds: float, seed: int = 0) -> float:
+    """Random actions (among the allowed ones when the env masks) for ``seconds``."""
     env.reset(seed=seed)
     env.action_space.seed(seed)
+    masked = env.masks != "none"
     n = 0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
-        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        action = env.action_space.sample(env.action_masks().astype(np.int8)) if masked else env.action_space.sample()
+        _, _, terminated, truncated, _ = env.step(action)
         n += 1
         if terminated or truncated:
             env.reset()
@@ -68,4 +73,8 @@ def bench_env_steps(seconds: float = 2.0) -> dict[str, Any]:
         out[f"{rep} steps/s"] = a
         out[f"{rep} reference steps/s"] = b
         out[f"{rep} ratio"] = a / b
+    for masks in ("build", "safe"):  # the masks the learned generator trains under: one mask per step
+        env = StarshipEnv(masks=masks, reward="gated", max_steps=1024)
+        steps_per_second(env, 0.2)
+        out[f"narrow {masks}-masked steps/s"] = steps_per_second(env, seconds)
     return out
