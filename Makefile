@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results trilobite-ppo sim-regress threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned friday-mc-checkpoint friday-mc-learned starship-results starship-rl starship-learned starship-targets clean
+.PHONY: install demo test bench results trilobite-ppo sim-regress threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned friday-mc-checkpoint friday-mc-learned starship-results starship-rl starship-learned starship-checkpoint starship-targets clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -246,16 +246,22 @@ starship-rl: install
 	$(PY) -m tablegym.envs.starship.rl --timesteps 300000 --representation narrow --start partial \
 		--seed 0 --episodes 200 --workers 2 --run-dir runs/starship-ppo --out results/starship_rl.md
 
-# The learned starship generator (issue 33): MaskablePPO with the "build" masks and the gated reward,
-# one sweep of the grid per episode (--max-steps 1024), 3M steps (about 75 minutes on one core),
-# then 200 held-out seeds for every row; the export (runs/starship-sweep/generator.pt, float16) is
-# what models/checkpoints/starship.pt ships. starship-targets: the same with targets (thrust and
-# weapon points, forward firepower), then how close its ships come against the staged generator.
+# The learned starship generator (issue 33), in two runs of MaskablePPO with the gated reward and
+# one sweep of the grid per episode (--max-steps 1024): 3M steps under the "build" masks (about 80
+# minutes on one core), then 1.5M steps under the "safe" masks from that run's 2M-step snapshot
+# (about 40 minutes); each evaluated on 200 held-out seeds. starship-checkpoint ships the second's
+# export (float16). starship-targets: the same with targets (thrust and weapon points, forward
+# firepower), then how close its ships come against the staged generator.
 starship-learned: install
 	$(PY) -m tablegym.envs.starship.rl --timesteps 3000000 --masks build --reward gated --max-steps 1024 \
 		--seed 1 --episodes 200 --workers 2 --run-dir runs/starship-sweep --out results/starship_sweep.md
+	$(PY) -m tablegym.envs.starship.rl --timesteps 1500000 --masks safe --reward gated --max-steps 1024 \
+		--init-from runs/starship-sweep/model_2000000_steps.zip --seed 3 --episodes 200 --workers 2 \
+		--run-dir runs/starship-safe --out results/starship_safe.md
+starship-checkpoint: starship-learned
+	cp runs/starship-safe/generator.pt models/checkpoints/starship.pt
 starship-targets: install
-	$(PY) -m tablegym.envs.starship.rl --timesteps 3000000 --targets --masks build --reward gated --max-steps 1024 \
+	$(PY) -m tablegym.envs.starship.rl --timesteps 1500000 --targets --masks build --reward gated --max-steps 1024 \
 		--seed 2 --episodes 200 --workers 2 --run-dir runs/starship-targets --out results/starship_targets_rl.md
 	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-targets/generator.pt --episodes 200 \
 		--workers 2 --out results/starship_targets.md

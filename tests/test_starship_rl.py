@@ -197,3 +197,20 @@ def test_resume_trains_the_saved_model_further(tmp_path):
         run_main([*common[:-6], "--init-from", str(run_dir / "model.zip"), "--run-dir", str(tmp_path / "x"),
                   "--out", str(tmp_path / "x.md")])
 
+
+
+def test_the_shipped_generator_builds_a_ship_from_the_command_line(tmp_path, capsys):
+    """models/checkpoints/starship.pt loads (float16 layers, the env it was trained in) and
+    ``tablegym starship --generator learned`` draws the ship it builds, the same every time."""
+    from tablegym.envs.starship.learned import CHECKPOINT, LearnedGenerator
+    from tablegym.envs.starship.quality import validate
+    from tablegym.experiments.cli import main
+
+    gen = LearnedGenerator.load()
+    assert CHECKPOINT.stat().st_size < 4_000_000 and gen.env_kwargs["masks"] == "safe"
+    ship, info = gen.generate(7)
+    assert ship == gen.generate(7)[0] and info["valid"] == validate(ship).ok
+    png = tmp_path / "ship.png"
+    assert main(["starship", "--generator", "learned", "--seed", "7", "--out", str(png), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert png.read_bytes()[:4] == b"\x89PNG" and out.startswith(f"seed 7: {validate(ship)}")
