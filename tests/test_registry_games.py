@@ -103,14 +103,16 @@ def _trace(env_id: str, kwargs: dict, seed: int, steps: int) -> list[tuple]:
     env = gymnasium.make(env_id, **kwargs)
     rng = np.random.default_rng(seed)
     obs, info = env.reset(seed=seed)
-    trace = [(np.asarray(obs).tobytes(), info["action_mask"].tobytes())]
+    space = env.observation_space  # flatten: a Dict observation (StarshipTargets) as one array too
+    trace = [(gymnasium.spaces.flatten(space, obs).tobytes(), info["action_mask"].tobytes())]
     for _ in range(steps):
         action = int(rng.choice(np.flatnonzero(info["action_mask"])))
         obs, reward, terminated, truncated, info = env.step(action)
-        trace.append((np.asarray(obs).tobytes(), float(reward), terminated, truncated, info["action_mask"].tobytes()))
+        trace.append((gymnasium.spaces.flatten(space, obs).tobytes(), float(reward), terminated, truncated,
+                      info["action_mask"].tobytes()))
         if terminated or truncated:
             obs, info = env.reset()
-            trace.append((np.asarray(obs).tobytes(), info["action_mask"].tobytes()))
+            trace.append((gymnasium.spaces.flatten(space, obs).tobytes(), info["action_mask"].tobytes()))
     env.close()
     return trace
 
