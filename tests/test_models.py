@@ -18,7 +18,6 @@ def meta_for(game, config):
 @pytest.mark.parametrize("hidden", [(16,), (24, 8)])
 def test_compiled_value_equals_the_torch_network(hidden):
     torch.manual_seed(0)
-    game = TrilobiteGame()
     model = ValueMLP(NetConfig(112, hidden))
     ev = LearnedEvaluator(model, "trilobite")
     for seed in range(5):

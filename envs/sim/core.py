@@ -32,7 +32,7 @@ import re
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import (DRAW, HEADER, KEY, LAST, ONGOING, OUTCOME, PLY, TO_MOVE, Game, GameSpec,
+from tablegym.envs.core import (DRAW, KEY, LAST, ONGOING, OUTCOME, PLY, TO_MOVE, Game, GameSpec,
                                  IllegalActionError, Kernels, KernelState, k_key, k_outcome, k_to_move)
 from tablegym.envs.sim.canonical import (EDGE_ID, EDGE_U, EDGE_V, MAX_N, MIN_N, N_, POW3, canonical_code, check_n,
                                          edges_of)
