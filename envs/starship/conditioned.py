@@ -81,15 +81,13 @@ class TargetStarshipEnv(gymnasium.Env[dict, Any]):
         top = np.array([TARGETS[k][1] for k in TARGETS], np.float32)
         return {"grid": grid, "targets": np.array([self.targets[k] for k in TARGETS], np.float32) / top}
 
-    def _measures(self) -> dict[str, float]:
-        return measures(self.env._ship, self.env.quality.raw["forward_firepower"])
-
-    def _closeness(self) -> float:
-        return closeness(self._measures(), self.targets) if self.env.validity.ok else 0.0
-
-    def _info(self, info: dict[str, Any]) -> dict[str, Any]:
-        got = self._measures()
-        return {**info, "targets": dict(self.targets), "measures": got, "closeness": closeness(got, self.targets)}
+    def _measured(self, info: dict[str, Any]) -> tuple[float, dict[str, Any]]:
+        """``phi``'s target part (closeness while valid, else 0) and ``info`` with the targets,
+        the measures and their closeness, from one measurement of the ship."""
+        got = measures(self.env._ship, self.env.quality.raw["forward_firepower"])
+        near = closeness(got, self.targets)
+        phi = self.target_weight * near if self.env.validity.ok else 0.0
+        return phi, {**info, "targets": dict(self.targets), "measures": got, "closeness": near}
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict[str, Any]]:
         super().reset(seed=seed)
@@ -105,15 +103,15 @@ class TargetStarshipEnv(gymnasium.Env[dict, Any]):
                 self.targets[k] = float(given[k])
             else:
                 self.targets[k] = float(self.np_random.integers(lo, hi + 1))
-        self._phi = self.target_weight * self._closeness()
-        return self._observation(grid), self._info(info)
+        self._phi, info = self._measured(info)
+        return self._observation(grid), info
 
     def step(self, action: Any) -> tuple[dict, float, bool, bool, dict[str, Any]]:
         grid, reward, terminated, truncated, info = self.env.step(action)
-        phi = self.target_weight * self._closeness()
+        phi, info = self._measured(info)
         reward += phi - self._phi
         self._phi = phi
-        return self._observation(grid), float(reward), terminated, truncated, self._info(info)
+        return self._observation(grid), float(reward), terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
         return self.env.action_masks()

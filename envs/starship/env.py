@@ -12,7 +12,7 @@ from numba import njit
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.quality import VALIDITY_RULES, Quality, Validity
-from tablegym.envs.starship.scoring import all_reached, scored
+from tablegym.envs.starship.scoring import all_reached, border_reached, scored
 from tablegym.envs.starship.ship import (
     ARMOR, BUNK, COCKPIT, CORRIDOR, DOOR, DX, DY, EMPTY, FACED, FACING, FIRST_PART, KIND, NUM_TILE_KINDS,
     NUM_VARIANTS, PH, PW, PX, PY, QUARTERS, REACTOR, THRUSTER, WEAPON, AMMO, POWER, Ship, footprint, part_name,
@@ -145,13 +145,8 @@ def seal_mask(tiles, part, parts, y, x, out):
         if kind < FIRST_PART:
             if part[y, x] >= 0 or kind == CORRIDOR or (kind != DOOR and not walk):
                 continue
-            if kind == DOOR:
-                reached = walk and dist[y, x] >= 0
-                for d in range(4):
-                    yy, xx = y + DY[d], x + DX[d]
-                    if 0 <= yy < H and 0 <= xx < W and dist[yy, xx] >= 0:
-                        reached = True
-                out[b] = reached
+            if kind == DOOR:  # reached if its tile was, or a tile next to it
+                out[b] = (walk and dist[y, x] >= 0) or border_reached(dist, y, x, 1, 1)
                 continue
             trial = tiles.copy()
             trial[y, x] = kind
@@ -167,13 +162,7 @@ def seal_mask(tiles, part, parts, y, x, out):
                 if tiles[yy, xx] == CORRIDOR or tiles[yy, xx] == DOOR:
                     covers = True
         if not covers:  # the part needs a reached walkable tile next to it
-            reached = False
-            for yy in range(max(y - 1, 0), min(y + h + 1, H)):
-                for xx in range(max(x - 1, 0), min(x + w + 1, W)):
-                    if (y <= yy < y + h) != (x <= xx < x + w) and dist[yy, xx] >= 0:
-                        reached = True
-            out[b] = reached
-            known[h, w] = reached
+            out[b] = known[h, w] = border_reached(dist, y, x, h, w)
             continue
         trial = tiles.copy()
         trial[y:y + h, x:x + w] = kind
@@ -248,8 +237,8 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
     empty brush). ``masks="safe"`` is "build" that also seals nothing in: no write that leaves a
     part or door unreachable from the cockpit while all are reachable (``seal_mask``; for
     "wide": as "build"). From the generator's start every "safe" write keeps three of the four
-    validity rules; only the backward thruster is left to the agent. A masked action is still accepted (the env does not enforce masks). An
-    action outside the space raises a ``ValueError``.
+    validity rules; only the backward thruster is left to the agent. A masked action is still
+    accepted (the env does not enforce masks). An action outside the space raises a ``ValueError``.
 
     ## Observation Space
 

@@ -74,7 +74,7 @@ def num_inputs(space: Any, radius: int, pool: int) -> int:
     return channels * (2 * radius + 1) ** 2 + channels * (rows // pool) * (cols // pool) + extra
 
 
-def make_env(env_kwargs: dict[str, Any], targets: bool = False) -> Any:
+def editing_env(env_kwargs: dict[str, Any], targets: bool = False) -> Any:
     """The env a generator edits in: ``StarshipEnv``, or ``TargetStarshipEnv`` with ``targets``."""
     from tablegym.envs.starship.conditioned import TargetStarshipEnv
     from tablegym.envs.starship.env import StarshipEnv
@@ -114,7 +114,7 @@ class LearnedGenerator:
     def __init__(self, net: torch.nn.Sequential, env_kwargs: dict[str, Any], radius: int, pool: int,
                  metadata: dict[str, Any] | None = None, targets: bool = False) -> None:
         self.net = net.eval()
-        self.env = make_env(env_kwargs, targets)
+        self.env = editing_env(env_kwargs, targets)
         self.targets = targets
         self.env_kwargs, self.radius, self.pool = dict(env_kwargs), radius, pool
         self.metadata = dict(metadata or {})
@@ -128,7 +128,7 @@ class LearnedGenerator:
         meta, state = payload["metadata"], payload["model"]
         try:
             targets = bool(meta.get("targets", False))
-            env = make_env(meta["env_kwargs"], targets)
+            env = editing_env(meta["env_kwargs"], targets)
             n_in = num_inputs(env.observation_space, int(meta["radius"]), int(meta["pool"]))
             net = policy_layers(n_in, [int(s) for s in meta["sizes"]], int(env.action_space.n))
             net.load_state_dict({k: v.float() for k, v in state.items()})

@@ -95,7 +95,7 @@ from typing import Any, Callable
 import gymnasium
 import numpy as np
 import torch
-from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch.utils.tensorboard import SummaryWriter
 
@@ -141,7 +141,7 @@ class Args:
     targets: bool = False
     """ask for targets (StarshipTargets-v0: thrust points, weapon points and forward firepower drawn per episode; the policy sees them)"""
     masks: str = "none"
-    """the env's action masks, learned with sb3-contrib's MaskablePPO: none, repairable (--masks alone: no no-op writes, no second cockpit or reactor) or build (also: cockpit and reactor kept, no emptying, writes on the ship or next to it)"""
+    """the env's action masks, learned with sb3-contrib's MaskablePPO: none, repairable (--masks alone: no no-op writes, no second cockpit or reactor), build (also: cockpit and reactor kept, no emptying, writes on the ship or next to it) or safe (build, and no part or door sealed off from the cockpit)"""
     seed: int = 0
     """seeds python, numpy and torch, the training envs, PPO, and the random-edits policy"""
     episodes: int = 200
@@ -368,15 +368,12 @@ def train(args: Args) -> dict[str, Any]:
     before = json.loads((run_dir / "train.json").read_text()) if args.resume else {}
     start_from = run_dir / "model.zip" if args.resume else args.init_from
     if start_from:  # the saved policy, value head and optimizer, stepping these envs
-        from sb3_contrib import MaskablePPO
-        from stable_baselines3 import PPO
-
-        algo = MaskablePPO if args.masks != "none" else PPO
         try:
-            model = algo.load(start_from, env=venv, device="cpu", custom_objects={"policy_kwargs": policy_kwargs(args.crop_radius)})
+            model = load_model(str(start_from), args.masks != "none", args.crop_radius, env=venv)
         except (ValueError, TypeError, KeyError, RuntimeError, OSError) as err:
             venv.close()
-            raise SystemExit(f"{PROG}: error: cannot continue {start_from} as {algo.__name__} "
+            algo = "MaskablePPO" if args.masks != "none" else "PPO"
+            raise SystemExit(f"{PROG}: error: cannot continue {start_from} as {algo} "
                              f"(--masks {args.masks}; a model trained with masks needs masks and one without none): {err}")
         model.set_random_seed(args.seed)
     else:
@@ -388,8 +385,6 @@ def train(args: Args) -> dict[str, Any]:
         f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
 
     started = time.perf_counter()
-    from stable_baselines3.common.callbacks import CheckpointCallback
-
     # a snapshot every save_every steps (model_<steps>_steps.zip): a long run can be evaluated before it ends
     snapshots = CheckpointCallback(max(1, args.save_every // args.n_envs), str(run_dir), name_prefix="model")
     model.learn(total_timesteps=args.timesteps, callback=[TensorBoardCharts(writer), snapshots], progress_bar=args.progress,
@@ -399,7 +394,7 @@ def train(args: Args) -> dict[str, Any]:
     venv.close()
 
     model.save(run_dir / "model.zip")
-    meta = {"algo": "ppo", "env": ENV_ID, "env_kwargs": kwargs, "seed": args.seed, "n_envs": args.n_envs,
+    meta = {"algo": "ppo", "env": TARGETS_ENV_ID if args.targets else ENV_ID, "env_kwargs": kwargs, "seed": args.seed, "n_envs": args.n_envs,
             "rollout": args.n_envs * args.n_steps, "budget": args.timesteps + before.get("budget", 0), "timesteps": int(model.num_timesteps), "train_seconds": seconds,
             "steps_per_s": model.num_timesteps / seconds, "tensorboard": str(tb_dir),
             "init_from": before.get("init_from", args.init_from or None)}
@@ -432,16 +427,22 @@ def export_generator(args: Args, model: Any, model_path: Path) -> Path:
                   metadata={"timesteps": steps, "model": model_path.name, "command": f"{PROG} {shlex.join(sys.argv[1:])}"})
 
 
-@functools.lru_cache(maxsize=2)
-def _model(path: str, masks: bool = False, radius: int = 4):
-    """The saved PPO (or MaskablePPO) model, loaded once per process. The network is built by
+def load_model(path: str, masks: bool, radius: int, env: Any = None):
+    """A saved PPO (or MaskablePPO) model, stepping ``env`` if given. The network is built by
     this module's ``CursorView``, not the copy of the class SB3 pickled with the model (which
     calls the helpers of the code that trained it, as they were then)."""
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
 
+    return (MaskablePPO if masks else PPO).load(path, env=env, device="cpu",
+                                               custom_objects={"policy_kwargs": policy_kwargs(radius)})
+
+
+@functools.lru_cache(maxsize=2)
+def _model(path: str, masks: bool = False, radius: int = 4):
+    """The saved model for evaluation, loaded once per process."""
     torch.set_num_threads(1)
-    return (MaskablePPO if masks else PPO).load(path, device="cpu", custom_objects={"policy_kwargs": policy_kwargs(radius)})
+    return load_model(path, masks, radius)
 
 
 def run_episode(env: gymnasium.Env, seed: int, policy: Callable[[np.ndarray], Any] | None) -> tuple[Ship, dict]:

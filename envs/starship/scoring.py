@@ -99,9 +99,10 @@ def _reachable(tiles, parts, n_cockpits, cockpit, lost_parts, lost_doors):
 
 
 @njit(cache=True)
-def _border_reached(tiles, dist, y0, x0, h, w):
-    """Whether a walkable tile next to the footprint (not diagonal) has been reached (``dist >= 0``)."""
-    H, W = tiles.shape
+def border_reached(dist, y0, x0, h, w):
+    """Whether a tile next to the footprint (not diagonal) has been reached (``dist >= 0``: only
+    walkable tiles are)."""
+    H, W = dist.shape
     for yy in range(max(y0 - 1, 0), min(y0 + h + 1, H)):
         for xx in range(max(x0 - 1, 0), min(x0 + w + 1, W)):
             if (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w) and dist[yy, xx] >= 0:
@@ -145,9 +146,9 @@ def all_reached(tiles, parts, extra, dist, qy, qx):
             if tiles[y, x] == DOOR and dist[y, x] < 0:
                 return False
     for p in range(parts.shape[0]):
-        if p != cockpit and not _border_reached(tiles, dist, parts[p, PY], parts[p, PX], parts[p, PH], parts[p, PW]):
+        if p != cockpit and not border_reached(dist, parts[p, PY], parts[p, PX], parts[p, PH], parts[p, PW]):
             return False
-    return extra[2] == 0 or _border_reached(tiles, dist, extra[0], extra[1], extra[2], extra[3])
+    return extra[2] == 0 or border_reached(dist, extra[0], extra[1], extra[2], extra[3])
 
 
 @njit(cache=True)
