@@ -60,6 +60,9 @@ def test_targets_are_drawn_per_seed_and_the_reward_adds_the_change_of_closeness(
             now = closeness(measures(ship, quality(ship).raw["forward_firepower"]), info["targets"]) if base.validity.ok else 0.0
             assert reward == pytest.approx(base_reward + now - before, abs=1e-12)
             before = now
+            got = measures(ship, quality(ship).raw["forward_firepower"])
+            want = [np.clip((info["targets"][k] - got[k]) / hi, -1, 1) for k, (_, hi) in TARGETS.items()]
+            assert np.allclose(obs["deficits"], want) and obs in env.observation_space
             if term or trunc:
                 break
     assert drawn[0] != drawn[1]
@@ -103,3 +106,79 @@ def test_a_conditioned_generator_is_asked_for_targets_and_the_report_compares_it
     assert out.with_suffix(".jsonl").read_text() == journal  # resumed: nothing built again
     with pytest.raises(SystemExit):
         targets_eval.main(["--checkpoint", str(tmp_path / "missing.pt"), "--out", str(out)])
+
+
+def _tiny_args(*extra: str):
+    from tablegym.envs.starship import rl as starship_rl
+
+    return starship_rl.parse_args(["--size", "16", "--max-steps", "96", "--masks", "safe", "--reward", "gated",
+                                   "--n-envs", "1", "--n-steps", "64", "--batch-size", "64", *extra])
+
+
+def test_a_targets_policy_started_from_a_generator_acts_as_it_did(tmp_path):
+    """--init-from GENERATOR.pt: the new inputs (targets, deficits) start with zero weights, so
+    the conditioned policy plays the plain generator's moves until training moves it."""
+    pytest.importorskip("sb3_contrib")
+    from tablegym.envs.starship import rl as starship_rl
+    from tablegym.envs.starship.learned import LearnedGenerator, export
+
+    plain_args, args = _tiny_args(), _tiny_args("--targets")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = starship_rl.build_model(starship_rl.make_env(starship_rl.env_kwargs(plain_args)), plain_args)
+        model = starship_rl.build_model(starship_rl.make_env(starship_rl.env_kwargs(args), targets=True), args)
+    path = export(plain, starship_rl.env_kwargs(plain_args), tmp_path / "gen.pt", radius=4)
+    starship_rl.load_generator_policy(model, path)
+    gen = LearnedGenerator.load(path)
+    env = TargetStarshipEnv(**starship_rl.env_kwargs(args))
+    obs, _ = env.reset(seed=1)
+    grid, _ = gen.env.reset(seed=1)
+    moved = 0
+    for _ in range(96):
+        ours, _ = model.predict(obs, deterministic=True, action_masks=env.action_masks())
+        theirs = gen.act(grid, gen.env.action_masks())
+        assert int(ours) == theirs
+        obs, _, term, trunc, _ = env.step(theirs)
+        grid, *_ = gen.env.step(theirs)
+        moved += 1
+        if term or trunc:
+            break
+    assert moved > 10
+    wrong = export(model, starship_rl.env_kwargs(args), tmp_path / "wide.pt", radius=4, targets=True)
+    with pytest.raises(ValueError, match="layer 0 is"):  # more inputs than this plain policy has
+        starship_rl.load_generator_policy(plain, wrong)
+
+
+def test_value_warmup_trains_the_value_head_and_leaves_the_policy():
+    pytest.importorskip("sb3_contrib")
+    import torch
+
+    from tablegym.envs.starship import rl as starship_rl
+
+    args = _tiny_args("--targets", "--timesteps", "128", "--value-warmup", "64")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = starship_rl.build_model(starship_rl.make_env(starship_rl.env_kwargs(args), targets=True), args)
+    policy = model.policy
+    before = {k: v.clone() for k, v in policy.state_dict().items()}
+    starship_rl.train_policy(model, False)
+    model.learn(64)
+    after = policy.state_dict()
+    changed = {k for k in before if not torch.equal(before[k], after[k])}
+    assert changed and all(k.startswith(("mlp_extractor.value_net", "value_net")) for k in changed)
+    starship_rl.train_policy(model, True)
+    model.learn(64)
+    assert not torch.equal(before["action_net.weight"], policy.state_dict()["action_net.weight"])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--timesteps", "100", "--value-warmup", "100"], "--value-warmup must be in 0..99"),
+    (["--target-weight", "2"], "--target-weight must be >= 0 and goes with --targets"),
+    (["--targets", "--target-weight", "-1"], "--target-weight must be >= 0"),
+])
+def test_bad_warmup_or_target_weight_is_one_line(argv, message, capsys):
+    from tablegym.envs.starship import rl as starship_rl
+
+    with pytest.raises(SystemExit):
+        starship_rl.parse_args(argv)
+    assert message in capsys.readouterr().err

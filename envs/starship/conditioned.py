@@ -19,7 +19,10 @@ The staged generator's ``thrusters`` and ``weapons`` stages take the first two a
 (``min_points = max_points``); forward firepower has no parameter there.
 
 Observation: ``{"grid": the env's (17, H, W) observation, "targets": each target / its range's
-top, float32}``. Reward: the env's (its potential ``phi``) plus ``target_weight`` times the
+top, "deficits": (target - the ship's measure) / the range's top, clipped to [-1, 1]}`` (float32).
+Why the deficits: a policy that edits one tile at a time cannot count the points it has placed
+from a pooled picture of the grid; controllable PCGRL (Earle et al. 2021) gives its agents the
+same difference between the targets and the current metrics. Reward: the env's (its potential ``phi``) plus ``target_weight`` times the
 change of ``closeness``, which is ``1 - mean(|measure - target| / range top)`` while the ship
 is valid and 0 while it is not (closeness pays only for valid ships, as quality does under the
 gated reward).
@@ -72,19 +75,23 @@ class TargetStarshipEnv(gymnasium.Env[dict, Any]):
         self.observation_space = spaces.Dict({
             "grid": self.env.observation_space,
             "targets": spaces.Box(0.0, 1.0, (len(TARGETS),), np.float32),
+            "deficits": spaces.Box(-1.0, 1.0, (len(TARGETS),), np.float32),
         })
         self.render_mode = self.env.render_mode
         self.targets = {k: float(lo) for k, (lo, _) in TARGETS.items()}
         self._phi = 0.0
+        self._got = {k: 0.0 for k in TARGETS}
 
     def _observation(self, grid: np.ndarray) -> dict[str, np.ndarray]:
         top = np.array([TARGETS[k][1] for k in TARGETS], np.float32)
-        return {"grid": grid, "targets": np.array([self.targets[k] for k in TARGETS], np.float32) / top}
+        asked = np.array([self.targets[k] for k in TARGETS], np.float32)
+        got = np.array([self._got[k] for k in TARGETS], np.float32)
+        return {"grid": grid, "targets": asked / top, "deficits": np.clip((asked - got) / top, -1.0, 1.0)}
 
     def _measured(self, info: dict[str, Any]) -> tuple[float, dict[str, Any]]:
         """``phi``'s target part (closeness while valid, else 0) and ``info`` with the targets,
         the measures and their closeness, from one measurement of the ship."""
-        got = measures(self.env._ship, self.env.quality.raw["forward_firepower"])
+        got = self._got = measures(self.env._ship, self.env.quality.raw["forward_firepower"])
         near = closeness(got, self.targets)
         phi = self.target_weight * near if self.env.validity.ok else 0.0
         return phi, {**info, "targets": dict(self.targets), "measures": got, "closeness": near}

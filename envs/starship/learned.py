@@ -56,20 +56,25 @@ def cursor_inputs(obs: torch.Tensor, radius: int, pool: int) -> torch.Tensor:
     return torch.cat([crop(obs, radius).reshape(batch, -1), F.avg_pool2d(obs, pool).reshape(batch, -1)], 1)
 
 
+CONDITIONS = ("targets", "deficits")
+"""The vectors of a dict observation that follow the grid's inputs, in this order."""
+
+
 def policy_inputs(obs: torch.Tensor | dict[str, torch.Tensor], radius: int, pool: int) -> torch.Tensor:
-    """``cursor_inputs`` of the grid, followed by the targets when the env asks for some
-    (``conditioned.TargetStarshipEnv``'s dict observation)."""
+    """``cursor_inputs`` of the grid, followed by the targets and the deficits when the env asks
+    for targets (``conditioned.TargetStarshipEnv``'s dict observation)."""
     if isinstance(obs, dict):
-        return torch.cat([cursor_inputs(obs["grid"], radius, pool), obs["targets"]], 1)
+        return torch.cat([cursor_inputs(obs["grid"], radius, pool), *(obs[k] for k in CONDITIONS if k in obs)], 1)
     return cursor_inputs(obs, radius, pool)
 
 
 def num_inputs(space: Any, radius: int, pool: int) -> int:
     """The length of ``policy_inputs`` for observations of ``space`` (a Box grid, or a Dict of
-    the grid and the targets)."""
+    the grid, the targets and the deficits)."""
     extra = 0
     if isinstance(space, gymnasium.spaces.Dict):
-        space, extra = space["grid"], int(space["targets"].shape[0])
+        extra = sum(int(space[k].shape[0]) for k in CONDITIONS if k in space.spaces)
+        space = space["grid"]
     channels, rows, cols = space.shape
     return channels * (2 * radius + 1) ** 2 + channels * (rows // pool) * (cols // pool) + extra
 

@@ -100,10 +100,11 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch.utils.tensorboard import SummaryWriter
 
 from tablegym.envs.starship.env import MASKS, REPRESENTATIONS, REWARDS, STARTS
-from tablegym.envs.starship.learned import LearnedGenerator, crop, export, num_inputs, policy_inputs
+from tablegym.envs.starship.learned import GAME, LearnedGenerator, crop, export, num_inputs, policy_inputs
 from tablegym.envs.starship.quality import QUALITY_WEIGHTS, quality, validate
 from tablegym.envs.starship.ship import PART_FIELDS, Ship
 from tablegym.experiments.game_runs import recorded, run_tasks
+from tablegym.models.checkpoint import CheckpointError, load_checkpoint
 from tablegym.experiments.stats import Z95, wilson_interval
 from tablegym.training.runs import field_help
 from tablegym.training.sb3 import load_meta, write_report
@@ -139,7 +140,9 @@ class Args:
     reward: str = "potential"
     """the env's reward: potential (quality + validity bonus) or gated (quality only once valid)"""
     targets: bool = False
-    """ask for targets (StarshipTargets-v0: thrust points, weapon points and forward firepower drawn per episode; the policy sees them)"""
+    """ask for targets (StarshipTargets-v0: thrust points, weapon points and forward firepower drawn per episode; the policy sees them and how far the ship is from them)"""
+    target_weight: float = 1.0
+    """with --targets: the weight of the closeness to the targets in the reward"""
     masks: str = "none"
     """the env's action masks, learned with sb3-contrib's MaskablePPO: none, repairable (--masks alone: no no-op writes, no second cockpit or reactor), build (also: cockpit and reactor kept, no emptying, writes on the ship or next to it) or safe (build, and no part or door sealed off from the cockpit)"""
     seed: int = 0
@@ -187,7 +190,9 @@ class Args:
     resume: bool = False
     """train run_dir/model.zip (policy, value head and optimizer) --timesteps more steps; train.json adds up"""
     init_from: str = ""
-    """start from this saved model (policy, value head, optimizer) instead of a new network, e.g. one trained under other masks (a curriculum); steps count from 0"""
+    """start from this saved model (policy, value head, optimizer) instead of a new network, e.g. one trained under other masks (a curriculum), or from an exported generator (.pt: its policy; the value head is new, and the inputs it lacks, such as the targets, start with zero weights); steps count from 0"""
+    value_warmup: int = 0
+    """the first this many of --timesteps train the value head only (the policy stays as --init-from gave it)"""
     model: str = ""
     """with --eval-only: the SB3 model to evaluate (default run_dir/model.zip; e.g. a snapshot run_dir/model_<steps>_steps.zip)"""
     progress: bool = True
@@ -218,6 +223,10 @@ def parse_args(argv: list[str] | None = None) -> Args:
     if args.resume and (args.eval_only or not (Path(args.run_dir) / "train.json").exists()):
         parser.error(f"--resume continues a finished training run in --run-dir ({args.run_dir} has no train.json), "
                      "and does not go with --eval-only")
+    if args.value_warmup < 0 or args.value_warmup >= args.timesteps:
+        parser.error(f"--value-warmup must be in 0..{args.timesteps - 1} (a part of --timesteps), got {args.value_warmup}")
+    if args.target_weight < 0 or (args.target_weight != 1.0 and not args.targets):
+        parser.error(f"--target-weight must be >= 0 and goes with --targets, got {args.target_weight}")
     if args.init_from and (args.resume or args.eval_only or not Path(args.init_from).is_file()):
         parser.error(f"--init-from needs a saved model (no file {args.init_from!r}?) and goes with neither --resume nor --eval-only")
     if args.model and not args.eval_only:
@@ -240,12 +249,14 @@ def env_kwargs(args: Args) -> dict[str, Any]:
     return kwargs
 
 
-def make_env(kwargs: dict[str, Any], targets: bool = False) -> gymnasium.Env:
-    """The training env: Starship-v0 (StarshipTargets-v0 with ``targets``) with ``kwargs``,
-    under Monitor (episode return and length)."""
+def make_env(kwargs: dict[str, Any], targets: bool = False, target_weight: float = 1.0) -> gymnasium.Env:
+    """The training env: Starship-v0 (StarshipTargets-v0 with ``targets``, rewarding closeness
+    with ``target_weight``) with ``kwargs``, under Monitor (episode return and length)."""
     from stable_baselines3.common.monitor import Monitor
 
-    return Monitor(gymnasium.make(TARGETS_MAKE_ID if targets else MAKE_ID, **kwargs))
+    if targets:
+        return Monitor(gymnasium.make(TARGETS_MAKE_ID, target_weight=target_weight, **kwargs))
+    return Monitor(gymnasium.make(MAKE_ID, **kwargs))
 
 
 # -- the policy's network -----------------------------------------------------------------------
@@ -290,6 +301,37 @@ def build_model(env, args: Args):
                seed=args.seed, device="cpu", verbose=0)
 
 
+def load_generator_policy(model: Any, path: str | Path) -> None:
+    """Set ``model``'s policy (shared features, policy layers, action logits) to the exported
+    generator at ``path``. Inputs the generator did not have (the targets and deficits after the
+    grid's inputs) get zero weights, so the new model starts out acting as the generator did."""
+    payload = load_checkpoint(path, game=GAME)
+    state = {k: v.float() for k, v in payload["model"].items()}
+    policy = model.policy
+    layers = [policy.features_extractor.fc[0], *(m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)),
+              policy.action_net]
+    if len(state) != 2 * len(layers):
+        raise ValueError(f"it has {len(state) // 2} linear layers, this policy {len(layers)}")
+    with torch.no_grad():
+        for i, layer in enumerate(layers):
+            weight, bias = state[f"{2 * i}.weight"], state[f"{2 * i}.bias"]
+            rows, cols = weight.shape
+            wider = i == 0 and cols < layer.in_features  # the first layer may gain inputs
+            if rows != layer.out_features or (cols != layer.in_features and not wider):
+                raise ValueError(f"its layer {i} is {cols} -> {rows}, this policy's {layer.in_features} -> {layer.out_features}")
+            layer.weight.zero_()
+            layer.weight[:, :cols] = weight
+            layer.bias.copy_(bias)
+
+
+def train_policy(model: Any, on: bool) -> None:
+    """Let PPO's updates change the policy (and the shared features) or, with ``on`` false,
+    only the value head: Adam skips parameters left without gradients."""
+    policy = model.policy
+    for module in (policy.features_extractor, policy.mlp_extractor.policy_net, policy.action_net):
+        module.requires_grad_(on)
+
+
 # -- training -----------------------------------------------------------------------------------
 
 LOSS_TAGS = {
@@ -327,6 +369,8 @@ class TensorBoardCharts(BaseCallback):
                 self.writer.add_scalar("charts/episode_quality", info["quality"], step)
                 self.writer.add_scalar("charts/episode_valid", float(info["valid"]), step)
                 self.writer.add_scalar("charts/episode_changes", info["changes"], step)
+                if "closeness" in info:
+                    self.writer.add_scalar("charts/episode_closeness", info["closeness"], step)
         return True
 
     def _log_update(self) -> None:
@@ -363,11 +407,18 @@ def train(args: Args) -> dict[str, Any]:
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     kwargs = env_kwargs(args)
-    envs = [functools.partial(make_env, kwargs, args.targets) for _ in range(args.n_envs)]
+    envs = [functools.partial(make_env, kwargs, args.targets, args.target_weight) for _ in range(args.n_envs)]
     venv = SubprocVecEnv(envs, start_method="forkserver") if args.vec == "subproc" else DummyVecEnv(envs)
     before = json.loads((run_dir / "train.json").read_text()) if args.resume else {}
     start_from = run_dir / "model.zip" if args.resume else args.init_from
-    if start_from:  # the saved policy, value head and optimizer, stepping these envs
+    if start_from and Path(start_from).suffix == ".pt":  # an exported generator: its policy in a new model
+        model = build_model(venv, args)
+        try:
+            load_generator_policy(model, start_from)
+        except (CheckpointError, ValueError) as err:
+            venv.close()
+            raise SystemExit(f"{PROG}: error: cannot start from {start_from}: {err}")
+    elif start_from:  # the saved policy, value head and optimizer, stepping these envs
         try:
             model = load_model(str(start_from), args.masks != "none", args.crop_radius, env=venv)
         except (ValueError, TypeError, KeyError, RuntimeError, OSError) as err:
@@ -387,8 +438,14 @@ def train(args: Args) -> dict[str, Any]:
     started = time.perf_counter()
     # a snapshot every save_every steps (model_<steps>_steps.zip): a long run can be evaluated before it ends
     snapshots = CheckpointCallback(max(1, args.save_every // args.n_envs), str(run_dir), name_prefix="model")
-    model.learn(total_timesteps=args.timesteps, callback=[TensorBoardCharts(writer), snapshots], progress_bar=args.progress,
-                reset_num_timesteps=not args.resume)
+    callbacks = [TensorBoardCharts(writer), snapshots]
+    if args.value_warmup:  # the value head learns the returns of the policy it was given before the policy moves
+        train_policy(model, False)
+        model.learn(total_timesteps=args.value_warmup, callback=callbacks, progress_bar=args.progress,
+                    reset_num_timesteps=not args.resume)
+        train_policy(model, True)
+    model.learn(total_timesteps=args.timesteps - args.value_warmup, callback=callbacks, progress_bar=args.progress,
+                reset_num_timesteps=not (args.resume or args.value_warmup))
     seconds = time.perf_counter() - started + before.get("train_seconds", 0.0)
     writer.close()
     venv.close()
