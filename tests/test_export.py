@@ -184,3 +184,19 @@ def test_a_saved_sb3_model_loads_as_learned_path(tmp_path):
         load_evaluator(game, tmp_path / "bad.zip")
     with pytest.raises(CheckpointError, match="does not exist"):
         load_evaluator(game, tmp_path / "missing.zip")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sets(st.integers(0, 39), max_size=20), min_size=1, max_size=12), st.integers(0, 1))
+def test_the_kept_first_layer_of_sorted_feature_lists_equals_the_full_sum(feature_sets, mover):
+    """Feature kernels list features in order, so leaves one after another share a prefix and a
+    suffix, which forward_binary skips: its three-layer value still equals the full sum's."""
+    rng = np.random.default_rng(8)
+    layers = [(rng.normal(size=(48, 40)), rng.normal(size=48), "relu", 0.0),
+              (rng.normal(size=(40, 48)), rng.normal(size=40), "relu", 0.0), (rng.normal(size=(1, 40)), rng.normal(size=1), "tanh", 0.0)]
+    cached, plain = pack(layers, binary=True, slots=2), pack(layers, binary=True, slots=0)
+    for features in feature_sets:
+        active = np.array(sorted(features), dtype=np.int64)
+        for near in (active, np.setdiff1d(active, active[len(active) // 2:len(active) // 2 + 1]), np.union1d(active, [39])):
+            got = forward_binary(near, len(near), mover, cached)
+            assert got == forward_binary(near, len(near), mover, plain)
