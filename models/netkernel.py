@@ -344,6 +344,19 @@ def _add_rows(acc, x, n, weights, out):
 
 
 @njit(cache=True, fastmath=True)
+def _dot_out(cur, width, params, h):
+    """A one-output last layer (record ``h``) on the activations ``cur[:width]``: its dot
+    product and activation. One compiled function for every path, so each sums in the same
+    order (the compiler splits this reduction into partial sums of its choosing)."""
+    w = int(params[h + 4])
+    column = params[w:w + width]
+    acc = params[w + width]
+    for k in range(width):
+        acc += cur[k] * column[k]
+    return _activate(acc, int(params[h + 2]), params[h + 3])
+
+
+@njit(cache=True, fastmath=True)
 def _forward_from(cur, layer, params, legal, n_legal):
     """Finish the network from ``cur``, layer ``layer``'s pre-activations (an array of its own,
     overwritten: activations outside ``params`` let the compiler vectorise, knowing they do not
@@ -359,11 +372,7 @@ def _forward_from(cur, layer, params, legal, n_legal):
         out = int(params[h2 + 1])
         w = int(params[h2 + 4])
         if out == 1 and i + 2 == n and int(params[6]) != MAX_LEGAL:
-            column = params[w:w + width]
-            acc = params[w + width]
-            for k in range(width):
-                acc += cur[k] * column[k]
-            return _activate(acc, int(params[h2 + 2]), params[h2 + 3])
+            return _dot_out(cur, width, params, h2)
         nxt = params[w + width * out:w + width * out + out].copy()
         w32 = _weights32(params, i + 1)
         if w32.shape[0] > 0:
@@ -492,6 +501,11 @@ def forward_binary(active, n, slot, params):
         _add_listed(a, hid, rows, m, w32, nxt)
     else:
         _add_listed(a, hid, rows, m, params[w2:w2 + out * nxt], nxt)
+    h3 = h2 + LAYER
+    if int(params[2]) == 3 and int(params[h2 + 2]) == RELU and int(params[h3 + 1]) == 1 and int(params[6]) != MAX_LEGAL:
+        for j in range(nxt):  # the usual value network: ReLU, then one output
+            a[j] = max(a[j], 0.0)
+        return _dot_out(a, nxt, params, h3)
     return _forward_from(a[:nxt], 1, params, active, 0)
 
 
