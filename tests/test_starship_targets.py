@@ -182,3 +182,27 @@ def test_bad_warmup_or_target_weight_is_one_line(argv, message, capsys):
     with pytest.raises(SystemExit):
         starship_rl.parse_args(argv)
     assert message in capsys.readouterr().err
+
+
+def test_caps_keep_thrust_and_weapon_points_within_their_targets():
+    env = TargetStarshipEnv(caps=True, **KW)
+    plain = TargetStarshipEnv(**KW)
+    forbidden = 0
+    for seed in range(4):
+        obs, info = env.reset(seed=seed, options={"targets": {"thrust_points": 9, "weapon_points": 5, "forward_firepower": 2}})
+        plain.reset(seed=seed, options={"targets": info["targets"]})
+        rng = np.random.default_rng(seed)
+        for _ in range(96):
+            mask, wider = env.action_masks(), plain.action_masks()
+            assert not (mask & ~wider).any()  # caps only take actions away
+            forbidden += int((wider & ~mask).sum())
+            action = int(rng.choice(np.flatnonzero(mask)))
+            obs, _, term, trunc, info = env.step(action)
+            plain.step(action)
+            got = info["measures"]
+            assert got["thrust_points"] <= 9 and got["weapon_points"] <= 5
+            if term or trunc:
+                break
+    assert forbidden > 0
+    with pytest.raises(ValueError, match="caps=True needs action masks"):
+        TargetStarshipEnv(caps=True, size=16)

@@ -26,6 +26,15 @@ same difference between the targets and the current metrics. Reward: the env's (
 change of ``closeness``, which is ``1 - mean(|measure - target| / range top)`` while the ship
 is valid and 0 while it is not (closeness pays only for valid ships, as quality does under the
 gated reward).
+
+``caps=True`` makes the thrust and weapon targets upper bounds the policy cannot break: the
+action mask also forbids a thruster or weapon whose points exceed what is left to the target,
+and a forward-facing weapon whose points exceed what is left of the forward-firepower target.
+Why: a policy trained from an unconditioned generator keeps that generator's habits (about 28
+thrust and 20 weapon points a ship) and learns to follow the targets only slowly; with caps it
+can no longer overshoot, and training has only to teach it to reach a target from below. The
+forward-firepower cap is looser: a later edit that clears a blocked line of fire adds firepower
+without placing a weapon.
 """
 
 from __future__ import annotations
@@ -36,8 +45,8 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from tablegym.envs.starship.env import StarshipEnv
-from tablegym.envs.starship.ship import KIND, PH, PW, THRUSTER, WEAPON, Ship
+from tablegym.envs.starship.env import BRUSHES, StarshipEnv
+from tablegym.envs.starship.ship import FORWARD, KIND, PH, PW, THRUSTER, WEAPON, Ship, footprint
 
 TARGETS: dict[str, tuple[int, int]] = {
     "thrust_points": (8, 40),
@@ -45,6 +54,16 @@ TARGETS: dict[str, tuple[int, int]] = {
     "forward_firepower": (0, 12),
 }
 """Each target's range (inclusive), from which resets draw it."""
+
+
+def _points(kind: int, variant: int, facing: int) -> int:
+    h, w = footprint(kind, variant, facing)
+    return h * w
+
+
+_BRUSH_POINTS = [(_points(*b) if b.kind == THRUSTER else 0, _points(*b) if b.kind == WEAPON else 0,
+                  _points(*b) if b.kind == WEAPON and b.facing == FORWARD else 0) for b in BRUSHES]
+"""(thrust, weapon, forward weapon) points each brush places (``caps``)."""
 
 
 def measures(ship: Ship, forward_firepower: float) -> dict[str, float]:
@@ -68,9 +87,12 @@ class TargetStarshipEnv(gymnasium.Env[dict, Any]):
 
     metadata = StarshipEnv.metadata
 
-    def __init__(self, *, target_weight: float = 1.0, **kwargs: Any) -> None:
+    def __init__(self, *, target_weight: float = 1.0, caps: bool = False, **kwargs: Any) -> None:
         self.env = StarshipEnv(**kwargs)
         self.target_weight = float(target_weight)
+        self.caps = bool(caps)
+        if self.caps and self.env.masks == "none":
+            raise ValueError("caps=True needs action masks (masks='repairable', 'build' or 'safe')")
         self.action_space = self.env.action_space
         self.observation_space = spaces.Dict({
             "grid": self.env.observation_space,
@@ -121,7 +143,14 @@ class TargetStarshipEnv(gymnasium.Env[dict, Any]):
         return self._observation(grid), float(reward), terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
-        return self.env.action_masks()
+        mask = self.env.action_masks()
+        if self.caps:
+            left = {k: self.targets[k] - self._got[k] for k in TARGETS}
+            first = {"narrow": 1, "turtle": 4}.get(self.env.representation, sum(self.env.pipeline.size))
+            for b, (thrust, weapon, forward) in enumerate(_BRUSH_POINTS):
+                if thrust > left["thrust_points"] or weapon > left["weapon_points"] or forward > left["forward_firepower"]:
+                    mask[first + b] = False
+        return mask
 
     @property
     def ship(self) -> Ship:

@@ -79,12 +79,15 @@ def num_inputs(space: Any, radius: int, pool: int) -> int:
     return channels * (2 * radius + 1) ** 2 + channels * (rows // pool) * (cols // pool) + extra
 
 
-def editing_env(env_kwargs: dict[str, Any], targets: bool = False) -> Any:
-    """The env a generator edits in: ``StarshipEnv``, or ``TargetStarshipEnv`` with ``targets``."""
+def editing_env(env_kwargs: dict[str, Any], targets: bool = False, caps: bool = False) -> Any:
+    """The env a generator edits in: ``StarshipEnv``, or ``TargetStarshipEnv`` with ``targets``
+    (its targets as upper bounds with ``caps``)."""
     from tablegym.envs.starship.conditioned import TargetStarshipEnv
     from tablegym.envs.starship.env import StarshipEnv
 
-    return (TargetStarshipEnv if targets else StarshipEnv)(**env_kwargs)
+    if targets:
+        return TargetStarshipEnv(caps=caps, **env_kwargs)
+    return StarshipEnv(**env_kwargs)
 
 
 def policy_layers(n_inputs: int, sizes: list[int], n_actions: int) -> torch.nn.Sequential:
@@ -98,7 +101,7 @@ def policy_layers(n_inputs: int, sizes: list[int], n_actions: int) -> torch.nn.S
 
 
 def export(model: Any, env_kwargs: dict[str, Any], path: str | os.PathLike, *, radius: int, pool: int = 2,
-           targets: bool = False, metadata: dict[str, Any] | None = None) -> Path:
+           targets: bool = False, caps: bool = False, metadata: dict[str, Any] | None = None) -> Path:
     """Write the policy of a trained (Maskable)PPO ``model`` whose features extractor is
     ``rl.CursorView`` as a generator checkpoint (float16 weights) at ``path``."""
     policy = model.policy
@@ -108,7 +111,7 @@ def export(model: Any, env_kwargs: dict[str, Any], path: str | os.PathLike, *, r
     for i, layer in enumerate(linears):
         state[f"{2 * i}.weight"] = layer.weight.detach().to(torch.float16).clone()
         state[f"{2 * i}.bias"] = layer.bias.detach().to(torch.float16).clone()
-    meta = {"game": GAME, "env_kwargs": dict(env_kwargs), "targets": bool(targets), "radius": radius, "pool": pool,
+    meta = {"game": GAME, "env_kwargs": dict(env_kwargs), "targets": bool(targets), "caps": bool(caps), "radius": radius, "pool": pool,
             "sizes": [int(layer.out_features) for layer in linears[:-1]], **(metadata or {})}
     return save_checkpoint(path, state=state, metadata=meta)
 
@@ -117,9 +120,9 @@ class LearnedGenerator:
     """A trained editing policy and the env it edits in; ``generate(seed)`` builds one ship."""
 
     def __init__(self, net: torch.nn.Sequential, env_kwargs: dict[str, Any], radius: int, pool: int,
-                 metadata: dict[str, Any] | None = None, targets: bool = False) -> None:
+                 metadata: dict[str, Any] | None = None, targets: bool = False, caps: bool = False) -> None:
         self.net = net.eval()
-        self.env = editing_env(env_kwargs, targets)
+        self.env = editing_env(env_kwargs, targets, caps)
         self.targets = targets
         self.env_kwargs, self.radius, self.pool = dict(env_kwargs), radius, pool
         self.metadata = dict(metadata or {})
@@ -132,15 +135,15 @@ class LearnedGenerator:
         payload = load_checkpoint(path, game=GAME)
         meta, state = payload["metadata"], payload["model"]
         try:
-            targets = bool(meta.get("targets", False))
-            env = editing_env(meta["env_kwargs"], targets)
+            targets, caps = bool(meta.get("targets", False)), bool(meta.get("caps", False))
+            env = editing_env(meta["env_kwargs"], targets, caps)
             n_in = num_inputs(env.observation_space, int(meta["radius"]), int(meta["pool"]))
             net = policy_layers(n_in, [int(s) for s in meta["sizes"]], int(env.action_space.n))
             net.load_state_dict({k: v.float() for k, v in state.items()})
         except (KeyError, TypeError, ValueError, RuntimeError) as err:
             first = (str(err).strip().splitlines() or [type(err).__name__])[0]
             raise CheckpointError(f"checkpoint {str(path)!r} is not a starship generator: {first}") from None
-        return cls(net, meta["env_kwargs"], int(meta["radius"]), int(meta["pool"]), meta, targets)
+        return cls(net, meta["env_kwargs"], int(meta["radius"]), int(meta["pool"]), meta, targets, caps)
 
     @torch.no_grad()
     def act(self, obs: np.ndarray | dict[str, np.ndarray], mask: np.ndarray) -> int:

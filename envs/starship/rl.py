@@ -143,6 +143,8 @@ class Args:
     """ask for targets (StarshipTargets-v0: thrust points, weapon points and forward firepower drawn per episode; the policy sees them and how far the ship is from them)"""
     target_weight: float = 1.0
     """with --targets: the weight of the closeness to the targets in the reward"""
+    target_caps: bool = False
+    """with --targets: the mask forbids thrusters, weapons and forward weapons past their targets (conditioned.TargetStarshipEnv's caps)"""
     masks: str = "none"
     """the env's action masks, learned with sb3-contrib's MaskablePPO: none, repairable (--masks alone: no no-op writes, no second cockpit or reactor), build (also: cockpit and reactor kept, no emptying, writes on the ship or next to it) or safe (build, and no part or door sealed off from the cockpit)"""
     seed: int = 0
@@ -227,6 +229,8 @@ def parse_args(argv: list[str] | None = None) -> Args:
         parser.error(f"--value-warmup must be in 0..{args.timesteps - 1} (a part of --timesteps), got {args.value_warmup}")
     if args.target_weight < 0 or (args.target_weight != 1.0 and not args.targets):
         parser.error(f"--target-weight must be >= 0 and goes with --targets, got {args.target_weight}")
+    if args.target_caps and (not args.targets or args.masks == "none"):
+        parser.error("--target-caps goes with --targets and action masks (--masks repairable, build or safe)")
     if args.init_from and (args.resume or args.eval_only or not Path(args.init_from).is_file()):
         parser.error(f"--init-from needs a saved model (no file {args.init_from!r}?) and goes with neither --resume nor --eval-only")
     if args.model and not args.eval_only:
@@ -249,13 +253,14 @@ def env_kwargs(args: Args) -> dict[str, Any]:
     return kwargs
 
 
-def make_env(kwargs: dict[str, Any], targets: bool = False, target_weight: float = 1.0) -> gymnasium.Env:
+def make_env(kwargs: dict[str, Any], targets: bool = False, target_weight: float = 1.0, caps: bool = False) -> gymnasium.Env:
     """The training env: Starship-v0 (StarshipTargets-v0 with ``targets``, rewarding closeness
-    with ``target_weight``) with ``kwargs``, under Monitor (episode return and length)."""
+    with ``target_weight``, its targets upper bounds with ``caps``) with ``kwargs``, under
+    Monitor (episode return and length)."""
     from stable_baselines3.common.monitor import Monitor
 
     if targets:
-        return Monitor(gymnasium.make(TARGETS_MAKE_ID, target_weight=target_weight, **kwargs))
+        return Monitor(gymnasium.make(TARGETS_MAKE_ID, target_weight=target_weight, caps=caps, **kwargs))
     return Monitor(gymnasium.make(MAKE_ID, **kwargs))
 
 
@@ -407,7 +412,7 @@ def train(args: Args) -> dict[str, Any]:
     run_dir = Path(args.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     kwargs = env_kwargs(args)
-    envs = [functools.partial(make_env, kwargs, args.targets, args.target_weight) for _ in range(args.n_envs)]
+    envs = [functools.partial(make_env, kwargs, args.targets, args.target_weight, args.target_caps) for _ in range(args.n_envs)]
     venv = SubprocVecEnv(envs, start_method="forkserver") if args.vec == "subproc" else DummyVecEnv(envs)
     before = json.loads((run_dir / "train.json").read_text()) if args.resume else {}
     start_from = run_dir / "model.zip" if args.resume else args.init_from
@@ -480,7 +485,7 @@ def export_generator(args: Args, model: Any, model_path: Path) -> Path:
     ``generator.pt`` for model.zip, ``generator_<steps>.pt`` for a snapshot."""
     steps = int(model.num_timesteps)
     name = "generator.pt" if model_path.name == "model.zip" else f"generator_{steps}.pt"
-    return export(model, env_kwargs(args), model_path.with_name(name), radius=args.crop_radius, targets=args.targets,
+    return export(model, env_kwargs(args), model_path.with_name(name), radius=args.crop_radius, targets=args.targets, caps=args.target_caps,
                   metadata={"timesteps": steps, "model": model_path.name, "command": f"{PROG} {shlex.join(sys.argv[1:])}"})
 
 

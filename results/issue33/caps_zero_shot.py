@@ -1,0 +1,33 @@
+"""The shipped (unconditioned) safe generator asked for targets with caps, before any training:
+its policy in a conditioned network whose target and deficit inputs have zero weights
+(``rl.load_generator_policy``), exported as a conditioned generator with caps.
+
+    python results/issue33/caps_zero_shot.py runs/starship-caps-start/generator.pt
+    python -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-caps-start/generator.pt \\
+        --episodes 200 --workers 2 --out results/starship_targets_caps_start.md
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+from tablegym.envs.starship import rl
+from tablegym.envs.starship.learned import CHECKPOINT, export
+
+
+def main(out: str) -> None:
+    args = rl.parse_args(["--targets", "--target-caps", "--masks", "safe", "--reward", "gated", "--max-steps", "1024"])
+    env = rl.make_env(rl.env_kwargs(args), targets=True, caps=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = rl.build_model(env, args)
+    rl.load_generator_policy(model, CHECKPOINT)
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    print(export(model, rl.env_kwargs(args), out, radius=args.crop_radius, targets=True, caps=True,
+                 metadata={"timesteps": 0, "init_from": str(CHECKPOINT)}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "runs/starship-caps-start/generator.pt")
