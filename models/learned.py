@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 from numba import njit
 
 from tablegym.envs.core import DRAW, ONGOING, Game
@@ -53,6 +54,17 @@ def keyed_mlp_value(outcome, mover, player, key, active, n, params):
     v = cached_value(params, key)
     if v != v:
         v = remember_value(params, key, forward_binary(active, n, mover, params))
+    return v if mover == player else -v
+
+
+@njit(cache=True)
+def remembered_value(outcome, mover, player, key, params):
+    """The value of an unfinished position ``key`` from the network's value cache, seen by
+    ``player``; NaN when it is not there (or the game is over). A game's kernel asks this before
+    it lists the position's features: a hit needs neither them nor the network."""
+    if outcome != ONGOING:
+        return np.nan
+    v = cached_value(params, key)
     return v if mover == player else -v
 
 

@@ -8,8 +8,8 @@ Layout of ``params`` (every entry a float64)::
 
     [0] F inputs  [1] MAGIC  [2] L layers  [3] cache slots  [4] q (first-layer grid 2**-q, 0: none)
     [5] scratch offset  [6] reduce (0: output 0; 1: max over the legal actions' outputs)
-    [7] E, the entries of the value cache (0: none)
-    [8 + 6l : 14 + 6l]  layer l: inputs, outputs, activation code, activation parameter, W offset,
+    [7] E, the entries of the value cache (0: none)  [8] the widest layer
+    [9 + 6l : 15 + 6l]  layer l: inputs, outputs, activation code, activation parameter, W offset,
                         offset of W's float32 copy (0: none)
     W_l as ``inputs`` rows of ``outputs`` (row i = input i's weights), then b_l, for every layer;
     then the float32 copies (each in whole float64 slots)
@@ -49,7 +49,7 @@ from tablegym.envs.core import DRAW, ONGOING
 MAGIC = 31_071_993.0
 """``params[1]`` of a network vector (where ValueMLP's older export has its first hidden width,
 so kernels written for that layout can tell the two apart; both start with F)."""
-HEADER = 8
+HEADER = 9
 LAYER = 6
 IDENTITY, RELU, LEAKY_RELU, TANH, SIGMOID = range(5)
 ACTIVATIONS = {"identity": IDENTITY, "relu": RELU, "leaky_relu": LEAKY_RELU, "tanh": TANH, "sigmoid": SIGMOID}
@@ -75,7 +75,7 @@ def pack(layers: list[tuple[np.ndarray, np.ndarray, str, float]], *, reduce: int
     h1 = layers[0][0].shape[0]
     widths = [w.shape[0] for w, _, _, _ in layers]
     head = np.zeros(HEADER + LAYER * n)
-    head[:HEADER] = (f, MAGIC, n, slots, 0, 0, reduce, cache)
+    head[:HEADER] = (f, MAGIC, n, slots, 0, 0, reduce, cache, max(widths))
     blocks, offset = [], head.size
     for i, (w, b, act, param) in enumerate(layers):
         w = np.asarray(w, dtype=np.float64).T
@@ -112,7 +112,7 @@ def clear_value_cache(params: np.ndarray) -> None:
     for parameter vectors that are not networks with a cache."""
     if params.shape[0] > HEADER and params[1] == MAGIC and params[7] > 0:
         e = int(params[7])
-        params[params.shape[0] - 2 * e:params.shape[0] - e] = 0.0
+        params[params.shape[0] - 2 * e::2] = 0.0  # every key
 
 
 def without_value_cache(params: np.ndarray) -> np.ndarray:
@@ -149,10 +149,7 @@ def _buffers(params):
     """(activation buffer a, activation buffer b, float32 input, int64 indices) in the scratch."""
     f = int(params[0])
     fe = f + (f & 1)
-    n = int(params[2])
-    width = 0
-    for i in range(n):
-        width = max(width, int(params[HEADER + LAYER * i + 1]))
+    width = int(params[8])
     start = int(params[5])
     a = params[start:start + width]
     b = params[start + width:start + 2 * width]
@@ -178,8 +175,13 @@ def input_buffer(params):
 
 @njit(cache=True)
 def index_buffer(params):
-    """The int64 scratch a game's feature or move kernel writes indices into."""
-    return _buffers(params)[3]
+    """The int64 scratch a game's feature or move kernel writes indices into (asked at every
+    leaf: computed alone)."""
+    f = int(params[0])
+    fe = f + (f & 1)
+    width = int(params[8])
+    start = int(params[5]) + 2 * width + fe // 2
+    return params[start:start + fe + width].view(np.int64)
 
 
 @njit(cache=True, fastmath=True)
@@ -515,10 +517,9 @@ def cached_value(params, key):
     e = int(params[7])
     if e == 0 or key == 0:
         return np.nan
-    base = params.shape[0] - 2 * e
-    i = key & (e - 1)
-    if params[base:base + e].view(np.int64)[i] == key:
-        return params[base + e + i]
+    at = params.shape[0] - 2 * e + 2 * (key & (e - 1))  # the entry's key, then its value
+    if params[at:at + 1].view(np.int64)[0] == key:
+        return params[at + 1]
     return np.nan
 
 
@@ -528,10 +529,9 @@ def remember_value(params, key, value):
     e = int(params[7])
     if e == 0 or key == 0:
         return value
-    base = params.shape[0] - 2 * e
-    i = key & (e - 1)
-    params[base:base + e].view(np.int64)[i] = key
-    params[base + e + i] = value
+    at = params.shape[0] - 2 * e + 2 * (key & (e - 1))
+    params[at:at + 1].view(np.int64)[0] = key
+    params[at + 1] = value
     return value
 
 

@@ -6,13 +6,16 @@ from numba import njit
 from tablegym.envs.core import KEY, ONGOING
 from tablegym.envs.sim import core as sim_core
 from tablegym.envs.sim.core import E_, k_moves, k_observation, k_outcome, k_to_move
-from tablegym.models.learned import feature_buffer, keyed_mlp_value
+from tablegym.models.learned import feature_buffer, keyed_mlp_value, remembered_value
 from tablegym.models.netkernel import index_buffer, input_buffer, observation_value, wants_legal
 
 
 @njit(cache=True)
 def sim_value(s, player, params):
     k = sim_core
+    v = remembered_value(k.k_outcome(s), k.k_to_move(s), player, s[KEY], params)
+    if v == v:
+        return v
     active = feature_buffer(params)
     n = k.k_features(s, active) if k.k_outcome(s) == ONGOING else 0
     return keyed_mlp_value(k.k_outcome(s), k.k_to_move(s), player, s[KEY], active, n, params)

@@ -8,13 +8,16 @@ from numba import njit
 from tablegym.envs.core import KEY, ONGOING
 from tablegym.envs.trilobite import core as trilobite_core
 from tablegym.envs.trilobite.core import H_, W_, k_moves, k_observation, k_outcome, k_to_move
-from tablegym.models.learned import feature_buffer, keyed_mlp_value
+from tablegym.models.learned import feature_buffer, keyed_mlp_value, remembered_value
 from tablegym.models.netkernel import index_buffer, input_buffer, observation_value, wants_legal
 
 
 @njit(cache=True)
 def trilobite_value(s, player, params):
     k = trilobite_core
+    v = remembered_value(k.k_outcome(s), k.k_to_move(s), player, s[KEY], params)
+    if v == v:
+        return v
     active = feature_buffer(params)
     n = k.k_features(s, active) if k.k_outcome(s) == ONGOING else 0
     return keyed_mlp_value(k.k_outcome(s), k.k_to_move(s), player, s[KEY], active, n, params)
