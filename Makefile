@@ -250,8 +250,9 @@ starship-rl: install
 # one sweep of the grid per episode (--max-steps 1024): 3M steps under the "build" masks (about 80
 # minutes on one core), then 1.5M steps under the "safe" masks from that run's 2M-step snapshot
 # (about 40 minutes); each evaluated on 200 held-out seeds. starship-checkpoint ships the second's
-# export (float16). starship-targets: the same with targets (thrust and weapon points, forward
-# firepower), then how close its ships come against the staged generator.
+# export (float16). starship-targets: the shipped generator asked for targets (thrust and weapon
+# points, forward firepower) with caps, untrained, then trained 500k steps from it (about 20
+# minutes on one core), each measured against the staged generator given the same targets.
 starship-learned: install
 	$(PY) -m tablegym.envs.starship.rl --timesteps 3000000 --masks build --reward gated --max-steps 1024 \
 		--seed 1 --episodes 200 --workers 2 --run-dir runs/starship-sweep --out results/starship_sweep.md
@@ -261,10 +262,22 @@ starship-learned: install
 starship-checkpoint: starship-learned
 	cp runs/starship-safe/generator.pt models/checkpoints/starship.pt
 starship-targets: install
-	$(PY) -m tablegym.envs.starship.rl --timesteps 1500000 --targets --masks build --reward gated --max-steps 1024 \
-		--seed 2 --episodes 200 --workers 2 --run-dir runs/starship-targets --out results/starship_targets_rl.md
-	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-targets/generator.pt --episodes 200 \
-		--workers 2 --out results/starship_targets.md
+	$(PY) results/issue33/caps_zero_shot.py runs/starship-caps-start/generator.pt
+	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-caps-start/generator.pt --episodes 200 \
+		--workers 2 --out results/starship_targets_caps_start.md
+	$(PY) -m tablegym.envs.starship.rl --timesteps 500000 --value-warmup 50000 --targets --target-caps --target-weight 3 \
+		--masks safe --reward gated --max-steps 1024 --init-from models/checkpoints/starship.pt --seed 12 \
+		--save-every 250000 --episodes 200 --workers 2 --run-dir runs/starship-targets-caps --out results/starship_targets_caps_rl.md
+	$(PY) results/issue33/snapshot.py runs/starship-targets-caps/model_250000_steps.zip
+	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-targets-caps/generator_250000.pt --episodes 200 \
+		--workers 2 --out results/starship_targets_caps_250000.md
+	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-targets-caps/generator.pt --episodes 200 \
+		--workers 2 --out results/starship_targets_caps_500000.md
+	$(PY) -m tablegym.envs.starship.rl --timesteps 250000 --value-warmup 50000 --targets --target-caps --target-weight 1 \
+		--masks safe --reward gated --max-steps 1024 --init-from models/checkpoints/starship.pt --seed 13 \
+		--episodes 1 --run-dir runs/starship-targets-caps-w1 --out runs/starship-targets-caps-w1/rl.md
+	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-targets-caps-w1/generator.pt --episodes 200 \
+		--workers 2 --out results/starship_targets_caps_w1_250000.md
 
 # MaskablePPO on tablegym/Trilobite-v0 (about 25 minutes on one core), its critic exported into
 # depth-5 alpha-beta against the hand-made evaluator and the shipped TD network, both seats.

@@ -1,0 +1,24 @@
+#!/bin/bash
+# Interleaved `tablegym bench` rounds and paired Trilobite ratios: a checkout of BASE against this one.
+#   git worktree add /tmp/base 4a84afa && mkdir -p /tmp/basep && ln -sfn /tmp/base /tmp/basep/tablegym
+#   bash results/issue31_bench_session/rounds.sh /tmp/basep 2
+# (the package is the repository root, so PYTHONPATH names a folder holding a `tablegym` link to it)
+BASEP=$1
+R=${2:-2}
+OUT=results/issue31_bench_session
+for r in $(seq 1 $R); do
+  for b in search sim-solve envs trap threes friday starship; do
+    if [ $((r % 2)) -eq 1 ]; then order="before after"; else order="after before"; fi
+    for v in $order; do
+      if [ $v = before ]; then P=$BASEP; else P=; fi
+      PYTHONPATH=$P .venv/bin/python -c "import sys; from tablegym.experiments.cli import main; sys.exit(main())" \
+        bench $b > $OUT/$b.$v.$r.txt 2>&1
+    done
+  done
+done
+for r in $(seq 1 3); do
+  for v in base now; do
+    if [ $v = base ]; then P=$BASEP; else P=; fi
+    echo -n "$v $r: "; PYTHONPATH=$P .venv/bin/python results/issue31_bench_kernel/ratio.py --repeats 10 | tail -1
+  done
+done
