@@ -17,7 +17,7 @@ Layout of ``params`` (every entry a float64)::
     layer: room for the features or the legal actions, and a layer's non-zero activations),
     then per slot
     the cached binary inputs (0/1 per feature), their count and list, and their first layer;
-    last, the value cache: E position keys (int64) and E values
+    last, the value cache: E entries of a position key (int64) and its value, side by side
 
 The scratch is written by every evaluation (one evaluator per search thread).
 
@@ -315,7 +315,8 @@ def _lister(positive: bool):
                 where = builder.gep(table_p, [builder.mul(builder.zext(mask, i64), ir.Constant(i64, CHUNK))])
                 where = builder.zext(builder.load(builder.bitcast(where, ir.VectorType(i8, CHUNK).as_pointer()), align=1), ivec)
                 start = builder.insert_element(ir.Constant(ivec, ir.Undefined), base, ir.Constant(ir.IntType(32), 0))
-                start = builder.shuffle_vector(start, ir.Constant(ivec, ir.Undefined), ir.Constant(ir.VectorType(ir.IntType(32), CHUNK), [0] * CHUNK))
+                splat = ir.Constant(ir.VectorType(ir.IntType(32), CHUNK), [0] * CHUNK)  # lane 0 everywhere
+                start = builder.shuffle_vector(start, ir.Constant(ivec, ir.Undefined), splat)
                 m = builder.load(count)
                 builder.store(builder.add(where, start), builder.bitcast(builder.gep(rows_p, [m]), ivec.as_pointer()), align=8)
                 builder.store(builder.add(m, builder.zext(builder.call(ctpop, [mask]), i64)), count)

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from tablegym.envs.threes.agents import ExpectimaxAgent, make_threes_agent, threesus
-from tablegym.envs.threes.board import board_from_ranks
 from tablegym.envs.threes.core import ThreesGame, play_random_setup, sample_chance
 from tablegym.envs.threes.expectimax import COUNT, HINT, NONE, THREESUS_6_3, full_chance
 from tablegym.envs.threes.heuristics import EVALUATORS

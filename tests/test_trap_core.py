@@ -89,7 +89,6 @@ def board(game: TrapGame, text: str, me: int, phase: str = "move") -> TrapState:
 
 
 def drawing(state: TrapState) -> str:
-    n = state.n
     grid = [["#" if t else "." for t in row] for row in state.traps]
     for p in (0, 1):
         r, c = state.position(p)

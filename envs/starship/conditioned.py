@@ -22,7 +22,9 @@ Observation: ``{"grid": the env's (17, H, W) observation, "targets": each target
 top, "deficits": (target - the ship's measure) / the range's top, clipped to [-1, 1]}`` (float32).
 Why the deficits: a policy that edits one tile at a time cannot count the points it has placed
 from a pooled picture of the grid; controllable PCGRL (Earle et al. 2021) gives its agents the
-same difference between the targets and the current metrics. Reward: the env's (its potential ``phi``) plus ``target_weight`` times the
+same difference between the targets and the current metrics.
+
+Reward: the env's (its potential ``phi``) plus ``target_weight`` times the
 change of ``closeness``, which is ``1 - mean(|measure - target| / range top)`` while the ship
 is valid and 0 while it is not (closeness pays only for valid ships, as quality does under the
 gated reward).
