@@ -46,14 +46,13 @@ def mlp_value(outcome, mover, player, active, n, params):
 @njit(cache=True)
 def keyed_mlp_value(outcome, mover, player, key, active, n, params):
     """``mlp_value`` that remembers the value of position ``key`` in the network's value cache
-    (netkernel) and returns it when the position comes again (key 0: not cached)."""
+    (netkernel; key 0: not remembered). It does not look there first: a game's kernel asks
+    ``remembered_value`` before it lists the features this needs."""
     if outcome != ONGOING:
         if outcome == DRAW:
             return 0.0
         return 1.0 if outcome == player else -1.0
-    v = cached_value(params, key)
-    if v != v:
-        v = remember_value(params, key, forward_binary(active, n, mover, params))
+    v = remember_value(params, key, forward_binary(active, n, mover, params))
     return v if mover == player else -v
 
 

@@ -145,6 +145,17 @@ def _activate(x, code, param):
 
 
 @njit(cache=True)
+def index_buffer(params):
+    """The int64 scratch a game's feature or move kernel writes indices into (asked at every
+    leaf: computed alone)."""
+    f = int(params[0])
+    fe = f + (f & 1)
+    width = int(params[8])
+    start = int(params[5]) + 2 * width + fe // 2
+    return params[start:start + fe + width].view(np.int64)
+
+
+@njit(cache=True)
 def _buffers(params):
     """(activation buffer a, activation buffer b, float32 input, int64 indices) in the scratch."""
     f = int(params[0])
@@ -154,8 +165,7 @@ def _buffers(params):
     a = params[start:start + width]
     b = params[start + width:start + 2 * width]
     x = params[start + 2 * width:start + 2 * width + fe // 2].view(np.float32)[:f]
-    idx = params[start + 2 * width + fe // 2:start + 2 * width + fe // 2 + fe + width].view(np.int64)
-    return a, b, x, idx
+    return a, b, x, index_buffer(params)
 
 
 @njit(cache=True)
@@ -171,17 +181,6 @@ def _weights32(params, layer):
 def input_buffer(params):
     """The float32 scratch a game's observation kernel writes the network's input into."""
     return _buffers(params)[2]
-
-
-@njit(cache=True)
-def index_buffer(params):
-    """The int64 scratch a game's feature or move kernel writes indices into (asked at every
-    leaf: computed alone)."""
-    f = int(params[0])
-    fe = f + (f & 1)
-    width = int(params[8])
-    start = int(params[5]) + 2 * width + fe // 2
-    return params[start:start + fe + width].view(np.int64)
 
 
 @njit(cache=True, fastmath=True)

@@ -148,7 +148,7 @@ class TargetStarshipEnv(gymnasium.Env[dict, Any]):
         mask = self.env.action_masks()
         if self.caps:
             left = {k: self.targets[k] - self._got[k] for k in TARGETS}
-            first = {"narrow": 1, "turtle": 4}.get(self.env.representation, sum(self.env.pipeline.size))
+            first = self.env.brush_offset
             for b, (thrust, weapon, forward) in enumerate(_BRUSH_POINTS):
                 if thrust > left["thrust_points"] or weapon > left["weapon_points"] or forward > left["forward_firepower"]:
                     mask[first + b] = False

@@ -409,19 +409,25 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
         writes that change the ship and can still lead to a valid one (see Action Space)."""
         return self._mask.astype(bool)
 
+    @property
+    def brush_offset(self) -> int:
+        """The index of the first brush in the action mask: after "narrow"'s keep action,
+        "turtle"'s four moves, or "wide"'s rows and columns."""
+        return {"narrow": 1, "turtle": 4}.get(self.representation, sum(self.pipeline.size))
+
     def _update_mask(self) -> None:
         if self.masks == "none":
             return
         kinds = self._ship.parts[:, KIND]
         has_cockpit, has_reactor = bool((kinds == COCKPIT).any()), bool((kinds == REACTOR).any())
+        first = self.brush_offset
         if self.representation == "wide":  # one entry per value of each dimension: the brush only
-            H, W = self.pipeline.size
-            self._mask[:H + W] = 1
-            self._mask[H + W + _COCKPIT_BRUSH] = not has_cockpit
-            self._mask[H + W + _REACTOR_BRUSH] = not has_reactor
-            self._mask[H + W + _EMPTY_BRUSH] = self.masks == "repairable"
+            self._mask[:first] = 1
+            self._mask[first + _COCKPIT_BRUSH] = not has_cockpit
+            self._mask[first + _REACTOR_BRUSH] = not has_reactor
+            self._mask[first + _EMPTY_BRUSH] = self.masks == "repairable"
             return
-        first = 1 if self.representation == "narrow" else 4  # the keep / move actions stay allowed
+        # the keep / move actions stay allowed
         brush_mask(self._ship.tiles, self._ship.part, self._ship.parts, self._cursor[0], self._cursor[1], has_cockpit,
                    has_reactor, self.masks != "repairable", self._mask[first:])
         if self.masks == "safe":

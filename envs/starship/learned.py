@@ -100,13 +100,19 @@ def policy_layers(n_inputs: int, sizes: list[int], n_actions: int) -> torch.nn.S
     return torch.nn.Sequential(*layers, torch.nn.Linear(n_inputs, n_actions))
 
 
+def policy_linears(model: Any) -> list[torch.nn.Linear]:
+    """The linear layers of a (Maskable)PPO policy whose features extractor is ``rl.CursorView``
+    that generating needs: the shared features, the policy's hidden layers, the action logits."""
+    policy = model.policy
+    return [policy.features_extractor.fc[0], *(m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)),
+            policy.action_net]
+
+
 def export(model: Any, env_kwargs: dict[str, Any], path: str | os.PathLike, *, radius: int, pool: int = 2,
            targets: bool = False, caps: bool = False, metadata: dict[str, Any] | None = None) -> Path:
     """Write the policy of a trained (Maskable)PPO ``model`` whose features extractor is
     ``rl.CursorView`` as a generator checkpoint (float16 weights) at ``path``."""
-    policy = model.policy
-    linears = [policy.features_extractor.fc[0], *(m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)),
-               policy.action_net]
+    linears = policy_linears(model)
     state = {}
     for i, layer in enumerate(linears):
         state[f"{2 * i}.weight"] = layer.weight.detach().to(torch.float16).clone()

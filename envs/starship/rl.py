@@ -100,7 +100,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch.utils.tensorboard import SummaryWriter
 
 from tablegym.envs.starship.env import MASKS, REPRESENTATIONS, REWARDS, STARTS
-from tablegym.envs.starship.learned import GAME, LearnedGenerator, crop, export, num_inputs, policy_inputs
+from tablegym.envs.starship.learned import GAME, LearnedGenerator, crop, export, num_inputs, policy_inputs, policy_linears
 from tablegym.envs.starship.quality import QUALITY_WEIGHTS, quality, validate
 from tablegym.envs.starship.ship import PART_FIELDS, Ship
 from tablegym.experiments.game_runs import recorded, run_tasks
@@ -312,9 +312,7 @@ def load_generator_policy(model: Any, path: str | Path) -> None:
     grid's inputs) get zero weights, so the new model starts out acting as the generator did."""
     payload = load_checkpoint(path, game=GAME)
     state = {k: v.float() for k, v in payload["model"].items()}
-    policy = model.policy
-    layers = [policy.features_extractor.fc[0], *(m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)),
-              policy.action_net]
+    layers = policy_linears(model)
     if len(state) != 2 * len(layers):
         raise ValueError(f"it has {len(state) // 2} linear layers, this policy {len(layers)}")
     with torch.no_grad():
