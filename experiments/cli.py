@@ -25,7 +25,9 @@ import argparse
 import statistics
 import importlib
 import math
+import os
 import sys
+import warnings
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -55,9 +57,23 @@ def require(module: str, attr: str, what: str) -> Callable[..., Any]:
         raise CommandError(f"{what} is not available: {module} has no {attr}") from None
 
 
+class RefusedFile(Exception):
+    """A model file refused because reading it could run code (one line, exit status 2)."""
+
+
 def _make_agent(game: Game, spec: str) -> Any:
     make_agent = require("tablegym.experiments.agents", "make_agent", "building agents from specs")
-    return make_agent(game, spec)
+    from tablegym.models.checkpoint import UnsafeModelError
+
+    try:
+        return make_agent(game, spec)
+    except UnsafeModelError as err:  # not a usage error: the spec is fine, the file is not
+        raise RefusedFile(f"agent {spec!r}: {err}") from None
+
+
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                      line: str | None = None) -> str:
+    return f"{PROG}: warning: {message}\n"
 
 
 def compose_spec(agent: str, *, eval: str | None = None, depth: int | None = None, time: float | None = None) -> str:
@@ -127,6 +143,9 @@ def _game_options_parser() -> argparse.ArgumentParser:
     g.add_argument("--win-length", dest="win_length", type=int, help="trilobite: chips in a row to win")
     g.add_argument("--first-player", dest="first_player", type=int, choices=(0, 1), help="player who moves first")
     g.add_argument("--level", type=int, help="friday: difficulty level 1-4")
+    p.add_argument("--trust-model-code", action="store_true",
+                   help="load Stable-Baselines3 zips with SB3's own loader, which runs code the file carries: "
+                        "only for files you trust (default: read as data, refuse what carries code)")
     return p
 
 
@@ -451,6 +470,7 @@ def _eval_single(parser: argparse.ArgumentParser, args: argparse.Namespace, game
     table (score or return, wins), and with two or more agents the paired differences against
     the first."""
     from tablegym.experiments import solo
+    from tablegym.experiments.game_runs import RecordsError
 
     if args.stop_after is not None:
         parser.error("--stop-after is for matches and round robins; a single-player run resumes from --journal")
@@ -466,6 +486,8 @@ def _eval_single(parser: argparse.ArgumentParser, args: argparse.Namespace, game
                                workers=args.workers, out=args.journal, progress=not args.no_progress,
                                backend=args.backend, address=args.address)
                 for spec in args.specs}
+    except RecordsError as err:
+        raise CommandError(str(err)) from None
     except OSError as err:
         if args.journal is None or err.filename != args.journal:
             raise
@@ -680,10 +702,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv and argv[0] == "train":
             return _train(argv[1:])
         args = build_parser().parse_args(argv)
+        warnings.formatwarning = _one_line_warning
+        if getattr(args, "trust_model_code", False):  # the workers a command starts inherit it
+            from tablegym.models.sb3_files import TRUST_ENV
+
+            os.environ[TRUST_ENV] = "1"
         return args.run(args.parser, args)
     except CommandError as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 1
+    except RefusedFile as err:
+        return _usage_error(str(err))
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130

@@ -7,20 +7,57 @@ indices already recorded there with the same identifying fields.
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import multiprocessing as mp
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from tqdm import tqdm
+
+
+class RecordsError(ValueError):
+    """A records file (JSON lines) with a line that is not one game's record."""
+
+
+def read_records(path: str | Path) -> list[dict]:
+    """The records of a JSON-lines file, each line one JSON object with a "game" index; a line
+    that is not (a killed run's torn last line, an edit) is refused in one line naming it."""
+    records = []
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as err:
+        raise RecordsError(f"{path}: cannot read it as text ({err})") from None
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError as err:
+            raise RecordsError(f"{path}, line {number}: not valid JSON ({err}); each line must be one game's record: "
+                               "repair or delete that line and run again") from None
+        if not isinstance(rec, dict) or not isinstance(rec.get("game"), int):
+            raise RecordsError(f"{path}, line {number}: not a game record (a JSON object with an integer \"game\"); "
+                               "repair or delete that line and run again")
+        records.append(rec)
+    return records
+
+
+@contextlib.contextmanager
+def refusing_bad_records(parser: argparse.ArgumentParser) -> Iterator[None]:
+    """A script's body whose records files are checked: a bad line ends it in one line (exit 2)."""
+    try:
+        yield
+    except RecordsError as err:
+        parser.exit(2, f"{parser.prog}: error: {err}\n")
 
 
 def recorded(out: str | None, **match: Any) -> dict[int, dict]:
     """The games already in ``out`` whose fields equal ``match``, by game index (for resuming)."""
     done: dict[int, dict] = {}
     if out and Path(out).exists():
-        for line in Path(out).read_text().splitlines():
-            rec = json.loads(line)
+        for rec in read_records(out):
             if all(rec.get(k) == v for k, v in match.items()):
                 done[rec["game"]] = rec
     return done

@@ -12,6 +12,7 @@ from tablegym.envs.exports import lazy_exports
 __all__, __getattr__, __dir__ = lazy_exports(__name__, globals(),
     agents=['make_agent', 'make_evaluator', 'game_evaluators'],
     learned=['load_evaluator', 'LearnedEvaluator', 'load_model', 'default_checkpoint'],
-    checkpoint=['save_checkpoint', 'load_checkpoint', 'CheckpointError'],
+    checkpoint=['save_checkpoint', 'load_checkpoint', 'CheckpointError', 'UnsafeModelError'],
+    sb3_files=['trusting'],
     value_net=['ValueMLP', 'NetConfig'],
 )

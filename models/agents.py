@@ -18,6 +18,7 @@ from __future__ import annotations
 from tablegym.envs import load, plugin
 from tablegym.envs.core import Game
 from tablegym.models.learned import load_evaluator
+from tablegym.models.sb3_files import trusting
 from tablegym.search.agents import Agent, AlphaBetaAgent, RandomAgent, check_options, is_learned, learned_path, parse_spec
 from tablegym.search.evaluator import Evaluator
 
@@ -50,8 +51,13 @@ def make_evaluator(game: Game, name: str) -> Evaluator:
     return evaluators[name]
 
 
-def make_agent(game: Game, spec: str) -> Agent:
-    """Build the agent named by ``spec`` for ``game`` (see the module docstring)."""
+def make_agent(game: Game, spec: str, *, trust_code: bool | None = None) -> Agent:
+    """Build the agent named by ``spec`` for ``game`` (see the module docstring). ``trust_code``:
+    whether a Stable-Baselines3 zip in the spec may load with SB3's own loader, which runs code
+    the file carries (default: the ``--trust-model-code`` setting, off: read as data)."""
+    if trust_code is not None:
+        with trusting(trust_code):
+            return make_agent(game, spec)
     module = _game_module(game)
     if hasattr(module, "make_agent"):  # a game with its own searchers and spec grammar
         return module.make_agent(spec)

@@ -8,6 +8,7 @@ so a crash mid-save never destroys the previous checkpoint.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -15,10 +16,15 @@ from typing import Any
 import torch
 
 FORMAT = "tablegym-checkpoint-v1"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 class CheckpointError(ValueError):
     """A checkpoint that is missing, unreadable, or made for another game or network."""
+
+
+class UnsafeModelError(CheckpointError):
+    """A model file that cannot be read without running code it carries (refused)."""
 
 
 def save_checkpoint(path: str | os.PathLike, *, model: torch.nn.Module | None = None, metadata: dict[str, Any],
@@ -44,6 +50,30 @@ def save_checkpoint(path: str | os.PathLike, *, model: torch.nn.Module | None = 
     return path
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message, without terminal colour codes (torch's have some)."""
+    return (_ANSI.sub("", str(exc)).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def holds_objects(exc: BaseException) -> str | None:
+    """The global a ``weights_only`` load refused to import (``posix.system``, a module's class),
+    when that is why it failed: the file holds objects, not only tensors and plain values."""
+    found = re.search(r"GLOBAL ([\w.]+)", _ANSI.sub("", str(exc)))
+    return found.group(1) if found and "Weights only load failed" in str(exc) else None
+
+
+def refusal(exc: BaseException) -> str:
+    """Why ``torch.load(weights_only=True)`` refused a file, in words: a file holding objects
+    (a ``torch.save``'d module, pickled code) is named as such, with what to save instead."""
+    what = holds_objects(exc)
+    if what is not None:
+        return (f"holds objects other than tensors and plain values ({what}), refused: loading it could run code "
+                "(a torch.save'd module? save a network with tablegym.models.export.save(net, game, path))")
+    text = _ANSI.sub("", str(exc))
+    operand = re.search(r"Unsupported operand \d+", text)
+    return f"is corrupt or not a torch file: {operand.group(0) if operand else first_line(exc)}"
+
+
 def load_checkpoint(path: str | os.PathLike, *, game: str | None = None,
                     options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Read a checkpoint safely and check it was made for ``game`` with rule ``options``."""
@@ -53,8 +83,8 @@ def load_checkpoint(path: str | os.PathLike, *, game: str | None = None,
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises many types for a damaged file, some with pages of advice
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise CheckpointError(f"checkpoint {str(path)!r} is corrupt or not a torch file: {first}") from None
+        error = UnsafeModelError if holds_objects(exc) else CheckpointError
+        raise error(f"checkpoint {str(path)!r} {refusal(exc)}") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT or "model" not in payload:
         raise CheckpointError(f"{str(path)!r} is not a {FORMAT} checkpoint")
     meta = payload.get("metadata", {})
@@ -67,3 +97,16 @@ def load_checkpoint(path: str | os.PathLike, *, game: str | None = None,
             detail = ", ".join(f"{k}: checkpoint {a!r} vs requested {b!r}" for k, (a, b) in diff.items())
             raise CheckpointError(f"checkpoint {str(path)!r} was trained with other rule options ({detail})")
     return payload
+
+
+def peek_metadata(path: str | os.PathLike) -> dict[str, Any] | None:
+    """The metadata of the checkpoint at ``path`` without reading its tensors (memory-mapped,
+    ``weights_only``), or None when it is not a readable checkpoint (``load_checkpoint`` then
+    says why): what a front door asks to choose a loader."""
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except Exception:  # not a zip-format torch file, or refused: the loader chosen next says why
+        return None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT or not isinstance(payload.get("metadata"), dict):
+        return None
+    return payload["metadata"]

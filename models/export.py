@@ -101,6 +101,8 @@ def sequential_layers(model: nn.Module) -> list[tuple[np.ndarray, np.ndarray, st
     layers: list[list] = []
     for m in modules:
         if isinstance(m, nn.Sequential):
+            if len(m) == 0:  # e.g. SB3's value MLP with net_arch=[]: the head reads the features
+                continue
             for w, b, act, p in sequential_layers(m):
                 layers.append([w, b, act, p])
         elif isinstance(m, nn.Linear):
@@ -185,16 +187,26 @@ def from_sb3(model: Any, game: Game, *, name: str = "sb3") -> NetEvaluator:
     return from_torch(net, game, output=output, name=name)
 
 
-def load_sb3_evaluator(game: Game, path: str | os.PathLike) -> NetEvaluator:
+def load_sb3_evaluator(game: Game, path: str | os.PathLike, *, trust_code: bool | None = None) -> NetEvaluator:
     """A saved Stable-Baselines3 model (``model.zip``: MaskablePPO, PPO or DQN) as a compiled
-    evaluator: what ``eval=learned:PATH.zip`` loads (tablegym.models.learned.load_evaluator)."""
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3 import DQN, PPO
+    evaluator: what ``eval=learned:PATH.zip`` loads (tablegym.models.learned.load_evaluator).
 
+    The zip is read as data (tablegym.models.sb3_files): its critic or Q-network from
+    ``policy.pth`` and the JSON, nothing unpickled. ``trust_code=True`` (default: the
+    ``--trust-model-code`` setting, ``sb3_files.trust_model_code``) uses SB3's own loader instead,
+    which runs code the file carries, with a warning: only for files one trusts."""
     from tablegym.models.checkpoint import CheckpointError
+    from tablegym.models.sb3_files import read_sb3_network, trust_model_code, warn_trusted
 
     if not Path(path).is_file():
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+    if not trust_model_code(trust_code):
+        network = read_sb3_network(path)
+        return NetEvaluator(game, network.layers, name=f"learned:{path}", output=network.output)
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import DQN, PPO
+
+    warn_trusted(path)
     errors = []
     for cls in (MaskablePPO, PPO, DQN):
         try:
@@ -204,6 +216,62 @@ def load_sb3_evaluator(game: Game, path: str | os.PathLike) -> NetEvaluator:
             continue
         return from_sb3(model, game, name=f"learned:{path}")
     raise CheckpointError(f"checkpoint {str(path)!r} is not a MaskablePPO, PPO or DQN model ({'; '.join(errors)})")
+
+
+EXPORTED = "exported-network"
+"""The ``network`` of an exported network's checkpoint metadata."""
+
+
+def save(model: Any, game: Game, path: str | os.PathLike, *, output: str | None = None,
+         metadata: dict[str, Any] | None = None) -> Path:
+    """Save a network as a tablegym checkpoint that ``eval=learned:PATH`` (``load_evaluator``)
+    loads into every compiled searcher of ``game``: a ``torch.nn.Sequential`` of Linear layers and
+    common activations (``output`` "value" by default, "max" for a Q-network) or a
+    Stable-Baselines3 PPO/MaskablePPO/DQN model (its critic or Q-network). Only tensors and plain
+    values are written, so the file loads without running code anywhere (``weights_only=True``);
+    this is how a network whose file cannot be read safely (a custom SB3 policy, a pickled
+    module) is passed on: load it in your own process, then save it here::
+
+        model = MaskablePPO.load("model.zip")       # your file, in your process
+        save(model, make_game("trilobite"), "critic.pt")
+    """
+    from tablegym.models.checkpoint import save_checkpoint
+
+    if isinstance(model, nn.Module):
+        layers, kind = sequential_layers(model), output or "value"
+    else:
+        net, kind = sb3_network(model)
+        if output not in (None, kind):
+            raise ExportError(f"an SB3 {type(model).__name__} exports output={kind!r}, not {output!r}")
+        layers = sequential_layers(net)
+    NetEvaluator(game, layers, output=kind)  # refuse now what could not be loaded later
+    state = {}
+    for i, (w, b, _, _) in enumerate(layers):
+        state[f"{i}.weight"], state[f"{i}.bias"] = torch.from_numpy(w.copy()), torch.from_numpy(b.copy())
+    meta = {**(metadata or {}), "game": game.spec.name, "options": dict(game.spec.options), "network": EXPORTED,
+            "output": kind, "activations": [[act, float(p)] for _, _, act, p in layers]}
+    return save_checkpoint(path, state=state, metadata=meta)
+
+
+def is_exported(meta: dict[str, Any]) -> bool:
+    return meta.get("network") == EXPORTED
+
+
+def load_exported(game: Game, path: str | os.PathLike) -> NetEvaluator:
+    """A network saved by ``save`` as an evaluator of ``game`` (checked: same game and rules)."""
+    from tablegym.models.checkpoint import CheckpointError, load_checkpoint
+
+    payload = load_checkpoint(path, game=game.spec.name, options=game.spec.options)
+    meta, state = payload["metadata"], payload["model"]
+    if not is_exported(meta):
+        raise CheckpointError(f"checkpoint {str(path)!r} is not an exported network (saved by tablegym.models.export.save)")
+    try:
+        acts = [(str(a), float(p)) for a, p in meta["activations"]]
+        layers = [(state[f"{i}.weight"].double().numpy(), state[f"{i}.bias"].double().numpy(), a, p)
+                  for i, (a, p) in enumerate(acts)]
+        return NetEvaluator(game, layers, name=f"learned:{path}", output=str(meta["output"]))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r} does not match its network description: {exc}") from None
 
 
 class TorchEvaluator(Evaluator):
@@ -256,5 +324,5 @@ class TorchEvaluator(Evaluator):
 
 
 __all__ = ["ExportError", "InputSizeError", "NetEvaluator", "TorchEvaluator", "UnsupportedLayerError",
-           "WrongGameError", "from_sb3", "from_state_dict", "from_torch", "load_sb3_evaluator", "observation_size",
-           "sequential_layers"]
+           "WrongGameError", "from_sb3", "from_state_dict", "from_torch", "load_exported", "load_sb3_evaluator",
+           "observation_size", "save", "sequential_layers"]

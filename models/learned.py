@@ -123,7 +123,8 @@ def mlp_evaluator(game: Game, path: Path) -> LearnedEvaluator:
     return LearnedEvaluator(model, game.spec.name, name=f"learned:{path}")
 
 
-def load_evaluator(game: Game, path: str | os.PathLike | None = None, *, default: str | os.PathLike | None = None):
+def load_evaluator(game: Game, path: str | os.PathLike | None = None, *, default: str | os.PathLike | None = None,
+                   trust_code: bool | None = None):
     """The one front door to learned evaluators: the network at ``path`` (or the checkpoint
     shipped for ``game``: ``default`` when given, else ``models/checkpoints/<game>.pt``) as the
     evaluator ``game``'s searches take.
@@ -132,9 +133,14 @@ def load_evaluator(game: Game, path: str | os.PathLike | None = None, *, default
     ``(game, path) -> evaluator``; ValueMLP by default); each loader reads the checkpoint's
     metadata and refuses, with a ``CheckpointError`` naming the file and the problem, one that
     is missing, corrupt, made for another game or rules, or holds another kind of network.
-    A ``.zip`` is a Stable-Baselines3 model, exported by tablegym.models.export.
+    A network saved by tablegym.models.export.save loads as that (any game with a compiled
+    observation kernel). A ``.zip`` is a Stable-Baselines3 model, read as data
+    (tablegym.models.export.load_sb3_evaluator; ``trust_code=True``: SB3's own loader). No path
+    here runs code a file carries unless ``trust_code`` says so.
     """
     from tablegym.envs import load, plugin
+    from tablegym.models.checkpoint import peek_metadata
+    from tablegym.models.export import is_exported, load_exported
 
     if path in (None, ""):
         path = default if default is not None else default_checkpoint(game.spec.name)
@@ -142,6 +148,9 @@ def load_evaluator(game: Game, path: str | os.PathLike | None = None, *, default
     if path.suffix == ".zip":  # a Stable-Baselines3 model: its critic or Q-network, exported
         from tablegym.models.export import load_sb3_evaluator
 
-        return load_sb3_evaluator(game, path)
+        return load_sb3_evaluator(game, path, trust_code=trust_code)
+    meta = peek_metadata(path) if path.is_file() else None
+    if meta is not None and is_exported(meta):
+        return load_exported(game, path)
     loader = plugin(game.spec.name).loader
     return (load(loader) if loader else mlp_evaluator)(game, path)

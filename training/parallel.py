@@ -20,6 +20,7 @@ rather than each task carrying its own copy.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 BACKENDS = ("process", "ray")
@@ -56,6 +57,10 @@ def connect(workers: int, address: str | None = None) -> Any:
     ray = require_ray()
     if not ray.is_initialized():
         options: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+        from tablegym.models.sb3_files import TRUST_ENV
+
+        if os.environ.get(TRUST_ENV) == "1":  # --trust-model-code reaches the tasks that load models
+            options["runtime_env"] = {"env_vars": {TRUST_ENV: "1"}}
         try:
             if address:
                 ray.init(address=address, **options)

@@ -69,12 +69,15 @@ def learn_and_save(model, *, timesteps: int, run_dir: str, tb_log_name: str, pro
     return meta
 
 
-def load_model(algo: str, run_dir: str):
-    if algo == "dqn":
-        from stable_baselines3 import DQN as cls
-    else:
-        from sb3_contrib import MaskablePPO as cls
-    return cls.load(Path(run_dir) / "model.zip", device="cpu")
+def load_model(algo: str, run_dir: str, env, *, build: Callable | None = None):
+    """The model a run saved (run_dir/model.zip), rebuilt here by ``build(env)`` (default: this
+    module's ``build_model`` for ``algo``) and given the file's weights and step count
+    (tablegym.models.sb3_files.restore): nothing in the file is unpickled, so a run directory
+    from elsewhere cannot run code. ``env`` gives the spaces (the script's own env)."""
+    from tablegym.models.sb3_files import restore
+
+    model = build(env) if build is not None else build_model(algo, env, seed=0, tensorboard_log=None)
+    return restore(model, Path(run_dir) / "model.zip")
 
 
 def legal_argmax(values: np.ndarray, mask: np.ndarray) -> int:

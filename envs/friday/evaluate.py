@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tablegym.experiments.game_runs import recorded, run_tasks
+from tablegym.experiments.game_runs import read_records, recorded, refusing_bad_records, run_tasks
 from tablegym.envs.friday.records import HEADER, deal, markdown_row, options_text, play_game, summarise  # noqa: F401
 
 
@@ -52,8 +52,7 @@ def _groups(paths: list[str]) -> dict[tuple, dict[tuple, dict]]:
     """Records by (agent, level, options), each group keyed by (seed, game)."""
     groups: dict[tuple, dict[tuple, dict]] = {}
     for path in paths:
-        for line in Path(path).read_text().splitlines():
-            rec = json.loads(line)
+        for rec in read_records(path):
             key = (rec["agent"], rec["level"], options_text(rec["options"]))
             groups.setdefault(key, {})[(rec["seed"], rec["game"])] = rec
     return groups
@@ -130,13 +129,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if args.report:
-        print(report(args.report))
-        if args.baseline:
-            print()
-            print(paired_report(args.report, args.baseline))
-        if args.against:
-            print()
-            print(variant_report(args.report, args.against))
+        with refusing_bad_records(parser):
+            print(report(args.report))
+            if args.baseline:
+                print()
+                print(paired_report(args.report, args.baseline))
+            if args.against:
+                print()
+                print(variant_report(args.report, args.against))
         return
     if not args.agent:
         parser.error("give an agent to play (or --report FILES)")
@@ -148,8 +148,9 @@ def main(argv: list[str] | None = None) -> None:
         options[key] = int(value) if value.isdigit() else value
     print(HEADER)
     for level in args.levels:
-        records = run(args.agent, level=level, games=args.games, workers=args.workers, seed=args.seed,
-                      options=options, out=args.out, progress=not args.no_progress)
+        with refusing_bad_records(parser):
+            records = run(args.agent, level=level, games=args.games, workers=args.workers, seed=args.seed,
+                          options=options, out=args.out, progress=not args.no_progress)
         print(markdown_row(args.agent, level, summarise(records), options_text(records[0]["options"])), flush=True)
 
 

@@ -61,7 +61,8 @@ import numpy as np
 import torch
 
 from tablegym.experiments.game_runs import recorded, run_tasks
-from tablegym.training.sb3 import ScaleObservation, build_model, learn_and_save, load_model, make_policy
+from tablegym.training import sb3
+from tablegym.training.sb3 import ScaleObservation, build_model, learn_and_save, make_policy
 
 ALGO = "maskableppo"
 AGENT = f"sb3-{ALGO}"
@@ -195,6 +196,12 @@ def play_game(agent: SB3FridayAgent, level: int, seed: int, index: int) -> dict:
     else:
         rec["truncated"] = False
     return rec
+
+
+def load_model(algo: str, run_dir: str):
+    """The model ``train`` saved in ``run_dir``, rebuilt by ``build_model`` on a training env
+    with the file's weights; nothing in the file is unpickled."""
+    return sb3.load_model(algo, run_dir, make_env(1))
 
 
 @functools.lru_cache(maxsize=2)

@@ -58,7 +58,7 @@ from tqdm import tqdm
 
 from tablegym.envs.friday.core import FridayGame, deal, sample_chance
 from tablegym.models.agents import make_agent
-from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
+from tablegym.models.checkpoint import CheckpointError, first_line, load_checkpoint, save_checkpoint
 from tablegym.envs.friday.learned import NUM_FEATURES, RETURNS, SCALE, TARGETS, features_of, load_friday_model, target_of
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.training.runs import ReplayBuffer, metadata, parse_dataclass_args, start_or_resume
@@ -279,8 +279,13 @@ def save_buffer(path: Path, buffer: ReplayBuffer) -> None:
 def load_buffer(path: Path, buffer: ReplayBuffer) -> None:
     """Refill ``buffer`` with the newest states saved at ``path`` (if any)."""
     if path.exists():
-        with np.load(path) as data:
-            buffer.add(data["x"], data["y"])
+        try:
+            with np.load(path, allow_pickle=False) as data:  # plain arrays only: an object array is refused
+                x, y = data["x"], data["y"]
+        except (OSError, ValueError, KeyError) as err:
+            raise CheckpointError(f"cannot resume: replay buffer {str(path)!r} is corrupt or holds other than "
+                                  f"plain arrays x, y ({first_line(err)})") from None
+        buffer.add(x, y)
 
 
 # ---- 5. learned vs Fridai --------------------------------------------------------------------------

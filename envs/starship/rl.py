@@ -423,7 +423,7 @@ def train(args: Args) -> dict[str, Any]:
             raise SystemExit(f"{PROG}: error: cannot start from {start_from}: {err}")
     elif start_from:  # the saved policy, value head and optimizer, stepping these envs
         try:
-            model = load_model(str(start_from), args.masks != "none", args.crop_radius, env=venv)
+            model = load_model(str(start_from), args, env=venv)
         except (ValueError, TypeError, KeyError, RuntimeError, OSError) as err:
             venv.close()
             algo = "MaskablePPO" if args.masks != "none" else "PPO"
@@ -487,22 +487,30 @@ def export_generator(args: Args, model: Any, model_path: Path) -> Path:
                   metadata={"timesteps": steps, "model": model_path.name, "command": f"{PROG} {shlex.join(sys.argv[1:])}"})
 
 
-def load_model(path: str, masks: bool, radius: int, env: Any = None):
-    """A saved PPO (or MaskablePPO) model, stepping ``env`` if given. The network is built by
-    this module's ``CursorView``, not the copy of the class SB3 pickled with the model (which
-    calls the helpers of the code that trained it, as they were then)."""
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3 import PPO
+def load_model(path: str, args: Args, env: Any = None):
+    """A saved PPO (or MaskablePPO) model, stepping ``env`` if given (else one env of ``args``):
+    the network built here by ``build_model`` from ``args`` (this module's ``CursorView``), then
+    the file's weights, optimizer state and step count (tablegym.models.sb3_files.restore).
+    Nothing in the file is unpickled, so a model from elsewhere cannot run code."""
+    from stable_baselines3.common.vec_env import DummyVecEnv
 
-    return (MaskablePPO if masks else PPO).load(path, env=env, device="cpu",
-                                               custom_objects={"policy_kwargs": policy_kwargs(radius)})
+    from tablegym.models.sb3_files import restore
+
+    if env is None:
+        env = DummyVecEnv([functools.partial(make_env, env_kwargs(args), args.targets, args.target_weight,
+                                             args.target_caps)])
+    return restore(build_model(env, args), path)
 
 
-@functools.lru_cache(maxsize=2)
-def _model(path: str, masks: bool = False, radius: int = 4):
-    """The saved model for evaluation, loaded once per process."""
+_MODELS: dict[str, Any] = {}
+
+
+def _model(path: str, args: Args):
+    """The saved model for evaluation, loaded once per process and file."""
     torch.set_num_threads(1)
-    return load_model(path, masks, radius)
+    if path not in _MODELS:
+        _MODELS[path] = load_model(path, args)
+    return _MODELS[path]
 
 
 def run_episode(env: gymnasium.Env, seed: int, policy: Callable[[np.ndarray], Any] | None) -> tuple[Ship, dict]:
@@ -700,13 +708,13 @@ def main(argv: list[str] | None = None) -> str:
     torch.set_num_threads(1)
     model_path = Path(args.model or Path(args.run_dir) / "model.zip")
     if args.eval_only:
-        model = _model(str(model_path), args.masks != "none", args.crop_radius)
+        model = _model(str(model_path), args)
         meta = load_meta(args.run_dir, model)
         if int(model.num_timesteps) != meta["timesteps"]:  # a snapshot taken during training
             meta = {**meta, "timesteps": int(model.num_timesteps), "train_seconds": math.nan}
     else:
         meta = train(args)
-        model = _model(str(model_path), args.masks != "none", args.crop_radius)
+        model = _model(str(model_path), args)
         print(f"trained PPO: {meta['timesteps']:,} steps in {meta['train_seconds']:.0f} s "
               f"({meta['steps_per_s']:,.0f} steps/s); saved {args.run_dir}/model.zip", flush=True)
     results = evaluate(args, meta, export_generator(args, model, model_path))

@@ -15,7 +15,7 @@ import functools
 import json
 from pathlib import Path
 
-from tablegym.experiments.game_runs import recorded, run_tasks
+from tablegym.experiments.game_runs import read_records, recorded, refusing_bad_records, run_tasks
 from tablegym.envs.threes.records import HEADER, MILESTONES, markdown_row, play_game, summarise  # noqa: F401
 
 
@@ -46,8 +46,7 @@ def report(paths: list[str]) -> str:
     """One table row per (agent, hint rule) over the games recorded in ``paths``."""
     groups: dict[tuple[str, str], dict[tuple[int, int], dict]] = {}
     for path in paths:
-        for line in Path(path).read_text().splitlines():
-            rec = json.loads(line)
+        for rec in read_records(path):
             groups.setdefault((rec["agent"], rec["hint"]), {})[(rec["seed"], rec["game"])] = rec
     rows = [markdown_row(agent, summarise(list(recs.values())), hint) for (agent, hint), recs in groups.items()]
     return "\n".join([HEADER, *rows])
@@ -65,12 +64,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if args.report:
-        print(report(args.report))
+        with refusing_bad_records(parser):
+            print(report(args.report))
         return
     if not args.agent:
         parser.error("give an agent to play (or --report FILES)")
-    records = run(args.agent, games=args.games, workers=args.workers, seed=args.seed, hint=args.hint, out=args.out,
-                  progress=not args.no_progress)
+    with refusing_bad_records(parser):
+        records = run(args.agent, games=args.games, workers=args.workers, seed=args.seed, hint=args.hint, out=args.out,
+                      progress=not args.no_progress)
     print(HEADER)
     print(markdown_row(args.agent, summarise(records), args.hint))
 

@@ -50,8 +50,9 @@ import numpy as np
 import torch
 
 from tablegym.experiments.game_runs import recorded
+from tablegym.training import sb3
 from tablegym.training.sb3 import (ALGOS, ScaleObservation, build_model, learn_and_save, legal_argmax,  # noqa: F401
-                                   load_model, make_policy)
+                                   make_policy)
 
 ENV_ID = "tablegym/Threes-v0"
 
@@ -84,6 +85,14 @@ def make_env(algo: str, hint: str = "+") -> gymnasium.Env:
     illegal = "penalty" if algo == "dqn" else "raise"
     env = gymnasium.make(ENV_ID, hint=hint, illegal_action=illegal)
     return LogReward(ScaleObservation(Monitor(env)))
+
+
+def load_model(algo: str, run_dir: str):
+    """The model ``train`` saved in ``run_dir``, rebuilt by ``build_model`` on its training env
+    (the hint rule from train.json) with the file's weights; nothing in the file is unpickled."""
+    saved = Path(run_dir) / "train.json"
+    hint = json.loads(saved.read_text()).get("hint", "+") if saved.exists() else "+"
+    return sb3.load_model(algo, run_dir, make_env(algo, hint))
 
 
 # -- training -----------------------------------------------------------------------------------

@@ -358,9 +358,9 @@ def train(args: Args, progress: bool = True) -> Path:
 def _load_coherence(path: Path, size: int) -> np.ndarray:
     """The TC accumulators a resumed run saved (they are half of what it learned)."""
     try:
-        coherence = np.load(path)
+        coherence = np.load(path, allow_pickle=False)  # a plain array: an object array is refused
     except (OSError, ValueError) as e:
-        raise CheckpointError(f"cannot resume temporal coherence learning: {path} is missing or corrupt ({e})") from e
+        raise CheckpointError(f"cannot resume temporal coherence learning: {path} is missing or corrupt ({e})") from None
     if coherence.shape != (2, size):
         raise CheckpointError(f"{path} holds accumulators of shape {coherence.shape}, the network needs (2, {size})")
     return coherence

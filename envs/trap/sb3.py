@@ -124,7 +124,8 @@ import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from tablegym.experiments.stats import MatchResult, wilson_interval
-from tablegym.training.sb3 import learn_and_save, load_meta, load_model, make_policy, write_report  # noqa: F401 (load_meta: its old home)
+from tablegym.training import sb3
+from tablegym.training.sb3 import learn_and_save, load_meta, make_policy, write_report  # noqa: F401 (load_meta: its old home)
 
 ENV_ID = "tablegym/Trap-v0"
 ALGOS = ("maskableppo", "dqn")
@@ -257,6 +258,15 @@ def train(*, timesteps: int, seed: int, run_dir: str, opponent: str | Sequence[s
                           algo=algo, env=ENV_ID, opponent=",".join(league), net=net, seed=seed, n_envs=n_envs)
     venv.close()
     return meta
+
+
+def load_model(algo: str, run_dir: str):
+    """The model ``train`` saved in ``run_dir``, rebuilt by ``build_model`` (its ``net`` from
+    train.json) with the file's weights; nothing in the file is unpickled."""
+    saved = Path(run_dir) / "train.json"
+    net = json.loads(saved.read_text()).get("net", "mlp") if saved.exists() else "mlp"
+    return sb3.load_model(algo, run_dir, make_env("random", algo),
+                      build=lambda env: build_model(env, algo=algo, net=net, seed=0, tensorboard_log=None))
 
 
 # -- evaluation: both seats, legal deterministic play --------------------------------------------

@@ -11,8 +11,8 @@ at the end of the game and nothing before, so the critic ``V(obs)`` estimates th
 player to move from the env's observation (own chips, opponent chips, to-move plane), which is
 what a negamax leaf evaluator needs.
 
-``eval=learned:PATH.zip`` exports the critic (``tablegym.models.export.from_sb3``) into a compiled
-evaluator over the game's observation kernel, so ``tablegym eval`` plays it inside alpha-beta
+``eval=learned:PATH.zip`` reads the critic from the zip as data (``tablegym.models.sb3_files``:
+nothing in the file is unpickled) into a compiled evaluator over the game's observation kernel, so ``tablegym eval`` plays it inside alpha-beta
 against ``advanced`` and the shipped TD network, both seats.
 """
 

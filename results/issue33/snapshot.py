@@ -14,7 +14,7 @@ from tablegym.envs.starship import rl
 
 def main(path: str) -> None:
     args = rl.parse_args(["--targets", "--target-caps", "--masks", "safe", "--reward", "gated", "--max-steps", "1024"])
-    model = rl.load_model(path, True, args.crop_radius)
+    model = rl.load_model(path, args)
     print(rl.export_generator(args, model, Path(path)))
 
 
