@@ -57,8 +57,16 @@ def require(module: str, attr: str, what: str) -> Callable[..., Any]:
         raise CommandError(f"{what} is not available: {module} has no {attr}") from None
 
 
-class RefusedFile(Exception):
-    """A model file refused because reading it could run code (one line, exit status 2)."""
+class InputError(Exception):
+    """Input refused for a reason argparse cannot see (a model file that would run code, a Ray
+    cluster that is not there): one line, exit status 2, like an argument error."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (the problem and what is accepted), exit 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _make_agent(game: Game, spec: str) -> Any:
@@ -68,7 +76,7 @@ def _make_agent(game: Game, spec: str) -> Any:
     try:
         return make_agent(game, spec)
     except UnsafeModelError as err:  # not a usage error: the spec is fine, the file is not
-        raise RefusedFile(f"agent {spec!r}: {err}") from None
+        raise InputError(f"agent {spec!r}: {err}") from None
 
 
 def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
@@ -400,6 +408,14 @@ def _cmd_solve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
 # --------------------------------------------------------------------------------------------
 
 
+def _check_writable(parser: argparse.ArgumentParser, flag: str, path: str) -> None:
+    """Refuse an output file that could not be written, before any game is played."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        what = "is a folder" if os.path.isdir(path) else f"cannot be written (folder {folder!r} missing or read-only)"
+        parser.error(f"{flag} {path!r} {what}; give a file in a folder that exists")
+
+
 def _minutes(text: str) -> float:
     """``--stop-after``: a number of minutes, 0 included (play nothing, report the journal)."""
     try:
@@ -422,6 +438,8 @@ def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         check_backend(args.backend, args.address)
     except BackendError as err:
         raise CommandError(str(err)) from None
+    if args.csv:
+        _check_writable(parser, "--csv", args.csv)
     if game.spec.num_players == 1:
         return _eval_single(parser, args, game, options)
     if len(args.specs) < 2:
@@ -444,6 +462,8 @@ def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             results = round_robin(args.game, args.specs, games_per_pair=args.games, **common)
     except JournalError as err:
         raise CommandError(str(err)) from None
+    except BackendError as err:  # the cluster named by --address is not there
+        raise InputError(str(err)) from None
     except OSError as err:
         if args.journal is None or err.filename != args.journal:
             raise
@@ -471,6 +491,7 @@ def _eval_single(parser: argparse.ArgumentParser, args: argparse.Namespace, game
     the first."""
     from tablegym.experiments import solo
     from tablegym.experiments.game_runs import RecordsError
+    from tablegym.training.parallel import BackendError
 
     if args.stop_after is not None:
         parser.error("--stop-after is for matches and round robins; a single-player run resumes from --journal")
@@ -488,6 +509,8 @@ def _eval_single(parser: argparse.ArgumentParser, args: argparse.Namespace, game
                 for spec in args.specs}
     except RecordsError as err:
         raise CommandError(str(err)) from None
+    except BackendError as err:
+        raise InputError(str(err)) from None
     except OSError as err:
         if args.journal is None or err.filename != args.journal:
             raise
@@ -580,11 +603,14 @@ def _cmd_bench(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
 
 def _train(argv: list[str]) -> int:
     """``tablegym train [GAME] ...``: the trainer named by the game's registry record, given the
-    arguments as typed (the game first); without a game name, the default trainer's default game."""
+    arguments as typed (the game first, or the default trainer's ``--game``); with neither, its usage."""
     if argv in (["--help"], ["-h"]):
         print(_train_help())
         return 0
     name = argv[0] if argv and not argv[0].startswith("-") else None
+    if name is None and not any(a == "--game" or a.startswith("--game=") for a in argv):
+        trainable = ", ".join(p.name for p in plugins() if p.trainer)
+        return _usage_error(f"train: name a game ({PROG} train GAME [ARGUMENTS]); games with a trainer: {trainable}")
     trainer = _DEFAULT_TRAINER
     if name is not None:
         try:
@@ -630,7 +656,7 @@ def _usage_error(message: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand except ``train`` (which forwards its arguments)."""
-    parser = argparse.ArgumentParser(prog=PROG, description="Tabletop games: play, solve, evaluate, benchmark, train.")
+    parser = OneLineParser(prog=PROG, description="Tabletop games: play, solve, evaluate, benchmark, train.")
     commands = ["play", "solve", "eval", "bench", *(p.name for p in plugins() if p.command), "train"]
     sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(commands) + "}", required=True)
     game_opts = _game_options_parser()
@@ -646,7 +672,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int_at_least(1), help="search depth")
     p.add_argument("--time", type=_positive_float, help="search time per move in seconds")
     p.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your player index (default 0)")
-    p.add_argument("--seed", type=int, default=None, help="seed for the agent's randomness and the game's chance events")
+    p.add_argument("--seed", type=int_at_least(0), default=None,
+                   help="seed for the agent's randomness and the game's chance events (an integer >= 0)")
     p.add_argument("--quiet", action="store_true", help="single-player games with --agent: show only the final position")
     p.set_defaults(run=_cmd_play, parser=p)
 
@@ -665,7 +692,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--address", metavar="ADDR",
                    help="with --backend ray: the cluster to join (auto, or HOST:PORT of `ray start --head`); "
                         "default: a local Ray instance with --workers CPUs")
-    p.add_argument("--seed", type=int, default=0, help="seed of the whole match (default 0)")
+    p.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the whole match (an integer >= 0; default 0)")
     p.add_argument("--csv", help="also write the results to this CSV file")
     p.add_argument("--elo", action="store_true", help="show Elo differences (and fitted ratings for 3+ agents)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -711,7 +738,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CommandError as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 1
-    except RefusedFile as err:
+    except InputError as err:
         return _usage_error(str(err))
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)

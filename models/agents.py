@@ -19,7 +19,8 @@ from tablegym.envs import load, plugin
 from tablegym.envs.core import Game
 from tablegym.models.learned import load_evaluator
 from tablegym.models.sb3_files import trusting
-from tablegym.search.agents import Agent, AlphaBetaAgent, RandomAgent, check_options, is_learned, learned_path, parse_spec
+from tablegym.search.agents import (Agent, AlphaBetaAgent, RandomAgent, check_options, int_option, is_learned, learned_path,
+                                   parse_spec, seconds_option)
 from tablegym.search.evaluator import Evaluator
 
 __all__ = ["game_evaluators", "make_agent", "make_evaluator"]
@@ -67,12 +68,9 @@ def make_agent(game: Game, spec: str, *, trust_code: bool | None = None) -> Agen
         return RandomAgent()
     if name in ("alphabeta", "ab"):
         check_options(spec, options, {"eval", "depth", "time"})
+        depth = int_option(spec, options, "depth", 64)
+        time_limit = seconds_option(spec, options)
         evaluator = make_evaluator(game, options.get("eval", "learned"))
-        try:
-            depth = int(options["depth"]) if "depth" in options else 64
-            time_limit = float(options["time"]) if "time" in options else None
-        except ValueError:
-            raise ValueError(f"depth must be an integer and time a number of seconds in {spec!r}") from None
         if "depth" not in options and time_limit is None:
             time_limit = 1.0
         return AlphaBetaAgent(evaluator, depth=depth, time_limit=time_limit, name=spec)

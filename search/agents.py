@@ -103,6 +103,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
             key, eq, value = item.partition("=")
             if not eq or not key.strip():
                 raise ValueError(f"bad agent option {item!r} in {spec!r}; expected key=value")
+            if key.strip() in options:
+                raise ValueError(f"agent option {key.strip()!r} given twice in {spec!r}; give each key once")
             options[key.strip()] = value.strip()
     return name.strip(), options
 
@@ -129,3 +131,28 @@ def learned_path(name: str) -> str | None:
     if not is_learned(name):
         raise ValueError(f"{name!r} names no network; expected learned or learned:PATH")
     return name.partition(":")[2] or None
+
+
+def int_option(spec: str, options: dict[str, str], key: str, default: int, *, low: int = 1) -> int:
+    """The integer option ``key`` (``default`` when absent), refused in one line unless >= ``low``."""
+    text = options.get(key, str(default))
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < low:
+        raise ValueError(f"{key} takes integers >= {low} in {spec!r}, got {text!r}")
+    return value
+
+
+def seconds_option(spec: str, options: dict[str, str], key: str = "time") -> float | None:
+    """The time budget ``key`` in seconds (None when absent), refused unless a finite number > 0."""
+    if key not in options:
+        return None
+    try:
+        value = float(options[key])
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise ValueError(f"{key} must be a positive (finite) number of seconds in {spec!r}, got {options[key]!r}")
+    return value

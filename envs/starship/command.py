@@ -17,7 +17,7 @@ def add_command(sub: Any) -> None:
     p = sub.add_parser("starship", help="generate a starship with the 14-stage generator, print and draw it",
                        description="Run the staged starship generator (rules/starship.md) for one seed: print the ship, "
                                    "its validity and its quality terms, and with --out draw it as a PNG.")
-    p.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    p.add_argument("--seed", type=int_at_least(0), default=0, help="generator seed (an integer >= 0; default 0)")
     p.add_argument("--generator", choices=("staged", "learned"), default="staged",
                    help="staged: the 14-stage generator (default); learned: the trained editing policy "
                         "(envs/starship/learned.py), which finishes the staged generator's ship after stage 6")

@@ -17,7 +17,8 @@ from tablegym.envs.threes.core import ThreesState
 from tablegym.envs.threes.expectimax import (LEAF, LEARNED, NO_NETWORK, NONE, THREESUS_6_3, afterstate_chance,
                                              full_chance, search_root)
 from tablegym.envs.threes.heuristics import EVALUATOR_IDS, EVALUATORS  # noqa: F401 (the game's evaluators, by name)
-from tablegym.search.agents import BestFirstAgent, RandomAgent, check_options, is_learned, learned_path, parse_spec
+from tablegym.search.agents import (BestFirstAgent, RandomAgent, check_options, int_option, is_learned, learned_path,
+                                   parse_spec)
 
 
 class ExpectimaxAgent:
@@ -87,16 +88,6 @@ def state_evaluator(name: str):
     return evaluator.state_evaluator() if hasattr(evaluator, "state_evaluator") else evaluator
 
 
-def _positive(spec: str, options: dict[str, str], key: str, default: int) -> int:
-    try:
-        value = int(options.get(key, default))
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError(f"{key} must be a positive integer in {spec!r}")
-    return value
-
-
 def make_agent(spec: str):
     """``random``, ``greedy``, ``threesus``, ``expectimax:depth=2`` (each takes ``eval=``), and the
     game-independent best-first search, ``bestfirst:nodes=N`` (search/bestfirst.py)."""
@@ -108,7 +99,7 @@ def make_agent(spec: str):
     if name == "bestfirst":
         check_options(spec, options, {"eval", "nodes"})
         evaluator = options.get("eval", "openness-matthew")
-        return BestFirstAgent(state_evaluator(evaluator), nodes=_positive(spec, options, "nodes", 1000),
+        return BestFirstAgent(state_evaluator(evaluator), nodes=int_option(spec, options, "nodes", 1000),
                               name=f"bestfirst:eval={evaluator},nodes={options.get('nodes', 1000)}")
     if name not in ("greedy", "threesus", "expectimax"):
         raise ValueError(f"unknown Threes agent {name!r}; known: {known}")
@@ -118,11 +109,7 @@ def make_agent(spec: str):
         return greedy(evaluator)
     if name == "threesus":
         return threesus(evaluator)
-    try:
-        depth = int(options.get("depth", 2))
-    except ValueError:
-        raise ValueError(f"depth must be an integer in {spec!r}") from None
-    return expectimax(depth, evaluator)
+    return expectimax(int_option(spec, options, "depth", 2), evaluator)
 
 
 make_threes_agent = make_agent

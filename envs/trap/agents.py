@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from tablegym.envs.trap.core import CAND, COURSE, GAME, MODE, TrapGame, TrapState, k_candidates
-from tablegym.search.agents import check_options, is_learned, learned_path, parse_spec
+from tablegym.search.agents import check_options, int_option, is_learned, learned_path, parse_spec, seconds_option
 from tablegym.search.evaluator import Evaluator
 from tablegym.search.expectiminimax import ExpectiminimaxResult, SearchTables, expectiminimax
 
@@ -128,12 +128,9 @@ def make_agent(spec: str):
         return _make_opponent(opponents[name], spec, name, options)
     if name in ("search", "emm", "expectiminimax"):
         check_options(spec, options, {"eval", "time", "depth", "recipe", "cands"})
-        try:
-            time_limit = float(options["time"]) if "time" in options else None
-            depth = int(options["depth"]) if "depth" in options else 64
-            cands = int(options.get("cands", DEFAULT_CANDIDATES))
-        except ValueError:
-            raise ValueError(f"time must be seconds, depth and cands integers in {spec!r}") from None
+        time_limit = seconds_option(spec, options)
+        depth = int_option(spec, options, "depth", 64)
+        cands = int_option(spec, options, "cands", DEFAULT_CANDIDATES)
         if time_limit is None and "depth" not in options:
             time_limit = 1.0
         return SearchAgent(make_evaluator(options.get("eval", "composite")), time_limit=time_limit, depth=depth,

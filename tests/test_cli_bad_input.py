@@ -1,0 +1,54 @@
+"""Bad input on the command line: one line naming the problem and what is accepted, exit status
+2, before any game is played, never a traceback (each row a case a new user met)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tablegym.experiments.cli import main
+
+BAD = [
+    (["eval", "trilobite", "random", "random", "--seed", "-1"], "--seed: must be >= 0"),
+    (["play", "trilobite", "--seed", "-1"], "--seed: must be >= 0"),
+    (["starship", "--seed", "-1"], "--seed: must be >= 0"),
+    (["eval", "trilobite", "alphabeta:eval=advanced,depth=0", "random"], "depth takes integers >= 1"),
+    (["eval", "trilobite", "alphabeta:eval=advanced,depth=-3", "random"], "depth takes integers >= 1"),
+    (["eval", "trilobite", "alphabeta:eval=advanced,time=-1", "random"], "time must be a positive"),
+    (["eval", "trilobite", "alphabeta:eval=advanced,time=inf", "random"], "time must be a positive"),
+    (["eval", "trilobite", "alphabeta:eval=advanced,eval=learned,depth=1", "random"], "'eval' given twice"),
+    (["eval", "trap", "search:eval=composite,depth=1,cands=0", "random"], "cands takes integers >= 1"),
+    (["eval", "threes", "expectimax:depth=0"], "depth takes integers >= 1"),
+    (["eval", "trilobite", "random", "random", "--csv", "/nonexistent/x.csv"], "--csv '/nonexistent/x.csv' cannot be written"),
+    (["train"], "train: name a game"),
+    (["eval", "trilobite", "random", "--gmaes", "3"], "unrecognized arguments: --gmaes 3"),
+]
+
+
+def status_of(argv: list[str]) -> int:
+    """main's exit status, whether it returns it or argparse exits with it."""
+    try:
+        return main(argv)
+    except SystemExit as exit_info:
+        return int(exit_info.code)
+
+
+@pytest.mark.parametrize("argv, message", BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
+    assert status_of([*argv, "--no-progress"] if argv[0] == "eval" else argv) == 2
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and message in err and "Traceback" not in err, err
+    assert "| A |" not in out and "games (distinct)" not in out  # refused before any game was played
+
+
+def test_a_ray_cluster_that_is_not_there_is_one_line_and_exit_2(capsys, monkeypatch):
+    pytest.importorskip("ray")
+    from tablegym.training import parallel
+
+    def no_cluster(workers, address=None):
+        raise parallel.BackendError(f"cannot start or join the Ray cluster at {address!r}: none running")
+
+    monkeypatch.setattr(parallel, "connect", no_cluster)
+    status = main(["eval", "trilobite", "random", "random", "--games", "2", "--backend", "ray", "--address", "auto",
+                   "--no-progress"])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and "Ray cluster at 'auto'" in err
