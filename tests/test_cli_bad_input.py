@@ -16,7 +16,7 @@ BAD = [
     (["eval", "trilobite", "alphabeta:eval=advanced,time=-1", "random"], "time must be a positive"),
     (["eval", "trilobite", "alphabeta:eval=advanced,time=inf", "random"], "time must be a positive"),
     (["eval", "trilobite", "alphabeta:eval=advanced,eval=learned,depth=1", "random"], "'eval' given twice"),
-    (["eval", "trap", "search:eval=composite,depth=1,cands=0", "random"], "cands takes integers >= 1"),
+    (["eval", "trap", "search:eval=composite,depth=1,cands=-1", "random"], "cands takes integers >= 0"),  # 0: no cap
     (["eval", "threes", "expectimax:depth=0"], "depth takes integers >= 1"),
     (["eval", "trilobite", "random", "random", "--csv", "/nonexistent/x.csv"], "--csv '/nonexistent/x.csv' cannot be written"),
     (["train"], "train: name a game"),

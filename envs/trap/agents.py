@@ -130,7 +130,7 @@ def make_agent(spec: str):
         check_options(spec, options, {"eval", "time", "depth", "recipe", "cands"})
         time_limit = seconds_option(spec, options)
         depth = int_option(spec, options, "depth", 64)
-        cands = int_option(spec, options, "cands", DEFAULT_CANDIDATES)
+        cands = int_option(spec, options, "cands", DEFAULT_CANDIDATES, low=0)  # 0: every empty cell
         if time_limit is None and "depth" not in options:
             time_limit = 1.0
         return SearchAgent(make_evaluator(options.get("eval", "composite")), time_limit=time_limit, depth=depth,
