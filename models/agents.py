@@ -21,7 +21,7 @@ from tablegym.models.learned import load_evaluator
 from tablegym.models.sb3_files import trusting
 from tablegym.search.agents import (Agent, AlphaBetaAgent, RandomAgent, check_options, int_option, is_learned, learned_path,
                                    parse_spec, seconds_option)
-from tablegym.search.evaluator import Evaluator
+from tablegym.search.evaluator import Evaluator, check_game
 
 __all__ = ["game_evaluators", "make_agent", "make_evaluator"]
 
@@ -61,7 +61,11 @@ def make_agent(game: Game, spec: str, *, trust_code: bool | None = None) -> Agen
             return make_agent(game, spec)
     module = _game_module(game)
     if hasattr(module, "make_agent"):  # a game with its own searchers and spec grammar
-        return module.make_agent(spec)
+        agent = module.make_agent(spec)  # built for the game's default rules: are they these?
+        evaluator = getattr(agent, "evaluator", None)
+        if isinstance(evaluator, Evaluator):
+            check_game(evaluator, game.new_initial_state())
+        return agent
     name, options = parse_spec(spec)
     if name == "random":
         check_options(spec, options, set())

@@ -77,6 +77,8 @@ class NetEvaluator(Evaluator):
             raise ExportError(f"output={output!r} needs {want} output(s) for {game.spec.name}; the network has {width}")
         self.name = name
         self.game = game.spec.name
+        self.options = dict(game.spec.options)
+        self.inputs = "observation"
         self.kernel = load(record.network_value)
         self.params = pack(layers, reduce=VALUE if output == "value" else MAX_LEGAL)
         self.win_value = self.bound = 1.0
@@ -285,6 +287,8 @@ class TorchEvaluator(Evaluator):
         self.module = module.eval()
         self.name = name
         self.game = game.spec.name
+        self.options = dict(game.spec.options)
+        self.inputs = "observation"
         self.players = game.spec.num_players
         self.output = output
         self.win_value = self.bound = 1.0

@@ -90,9 +90,13 @@ class LearnedEvaluator(Evaluator):
     ``win_value`` elsewhere (1 except for games whose search wants a larger scale); ``bound``
     tells the expectiminimax the same."""
 
-    def __init__(self, model: ValueMLP, game_name: str, name: str = "learned") -> None:
+    def __init__(self, model: ValueMLP, game_name: str, name: str = "learned", *,
+                 options: dict | None = None) -> None:
         self.model = model.eval()
         self.name = name
+        self.game = game_name
+        self.options = options
+        self.inputs = "features"
         self.kernel, self.win_value = value_kernel(game_name)
         self.bound = self.win_value
         self.params = model.export()
@@ -120,7 +124,7 @@ def mlp_evaluator(game: Game, path: Path) -> LearnedEvaluator:
     """A ValueMLP checkpoint as the evaluator of the game's compiled searches (the game's
     record names its kernel, ``learned``)."""
     model, _ = load_model(path, game)
-    return LearnedEvaluator(model, game.spec.name, name=f"learned:{path}")
+    return LearnedEvaluator(model, game.spec.name, name=f"learned:{path}", options=dict(game.spec.options))
 
 
 def load_evaluator(game: Game, path: str | os.PathLike | None = None, *, default: str | os.PathLike | None = None,

@@ -67,6 +67,26 @@ class AlphaBetaAgent:
         return self.last_result.action
 
 
+class ExpectimaxAgent:
+    """Plays the move of the generic compiled expectimax (search/expectimax.py), ``depth`` player
+    moves deep, for any game with chance on the common contract."""
+
+    def __init__(self, evaluator, *, depth: int, name: str | None = None) -> None:
+        from tablegym.search.expectimax import expectimax
+
+        if depth < 1:
+            raise ValueError(f"depth must be >= 1, got {depth!r}")
+        self._search = expectimax
+        self.evaluator = evaluator
+        self.depth = depth
+        self.name = name or f"expectimax:eval={evaluator.name},depth={depth}"
+        self.last_result = None
+
+    def __call__(self, state: State, rng: np.random.Generator) -> int:
+        self.last_result = self._search(state, self.evaluator, depth=self.depth)
+        return self.last_result.action
+
+
 class BestFirstAgent:
     """Plays the move of a best-first search (search/bestfirst.py) polling ``nodes`` states, for any
     game with chance on the common contract; each decision draws its chance stream from ``rng``."""
@@ -141,7 +161,8 @@ def int_option(spec: str, options: dict[str, str], key: str, default: int, *, lo
     except ValueError:
         value = None
     if value is None or value < low:
-        raise ValueError(f"{key} takes integers >= {low} in {spec!r}, got {text!r}")
+        what = "positive integers" if low == 1 else f"integers >= {low}"
+        raise ValueError(f"{key} takes {what} in {spec!r}, got {text!r}")
     return value
 
 

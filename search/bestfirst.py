@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit, types
 
 from tablegym.envs.core import CHANCE, ONGOING, STATE_T, KernelState, State, pick_outcome, splitmix_uniform
-from tablegym.search.evaluator import Evaluator
+from tablegym.search.evaluator import Evaluator, check_game
 
 STATE8_T = types.int8[::1]
 MOVES8_T = types.FunctionType(types.int64(STATE8_T, types.int64[::1]))
@@ -296,6 +296,7 @@ def best_first_search(state: KernelState, evaluator: Evaluator, *, nodes: int, s
     on the common contract, polling at most ``nodes`` states, chance sampled with the splitmix64
     stream started at ``seed``; ties keep the earlier action of ``legal_actions()``."""
     _check_root(state, nodes)
+    check_game(evaluator, state)
     if not isinstance(state, KernelState) or state.kernels.chance is None or not evaluator.compiled:
         raise ValueError(f"no compiled best-first for {type(state).__name__} with evaluator {evaluator.name!r}: it "
                          "needs kernels with a chance kernel and an evaluator with a kernel (reference_best_first "

@@ -11,6 +11,7 @@ compact state; the compiled searches use it and never call back into Python.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -22,12 +23,36 @@ class WrongGameError(ValueError):
     """An evaluator made for one game given a position of another."""
 
 
+def input_size(state: State, kind: str) -> int:
+    """How many inputs of ``kind`` a network reads in ``state``'s game: "observation" (the
+    flattened observation) or "features" (the kernel's binary features)."""
+    if kind == "observation":
+        return int(np.prod(state.game.spec.observation_shape))
+    return int(getattr(state, "num_features", -1))
+
+
+@functools.lru_cache(maxsize=16)
+def _made_for(game: str, options: tuple) -> State:
+    from tablegym.envs import make_game
+
+    return make_game(game, **dict(options)).new_initial_state()
+
+
 def check_game(evaluator: "Evaluator", state: State) -> None:
     """Refuse a state of another game than the one the evaluator was made for (its ``game``
-    attribute, when it has one)."""
+    attribute, when it has one), or of the same game under rule options that change what its
+    network reads (its ``options`` and ``inputs`` kind: a 7x7 Trap network on a 5x5 board)."""
     game = getattr(evaluator, "game", None)
     if game is not None and game != state.game.spec.name:
         raise WrongGameError(f"evaluator {evaluator.name!r} was made for {game!r}, not {state.game.spec.name!r}")
+    made, kind = getattr(evaluator, "options", None), getattr(evaluator, "inputs", None)
+    if game is None or made is None or kind is None or made == state.game.spec.options:
+        return
+    made_state = _made_for(game, tuple(sorted(made.items())))
+    if input_size(made_state, kind) != input_size(state, kind):
+        what = "feature count differs" if kind == "features" else "observation differs"
+        raise WrongGameError(f"evaluator {evaluator.name!r} was made for {game} {made}, whose {what} from "
+                             f"this {game} {state.game.spec.options}'s: load a network made for these rules")
 
 
 class Evaluator:

@@ -31,7 +31,7 @@ from numba import njit, types
 
 from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T,
                                 KernelState, State)
-from tablegym.search.evaluator import Evaluator
+from tablegym.search.evaluator import Evaluator, check_game
 
 MAX_PLY = 256
 """Decisions plus chance nodes along one path of a compiled search."""
@@ -216,6 +216,7 @@ def expectimax(state: State, evaluator: Evaluator, *, depth: int, prob_cutoff: f
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth!r}")
     start = time.perf_counter()
+    check_game(evaluator, state)
     can = isinstance(state, KernelState) and state.kernels.chance is not None and evaluator.compiled
     if compiled and not can:
         raise ValueError(f"no compiled expectimax for {type(state).__name__} with evaluator {evaluator.name!r}: "

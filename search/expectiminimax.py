@@ -33,7 +33,7 @@ from numba import njit, types
 
 from tablegym.envs.core import CHANCE, CHANCE_T, DRAW, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState, State
 from tablegym.search.alphabeta import _order as order_moves
-from tablegym.search.evaluator import Evaluator
+from tablegym.search.evaluator import Evaluator, check_game
 
 EXACT, LOWER, UPPER = 0, 1, 2
 MAX_PLY = 128
@@ -261,6 +261,7 @@ def expectiminimax(
         raise ValueError("give a depth, a time_limit or a node_limit: the search needs a budget")
     if not evaluator.compiled:
         raise ValueError(f"evaluator {evaluator.name!r} has no compiled kernel")
+    check_game(evaluator, state)
     k = state.kernels
     gen = moves or k.moves
     chance = chance or k.chance

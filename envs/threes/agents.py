@@ -17,23 +17,25 @@ from tablegym.envs.threes.core import ThreesState
 from tablegym.envs.threes.expectimax import (LEAF, LEARNED, NO_NETWORK, NONE, THREESUS_6_3, afterstate_chance,
                                              full_chance, search_root)
 from tablegym.envs.threes.heuristics import EVALUATOR_IDS, EVALUATORS  # noqa: F401 (the game's evaluators, by name)
-from tablegym.search.agents import (BestFirstAgent, RandomAgent, check_options, int_option, is_learned, learned_path,
-                                   parse_spec)
+from tablegym.search.agents import BestFirstAgent, RandomAgent, check_options, int_option, is_learned, learned_path, parse_spec
+from tablegym.search.agents import ExpectimaxAgent as GenericExpectimaxAgent
 
 
 class ExpectimaxAgent:
     """Expectimax over the board with one chance model per ply (envs/threes/expectimax.py)."""
 
     def __init__(self, models, *, evaluator: str = "openness-matthew", terminal_penalty: float = 0.0,
-                 name: str | None = None) -> None:
+                 name: str | None = None, network=None) -> None:
         self.models = np.ascontiguousarray(models, dtype=np.int64)
         self.evaluator = evaluator
         self.network = NO_NETWORK
         if is_learned(evaluator):
-            from tablegym.envs.threes.core import ThreesGame
-            from tablegym.models.learned import load_evaluator
-
-            self.network = load_evaluator(ThreesGame(), learned_path(evaluator)).network
+            if network is None:
+                network = _learned(evaluator)
+            if not _is_ntuple(network):
+                raise ValueError(f"{evaluator!r} is not an n-tuple network, which this search scores afterstates "
+                                 "with; other networks search with expectimax:depth=D or bestfirst:nodes=N")
+            self.network = network.network
             self._eval_id = LEARNED
             if self.models[-1] != LEAF:
                 self.models = np.append(self.models, LEAF)  # scores afterstates: end on a swipe
@@ -59,6 +61,21 @@ class ExpectimaxAgent:
         if action < 0:
             raise ValueError("no legal swipe: the game is over")
         return int(action)
+
+
+def _learned(evaluator: str):
+    """The network ``learned[:PATH]`` names, loaded for Threes (n-tuple tables, or an exported
+    network or SB3 critic: tablegym.models.learned.load_evaluator)."""
+    from tablegym.envs.threes.core import ThreesGame
+    from tablegym.models.learned import load_evaluator
+
+    return load_evaluator(ThreesGame(), learned_path(evaluator))
+
+
+def _is_ntuple(evaluator) -> bool:
+    from tablegym.envs.threes.ntuple import NTupleEvaluator  # here: it loads torch, which the others need not
+
+    return isinstance(evaluator, NTupleEvaluator)
 
 
 def threesus(evaluator: str = "openness-matthew", **kwargs) -> ExpectimaxAgent:
@@ -105,11 +122,24 @@ def make_agent(spec: str):
         raise ValueError(f"unknown Threes agent {name!r}; known: {known}")
     check_options(spec, options, {"eval", "depth"} if name == "expectimax" else {"eval"})
     evaluator = options.get("eval", "openness-matthew")
+    depth = int_option(spec, options, "depth", 2) if name == "expectimax" else 1
+    if is_learned(evaluator):
+        network = _learned(evaluator)
+        if not _is_ntuple(network):  # an exported network or SB3 critic: the generic search
+            if name == "threesus":
+                raise ValueError(f"threesus searches with n-tuple or hand-made evaluators, not {evaluator!r}; "
+                                 "use expectimax:depth=D,eval=... (or greedy) for other networks")
+            return GenericExpectimaxAgent(network, depth=depth, name=spec)
+        if name == "greedy":
+            return greedy(evaluator, network=network)
+        if name == "threesus":
+            return threesus(evaluator, network=network)
+        return expectimax(depth, evaluator, network=network)
     if name == "greedy":
         return greedy(evaluator)
     if name == "threesus":
         return threesus(evaluator)
-    return expectimax(int_option(spec, options, "depth", 2), evaluator)
+    return expectimax(depth, evaluator)
 
 
 make_threes_agent = make_agent

@@ -20,6 +20,7 @@ expectimax reads it as lookup tables (``NTupleTables``).
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -34,7 +35,7 @@ from tablegym.envs.threes.board import board_score, highest_rank, swipe
 from tablegym.envs.threes.core import BOARD, HINT
 from tablegym.models.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from tablegym.models.learned import CHECKPOINT_DIR
-from tablegym.search.evaluator import KernelEvaluator
+from tablegym.search.evaluator import Evaluator, KernelEvaluator
 
 HINT_CELL = 16
 RADIX = 16  # a cell's rank (or the hint code) is one base-16 digit of the index
@@ -339,13 +340,22 @@ def load_ntuple_with_metadata(path: str | os.PathLike | None = None) -> tuple[NT
     return net, meta
 
 
-@dataclass
-class NTupleEvaluator:
-    """An n-tuple network as a leaf evaluator of Threes' compiled expectimax, which reads its
-    tables (``network``) directly; called from Python it values a state's board with its hint."""
+class NTupleEvaluator(Evaluator):
+    """An n-tuple network as the leaf evaluator of every Threes searcher: Threes' own compiled
+    expectimax reads its tables (``network``) and scores afterstates; the generic searchers
+    (expectimax, best-first) take it as a position evaluator (``ntuple_state_value``: the best
+    swipe's afterstate plus the score so far), packed on first use."""
 
-    name: str
-    tables: NTupleTables
+    game = "threes"
+
+    def __init__(self, name: str, tables: NTupleTables) -> None:
+        self.name = name
+        self.tables = tables
+        self.kernel = ntuple_state_value
+
+    @functools.cached_property
+    def params(self) -> np.ndarray:  # type: ignore[override]
+        return pack_tables(self.tables)
 
     @property
     def network(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -353,12 +363,9 @@ class NTupleEvaluator:
         t = self.tables
         return t.weights, t.cells, t.offsets, t.stage_ranks
 
-    def __call__(self, state, player: int = 0) -> float:
-        return self.tables.value(state.board, int(state.search_inputs()[4]))
-
     def state_evaluator(self) -> KernelEvaluator:
         """This network as a compiled position evaluator for the generic searchers."""
-        return ntuple_state_evaluator(self.tables, self.name)
+        return KernelEvaluator(self.name, self.kernel, self.params)
 
 
 def pack_tables(tables: NTupleTables) -> np.ndarray:
