@@ -8,9 +8,12 @@ entries only the two that say how the value network is built, ``policy_class`` a
 ``policy_kwargs``, through an unpickler that imports nothing: every global it meets becomes an
 inert ``Reference(module, name)``, which can be compared with an allow list but never called.
 What the network is comes from the state dict's shapes; its activation from the reference to one
-of the classes the compiled format has (ReLU, LeakyReLU, Tanh, Sigmoid, Identity). Anything else
-(a custom policy class, a features extractor with weights, pickled functions) is refused in one
-line that says how to export the network in the user's own process instead.
+of the classes the compiled format has (ReLU, LeakyReLU, Tanh, Sigmoid, Identity). A zip whose
+``data`` names code in any entry (a global outside SB3's own data classes, read off the pickles'
+opcodes with ``pickletools``, never run: ``os.system``, ``builtins.eval``, a cloudpickled
+function) is refused, as is anything the compiled format cannot rebuild (a custom policy class, a
+features extractor with weights), in one line that says how to export the network in the
+user's own process instead.
 
 ``trust_code=True`` (the CLI's ``--trust-model-code``) is the explicit opt-in for files one
 trusts: SB3's own loader, with a warning. ``restore`` puts a zip's weights into a model the
