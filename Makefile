@@ -18,7 +18,7 @@ demo: install
 	$(PY) -m tablegym.experiments.demo
 
 test: install
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2  # two workers (pytest-xdist): the suite is written to run in parallel
 
 bench: install
 	$(VENV)/bin/tablegym bench search

@@ -236,7 +236,7 @@ def _member(archive: zipfile.ZipFile, name: str, path: str) -> bytes:
     try:
         info = archive.getinfo(name)
     except KeyError:
-        raise UnsafeModelError(f"{path!r} is not a MaskablePPO, PPO or DQN model: the zip has no {name!r}") from None
+        raise CheckpointError(f"{path!r} is not a MaskablePPO, PPO or DQN model: the zip has no {name!r}") from None
     if info.file_size > MAX_MEMBER_BYTES:
         raise UnsafeModelError(f"{path!r}: its {name!r} would inflate to {info.file_size:,} bytes (refused)")
     return archive.read(name)
@@ -303,7 +303,7 @@ def _torch_members(archive: zipfile.ZipFile, path: str) -> dict[str, Any]:
         except Exception as exc:  # weights_only refuses anything but tensors and plain values
             what = holds_objects(exc)
             if what is None:
-                raise UnsafeModelError(f"{path!r}: its {name} is corrupt or not a torch file") from None
+                raise CheckpointError(f"{path!r}: its {name} is corrupt or not a torch file") from None
             raise UnsafeModelError(f"{path!r}: its {name} holds objects other than tensors and plain values ({what}), "
                                    "refused: loading it could run code") from None
     return members
@@ -353,9 +353,9 @@ def read_sb3_network(path: str | os.PathLike) -> SB3Network:
             try:
                 data = json.loads(_member(archive, "data", path))
             except ValueError:
-                raise UnsafeModelError(f"{path!r} is not a MaskablePPO, PPO or DQN model: its data is not JSON") from None
+                raise CheckpointError(f"{path!r} is not a MaskablePPO, PPO or DQN model: its data is not JSON") from None
             if not isinstance(data, dict):
-                raise UnsafeModelError(f"{path!r} is not a MaskablePPO, PPO or DQN model: its data is not a JSON object")
+                raise CheckpointError(f"{path!r} is not a MaskablePPO, PPO or DQN model: its data is not a JSON object")
             code = carried_code(data)
             if code is not None:
                 raise UnsafeModelError(f"{path!r}: its {code[0]} carries code ({code[1]}), refused; {EXPORT_HINT}")
@@ -363,7 +363,7 @@ def read_sb3_network(path: str | os.PathLike) -> SB3Network:
             activation = _activation(data, kind, path)
             state = _state_dict(archive, path)
     except zipfile.BadZipFile:
-        raise UnsafeModelError(f"checkpoint {path!r} is not a MaskablePPO, PPO or DQN model (not a zip file)") from None
+        raise CheckpointError(f"checkpoint {path!r} is not a MaskablePPO, PPO or DQN model (not a zip file)") from None
     extractors = sorted({k.split(".")[0] for k in state if "features_extractor" in k.split(".")[0]})
     if extractors:
         raise UnsafeModelError(f"{path!r}: its features extractor has weights ({', '.join(extractors)}): not the "
