@@ -608,8 +608,8 @@ def _train(argv: list[str]) -> int:
         print(_train_help())
         return 0
     name = argv[0] if argv and not argv[0].startswith("-") else None
+    trainable = ", ".join(p.name for p in plugins() if p.trainer)
     if name is None and not any(a == "--game" or a.startswith("--game=") for a in argv):
-        trainable = ", ".join(p.name for p in plugins() if p.trainer)
         return _usage_error(f"train: name a game ({PROG} train GAME [ARGUMENTS]); games with a trainer: {trainable}")
     trainer = _DEFAULT_TRAINER
     if name is not None:
@@ -618,7 +618,6 @@ def _train(argv: list[str]) -> int:
         except ValueError as err:
             return _usage_error(f"train: {err}")
         if trainer is None:
-            trainable = ", ".join(p.name for p in plugins() if p.trainer)
             return _usage_error(f"train: game {name!r} has no trainer; games with one: {trainable}")
     module, _, function = trainer.partition(":")
     status = require(module, function, "training")(argv)

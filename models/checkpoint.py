@@ -62,16 +62,17 @@ def holds_objects(exc: BaseException) -> str | None:
     return found.group(1) if found and "Weights only load failed" in str(exc) else None
 
 
-def refusal(exc: BaseException) -> str:
-    """Why ``torch.load(weights_only=True)`` refused a file, in words: a file holding objects
-    (a ``torch.save``'d module, pickled code) is named as such, with what to save instead."""
-    what = holds_objects(exc)
-    if what is not None:
-        return (f"holds objects other than tensors and plain values ({what}), refused: loading it could run code "
-                "(a torch.save'd module? save a network with tablegym.models.export.save(net, game, path))")
-    text = _ANSI.sub("", str(exc))
-    operand = re.search(r"Unsupported operand \d+", text)
-    return f"is corrupt or not a torch file: {operand.group(0) if operand else first_line(exc)}"
+def load_error(what: str, exc: BaseException) -> CheckpointError:
+    """Why ``torch.load(weights_only=True)`` refused ``what`` (a file, a zip member), in one line:
+    an ``UnsafeModelError`` naming the global when it holds objects (a ``torch.save``'d module,
+    pickled code), with what to save instead; else a ``CheckpointError`` for a corrupt file."""
+    found = holds_objects(exc)
+    if found is not None:
+        return UnsafeModelError(f"{what} holds objects other than tensors and plain values ({found}), refused: loading "
+                                "it could run code (a torch.save'd module? save a network with "
+                                "tablegym.models.export.save(net, game, path))")
+    operand = re.search(r"Unsupported operand \d+", _ANSI.sub("", str(exc)))
+    return CheckpointError(f"{what} is corrupt or not a torch file: {operand.group(0) if operand else first_line(exc)}")
 
 
 def load_checkpoint(path: str | os.PathLike, *, game: str | None = None,
@@ -83,8 +84,7 @@ def load_checkpoint(path: str | os.PathLike, *, game: str | None = None,
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises many types for a damaged file, some with pages of advice
-        error = UnsafeModelError if holds_objects(exc) else CheckpointError
-        raise error(f"checkpoint {str(path)!r} {refusal(exc)}") from None
+        raise load_error(f"checkpoint {str(path)!r}", exc) from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT or "model" not in payload:
         raise CheckpointError(f"{str(path)!r} is not a {FORMAT} checkpoint")
     meta = payload.get("metadata", {})

@@ -39,7 +39,7 @@ from typing import Any, Iterator
 import numpy as np
 import torch
 
-from tablegym.models.checkpoint import CheckpointError, UnsafeModelError, holds_objects
+from tablegym.models.checkpoint import CheckpointError, UnsafeModelError, first_line, load_error
 
 __all__ = ["SB3Network", "TRUST_ENV", "TrustedCodeWarning", "UnsafeModelError", "read_sb3_network", "restore",
            "trust_model_code", "trusting"]
@@ -301,11 +301,7 @@ def _torch_members(archive: zipfile.ZipFile, path: str) -> dict[str, Any]:
         except CheckpointError:
             raise
         except Exception as exc:  # weights_only refuses anything but tensors and plain values
-            what = holds_objects(exc)
-            if what is None:
-                raise CheckpointError(f"{path!r}: its {name} is corrupt or not a torch file") from None
-            raise UnsafeModelError(f"{path!r}: its {name} holds objects other than tensors and plain values ({what}), "
-                                   "refused: loading it could run code") from None
+            raise load_error(f"{path!r}: its {name}", exc) from None
     return members
 
 
@@ -420,8 +416,8 @@ def restore(model: Any, path: str | os.PathLike) -> Any:
     except CheckpointError:
         raise
     except Exception as exc:  # a member that is not plain tensors, another network's shapes, ...
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise CheckpointError(f"model {path!r} does not fit this model ({type(exc).__name__}: {first[:300]})") from None
+        raise CheckpointError(f"model {path!r} does not fit this model ({type(exc).__name__}: "
+                              f"{first_line(exc)[:300]})") from None
     for key in COUNTERS:
         if isinstance(data.get(key), int):
             setattr(model, key, data[key])

@@ -413,7 +413,7 @@ def ntuple_state_value(s, player, params):
 def ntuple_state_evaluator(tables: NTupleTables, name: str = "ntuple") -> KernelEvaluator:
     """The network as a compiled evaluator of positions (not afterstates): what the generic
     searchers take (``NTupleEvaluator`` stays the Threesus-style search's afterstate form)."""
-    return KernelEvaluator(name, ntuple_state_value, pack_tables(tables))
+    return NTupleEvaluator(name, tables).state_evaluator()
 
 
 def ntuple_evaluator(game, path: Path) -> NTupleEvaluator:
