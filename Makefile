@@ -262,13 +262,13 @@ starship-learned: install
 starship-checkpoint: starship-learned
 	cp runs/starship-safe/generator.pt models/checkpoints/starship.pt
 starship-targets: install
-	$(PY) results/issue33/caps_zero_shot.py runs/starship-caps-start/generator.pt
+	$(PY) results/starship_rl_tools/caps_zero_shot.py runs/starship-caps-start/generator.pt
 	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-caps-start/generator.pt --episodes 200 \
 		--workers 2 --out results/starship_targets_caps_start.md
 	$(PY) -m tablegym.envs.starship.rl --timesteps 500000 --value-warmup 50000 --targets --target-caps --target-weight 3 \
 		--masks safe --reward gated --max-steps 1024 --init-from models/checkpoints/starship.pt --seed 12 \
 		--save-every 250000 --episodes 200 --workers 2 --run-dir runs/starship-targets-caps --out results/starship_targets_caps_rl.md
-	$(PY) results/issue33/snapshot.py runs/starship-targets-caps/model_250000_steps.zip
+	$(PY) results/starship_rl_tools/snapshot.py runs/starship-targets-caps/model_250000_steps.zip
 	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-targets-caps/generator_250000.pt --episodes 200 \
 		--workers 2 --out results/starship_targets_caps_250000.md
 	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-targets-caps/generator.pt --episodes 200 \

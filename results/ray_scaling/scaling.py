@@ -1,6 +1,6 @@
-"""Games/s of the same match on the process and Ray backends, 1 and 2 workers (issue 32).
+"""Games/s of the same match on the process and Ray backends, 1 and 2 workers.
 
-Run from the repository root: python results/issue32_ray/scaling.py > results/issue32_ray/README.md
+Run from the repository root: python results/ray_scaling/scaling.py > results/ray_scaling/README.md
 A Ray instance is started once (2 CPUs) and reused, as a driver on a cluster would; its start-up
 time is reported on its own. The tiny match (random against random, Trap 5x5) measures the
 per-game overhead of each backend: its games take about a millisecond, so nearly all of its

@@ -1,6 +1,6 @@
-"""Trilobite's learned / `advanced` alpha-beta nodes/s, measured in pairs (issue 31's speed target).
+"""Trilobite's learned / `advanced` alpha-beta nodes/s, measured in pairs (target: 0.6x).
 
-    python results/issue31_bench_kernel/ratio.py [--repeats 10]
+    python results/bench/network_kernel_branch_free/ratio.py [--repeats 10]
 
 The bench (`tablegym bench search`) times every `advanced` search, then every learned one; on this
 shared virtual machine the speed drifts between the two halves (the unchanged `advanced` figure moved

@@ -1,7 +1,7 @@
 """Self-play games/s of one TD iteration's chunks (Trilobite 8x7, depth 7, the shipped network's
-architecture untrained) in this process, on 2 worker processes and on 2 Ray tasks (issue 32).
+architecture untrained) in this process, on 2 worker processes and on 2 Ray tasks.
 
-Run from the repository root: python results/issue32_ray/selfplay.py
+Run from the repository root: python results/ray_scaling/selfplay.py
 The executors are created once and warmed up, as a training run keeps them for all iterations;
 each row is the best of 3 iterations of 100 games.
 """
