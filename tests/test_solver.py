@@ -10,7 +10,8 @@ from tablegym.envs.sim.canonical import canonical_key, decode_key, k_canonical
 from tablegym.envs.sim.core import SimGame
 from tablegym.envs.sim.heuristics import bench_sim_solve, solve_sim
 from tablegym.envs.trilobite.core import TrilobiteGame
-from tablegym.search.solver import Solver, SolveResult, solve, solved_values
+from tablegym.search.solver import (Solver, SolveLimitError, SolveProgress, SolveResult, capacity, default_max_bytes,
+                                   estimate_tree_size, limits, solve, solved_values)
 
 
 def brute_force(state: State, memo: dict) -> int:
@@ -128,3 +129,77 @@ def test_terminal_positions_and_table_growth():
 def test_bench_reports_the_solve():
     out = bench_sim_solve(5, repeats=2)
     assert out["value"] == 0 and out["positions_stored"] > 0 and out["median_seconds"] > 0
+
+
+# ------------------------------------------------------------------ bounds and progress (issue 43)
+
+
+def test_entry_limit_stops_the_solve_and_says_how_much_was_stored():
+    state = SimGame(5).new_initial_state()  # labelled keys: more positions than the limit
+    solver = Solver(state.kernels, max_entries=50)
+    with pytest.raises(SolveLimitError, match=r"max_entries=50: 50 positions stored, [\d,]+ nodes searched") as err:
+        solver.solve(state)
+    assert (err.value.positions_stored, err.value.by_memory) == (50, False) and err.value.nodes >= 50
+    assert solver.positions_stored == 50
+
+
+def test_memory_limit_stops_the_table_growing():
+    state = TrilobiteGame(width=4, height=4, win_length=4).new_initial_state()  # 182,828 positions
+    solver = Solver(state.kernels, max_bytes=100_000, table_bits=10)
+    with pytest.raises(SolveLimitError, match="max_bytes=100,000") as err:
+        solver.solve(state)
+    assert err.value.by_memory and err.value.positions_stored == capacity(100_000, table_bits=10)
+    # 4,096 slots (36,864 bytes) hold 3,072 positions; growing to 8,192 would hold 12,288 slots
+    # (110,592 bytes) at once
+    assert solver.table_keys.nbytes + solver.table_vals.nbytes == 36_864 and err.value.positions_stored == 3_072
+
+
+def test_a_bound_that_is_not_reached_changes_nothing():
+    state = SimGame(6).new_initial_state()
+    free = solve(state, key_fn=k_canonical)
+    bounded = solve(state, key_fn=k_canonical, max_entries=free.positions_stored, max_bytes=1 << 20)
+    assert (bounded.value, bounded.best_action, bounded.positions_stored, bounded.nodes) == \
+        (free.value, free.best_action, free.positions_stored, free.nodes)
+
+
+def test_limits_reach_a_games_own_solver():
+    with limits(max_entries=10):
+        with pytest.raises(SolveLimitError, match="max_entries=10: 10 positions stored"):
+            solve_sim(6)
+    assert solve_sim(6).value == -1  # the block's defaults are gone after it
+
+
+def test_progress_reports_by_the_injected_clock_and_leaves_the_result_alone():
+    """A fake clock one second per reading: every pause (each 100 nodes) is a report."""
+    state = TrilobiteGame(width=4, height=4, win_length=3).new_initial_state()
+    quiet = solve(state)
+    reports: list[SolveProgress] = []
+    ticks = iter(range(10_000))
+    res = Solver(state.kernels, progress=reports.append, clock=lambda: float(next(ticks)), check_nodes=100,
+                 progress_seconds=1.0).solve(state)
+    assert (res.value, res.best_action, res.positions_stored) == (quiet.value, quiet.best_action, quiet.positions_stored)
+    assert res.nodes >= quiet.nodes  # a pause re-enters the path from the root
+    assert len(reports) >= quiet.nodes // 100 - 1
+    assert [r.seconds for r in reports] == [float(i) for i in range(1, len(reports) + 1)]
+    assert all(a.nodes < b.nodes and a.positions_stored <= b.positions_stored for a, b in zip(reports, reports[1:]))
+    assert reports[0].nodes_per_second == reports[0].nodes
+
+
+def test_progress_waits_for_its_interval():
+    state = TrilobiteGame(width=4, height=4, win_length=3).new_initial_state()
+    reports: list[SolveProgress] = []
+    ticks = iter(range(10_000))
+    Solver(state.kernels, progress=reports.append, clock=lambda: float(next(ticks)), check_nodes=100,
+           progress_seconds=3.0).solve(state)
+    assert [r.seconds for r in reports] == [3.0 * i for i in range(1, len(reports) + 1)] and reports
+
+
+def test_tree_estimate_tells_a_puzzle_from_a_hopeless_board():
+    tiny = TrilobiteGame.tiny().new_initial_state()
+    assert solve(tiny).positions_stored <= estimate_tree_size(tiny) < 10_000
+    assert estimate_tree_size(TrilobiteGame().new_initial_state()) > 1e25  # 8x7
+    assert estimate_tree_size(tiny, seed=3) == estimate_tree_size(tiny, seed=3)
+
+
+def test_default_bound_is_half_the_free_memory():
+    assert 0 < default_max_bytes() and capacity(default_max_bytes()) > 1_000_000
