@@ -60,7 +60,20 @@ class GamePlugin:
     searcher: str = "alphabeta"
     """The agent that ``--eval/--depth/--time`` set up when no ``--agent`` is named."""
     agents: str | None = None
-    """Module with the game's ``EVALUATORS`` and ``AGENTS``, or its own ``make_agent(spec)``."""
+    """Module with the game's hand-made ``EVALUATORS`` and fixed ``AGENTS`` (its original AIs),
+    by name; an agent is a zero-argument class or a ``tablegym.search.searchers.Searcher`` with keys."""
+    searchers: Mapping[str, str] = field(default_factory=lambda: {"alphabeta": ""})
+    """The searchers of tablegym.search.searchers that play this game, each mapped to "" (the
+    searcher's own constructor) or to the game's constructor on a compiled kernel of its own."""
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    """The game's own names for searchers (Trap's ``search`` is ``expectiminimax``)."""
+    defaults: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Searcher -> the values of its keys when a spec gives none (``eval`` defaults to ``learned``)."""
+    move_filter: str | None = None
+    """A ``tablegym.search.searchers.MoveFilter``: the moves its expectiminimax tries, with keys."""
+    checkpoints: Mapping[str, str] = field(default_factory=dict)
+    """Searcher -> the file of models/checkpoints/ that ``eval=learned`` means for it, when not
+    ``<game>.pt`` (Friday's Monte-Carlo planner has its own network)."""
     gym: Mapping[str, tuple[str, dict]] = field(default_factory=dict)
     """Gymnasium id -> (entry point, default keyword arguments)."""
     aec: Mapping[str, tuple[str, dict]] = field(default_factory=dict)

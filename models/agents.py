@@ -1,34 +1,38 @@
-"""Agents by spec, for every game: the front door that turns ``NAME[:key=value,...]`` into a player.
+"""Agents by spec, for every game: the one route from ``NAME[:key=value,...]`` to a player.
 
-The grammar and the reading of ``learned[:PATH]`` are ``tablegym.search.agents``'s, shared by
-every game. What a name means comes from the game's registry record (``agents``):
+The grammar and the reading of ``learned[:PATH]`` are ``tablegym.search.agents``'s; the
+searchers, with their keys, are ``tablegym.search.searchers``'s. What a name means for a game
+comes from its registry record, which holds data only:
 
-* ``random``: uniformly random legal moves, in every game.
-* ``alphabeta`` (alias ``ab``), in games whose record has no agent grammar of its own: keys
-  ``eval`` (a hand-made evaluator of the game, ``learned`` for the shipped network or
-  ``learned:PATH``), ``depth`` (plies) and/or ``time`` (seconds per move), e.g.
-  ``alphabeta:eval=advanced,depth=5``.
-* the game's own agents: its module's ``AGENTS`` (Sim's Cassis levels ``dumb`` ... ``expert``),
-  or its own ``make_agent(spec)`` for a game with its own searchers (Trap's ``search``,
-  Threes' ``expectimax``, Friday's ``bestfirst`` and ``mc``; see their modules).
+* ``random``: uniformly random legal moves, in every game (unless the game's own ``random``
+  says otherwise: Trap's course opponent).
+* the game's fixed agents (``AGENTS`` of its ``agents`` module: Sim's Cassis levels, Trap's
+  course opponents, Threesus, Friday's rule players), some with keys (``medium:ties=random``);
+* a searcher the record lists (``searchers``), by its name, an alias (``ab``, ``emm``) or the
+  game's own name for it (``aliases``: Trap's ``search``), with its keys; ``eval`` names a
+  hand-made evaluator of the game (``EVALUATORS``), ``learned`` (the shipped network) or
+  ``learned:PATH`` (any network file ``tablegym.models.learned.load_evaluator`` reads).
+  e.g. ``alphabeta:eval=advanced,depth=5``, ``search:eval=flood,time=1``.
+
+Every evaluator is checked against the game and rule options it was made for before a search
+is built (``tablegym.search.evaluator.check_game``: a one-line ``WrongGameError``).
 """
 
 from __future__ import annotations
 
 from tablegym.envs import load, plugin
 from tablegym.envs.core import Game
-from tablegym.models.learned import load_evaluator
+from tablegym.models.learned import CHECKPOINT_DIR, load_evaluator
 from tablegym.models.sb3_files import trusting
-from tablegym.search.agents import (Agent, AlphaBetaAgent, RandomAgent, check_options, int_option, is_learned, learned_path,
-                                   parse_spec, seconds_option)
+from tablegym.search.agents import Agent, RandomAgent, check_options, is_learned, learned_path, parse_spec
 from tablegym.search.evaluator import Evaluator, check_game
+from tablegym.search.searchers import Searcher, searcher_named
 
-__all__ = ["game_evaluators", "make_agent", "make_evaluator"]
+__all__ = ["game_evaluators", "known_agents", "make_agent", "make_evaluator"]
 
 
 def _game_module(game: Game):
-    """The module with a game's evaluators and agents (``EVALUATORS``, ``AGENTS``), or one that
-    builds agents from specs itself (``make_agent``): the ``agents`` of its registry record."""
+    """The module with a game's ``EVALUATORS`` and ``AGENTS`` (its record's ``agents``)."""
     record = plugin(game.spec.name)
     if record.agents is None:
         raise ValueError(f"no agents known for game {game.spec.name!r}")
@@ -40,16 +44,45 @@ def game_evaluators(game: Game) -> dict[str, Evaluator]:
     return dict(getattr(_game_module(game), "EVALUATORS", {}))
 
 
-def make_evaluator(game: Game, name: str) -> Evaluator:
-    """A hand-made evaluator of ``game`` by name, ``learned`` (the shipped network) or
-    ``learned:PATH`` (``tablegym.models.learned.load_evaluator``)."""
+def make_evaluator(game: Game, name: str, *, searcher: str | None = None) -> Evaluator:
+    """A hand-made evaluator of ``game`` by name, ``learned`` (the network shipped for the game,
+    or for its ``searcher`` where the record names one: ``checkpoints``) or ``learned:PATH``
+    (``tablegym.models.learned.load_evaluator``)."""
     if is_learned(name):
-        return load_evaluator(game, learned_path(name))
+        shipped = plugin(game.spec.name).checkpoints.get(searcher or "")
+        return load_evaluator(game, learned_path(name), default=CHECKPOINT_DIR / shipped if shipped else None)
     evaluators = game_evaluators(game)
     if name not in evaluators:
         known = sorted(evaluators) + ["learned", "learned:PATH"]
-        raise ValueError(f"unknown evaluator {name!r} for {game.spec.name}; known: {', '.join(known)}")
+        title = game.spec.name.capitalize()
+        raise ValueError(f"unknown {title} evaluator {name!r}; known: {', '.join(known)}")
     return evaluators[name]
+
+
+def _checked(evaluator, game: Game):
+    """The evaluator, refused in one line if it was made for another game or rules."""
+    if isinstance(evaluator, Evaluator):
+        check_game(evaluator, game.new_initial_state())
+    return evaluator
+
+
+def known_agents(game: Game) -> list[str]:
+    """The agent names ``make_agent`` takes for ``game``: random, its fixed agents, its searchers."""
+    record = plugin(game.spec.name)
+    fixed = getattr(_game_module(game), "AGENTS", {}) if record.agents else {}
+    own = {v: k for k, v in record.aliases.items()}
+    searchers = [f"{s} ({own[s]})" if s in own else s for s in record.searchers]
+    return ["random", *sorted(n for n in fixed if n != "random"), *searchers]
+
+
+def _build(game: Game, entry: Searcher, spec: str, options: dict[str, str], build=None, *,
+           defaults=None, extra=(), searcher: str | None = None, **kwargs) -> Agent:
+    typed = entry.read(spec, options, defaults=defaults, extra=extra)
+    evaluator = None
+    if entry.evaluated:
+        typed["eval"] = typed["eval"] or "learned"
+        evaluator = _checked(make_evaluator(game, typed["eval"], searcher=searcher), game)
+    return (build or entry.build)(game, evaluator, typed, name=spec, **kwargs)
 
 
 def make_agent(game: Game, spec: str, *, trust_code: bool | None = None) -> Agent:
@@ -59,28 +92,29 @@ def make_agent(game: Game, spec: str, *, trust_code: bool | None = None) -> Agen
     if trust_code is not None:
         with trusting(trust_code):
             return make_agent(game, spec)
-    module = _game_module(game)
-    if hasattr(module, "make_agent"):  # a game with its own searchers and spec grammar
-        agent = module.make_agent(spec)  # built for the game's default rules: are they these?
-        evaluator = getattr(agent, "evaluator", None)
-        if isinstance(evaluator, Evaluator):
-            check_game(evaluator, game.new_initial_state())
-        return agent
+    record = plugin(game.spec.name)
     name, options = parse_spec(spec)
+    fixed = getattr(_game_module(game), "AGENTS", {}) if record.agents else {}
+    if name in fixed:
+        entry = fixed[name]
+        if isinstance(entry, Searcher):
+            return _build(game, entry, spec, options, defaults=record.defaults.get(name))
+        check_options(spec, options, set())
+        return entry()
     if name == "random":
         check_options(spec, options, set())
         return RandomAgent()
-    if name in ("alphabeta", "ab"):
-        check_options(spec, options, {"eval", "depth", "time"})
-        depth = int_option(spec, options, "depth", 64)
-        time_limit = seconds_option(spec, options)
-        evaluator = make_evaluator(game, options.get("eval", "learned"))
-        if "depth" not in options and time_limit is None:
-            time_limit = 1.0
-        return AlphaBetaAgent(evaluator, depth=depth, time_limit=time_limit, name=spec)
-    agents = getattr(module, "AGENTS", {})
-    if name in agents:
-        check_options(spec, options, set())
-        return agents[name]()
-    known = ["random", "alphabeta"] + sorted(agents)
-    raise ValueError(f"unknown agent {name!r} for {game.spec.name}; known: {', '.join(known)}")
+    searcher = searcher_named(record.aliases.get(name, name))
+    if searcher is None or searcher.name not in record.searchers:
+        why = "" if searcher is None else f" ({searcher.name} does not play it)"
+        raise ValueError(f"unknown agent {name!r} for {game.spec.name}{why}; known: {', '.join(known_agents(game))}")
+    own = record.searchers[searcher.name]
+    build = load(own) if own else searcher.build
+    if build is None:
+        raise ValueError(f"{searcher.name} has no game-independent search; {game.spec.name}'s record names none")
+    extra, kwargs = tuple(getattr(build, "keys", ())), {}
+    if searcher.name == "expectiminimax" and record.move_filter:
+        move_filter = load(record.move_filter)
+        extra, kwargs = extra + move_filter.keys, {"move_filter": move_filter}
+    return _build(game, searcher, spec, options, build, defaults=record.defaults.get(searcher.name), extra=extra,
+                  searcher=searcher.name, **kwargs)

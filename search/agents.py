@@ -67,6 +67,54 @@ class AlphaBetaAgent:
         return self.last_result.action
 
 
+class ExpectiminimaxAgent:
+    """Plays the move of an expectiminimax search (search/expectiminimax.py) for two-player games
+    with chance, depth decisions deep or ``time_limit`` seconds a turn.
+
+    ``move_filter`` (a game's ``MoveFilter``, tablegym.search.searchers) narrows the moves tried
+    with its ``settings`` and splits a turn's time between its decisions. The transposition table
+    is kept between this player's decisions, never handed to the other player (stored values are
+    seen from the root player); allocating it (~40 MB) once, not every turn, matters for short
+    searches."""
+
+    def __init__(self, evaluator, *, depth: int = 64, time_limit: float | None = None, move_filter=None,
+                 settings: dict | None = None, name: str | None = None) -> None:
+        if time_limit is None and depth >= 64:
+            raise ValueError("an expectiminimax search needs a budget: give time (seconds per turn) or depth")
+        if time_limit is not None and time_limit <= 0:
+            raise ValueError(f"time must be positive, got {time_limit!r}")
+        self.evaluator = evaluator
+        self.depth = depth
+        self.time_limit = time_limit
+        self.move_filter = move_filter
+        self.settings = dict(settings or {})
+        budget = f"depth={depth}" if time_limit is None else f"time={time_limit}"
+        self.name = name or f"expectiminimax:eval={evaluator.name},{budget}"
+        self.tables = None
+        self._table_player = -1
+        self.last_result = None
+
+    def search(self, state: State):
+        """Search the decision ``state`` with this agent's budget (an ``ExpectiminimaxResult``)."""
+        from tablegym.search.expectiminimax import SearchTables, expectiminimax
+
+        f = self.move_filter
+        root = f.prepare(state, self.settings) if f else state
+        player = state.current_player()
+        if self.tables is None or self._table_player != player:
+            self.tables = SearchTables(state.game.spec.num_actions)
+            self._table_player = player
+        elif f is None or f.turn_starts(state):
+            self.tables.age()
+        limit = None if self.time_limit is None else self.time_limit * (f.time_share(state) if f else 1.0)
+        return expectiminimax(root, self.evaluator, moves=f.moves if f else None, depth=self.depth,
+                              time_limit=limit, tables=self.tables)
+
+    def __call__(self, state: State, rng: np.random.Generator) -> int:
+        self.last_result = self.search(state)
+        return self.last_result.action
+
+
 class ExpectimaxAgent:
     """Plays the move of the generic compiled expectimax (search/expectimax.py), ``depth`` player
     moves deep, for any game with chance on the common contract."""
@@ -151,29 +199,3 @@ def learned_path(name: str) -> str | None:
     if not is_learned(name):
         raise ValueError(f"{name!r} names no network; expected learned or learned:PATH")
     return name.partition(":")[2] or None
-
-
-def int_option(spec: str, options: dict[str, str], key: str, default: int, *, low: int = 1) -> int:
-    """The integer option ``key`` (``default`` when absent), refused in one line unless >= ``low``."""
-    text = options.get(key, str(default))
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
-    if value is None or value < low:
-        what = "positive integers" if low == 1 else f"integers >= {low}"
-        raise ValueError(f"{key} takes {what} in {spec!r}, got {text!r}")
-    return value
-
-
-def seconds_option(spec: str, options: dict[str, str], key: str = "time") -> float | None:
-    """The time budget ``key`` in seconds (None when absent), refused unless a finite number > 0."""
-    if key not in options:
-        return None
-    try:
-        value = float(options[key])
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < float("inf"):
-        raise ValueError(f"{key} must be a positive (finite) number of seconds in {spec!r}, got {options[key]!r}")
-    return value

@@ -89,3 +89,11 @@ class KernelEvaluator(Evaluator):
         self.name = name
         self.kernel = kernel
         self.params = np.zeros(1) if params is None else np.ascontiguousarray(params, dtype=np.float64)
+
+
+def position_evaluator(evaluator):
+    """The evaluator as searchers of positions take it: an afterstate evaluator (Threes' n-tuple
+    network, which values the board after a swipe, before its card) offers a ``state_evaluator()``
+    valuing a position by its best afterstate; any other evaluator is itself."""
+    to_state = getattr(evaluator, "state_evaluator", None)
+    return to_state() if callable(to_state) else evaluator

@@ -14,6 +14,8 @@ from tablegym.search.evaluator import Evaluator
 from tablegym.search.expectiminimax import expectiminimax
 from tablegym.search.expectimax import expectimax
 
+THREES = ThreesGame()
+
 
 def threes_positions(seed: int, count: int) -> list:
     rng = np.random.default_rng(seed)
@@ -144,9 +146,9 @@ def test_the_ntuple_network_is_one_evaluator_of_the_generic_expectimax(depth, nt
     """Depth d of the generic search with the network valuing positions (best afterstate under
     the shown hint) is Threes' own afterstate search of depth d + 1: the same tree, summed in
     another order."""
-    from tablegym.envs.threes.agents import make_threes_agent
+    from tablegym.models.agents import make_agent
 
-    agent = make_threes_agent(f"expectimax:depth={depth + 1},eval=learned")
+    agent = make_agent(THREES, f"expectimax:depth={depth + 1},eval=learned")
     for s in threes_positions(20 + depth, 4):
         generic = expectimax(s, ntuple_state_ev, depth=depth)
         assert agent(s) == generic.action
@@ -191,13 +193,13 @@ def test_best_first_samples_chance_with_its_seed_and_refuses_what_it_cannot_run(
 
 
 def test_threes_plays_the_generic_best_first_by_spec():
-    from tablegym.envs.threes.agents import make_threes_agent
+    from tablegym.models.agents import make_agent
 
-    agent = make_threes_agent("bestfirst:nodes=30,eval=openness")
+    agent = make_agent(THREES, "bestfirst:nodes=30,eval=openness")
     s = threes_positions(8, 1)[0]
     assert agent(s, np.random.default_rng(0)) in s.legal_actions()
     assert agent.last_result.polled <= 30
     for bad, match in (("bestfirst:nodes=0", "positive"), ("bestfirst:depth=2", "allowed: eval, nodes"),
                        ("bestfirst:eval=nope", "unknown")):
         with pytest.raises(ValueError, match=match):
-            make_threes_agent(bad)
+            make_agent(THREES, bad)

@@ -11,13 +11,13 @@ BAD = [
     (["eval", "trilobite", "random", "random", "--seed", "-1"], "--seed: must be >= 0"),
     (["play", "trilobite", "--seed", "-1"], "--seed: must be >= 0"),
     (["starship", "--seed", "-1"], "--seed: must be >= 0"),
-    (["eval", "trilobite", "alphabeta:eval=advanced,depth=0", "random"], "depth takes positive integers"),
-    (["eval", "trilobite", "alphabeta:eval=advanced,depth=-3", "random"], "depth takes positive integers"),
+    (["eval", "trilobite", "alphabeta:eval=advanced,depth=0", "random"], "depth must be a positive integer"),
+    (["eval", "trilobite", "alphabeta:eval=advanced,depth=-3", "random"], "depth must be a positive integer"),
     (["eval", "trilobite", "alphabeta:eval=advanced,time=-1", "random"], "time must be a positive"),
     (["eval", "trilobite", "alphabeta:eval=advanced,time=inf", "random"], "time must be a positive"),
     (["eval", "trilobite", "alphabeta:eval=advanced,eval=learned,depth=1", "random"], "'eval' given twice"),
-    (["eval", "trap", "search:eval=composite,depth=1,cands=-1", "random"], "cands takes integers >= 0"),  # 0: no cap
-    (["eval", "threes", "expectimax:depth=0"], "depth takes positive integers"),
+    (["eval", "trap", "search:eval=composite,depth=1,cands=-1", "random"], "cands must be an integer >= 0"),  # 0: no cap
+    (["eval", "threes", "expectimax:depth=0"], "depth must be a positive integer"),
     (["eval", "trilobite", "random", "random", "--csv", "/nonexistent/x.csv"], "--csv '/nonexistent/x.csv' cannot be written"),
     (["train"], "train: name a game"),
     (["eval", "trilobite", "random", "--gmaes", "3"], "unrecognized arguments: --gmaes 3"),

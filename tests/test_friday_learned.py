@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from tablegym.envs.friday.agents import make_agent
+from tablegym.models.agents import make_agent
 from tablegym.envs.friday.core import CONCEDE, END_FIGHT, FridayGame, sample_chance
 from tablegym.envs.friday.scenario import scenario
 from tablegym.models.checkpoint import CheckpointError, save_checkpoint
@@ -18,6 +18,8 @@ from tablegym.envs.friday.learned import (NUM_FEATURES, SCALE, WIN_BONUS, featur
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.envs.friday.train import Args, calibration, parse_args, search_spec, train
 from tablegym.training.td import metadata
+
+FRIDAY = FridayGame()  # the default rules (level 1), as the agents are built for
 
 WEAPON2, WEAPON4, REALIZATION3 = 12, 23, 19
 DISTRACTED, WEAK, EATING, FOCUSED, GENIUS = 24, 25, 26, 27, 28
@@ -76,7 +78,7 @@ def test_the_compiled_value_is_the_pytorch_network_on_states_of_real_games():
     torch.manual_seed(0)
     model = ValueMLP(NetConfig(NUM_FEATURES, (64, 32)))
     params = model.export()
-    agent = make_agent("rules")
+    agent = make_agent(FRIDAY, "rules")
     rng = np.random.default_rng(3)
     rows, compiled = [], []
     for level in (1, 4):
@@ -102,7 +104,7 @@ def test_learned_checkpoint_plugs_into_the_search_and_plays_a_legal_game(tmp_pat
     path = _save(tmp_path / "f.pt", ValueMLP(NetConfig(NUM_FEATURES, (16,))))
     ev = load_friday_evaluator(path)
     assert ev.name == f"learned:{path}"
-    agent = make_agent(f"bestfirst:nodes=200,eval=learned:{path}")
+    agent = make_agent(FRIDAY, f"bestfirst:nodes=200,eval=learned:{path}")
     rng = np.random.default_rng(5)
     s = start(level=2, seed=5)
     moves = 0
@@ -120,9 +122,9 @@ def test_a_learned_agent_refuses_a_game_under_other_rule_options(tmp_path):
     old = sample_chance(FridayGame(level=2, empty_aging="reshuffle").new_initial_state(), np.random.default_rng(0))
     for spec in (f"bestfirst:nodes=50,eval=learned:{path}", f"mc:rollouts=2,eval=learned:{path}"):
         with pytest.raises(ValueError, match="empty_aging: network 'lose', game 'reshuffle'"):
-            make_agent(spec)(old, np.random.default_rng(0))
-        assert make_agent(spec)(start(level=2), np.random.default_rng(0)) in start(level=2).legal_actions()
-    assert make_agent("mc:rollouts=2")(old, np.random.default_rng(0)) in old.legal_actions()  # hand-made: any rules
+            make_agent(FRIDAY, spec)(old, np.random.default_rng(0))
+        assert make_agent(FRIDAY, spec)(start(level=2), np.random.default_rng(0)) in start(level=2).legal_actions()
+    assert make_agent(FRIDAY, "mc:rollouts=2")(old, np.random.default_rng(0)) in old.legal_actions()  # hand-made: any rules
 
 
 def test_bad_checkpoints_give_clear_errors(tmp_path):
@@ -221,7 +223,7 @@ def test_monte_carlo_self_play_learns_the_outcome_return_and_is_evaluated_in_the
     assert "iteration 2" in table and "| predicted P(win) | observed win rate |" in table
     with pytest.raises(CheckpointError, match="unknown return 'win'"):
         load_friday_evaluator(tmp_path / "mc" / "win.pt")
-    agent = make_agent(f"mc:rollouts=2,horizon=1,eval=learned:{tmp_path / 'mc' / 'nets' / 'iter0002.pt'}")
+    agent = make_agent(FRIDAY, f"mc:rollouts=2,horizon=1,eval=learned:{tmp_path / 'mc' / 'nets' / 'iter0002.pt'}")
     s = start(level=2)
     rng = np.random.default_rng(0)
     while not s.is_terminal():  # a whole game with the network at the rollouts' horizon
@@ -260,10 +262,10 @@ def test_the_shipped_planner_network_sits_at_the_horizon_of_mc_and_plays_from_th
     model, meta = load_friday_model(MC_CHECKPOINT)  # models/checkpoints/friday_mc.pt
     assert meta["args"]["planner"] == "mc" and meta["args"]["target"] == "outcome"
     assert meta["args"]["horizon"] == LEARNED_HORIZON  # mc:eval=learned cuts where the network was trained
-    agent = make_agent("mc:rollouts=8,eval=learned")
+    agent = make_agent(FRIDAY, "mc:rollouts=8,eval=learned")
     assert agent.horizon == LEARNED_HORIZON and agent.evaluator.kernel is friday_outcome_value
     assert np.array_equal(agent.evaluator.params, model.export())
-    assert make_agent("mc:rollouts=8").horizon == 0  # the hand-made outcome: rollouts to the end
+    assert make_agent(FRIDAY, "mc:rollouts=8").horizon == 0  # the hand-made outcome: rollouts to the end
     assert main(["play", "friday", "--agent", "mc", "--eval", "learned", "--quiet", "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert "watching 'mc:eval=learned'" in out and out.strip().splitlines()[-1].startswith("final score ")

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tablegym.envs.friday.agents import CycleGuard, MonteCarloAgent, make_agent
+from tablegym.envs.friday.agents import CycleGuard, MonteCarloAgent
+from tablegym.models.agents import make_agent
 from tablegym.envs.friday.cards import CARDS, VALUE
 from tablegym.envs.friday.core import (CONCEDE, DRAW_FREE, END_FIGHT, FIGHT_0, FIGHT_1, NUM_TYPES, P_DESTROY,
                                        P_HAZARD, FridayGame, FridayState, sample_chance)
@@ -17,6 +18,8 @@ from tablegym.envs.friday.scenario import scenario
 from tablegym.envs.friday.evaluate import play_game
 from tests.test_friday_core import score_position
 from tests.test_friday_search import CANNIBALS, DISTRACTED, FOCUSED, RAFT_FOOD, WEAK, dealt, start
+
+FRIDAY = FridayGame()  # the default rules (level 1), as the agents are built for
 
 EATING, SCARED, STUPID, WEAPON_2 = 26, 29, 33, 12
 NO_PARAMS = np.zeros(1)
@@ -123,7 +126,7 @@ def test_mc_values_compare_actions_on_common_random_numbers():
 
 
 def test_monte_carlo_scores_more_than_its_rollout_player_on_the_same_deals():
-    trim, mc = make_agent("trim"), make_agent("mc:rollouts=16")
+    trim, mc = make_agent(FRIDAY, "trim"), make_agent(FRIDAY, "mc:rollouts=16")
     # 12 deals: with 6 the mean is one deal's luck (under the official rules it was +3.8 on the
     # first 6 and +11.8 on 16; the spread of one deal's difference is about 25 points)
     diffs = [play_game(mc, 1, 0, i)["score"] - play_game(trim, 1, 0, i)["score"] for i in range(12)]
@@ -132,22 +135,22 @@ def test_monte_carlo_scores_more_than_its_rollout_player_on_the_same_deals():
 
 
 def test_mc_and_trim_specs_are_checked():
-    assert isinstance(make_agent("mc"), MonteCarloAgent) and make_agent("mc").rollouts == 256
-    assert make_agent("mc:rollouts=8").name == "mc:rollouts=8"
-    with pytest.raises(ValueError, match="at least 1"):
-        make_agent("mc:rollouts=0")
-    with pytest.raises(ValueError, match="must be integers"):
-        make_agent("mc:rollouts=many")
+    assert isinstance(make_agent(FRIDAY, "mc"), MonteCarloAgent) and make_agent(FRIDAY, "mc").rollouts == 256
+    assert make_agent(FRIDAY, "mc:rollouts=8").name == "mc:rollouts=8"
+    with pytest.raises(ValueError, match="rollouts must be a positive integer"):
+        make_agent(FRIDAY, "mc:rollouts=0")
+    with pytest.raises(ValueError, match="rollouts must be a positive integer"):
+        make_agent(FRIDAY, "mc:rollouts=many")
     with pytest.raises(ValueError, match="horizon must be 0"):
-        make_agent("mc:horizon=-1")
+        make_agent(FRIDAY, "mc:horizon=-1")
     with pytest.raises(ValueError, match="unknown Friday evaluator"):
-        make_agent("mc:eval=openness")
-    cut = make_agent("mc:rollouts=4,horizon=2,eval=fridai")
+        make_agent(FRIDAY, "mc:eval=openness")
+    cut = make_agent(FRIDAY, "mc:rollouts=4,horizon=2,eval=fridai")
     assert (cut.rollouts, cut.horizon, cut.evaluator.name) == (4, 2, "fridai")
     with pytest.raises(ValueError, match="takes no option"):
-        make_agent("mc:nodes=10")
+        make_agent(FRIDAY, "mc:nodes=10")
     with pytest.raises(ValueError, match="takes no option"):
-        make_agent("trim:rollouts=3")
+        make_agent(FRIDAY, "trim:rollouts=3")
 
 
 DECEPTION_0, DECEPTION_1 = 4, 9
@@ -199,4 +202,4 @@ def test_the_cycle_guard_ends_a_fight_that_could_go_round_forever(spec):
     assert _decisions_to_the_end(_LovesAbilities(guarded=False), _loop_fight()) == 200  # never ends
     # guarded: every position gets each action once, so the fight ends (lost, at life 0) within a few turns
     assert _decisions_to_the_end(_LovesAbilities(guarded=True), _loop_fight()) < 20
-    assert _decisions_to_the_end(make_agent(spec), _loop_fight()) < 20
+    assert _decisions_to_the_end(make_agent(FRIDAY, spec), _loop_fight()) < 20

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from tablegym.envs.core import CHANCE
-from tablegym.envs.friday.agents import BestFirstAgent, make_agent, make_evaluator, rule_action
+from tablegym.envs.friday.agents import BestFirstAgent, rule_action
+from tablegym.models.agents import make_agent, make_evaluator
 from tablegym.envs.friday.cards import RATING
 from tablegym.envs.friday.core import (DESTROY_BASE, DONE, DRAW_FREE, DRAW_PAID, END_FIGHT, FIGHT_0, FIGHT_1,
                                        PIRATE_OUTCOME, TARGET_BASE, USE_BASE, FridayGame, P_DESTROY, P_HAZARD,
@@ -17,6 +18,8 @@ from tablegym.envs.friday.core import (DESTROY_BASE, DONE, DRAW_FREE, DRAW_PAID,
 from tablegym.envs.friday.heuristics import (DESTROY_MACRO, LOSS_SCORE, WIN_SCORE, destroy_choice, fridai_eval,
                                              search_moves)
 from tablegym.search.bestfirst import MAX_MOVES
+
+FRIDAY = FridayGame()  # the default rules (level 1), as the agents are built for
 
 DISTRACTED, WEAK, EATING, FOCUSED, GENIUS = 24, 25, 26, 27, 28
 STUPID = 33
@@ -84,7 +87,7 @@ def test_destroy_choice_takes_the_most_negative_subset_within_the_budget():
 
 def test_the_destroy_macro_removes_the_chosen_cards_and_moves_on():
     s = _lost_fight_table()
-    agent = BestFirstAgent(make_evaluator("fridai"), nodes=50)
+    agent = BestFirstAgent(make_evaluator(FRIDAY, "fridai"), nodes=50)
     rng = np.random.default_rng(0)
     removed_before = s.zone("removed").copy()
     while s.phase == P_DESTROY:
@@ -105,7 +108,7 @@ def test_search_moves_filter_nothing_without_abilities_on_the_table():
 
 
 def test_search_plays_only_legal_actions():
-    agent = make_agent("bestfirst:nodes=200")
+    agent = make_agent(FRIDAY, "bestfirst:nodes=200")
     s = start(pirates=(0, 1))
     rng = np.random.default_rng(1)
     for _ in range(60):
@@ -122,7 +125,7 @@ def test_search_plays_only_legal_actions():
 def test_root_values_at_a_hazard_choice_are_the_children_scores_with_budget_zero():
     s = start(hazards=(RAFT_FOOD, CANNIBALS))
     assert s.phase == P_HAZARD
-    agent = BestFirstAgent(make_evaluator("fridai"), nodes=1)
+    agent = BestFirstAgent(make_evaluator(FRIDAY, "fridai"), nodes=1)
     action, polled, generated = agent.search(s, np.random.default_rng(0))
     # both children are decisions without a pending draw: their scores are exact
     for i, a in enumerate((FIGHT_0, FIGHT_1)):
@@ -133,7 +136,7 @@ def test_root_values_at_a_hazard_choice_are_the_children_scores_with_budget_zero
 
 def test_search_is_deterministic_under_a_seed():
     def game(seed):
-        agent = make_agent("bestfirst:nodes=300")
+        agent = make_agent(FRIDAY, "bestfirst:nodes=300")
         rng = np.random.default_rng(seed)
         s = sample_chance(FridayGame(level=1).new_initial_state(), rng)
         actions = []
@@ -153,7 +156,7 @@ def test_several_worlds_split_the_budget_and_play_the_best_mean_value():
 
     s = sample_chance(FridayGame(level=1).new_initial_state(), np.random.default_rng(8)).child(FIGHT_0)
     s = sample_chance(s.child(DRAW_FREE), np.random.default_rng(8))  # mid-fight: draw, pay, end, abilities
-    agent = BestFirstAgent(make_evaluator("fridai"), nodes=301, worlds=3)
+    agent = BestFirstAgent(make_evaluator(FRIDAY, "fridai"), nodes=301, worlds=3)
     action, polled, _ = agent.search(s, np.random.default_rng(1))
     assert polled <= 301
     # the same three searches by hand: budgets 101, 100, 100, one rng state carried through
@@ -165,11 +168,11 @@ def test_several_worlds_split_the_budget_and_play_the_best_mean_value():
     for budget in (101, 100, 100):
         root = s.array
         k_determinize(root, rng_state)
-        best_first(root, budget, search_moves, search_apply, k_sample_split, make_evaluator("fridai").kernel,
+        best_first(root, budget, search_moves, search_apply, k_sample_split, make_evaluator(FRIDAY, "fridai").kernel,
                    k_status, k_key, np.zeros(1), rng_state, values)
         total += values[:n]
     assert action == moves[int(np.argmax(total))]
-    assert make_agent("bestfirst:nodes=50,worlds=5").name == "bestfirst:nodes=50,worlds=5"
+    assert make_agent(FRIDAY, "bestfirst:nodes=50,worlds=5").name == "bestfirst:nodes=50,worlds=5"
 
 
 @pytest.mark.parametrize("level", [1, 2, 3, 4])
@@ -188,19 +191,19 @@ def test_rule_agent_plays_whole_games_legally(level):
 
 def test_agent_specs_are_checked():
     with pytest.raises(ValueError, match="unknown agent"):
-        make_agent("montecarlo")
+        make_agent(FRIDAY, "montecarlo")
     with pytest.raises(ValueError, match="takes no option"):
-        make_agent("bestfirst:depth=3")
-    with pytest.raises(ValueError, match="nodes and worlds must be integers"):
-        make_agent("bestfirst:nodes=many")
+        make_agent(FRIDAY, "bestfirst:depth=3")
+    with pytest.raises(ValueError, match="nodes must be a positive integer"):
+        make_agent(FRIDAY, "bestfirst:nodes=many")
     with pytest.raises(ValueError, match="worlds must lie in"):
-        make_agent("bestfirst:nodes=10,worlds=11")
-    with pytest.raises(ValueError, match="worlds must lie in"):
-        make_agent("bestfirst:worlds=0")
+        make_agent(FRIDAY, "bestfirst:nodes=10,worlds=11")
+    with pytest.raises(ValueError, match="worlds must be a positive integer"):
+        make_agent(FRIDAY, "bestfirst:worlds=0")
     with pytest.raises(ValueError, match="unknown Friday evaluator"):
-        make_agent("bestfirst:eval=openness")
-    with pytest.raises(ValueError, match="at least 1"):
-        make_agent("bestfirst:nodes=0")
+        make_agent(FRIDAY, "bestfirst:eval=openness")
+    with pytest.raises(ValueError, match="nodes must be a positive integer"):
+        make_agent(FRIDAY, "bestfirst:nodes=0")
     assert DESTROY_MACRO > DESTROY_BASE and DONE < USE_BASE < TARGET_BASE
 
 

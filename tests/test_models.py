@@ -101,7 +101,8 @@ def test_the_shipped_trilobite_checkpoint_loads():
 def test_the_value_cache_changes_no_search_result():
     """With and without the network's value cache, alpha-beta on Trilobite and expectiminimax on
     Trap return the same move, value and node count: a hit returns the value the network computes."""
-    from tablegym.envs.trap.agents import make_evaluator as trap_evaluator
+    from tablegym.envs.trap.core import TrapGame
+    from tablegym.models.agents import make_evaluator
     from tablegym.envs.trap.core import TrapGame
     from tablegym.models.netkernel import without_value_cache
     from tablegym.search import alphabeta, expectiminimax
@@ -114,7 +115,7 @@ def test_the_value_cache_changes_no_search_result():
         s = random_position(seed, 2 + 3 * seed)
         a, b = alphabeta(s, cached, depth=6), alphabeta(s, uncached, depth=6)
         assert (a.action, a.value, a.nodes) == (b.action, b.value, b.nodes)
-    cached, uncached = trap_evaluator("learned"), trap_evaluator("learned")
+    cached, uncached = make_evaluator(TrapGame(), "learned"), make_evaluator(TrapGame(), "learned")
     uncached.params = without_value_cache(uncached.params)
     s = TrapGame().new_initial_state()
     for depth in (2, 3):

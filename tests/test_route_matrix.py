@@ -116,7 +116,9 @@ def test_the_command_line_plays_each_games_exported_and_sb3_models(model_files, 
 
 
 def test_a_network_of_other_rules_is_refused_when_the_agent_is_built():
-    from tablegym.search.evaluator import WrongGameError
+    """The one route loads the network for the game it was given (5x5), so the loader refuses
+    the shipped 7x7 network before any search is built."""
+    from tablegym.models.checkpoint import CheckpointError
 
-    with pytest.raises(WrongGameError, match=r"made for trap \{'n': 7.*feature count differs"):
+    with pytest.raises(CheckpointError, match=r"other rule options \(n: checkpoint 7 vs requested 5\)"):
         make_agent(make_game("trap", n=5), "search:eval=learned,depth=1")

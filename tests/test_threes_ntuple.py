@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tablegym.envs.threes.agents import make_threes_agent
+from tablegym.models.agents import make_agent
 from tablegym.envs.threes.board import board_score, swipe
 from tablegym.envs.threes.core import ThreesGame
 from tablegym.envs.threes.expectimax import LEAF, afterstate_chance
@@ -20,6 +20,8 @@ from tablegym.envs.threes.ntuple import (HINT_CELL, NTupleConfig, NTupleNet, loa
 from tablegym.envs.threes.train import Args, parse_args, play_and_learn, train
 from tests.test_threes import board_state
 from tests.test_threes_search import positions
+
+THREES = ThreesGame()
 
 boards = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 
@@ -154,7 +156,7 @@ def test_sparse_checkpoint_roundtrip_and_clear_errors(tmp_path):
     with pytest.raises(CheckpointError, match="does not exist"):
         load_ntuple(tmp_path / "nope.pt")
     with pytest.raises(CheckpointError, match="does not exist"):
-        make_threes_agent(f"expectimax:depth=1,eval=learned:{tmp_path / 'nope.pt'}")
+        make_agent(THREES, f"expectimax:depth=1,eval=learned:{tmp_path / 'nope.pt'}")
 
 
 def _play(net, games, seed, alpha=0.0, lam=0.0, coherence=None):
@@ -207,7 +209,7 @@ def learned_reference(state, t, depth):
 def test_learned_expectimax_equals_a_reference_over_the_rules_core(tmp_path, depth):
     net = random_net(4)
     path = save_ntuple(tmp_path / "n.pt", net)
-    agent = make_threes_agent(f"expectimax:depth={depth},eval=learned:{path}")
+    agent = make_agent(THREES, f"expectimax:depth={depth},eval=learned:{path}")
     assert agent.models.tolist() == afterstate_chance(depth).tolist() and agent.models[-1] == LEAF
     t = net.tables()
     big = board_state([[8, 1, 2, 3], [0, 3, 0, 0], [0, 0, 1, 0], [0, 0, 0, 2]], deck=(2, 2, 3))
@@ -228,7 +230,7 @@ def test_the_leaf_hint_reaches_the_network(tmp_path):
     net = NTupleNet(NTupleConfig(tuples=((HINT_CELL,),), symmetric=False))
     net.tables().weights[:5] = [0, 100, 200, 300, 400]
     path = save_ntuple(tmp_path / "hint.pt", net)
-    agent = make_threes_agent(f"greedy:eval=learned:{path}")
+    agent = make_agent(THREES, f"greedy:eval=learned:{path}")
     for s in positions(6, 3):
         agent(s)
         hint = s.search_inputs()[4]

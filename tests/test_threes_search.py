@@ -3,12 +3,15 @@
 import numpy as np
 import pytest
 
-from tablegym.envs.threes.agents import ExpectimaxAgent, make_threes_agent, threesus
+from tablegym.envs.threes.agents import ExpectimaxAgent, threesus
+from tablegym.models.agents import make_agent
 from tablegym.envs.threes.core import ThreesGame, play_random_setup, sample_chance
 from tablegym.envs.threes.expectimax import COUNT, HINT, NONE, THREESUS_6_3, full_chance
 from tablegym.envs.threes.heuristics import EVALUATORS
 from tablegym.search.expectimax import expectimax
 from tests.test_threes import board_state
+
+THREES = ThreesGame()
 
 
 def positions(seed, count, min_moves=0):
@@ -69,14 +72,14 @@ def test_card_counting_weights_by_the_remaining_deck():
 
 
 def test_agents_by_name_and_bad_names():
-    assert make_threes_agent("threesus").name == "threesus-6-3:openness-matthew"
-    assert make_threes_agent("expectimax:depth=3,eval=openness").models.tolist() == full_chance(3).tolist()
-    with pytest.raises(ValueError, match="unknown Threes agent"):
-        make_threes_agent("alphago")
+    assert make_agent(THREES, "threesus").name == "threesus-6-3:openness-matthew"
+    assert make_agent(THREES, "expectimax:depth=3,eval=openness").models.tolist() == full_chance(3).tolist()
+    with pytest.raises(ValueError, match="unknown agent 'alphago' for threes"):
+        make_agent(THREES, "alphago")
     with pytest.raises(ValueError, match="unknown Threes evaluator"):
-        make_threes_agent("greedy:eval=nope")
+        make_agent(THREES, "greedy:eval=nope")
     with pytest.raises(ValueError, match="option"):
-        make_threes_agent("threesus:depth=3")
+        make_agent(THREES, "threesus:depth=3")
 
 
 def test_generic_expectimax_rejects_bad_input():

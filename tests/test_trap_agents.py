@@ -6,10 +6,13 @@ import numpy as np
 import pytest
 
 from tablegym.envs.core import CHANCE
-from tablegym.envs.trap.agents import SearchAgent, make_agent
+from tablegym.envs.trap.agents import SearchAgent
+from tablegym.models.agents import make_agent
 from tablegym.envs.trap.core import TrapGame
 from tablegym.experiments.agents import make_agent as make_any_agent
 from tablegym.experiments.match import play_game
+
+TRAP = TrapGame()
 
 
 def test_specs_build_every_agent():
@@ -24,7 +27,7 @@ def test_specs_build_every_agent():
 @pytest.mark.parametrize("spec, message", [
     ("search:eval=nope", "unknown Trap evaluator"),
     ("search:recipe=both,depth=2", "recipe"),
-    ("search:depth=two", "integers"),
+    ("search:depth=two", "depth must be a positive integer"),
     ("search:cands=-1,depth=2", "cands"),
     ("search:time=0", "positive"),
     ("search:speed=3", "takes no option"),
@@ -37,21 +40,21 @@ def test_specs_build_every_agent():
 ])
 def test_bad_specs_name_the_problem(spec, message):
     with pytest.raises(ValueError, match=message):
-        make_agent(spec)
+        make_agent(TRAP, spec)
 
 
 def test_opponent_specs_pick_the_variant():
-    assert make_agent("hard").name == "hard" and make_agent("hard-sound").name == "hard-sound"
-    assert make_agent("hard:depth=2").depth == 2
-    assert make_agent("medium").ties == "course" and make_agent("medium:ties=random").ties == "random"
+    assert make_agent(TRAP, "hard").name == "hard" and make_agent(TRAP, "hard-sound").name == "hard-sound"
+    assert make_agent(TRAP, "hard:depth=2").depth == 2
+    assert make_agent(TRAP, "medium").ties == "course" and make_agent(TRAP, "medium:ties=random").ties == "random"
 
 
 @pytest.mark.parametrize("recipe", ["joint", "course"])
 def test_search_agent_plays_whole_games_legally(recipe):
     """Both decisions of every turn are legal; throws go at empty cells only."""
     game = TrapGame(n=5, turn_cap=40)
-    agent = SearchAgent(make_agent("search:eval=is,depth=2").evaluator, depth=2, recipe=recipe)
-    record = play_game(game, [agent, make_agent("easy")], np.random.default_rng(1))
+    agent = SearchAgent(make_agent(TRAP, "search:eval=is,depth=2").evaluator, depth=2, recipe=recipe)
+    record = play_game(game, [agent, make_agent(TRAP, "easy")], np.random.default_rng(1))
     state = game.new_initial_state()
     for action in record.actions:
         if state.current_player() == 0 and state.phase == "throw":
@@ -72,14 +75,14 @@ def test_search_agent_takes_a_sure_win_and_keeps_the_turn_tables():
         . . . .
         . . . .
     """, to_move=0)
-    agent = make_agent("search:eval=composite,depth=3")
+    agent = make_agent(TRAP, "search:eval=composite,depth=3")
     action = agent(state, np.random.default_rng(0))
     assert state.child(action).winner() == 0
     assert agent.last_result.completed and agent.last_result.depth == 3
 
 
 def test_time_budget_is_split_between_move_and_throw():
-    agent = make_agent("search:eval=is,time=0.2")
+    agent = make_agent(TRAP, "search:eval=is,time=0.2")
     state = TrapGame().new_initial_state()
     rng = np.random.default_rng(0)
     state = state.child(agent(state, rng))

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from tablegym.envs.trap.agents import SearchAgent, make_agent, make_evaluator
+from tablegym.envs.trap.agents import SearchAgent
+from tablegym.models.agents import make_agent, make_evaluator
 from tablegym.envs.trap.core import HDR, POS0, TrapGame
 from tablegym.envs.trap.heuristics import free_board, one_cell_lookahead, voronoi
 from tablegym.experiments.match import play_game
@@ -21,6 +22,8 @@ from tablegym.envs.trap.core import k_chance
 from tablegym.training.selfplay import SelfPlayBatch, td_leaf_targets
 from tablegym.envs.trap.train import parse_args, play_selfplay, train
 from tests.test_expectiminimax import _random_positions
+
+TRAP = TrapGame()
 
 BOARD = """
 . . . . .
@@ -146,12 +149,12 @@ def test_training_resumes_and_the_checkpoint_plays(tmp_path):
         train(parse_args(common + ["--total-games", "16", "--hidden", "4"]))
     # The 5x5 network refuses a 7x7 game; on its own board it plays a whole game.
     with pytest.raises(CheckpointError, match="other rule options"):
-        make_evaluator(f"learned:{tmp_path / 'checkpoint.pt'}")
+        make_evaluator(TRAP, f"learned:{tmp_path / 'checkpoint.pt'}")
     game = TrapGame(n=5)
     from tablegym.models.learned import load_evaluator
 
     ev = load_evaluator(game, tmp_path / "checkpoint.pt")
-    record = play_game(game, (SearchAgent(ev, depth=2), make_agent("random")), np.random.default_rng(0))
+    record = play_game(game, (SearchAgent(ev, depth=2), make_agent(TRAP, "random")), np.random.default_rng(0))
     assert record.move_counts[0] > 0
 
 
@@ -159,7 +162,7 @@ def test_corrupt_checkpoint_is_reported(tmp_path):
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"not a checkpoint")
     with pytest.raises(CheckpointError, match="corrupt"):
-        make_evaluator(f"learned:{bad}")
+        make_evaluator(TRAP, f"learned:{bad}")
 
 
 def test_leaf_evaluation_bench_reports_every_evaluator(tmp_path):

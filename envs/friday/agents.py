@@ -1,6 +1,8 @@
 """Friday players: random, a rule-based player, and Fridai's best-first search.
 
-Spec strings (``tablegym play/eval friday --agent ...``):
+Spec strings (``tablegym play/eval friday --agent ...``; read by the one route,
+tablegym.models.agents.make_agent, with the keys tablegym.search.searchers declares; this game's
+record supplies its defaults and the constructors below, which run on Friday's own state):
 
 * ``random``: a uniformly random legal action.
 * ``rules``: the rule-based player below (easiest hazard, draw while behind, obvious abilities).
@@ -33,10 +35,11 @@ from tablegym.envs.friday.core import (AB_KIND, CONCEDE, DESTROY_BASE, DONE, DRA
                                        P_EXTRA, P_FIGHT, P_HAZARD, P_PIRATE, P_SORT, PHASE, P_TARGET, PIRATE_0, PIRATE_1,
                                        SKIP, SLOT_CARD, SORT_BASE, SORT_N, SORT_OPTIONS, SORT0, TARGET_BASE, USE_BASE,
                                        k_determinize, k_sample_split, k_key, k_status)
-from tablegym.envs.friday.heuristics import EVALUATORS, destroy_choice, search_apply, search_moves
+from tablegym.envs.friday.heuristics import EVALUATORS as HAND_MADE, destroy_choice, search_apply, search_moves
 from tablegym.envs.friday.rollout import k_policy_action, mc_values
 from tablegym.envs.friday.learned import FridayEvaluator
-from tablegym.search.agents import RandomAgent, check_options, is_learned, learned_path, parse_spec
+from tablegym.search.agents import is_learned
+from tablegym.search.searchers import Key, Searcher
 from tablegym.search.bestfirst import MAX_MOVES, best_first
 
 DEFAULT_NODES = 10_000
@@ -46,19 +49,8 @@ LEARNED_HORIZON = 2
 network's games were played at (a network at horizon 0 would only ever see finished games)."""
 
 
-def make_evaluator(name: str, search: str = "bestfirst") -> FridayEvaluator:
-    """``fridai`` (the hand-made score), ``outcome`` (score + steps + win), ``learned`` (the
-    checkpoint shipped for ``search``: bestfirst or mc) or ``learned:PATH``."""
-    if is_learned(name):
-        from tablegym.envs.friday.core import FridayGame
-        from tablegym.models.learned import load_evaluator
-        from tablegym.envs.friday.learned import CHECKPOINT, MC_CHECKPOINT
-
-        return load_evaluator(FridayGame(), learned_path(name), default=MC_CHECKPOINT if search == "mc" else CHECKPOINT)
-    if name not in EVALUATORS:
-        known = sorted(EVALUATORS) + ["learned", "learned:PATH"]
-        raise ValueError(f"unknown Friday evaluator {name!r}; known: {', '.join(known)}")
-    return FridayEvaluator(name, EVALUATORS[name], np.zeros(1))
+EVALUATORS = {name: FridayEvaluator(name, kernel, np.zeros(1)) for name, kernel in HAND_MADE.items()}
+"""The hand-made evaluators by name: ``fridai`` (Fridai's score) and ``outcome`` (score + steps + win)."""
 
 
 class BestFirstAgent:
@@ -240,6 +232,8 @@ def _sort_choice(state: FridayState, legal: list[int]) -> int:
 
 
 class RuleAgent:
+    """The rule-based player (``rule_action``)."""
+
     name = "rules"
 
     def __call__(self, state: FridayState, rng: np.random.Generator) -> int:
@@ -320,33 +314,28 @@ class MonteCarloAgent:
         return self.guard.played(state, int(legal[int(np.argmax(self.values[:len(legal)]))]))
 
 
-def make_agent(spec: str):
-    """Build the Friday agent named by ``spec`` (see the module docstring)."""
-    name, options = parse_spec(spec)
-    if name == "random":
-        check_options(spec, options, set())
-        return RandomAgent()
-    if name == "rules":
-        check_options(spec, options, set())
-        return RuleAgent()
-    if name == "trim":
-        check_options(spec, options, set())
-        return TrimAgent()
-    if name == "mc":
-        check_options(spec, options, {"rollouts", "horizon", "eval"})
-        evaluator = options.get("eval", "outcome")
-        try:
-            rollouts = int(options.get("rollouts", DEFAULT_ROLLOUTS))
-            horizon = int(options.get("horizon", LEARNED_HORIZON if is_learned(evaluator) else 0))
-        except ValueError:
-            raise ValueError(f"rollouts and horizon must be integers in {spec!r}") from None
-        return MonteCarloAgent(make_evaluator(evaluator, "mc"), rollouts, horizon, name=spec)
-    if name in ("bestfirst", "search", "fridai"):
-        check_options(spec, options, {"nodes", "eval", "worlds"})
-        try:
-            nodes = int(options.get("nodes", DEFAULT_NODES))
-            worlds = int(options.get("worlds", 1))
-        except ValueError:
-            raise ValueError(f"nodes and worlds must be integers in {spec!r}") from None
-        return BestFirstAgent(make_evaluator(options.get("eval", "fridai")), nodes=nodes, worlds=worlds, name=spec)
-    raise ValueError(f"unknown agent {name!r} for friday; known: bestfirst, mc, random, rules, trim")
+def bestfirst_searcher(game, evaluator: FridayEvaluator, options, *, name: str) -> BestFirstAgent:
+    """``bestfirst:nodes=N,eval=E,worlds=K`` on Friday's own state (tablegym.search.searchers
+    declares the keys)."""
+    return BestFirstAgent(evaluator, nodes=options["nodes"], worlds=options["worlds"], name=name)
+
+
+bestfirst_searcher.keys = (Key("worlds", "int", 1),)  # Friday's own key: sampled worlds a decision
+
+
+def mc_searcher(game, evaluator: FridayEvaluator, options, *, name: str) -> MonteCarloAgent:
+    """``mc:rollouts=K,horizon=H,eval=E``; without ``horizon``: ``LEARNED_HORIZON`` with a network,
+    else play to the end."""
+    horizon = options["horizon"]
+    if horizon is None:
+        horizon = LEARNED_HORIZON if is_learned(options["eval"]) else 0
+    return MonteCarloAgent(evaluator, options["rollouts"], horizon, name=name)
+
+
+def _agents() -> dict:
+    return {"rules": Searcher("rules", (), lambda game, evaluator, options, *, name: RuleAgent(), RuleAgent.__doc__ or ""),
+            "trim": Searcher("trim", (), lambda game, evaluator, options, *, name: TrimAgent(), TrimAgent.__doc__ or "")}
+
+
+AGENTS = _agents()
+"""The fixed players by name: ``rules`` and ``trim``."""

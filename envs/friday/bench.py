@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from tablegym.envs.friday.agents import BestFirstAgent, make_evaluator, rule_action
+from tablegym.envs.friday.agents import BestFirstAgent, rule_action
 from tablegym.envs.friday.core import FridayGame, k_apply, k_moves, k_sample_split, sample_chance
 from tablegym.search.bestfirst import MAX_MOVES
 
@@ -44,7 +44,9 @@ def bench_search(nodes: int = 10_000, positions: int = 24, seed: int = 0, evalua
     """Median polled and generated states per second of the best-first search with ``evaluator``
     (Fridai's score, or ``learned``: the shipped network's forward pass at every generated state)."""
     states = bench_positions(positions, seed)
-    agent = BestFirstAgent(make_evaluator(evaluator), nodes=nodes)
+    from tablegym.models.agents import make_evaluator
+
+    agent = BestFirstAgent(make_evaluator(FridayGame(), evaluator), nodes=nodes)
     rng = np.random.default_rng(seed)
     agent.search(states[0], rng)  # load the compiled search outside the timing
     polled_rate, generated_rate, seconds = [], [], []

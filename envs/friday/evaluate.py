@@ -25,9 +25,10 @@ from tablegym.envs.friday.records import HEADER, deal, markdown_row, options_tex
 @functools.lru_cache(maxsize=4)
 def _agent(spec: str):
     """One agent per spec and process (a learned one loads its network once)."""
-    from tablegym.envs.friday.agents import make_agent
+    from tablegym.envs.friday.core import FridayGame
+    from tablegym.models.agents import make_agent
 
-    return make_agent(spec)
+    return make_agent(FridayGame(), spec)
 
 
 def play_one(task: tuple[str, int, int, int, str]) -> dict:

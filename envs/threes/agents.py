@@ -5,6 +5,11 @@ The searching ones read only what a player may know: the board, the hint and the
 Their leaf evaluator is a hand-made one (``openness``, ``openness-matthew``) or the learned
 n-tuple network (``learned``: the shipped checkpoint, ``learned:PATH``), which scores
 afterstates, so its searches end on a swipe whose card has not entered yet (``LEAF``).
+
+Specs are read by the one route (tablegym.models.agents.make_agent): ``greedy`` and
+``expectimax:depth=D`` run on this game's compiled kernel (``greedy_searcher``,
+``expectimax_searcher``, named by its record) with a board heuristic or an n-tuple network, and
+on the generic searches with any other network; ``threesus`` is the original AI (``AGENTS``).
 """
 
 from __future__ import annotations
@@ -13,12 +18,12 @@ import time
 
 import numpy as np
 
-from tablegym.envs.threes.core import ThreesState
+from tablegym.envs.threes.core import ThreesGame, ThreesState
 from tablegym.envs.threes.expectimax import (LEAF, LEARNED, NO_NETWORK, NONE, THREESUS_6_3, afterstate_chance,
                                              full_chance, search_root)
 from tablegym.envs.threes.heuristics import EVALUATOR_IDS, EVALUATORS  # noqa: F401 (the game's evaluators, by name)
-from tablegym.search.agents import BestFirstAgent, RandomAgent, check_options, int_option, is_learned, learned_path, parse_spec
-from tablegym.search.agents import ExpectimaxAgent as GenericExpectimaxAgent
+from tablegym.search.agents import is_learned, learned_path
+from tablegym.search.searchers import EVAL, Searcher
 
 
 class ExpectimaxAgent:
@@ -31,7 +36,9 @@ class ExpectimaxAgent:
         self.network = NO_NETWORK
         if is_learned(evaluator):
             if network is None:
-                network = _learned(evaluator)
+                from tablegym.models.learned import load_evaluator
+
+                network = load_evaluator(ThreesGame(), learned_path(evaluator))
             if not _is_ntuple(network):
                 raise ValueError(f"{evaluator!r} is not an n-tuple network, which this search scores afterstates "
                                  "with; other networks search with expectimax:depth=D or bestfirst:nodes=N")
@@ -63,15 +70,6 @@ class ExpectimaxAgent:
         return int(action)
 
 
-def _learned(evaluator: str):
-    """The network ``learned[:PATH]`` names, loaded for Threes (n-tuple tables, or an exported
-    network or SB3 critic: tablegym.models.learned.load_evaluator)."""
-    from tablegym.envs.threes.core import ThreesGame
-    from tablegym.models.learned import load_evaluator
-
-    return load_evaluator(ThreesGame(), learned_path(evaluator))
-
-
 def _is_ntuple(evaluator) -> bool:
     from tablegym.envs.threes.ntuple import NTupleEvaluator  # here: it loads torch, which the others need not
 
@@ -95,51 +93,52 @@ def expectimax(depth: int, evaluator: str = "openness-matthew", **kwargs) -> Exp
     return ExpectimaxAgent(models, evaluator=evaluator, name=f"expectimax-{depth}:{evaluator}", **kwargs)
 
 
-def state_evaluator(name: str):
-    """Evaluator ``name`` as the generic searchers take it (a position evaluator with a kernel):
-    a board heuristic, or the n-tuple network valuing the best afterstate under the hint."""
-    from tablegym.envs.threes.core import ThreesGame
-    from tablegym.models.agents import make_evaluator
-
-    evaluator = make_evaluator(ThreesGame(), name)
-    return evaluator.state_evaluator() if hasattr(evaluator, "state_evaluator") else evaluator
-
-
-def make_agent(spec: str):
-    """``random``, ``greedy``, ``threesus``, ``expectimax:depth=2`` (each takes ``eval=``), and the
-    game-independent best-first search, ``bestfirst:nodes=N`` (search/bestfirst.py)."""
-    name, options = parse_spec(spec)
-    known = "random, greedy, threesus, expectimax:depth=D, bestfirst:nodes=N"
-    if name == "random":
-        check_options(spec, options, set())
-        return RandomAgent()
-    if name == "bestfirst":
-        check_options(spec, options, {"eval", "nodes"})
-        evaluator = options.get("eval", "openness-matthew")
-        return BestFirstAgent(state_evaluator(evaluator), nodes=int_option(spec, options, "nodes", 1000),
-                              name=f"bestfirst:eval={evaluator},nodes={options.get('nodes', 1000)}")
-    if name not in ("greedy", "threesus", "expectimax"):
-        raise ValueError(f"unknown Threes agent {name!r}; known: {known}")
-    check_options(spec, options, {"eval", "depth"} if name == "expectimax" else {"eval"})
-    evaluator = options.get("eval", "openness-matthew")
-    depth = int_option(spec, options, "depth", 2) if name == "expectimax" else 1
-    if is_learned(evaluator):
-        network = _learned(evaluator)
-        if not _is_ntuple(network):  # an exported network or SB3 critic: the generic search
-            if name == "threesus":
-                raise ValueError(f"threesus searches with n-tuple or hand-made evaluators, not {evaluator!r}; "
-                                 "use expectimax:depth=D,eval=... (or greedy) for other networks")
-            return GenericExpectimaxAgent(network, depth=depth, name=spec)
-        if name == "greedy":
-            return greedy(evaluator, network=network)
-        if name == "threesus":
-            return threesus(evaluator, network=network)
-        return expectimax(depth, evaluator, network=network)
-    if name == "greedy":
-        return greedy(evaluator)
-    if name == "threesus":
-        return threesus(evaluator)
-    return expectimax(depth, evaluator)
+def _kernel_evaluator(evaluator, options) -> tuple[str, object] | None:
+    """(evaluator name, n-tuple network or None) when this game's own search kernel scores with
+    ``evaluator`` (a board heuristic or the n-tuple network); None for any other network, which
+    the generic searches take."""
+    if _is_ntuple(evaluator):
+        return options["eval"], evaluator
+    if getattr(evaluator, "name", None) in EVALUATOR_IDS:
+        return evaluator.name, None
+    return None
 
 
-make_threes_agent = make_agent
+def _searcher(game, evaluator, options, *, name: str, searcher: str):
+    from tablegym.search.searchers import SEARCHERS
+
+    known = _kernel_evaluator(evaluator, options)
+    if known is None:  # an exported network or SB3 critic: the generic search
+        return SEARCHERS[searcher].build(game, evaluator, options, name=name)
+    text, network = known
+    if searcher == "greedy":
+        return greedy(text, network=network)
+    return expectimax(options["depth"], text, network=network)
+
+
+def greedy_searcher(game, evaluator, options, *, name: str):
+    """``greedy:eval=E`` on this game's compiled kernel (the searcher of tablegym.search.searchers)."""
+    return _searcher(game, evaluator, options, name=name, searcher="greedy")
+
+
+def expectimax_searcher(game, evaluator, options, *, name: str):
+    """``expectimax:depth=D,eval=E`` on this game's compiled kernel: chance at every ply, the
+    n-tuple network scoring afterstates (tablegym.search.searchers declares the keys)."""
+    return _searcher(game, evaluator, options, name=name, searcher="expectimax")
+
+
+def _threesus(game, evaluator, options, *, name: str) -> ExpectimaxAgent:
+    known = _kernel_evaluator(evaluator, options)
+    if known is None:
+        raise ValueError(f"threesus searches with n-tuple or hand-made evaluators, not {options['eval']!r}; "
+                         "use expectimax:depth=D,eval=... (or greedy) for other networks")
+    text, network = known
+    return threesus(text, network=network)
+
+
+def _agents() -> dict:
+    return {"threesus": Searcher("threesus", (EVAL,), _threesus, 'Threesus "6, 3" (the original AI), eval= its evaluator')}
+
+
+AGENTS = _agents()
+"""The original AI, by name (the fixed opponents of tablegym.models.agents.make_agent)."""

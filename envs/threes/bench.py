@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from tablegym.envs.threes.agents import greedy, make_threes_agent
+from tablegym.envs.threes.agents import greedy
 from tablegym.envs.threes.core import ThreesGame, play_random_setup, sample_chance
 
 
@@ -37,7 +37,9 @@ def bench_positions(count: int = 24, seed: int = 0) -> list:
 def bench_threesus(agent: str = "threesus", positions: int = 24, seed: int = 0) -> dict:
     """Median seconds per move of ``agent`` over benchmark positions (after JIT warm-up)."""
     states = bench_positions(positions, seed)
-    searcher = make_threes_agent(agent)
+    from tablegym.models.agents import make_agent
+
+    searcher = make_agent(ThreesGame(), agent)
     searcher(states[0])  # load the compiled search outside the timing
     times, leaves = [], []
     for s in states:

@@ -22,9 +22,10 @@ from tablegym.envs.threes.records import HEADER, MILESTONES, markdown_row, play_
 @functools.lru_cache(maxsize=4)
 def _agent(spec: str):
     """One agent per spec and process: a learned one loads its tables once, not every game."""
-    from tablegym.envs.threes.agents import make_threes_agent
+    from tablegym.envs.threes.core import ThreesGame
+    from tablegym.models.agents import make_agent
 
-    return make_threes_agent(spec)
+    return make_agent(ThreesGame(), spec)
 
 
 def play_one(task: tuple[str, str, int, int]) -> dict:

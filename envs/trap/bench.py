@@ -19,8 +19,9 @@ import numpy as np
 from numba import njit, types
 
 from tablegym.envs.core import CHANCE, EVAL_T
-from tablegym.envs.trap.agents import MOVE_SHARE, SearchAgent, make_evaluator
+from tablegym.envs.trap.agents import MOVE_SHARE, SearchAgent
 from tablegym.envs.trap.core import TrapGame, TrapState
+from tablegym.models.agents import make_evaluator
 from tablegym.models.netkernel import clear_value_cache, without_value_cache
 from tablegym.search.expectiminimax import reference_expectiminimax
 
@@ -88,7 +89,7 @@ def leaf_evaluations(evaluators: tuple[str, ...], positions: int = 2000, seconds
     rows: dict[str, Any] = {}
     first = None
     for name in evaluators:
-        ev = make_evaluator(name)
+        ev = make_evaluator(TrapGame(), name)
         ev.params = without_value_cache(ev.params)  # the evaluation itself, not cache hits
         _evaluate_all(ev.kernel, ev.params, batch[:10], 1)  # compile/load outside the timing
         repeats, elapsed = 1, 0.0
@@ -123,11 +124,11 @@ def bench_trap(budgets: tuple[float, ...] = (1.0, 5.0), evaluators: tuple[str, .
         evaluators = tuple(evaluators.split("+"))
     positions = bench_positions()
     rows: dict[str, Any] = {}
-    warm = SearchAgent(make_evaluator(evaluators[0]), depth=2, candidates=cands)
+    warm = SearchAgent(make_evaluator(TrapGame(), evaluators[0]), depth=2, candidates=cands)
     warm(positions["opening"], np.random.default_rng(0))  # load the compiled search outside the timing
     for pos_name, state in positions.items():
         for ev_name in evaluators:
-            evaluator = make_evaluator(ev_name)
+            evaluator = make_evaluator(TrapGame(), ev_name)
             evaluator(state, 0)  # load the kernel outside the baseline's timing
             py_nodes, py_secs = _python_baseline(state, evaluator, baseline_depth)
             for budget in budgets:

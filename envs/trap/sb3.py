@@ -150,11 +150,12 @@ AGENT = agent_name("maskableppo")
 def check_opponent(opponent: str) -> str:
     """Build the Trap agent named by ``opponent`` once, so a bad name fails at once with the list
     of known agents (a ``ValueError``) rather than deep inside env construction."""
-    from tablegym.envs.trap.agents import make_agent
+    from tablegym.envs.trap.core import TrapGame
+    from tablegym.models.agents import make_agent
 
     if not isinstance(opponent, str) or not opponent.strip():
         raise ValueError(f"the opponent must be a Trap agent spec such as 'medium', got {opponent!r}")
-    make_agent(opponent)
+    make_agent(TrapGame(), opponent)
     return opponent
 
 

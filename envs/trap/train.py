@@ -128,7 +128,8 @@ def _play_chunk(params: np.ndarray, kwargs: dict) -> SelfPlayBatch:
 def _match_games(params: np.ndarray, task: tuple) -> float:
     """Points of the learned searcher (network ``params``) in games ``first..last-1``; even
     games it plays player 0, odd games player 1; each game seeded by (seed, index)."""
-    from tablegym.envs.trap.agents import SearchAgent, make_agent
+    from tablegym.envs.trap.agents import SearchAgent
+    from tablegym.models.agents import make_agent
     from tablegym.search.play import play_game
 
     opponent, first, last, depth, seed, n = task
@@ -136,7 +137,7 @@ def _match_games(params: np.ndarray, task: tuple) -> float:
     learned = evaluator_of(params)
     points = 0.0
     for i in range(first, last):
-        ours, theirs = SearchAgent(learned, depth=depth), make_agent(opponent)
+        ours, theirs = SearchAgent(learned, depth=depth), make_agent(game, opponent)
         seats = (ours, theirs) if i % 2 == 0 else (theirs, ours)
         record = play_game(game, seats, np.random.default_rng([seed, i]))
         points += 1.0 if record.winner == i % 2 else (0.5 if record.winner is None else 0.0)
