@@ -83,10 +83,12 @@ class Evaluator:
 
 
 class KernelEvaluator(Evaluator):
-    """An evaluator that is one compiled kernel and its parameter vector."""
+    """An evaluator that is one compiled kernel and its parameter vector; ``game``: the game it
+    is made for (searchers refuse another's states; any rule options of that game are fine)."""
 
-    def __init__(self, name: str, kernel: Any, params: np.ndarray | None = None) -> None:
+    def __init__(self, name: str, kernel: Any, params: np.ndarray | None = None, *, game: str | None = None) -> None:
         self.name = name
+        self.game = game
         self.kernel = kernel
         self.params = np.zeros(1) if params is None else np.ascontiguousarray(params, dtype=np.float64)
 

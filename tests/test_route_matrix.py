@@ -22,21 +22,35 @@ from tablegym.models.agents import make_agent
 from tablegym.models.export import save
 from tablegym.models.learned import default_checkpoint
 
-SEARCHERS = {  # game -> (spec template with {E}, its hand-made evaluator) for each searcher of that game
-    "sim": [("alphabeta:eval={E},depth=2", "safe-moves")],
-    "trilobite": [("alphabeta:eval={E},depth=2", "advanced")],
-    "trilobite-tiny": [("alphabeta:eval={E},depth=2", "advanced")],
-    "trap": [("search:eval={E},depth=1", "composite")],
-    "threes": [("expectimax:depth=1,eval={E}", "openness-matthew"), ("greedy:eval={E}", "openness-matthew"),
-               ("bestfirst:nodes=40,eval={E}", "openness-matthew")],
-    "friday": [("bestfirst:nodes=40,eval={E}", "fridai"), ("mc:rollouts=2,horizon=1,eval={E}", "fridai")],
-}
+BUDGET = {"alphabeta": "depth=2", "expectiminimax": "depth=1", "expectimax": "depth=1", "greedy": "",
+          "bestfirst": "nodes=40", "mc": "rollouts=2,horizon=1"}
+"""A small budget for each searcher of tablegym.search.searchers, so that every cell plays fast."""
+
+
+def _searchers(name: str) -> list[tuple[str, str]]:
+    """(spec template with {E}, the game's hand-made evaluator) for each searcher its record lists."""
+    from tablegym.models.agents import game_evaluators
+
+    record = plugin(name)
+    out = []
+    for searcher in record.searchers:
+        hand = record.defaults.get(searcher, {}).get("eval") or sorted(game_evaluators(make_game(name)))[0]
+        keys = ",".join(k for k in (BUDGET[searcher], "eval={E}") if k)
+        out.append((f"{searcher}:{keys}", hand))
+    return out
+
+
+SEARCHERS = {p.name: _searchers(p.name) for p in plugins() if p.agents}
+"""game -> its searchers, from the registry: every game x every searcher that applies."""
 KINDS = ("hand", "shipped", "exported", "sb3")
 
 
-def test_the_matrix_covers_every_game_with_searchers():
-    searchable = {p.name for p in plugins() if p.agents}
-    assert searchable == set(SEARCHERS)
+def test_every_searcher_a_record_lists_is_declared_once_in_search():
+    from tablegym.search.searchers import SEARCHERS as DECLARED
+
+    assert {s for p in plugins() for s in p.searchers} <= set(DECLARED) == set(BUDGET)
+    assert set(SEARCHERS) == {"sim", "trilobite", "trilobite-tiny", "trap", "threes", "friday"}
+    assert sum(len(v) for v in SEARCHERS.values()) == 9  # the matrix: 9 game x searcher pairs x 4 kinds
 
 
 def cases():
@@ -102,17 +116,39 @@ def test_every_model_in_every_searcher_plays_a_move(model_files, name, template,
     assert agent(state, np.random.default_rng(1)) in state.legal_actions()
 
 
-@pytest.mark.parametrize("name", ["trilobite", "trap", "threes", "friday"])
-def test_the_command_line_plays_each_games_exported_and_sb3_models(model_files, name, capsys):
+@pytest.mark.parametrize("name, template", [(g, t) for g, ts in SEARCHERS.items() for t, _ in ts])
+def test_the_command_line_plays_each_games_exported_and_sb3_models(model_files, name, template, capsys):
     from tablegym.experiments.cli import main
 
-    template = SEARCHERS[name][0][0]
     specs = [template.format(E=f"learned:{model_files[name, kind]}") for kind in ("exported", "sb3")]
     single = make_game(name).spec.num_players == 1
     argv = ["eval", name, *specs, "--games", "1" if single else "2", "--no-progress"]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert all(spec in out for spec in specs)
+
+
+@pytest.mark.parametrize("name", sorted(SEARCHERS))
+def test_every_fixed_agent_of_every_game_plays_a_move(name):
+    from tablegym.envs import load
+
+    game = make_game(name)
+    state = decision_state(game)
+    for agent_name in load(plugin(name).agents).__dict__.get("AGENTS", {}):
+        agent = make_agent(game, agent_name)
+        assert agent(state, np.random.default_rng(0)) in state.legal_actions(), agent_name
+
+
+@pytest.mark.parametrize("evaluator, game", [("advanced", "sim"), ("safe-moves", "trilobite"), ("composite", "trilobite")])
+def test_a_hand_made_evaluator_of_another_game_is_refused_in_one_line(evaluator, game):
+    from tablegym.models.agents import make_evaluator
+    from tablegym.search.alphabeta import alphabeta
+    from tablegym.search.evaluator import WrongGameError
+
+    owner = {"advanced": "trilobite", "safe-moves": "sim", "composite": "trap"}[evaluator]
+    ev = make_evaluator(make_game(owner), evaluator)
+    with pytest.raises(WrongGameError, match=f"made for {owner!r}, not {game!r}"):
+        alphabeta(make_game(game).new_initial_state(), ev, depth=1)
 
 
 def test_a_network_of_other_rules_is_refused_when_the_agent_is_built():

@@ -62,7 +62,7 @@ def safe_moves_kernel(s, player, params):
     return 0.5 * diff / s[E_]
 
 
-SAFE_MOVES = KernelEvaluator("safe-moves", safe_moves_kernel, np.zeros(1))
+SAFE_MOVES = KernelEvaluator("safe-moves", safe_moves_kernel, np.zeros(1), game="sim")
 EVALUATORS = {"safe-moves": SAFE_MOVES}
 
 

@@ -175,6 +175,7 @@ class BoardEvaluator(Evaluator):
         if name not in EVALUATOR_IDS:
             raise ValueError(f"unknown Threes evaluator {name!r}; known: {', '.join(EVALUATOR_IDS)}")
         self.name = name
+        self.game = "threes"
         self._id = EVALUATOR_IDS[name]
         self.terminal_penalty = terminal_penalty
         self.kernel = board_value

@@ -349,13 +349,13 @@ depth 3 and drew 158-142 at depth 4; the evidence is mixed, so the measured vect
 longer comparison decides. A distance weight of +0.1 won only 34% of 1000 games (-0.1: even).
 """
 
-IS = KernelEvaluator("is", mobility_score, np.array([1.0, 1.0]))
-AIS = KernelEvaluator("ais", mobility_score, np.array([1.0, 2.0]))
-AIS_COURSE = KernelEvaluator("ais-course", mobility_score, np.array([2.0, 1.0]))
-OCLS = KernelEvaluator("ocls", ocls)
-FLOOD = KernelEvaluator("flood", flood)
-CUT = KernelEvaluator("cut", cut)
-COMPOSITE = KernelEvaluator("composite", composite, COMPOSITE_WEIGHTS)
+IS = KernelEvaluator("is", mobility_score, np.array([1.0, 1.0]), game="trap")
+AIS = KernelEvaluator("ais", mobility_score, np.array([1.0, 2.0]), game="trap")
+AIS_COURSE = KernelEvaluator("ais-course", mobility_score, np.array([2.0, 1.0]), game="trap")
+OCLS = KernelEvaluator("ocls", ocls, game="trap")
+FLOOD = KernelEvaluator("flood", flood, game="trap")
+CUT = KernelEvaluator("cut", cut, game="trap")
+COMPOSITE = KernelEvaluator("composite", composite, COMPOSITE_WEIGHTS, game="trap")
 for _ev in (IS, AIS, AIS_COURSE, OCLS, FLOOD, CUT, COMPOSITE):
     _ev.win_value = WIN
 

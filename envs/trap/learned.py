@@ -125,7 +125,7 @@ def trap_value(s, player, params):
 
 def evaluator_of(params: np.ndarray, name: str = "learned") -> KernelEvaluator:
     """The network export ``params`` as a search evaluator (what worker processes receive)."""
-    ev = KernelEvaluator(name, trap_value, params)
+    ev = KernelEvaluator(name, trap_value, params, game="trap")
     ev.win_value = ev.bound = SCALE
     return ev
 

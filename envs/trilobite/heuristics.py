@@ -94,7 +94,7 @@ def advanced(s, player, params):
 
 
 def _make(name: str, kernel, params=None, win_value: float = 1.0) -> KernelEvaluator:
-    ev = KernelEvaluator(name, kernel, params)
+    ev = KernelEvaluator(name, kernel, params, game="trilobite")
     ev.win_value = win_value
     return ev
 
