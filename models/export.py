@@ -16,7 +16,9 @@ the value of the position for ``p`` (a critic); ``output="max"`` takes the large
 the legal actions instead (a Q-network). Finished games are worth +1/-1/0 exactly.
 
 Any other module (a CNN, a transformer) works through ``TorchEvaluator`` on the Python path of a
-search: correct, but a forward pass per leaf (or per batch of leaves) from Python.
+search: correct, but a forward pass per leaf (or per batch of leaves) from Python. It passes
+the observations in their own shape, ``(batch, *observation_shape)`` as the Gymnasium env
+gives them, so a convolutional network reads Trilobite's board planes ``(3, 7, 8)`` as they are.
 """
 
 from __future__ import annotations
@@ -80,6 +82,8 @@ class NetEvaluator(Evaluator):
         self.options = dict(game.spec.options)
         self.inputs = "observation"
         self.kernel = load(record.network_value)
+        self.layers = layers
+        self.output = output
         self.params = pack(layers, reduce=VALUE if output == "value" else MAX_LEGAL)
         self.win_value = self.bound = 1.0
 
@@ -228,8 +232,9 @@ def save(model: Any, game: Game, path: str | os.PathLike, *, output: str | None 
          metadata: dict[str, Any] | None = None) -> Path:
     """Save a network as a tablegym checkpoint that ``eval=learned:PATH`` (``load_evaluator``)
     loads into every compiled searcher of ``game``: a ``torch.nn.Sequential`` of Linear layers and
-    common activations (``output`` "value" by default, "max" for a Q-network) or a
-    Stable-Baselines3 PPO/MaskablePPO/DQN model (its critic or Q-network). Only tensors and plain
+    common activations (``output`` "value" by default, "max" for a Q-network), an evaluator made
+    of one (``from_torch``, ``from_state_dict``, ``from_sb3``, or a ``TorchEvaluator`` over such a
+    module) or a Stable-Baselines3 PPO/MaskablePPO/DQN model (its critic or Q-network). Only tensors and plain
     values are written, so the file loads without running code anywhere (``weights_only=True``);
     this is how a network whose file cannot be read safely (a custom SB3 policy, a pickled
     module) is passed on: load it in your own process, then save it here::
@@ -239,7 +244,13 @@ def save(model: Any, game: Game, path: str | os.PathLike, *, output: str | None 
     """
     from tablegym.models.checkpoint import save_checkpoint
 
-    if isinstance(model, nn.Module):
+    if isinstance(model, TorchEvaluator):
+        model, output = model.module, output or model.output
+    if isinstance(model, NetEvaluator):
+        layers, kind = model.layers, model.output
+        if output not in (None, kind):
+            raise ExportError(f"the evaluator {model.name!r} has output={kind!r}, not {output!r}")
+    elif isinstance(model, nn.Module):
         layers, kind = sequential_layers(model), output or "value"
     else:
         net, kind = sb3_network(model)
@@ -279,9 +290,19 @@ def load_exported(game: Game, path: str | os.PathLike) -> NetEvaluator:
 class TorchEvaluator(Evaluator):
     """Any torch module on the mover's observation, for the Python path of every searcher
     (``compiled=False``): slower than an exported network, but any architecture. ``batch``
-    values many positions in one forward pass."""
+    values many positions in one forward pass.
 
-    def __init__(self, module: nn.Module, game: Game, *, name: str = "torch", output: str = "value") -> None:
+    The module gets a float32 batch in the observation's own shape, ``(B, *observation_shape)``
+    (``game.spec.observation_shape``, what the Gymnasium env gives; Trilobite: ``(B, 3, 7, 8)``
+    board planes), so a convolutional network works as trained on the env. A module whose first
+    layer is a ``Linear`` (the networks ``from_torch`` compiles) gets the flattened ``(B, size)``
+    that the compiled path reads; ``flatten`` says which when given. It returns one value per
+    position, shape ``(B,)`` or ``(B, 1)`` (``output="value"``), or one per action,
+    ``(B, num_actions)`` (``output="max"``); anything else is an ``ExportError`` in one line.
+    """
+
+    def __init__(self, module: nn.Module, game: Game, *, name: str = "torch", output: str = "value",
+                 flatten: bool | None = None) -> None:
         if output not in OUTPUTS:
             raise ExportError(f"output must be one of {OUTPUTS}, got {output!r}")
         self.module = module.eval()
@@ -291,10 +312,39 @@ class TorchEvaluator(Evaluator):
         self.inputs = "observation"
         self.players = game.spec.num_players
         self.output = output
+        self.num_actions = game.spec.num_actions
+        first = next((m for m in module.modules() if not list(m.children())), None)
+        self.flatten = isinstance(first, nn.Linear) if flatten is None else flatten
+        """Whether the module gets ``(B, size)`` rather than ``(B, *observation_shape)``."""
+        self.input_shape = (observation_size(game),) if self.flatten else tuple(game.spec.observation_shape)
         self.win_value = self.bound = 1.0
 
     def evaluate(self, state: State, player: int) -> float:
         return float(self.batch([state], player)[0])
+
+    def _forward(self, x: np.ndarray) -> np.ndarray:
+        """The module's outputs for the batch ``x``, as (B, width), or a one-line ``ExportError``."""
+        try:
+            with torch.no_grad():
+                out = self.module(torch.as_tensor(x, dtype=torch.float32))
+        except RuntimeError as err:  # torch's shape errors
+            from tablegym.models.checkpoint import first_line
+
+            raise InputSizeError(f"the network {self.name!r} refused a batch of shape {tuple(x.shape)} (the "
+                                 f"observation {'flattened' if self.flatten else 'in its own shape'}): "
+                                 f"{first_line(err)}") from err
+        if not isinstance(out, torch.Tensor):
+            raise ExportError(f"the network {self.name!r} returned a {type(out).__name__}, not a tensor")
+        b = x.shape[0]
+        if self.output == "value":
+            want, allowed, what = 1, [(b,), (b, 1)], "one value per position"
+        else:
+            want, allowed, what = self.num_actions, [(b, self.num_actions)], "one value per action"
+        if tuple(out.shape) not in allowed:
+            raise ExportError(f"the network {self.name!r} gave an output of shape {tuple(out.shape)} for {b} "
+                              f"position(s); output={self.output!r} needs {what}, shape "
+                              + " or ".join(map(str, allowed)))
+        return out.double().numpy().reshape(b, want)
 
     def batch(self, states: Iterable[State], player: int) -> np.ndarray:
         """Values of ``states`` for ``player`` (exact at finished games), one forward pass."""
@@ -312,13 +362,12 @@ class TorchEvaluator(Evaluator):
             # The mover's view; one player, or a chance node (never a searched leaf), is seen as is.
             movers = [s.current_player() if s.current_player() >= 0 and self.players > 1 else player
                       for s in (states[i] for i in live)]
-            x = np.stack([states[i].observation(m).reshape(-1) for i, m in zip(live, movers)])
-            with torch.no_grad():
-                out = self.module(torch.as_tensor(x, dtype=torch.float32)).double().numpy()
+            x = np.stack([states[i].observation(m).reshape(self.input_shape) for i, m in zip(live, movers)])
+            out = self._forward(x)
             for row, i, m in zip(out, live, movers):
                 s = states[i]
                 if self.output == "value":
-                    v = float(row.reshape(-1)[0])
+                    v = float(row[0])
                 elif s.current_player() == CHANCE:  # no decision at a chance node, as the compiled kernels say
                     v = -np.inf
                 else:

@@ -200,3 +200,126 @@ def test_the_kept_first_layer_of_sorted_feature_lists_equals_the_full_sum(featur
         for near in (active, np.setdiff1d(active, active[len(active) // 2:len(active) // 2 + 1]), np.union1d(active, [39])):
             got = forward_binary(near, len(near), mover, cached)
             assert got == forward_binary(near, len(near), mover, plain)
+
+
+# ------------------------------------------------------ TorchEvaluator's input shape (issue 43)
+
+
+class BoardConv(nn.Module):
+    """A small convolutional critic over Trilobite's board planes (3, 7, 8); it remembers the
+    shapes of the batches it was given."""
+
+    def __init__(self, outputs: int = 1) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = nn.Conv2d(3, 8, kernel_size=3, padding=1)
+        self.head = nn.Linear(8 * 7 * 8, outputs)
+        self.shapes: list[tuple[int, ...]] = []
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.shapes.append(tuple(x.shape))
+        return torch.tanh(self.head(torch.relu(self.conv(x)).flatten(1)))
+
+
+def test_a_conv_net_reads_the_board_planes_and_plays_a_legal_move():
+    game = make_game("trilobite")
+    net = BoardConv()
+    ev = TorchEvaluator(net, game)
+    assert not ev.flatten and ev.input_shape == (3, 7, 8)
+    for s in random_positions(game, 10, seed=9)[1::3]:
+        if s.is_terminal():
+            continue
+        result = alphabeta(s, ev, depth=2, compiled=False)
+        assert result.action in s.legal_actions()
+        me = s.current_player()
+        with torch.no_grad():
+            want = net(torch.as_tensor(s.observation(me)[None])).item()
+        assert ev(s, me) == pytest.approx(want, abs=1e-6) and ev(s, 1 - me) == pytest.approx(-want, abs=1e-6)
+    positions = [p for p in random_positions(game, 12, seed=10) if not p.is_terminal()]
+    net.shapes.clear()
+    ev.batch(positions, 0)
+    assert net.shapes == [(len(positions), 3, 7, 8)]  # one forward pass, the observation's own shape
+
+
+def test_a_linear_first_network_still_gets_the_flat_observation():
+    game = make_game("trilobite")
+    plain = nn.Sequential(nn.Linear(168, 8), nn.ReLU(), nn.Linear(8, 1))  # no Flatten: reads (B, 168)
+    assert TorchEvaluator(plain, game).input_shape == (168,)
+    s = random_positions(game, 4, seed=11)[3]
+    assert TorchEvaluator(plain, game)(s, 0) == pytest.approx(from_torch(plain, game)(s, 0), abs=1e-6)
+    with pytest.raises(InputSizeError, match=r"refused a batch of shape \(1, 3, 7, 8\) \(the observation in its own "
+                                             r"shape\): mat1 and mat2 shapes cannot be multiplied") as err:
+        TorchEvaluator(plain, game, flatten=False)(s, 0)
+    assert "\n" not in str(err.value) and "\x1b" not in str(err.value)
+
+
+@pytest.mark.parametrize("outputs, output, shape", [(4, "value", "(1, 4)"), (1, "max", "(1, 1)")])
+def test_an_output_that_is_not_one_value_per_position_is_one_line(outputs, output, shape):
+    game = make_game("trilobite")
+    ev = TorchEvaluator(BoardConv(outputs), game, output=output, name="conv")
+    s = random_positions(game, 3, seed=12)[2]
+    need = "one value per position, shape (1,) or (1, 1)" if output == "value" else "one value per action, shape (1, 8)"
+    with pytest.raises(ExportError, match=fr"^the network 'conv' gave an output of shape {re_escape(shape)} for 1 "
+                                          fr"position\(s\); output='{output}' needs {re_escape(need)}$"):
+        ev(s, 0)
+
+
+def re_escape(text: str) -> str:
+    import re
+
+    return re.escape(text)
+
+
+# ---------------------------------------------------------- save: what eval=learned:PATH reads
+
+
+def test_save_takes_a_network_or_an_evaluator_of_one_and_writes_plain_tensors(tmp_path):
+    from tablegym.models.checkpoint import FORMAT
+    from tablegym.models.export import load_exported, save
+    from tablegym.models.learned import load_evaluator
+
+    game = make_game("trilobite")
+    net = mlp(168)
+    want = from_torch(net, game).params
+    for i, given in enumerate([net, from_torch(net, game), TorchEvaluator(net, game)]):
+        path = save(given, game, tmp_path / f"net{i}.pt")
+        payload = torch.load(path, weights_only=True)  # tensors and plain values only
+        assert payload["format"] == FORMAT and payload["metadata"]["network"] == "exported-network"
+        assert np.array_equal(load_evaluator(game, path).params, want)
+        assert np.array_equal(load_exported(game, path).params, want)
+    q = nn.Sequential(nn.Linear(168, 8))
+    assert save(from_torch(q, game, output="max"), game, tmp_path / "q.pt").is_file()
+    with pytest.raises(ExportError, match="has output='max', not 'value'"):
+        save(from_torch(q, game, output="max"), game, tmp_path / "q2.pt", output="value")
+    with pytest.raises(UnsupportedLayerError, match="cannot compile layer BoardConv"):  # stays on the Python path
+        save(TorchEvaluator(BoardConv(), game), game, tmp_path / "conv.pt")
+
+
+def _cli_error(capsys, path) -> str:
+    from tablegym.experiments.cli import main
+
+    try:
+        status = main(["eval", "trilobite", f"alphabeta:eval=learned:{path},depth=1", "random", "--games", "1",
+                       "--no-progress"])
+    except SystemExit as exit_:  # refused while the arguments are read
+        status = exit_.code
+    assert status == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "\x1b" not in err and "Traceback" not in err
+    return err
+
+
+def test_a_torch_saved_module_on_the_command_line_says_how_to_save_it(tmp_path, capsys):
+    torch.save(mlp(168), tmp_path / "module.pt")
+    assert "save a network with tablegym.models.export.save(net, game, path)" in _cli_error(capsys, tmp_path / "module.pt")
+
+
+def test_a_bare_state_dict_on_the_command_line_is_one_line(tmp_path, capsys):
+    torch.save(mlp(168).state_dict(), tmp_path / "sd.pt")
+    assert "is not a tablegym-checkpoint-v1 checkpoint" in _cli_error(capsys, tmp_path / "sd.pt")
+
+
+@pytest.mark.xfail(strict=True, reason="models/checkpoint.py's 'not a checkpoint' line does not yet name export.save")
+def test_a_bare_state_dict_on_the_command_line_says_how_to_save_it(tmp_path, capsys):
+    torch.save(mlp(168).state_dict(), tmp_path / "sd.pt")
+    assert "tablegym.models.export.save" in _cli_error(capsys, tmp_path / "sd.pt")
