@@ -1,11 +1,12 @@
 """What every trainer repeats, in one place: the run directory and its checkpoint (a rerun
-resumes), the TensorBoard writer, the budget (games or minutes), the progress bar, the eval and
-save schedule, the final copy to ``--out``, a replay buffer, and command-line flags made from an
-``Args`` dataclass with a help line per field (its attribute docstring).
+resumes), the TensorBoard writer, the budget (games, iterations or minutes), the progress bar,
+the eval and save schedule, the final file for ``--out``, a replay buffer, and command-line flags
+made from an ``Args`` dataclass with a help line per field (its attribute docstring).
 
 A trainer keeps only its algorithm and reads top to bottom::
 
-    run = Run(args, game, net_config, total=args.total_games)
+    learner = ValueLearner(args, game, net_config)    # what is trained, saved and resumed
+    run = Run(args, game, learner, total=args.total_games)
     while run.next_iteration():
         batch = ...                       # 1. play
         run.played(len_of_games)          # counts games, moves the bar
@@ -13,6 +14,10 @@ A trainer keeps only its algorithm and reads top to bottom::
         if run.due(args.eval_every): ...  # 3. evaluate
         if run.due(args.save_every): run.save()
     return run.finish()
+
+A trainer of something other than one ValueMLP with Adam (n-tuple tables, a second network,
+replay buffers kept across runs) gives its own ``Learner``: how to start or resume it, save it,
+and write the ``--out`` file.
 """
 
 from __future__ import annotations
@@ -37,31 +42,112 @@ from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.value_net import NetConfig, ValueMLP
 
-__all__ = ["ReplayBuffer", "Run", "field_help", "metadata", "parse_dataclass_args", "start_or_resume"]
+__all__ = ["Learner", "ReplayBuffer", "Run", "ValueLearner", "field_help", "metadata", "parse_dataclass_args",
+           "start_or_resume"]
+
+
+class Learner:
+    """What a run trains, saves and resumes (its networks, optimizer state, buffers...).
+
+    ``Run`` calls ``start`` once, ``save`` at every checkpoint and ``export`` for ``--out``.
+    """
+
+    def start(self, checkpoint: Path | None) -> dict:
+        """Fresh (``None``) or resumed from ``checkpoint``: that checkpoint's metadata, which
+        gives the run's ``iteration``, ``games`` and ``train_seconds`` so far ({}: a fresh start)."""
+        raise NotImplementedError
+
+    def save(self, path: Path, progress: dict) -> None:
+        """Write the checkpoint ``path`` (atomically); ``progress`` holds the run's ``iteration``,
+        ``games`` and ``train_seconds``."""
+        raise NotImplementedError
+
+    def export(self, checkpoint: Path, out: Path) -> None:
+        """Write the file ``--out`` names, after the last save: by default a copy of the checkpoint."""
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(checkpoint, out)
+
+
+class ValueLearner(Learner):
+    """A ValueMLP and its Adam optimizer, seeded by ``args.seed`` (``args.lr`` the step), and
+    ``rng``, the numpy generator of the trainer's own draws (reseeded by the iteration on resume)."""
+
+    def __init__(self, args: Any, game: Game, net_config: NetConfig) -> None:
+        self.args, self.game, self.net_config = args, game, net_config
+        torch.manual_seed(args.seed)
+        self.rng = np.random.default_rng(args.seed)
+        self.model = ValueMLP(net_config)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.lr)
+
+    def start(self, checkpoint: Path | None) -> dict:
+        if checkpoint is None:
+            return {}
+        payload = load_checkpoint(checkpoint, game=self.game.spec.name, options=self.game.spec.options)
+        if NetConfig.from_dict(payload["metadata"]["net"]) != self.net_config:
+            raise ValueError(f"{checkpoint} holds another network ({payload['metadata']['net']}); "
+                             f"use a new --run-dir or the same --hidden")
+        self.model.load_state_dict(payload["model"])
+        if "optimizer" in payload:
+            self.optimizer.load_state_dict(payload["optimizer"])
+        meta = payload["metadata"]
+        self.rng = np.random.default_rng([self.args.seed, meta["iteration"]])
+        return meta
+
+    def metadata(self, progress: dict) -> dict:
+        """The checkpoint's metadata record (``metadata``) at ``progress``."""
+        return metadata(self.args, self.game, self.net_config, progress["iteration"], progress["games"],
+                        progress["train_seconds"])
+
+    def save(self, path: Path, progress: dict) -> None:
+        save_checkpoint(path, model=self.model, metadata=self.metadata(progress), optimizer=self.optimizer)
 
 
 class Run:
-    """One training run of a ValueMLP: ``run_dir/checkpoint.pt`` (resumed when it exists),
-    TensorBoard logs beside it, and a budget of ``total`` games or ``args.minutes`` minutes."""
+    """One training run of ``learner``: ``run_dir/checkpoint.pt`` (resumed when it exists),
+    TensorBoard logs and ``args.json`` beside it, and a budget: ``total`` games, ``iterations``
+    (either may be None: no limit) and ``args.minutes`` minutes (None or 0: no limit). The
+    budget counts the resumed runs too, or with ``per_run`` only this run (each command then
+    trains that much more)."""
 
-    def __init__(self, args: Any, game: Game, net_config: NetConfig, *, total: int) -> None:
-        self.args, self.game, self.net_config, self.total = args, game, net_config, total
+    def __init__(self, args: Any, game: Game, learner: Learner, *, total: int | None = None,
+                 iterations: int | None = None, per_run: bool = False, desc: str | None = None) -> None:
+        self.args, self.game, self.learner = args, game, learner
         self.dir = Path(args.run_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.checkpoint = self.dir / "checkpoint.pt"
-        (self.model, self.optimizer, self.iteration, self.games, seconds_done,
-         self.rng) = start_or_resume(self.checkpoint, game, net_config, args)
+        meta = learner.start(self.checkpoint if self.checkpoint.exists() else None)
+        self.iteration = int(meta.get("iteration", 0))
+        self.games = int(meta.get("games", 0))
+        seconds_done = float(meta.get("train_seconds", 0.0))
+        if meta:
+            print(f"resuming {self.checkpoint} at iteration {self.iteration} ({self.games:,} games, "
+                  f"{seconds_done / 60:.1f} min trained)")
+        self.total = None if total is None else total + (self.games if per_run else 0)
+        self.iterations = None if iterations is None else iterations + (self.iteration if per_run else 0)
         self.writer = SummaryWriter(str(self.dir))
-        self.writer.add_text("args", json.dumps(dataclasses.asdict(args), default=list, indent=1))
+        text = json.dumps(dataclasses.asdict(args), default=list, indent=1)
+        self.writer.add_text("args", text)
+        (self.dir / "args.json").write_text(text)
         self.t_start = time.perf_counter() - seconds_done
-        self.deadline = None if args.minutes is None else args.minutes * 60.0
+        self.last_save = time.perf_counter()
+        # the clock the deadline reads: all training time, or this run's
+        self.budget_start = self.t_start + (seconds_done if per_run else 0.0)
+        self.deadline = args.minutes * 60.0 if args.minutes else None
         # Under a time budget the game count is open-ended: the bar then shows games and rate only.
-        self.bar = tqdm(total=None if self.deadline else total, initial=self.games,
-                        disable=not getattr(args, "progress", True), unit="game")
+        self.bar = tqdm(total=None if self.deadline else self.total, initial=self.games,
+                        disable=not getattr(args, "progress", True), unit="game", desc=desc)
+
+    def in_budget(self, games: int | None = None) -> bool:
+        """Whether games, iterations and time are left, counting ``games`` games (default: those
+        played; a trainer with games in flight counts those too)."""
+        games = self.games if games is None else games
+        return ((self.total is None or games < self.total)
+                and (self.iterations is None or self.iteration < self.iterations)
+                and (self.deadline is None or time.perf_counter() - self.budget_start < self.deadline))
 
     def next_iteration(self) -> bool:
-        """Start the next iteration while games and time are left."""
-        if self.games >= self.total or (self.deadline is not None and self.seconds() >= self.deadline):
+        """Start the next iteration while games, iterations and time are left."""
+        if not self.in_budget():
             return False
         self.iteration += 1
         return True
@@ -71,7 +157,9 @@ class Run:
         return time.perf_counter() - self.t_start
 
     def played(self, games: int) -> None:
+        """Count ``games`` more games (and move the bar)."""
         self.games += games
+        self.bar.update(games)
 
     def log(self, scalars: dict[str, float]) -> None:
         """TensorBoard scalars by tag, at the current game count."""
@@ -82,18 +170,24 @@ class Run:
         """Whether this iteration is one of every ``every`` (0: never)."""
         return bool(every) and self.iteration % every == 0
 
+    def due_minutes(self, minutes: float) -> bool:
+        """Whether ``minutes`` have passed since the last save (or the start of this run)."""
+        return time.perf_counter() - self.last_save >= 60.0 * minutes
+
+    def progress(self) -> dict:
+        return {"iteration": self.iteration, "games": self.games, "train_seconds": self.seconds()}
+
     def save(self) -> None:
-        meta = metadata(self.args, self.game, self.net_config, self.iteration, self.games, self.seconds())
-        save_checkpoint(self.checkpoint, model=self.model, metadata=meta, optimizer=self.optimizer)
+        self.learner.save(self.checkpoint, self.progress())
+        self.last_save = time.perf_counter()
 
     def finish(self) -> Path:
-        """Close the bar, save, close the logs and copy the checkpoint to ``args.out``."""
+        """Close the bar, save, close the logs and write ``args.out``; the checkpoint's path."""
         self.bar.close()
         self.save()
         self.writer.close()
         if self.args.out:
-            Path(self.args.out).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(self.checkpoint, self.args.out)
+            self.learner.export(self.checkpoint, Path(self.args.out))
         return self.checkpoint
 
 
@@ -134,24 +228,10 @@ def metadata(args: Any, game: Game, net: NetConfig, iteration: int, games: int, 
 def start_or_resume(ckpt_path: Path, game: Game, net_config: NetConfig, args) -> tuple:
     """A fresh network and optimizer, or those of the checkpoint at ``ckpt_path`` (which must
     hold the same network): (model, optimizer, iteration, games, train seconds, rng)."""
-    torch.manual_seed(args.seed)
-    rng = np.random.default_rng(args.seed)
-    model = ValueMLP(net_config)
-    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    if not ckpt_path.exists():
-        return model, optimizer, 0, 0, 0.0, rng
-    payload = load_checkpoint(ckpt_path, game=game.spec.name, options=game.spec.options)
-    if NetConfig.from_dict(payload["metadata"]["net"]) != net_config:
-        raise ValueError(f"{ckpt_path} holds another network ({payload['metadata']['net']}); "
-                         f"use a new --run-dir or the same --hidden")
-    model.load_state_dict(payload["model"])
-    if "optimizer" in payload:
-        optimizer.load_state_dict(payload["optimizer"])
-    meta = payload["metadata"]
-    iteration = meta["iteration"]
-    print(f"resuming {ckpt_path} at iteration {iteration} ({meta['games']} games)")
-    return (model, optimizer, iteration, meta["games"], meta.get("train_seconds", 0.0),
-            np.random.default_rng([args.seed, iteration]))
+    learner = ValueLearner(args, game, net_config)
+    meta = learner.start(Path(ckpt_path) if Path(ckpt_path).exists() else None)
+    return (learner.model, learner.optimizer, meta.get("iteration", 0), meta.get("games", 0),
+            meta.get("train_seconds", 0.0), learner.rng)
 
 
 def field_help(cls: type) -> dict[str, str]:
@@ -175,11 +255,17 @@ def field_help(cls: type) -> dict[str, str]:
 
 def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, description: str):
     """Command-line flags named after the fields of the ``Args`` dataclass ``cls``
-    (``--games-per-iter 100``), a positional game name and repeatable ``--option KEY=VALUE``."""
+    (``--games-per-iter 100``), a positional game name and repeatable ``--option KEY=VALUE``.
+
+    A tuple field takes one or more values (``--hidden 64 32``); a field's ``metadata`` may give
+    argparse's ``type``, ``nargs`` or ``metavar`` for its flag. An ``Args`` that refuses its
+    values (a ``ValueError`` from ``__post_init__``) is a usage error.
+    """
     parser = argparse.ArgumentParser(prog=prog, description=description,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     helps = field_help(cls)
     parser.add_argument("game", nargs="?", default=cls.game, help=helps.get("game", "the game to train"))
+    tuples = set()
     for f in dataclasses.fields(cls):
         if f.name in ("game", "game_options"):
             continue
@@ -187,17 +273,19 @@ def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, descripti
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
         text = helps.get(f.name, " ")
         if f.type in ("bool",) or isinstance(default, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=text)
-        elif f.name == "hidden":
-            parser.add_argument(flag, type=int, nargs="+", default=list(default), help=text)
+            kw = dict(action=argparse.BooleanOptionalAction)
+        elif isinstance(default, tuple):
+            tuples.add(f.name)
+            kw = dict(type=type(default[0]) if default else int, nargs="+")
         elif f.name in ("minutes",):
-            parser.add_argument(flag, type=float, default=default, help=text)
-        elif f.name in ("out", "address"):
-            parser.add_argument(flag, type=str, default=default, help=text)
+            kw = dict(type=float)
+        elif default is None or f.name in ("out", "address"):
+            kw = dict(type=str)
         elif f.name == "backend":
-            parser.add_argument(flag, choices=("process", "ray"), default=default, help=text)
+            kw = dict(choices=("process", "ray"))
         else:
-            parser.add_argument(flag, type=type(default), default=default, help=text)
+            kw = dict(type=type(default))
+        parser.add_argument(flag, default=default, help=text, **{**kw, **f.metadata})
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="a rule option of the game (e.g. n=6)")
     ns = parser.parse_args(argv)
@@ -215,9 +303,10 @@ def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, descripti
             parser.error(f"--option takes KEY=VALUE, got {item!r}")
         options[key] = int(value) if value.lstrip("-").isdigit() else value
     values = {f.name: getattr(ns, f.name) for f in dataclasses.fields(cls) if f.name != "game_options"}
-    values["hidden"] = tuple(values["hidden"])
+    values.update({name: tuple(values[name]) for name in tuples})
     if ns.game != cls.game and ns.run_dir == cls.run_dir:
         values["run_dir"] = f"runs/{ns.game}-td"
-    return cls(**values, game_options=options)
-
-
+    try:
+        return cls(**values, game_options=options)
+    except ValueError as err:
+        parser.error(str(err))

@@ -82,7 +82,7 @@ class TDArgs:
     seed: int = 1
     """seeds torch, numpy and the self-play games"""
     minutes: float | None = 5.0
-    """stop after this much wall time (None: only total_games counts)"""
+    """stop after this much training time, resumed runs included (None or 0: only total_games counts)"""
     total_games: int = 1_000_000
     """stop after this many self-play games"""
     games_per_iter: int = 200

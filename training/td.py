@@ -13,6 +13,9 @@ Read it top to bottom (CleanRL style):
 Killed and restarted with the same ``run_dir``, it resumes from the last checkpoint (network,
 optimizer, iteration, games played); the replay buffer refills within a few iterations.
 
+The loop (``train_selfplay``) is every self-play TD-leaf trainer's: a game with its own search
+(Trap's expectiminimax, envs/trap/train.py) passes in how it plays and evaluates (``SelfPlay``).
+
     tablegym train trilobite --minutes 5 --run-dir runs/trilobite-td
     tensorboard --logdir runs
 """
@@ -20,6 +23,7 @@ optimizer, iteration, games played); the replay buffer refills within a few iter
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,10 +31,10 @@ import numpy as np
 
 from tablegym.envs.core import Game, KernelState
 from tablegym.models.learned import LearnedEvaluator
-from tablegym.models.value_net import NetConfig
-from tablegym.training.runs import ReplayBuffer, Run, metadata, parse_dataclass_args, start_or_resume  # noqa: F401
-from tablegym.training.parallel import executor
-from tablegym.training.selfplay import TDArgs, chunks, merge, play_selfplay, td_update  # noqa: F401 (td_update: its old home)
+from tablegym.models.value_net import NetConfig, ValueMLP
+from tablegym.training.runs import ReplayBuffer, Run, ValueLearner, metadata, parse_dataclass_args, start_or_resume  # noqa: F401
+from tablegym.training.parallel import InProcessExecutor, executor
+from tablegym.training.selfplay import SelfPlayBatch, TDArgs, chunks, merge, play_selfplay, td_update
 from tablegym.training.symmetry import feature_symmetries
 
 
@@ -95,51 +99,89 @@ def _selfplay_chunk(shared: tuple, job: dict):
     return play_selfplay(game.new_initial_state(), evaluator, **job)
 
 
+@dataclass
+class SelfPlay:
+    """What a game brings to the TD-leaf(lambda) loop (``train_selfplay``): its search plays and
+    evaluates; the loop seeds, fits, logs, evaluates on schedule and checkpoints."""
+
+    game: Game
+    """the game (its name and rule options go into the checkpoint)"""
+    num_features: int
+    """inputs of the ValueMLP"""
+    symmetries: list[np.ndarray]
+    """input permutations that keep the value (the identity first): fitting draws one per minibatch"""
+    play: Callable[[ValueMLP, list[dict], InProcessExecutor], SelfPlayBatch]
+    """one iteration's self-play with the current network: jobs of ``games`` games and a ``seed``
+    each, run on the executor, merged into one batch"""
+    evaluate: Callable[[ValueMLP, int, InProcessExecutor], dict[str, float]]
+    """TensorBoard scalars of an evaluation at an iteration (its seed); each ``charts/score_vs_NAME``
+    also shows on the progress bar"""
+    charts: Callable[[SelfPlayBatch], dict[str, float]] = lambda batch: {}
+    """the game's own TensorBoard scalars of a self-play batch"""
+    feature_dtype: type = np.uint8
+    """the replay buffer's input type (binary features by default)"""
+
+
+def train_selfplay(args: TDArgs, selfplay: SelfPlay) -> Path:
+    """Run (or resume) TD-leaf(lambda) self-play training; returns the path of the final checkpoint."""
+    learner = ValueLearner(args, selfplay.game, NetConfig(selfplay.num_features, tuple(args.hidden)))
+    run = Run(args, selfplay.game, learner, total=args.total_games)
+    model, rng = learner.model, learner.rng
+    buffer = ReplayBuffer(args.buffer_size, selfplay.num_features, dtype=selfplay.feature_dtype)
+    runner = executor(args.backend, args.workers, args.address)
+
+    while run.next_iteration():
+        # 1. self-play with the current network at the leaves of the search
+        t0 = time.perf_counter()
+        jobs = [dict(games=k, seed=int(rng.integers(2**31))) for k in chunks(args.games_per_iter, args.workers)]
+        batch = selfplay.play(model, jobs, runner)
+        gen_seconds = time.perf_counter() - t0
+        run.played(args.games_per_iter)
+        # 2.-3. TD-leaf(lambda) targets, then fit on the replay buffer
+        td_error, mse = td_update(model, learner.optimizer, buffer, batch, args, rng, selfplay.symmetries)
+        run.log({"losses/mse": mse, "losses/td_error": td_error, "charts/games_per_s": args.games_per_iter / gen_seconds,
+                 **selfplay.charts(batch)})
+        # 4. evaluation and checkpoints
+        postfix = {"td": f"{td_error:.3f}"}
+        if run.due(args.eval_every):
+            scalars = selfplay.evaluate(model, run.iteration, runner)
+            run.log(scalars)
+            postfix.update({tag.removeprefix("charts/score_vs_"): f"{value:.2f}" for tag, value in scalars.items()
+                            if tag.startswith("charts/score_vs_")})
+        run.bar.set_postfix(postfix)
+        if run.due(args.save_every):
+            run.save()
+    runner.shutdown()
+    return run.finish()
+
+
 def train(args: Args) -> Path:
     """Run (or resume) a training run; returns the path of the final checkpoint."""
     game = make_game(args)
     start = game.new_initial_state()
     if not isinstance(start, KernelState):
         raise ValueError(f"TD self-play needs a compiled game; {game.spec.name} has no kernels")
-    net_config = NetConfig(start.num_features, tuple(args.hidden))
-    run = Run(args, game, net_config, total=args.total_games)
-    model, rng = run.model, run.rng
-    symmetries = feature_symmetries(game)
-    buffer = ReplayBuffer(args.buffer_size, start.num_features)
-    runner = executor(args.backend, args.workers, args.address)
 
-    while run.next_iteration():
-        # 1. self-play with the current network at the leaves of the search
-        t0 = time.perf_counter()
-        jobs = [dict(games=k, depth=args.depth, epsilon=args.epsilon, seed=int(rng.integers(2**31)))
-                for k in chunks(args.games_per_iter, args.workers)]
+    def play(model: ValueMLP, jobs: list[dict], runner: InProcessExecutor) -> SelfPlayBatch:
+        jobs = [dict(job, depth=args.depth, epsilon=args.epsilon) for job in jobs]
         if len(jobs) == 1 and args.backend == "process":
-            batch = play_selfplay(start, LearnedEvaluator(model, game.spec.name), **jobs[0])
-        else:  # chunks side by side; the weights go to the workers once per iteration
-            shared = (args.game, dict(args.game_options), model.export())
-            batch = merge(runner.map_shared(_selfplay_chunk, shared, jobs))
-        gen_seconds = time.perf_counter() - t0
-        run.played(args.games_per_iter)
-        # 2.-3. TD-leaf(lambda) targets, then fit on the replay buffer
-        td_error, mse = td_update(model, run.optimizer, buffer, batch, args, rng, symmetries)
+            return play_selfplay(start, LearnedEvaluator(model, game.spec.name), **jobs[0])
+        # chunks side by side; the weights go to the workers once per iteration
+        shared = (args.game, dict(args.game_options), model.export())
+        return merge(runner.map_shared(_selfplay_chunk, shared, jobs))
+
+    def evaluate(model: ValueMLP, iteration: int, runner: InProcessExecutor) -> dict[str, float]:
+        learned = LearnedEvaluator(model, game.spec.name)
+        score = evaluation_match(game, learned, args.eval_baseline, games=args.eval_games, depth=args.eval_depth,
+                                 seed=iteration)
+        return {f"charts/score_vs_{args.eval_baseline}": score, **game_metrics(game, learned)}
+
+    def charts(batch: SelfPlayBatch) -> dict[str, float]:
         firsts = np.r_[0, np.flatnonzero(np.diff(batch.game)) + 1]
-        run.log({"losses/mse": mse, "losses/td_error": td_error, "charts/games_per_s": args.games_per_iter / gen_seconds,
-                "charts/positions_per_game": len(batch) / args.games_per_iter,
-                "charts/first_player_score": float(np.mean(batch.result[firsts] * 0.5 + 0.5))})
-        # 4. evaluation and checkpoints
-        if run.due(args.eval_every):
-            score = evaluation_match(game, LearnedEvaluator(model, game.spec.name), args.eval_baseline,
-                                     games=args.eval_games, depth=args.eval_depth, seed=run.iteration)
-            run.log({f"charts/score_vs_{args.eval_baseline}": score,
-                     **game_metrics(game, LearnedEvaluator(model, game.spec.name))})
-            run.bar.set_postfix(td=f"{td_error:.3f}", score=f"{score:.2f}")
-        else:
-            run.bar.set_postfix(td=f"{td_error:.3f}")
-        if run.due(args.save_every):
-            run.save()
-        run.bar.update(args.games_per_iter)
-    runner.shutdown()
-    return run.finish()
+        return {"charts/positions_per_game": len(batch) / args.games_per_iter,
+                "charts/first_player_score": float(np.mean(batch.result[firsts] * 0.5 + 0.5))}
+
+    return train_selfplay(args, SelfPlay(game, start.num_features, feature_symmetries(game), play, evaluate, charts))
 
 
 def parse_args(argv: list[str] | None = None) -> Args:

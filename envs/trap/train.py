@@ -1,7 +1,8 @@
 """Self-play TD-leaf(lambda) for Trap: a ValueMLP learns to replace the hand-made evaluator.
 
-Read it top to bottom (CleanRL style). Like training/td.py, but through the expectiminimax:
-the throw lands by chance, and a turn is two decisions of the same player.
+Read it top to bottom (CleanRL style). The loop is training/td.py's (``train_selfplay``); what
+is Trap's is the search it plays and evaluates with, the expectiminimax: the throw lands by
+chance, and a turn is two decisions of the same player.
 
 1. play a batch of self-play games, in parallel processes: at every decision the compiled
    expectiminimax (joint recipe, fixed depth, candidate throws) searches with the current
@@ -21,7 +22,6 @@ the throw lands by chance, and a turn is two decisions of the same player.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,11 +31,12 @@ from numba import njit
 from tablegym.envs.core import CHANCE, k_key, k_outcome
 from tablegym.envs.trap.core import CAND, TrapGame, TrapState, k_candidates, k_chance, k_pop, k_push, k_to_move
 from tablegym.envs.trap.learned import SCALE, evaluator_of, input_symmetries, num_inputs, trap_inputs, trap_value
-from tablegym.models.value_net import NetConfig
+from tablegym.models.value_net import ValueMLP
 from tablegym.search.expectiminimax import SearchTables, root_search
-from tablegym.training.runs import ReplayBuffer, Run, parse_dataclass_args
-from tablegym.training.parallel import InProcessExecutor, executor
-from tablegym.training.selfplay import SelfPlayBatch, TDArgs, chunks, merge, td_update
+from tablegym.training.runs import parse_dataclass_args
+from tablegym.training.parallel import InProcessExecutor
+from tablegym.training.selfplay import SelfPlayBatch, TDArgs, merge
+from tablegym.training.td import SelfPlay, train_selfplay
 
 
 @dataclass
@@ -156,45 +157,27 @@ def evaluation_match(params: np.ndarray, opponent: str, *, games: int, depth: in
 def train(args: Args) -> Path:
     """Run (or resume) a training run; returns the path of the final checkpoint."""
     if args.game != "trap":
-        raise ValueError(f"training/trap_td.py trains Trap only, not {args.game!r}")
+        raise ValueError(f"envs/trap/train.py trains Trap only, not {args.game!r}")
     game = TrapGame(**args.game_options)
     n = game.n
-    net_config = NetConfig(num_inputs(n), tuple(args.hidden))
-    run = Run(args, game, net_config, total=args.total_games)
-    model, rng = run.model, run.rng
-    symmetries = input_symmetries(n)
-    buffer = ReplayBuffer(args.buffer_size, num_inputs(n), dtype=np.float32)
-    runner = executor(args.backend, args.workers, args.address)
 
-    while run.next_iteration():
-        # 1. self-play with the current network at the leaves of the search
-        t0 = time.perf_counter()
+    def play(model: ValueMLP, jobs: list[dict], runner: InProcessExecutor) -> SelfPlayBatch:
         params = model.export()
-        jobs = [dict(games=k, depth=args.depth, epsilon=args.epsilon, n=n, candidates=args.candidates,
-                     seed=int(rng.integers(2**31))) for k in chunks(args.games_per_iter, args.workers)]
-        batch = merge(runner.map_shared(_play_chunk, params, jobs))
-        gen_seconds = time.perf_counter() - t0
-        run.played(args.games_per_iter)
-        # 2.-3. TD-leaf(lambda) targets (with the mover), then fit on the replay buffer
-        td_error, mse = td_update(model, run.optimizer, buffer, batch, args, rng, symmetries)
-        run.log({"losses/mse": mse, "losses/td_error": td_error, "charts/games_per_s": args.games_per_iter / gen_seconds,
-                "charts/decisions_per_game": len(batch) / args.games_per_iter})
-        # 4. evaluation and checkpoints
-        if run.due(args.eval_every):
-            scores, params = {}, model.export()
-            for name, spec in ((args.eval_baseline, f"search:eval={args.eval_baseline},depth={args.eval_depth}"),
-                               ("hard", "hard")):
-                scores[name] = evaluation_match(params, spec, games=args.eval_games, depth=args.eval_depth,
-                                                seed=run.iteration, n=n, runner=runner, workers=args.workers)
-                run.log({f"charts/score_vs_{name}": scores[name]})
-            run.bar.set_postfix(td=f"{td_error:.3f}", **{k: f"{v:.2f}" for k, v in scores.items()})
-        else:
-            run.bar.set_postfix(td=f"{td_error:.3f}")
-        if run.due(args.save_every):
-            run.save()
-        run.bar.update(args.games_per_iter)
-    runner.shutdown()
-    return run.finish()
+        jobs = [dict(job, depth=args.depth, epsilon=args.epsilon, n=n, candidates=args.candidates) for job in jobs]
+        return merge(runner.map_shared(_play_chunk, params, jobs))
+
+    def evaluate(model: ValueMLP, iteration: int, runner: InProcessExecutor) -> dict[str, float]:
+        params = model.export()
+        return {f"charts/score_vs_{name}": evaluation_match(params, spec, games=args.eval_games, depth=args.eval_depth,
+                                                            seed=iteration, n=n, runner=runner, workers=args.workers)
+                for name, spec in ((args.eval_baseline, f"search:eval={args.eval_baseline},depth={args.eval_depth}"),
+                                   ("hard", "hard"))}
+
+    def charts(batch: SelfPlayBatch) -> dict[str, float]:
+        return {"charts/decisions_per_game": len(batch) / args.games_per_iter}
+
+    return train_selfplay(args, SelfPlay(game, num_inputs(n), input_symmetries(n), play, evaluate, charts,
+                                         feature_dtype=np.float32))
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
