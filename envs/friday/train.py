@@ -28,7 +28,8 @@ Read it top to bottom (CleanRL style). Each iteration:
    every game is lost), but its calibration on the new games, predicted against observed win
    rate in 10 bins, is logged and written to ``calibration.md`` with the return's;
 4. save the network of this iteration (``nets/iterNNNN.pt``, what the next iteration's searches
-   load), the checkpoint and the buffer: a rerun with the same ``run_dir`` resumes;
+   load), the checkpoint and the buffer (``FridayLearner``): a rerun with the same ``run_dir``
+   resumes (training.Run keeps the run directory, logs, budget and ``--out``);
 5. every ``eval_every`` iterations play ``eval_games`` games per level with the learned and with
    Fridai's evaluator in the same search, at the same budget, on the same deals and log both win
    rates and mean scores.
@@ -40,12 +41,9 @@ Read it top to bottom (CleanRL style). Each iteration:
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
-import json
 import os
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -53,15 +51,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from torch.utils.tensorboard import SummaryWriter
-from tqdm import tqdm
 
 from tablegym.envs.friday.core import FridayGame, deal, sample_chance
 from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import CheckpointError, first_line, load_checkpoint, save_checkpoint
-from tablegym.envs.friday.learned import NUM_FEATURES, RETURNS, SCALE, TARGETS, features_of, load_friday_model, target_of
+from tablegym.envs.friday.learned import NUM_FEATURES, RETURNS, SCALE, TARGETS, features_of, target_of
 from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.training.runs import ReplayBuffer, metadata, parse_dataclass_args, start_or_resume
+from tablegym.training.runs import ReplayBuffer, Run, ValueLearner, parse_dataclass_args
 from tablegym.training.parallel import InProcessExecutor, executor
 
 TRAIN_SEED_OFFSET = 1_000_003
@@ -77,7 +73,7 @@ class Args:
     seed: int = 0
     """seeds torch, numpy and the self-play deals"""
     minutes: float | None = 10.0
-    """stop after this much wall time (None: only iterations count)"""
+    """stop after this much training time, resumed runs included (None or 0: only iterations count)"""
     iterations: int = 1_000
     """stop after this many iterations"""
     games_per_iter: int = 200
@@ -303,12 +299,67 @@ def evaluate(runner, net_path: Path, args: Args, levels: list[int]) -> dict[str,
     return out
 
 
+# ---- 4. what a run saves -----------------------------------------------------------------------------
+
+class FridayLearner(ValueLearner):
+    """The return network and its optimizer (``checkpoint.pt``) and, beside them, the P(win)
+    network of the same shape (``win.pt``), both replay buffers (``buffer.npz``, ``win_buffer.npz``)
+    and each iteration's network (``nets/iterNNNN.pt``, the one ``--out`` copies)."""
+
+    def __init__(self, args: Args, game: FridayGame, net_config: NetConfig) -> None:
+        super().__init__(args, game, net_config)
+        run_dir = Path(args.run_dir)
+        self.nets = run_dir / "nets"
+        self.net_path: Path | None = None
+        """the network of the last iteration, which the next self-play searches with (None: none yet)"""
+        self.buffer_path, self.win_path, self.win_buffer_path = (run_dir / "buffer.npz", run_dir / "win.pt",
+                                                                 run_dir / "win_buffer.npz")
+        self.buffer = ReplayBuffer(args.buffer_size, NUM_FEATURES, dtype=np.float32)
+        # the P(win) network: its own checkpoint and buffer (won 1/0); a run begun without it starts one
+        self.win_model = ValueMLP(net_config)
+        self.win_optimizer = torch.optim.Adam(self.win_model.parameters(), lr=args.lr)
+        self.win_buffer = ReplayBuffer(args.buffer_size, NUM_FEATURES, dtype=np.float32)
+
+    def start(self, checkpoint: Path | None) -> dict:
+        meta = super().start(checkpoint)
+        if meta.get("iteration") and target_of(meta) != self.args.target:
+            raise ValueError(f"{checkpoint} learns another return than --target {self.args.target}; use a new --run-dir")
+        if meta.get("iteration"):
+            self.net_path = self.nets / f"iter{meta['iteration']:04d}.pt"
+        load_buffer(self.buffer_path, self.buffer)
+        if self.win_path.exists():
+            payload = load_checkpoint(self.win_path, game=self.game.spec.name, options=self.game.spec.options)
+            self.win_model.load_state_dict(payload["model"])
+            self.win_optimizer.load_state_dict(payload["optimizer"])
+        load_buffer(self.win_buffer_path, self.win_buffer)
+        return meta
+
+    def save_net(self, progress: dict) -> None:
+        """This iteration's network, for the next self-play."""
+        self.nets.mkdir(parents=True, exist_ok=True)
+        self.net_path = self.nets / f"iter{progress['iteration']:04d}.pt"
+        save_checkpoint(self.net_path, model=self.model, metadata=self.metadata(progress))
+
+    def save(self, path: Path, progress: dict) -> None:
+        meta = self.metadata(progress)
+        save_checkpoint(path, model=self.model, metadata=meta, optimizer=self.optimizer)
+        save_buffer(self.buffer_path, self.buffer)
+        # target "win" is no return: loading it as a search evaluator fails with a clear error
+        win_meta = {**meta, "args": {**meta["args"], "target": "win"}}
+        save_checkpoint(self.win_path, model=self.win_model, metadata=win_meta, optimizer=self.win_optimizer)
+        save_buffer(self.win_buffer_path, self.win_buffer)
+
+    def export(self, checkpoint: Path, out: Path) -> None:
+        """The last iteration's network (no optimizer), or the checkpoint before any."""
+        super().export(self.net_path or checkpoint, out)
+
+
 # ---- the loop ----------------------------------------------------------------------------------------
 
 def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
     """Run (or resume) a training run; returns the path of the checkpoint."""
     if args.game != "friday":
-        raise ValueError(f"training/friday_value.py trains Friday only, not {args.game!r}")
+        raise ValueError(f"envs/friday/train.py trains Friday only, not {args.game!r}")
     if args.game_options:
         raise ValueError(f"the Friday value network trains under the default rule options only, got {args.game_options}")
     if args.target not in TARGETS:
@@ -318,112 +369,69 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
     if args.planner == "mc" and (args.rollouts < 1 or args.horizon < 1):
         raise ValueError(f"the mc planner needs rollouts >= 1 and horizon >= 1, got {args.rollouts} and {args.horizon}")
     game = FridayGame()
-    run_dir = Path(args.run_dir)
-    (run_dir / "nets").mkdir(parents=True, exist_ok=True)
-    ckpt_path, buffer_path = run_dir / "checkpoint.pt", run_dir / "buffer.npz"
-    net_config = NetConfig(NUM_FEATURES, tuple(args.hidden))
-    model, optimizer, iteration, games_done, seconds_done, rng = start_or_resume(ckpt_path, game, net_config, args)
-    if iteration and target_of(load_friday_model(ckpt_path)[1]) != args.target:
-        raise ValueError(f"{ckpt_path} learns another return than --target {args.target}; use a new --run-dir")
-    buffer = ReplayBuffer(args.buffer_size, NUM_FEATURES, dtype=np.float32)
-    load_buffer(buffer_path, buffer)
-    # the P(win) network: its own checkpoint and buffer (won 1/0); a run begun without it starts one
-    win_path, win_buffer_path = run_dir / "win.pt", run_dir / "win_buffer.npz"
-    win_model = ValueMLP(net_config)
-    win_optimizer = torch.optim.Adam(win_model.parameters(), lr=args.lr)
-    if win_path.exists():
-        payload = load_checkpoint(win_path, game=game.spec.name, options=game.spec.options)
-        win_model.load_state_dict(payload["model"])
-        win_optimizer.load_state_dict(payload["optimizer"])
-    win_buffer = ReplayBuffer(args.buffer_size, NUM_FEATURES, dtype=np.float32)
-    load_buffer(win_buffer_path, win_buffer)
-    writer = SummaryWriter(str(run_dir))
-    writer.add_text("args", json.dumps(dataclasses.asdict(args), default=list, indent=1))
+    learner = FridayLearner(args, game, NetConfig(NUM_FEATURES, tuple(args.hidden)))
+    run = Run(args, game, learner, iterations=args.iterations, desc="friday value")
+    model, win_model, rng = learner.model, learner.win_model, learner.rng
     runner = executor(args.backend, args.workers, args.address)
-    t_start = time.perf_counter() - seconds_done
-    deadline = None if args.minutes is None else args.minutes * 60.0
-    net_path = run_dir / "nets" / f"iter{iteration:04d}.pt" if iteration else None
-    bar = tqdm(initial=games_done, disable=not args.progress, unit="game", desc="friday value")
-
-    def save() -> None:
-        meta = metadata(args, game, net_config, iteration, games_done, time.perf_counter() - t_start)
-        save_checkpoint(ckpt_path, model=model, metadata=meta, optimizer=optimizer)
-        save_buffer(buffer_path, buffer)
-        # target "win" is no return: loading it as a search evaluator fails with a clear error
-        win_meta = {**meta, "args": {**meta["args"], "target": "win"}}
-        save_checkpoint(win_path, model=win_model, metadata=win_meta, optimizer=win_optimizer)
-        save_buffer(win_buffer_path, win_buffer)
 
     try:
-        while iteration < args.iterations and (deadline is None or time.perf_counter() - t_start < deadline):
+        while run.next_iteration():
             # 1. self-play with the current network (Fridai's score before the first fit)
             t0 = time.perf_counter()
+            net_path = learner.net_path
             games = play_games(runner, search_spec(args, net_path), list(levels),
-                               args.seed + TRAIN_SEED_OFFSET, games_done, args.games_per_iter, net_path)
+                               args.seed + TRAIN_SEED_OFFSET, run.games, args.games_per_iter, net_path)
             gen_seconds = time.perf_counter() - t0
-            games_done += len(games)
-            iteration += 1
-            step = games_done
+            run.played(len(games))
             x = np.concatenate([g["x"] for g in games])
             y = np.concatenate([np.full(len(g["x"]), g[f"{args.target}_return"], dtype=np.float32) for g in games])
             won = np.concatenate([np.full(len(g["x"]), g["won"], dtype=np.float32) for g in games])
             # 2. the network's predictions on games it has not been fitted on
             if net_path is not None:
                 pred = predict(model, x)
-                writer.add_scalar("losses/heldout_mse", float(np.mean((pred - y) ** 2) / SCALE ** 2), step)
+                run.log({"losses/heldout_mse": float(np.mean((pred - y) ** 2) / SCALE ** 2)})
                 tables = {"return": calibration_table(calibration(pred, y, won)),
                           "P(win)": win_calibration_table(calibration(win_probability(win_model, x), won, won))}
                 for name, table in tables.items():
-                    writer.add_text(f"calibration/{name}", table, step)
-                (run_dir / "calibration.md").write_text(
-                    f"Calibration on the {len(games)} self-play games of iteration {iteration} ({len(y)} states), "
+                    run.writer.add_text(f"calibration/{name}", table, run.games)
+                (run.dir / "calibration.md").write_text(
+                    f"Calibration on the {len(games)} self-play games of iteration {run.iteration} ({len(y)} states), "
                     "predicted before the networks were fitted on them.\n\n"
                     + "\n\n".join(f"{name}:\n\n{table}" for name, table in tables.items()) + "\n")
             for level in levels:
                 mine = [g for g in games if g["level"] == level]
                 if mine:
-                    writer.add_scalar(f"selfplay/win_rate_L{level}", float(np.mean([g["won"] for g in mine])), step)
-                    writer.add_scalar(f"selfplay/score_L{level}", float(np.mean([g["score"] for g in mine])), step)
-            writer.add_scalar("charts/games_per_s", len(games) / gen_seconds, step)
-            writer.add_scalar("charts/decisions_per_game", len(y) / len(games), step)
+                    run.log({f"selfplay/win_rate_L{level}": float(np.mean([g["won"] for g in mine])),
+                             f"selfplay/score_L{level}": float(np.mean([g["score"] for g in mine]))})
+            run.log({"charts/games_per_s": len(games) / gen_seconds, "charts/decisions_per_game": len(y) / len(games)})
             # 3. fit on the replay buffer
-            buffer.add(x, np.clip(y / SCALE, -0.99, 0.99).astype(np.float32))
-            steps = args.steps_per_iter or int(args.epochs * buffer.n / args.batch_size)
-            loss = fit(model, optimizer, buffer, steps, args.batch_size, rng)
-            writer.add_scalar("losses/mse", loss, step)
-            win_buffer.add(x, won)
-            win_loss = fit(win_model, win_optimizer, win_buffer, steps, args.batch_size, rng, win_cross_entropy)
-            writer.add_scalar("losses/win_cross_entropy", win_loss, step)
-            # 4. this iteration's network, for the next self-play
-            net_path = run_dir / "nets" / f"iter{iteration:04d}.pt"
-            save_checkpoint(net_path, model=model,
-                            metadata=metadata(args, game, net_config, iteration, games_done, time.perf_counter() - t_start))
-            save()
+            learner.buffer.add(x, np.clip(y / SCALE, -0.99, 0.99).astype(np.float32))
+            steps = args.steps_per_iter or int(args.epochs * learner.buffer.n / args.batch_size)
+            loss = fit(model, learner.optimizer, learner.buffer, steps, args.batch_size, rng)
+            run.log({"losses/mse": loss})
+            learner.win_buffer.add(x, won)
+            win_loss = fit(win_model, learner.win_optimizer, learner.win_buffer, steps, args.batch_size, rng,
+                           win_cross_entropy)
+            run.log({"losses/win_cross_entropy": win_loss})
+            # 4. this iteration's network, for the next self-play; the checkpoint
+            learner.save_net(run.progress())
+            run.save()
             # 5. learned vs Fridai on the same deals
             postfix = {"loss": f"{loss:.4f}", "score": f"{np.mean([g['score'] for g in games]):.1f}",
                        "won": f"{np.mean([g['won'] for g in games]):.1%}"}
-            if args.eval_every and iteration % args.eval_every == 0:
-                results = evaluate(runner, net_path, args, list(levels))
-                for name, per_level in results.items():
-                    for level, (rate, score) in per_level.items():
-                        writer.add_scalar(f"eval/{name}_win_rate_L{level}", rate, step)
-                        writer.add_scalar(f"eval/{name}_score_L{level}", score, step)
+            if run.due(args.eval_every):
+                results = evaluate(runner, learner.net_path, args, list(levels))
+                run.log({f"eval/{name}_{kind}_L{level}": value for name, per_level in results.items()
+                         for level, pair in per_level.items() for kind, value in zip(("win_rate", "score"), pair)})
                 postfix["vs_fridai"] = " ".join(f"{results['learned'][lv][1] - results['fridai'][lv][1]:+.1f}"
                                                 for lv in levels)
-            bar.update(len(games))
-            bar.set_postfix(postfix)
+            run.bar.set_postfix(postfix)
             if not args.progress:  # a log line per iteration for runs in the background
-                print(f"iteration {iteration}: {games_done} games, {gen_seconds:.0f} s self-play, "
+                print(f"iteration {run.iteration}: {run.games} games, {gen_seconds:.0f} s self-play, "
                       + ", ".join(f"{k} {v}" for k, v in postfix.items()), flush=True)
     finally:
-        bar.close()
         runner.shutdown()
-        writer.close()
-    save()
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(net_path if net_path else ckpt_path, args.out)
-    return ckpt_path
+    return run.finish()
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
