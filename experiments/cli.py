@@ -70,7 +70,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def _make_agent(game: Game, spec: str) -> Any:
-    make_agent = require("tablegym.experiments.agents", "make_agent", "building agents from specs")
+    make_agent = require("tablegym.models.agents", "make_agent", "building agents from specs")
     from tablegym.models.checkpoint import UnsafeModelError
 
     try:

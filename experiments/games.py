@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator, Mapping
 
 from tablegym.envs import GamePlugin, known_games, make_game, plugins  # noqa: F401 (re-exported)
 from tablegym.envs.core import Game
@@ -41,5 +41,22 @@ def _entry(record: GamePlugin) -> GameEntry:
     return GameEntry(record.name, _factory(record), dict(record.options), record.doc, record.searcher)
 
 
-GAMES: dict[str, GameEntry] = {p.name: _entry(p) for p in plugins() if p.game}
+class _Games(Mapping[str, GameEntry]):
+    """The turn-based games of the registry, read when asked: a game registered after import
+    (``tablegym.envs.register``) is here with its own record, not missing or defaulted."""
+
+    def _records(self) -> dict[str, GamePlugin]:
+        return {p.name: p for p in plugins() if p.game}
+
+    def __getitem__(self, name: str) -> GameEntry:
+        return _entry(self._records()[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._records())
+
+    def __len__(self) -> int:
+        return len(self._records())
+
+
+GAMES: Mapping[str, GameEntry] = _Games()
 """The turn-based games of the registry (``tablegym.envs.plugins()``) by name; see ``make_game``."""

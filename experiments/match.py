@@ -2,7 +2,7 @@
 
 Agents travel to worker processes as spec strings (``"random"``,
 ``"alphabeta:depth=5,eval=advanced"``) and are built there with
-``tablegym.experiments.agents.make_agent``: specs pickle, agents (numba kernels, torch models)
+``tablegym.models.agents.make_agent``: specs pickle, agents (numba kernels, torch models)
 need not. Every game gets its own seed from ``numpy.random.SeedSequence(seed, spawn_key=...)``
 and fresh agents, so a match gives the same games whatever the number of workers.
 
@@ -50,7 +50,7 @@ AgentFactory = Callable[[Game, str], Any]
 
 
 def _default_factory(game: Game, spec: str) -> Any:
-    from tablegym.experiments.agents import make_agent
+    from tablegym.models.agents import make_agent
 
     return make_agent(game, spec)
 

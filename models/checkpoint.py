@@ -86,7 +86,8 @@ def load_checkpoint(path: str | os.PathLike, *, game: str | None = None,
     except Exception as exc:  # torch raises many types for a damaged file, some with pages of advice
         raise load_error(f"checkpoint {str(path)!r}", exc) from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT or "model" not in payload:
-        raise CheckpointError(f"{str(path)!r} is not a {FORMAT} checkpoint")
+        raise CheckpointError(f"{str(path)!r} is not a {FORMAT} checkpoint (a network of your own? save it "
+                              "with tablegym.models.export.save(net, game, path))")
     meta = payload.get("metadata", {})
     if game is not None and meta.get("game") != game:
         raise CheckpointError(f"checkpoint {str(path)!r} is for game {meta.get('game')!r}, not {game!r}")

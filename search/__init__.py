@@ -9,12 +9,14 @@ use (``tablegym.envs.exports``).
 from tablegym.envs.exports import lazy_exports
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, globals(),
-    agents=['Agent', 'RandomAgent', 'FunctionAgent', 'AlphaBetaAgent', 'BestFirstAgent', 'parse_spec', 'check_options', 'is_learned', 'learned_path'],
+    agents=['Agent', 'RandomAgent', 'FunctionAgent', 'AlphaBetaAgent', 'ExpectiminimaxAgent', 'ExpectimaxAgent', 'BestFirstAgent',
+            'parse_spec', 'check_options', 'is_learned', 'learned_path'],
+    searchers=['SEARCHERS', 'Searcher', 'Key', 'MoveFilter', 'searcher_named'],
     alphabeta=['alphabeta', 'SearchResult', 'AlphaBetaTables', 'root_search', 'TABLE_TYPES'],
     expectiminimax=['expectiminimax', 'ExpectiminimaxResult', 'SearchTables', 'reference_expectiminimax'],
     expectimax=['expectimax', 'ExpectimaxResult'],
     bestfirst=['best_first', 'best_first_search', 'reference_best_first', 'BestFirstResult'],
     solver=['solve', 'solved_values', 'Solver', 'SolveResult'],
-    evaluator=['Evaluator', 'KernelEvaluator'],
+    evaluator=['Evaluator', 'KernelEvaluator', 'WrongGameError', 'check_game', 'position_evaluator'],
     play=['play_game', 'GameRecord', 'random_opening', 'sample_chance'],
 )

@@ -56,7 +56,7 @@ STARSHIP_SEEDS = (0, 1, 2)
 
 
 def _game_cases() -> list[dict[str, Any]]:
-    from tablegym.experiments.agents import make_agent
+    from tablegym.models.agents import make_agent
     from tablegym.experiments.games import make_game
     from tablegym.experiments.match import play_game
 
@@ -72,7 +72,7 @@ def _game_cases() -> list[dict[str, Any]]:
 
 
 def _evaluations(games: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from tablegym.experiments.agents import make_evaluator
+    from tablegym.models.agents import make_evaluator
     from tablegym.experiments.games import make_game
 
     out = []

@@ -319,7 +319,6 @@ def test_a_bare_state_dict_on_the_command_line_is_one_line(tmp_path, capsys):
     assert "is not a tablegym-checkpoint-v1 checkpoint" in _cli_error(capsys, tmp_path / "sd.pt")
 
 
-@pytest.mark.xfail(strict=True, reason="models/checkpoint.py's 'not a checkpoint' line does not yet name export.save")
 def test_a_bare_state_dict_on_the_command_line_says_how_to_save_it(tmp_path, capsys):
     torch.save(mlp(168).state_dict(), tmp_path / "sd.pt")
     assert "tablegym.models.export.save" in _cli_error(capsys, tmp_path / "sd.pt")

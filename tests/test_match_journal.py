@@ -14,7 +14,7 @@ import types
 import pytest
 
 from tablegym.experiments import match
-from tablegym.experiments.agents import make_agent
+from tablegym.models.agents import make_agent
 from tablegym.experiments.cli import main
 from tablegym.experiments.match import JournalError, JournalWarning, play_match, round_robin, write_csv
 

@@ -178,7 +178,7 @@ OPPOSITE_CORNERS = [0, 4, 8]  # X a1 c3, O b2: O must take an edge; a corner los
 @pytest.mark.parametrize("spec_eval", ["win-loss", "lines"])
 @pytest.mark.parametrize("compiled", [True, False])
 def test_alphabeta_wins_at_once_and_blocks(tictactoe, spec_eval, compiled):
-    from tablegym.experiments.agents import make_evaluator
+    from tablegym.models.agents import make_evaluator
     from tablegym.search.alphabeta import alphabeta
 
     g = game()
@@ -197,7 +197,7 @@ def test_alphabeta_wins_at_once_and_blocks(tictactoe, spec_eval, compiled):
 
 
 def test_alphabeta_from_the_empty_board_sees_a_draw(tictactoe):
-    from tablegym.experiments.agents import make_agent
+    from tablegym.models.agents import make_agent
 
     agent = make_agent(game(), "alphabeta:eval=win-loss,depth=9")
     state = game().new_initial_state()
@@ -224,7 +224,7 @@ def test_solver_proves_the_empty_board_a_draw(tictactoe):
 
 
 def test_the_perfect_agent_never_loses(tictactoe):
-    from tablegym.experiments.agents import make_agent
+    from tablegym.models.agents import make_agent
     from tablegym.experiments.match import play_game
 
     g = game()
@@ -296,7 +296,7 @@ def test_cli_train_then_search_with_the_checkpoint(tictactoe, tmp_path, capsys):
     kernel) writes a checkpoint that ``alphabeta:eval=learned:PATH`` loads and plays with."""
     import torch
 
-    from tablegym.experiments.agents import make_agent, make_evaluator
+    from tablegym.models.agents import make_agent, make_evaluator
     from tablegym.models.checkpoint import CheckpointError
     from tablegym.search.alphabeta import alphabeta
 

@@ -178,7 +178,7 @@ def test_trap_self_play_on_ray_equals_worker_processes(tmp_path):
 def dying_factory(game, spec):
     """The usual agents, except that the first game to build one in a worker kills that worker
     process (a node lost mid-run); the flag file and the driver are named by the environment."""
-    from tablegym.experiments.agents import make_agent
+    from tablegym.models.agents import make_agent
 
     flag = os.environ["TABLEGYM_TEST_KILL_FLAG"]
     if str(os.getpid()) != os.environ["TABLEGYM_TEST_DRIVER"] and not os.path.exists(flag):

@@ -72,7 +72,7 @@ def mini():
 
 
 def test_a_game_registered_at_run_time_works_everywhere(mini, capsys):
-    from tablegym.experiments.agents import make_agent
+    from tablegym.models.agents import make_agent
     from tablegym.experiments.games import make_game
     from tablegym.experiments.match import play_game
 

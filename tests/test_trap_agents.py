@@ -9,7 +9,7 @@ from tablegym.envs.core import CHANCE
 from tablegym.envs.trap.agents import SearchAgent
 from tablegym.models.agents import make_agent
 from tablegym.envs.trap.core import TrapGame
-from tablegym.experiments.agents import make_agent as make_any_agent
+from tablegym.models.agents import make_agent as make_any_agent
 from tablegym.experiments.match import play_game
 
 TRAP = TrapGame()

@@ -360,9 +360,9 @@ def machine(monkeypatch):
         specs.append(spec)
         return Near()
 
-    mod = types.ModuleType("tablegym.experiments.agents")
+    mod = types.ModuleType("tablegym.models.agents")
     mod.make_agent = make_agent
-    monkeypatch.setitem(sys.modules, "tablegym.experiments.agents", mod)
+    monkeypatch.setitem(sys.modules, "tablegym.models.agents", mod)
     return specs
 
 

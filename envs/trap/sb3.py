@@ -290,7 +290,7 @@ class SB3Agent:
 def evaluate(model, *, games: int, seed: int, opponent: str = "medium", algo: str = "maskableppo",
              progress: bool = False) -> MatchResult:
     """``games`` games of the model against ``opponent``, half in each seat (match.play_match)."""
-    from tablegym.experiments.agents import make_agent
+    from tablegym.models.agents import make_agent
     from tablegym.experiments.match import play_match
 
     if not isinstance(games, int) or games < 2 or games % 2:
