@@ -62,8 +62,9 @@ class Learner:
         ``games`` and ``train_seconds``."""
         raise NotImplementedError
 
-    def export(self, checkpoint: Path, out: Path) -> None:
-        """Write the file ``--out`` names, after the last save: by default a copy of the checkpoint."""
+    def export(self, checkpoint: Path, out: Path, progress: dict) -> None:
+        """Write the file ``--out`` names, after the last save (at ``progress``): by default a copy
+        of the checkpoint."""
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(checkpoint, out)
 
@@ -120,8 +121,9 @@ class Run:
         self.games = int(meta.get("games", 0))
         seconds_done = float(meta.get("train_seconds", 0.0))
         if meta:
-            print(f"resuming {self.checkpoint} at iteration {self.iteration} ({self.games:,} games, "
-                  f"{seconds_done / 60:.1f} min trained)")
+            print(f"resuming {self.checkpoint}: {self.games:,} games"
+                  + (f" in {self.iteration} iterations" if self.iteration else "")
+                  + f", {seconds_done / 60:.1f} min trained")
         self.total = None if total is None else total + (self.games if per_run else 0)
         self.iterations = None if iterations is None else iterations + (self.iteration if per_run else 0)
         self.writer = SummaryWriter(str(self.dir))
@@ -177,17 +179,20 @@ class Run:
     def progress(self) -> dict:
         return {"iteration": self.iteration, "games": self.games, "train_seconds": self.seconds()}
 
-    def save(self) -> None:
-        self.learner.save(self.checkpoint, self.progress())
+    def save(self) -> dict:
+        """Checkpoint the learner; the progress saved."""
+        progress = self.progress()
+        self.learner.save(self.checkpoint, progress)
         self.last_save = time.perf_counter()
+        return progress
 
     def finish(self) -> Path:
         """Close the bar, save, close the logs and write ``args.out``; the checkpoint's path."""
         self.bar.close()
-        self.save()
+        progress = self.save()
         self.writer.close()
         if self.args.out:
-            self.learner.export(self.checkpoint, Path(self.args.out))
+            self.learner.export(self.checkpoint, Path(self.args.out), progress)
         return self.checkpoint
 
 

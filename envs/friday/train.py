@@ -349,9 +349,9 @@ class FridayLearner(ValueLearner):
         save_checkpoint(self.win_path, model=self.win_model, metadata=win_meta, optimizer=self.win_optimizer)
         save_buffer(self.win_buffer_path, self.win_buffer)
 
-    def export(self, checkpoint: Path, out: Path) -> None:
+    def export(self, checkpoint: Path, out: Path, progress: dict) -> None:
         """The last iteration's network (no optimizer), or the checkpoint before any."""
-        super().export(self.net_path or checkpoint, out)
+        super().export(self.net_path or checkpoint, out, progress)
 
 
 # ---- the loop ----------------------------------------------------------------------------------------

@@ -15,8 +15,10 @@ backwards over the episode (forward view), which spreads the final outcome faste
 Games, rules and updates all run in one numba function over the compact Threes state (the
 rules core's own chance kernel draws every card), so training runs at tens of games per
 second on one core. Every ``log_every`` games the driver logs to TensorBoard (mean score,
-mean |TD error|, % of games reaching 768/1536/3072, games/s) and every few minutes saves a
-checkpoint atomically; a rerun with the same ``--run-dir`` resumes from it.
+mean |TD error|, % of games reaching 768/1536/3072, games/s) and every ``save_minutes`` saves a
+checkpoint atomically; a rerun with the same ``--run-dir`` resumes from it and trains
+``--minutes`` (or ``--games``) more. The run directory, resume, logs, budget and ``--out`` are
+training.Run's; what is Threes' to save is ``NTupleLearner``'s.
 
     tablegym train threes --minutes 60 --run-dir runs/threes --out models/checkpoints/threes.pt
 """
@@ -24,10 +26,10 @@ checkpoint atomically; a rerun with the same ``--run-dir`` resumes from it.
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -41,30 +43,70 @@ from tablegym.models.checkpoint import CheckpointError
 from tablegym.envs.threes.ntuple import (DEFAULT_TUPLES, HINT_CELL, NTupleConfig, NTupleNet, layout,
                                     load_ntuple_with_metadata, ntuple_update, ntuple_update_tc, ntuple_value, restage,
                                     save_ntuple)
+from tablegym.training.runs import Learner, Run, parse_dataclass_args
 
 MILESTONE_RANKS = {"768": 11, "1536": 12, "3072": 13}
 MAX_MOVES = 200_000  # far beyond any game (a 12288 card takes ~6,000 moves): a guard against a rules bug
 
 
+def _tuple_arg(text: str) -> tuple[int, ...]:
+    """One n-tuple from the command line: cells 0..15 (or h) joined by commas."""
+    try:
+        return tuple(HINT_CELL if c.strip() == "h" else int(c) for c in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad tuple {text!r}: give cells 0..15 (or h) joined by commas") from None
+
+
 @dataclass
 class Args:
+    game: str = "threes"
+    """only threes (the positional game name of ``tablegym train``)"""
+    game_options: dict = field(default_factory=dict)
+    """rule options: only the defaults (the network reads the '+' hint)"""
     run_dir: str = "runs/threes-ntuple"
-    minutes: float = 10.0  # wall-clock budget of this run (0: stop after --games)
-    games: int = 0  # games to play in this run (0: until --minutes)
-    alpha: float = 0.1  # TD step, shared out over the network's active entries
-    lam: float = 0.0  # TD(lambda); 0 is TD(0)
+    """TensorBoard logs, args.json, checkpoint.pt (and coherence.npy) live here (a rerun resumes)"""
+    minutes: float = 10.0
+    """wall-clock budget of this run (0: until --games)"""
+    games: int = 0
+    """games to play in this run (0: until --minutes)"""
+    alpha: float = 0.1
+    """TD step shared over the active entries"""
+    lam: float = 0.0
+    """TD(lambda): 0 = TD(0), online"""
     seed: int = 0
-    stage_ranks: tuple[int, ...] = (11,)
-    log_every: int = 1000  # games per TensorBoard point (and per chunk a worker plays)
-    workers: int = 1  # processes learning into one shared table (Hogwild); 1 is deterministic
-    backend: str = "process"  # process (Hogwild, shared memory) or ray (chunks learn on a copy, deltas added here)
-    address: str | None = None  # with backend ray: the cluster to join
+    """seeds the games (each chunk's seed comes from it and the games before the chunk)"""
+    stage_ranks: tuple[int, ...] = field(default=(11,), metadata={"nargs": "*"})
+    """highest-card ranks starting a new stage (11 = 768); none for one stage"""
+    log_every: int = 1000
+    """games per TensorBoard point (and per chunk a worker plays)"""
+    workers: int = 1
+    """processes learning into one shared table (lock-free, Hogwild); 1 is deterministic"""
+    backend: str = "process"
+    """process: workers share the table (Hogwild); ray: each chunk learns on a copy of the current table
+    sent through Ray's object store, and its changes are added here"""
+    address: str | None = None
+    """with backend ray: the cluster to join (auto, HOST:PORT)"""
     save_minutes: float = 5.0
-    out: str | None = None  # also write the final network here (e.g. the shipped checkpoint)
-    out_prune: float = 20.0  # ... without the entries smaller than this (halves the file, README)
-    tuples: tuple[tuple[int, ...], ...] = field(default=DEFAULT_TUPLES)
-    init_from: str | None = None  # a new run starts from this network's weights (re-staged)
-    tc: bool = False  # temporal coherence: a per-entry step |sum of errors| / sum of |errors| (alpha ~ 1)
+    """minutes between checkpoints"""
+    out: str | None = None
+    """also write the final network here (float16, small entries pruned; e.g. the shipped checkpoint)"""
+    out_prune: float = 20.0
+    """leave entries below this magnitude out of --out (halves the file, README; 0 keeps all)"""
+    tuples: tuple[tuple[int, ...], ...] = field(default=DEFAULT_TUPLES, metadata={"type": _tuple_arg,
+                                                                                  "metavar": "CELLS"})
+    """the n-tuples, cells 0..15 row-major from the top-left joined by commas, h = the card about to enter"""
+    init_from: str | None = None
+    """a new run starts from this network (same tuples; its stages are copied onto --stage-ranks)"""
+    tc: bool = False
+    """temporal coherence learning: each entry's step shrinks as its errors stop agreeing (give --alpha about 1)"""
+    progress: bool = True
+    """show a progress bar"""
+
+    def __post_init__(self) -> None:
+        if self.minutes < 0 or self.games < 0 or (self.minutes == 0 and self.games == 0):
+            raise ValueError("give a positive --minutes or --games budget")
+        if not 0.0 <= self.lam <= 1.0 or self.alpha <= 0 or self.workers < 1:
+            raise ValueError("--lam must lie in [0, 1], --alpha be positive and --workers at least 1")
 
 
 _NO_COHERENCE = np.zeros((2, 0), dtype=np.float32)  # play_and_learn's "constant step" (no TC accumulators)
@@ -238,46 +280,70 @@ def _shared_views(buf, size: int, tc: bool) -> tuple[np.ndarray, np.ndarray, np.
     return block, block[0], block[1:] if tc else _NO_COHERENCE
 
 
-def train(args: Args, progress: bool = True) -> Path:
-    """Train (or resume) in ``args.run_dir``; returns the path of the checkpoint written."""
-    from torch.utils.tensorboard import SummaryWriter
-    from tqdm import tqdm
+class NTupleLearner(Learner):
+    """The n-tuple network (``checkpoint.pt``: its non-zero entries) and, with ``--tc``, its
+    temporal-coherence accumulators (``coherence.npy``, half of what it learned); ``--out`` gets
+    the network in float16 without its entries below ``out_prune``. A new run starts from zero or
+    from ``--init-from``."""
 
-    run_dir = Path(args.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    ckpt = run_dir / "checkpoint.pt"
-    coherence_file = run_dir / "coherence.npy"  # the TC accumulators, saved beside the checkpoint
-    config = NTupleConfig(tuples=tuple(map(tuple, args.tuples)), stage_ranks=tuple(args.stage_ranks))
-    games_done, seconds_done = 0, 0.0
-    if ckpt.exists():
-        net, meta = load_ntuple_with_metadata(ckpt)
-        if net.config != config:
-            raise CheckpointError(f"{ckpt} holds a network of another shape ({net.config}); use a new --run-dir")
-        games_done, seconds_done = int(meta.get("games", 0)), float(meta.get("train_seconds", 0.0))
-        if bool(meta.get("tc", False)) != args.tc:
-            raise CheckpointError(f"{ckpt} was trained {'with' if meta.get('tc') else 'without'} --tc; "
-                                  "resume it the same way or use a new --run-dir")
-        print(f"resuming {ckpt}: {games_done:,} games, {seconds_done / 60:.1f} min trained")
-    elif args.init_from:
-        net = _warm_start(Path(args.init_from), config)
-    else:
-        net = NTupleNet(config)
-    size = net.tables().weights.shape[0]
-    coherence = np.zeros((2, size), dtype=np.float32) if args.tc else _NO_COHERENCE
-    if args.tc and games_done:
-        coherence[:] = _load_coherence(coherence_file, size)
-    writer = SummaryWriter(str(run_dir))
-    (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=1))
+    def __init__(self, args: Args) -> None:
+        self.args = args
+        self.config = NTupleConfig(tuples=tuple(map(tuple, args.tuples)), stage_ranks=tuple(args.stage_ranks))
+        self.coherence_file = Path(args.run_dir) / "coherence.npy"
+        self.net: NTupleNet | None = None
+        """the network (from ``start``)"""
+        self.coherence = _NO_COHERENCE
+        """the TC accumulators (2, entries), or (2, 0): TD with the constant step"""
 
-    def save(path: Path, half: bool = False, prune: float = 0.0) -> Path:
-        meta = {"games": games_done, "train_seconds": seconds_done, "alpha": args.alpha, "lam": args.lam,
-                "seed": args.seed, "tc": args.tc}
-        if args.tc and path == ckpt:  # accumulators first: a checkpoint never outruns its coherence
-            tmp = coherence_file.with_suffix(".tmp")
+    def start(self, checkpoint: Path | None) -> dict:
+        meta: dict = {}
+        if checkpoint is None:
+            self.net = _warm_start(Path(self.args.init_from), self.config) if self.args.init_from else NTupleNet(self.config)
+        else:
+            self.net, meta = load_ntuple_with_metadata(checkpoint)
+            if self.net.config != self.config:
+                raise CheckpointError(f"{checkpoint} holds a network of another shape ({self.net.config}); "
+                                      "use a new --run-dir")
+            if bool(meta.get("tc", False)) != self.args.tc:
+                raise CheckpointError(f"{checkpoint} was trained {'with' if meta.get('tc') else 'without'} --tc; "
+                                      "resume it the same way or use a new --run-dir")
+        size = self.net.tables().weights.shape[0]
+        if self.args.tc:
+            self.coherence = np.zeros((2, size), dtype=np.float32)
+            if meta.get("games"):
+                self.coherence[:] = _load_coherence(self.coherence_file, size)
+        return meta
+
+    def metadata(self, progress: dict) -> dict:
+        return {"games": progress["games"], "train_seconds": progress["train_seconds"], "alpha": self.args.alpha,
+                "lam": self.args.lam, "seed": self.args.seed, "tc": self.args.tc}
+
+    def save(self, path: Path, progress: dict) -> None:
+        if self.args.tc:  # accumulators first: a checkpoint never outruns its coherence
+            tmp = self.coherence_file.with_suffix(".tmp")
             with open(tmp, "wb") as f:
-                np.save(f, coherence)
-            os.replace(tmp, coherence_file)
-        return save_ntuple(path, net, meta, half=half, prune=prune)
+                np.save(f, self.coherence)
+            os.replace(tmp, self.coherence_file)
+        save_ntuple(path, self.net, self.metadata(progress))
+
+    def export(self, checkpoint: Path, out: Path, progress: dict) -> None:
+        """The file to ship: float16, small entries pruned (the run's checkpoint stays exact)."""
+        save_ntuple(out, self.net, self.metadata(progress), half=True, prune=self.args.out_prune)
+
+
+def train(args: Args, progress: bool | None = None) -> Path:
+    """Train (or resume) in ``args.run_dir``; returns the path of the network written (``--out``'s
+    when given); ``progress`` overrides ``args.progress``."""
+    if progress is not None:
+        args = dataclasses.replace(args, progress=progress)
+    if args.game != "threes":
+        raise ValueError(f"envs/threes/train.py trains Threes only, not {args.game!r}")
+    if args.game_options:
+        raise ValueError(f"the Threes n-tuple network trains under the default rule options only, got {args.game_options}")
+    learner = NTupleLearner(args)
+    run = Run(args, ThreesGame(), learner, total=args.games or None, per_run=True, desc="threes TD")
+    net, config = learner.net, learner.config
+    size = net.tables().weights.shape[0]
 
     pool, shm, ray = None, None, None
     if args.backend == "ray":  # chunks learn on copies sent through the object store; deltas come back
@@ -292,12 +358,12 @@ def train(args: Args, progress: bool = True) -> Path:
         shm = shared_memory.SharedMemory(create=True, size=(3 if args.tc else 1) * size * 4)
         block, shared_weights, shared_coherence = _shared_views(shm.buf, size, args.tc)
         shared_weights[:] = net.tables().weights
-        shared_coherence[:] = coherence
+        shared_coherence[:] = learner.coherence
         net.table.weight.data = torch.from_numpy(shared_weights).view(-1, 1)
-        coherence = shared_coherence
+        learner.coherence = shared_coherence
         del shared_weights, shared_coherence
         pool = mp.get_context("forkserver").Pool(args.workers)
-    weights = net.tables().weights
+    weights, coherence = net.tables().weights, learner.coherence
 
     def submit(n: int, seed: int):
         if ray is not None:  # the current weights, once per chunk
@@ -307,51 +373,38 @@ def train(args: Args, progress: bool = True) -> Path:
             return _Done(_run_chunk(n, seed, args.alpha, args.lam, weights, config, coherence))
         return pool.apply_async(_play_chunk, ((shm.name, size, config, n, seed, args.alpha, args.lam, args.tc),))
 
-    start = last_save = time.perf_counter()
     chunk = max(1, args.log_every)
-    bar = tqdm(total=args.games or None, disable=not progress, unit="game", desc="threes TD")
-    submitted, pending, games_before = 0, [], games_done
-
-    def in_budget() -> bool:
-        return ((not args.games or submitted < args.games)
-                and (not args.minutes or time.perf_counter() - start < 60 * args.minutes))
-
+    submitted, pending = run.games, []  # games handed out (played or in flight)
     try:
         while True:
-            while in_budget() and len(pending) < max(1, args.workers):
-                n = min(chunk, args.games - submitted) if args.games else chunk
-                pending.append(submit(n, _chunk_seed(args.seed, games_before + submitted)))
+            while run.in_budget(submitted) and len(pending) < max(1, args.workers):
+                n = chunk if run.total is None else min(chunk, run.total - submitted)
+                pending.append(submit(n, _chunk_seed(args.seed, submitted)))
                 submitted += n
             if not pending:
                 break
             stats, dt = pending.pop(0).get()
             n = stats.shape[0]
-            games_done += n
-            seconds_done += dt / max(1, args.workers)  # wall-clock seconds of training
+            run.played(n)
             summary = _summary(stats)
             summary["speed/games_per_s"] = n * max(1, args.workers) / dt
             summary["speed/moves_per_s"] = float(stats[:, 2].sum() * max(1, args.workers) / dt)
-            for key, value in summary.items():
-                writer.add_scalar(key, value, games_done)
-            bar.update(n)
-            bar.set_postfix(mean=f"{summary['score/mean']:,.0f}", r1536=f"{summary['reached/1536']:.0f}%",
-                            gps=f"{summary['speed/games_per_s']:.1f}")
-            if time.perf_counter() - last_save >= 60 * args.save_minutes:
-                save(ckpt)
-                last_save = time.perf_counter()
-        bar.close()
-        writer.close()
-        path = save(ckpt)
-        if args.out:  # the file to ship: float16, small entries pruned (the run's checkpoint stays exact)
-            path = save(Path(args.out), half=True, prune=args.out_prune)
+            run.log(summary)
+            run.bar.set_postfix(mean=f"{summary['score/mean']:,.0f}", r1536=f"{summary['reached/1536']:.0f}%",
+                                gps=f"{summary['speed/games_per_s']:.1f}")
+            if run.due_minutes(args.save_minutes):
+                run.save()
+        path = run.finish()
     finally:
         if pool is not None:
             pool.terminate()
             net.table.weight.data = net.table.weight.data.clone()  # off the shared buffer before it goes
+            learner.coherence = np.array(learner.coherence)
             del block, coherence
             shm.close()
             shm.unlink()
-    print(f"{games_done:,} games, {seconds_done / 60:.1f} min of training in all; saved {path}")
+    path = Path(args.out) if args.out else path
+    print(f"{run.games:,} games, {run.seconds() / 60:.1f} min of training in all; saved {path}")
     return path
 
 
@@ -387,73 +440,17 @@ class _Done:
 
 
 def parse_args(argv: list[str] | None = None) -> Args:
-    d = Args()
-    p = argparse.ArgumentParser(prog="tablegym train threes", description=__doc__.split("\n\n")[0])
-    p.add_argument("--run-dir", default=d.run_dir, help="TensorBoard logs and checkpoint.pt (a rerun resumes)")
-    p.add_argument("--minutes", type=float, default=d.minutes, help="wall-clock budget (0: until --games)")
-    p.add_argument("--games", type=int, default=d.games, help="games to play (0: until --minutes)")
-    p.add_argument("--alpha", type=float, default=d.alpha, help="TD step shared over the active entries")
-    p.add_argument("--lam", type=float, default=d.lam, help="TD(lambda): 0 = TD(0), online")
-    p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--stage-ranks", type=int, nargs="*", default=list(d.stage_ranks),
-                   help="highest-card ranks starting a new stage (11 = 768); none for one stage")
-    p.add_argument("--tuples", nargs="+", metavar="CELLS", default=[_tuple_text(t) for t in d.tuples],
-                   help="the n-tuples, cells 0..15 row-major from the top-left joined by commas, h = the card "
-                        "about to enter (default: %(default)s)")
-    p.add_argument("--init-from", metavar="CHECKPOINT",
-                   help="a new run starts from this network (same tuples; its stages are copied onto --stage-ranks)")
-    p.add_argument("--tc", action="store_true",
-                   help="temporal coherence learning: each entry's step shrinks as its errors stop agreeing "
-                        "(give --alpha about 1)")
-    p.add_argument("--log-every", type=int, default=d.log_every)
-    p.add_argument("--workers", type=int, default=d.workers,
-                   help="processes learning into one shared table (lock-free); 1 = deterministic")
-    p.add_argument("--backend", choices=("process", "ray"), default=d.backend,
-                   help="process: workers share the table (Hogwild); ray: each chunk learns on a copy of the "
-                        "current table sent through Ray's object store, and its changes are added here")
-    p.add_argument("--address", help="with --backend ray: the cluster to join (auto, HOST:PORT)")
-    p.add_argument("--save-minutes", type=float, default=d.save_minutes)
-    p.add_argument("--out", help="also write the final network here (float16, small entries pruned)")
-    p.add_argument("--out-prune", type=float, default=d.out_prune,
-                   help="leave entries below this magnitude out of --out (default %(default)s; 0 keeps all)")
-    a = p.parse_args(argv)
-    if a.minutes < 0 or a.games < 0 or (a.minutes == 0 and a.games == 0):
-        p.error("give a positive --minutes or --games budget")
-    if not 0.0 <= a.lam <= 1.0 or a.alpha <= 0 or a.workers < 1:
-        p.error("--lam must lie in [0, 1], --alpha be positive and --workers at least 1")
-    from tablegym.training.parallel import BackendError, check_backend
-
-    try:
-        check_backend(a.backend, a.address)
-    except BackendError as err:
-        p.error(str(err))
-    return Args(run_dir=a.run_dir, minutes=a.minutes, games=a.games, alpha=a.alpha, lam=a.lam, seed=a.seed,
-                stage_ranks=tuple(a.stage_ranks), log_every=a.log_every, workers=a.workers, backend=a.backend,
-                address=a.address,
-                save_minutes=a.save_minutes, out=a.out, out_prune=a.out_prune,
-                tuples=tuple(_parse_tuple(p, t) for t in a.tuples), init_from=a.init_from, tc=a.tc)
-
-
-def _tuple_text(t: tuple[int, ...]) -> str:
-    return ",".join("h" if c == HINT_CELL else str(c) for c in t)
-
-
-def _parse_tuple(parser: argparse.ArgumentParser, text: str) -> tuple[int, ...]:
-    try:
-        return tuple(HINT_CELL if c.strip() == "h" else int(c) for c in text.split(","))
-    except ValueError:
-        parser.error(f"bad tuple {text!r}: give cells 0..15 (or h) joined by commas")
+    return parse_dataclass_args(Args, argv, "tablegym train threes", __doc__.split("\n\n")[0])
 
 
 def cli_main(argv: list[str] | None = None) -> int:
+    """``tablegym train threes ...``: the arguments as typed (the game's name first, or left out)."""
     train(parse_args(argv))
     return 0
 
 
-def train_main(argv: list[str]) -> int:
-    """``tablegym train threes ...``: the arguments as typed, the game's name first (this
-    trainer has only the one game, so its own parser takes no game)."""
-    return cli_main(argv[1:])
+train_main = cli_main
+"""The entry the game's record names."""
 
 
 if __name__ == "__main__":
