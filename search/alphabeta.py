@@ -16,23 +16,25 @@ Ties at the root go to the first maximal move in ``legal_actions()`` order (the 
 original's rule): the root is searched in that order and a move replaces the best one only
 when strictly better. Inside the tree the order is transposition-table move, two killers per
 ply, then the history heuristic. A transposition-table entry only stands in for a subtree of
-the SAME remaining depth, so the value equals plain depth-limited minimax exactly.
+the SAME remaining depth, so the value equals plain depth-limited minimax exactly. The table
+and history are search/table.py's, the deepening loop search/deepening.py's, shared with
+expectiminimax.
 """
 
 from __future__ import annotations
 
-import time
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit, types
 
 from tablegym.envs.core import EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState, State
+from tablegym.search.deepening import deepen
 from tablegym.search.evaluator import Evaluator, check_game
+from tablegym.search.table import EXACT, LOWER, MAX_PLY, TT_TYPES, UPPER, Tables, order_moves, probe, store
 
 INF = 1e18
-EXACT, LOWER, UPPER = 0, 1, 2
-MAX_PLY = 128
 
 
 @dataclass
@@ -58,31 +60,6 @@ class SearchResult:
 # --------------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
-def _order(buf, n, tt_move, k1, k2, history, scores):
-    """Sort ``buf[:n]`` by TT move, killers, then history score (insertion sort: n is small)."""
-    for i in range(n):
-        m = buf[i]
-        if m == tt_move:
-            scores[i] = 4e18
-        elif m == k1:
-            scores[i] = 3e18
-        elif m == k2:
-            scores[i] = 2e18
-        else:
-            scores[i] = history[m]
-    for i in range(1, n):
-        m = buf[i]
-        sc = scores[i]
-        j = i - 1
-        while j >= 0 and scores[j] < sc:
-            buf[j + 1] = buf[j]
-            scores[j + 1] = scores[j]
-            j -= 1
-        buf[j + 1] = m
-        scores[j + 1] = sc
-
-
 _I = types.int64
 _F = types.float64
 _I1 = types.int64[::1]
@@ -90,10 +67,11 @@ _F1 = types.float64[::1]
 _I2 = types.int64[:, ::1]
 _F2 = types.float64[:, ::1]
 _KERNEL_ARGS = (MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T, EVAL_T, _F1)
-TABLE_TYPES = (_I1, _F1, _I1, _I1, _I1, _I2, _F1, _I2, _F2, _I2, _I1, _I1, _I)
-"""Numba types of ``root_search``'s table arguments, in order (the fields of ``AlphaBetaTables``
-as ``AlphaBetaTables.args`` passes them, then counters and node limit): what a compiled caller
-such as self-play (training/selfplay.py) declares in its own signature."""
+TABLE_TYPES = (*TT_TYPES, _I2, _F1, _I2, _F2, _I2, _I1, _I1, _I)
+"""Numba types of ``root_search``'s table arguments, in order (the transposition table's arrays,
+then ``AlphaBetaTables``' killers, history, bufs, scores, pv, pv_len, then counters and node
+limit): what a compiled caller such as self-play (training/selfplay.py) declares in its own
+signature."""
 
 
 @njit(_F(STATE_T, _I, _F, _F, _I, _I, *_KERNEL_ARGS, *TABLE_TYPES), cache=True)
@@ -109,22 +87,16 @@ def _negamax(s, depth, alpha, beta, ply, root, moves, push, pop, to_move, outcom
         v = eval_fn(s, root, params)
         return v if ply % 2 == 0 else -v  # players alternate: even plies are the root player's
     key = key_fn(s)
-    slot = key & (tt_key.shape[0] - 1)
-    best_move = -1
-    if tt_key[slot] == key:
-        best_move = tt_move[slot]
-        if tt_depth[slot] == depth:
-            v = tt_val[slot]
-            f = tt_flag[slot]
-            if f == EXACT or (f == LOWER and v >= beta) or (f == UPPER and v <= alpha):
-                counters[2] += 1
-                if best_move >= 0:
-                    pv[ply, ply] = best_move
-                    pv_len[ply] = ply + 1
-                return v
+    slot, best_move, cut, v = probe(tt_key, tt_val, tt_depth, tt_flag, tt_move, key, depth, alpha, beta)
+    if cut:
+        counters[2] += 1
+        if best_move >= 0:
+            pv[ply, ply] = best_move
+            pv_len[ply] = ply + 1
+        return v
     buf = bufs[ply]
     n = moves(s, buf)
-    _order(buf, n, best_move, killers[ply, 0], killers[ply, 1], history, scores[ply])
+    order_moves(buf, n, best_move, killers[ply, 0], killers[ply, 1], history, scores[ply])
     alpha0 = alpha
     best = -INF
     for i in range(n):
@@ -151,11 +123,7 @@ def _negamax(s, depth, alpha, beta, ply, root, moves, push, pop, to_move, outcom
                         killers[ply, 0] = m
                     history[m] += depth * depth
                     break
-    tt_key[slot] = key
-    tt_val[slot] = best
-    tt_depth[slot] = depth
-    tt_move[slot] = best_move
-    tt_flag[slot] = UPPER if best <= alpha0 else (LOWER if best >= beta else EXACT)
+    store(tt_key, tt_val, tt_depth, tt_flag, tt_move, slot, key, depth, best, best_move, alpha0, beta)
     return best
 
 
@@ -195,37 +163,29 @@ def root_search(s, depth, moves, push, pop, to_move, outcome, key_fn, eval_fn, p
     return best_move, alpha, n
 
 
-class AlphaBetaTables:
-    """Transposition table and ordering tables, kept between iterations of one search."""
+class AlphaBetaTables(Tables):
+    """The shared tables (search/table.py) plus killer moves and principal variations."""
 
     def __init__(self, tt_bits: int, num_actions: int) -> None:
-        size = 1 << tt_bits
-        self.key = np.zeros(size, dtype=np.int64)
-        self.val = np.zeros(size, dtype=np.float64)
-        self.depth = np.full(size, -1, dtype=np.int64)
-        self.flag = np.zeros(size, dtype=np.int64)
-        self.move = np.full(size, -1, dtype=np.int64)
+        super().__init__(num_actions, tt_bits)
         self.killers = np.full((MAX_PLY, 2), -1, dtype=np.int64)
-        self.history = np.zeros(num_actions, dtype=np.float64)
-        self.bufs = np.zeros((MAX_PLY, num_actions), dtype=np.int64)
-        self.scores = np.zeros((MAX_PLY, num_actions), dtype=np.float64)
         self.pv = np.zeros((MAX_PLY, MAX_PLY), dtype=np.int64)
         self.pv_len = np.zeros(MAX_PLY, dtype=np.int64)
 
 
-def _compiled_iteration(state: KernelState, evaluator: Evaluator, depth: int, tables: AlphaBetaTables, node_limit: int):
+def _compiled_iteration(state: KernelState, evaluator: Evaluator, tables: AlphaBetaTables, depth: int,
+                        node_limit: int) -> tuple[bool, int, tuple]:
+    """One iteration of the kernel: (completed, nodes, (move, value, pv, values by move))."""
     k = state.kernels
-    s = state.array
     counters = np.zeros(3, dtype=np.int64)
     root_values = np.full(state.game.spec.num_actions, np.nan)
-    best, value, n = root_search(s, depth, k.moves, k.push, k.pop, k.to_move, k.outcome, k.key, evaluator.kernel,
-                           evaluator.params, tables.key, tables.val, tables.depth, tables.flag, tables.move,
-                           tables.killers, tables.history, tables.bufs, tables.scores, tables.pv, tables.pv_len,
-                           counters, node_limit, root_values)
+    best, value, _ = root_search(state.array, depth, k.moves, k.push, k.pop, k.to_move, k.outcome, k.key,
+                                 evaluator.kernel, evaluator.params, *tables.tt, tables.killers, tables.history,
+                                 tables.bufs, tables.scores, tables.pv, tables.pv_len, counters, node_limit,
+                                 root_values)
     pv = tables.pv[0, : tables.pv_len[0]].tolist()
-    legal = state.legal_actions()
-    values = {a: float(root_values[i]) for i, a in enumerate(legal) if not np.isnan(root_values[i])}
-    return int(best), float(value), pv, int(counters[0]), not counters[1], values
+    values = {a: float(v) for a, v in zip(state.legal_actions(), root_values) if not np.isnan(v)}
+    return not counters[1], int(counters[0]), (int(best), float(value), pv, values)
 
 
 # --------------------------------------------------------------------------------------------
@@ -299,6 +259,12 @@ class _PySearch:
                 alpha, best_move, best_pv = -v, m, [m] + child_pv
         return best_move, alpha, best_pv, values
 
+    def iteration(self, state: State, depth: int, node_limit: int) -> tuple[bool, int, tuple]:
+        """One iteration: (completed, nodes, (move, value, pv, values by move)), as the kernel's."""
+        self.nodes, self.node_limit, self.aborted = 0, node_limit, False
+        found = self.root_search(state, depth)
+        return not self.aborted, self.nodes, found
+
 
 # --------------------------------------------------------------------------------------------
 # Public entry point
@@ -335,35 +301,15 @@ def alphabeta(
         use_kernel = False
     depth = min(depth, MAX_PLY - 2, state.game.spec.max_game_length)
     num_actions = state.game.spec.num_actions
-    tables = AlphaBetaTables(tt_bits, num_actions) if use_kernel else None
-    py = None if use_kernel else _PySearch(evaluator, state.current_player(), num_actions, 0)
-
-    start = time.perf_counter()
-    total_nodes = 0
-    rate = 2e6 if use_kernel else 2e4  # nodes/s guess until the first iteration measures it
-    legal = state.legal_actions()
-    result = SearchResult(legal[0], 0.0, [legal[0]], 0, 0, 0.0, completed=False)
-    for d in range(1, depth + 1):
-        limit = node_limit - total_nodes if node_limit is not None else 2**62
-        if time_limit is not None:
-            remaining = time_limit - (time.perf_counter() - start)
-            if remaining <= 0:
-                break
-            limit = min(limit, max(int(remaining * rate), 1000))
-        t0 = time.perf_counter()
-        if use_kernel:
-            move, value, pv, nodes, done, values = _compiled_iteration(state, evaluator, d, tables, limit)
-        else:
-            py.nodes, py.node_limit, py.aborted = 0, limit, False
-            move, value, pv, values = py.root_search(state, d)
-            nodes, done = py.nodes, not py.aborted
-        elapsed = time.perf_counter() - t0
-        total_nodes += nodes
-        if elapsed > 0.01:
-            rate = nodes / elapsed
-        if not done:
-            break
-        result = SearchResult(move, value, pv, d, total_nodes, 0.0, True, values)
-    result.nodes = total_nodes
-    result.seconds = time.perf_counter() - start
-    return result
+    if use_kernel:
+        tables = AlphaBetaTables(tt_bits, num_actions)
+        iterate = functools.partial(_compiled_iteration, state, evaluator, tables)
+    else:
+        iterate = functools.partial(_PySearch(evaluator, state.current_player(), num_actions, 0).iteration, state)
+    # nodes/s guess until the first iteration measures it
+    run = deepen(iterate, depth=depth, time_limit=time_limit, node_limit=node_limit, rate=2e6 if use_kernel else 2e4)
+    if run.found is None:
+        legal = state.legal_actions()
+        return SearchResult(legal[0], 0.0, [legal[0]], 0, run.nodes, run.seconds, completed=False)
+    move, value, pv, values = run.found
+    return SearchResult(move, value, pv, run.depth, run.nodes, run.seconds, True, values)

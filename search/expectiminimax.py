@@ -20,23 +20,23 @@ evaluator's values are clamped to ``[-bound, bound]``, which keeps the bounds so
 
 The ``moves`` kernel may be a candidate generator narrower than the legal moves (Trap's
 ``SEARCH_KERNELS`` try only promising throws); ``chance(s, outcomes, probs) -> n`` lists the
-outcomes of a chance node (the state's ``kernels.chance`` unless given).
+outcomes of a chance node (the state's ``kernels.chance`` unless given). The transposition
+table and history are search/table.py's, the deepening loop search/deepening.py's, shared with
+alpha-beta.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit, types
 
 from tablegym.envs.core import CHANCE, CHANCE_T, DRAW, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState, State
-from tablegym.search.alphabeta import _order as order_moves
+from tablegym.search.deepening import deepen
 from tablegym.search.evaluator import Evaluator, check_game
+from tablegym.search.table import MAX_PLY, TT_TYPES, Tables, order_moves, probe, store, store_move, stored_move
 
-EXACT, LOWER, UPPER = 0, 1, 2
-MAX_PLY = 128
 MAX_OUTCOMES = 64
 
 _I = types.int64
@@ -46,7 +46,7 @@ _F1 = types.float64[::1]
 _I2 = types.int64[:, ::1]
 _F2 = types.float64[:, ::1]
 _KERNEL_ARGS = (MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, EVAL_T, _F1)
-_TABLE_ARGS = (_I1, _F1, _I1, _I1, _I1, _F1, _I2, _F2, _I2, _F2, _I1, _F, _I)
+_TABLE_ARGS = (*TT_TYPES, _F1, _I2, _F2, _I2, _F2, _I1, _F, _I)
 
 
 @dataclass
@@ -123,16 +123,10 @@ def _value(s, depth, alpha, beta, ply, root, me, moves, push, pop, to_move, outc
         v = min(max(eval_fn(s, root, params), -bound), bound)
         return v if me == root else -v
     key = key_fn(s)
-    slot = key & (tt_key.shape[0] - 1)
-    best_move = -1
-    if tt_key[slot] == key:
-        best_move = tt_move[slot]
-        if tt_depth[slot] == depth:
-            v = tt_val[slot]
-            f = tt_flag[slot]
-            if f == EXACT or (f == LOWER and v >= beta) or (f == UPPER and v <= alpha):
-                counters[3] += 1
-                return v
+    slot, best_move, cut, v = probe(tt_key, tt_val, tt_depth, tt_flag, tt_move, key, depth, alpha, beta)
+    if cut:
+        counters[3] += 1
+        return v
     buf = bufs[ply]
     n = moves(s, buf)
     order_moves(buf, n, best_move, -1, -1, history, scores[ply])  # no killers: chance nodes break ply parity
@@ -155,11 +149,7 @@ def _value(s, depth, alpha, beta, ply, root, me, moves, push, pop, to_move, outc
                 if alpha >= beta:
                     history[m] += depth * depth
                     break
-    tt_key[slot] = key
-    tt_val[slot] = best
-    tt_depth[slot] = depth
-    tt_move[slot] = best_move
-    tt_flag[slot] = UPPER if best <= alpha0 else (LOWER if best >= beta else EXACT)
+    store(tt_key, tt_val, tt_depth, tt_flag, tt_move, slot, key, depth, best, best_move, alpha0, beta)
     return best
 
 
@@ -179,13 +169,12 @@ def root_search(s, depth, moves, push, pop, to_move, outcome, key_fn, chance, ev
     n = moves(s, buf)
     order = np.arange(n)
     key = key_fn(s)
-    slot = key & (tt_key.shape[0] - 1)
-    if tt_key[slot] == key:
-        for i in range(n):
-            if buf[i] == tt_move[slot] and i > 0:
-                order[0] = i
-                order[i] = 0
-                break
+    slot, first = stored_move(tt_key, tt_move, key)
+    for i in range(1, n):
+        if buf[i] == first:
+            order[0] = i
+            order[i] = 0
+            break
     lo = -(bound + MAX_PLY)
     alpha = lo - 1.0
     best_move = -1
@@ -203,31 +192,17 @@ def root_search(s, depth, moves, push, pop, to_move, outcome, key_fn, chance, ev
         if v > alpha:  # strictly: a fail-soft tie is only an upper bound
             alpha = v
             best_move = m
-    tt_key[slot] = key
-    tt_move[slot] = best_move
-    tt_depth[slot] = -1  # ordering hint only: the root value is not stored as a bound
+    store_move(tt_key, tt_depth, tt_move, slot, key, best_move)  # the root value is not stored as a bound
     return best_move, alpha, n
 
 
-class SearchTables:
-    """Transposition table, history and scratch buffers, kept across iterations and decisions."""
+class SearchTables(Tables):
+    """The shared tables (search/table.py) plus the outcomes and probabilities of chance nodes."""
 
     def __init__(self, num_actions: int, tt_bits: int = 20) -> None:
-        size = 1 << tt_bits
-        self.key = np.zeros(size, dtype=np.int64)
-        self.val = np.zeros(size, dtype=np.float64)
-        self.depth = np.full(size, -1, dtype=np.int64)
-        self.flag = np.zeros(size, dtype=np.int64)
-        self.move = np.full(size, -1, dtype=np.int64)
-        self.history = np.zeros(num_actions, dtype=np.float64)
-        self.bufs = np.zeros((MAX_PLY, num_actions), dtype=np.int64)
-        self.scores = np.zeros((MAX_PLY, num_actions), dtype=np.float64)
+        super().__init__(num_actions, tt_bits)
         self.outs = np.zeros((MAX_PLY, MAX_OUTCOMES), dtype=np.int64)
         self.probs = np.zeros((MAX_PLY, MAX_OUTCOMES), dtype=np.float64)
-
-    def age(self) -> None:
-        """Halve the history scores (between decisions, so old cut-offs fade)."""
-        self.history *= 0.5
 
 
 def expectiminimax(
@@ -273,45 +248,21 @@ def expectiminimax(
     s = state.array
     buf = np.empty(max(state.game.spec.num_actions, MAX_OUTCOMES), dtype=np.int64)
     root_moves = buf[: gen(s, buf)].tolist()
-    start = time.perf_counter()
-    total = 0
-    rate = 5e5
-    result = ExpectiminimaxResult(root_moves[0], 0.0, 0, 0, 0.0, completed=False)
-    d = 1
-    retries = 0
-    while d <= depth:
-        limit = node_limit - total if node_limit is not None else 2**62
-        if time_limit is not None:
-            remaining = time_limit - (time.perf_counter() - start)
-            if remaining <= 0:
-                break
-            limit = min(limit, max(int(remaining * rate), 2000))
+
+    def iterate(d: int, budget: int) -> tuple[bool, int, tuple[int, float, dict[int, float]]]:
         counters = np.zeros(4, dtype=np.int64)
         root_values = np.full(len(root_moves), np.nan)
-        t0 = time.perf_counter()
         best, value, _ = root_search(s, d, gen, k.push, k.pop, k.to_move, k.outcome, k.key, chance, evaluator.kernel,
-                                     evaluator.params, tables.key, tables.val, tables.depth, tables.flag, tables.move,
-                                     tables.history, tables.bufs, tables.scores, tables.outs, tables.probs, counters,
-                                     bound, limit, root_values)
-        elapsed = time.perf_counter() - t0
-        total += int(counters[0])
-        if elapsed > 0.005:
-            rate = counters[0] / elapsed
-        if counters[1]:
-            # Out of nodes. If the speed guess was too low (the first calls are slow) and half
-            # the time is left, try this depth again faster (the table keeps what was searched).
-            if time_limit is None or retries >= 4 or time.perf_counter() - start > 0.5 * time_limit:
-                break
-            rate = max(2.0 * rate, counters[0] / max(elapsed, 1e-6))
-            retries += 1
-            continue
+                                     evaluator.params, *tables.tt, tables.history, tables.bufs, tables.scores,
+                                     tables.outs, tables.probs, counters, bound, budget, root_values)
         values = {m: float(v) for m, v in zip(root_moves, root_values) if not np.isnan(v)}
-        result = ExpectiminimaxResult(int(best), float(value), d, total, 0.0, True, values, result.depths)
-        result.depths.append((d, total, time.perf_counter() - start))
-        d += 1
-    result.nodes = total
-    result.seconds = time.perf_counter() - start
-    return result
+        return not counters[1], int(counters[0]), (int(best), float(value), values)
+
+    run = deepen(iterate, depth=depth, time_limit=time_limit, node_limit=node_limit, rate=5e5)
+    if run.found is None:
+        return ExpectiminimaxResult(root_moves[0], 0.0, 0, run.nodes, run.seconds, completed=False)
+    move, value, values = run.found
+    return ExpectiminimaxResult(move, value, run.depth, run.nodes, run.seconds, True, values, run.depths)
 
 
 def reference_expectiminimax(state: State, evaluator: Evaluator, depth: int, *, bound: float = 1e5,
