@@ -1,0 +1,188 @@
+"""The one training skeleton (training.Run): a Learner started, resumed, saved and exported, the
+budget in games, iterations or per run, args.json and TensorBoard logs in the run directory;
+every trainer (TD, Trap, Friday, Threes) on it."""
+
+import json
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pytest
+import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from tablegym.envs import make_game
+from tablegym.training.runs import Learner, Run, parse_dataclass_args
+
+
+def scalars(run_dir) -> dict[str, list[tuple[int, float]]]:
+    """Every TensorBoard scalar of the run directory, by tag: (step, value) in order of writing."""
+    acc = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
+    acc.Reload()
+    return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
+
+
+@dataclass
+class ToyArgs:
+    run_dir: str
+    minutes: float | None = None
+    out: str | None = None
+    progress: bool = False
+
+
+class Counter(Learner):
+    """A learner whose whole state is a number: the checkpoint is JSON, --out gets the number."""
+
+    def __init__(self) -> None:
+        self.value = 0
+        self.saves: list[dict] = []
+
+    def start(self, checkpoint):
+        if checkpoint is None:
+            return {}
+        meta = json.loads(checkpoint.read_text())
+        self.value = meta["value"]
+        return meta
+
+    def save(self, path, progress):
+        self.saves.append(progress)
+        path.write_text(json.dumps({**progress, "value": self.value}))
+
+    def export(self, checkpoint, out, progress):
+        out.write_text(f"{self.value} after {progress['games']} games")
+
+
+def test_a_run_counts_its_budget_saves_its_learner_and_resumes_it(tmp_path):
+    args = ToyArgs(run_dir=str(tmp_path / "run"), out=str(tmp_path / "out.txt"))
+    game = make_game("sim")
+    learner = Counter()
+    run = Run(args, game, learner, iterations=3)
+    while run.next_iteration():
+        learner.value += 10
+        run.played(4)
+        run.log({"charts/value": learner.value})
+        if run.due(2):
+            run.save()
+    assert run.finish() == tmp_path / "run" / "checkpoint.pt"
+    assert [(p["iteration"], p["games"]) for p in learner.saves] == [(2, 8), (3, 12)]
+    assert (tmp_path / "out.txt").read_text() == "30 after 12 games"
+    assert json.loads((tmp_path / "run" / "args.json").read_text())["out"] == args.out
+    assert scalars(tmp_path / "run")["charts/value"] == [(4, 10.0), (8, 20.0), (12, 30.0)]
+    # resumed: the budget counts the run before, unless it is per run
+    again = Counter()
+    run = Run(args, game, again, iterations=4)
+    assert (again.value, run.iteration, run.games) == (30, 3, 12)
+    assert run.next_iteration() and not run.in_budget(run.games) and not run.next_iteration()
+    run.finish()
+    per_run = Run(args, game, Counter(), total=8, per_run=True)
+    assert (per_run.total, per_run.in_budget(19), per_run.in_budget(20)) == (20, True, False)
+    per_run.finish()
+
+
+def test_the_save_schedule_in_minutes_counts_from_the_last_save(tmp_path):
+    run = Run(ToyArgs(run_dir=str(tmp_path)), make_game("sim"), Counter())
+    assert run.due_minutes(0.0) and not run.due_minutes(60.0)
+    run.last_save -= 3600.0  # an hour ago
+    assert run.due_minutes(60.0)
+    run.save()
+    assert not run.due_minutes(60.0)
+    run.finish()
+
+
+@dataclass
+class FlagArgs:
+    game: str = "toy"
+    game_options: dict = None
+    run_dir: str = "runs/toy"
+    sizes: tuple[int, ...] = (1, 2)
+    """ints, one or more"""
+    marks: tuple[int, ...] = ()
+    odd: int = 1
+    """an odd number"""
+
+    def __post_init__(self):
+        if self.odd % 2 == 0:
+            raise ValueError(f"--odd must be odd, got {self.odd}")
+
+
+def test_flags_from_a_dataclass_take_tuples_and_refuse_what_the_dataclass_refuses(capsys):
+    args = parse_dataclass_args(FlagArgs, ["--sizes", "3", "4", "--marks", "7"], "toy", "a toy")
+    assert (args.sizes, args.marks, args.odd) == ((3, 4), (7,), 1)
+    with pytest.raises(SystemExit):
+        parse_dataclass_args(FlagArgs, ["--odd", "2"], "toy", "a toy")
+    assert "--odd must be odd, got 2" in capsys.readouterr().err
+
+
+def test_threes_resumed_in_two_runs_learns_what_one_run_learns(tmp_path):
+    """Each chunk's seed comes from the games before it and the checkpoint holds the tables
+    exactly, so 20 + 20 games (the budget is per run) end where 40 games in one go do."""
+    from tablegym.envs.threes.ntuple import HINT_CELL, load_ntuple_with_metadata
+    from tablegym.envs.threes.train import Args, train
+
+    tuples = ((0, 1, 2, 3), (HINT_CELL, 4, 5, 6))
+    for tc in (False, True):
+        one = Args(run_dir=str(tmp_path / f"one{tc}"), minutes=0, games=40, log_every=20, tuples=tuples, tc=tc,
+                   alpha=1.0 if tc else 0.1, seed=3, progress=False)
+        two = replace(one, run_dir=str(tmp_path / f"two{tc}"), games=20, out=str(tmp_path / f"out{tc}.pt"))
+        train(one)
+        train(two)
+        assert train(two) == tmp_path / f"out{tc}.pt"
+        (a, meta_a), (b, meta_b) = (load_ntuple_with_metadata(tmp_path / f"{d}{tc}" / "checkpoint.pt") for d in ("one", "two"))
+        assert meta_a["games"] == meta_b["games"] == 40 and meta_b["tc"] == tc
+        assert np.array_equal(a.tables().weights, b.tables().weights) and np.abs(a.tables().weights).max() > 0
+        if tc:
+            assert np.array_equal(np.load(tmp_path / "oneTrue" / "coherence.npy"),
+                                  np.load(tmp_path / "twoTrue" / "coherence.npy"))
+        # both runs log into the one directory, at the game counts
+        logged = scalars(tmp_path / f"two{tc}")
+        assert [step for step, _ in logged["score/mean"]] == [20, 40]
+        assert logged["score/mean"] == scalars(tmp_path / f"one{tc}")["score/mean"]
+        out, meta = load_ntuple_with_metadata(tmp_path / f"out{tc}.pt")
+        assert meta["half"] and meta["games"] == 40
+        assert np.allclose(out.tables().weights, b.tables().weights, rtol=1e-2, atol=20.0)
+    assert json.loads((tmp_path / "twoFalse" / "args.json").read_text())["games"] == 20
+
+
+def test_threes_refuses_a_budget_it_cannot_stop_on_and_another_game():
+    from tablegym.envs.threes.train import Args, parse_args, train
+
+    with pytest.raises(ValueError, match="budget"):
+        Args(minutes=0, games=0)
+    with pytest.raises(SystemExit):
+        parse_args(["--minutes", "0"])
+    with pytest.raises(ValueError, match="Threes only"):
+        train(Args(game="trap", minutes=0, games=1))
+    assert parse_args(["threes", "--games", "3", "--minutes", "0"]).games == 3
+
+
+def test_friday_logs_and_resumes_through_the_run(tmp_path):
+    from tablegym.envs.friday.learned import load_friday_model
+    from tablegym.envs.friday.train import train
+    from tests.test_friday_learned import _tiny
+
+    train(_tiny(tmp_path, iterations=1))
+    train(_tiny(tmp_path, iterations=2, out=str(tmp_path / "final.pt")))
+    logged = scalars(tmp_path)
+    assert [step for step, _ in logged["losses/mse"]] == [4, 8]
+    assert [step for step, _ in logged["losses/heldout_mse"]] == [8]  # only once there is a network
+    assert {"losses/win_cross_entropy", "charts/games_per_s", "selfplay/win_rate_L1"} <= set(logged)
+    assert json.loads((tmp_path / "args.json").read_text())["iterations"] == 2
+    # --out is the last iteration's network, without the optimizer
+    out = torch.load(tmp_path / "final.pt", weights_only=True)
+    net = torch.load(tmp_path / "nets" / "iter0002.pt", weights_only=True)
+    assert "optimizer" not in out and all(torch.equal(out["model"][k], net["model"][k]) for k in net["model"])
+    assert load_friday_model(tmp_path / "checkpoint.pt")[1]["iteration"] == 2
+
+
+def test_trap_trains_in_the_td_loop_with_its_own_search_and_charts(tmp_path):
+    """Trap's trainer is the TD loop with Trap's self-play and evaluation passed in: the loop's
+    scalars, Trap's own, and both evaluation matches, in the run directory."""
+    from tablegym.envs.trap.train import parse_args, train
+
+    train(parse_args(["trap", "--run-dir", str(tmp_path), "--games-per-iter", "2", "--total-games", "2",
+                      "--updates-per-iter", "1", "--eval-every", "1", "--eval-games", "2", "--eval-depth", "1",
+                      "--depth", "1", "--hidden", "4", "--no-progress", "--option", "n=5"]))
+    logged = scalars(tmp_path)
+    assert {"losses/mse", "losses/td_error", "charts/games_per_s", "charts/decisions_per_game",
+            "charts/score_vs_composite", "charts/score_vs_hard"} <= set(logged)
+    assert logged["charts/score_vs_hard"][0][0] == 2 and 0.0 <= logged["charts/score_vs_hard"][0][1] <= 1.0
+    assert json.loads((tmp_path / "args.json").read_text())["game_options"] == {"n": 5}
