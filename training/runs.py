@@ -132,7 +132,7 @@ class Run:
         (self.dir / "args.json").write_text(text)
         self.t_start = time.perf_counter() - seconds_done
         self.last_save = time.perf_counter()
-        # the clock the deadline reads: all training time, or this run's
+        # the deadline reads all training time, or with per_run this run's
         self.budget_start = self.t_start + (seconds_done if per_run else 0.0)
         self.deadline = args.minutes * 60.0 if args.minutes else None
         # Under a time budget the game count is open-ended: the bar then shows games and rate only.
@@ -177,6 +177,7 @@ class Run:
         return time.perf_counter() - self.last_save >= 60.0 * minutes
 
     def progress(self) -> dict:
+        """The run's ``iteration``, ``games`` and ``train_seconds`` (what a checkpoint records)."""
         return {"iteration": self.iteration, "games": self.games, "train_seconds": self.seconds()}
 
     def save(self) -> dict:
