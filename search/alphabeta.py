@@ -166,7 +166,7 @@ def root_search(s, depth, moves, push, pop, to_move, outcome, key_fn, eval_fn, p
 class AlphaBetaTables(Tables):
     """The shared tables (search/table.py) plus killer moves and principal variations."""
 
-    def __init__(self, tt_bits: int, num_actions: int) -> None:
+    def __init__(self, num_actions: int, tt_bits: int = 20) -> None:
         super().__init__(num_actions, tt_bits)
         self.killers = np.full((MAX_PLY, 2), -1, dtype=np.int64)
         self.pv = np.zeros((MAX_PLY, MAX_PLY), dtype=np.int64)
@@ -302,7 +302,7 @@ def alphabeta(
     depth = min(depth, MAX_PLY - 2, state.game.spec.max_game_length)
     num_actions = state.game.spec.num_actions
     if use_kernel:
-        tables = AlphaBetaTables(tt_bits, num_actions)
+        tables = AlphaBetaTables(num_actions, tt_bits=tt_bits)
         iterate = functools.partial(_compiled_iteration, state, evaluator, tables)
     else:
         iterate = functools.partial(_PySearch(evaluator, state.current_player(), num_actions, 0).iteration, state)

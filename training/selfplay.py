@@ -147,7 +147,7 @@ def play_selfplay(start: KernelState, evaluator: Evaluator, *, games: int, depth
     """Play ``games`` self-play games from ``start`` and record every position."""
     k = start.kernels
     spec = start.game.spec
-    tables = AlphaBetaTables(tt_bits, spec.num_actions)
+    tables = AlphaBetaTables(spec.num_actions, tt_bits=tt_bits)
     cap = games * spec.max_game_length
     feats = np.zeros((cap, start.num_features), dtype=np.uint8)
     value = np.zeros(cap)
