@@ -18,7 +18,7 @@ demo: install
 	$(PY) -m tablegym.experiments.demo
 
 test: install
-	$(PY) -m pytest -q -n 2  # two workers (pytest-xdist): the suite is written to run in parallel
+	$(PY) -m pytest -q -n 2 --dist loadscope  # two workers (pytest-xdist); a module stays on one worker, so its shared fixtures (a Ray instance, trained models) are built once
 
 bench: install
 	$(VENV)/bin/tablegym bench search
@@ -99,7 +99,7 @@ threes-learned: install
 
 # Trap: the best hand-made searcher against the course's opponents, the round robin, the speed
 # bench (about 90 minutes on 2 cores; README "Trap"). One process per match, so a 1 s search
-# has a core; the two Hard matches of issue 29 ran side by side.
+# has a core; the two Hard matches ran side by side.
 trap-results: install
 	$(TG) eval trap random easy medium medium:ties=random hard hard-sound --games 200 --seed 0 --elo \
 		--no-progress --csv results/trap_course_opponents.csv | tee results/trap_course_opponents.md
@@ -118,7 +118,7 @@ trap-round-robin: install
 		--games 100 --workers 2 --seed 0 --elo --no-progress --journal results/trap_round_robin.jsonl \
 		--csv results/trap_round_robin.csv | tee results/trap_round_robin.md
 
-# The issue's round robin: 200 games a pairing, 1 s a turn for every searcher (about 27 CPU-hours).
+# The full round robin: 200 games a pairing, 1 s a turn for every searcher (about 27 CPU-hours).
 # Every finished game is appended to the journal, so the same command resumes an interrupted run
 # (TRAP_RR_MINUTES bounds one sitting; the tables then say "partial"). TRAP_RR_WORKERS=1 leaves a core free.
 TRAP_RR_MINUTES ?= 100000
@@ -149,18 +149,18 @@ trap-learned: install
 		--out results/trap_sb3_dqn.md
 	$(TG) bench trap | tee results/bench_trap.txt
 
-# The staged starship generator over 1,000 seeds (issue 9): validity rate, ships per second, the
+# The staged starship generator over 1,000 seeds: validity rate, ships per second, the
 # quality terms (seconds); the pictures of seed 7 and of its 14 stages.
 starship-results: install
 	$(PY) -m tablegym.envs.starship.bench --seeds 1000 --out results/starship_generator.md
 	$(TG) starship --seed 7 --out results/starship_seed7.png --quiet
 	$(TG) starship --seed 7 --stages --out results/starship_stages_seed7.png --quiet
 
-# Friday win rates per level (issue 7). Random and rule-based: seconds. Fridai at 10,000 polled
+# Friday win rates per level. Random and rule-based: seconds. Fridai at 10,000 polled
 # states: about 1.5 s a game, 25 min on two cores for 4 x 500 games. At 100,000: 13-22 s a game,
 # about 9 CPU-hours for 4 x 500. Finished games are appended to the JSONL files; a rerun resumes.
 FRIDAY := $(PY) -m tablegym.envs.friday.evaluate
-# Default rule options: the official empty-aging rule (issue 28). The first reading's records
+# Default rule options: the official empty-aging rule. The first reading's records
 # ("reshuffle without aging", forced replacement, sort all at once) are in results/friday_reshuffle/;
 # --against pairs every agent with its own games there on the same deals. Fridai at 100,000 states
 # was not re-run under the official rule (its games end in yellow, far from an empty aging stack).
@@ -191,7 +191,7 @@ friday-sb3: install
 		--games 500 --levels 1 2 3 4 --workers 2 --no-progress --out results/friday_sb3.jsonl
 	$(FRIDAY) --report results/friday_sb3.jsonl --against $(FRIDAY_OLD)/friday_sb3.jsonl
 
-# The shipped Friday value network (issue 8; training/friday_value.py): 15 iterations of 200
+# The shipped Friday value network (envs/friday/train.py): 15 iterations of 200
 # self-played games (levels 1-4 in turn) through Fridai's search at 2,000 states per decision,
 # the first with Fridai's own score at the leaves; 14 minutes on 2 processes.
 friday-checkpoint: install
@@ -211,7 +211,7 @@ friday-learned: install
 		--against $(FRIDAY_OLD)/friday_learned_10k.jsonl $(FRIDAY_OLD)/friday_learned_10k_w8.jsonl \
 		| tee results/friday_learned.md
 
-# Issue 8 through Monte-Carlo planning (training/friday_value.py --planner mc): 25 iterations of 400
+# The Friday value network through Monte-Carlo planning (envs/friday/train.py --planner mc): 25 iterations of 400
 # self-played games, the first with rollouts to the end, then 64 rollouts per action cut after 2
 # turns with the current network there; each state learns its game's outcome return; 300 Adam
 # steps per iteration. About 50 minutes on 2 processes.
@@ -220,7 +220,7 @@ friday-mc-checkpoint: install
 		--iterations 25 --minutes 120 --steps-per-iter 300 --buffer-size 600000 --workers 2 --no-progress \
 		--run-dir runs/friday-mc-official --out models/checkpoints/friday_mc.pt
 
-# The issue-8 table: the same planner and budget (64 rollouts per action, cut after 2 turns) with
+# The Monte-Carlo table: the same planner and budget (64 rollouts per action, cut after 2 turns) with
 # the shipped network, Fridai's score and the hand-made outcome at the cut; about 15 minutes on 2 cores.
 friday-mc-learned: install
 	$(FRIDAY) "mc:rollouts=64,horizon=2,eval=learned" --games 500 --workers 2 --seed 0 --no-progress \
@@ -235,8 +235,8 @@ friday-mc-learned: install
 		$(FRIDAY_OLD)/friday_mc_h2_outcome.jsonl $(FRIDAY_OLD)/friday_mc_h2_learned.jsonl \
 		$(FRIDAY_OLD)/friday_mc_256.jsonl | tee results/friday_mc_learned.md
 
-# PPO as a starship designer vs the staged generator, random edits and the start ship (issue 9;
-# experiments/starship_rl.py). Budget: a 30,720-step run of this command trained at 261 steps/s on
+# PPO as a starship designer vs the staged generator, random edits and the start ship
+# (envs/starship/rl.py). Budget: a 30,720-step run of this command trained at 261 steps/s on
 # one core of the shared 2-core machine (load 2-3), so 20 minutes is 1,200 s x 261 = 313,000 steps:
 # 300,000 (301,056 taken, whole rollouts of 2,048), 301,056 / 261 = 1,153 s, about 19 minutes.
 # Evaluation (200 seeds x 4 rows, 2 processes) adds about 40 minutes: PPO and random episodes that
@@ -246,7 +246,7 @@ starship-rl: install
 	$(PY) -m tablegym.envs.starship.rl --timesteps 300000 --representation narrow --start partial \
 		--seed 0 --episodes 200 --workers 2 --run-dir runs/starship-ppo --out results/starship_rl.md
 
-# The learned starship generator (issue 33), in two runs of MaskablePPO with the gated reward and
+# The learned starship generator, in two runs of MaskablePPO with the gated reward and
 # one sweep of the grid per episode (--max-steps 1024): 3M steps under the "build" masks (about 80
 # minutes on one core), then 1.5M steps under the "safe" masks from that run's 2M-step snapshot
 # (about 40 minutes); each evaluated on 200 held-out seeds. starship-checkpoint ships the second's
