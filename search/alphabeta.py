@@ -32,7 +32,7 @@ from numba import njit, types
 from tablegym.envs.core import EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState, State
 from tablegym.search.deepening import deepen
 from tablegym.search.evaluator import Evaluator, check_game
-from tablegym.search.table import EXACT, LOWER, MAX_PLY, TT_TYPES, UPPER, Tables, order_moves, probe, store
+from tablegym.search.table import EXACT, LOWER, MAX_PLY, NUMBA_TYPES, TT_TYPES, UPPER, Tables, order_moves, probe, store
 
 INF = 1e18
 
@@ -60,12 +60,7 @@ class SearchResult:
 # --------------------------------------------------------------------------------------------
 
 
-_I = types.int64
-_F = types.float64
-_I1 = types.int64[::1]
-_F1 = types.float64[::1]
-_I2 = types.int64[:, ::1]
-_F2 = types.float64[:, ::1]
+_I, _F, _I1, _F1, _I2, _F2 = NUMBA_TYPES
 _KERNEL_ARGS = (MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T, EVAL_T, _F1)
 TABLE_TYPES = (*TT_TYPES, _I2, _F1, _I2, _F2, _I2, _I1, _I1, _I)
 """Numba types of ``root_search``'s table arguments, in order (the transposition table's arrays,

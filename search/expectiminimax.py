@@ -35,16 +35,11 @@ from numba import njit, types
 from tablegym.envs.core import CHANCE, CHANCE_T, DRAW, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState, State
 from tablegym.search.deepening import deepen
 from tablegym.search.evaluator import Evaluator, check_game
-from tablegym.search.table import MAX_PLY, TT_TYPES, Tables, order_moves, probe, store, store_move, stored_move
+from tablegym.search.table import MAX_PLY, NUMBA_TYPES, TT_TYPES, Tables, order_moves, probe, store, store_move, stored_move
 
 MAX_OUTCOMES = 64
 
-_I = types.int64
-_F = types.float64
-_I1 = types.int64[::1]
-_F1 = types.float64[::1]
-_I2 = types.int64[:, ::1]
-_F2 = types.float64[:, ::1]
+_I, _F, _I1, _F1, _I2, _F2 = NUMBA_TYPES
 _KERNEL_ARGS = (MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, EVAL_T, _F1)
 _TABLE_ARGS = (*TT_TYPES, _F1, _I2, _F2, _I2, _F2, _I1, _F, _I)
 

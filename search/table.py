@@ -33,6 +33,8 @@ _I1 = types.int64[::1]
 _F1 = types.float64[::1]
 _I2 = types.int64[:, ::1]
 _F2 = types.float64[:, ::1]
+NUMBA_TYPES = (_I, _F, _I1, _F1, _I2, _F2)
+"""Shorthands of the searches' explicit signatures: int64, float64, their 1-d and 2-d C arrays."""
 TT_TYPES = (_I1, _F1, _I1, _I1, _I1)
 """Numba types of the transposition table's arrays: key, val, depth, flag, move."""
 
