@@ -113,7 +113,7 @@ def make_agent(game: Game, spec: str, *, trust_code: bool | None = None) -> Agen
     if build is None:
         raise ValueError(f"{searcher.name} has no game-independent search; {game.spec.name}'s record names none")
     extra, kwargs = tuple(getattr(build, "keys", ())), {}
-    if searcher.name == "expectiminimax" and record.move_filter:
+    if searcher.filtered and record.move_filter:
         move_filter = load(record.move_filter)
         extra, kwargs = extra + move_filter.keys, {"move_filter": move_filter}
     return _build(game, searcher, spec, options, build, defaults=record.defaults.get(searcher.name), extra=extra,

@@ -90,6 +90,8 @@ class Searcher:
     """The game-independent constructor; None where only games with their own kernel run it."""
     doc: str = ""
     aliases: tuple[str, ...] = ()
+    filtered: bool = False
+    """Whether it takes a game's ``MoveFilter`` (its record's ``move_filter``) and the filter's keys."""
 
     @property
     def evaluated(self) -> bool:
@@ -145,7 +147,7 @@ SEARCHERS: dict[str, Searcher] = {s.name: s for s in (
              aliases=("ab",)),
     Searcher("expectiminimax", (EVAL, DEPTH, TIME), _expectiminimax, "expectiminimax with alpha-beta and Star1 "
              "chance pruning, depth decisions or time seconds a turn (one second when neither is given)",
-             aliases=("emm",)),
+             aliases=("emm",), filtered=True),
     Searcher("expectimax", (EVAL, Key("depth", "int", 2)), _expectimax,
              "expectimax over the full chance distribution, depth player moves deep"),
     Searcher("greedy", (EVAL,), _greedy, "the move whose outcome the evaluator values best (1-ply expectimax)"),
