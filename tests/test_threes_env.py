@@ -301,7 +301,7 @@ def test_play_threes_same_seed_same_game(monkeypatch, capsys):
 @pytest.mark.parametrize(
     "argv, words",
     [
-        (["play", "threes", "--agent", "nonsense"], "unknown Threes agent 'nonsense'"),
+        (["play", "threes", "--agent", "nonsense"], "unknown agent 'nonsense' for threes"),
         (["play", "threes", "--option", "hint=x"], "hint must be one of"),
         (["play", "threes", "--seat", "1"], "single-player game"),
         (["play", "threes", "--depth", "2"], "give --agent too"),
