@@ -37,7 +37,7 @@ import numpy as np
 
 from tablegym.envs.core import Game
 from tablegym.experiments.games import make_game
-from tablegym.search.play import GameRecord, play_game, random_opening, sample_chance  # noqa: F401 (re-exported)
+from tablegym.search.play import GameRecord, play_game, random_opening  # noqa: F401 (re-exported)
 from tablegym.experiments.stats import MatchResult, SeatRecord, format_elo
 
 AgentFactory = Callable[[Game, str], Any]

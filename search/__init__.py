@@ -18,5 +18,5 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, globals(),
     bestfirst=['best_first', 'best_first_search', 'reference_best_first', 'BestFirstResult'],
     solver=['solve', 'solved_values', 'Solver', 'SolveResult'],
     evaluator=['Evaluator', 'KernelEvaluator', 'WrongGameError', 'check_game', 'position_evaluator'],
-    play=['play_game', 'GameRecord', 'random_opening', 'sample_chance'],
+    play=['play_game', 'GameRecord', 'random_opening', 'sample_outcome'],
 )

@@ -15,7 +15,7 @@ import numpy as np
 
 from tablegym.envs.core import CHANCE, Game, State, sample_outcome
 
-__all__ = ["GameRecord", "play_game", "random_opening", "sample_chance"]
+__all__ = ["GameRecord", "play_game", "random_opening", "sample_outcome"]
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,6 @@ class GameRecord:
     """The finished position (not journalled: a record replays to it from its actions)."""
 
 
-sample_chance = sample_outcome  # the name the game loop has always exported
 
 
 def random_opening(game: Game, plies: int, rng: np.random.Generator) -> list[int]:
@@ -54,7 +53,7 @@ def random_opening(game: Game, plies: int, rng: np.random.Generator) -> list[int
         if state.is_terminal():
             break
         if state.current_player() == CHANCE:
-            action = sample_chance(state, rng)
+            action = sample_outcome(state, rng)
         else:
             legal = state.legal_actions()
             quiet = [a for a in legal if not state.child(a).is_terminal()]
@@ -107,7 +106,7 @@ def play_game(
             state = chance(state, rng)
             continue
         if player == CHANCE:
-            action = sample_chance(state, rng)
+            action = sample_outcome(state, rng)
         else:
             agent = agents[player]
             start = time.perf_counter()

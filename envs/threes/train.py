@@ -449,9 +449,5 @@ def cli_main(argv: list[str] | None = None) -> int:
     return 0
 
 
-train_main = cli_main
-"""The entry the game's record names."""
-
-
 if __name__ == "__main__":
     raise SystemExit(cli_main())
