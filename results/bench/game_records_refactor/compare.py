@@ -66,7 +66,8 @@ def main(folder: Path = HERE, title: str = "Game-records refactor: tablegym benc
     print("|---|---|---|---|---|")
     ratios = []
     for bench in benches:
-        runs = {side: [figures(folder / f"{bench}.{side}.{r}.txt") for r in rounds] for side in ("before", "after")}
+        done = [r for r in rounds if (folder / f"{bench}.before.{r}.txt").exists()]  # some benches got more rounds
+        runs = {side: [figures(folder / f"{bench}.{side}.{r}.txt") for r in done] for side in ("before", "after")}
         for name, (k, _) in runs["before"][0].items():
             b = statistics.median(f[name][1] for f in runs["before"])
             a = statistics.median(f[name][1] for f in runs["after"])

@@ -1,0 +1,22 @@
+#!/bin/bash
+# Interleaved `tablegym bench` rounds: a checkout of BASE against this one, each bench once per
+# round on each side, alternating which goes first; outputs OUT/<bench>.<before|after>.<round>.txt.
+#   git worktree add /tmp/base80 80c9653 && mkdir -p /tmp/basep80 && ln -sfn /tmp/base80 /tmp/basep80/tablegym
+#   bash results/bench/rounds.sh results/bench/one_route /tmp/basep80 2
+# (the package is the repository root, so PYTHONPATH names a folder holding a `tablegym` link to
+# it); BENCHES="search trap" limits the benches; a 4th argument numbers the first round.
+# Summarise with OUT/compare.py.
+OUT=$1
+BASEP=$2
+R=${3:-2}
+FIRST=${4:-1}  # the number of the first round (more rounds after earlier ones)
+for r in $(seq $FIRST $((FIRST + R - 1))); do
+  for b in ${BENCHES:-search sim-solve envs trap threes friday starship}; do
+    if [ $((r % 2)) -eq 1 ]; then order="before after"; else order="after before"; fi
+    for v in $order; do
+      if [ $v = before ]; then P=$BASEP; else P=; fi
+      PYTHONPATH=$P .venv/bin/python -c "import sys; from tablegym.experiments.cli import main; sys.exit(main())" \
+        bench $b > $OUT/$b.$v.$r.txt 2>&1
+    done
+  done
+done
