@@ -6,16 +6,7 @@
 BASEP=$1
 R=${2:-2}
 OUT=results/bench/network_kernel_vectorised
-for r in $(seq 1 $R); do
-  for b in search sim-solve envs trap threes friday starship; do
-    if [ $((r % 2)) -eq 1 ]; then order="before after"; else order="after before"; fi
-    for v in $order; do
-      if [ $v = before ]; then P=$BASEP; else P=; fi
-      PYTHONPATH=$P .venv/bin/python -c "import sys; from tablegym.experiments.cli import main; sys.exit(main())" \
-        bench $b > $OUT/$b.$v.$r.txt 2>&1
-    done
-  done
-done
+bash results/bench/rounds.sh $OUT $BASEP $R  # every bench of every game, interleaved
 for r in $(seq 1 3); do
   for v in base now; do
     if [ $v = base ]; then P=$BASEP; else P=; fi
