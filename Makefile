@@ -19,7 +19,7 @@ demo: install
 
 test: install
 	$(PY) tests/warm_caches.py  # each game's numba kernels compiled once, two games at a time (a fresh clone has none)
-	$(PY) -m pytest -q -n 3 --dist loadscope  # 3 workers on 2 cores: the Ray and process-pool tests leave a core idle while they wait; a module stays on one worker, so its shared fixtures are built once
+	$(PY) -m pytest -q -n 2 --dist loadscope  # two workers (pytest-xdist); a module stays on one worker, so its shared fixtures (a Ray instance, trained models) are built once
 
 bench: install
 	$(VENV)/bin/tablegym bench search
