@@ -66,10 +66,15 @@ def _checked(evaluator, game: Game):
     return evaluator
 
 
+def _fixed_agents(game: Game) -> dict:
+    """The game's fixed agents by name (``AGENTS`` of its module; none without one)."""
+    return getattr(_game_module(game), "AGENTS", {}) if plugin(game.spec.name).agents else {}
+
+
 def known_agents(game: Game) -> list[str]:
     """The agent names ``make_agent`` takes for ``game``: random, its fixed agents, its searchers."""
     record = plugin(game.spec.name)
-    fixed = getattr(_game_module(game), "AGENTS", {}) if record.agents else {}
+    fixed = _fixed_agents(game)
     own = {v: k for k, v in record.aliases.items()}
     searchers = [f"{s} ({own[s]})" if s in own else s for s in record.searchers]
     return ["random", *sorted(n for n in fixed if n != "random"), *searchers]
@@ -94,7 +99,7 @@ def make_agent(game: Game, spec: str, *, trust_code: bool | None = None) -> Agen
             return make_agent(game, spec)
     record = plugin(game.spec.name)
     name, options = parse_spec(spec)
-    fixed = getattr(_game_module(game), "AGENTS", {}) if record.agents else {}
+    fixed = _fixed_agents(game)
     if name in fixed:
         entry = fixed[name]
         if isinstance(entry, Searcher):

@@ -62,8 +62,6 @@ class SearchAgent(ExpectiminimaxAgent):
             raise ValueError(f"recipe must be 'joint' or 'course', got {recipe!r}")
         if candidates < 0:
             raise ValueError(f"cands must be >= 0, got {candidates!r}")
-        if time_limit is None and depth >= 64:
-            raise ValueError("a Trap search needs a budget: give time (seconds per turn) or depth")
         budget = f"depth={depth}" if time_limit is None else f"time={time_limit}"
         super().__init__(evaluator, depth=depth, time_limit=time_limit, move_filter=MOVE_FILTER,
                          settings={"recipe": recipe, "cands": candidates},
