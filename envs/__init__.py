@@ -22,6 +22,10 @@ The single-player games (``SINGLE_AGENT_ENV_IDS``: "tablegym/Threes-v0", "tableg
 "tablegym/Starship-v0", the PCGRL starship designer) are Gymnasium envs only; the two-player
 ids (``ENV_IDS``) also give the PettingZoo AEC envs:
 ``pettingzoo.make("aec", "tablegym/Sim-v0", n=5)``.
+
+An id whose record names a ``vector`` entry point also steps many copies in one compiled call:
+``gymnasium.make_vec("tablegym/Trilobite-v0", num_envs=1024)`` builds it (Gymnasium's default
+mode for such an id; ``vectorization_mode="sync"`` still gives ``SyncVectorEnv``).
 """
 
 from __future__ import annotations
@@ -78,6 +82,10 @@ class GamePlugin:
     """Gymnasium id -> (entry point, default keyword arguments)."""
     aec: Mapping[str, tuple[str, dict]] = field(default_factory=dict)
     """PettingZoo AEC id -> (entry point, default keyword arguments)."""
+    vector: Mapping[str, str] = field(default_factory=dict)
+    """Gymnasium id -> its ``vector_entry_point``: a ``gymnasium.vector.VectorEnv`` stepping
+    ``num_envs`` copies in one compiled call (envs/vector.py), what ``gymnasium.make_vec`` builds
+    by default; it takes the id's keyword arguments."""
     move_hint: str | None = None
     """How a person may type a move at ``tablegym play``, beyond the move names listed."""
     numbered_moves: bool = False
@@ -146,6 +154,10 @@ class GamePlugin:
             for table in ("gym", "aec"):
                 fields[table] = {i: (e["entry_point"], dict(e.get("kwargs", {})))
                                  for i, e in data.get(table, {}).items()}
+            stray = sorted(set(data.get("vector", {})) - set(fields["gym"]))
+            if stray:
+                raise ValueError(f"{source}: game {data.get('name')!r} has a vector entry point for {stray[0]!r}, "
+                                 f"which is not one of its Gymnasium ids {sorted(fields['gym'])}")
             return cls(**fields)
         except (KeyError, TypeError) as err:
             raise ValueError(f"{source}: bad game record {data.get('name')!r} ({err})") from None
@@ -258,7 +270,8 @@ def register_envs() -> None:
     for record in plugins():
         for env_id, (entry_point, kwargs) in record.gym.items():
             if env_id not in gymnasium.registry:
-                gymnasium.register(id=env_id, entry_point=entry_point, kwargs=kwargs)
+                gymnasium.register(id=env_id, entry_point=entry_point, kwargs=kwargs,
+                                   vector_entry_point=record.vector.get(env_id))
         for env_id, (entry_point, kwargs) in record.aec.items():
             if env_id not in pettingzoo.aec_registry:
                 pettingzoo.register("aec", env_id, entry_point=entry_point, kwargs=kwargs)

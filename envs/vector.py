@@ -1,0 +1,513 @@
+"""Batched envs: N boards of one game in one ``int64`` array, stepped by one compiled call.
+
+A game whose rules core has ``Kernels`` (envs/core.py) gets a ``gymnasium.vector.VectorEnv``
+here without a rule written twice: ``step`` hands every board, every action and every board's
+random stream to one numba function, which plays the agent's move, the chance nodes and the
+other seat (a uniformly random legal move, or nobody: self-play) through the game's own
+kernels, auto-resets the boards that ended on the step before, and writes the batched
+observations, rewards, terminations and legal-action masks. Python runs once per step, never
+once per board.
+
+Board ``i`` of a batch seeded ``s`` plays exactly the game of the game's single env seeded
+``s + i`` (``SyncVectorEnv``'s convention): each board keeps NumPy's PCG64 stream as a row of
+``uint64`` words and draws from it with envs/streams.py, which repeats NumPy's draws bit for bit.
+
+A game declares its batched env in its record (``vector`` of its ``game.toml``), a small subclass
+in its folder naming its single env and its compiled ``observation(s, player, out)``; so
+``gymnasium.make_vec(id, num_envs=N)`` builds it (the ``vector_entry_point`` mode, Gymnasium's
+default for an id that has one).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, ClassVar
+
+import gymnasium
+import numpy as np
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+from numba import njit, types
+
+from tablegym.envs.core import CHANCE, CHANCE_T, INT_OF_STATE_T, MOVES_T, ONGOING, PUSH_T, STATE_T, Game, IllegalActionError
+from tablegym.envs.streams import choice, integers, stream_rows
+
+OBSERVE_T = types.FunctionType(types.none(STATE_T, types.int64, types.float32[::1]))
+"""``observation(s, player, out)``: the single env's observation of ``player``, flattened into ``out``."""
+SCORE_T = types.FunctionType(types.float64(STATE_T))
+"""``score(s)``: a single-player game's score; a step's reward is its change."""
+INFO_T = types.FunctionType(types.none(STATE_T, types.int64[::1]))
+"""``info(s, out)``: the integer ``info`` entries of a single-player env (``info_keys``), into ``out``."""
+
+_I, _F = types.int64, types.float64
+_I1, _I2, _U2 = types.int64[::1], types.int64[:, ::1], types.uint64[:, ::1]
+_B1, _F1, _F2, _M2 = types.boolean[::1], types.float64[::1], types.float32[:, ::1], types.int8[:, ::1]
+
+RANDOM, SELF_PLAY = 0, 1
+"""How the other seat of a two-player batch moves (the kernel's ``opponent`` argument)."""
+ALTERNATE = 2
+"""``agent_seat="alternate"`` as the kernel's ``seat_mode`` (0 and 1 are the seats)."""
+
+
+@njit(cache=True)
+def no_chance(s, outcomes, probs):
+    """The ``chance`` kernel of a game without chance nodes: never a chance outcome."""
+    return 0
+
+
+@njit(cache=True)
+def _resolve_chance(s, row, to_move, outcome, chance, push, outcomes, probs):
+    """Sample chance nodes from the stream ``row`` until a player (or the end) is to move:
+    ``sample_outcome``'s one ``Generator.choice`` a node."""
+    while outcome(s) == ONGOING and to_move(s) == CHANCE:
+        n = chance(s, outcomes, probs)
+        push(s, outcomes[choice(row, probs, n)])
+
+
+@njit(cache=True)
+def _advance(s, row, seat, opponent, moves, push, to_move, outcome, chance, buf, probs):
+    """Chance, then the other seat, until ``seat`` is to move or the game is over (the single
+    env's ``_advance_opponent`` with the random opponent: ``legal[rng.integers(len(legal))]``)."""
+    _resolve_chance(s, row, to_move, outcome, chance, push, buf, probs)
+    if opponent == SELF_PLAY:
+        return
+    while outcome(s) == ONGOING and to_move(s) != seat:
+        n = moves(s, buf)
+        push(s, buf[integers(row, n)])
+        _resolve_chance(s, row, to_move, outcome, chance, push, buf, probs)
+
+
+@njit(cache=True)
+def _finish(s, i, seat, moves, outcome, observe, obs, masks, buf):
+    """Board ``i``'s observation by ``seat`` and its legal mask (all zeros once over)."""
+    observe(s, seat, obs[i])
+    masks[i, :] = 0
+    if outcome(s) == ONGOING:
+        for k in range(moves(s, buf)):
+            masks[i, buf[k]] = 1
+
+
+@njit(cache=True)
+def _reward_of(s, seat, outcome):
+    """``State.returns()[seat]``: +1 won, -1 lost, 0 drawn or unfinished."""
+    out = outcome(s)
+    if out == 0 or out == 1:
+        return 1.0 if out == seat else -1.0
+    return 0.0
+
+
+@njit(cache=True)
+def _reset_two_player(states, streams, seats, episodes, init, which, seat_mode, opponent, obs, masks,
+                      moves, push, to_move, outcome, chance, observe, buf, probs):
+    i = which
+    s = states[i]
+    s[:] = init
+    seat = episodes[i] % 2 if seat_mode == ALTERNATE else seat_mode
+    episodes[i] += 1
+    if opponent == SELF_PLAY:
+        _resolve_chance(s, streams[i], to_move, outcome, chance, push, buf, probs)
+        seat = to_move(s)
+    else:
+        _advance(s, streams[i], seat, opponent, moves, push, to_move, outcome, chance, buf, probs)
+    seats[i] = seat
+    _finish(s, i, seat, moves, outcome, observe, obs, masks, buf)
+
+
+@njit(types.none(_I2, _U2, _I1, _I1, _I1, _B1, _I, _I, _F2, _M2, MOVES_T, PUSH_T, INT_OF_STATE_T,
+                 INT_OF_STATE_T, CHANCE_T, OBSERVE_T, _I), cache=True)
+def reset_two_player(states, streams, seats, episodes, init, which, seat_mode, opponent, obs, masks,
+                     moves, push, to_move, outcome, chance, observe, width):
+    """Start a new game on every board ``i`` with ``which[i]``, the other seat moving first
+    when it is to move (``seat_mode``: 0, 1 or ``ALTERNATE`` by the board's episode count)."""
+    buf = np.empty(width, np.int64)
+    probs = np.empty(width)
+    for i in range(states.shape[0]):
+        if which[i]:
+            _reset_two_player(states, streams, seats, episodes, init, i, seat_mode, opponent, obs, masks,
+                              moves, push, to_move, outcome, chance, observe, buf, probs)
+
+
+@njit(types.none(_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _M2,
+                 MOVES_T, PUSH_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, OBSERVE_T, _I), cache=True)
+def step_two_player(states, streams, seats, episodes, init, pending, actions, seat_mode, opponent, penalty,
+                    illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
+                    observe, width):
+    """One step of every board: a board that ended on the last step starts again (its action is
+    ignored: Gymnasium's next-step auto-reset); the others play their action, then chance and
+    the other seat. ``pending`` becomes the boards that ended now. With ``penalty`` an illegal
+    action ends its board with ``illegal_reward`` (``illegal[i]``); else actions are legal."""
+    buf = np.empty(width, np.int64)
+    probs = np.empty(width)
+    for i in range(states.shape[0]):
+        s = states[i]
+        illegal[i] = False
+        if pending[i]:
+            _reset_two_player(states, streams, seats, episodes, init, i, seat_mode, opponent, obs, masks,
+                              moves, push, to_move, outcome, chance, observe, buf, probs)
+            rewards[i] = 0.0
+            terms[i] = False
+            pending[i] = outcome(s) != ONGOING
+            continue
+        a = actions[i]
+        if penalty and (a < 0 or a >= masks.shape[1] or masks[i, a] == 0):
+            illegal[i] = True
+            observe(s, seats[i], obs[i])
+            masks[i, :] = 0
+            rewards[i] = illegal_reward
+            terms[i] = True
+            pending[i] = True
+            continue
+        mover = seats[i]
+        push(s, a)
+        if opponent == SELF_PLAY:
+            _resolve_chance(s, streams[i], to_move, outcome, chance, push, buf, probs)
+            if outcome(s) == ONGOING:
+                seats[i] = to_move(s)
+        else:
+            _advance(s, streams[i], mover, opponent, moves, push, to_move, outcome, chance, buf, probs)
+        done = outcome(s) != ONGOING
+        rewards[i] = _reward_of(s, mover, outcome) if done else 0.0
+        terms[i] = done
+        pending[i] = done
+        _finish(s, i, seats[i], moves, outcome, observe, obs, masks, buf)
+
+
+@njit(types.none(_I2, _U2, _I1, _F1, _I1, _B1, _F2, _M2, _I2, MOVES_T, PUSH_T, INT_OF_STATE_T, INT_OF_STATE_T,
+                 CHANCE_T, OBSERVE_T, SCORE_T, INFO_T, _I), cache=True)
+def reset_single(states, streams, steps, last_score, init, which, obs, masks, info, moves, push, to_move, outcome,
+                 chance, observe, score, info_fn, width):
+    """Deal a new game on every board ``i`` with ``which[i]`` (chance resolved)."""
+    buf = np.empty(width, np.int64)
+    probs = np.empty(width)
+    for i in range(states.shape[0]):
+        if which[i]:
+            s = states[i]
+            s[:] = init
+            _resolve_chance(s, streams[i], to_move, outcome, chance, push, buf, probs)
+            steps[i] = 0
+            last_score[i] = 0.0
+            _finish(s, i, 0, moves, outcome, observe, obs, masks, buf)
+            info_fn(s, info[i])
+
+
+@njit(types.none(_I2, _U2, _I1, _F1, _I1, _B1, _I1, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _B1, _M2, _I2,
+                 MOVES_T, PUSH_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, OBSERVE_T, SCORE_T, INFO_T, _I),
+      cache=True)
+def step_single(states, streams, steps, last_score, init, pending, actions, limit, penalty, illegal_reward, obs,
+                rewards, terms, truncs, illegal, masks, info, moves, push, to_move, outcome, chance, observe, score,
+                info_fn, width):
+    """One step of every board of a single-player game (``SinglePlayerEnv.step``): the reward
+    is the change of ``score`` (the first step's counts from 0), a board truncates after
+    ``limit`` steps (0: never), and a board that ended on the last step is dealt again."""
+    buf = np.empty(width, np.int64)
+    probs = np.empty(width)
+    for i in range(states.shape[0]):
+        s = states[i]
+        illegal[i] = False
+        truncs[i] = False
+        if pending[i]:
+            s[:] = init
+            _resolve_chance(s, streams[i], to_move, outcome, chance, push, buf, probs)
+            steps[i] = 0
+            last_score[i] = 0.0
+            rewards[i] = 0.0
+            terms[i] = False
+            pending[i] = False
+        else:
+            a = actions[i]
+            if penalty and (a < 0 or a >= masks.shape[1] or masks[i, a] == 0):
+                illegal[i] = True
+                observe(s, 0, obs[i])
+                masks[i, :] = 0
+                info_fn(s, info[i])
+                rewards[i] = illegal_reward
+                terms[i] = True
+                pending[i] = True
+                continue
+            push(s, a)
+            _resolve_chance(s, streams[i], to_move, outcome, chance, push, buf, probs)
+            steps[i] += 1
+            now = score(s)
+            rewards[i] = now - last_score[i]
+            last_score[i] = now
+            terms[i] = outcome(s) != ONGOING
+            truncs[i] = not terms[i] and limit > 0 and steps[i] >= limit
+            pending[i] = terms[i] or truncs[i]
+        _finish(s, i, 0, moves, outcome, observe, obs, masks, buf)
+        info_fn(s, info[i])
+
+
+@njit(cache=True)
+def no_info(s, out):
+    """The ``info`` kernel of an env with no integer ``info`` entries."""
+
+
+def _check_num_envs(num_envs: Any) -> int:
+    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+    return int(num_envs)
+
+
+def _check_autoreset(mode: Any) -> AutoresetMode:
+    try:
+        mode = AutoresetMode(mode)
+    except ValueError:
+        mode = None
+    if mode is not AutoresetMode.NEXT_STEP:
+        raise ValueError(f"autoreset_mode must be 'next_step' (AutoresetMode.NEXT_STEP), got {mode!r}")
+    return mode
+
+
+class KernelVectorEnv(gymnasium.vector.VectorEnv):
+    """``num_envs`` boards of a kernel game stepped in one compiled call (the shared part).
+
+    A subclass names its game's single env (``single_env``, built once with the same keyword
+    arguments as a prototype: spaces, rules and options come from it) and its compiled
+    ``observation(s, player, out)``. ``actions`` is an integer array of shape ``(num_envs,)``;
+    an action illegal on its board raises ``IllegalActionError`` (a ``ValueError``) naming the
+    board, the action and the legal set, unless the env was made with
+    ``illegal_action="penalty"``. Boards that ended on the last step start again on this one,
+    their action ignored (``metadata["autoreset_mode"]`` is ``AutoresetMode.NEXT_STEP``).
+
+    ``info["action_mask"]`` (int8, ``(num_envs, num_actions)``) is each board's mask as the single
+    env gives it (all zeros once a board is over); ``action_masks()`` is the mask to sample the
+    next actions from: it allows every action on a board waiting for its auto-reset (the action
+    is ignored there), so no board is left without a legal action.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    single_env: ClassVar[Callable[..., gymnasium.Env]]
+    """The game's single env class (its keyword arguments are this env's)."""
+    observation_kernel: ClassVar[Any]
+    """Compiled ``observation(s, player, out)``: ``State.observation(player)`` flattened."""
+
+    def _setup(self, num_envs: Any, game: Game, proto: gymnasium.Env, autoreset_mode: Any,
+               illegal_action: str, render_mode: str | None) -> None:
+        """The batch arrays, spaces and kernels shared by every kernel game."""
+        self.num_envs = _check_num_envs(num_envs)
+        _check_autoreset(autoreset_mode)
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode of a vector env must be 'ansi' or None, got {render_mode!r}")
+        self.game = game
+        self.render_mode = render_mode
+        self.illegal_action = illegal_action
+        self.single_observation_space = proto.observation_space
+        self.single_action_space = proto.action_space
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        state = game.new_initial_state()
+        self._state_class = type(state)
+        self._kernels = state.kernels
+        self._init = state.array
+        spec = game.spec
+        self._num_actions = spec.num_actions
+        self._width = max(spec.num_actions, spec.max_chance_outcomes, 1)
+        self._obs_shape = tuple(self.single_observation_space.shape)
+        n = self.num_envs
+        self._states = np.tile(self._init, (n, 1))
+        self._streams: np.ndarray | None = None
+        self._pending = np.zeros(n, dtype=bool)
+        self._obs = np.zeros((n, int(np.prod(self._obs_shape))), dtype=np.float32)
+        self._masks = np.zeros((n, spec.num_actions), dtype=np.int8)
+        self._illegal = np.zeros(n, dtype=bool)
+        chance = self._kernels.chance
+        self._chance = no_chance if chance is None else chance
+
+    # -- what the subclasses run ---------------------------------------------------------
+
+    def _seed(self, seed: int | list[int | None] | None) -> bool:
+        """Seed the boards' streams as ``SyncVectorEnv`` seeds its envs (``seed + i``, or one
+        seed a board); unseeded, a stream continues (or starts from fresh entropy). True if seeded."""
+        n = self.num_envs
+        if seed is None:
+            if self._streams is None:
+                self._streams = stream_rows([None] * n)
+            return False
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            seeds: list[int | None] = [int(seed) + i for i in range(n)]
+        elif isinstance(seed, (list, tuple)) and len(seed) == n:
+            seeds = list(seed)
+        else:
+            raise ValueError(f"seed must be None, an int or a list of {n} seeds (one a board), got {seed!r}")
+        self._streams = stream_rows(seeds)
+        return True
+
+    def _actions(self, actions: Any) -> np.ndarray:
+        """The actions as int64, checked: one integer a board, each legal on its board (a board
+        waiting for its auto-reset takes any), unless illegal actions are penalised."""
+        if self._streams is None:
+            raise RuntimeError("reset() was never called; call reset() first")
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), one action a board; "
+                             f"got {a.dtype} of shape {a.shape}")
+        a = a.astype(np.int64, copy=False)
+        if self.illegal_action == "penalty":
+            return np.ascontiguousarray(a)
+        inside = (a >= 0) & (a < self._num_actions)
+        legal = self._pending | (inside & (self._masks[np.arange(self.num_envs), np.where(inside, a, 0)] == 1))
+        if not legal.all():
+            i = int(np.flatnonzero(~legal)[0])
+            raise IllegalActionError(int(a[i]), np.flatnonzero(self._masks[i]).tolist(), f"on board {i}")
+        return np.ascontiguousarray(a)
+
+    def _observations(self) -> np.ndarray:
+        return self._obs.reshape((self.num_envs, *self._obs_shape)).copy()
+
+    def _info(self) -> dict[str, Any]:
+        everywhere = np.ones(self.num_envs, dtype=bool)
+        info: dict[str, Any] = {"action_mask": self._masks.copy(), "_action_mask": everywhere}
+        if self._illegal.any():
+            info["illegal_action"] = self._illegal.copy()
+            info["_illegal_action"] = self._illegal.copy()
+        return info
+
+    # -- Gymnasium API ---------------------------------------------------------------------
+
+    def action_masks(self) -> np.ndarray:
+        """``(num_envs, num_actions)`` bools to sample the next actions from: each board's legal
+        actions, every action on a board waiting for its auto-reset (sb3-contrib's hook)."""
+        masks = self._masks.astype(bool)
+        masks[self._pending] = True
+        return masks
+
+    def game_state(self, i: int) -> Any:
+        """Board ``i``'s position as the rules core's ``State`` (a copy: safe to keep or search)."""
+        return self._state_class(self.game, self._states[i].copy())
+
+    def render(self) -> tuple[str, ...] | None:
+        """Every board's text drawing ("ansi"), or None."""
+        if self.render_mode != "ansi":
+            return None
+        return tuple(self.game_state(i).to_text() for i in range(self.num_envs))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} num_envs={self.num_envs} {self.game!r}>"
+
+
+class TwoPlayerVectorEnv(KernelVectorEnv):
+    """A two-player game's batch: the agent plays one seat of every board (``TwoPlayerEnv``).
+
+    Arguments: those of the game's single env (rules, ``agent_seat`` 0, 1 or "alternate",
+    ``illegal_action``), and:
+
+    - ``num_envs``: the number of boards.
+    - ``opponent``: "random" (default, the single env's default: a uniformly random legal move,
+      drawn from the board's stream) or None: self-play. With None nobody else moves: each
+      step plays the action for the player to move, the observation is that of the player to
+      move next (``info["seat"]``; the observation carries whose turn it is), and the reward is
+      the mover's (+1 when its move won). At the end the seat stays the last mover's.
+    - ``autoreset_mode``: ``AutoresetMode.NEXT_STEP`` (the only one).
+
+    ``info`` holds "action_mask" and "seat" (the single env's "opponent_actions" is left out).
+    """
+
+    def __init__(self, num_envs: int = 1, *, opponent: str | None = "random", agent_seat: int | str = 0,
+                 illegal_action: str = "raise", render_mode: str | None = None,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **kwargs: Any) -> None:
+        if opponent not in ("random", None):
+            raise ValueError(f"a vector env's opponent must be 'random' or None (self-play), got {opponent!r}")
+        proto = self.single_env(agent_seat=agent_seat, illegal_action=illegal_action, **kwargs)
+        self._setup(num_envs, proto.game, proto, autoreset_mode, illegal_action, render_mode)
+        self.opponent = opponent
+        self._opponent = SELF_PLAY if opponent is None else RANDOM
+        self._seat_mode = ALTERNATE if agent_seat == "alternate" else int(agent_seat)
+        self._seats = np.zeros(self.num_envs, dtype=np.int64)
+        self._episodes = np.zeros(self.num_envs, dtype=np.int64)
+        self._rewards = np.zeros(self.num_envs)
+        self._terms = np.zeros(self.num_envs, dtype=bool)
+
+    def _kernel_args(self) -> tuple:
+        k, cls = self._kernels, type(self)  # class access: a dispatcher read off an instance is a bound method
+        return (k.moves, k.push, k.to_move, k.outcome, self._chance, cls.observation_kernel)
+
+    def reset(self, *, seed: int | list[int | None] | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start every board again; ``options={"seat": s}`` seats the agent at ``s`` on every board."""
+        if self._seed(seed):
+            self._episodes[:] = 0
+        seat_mode = self._seat_mode
+        seat = (options or {}).get("seat")
+        if seat is not None:
+            if seat not in (0, 1):
+                raise ValueError(f"options['seat'] must be 0 or 1, got {seat!r}")
+            seat_mode = int(seat)
+        everyone = np.ones(self.num_envs, dtype=bool)
+        reset_two_player(self._states, self._streams, self._seats, self._episodes, self._init, everyone, seat_mode,
+                         self._opponent, self._obs, self._masks, *self._kernel_args(), self._width)
+        self._pending[:] = ~self._masks.any(axis=1)  # a board over at once starts again on the next step
+        self._illegal[:] = False
+        return self._observations(), self._info()
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        a = self._actions(actions)
+        step_two_player(self._states, self._streams, self._seats, self._episodes, self._init, self._pending, a,
+                        self._seat_mode, self._opponent, self.illegal_action == "penalty", -1.0, self._obs,
+                        self._rewards, self._terms, self._illegal, self._masks, *self._kernel_args(), self._width)
+        truncs = np.zeros(self.num_envs, dtype=bool)
+        return self._observations(), self._rewards.copy(), self._terms.copy(), truncs, self._info()
+
+    def _info(self) -> dict[str, Any]:
+        info = super()._info()
+        info["seat"] = self._seats.copy()
+        info["_seat"] = np.ones(self.num_envs, dtype=bool)
+        return info
+
+
+class SinglePlayerVectorEnv(KernelVectorEnv):
+    """A single-player game's batch (``SinglePlayerEnv``): the agent decides, each board's stream
+    plays the chance nodes, a step's reward is the change of the game's compiled ``score``.
+
+    Arguments: those of the game's single env, ``num_envs`` and ``autoreset_mode``. A subclass
+    also names ``score_kernel`` and the integer ``info`` entries (``info_keys``, written by
+    ``info_kernel(s, out)``), and ``limit_keyword``, the single env's episode-limit argument.
+    """
+
+    score_kernel: ClassVar[Any]
+    info_kernel: ClassVar[Any] = no_info
+    info_keys: ClassVar[tuple[str, ...]] = ()
+    limit_keyword: ClassVar[str | None] = None
+    illegal_reward: ClassVar[float] = 0.0
+
+    def __init__(self, num_envs: int = 1, *, illegal_action: str = "raise", render_mode: str | None = None,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **kwargs: Any) -> None:
+        proto = self.single_env(illegal_action=illegal_action, **kwargs)
+        self._setup(num_envs, proto.game, proto, autoreset_mode, illegal_action, render_mode)
+        limit = kwargs.get(self.limit_keyword) if self.limit_keyword else None
+        self._limit = 0 if limit is None else int(limit)
+        n = self.num_envs
+        self._steps = np.zeros(n, dtype=np.int64)
+        self._last_score = np.zeros(n)
+        self._info_values = np.zeros((n, len(self.info_keys)), dtype=np.int64)
+        self._rewards = np.zeros(n)
+        self._terms = np.zeros(n, dtype=bool)
+        self._truncs = np.zeros(n, dtype=bool)
+
+    def _kernel_args(self) -> tuple:
+        k, cls = self._kernels, type(self)  # class access: a dispatcher read off an instance is a bound method
+        return (k.moves, k.push, k.to_move, k.outcome, self._chance, cls.observation_kernel, cls.score_kernel,
+                cls.info_kernel)
+
+    def reset(self, *, seed: int | list[int | None] | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        self._seed(seed)
+        everyone = np.ones(self.num_envs, dtype=bool)
+        reset_single(self._states, self._streams, self._steps, self._last_score, self._init, everyone, self._obs,
+                     self._masks, self._info_values, *self._kernel_args(), self._width)
+        self._pending[:] = ~self._masks.any(axis=1)
+        self._illegal[:] = False
+        return self._observations(), self._info()
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        a = self._actions(actions)
+        step_single(self._states, self._streams, self._steps, self._last_score, self._init, self._pending, a,
+                    self._limit, self.illegal_action == "penalty", self.illegal_reward, self._obs, self._rewards,
+                    self._terms, self._truncs, self._illegal, self._masks, self._info_values, *self._kernel_args(),
+                    self._width)
+        return self._observations(), self._rewards.copy(), self._terms.copy(), self._truncs.copy(), self._info()
+
+    def _info(self) -> dict[str, Any]:
+        info = super()._info()
+        for k, key in enumerate(self.info_keys):
+            info[key] = self._info_values[:, k].copy()
+            info["_" + key] = np.ones(self.num_envs, dtype=bool)
+        return info

@@ -1,0 +1,191 @@
+"""The compiled vector envs (envs/vector.py) against the single envs they batch.
+
+Board ``i`` of ``gymnasium.make_vec(id, num_envs=N)`` seeded ``s`` must show, step for step, what
+``SyncVectorEnv`` of the single env seeded ``s`` shows for env ``i``: observations, rewards,
+terminations, truncations and info, through terminations and next-step auto-resets.
+"""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+import tablegym.envs
+from tablegym.envs import plugins
+from tablegym.envs.core import IllegalActionError
+from tablegym.envs.streams import choice, integers, next_double, next_uint64, pairwise_sum, row_state, stream_rows
+from tablegym.envs.vector import KernelVectorEnv
+
+GYM_IDS = [i for p in plugins() for i in p.gym]
+VECTOR_IDS = {i for p in plugins() for i in p.vector}
+TWO_PLAYER_IDS = [i for i in tablegym.envs.ENV_IDS if i in VECTOR_IDS]
+
+
+def _ids_with_vector() -> list:
+    """Every registered Gymnasium id; those without a vector entry point yet are skipped, so the
+    gap shows in the test report."""
+    return [pytest.param(i, marks=() if i in VECTOR_IDS else pytest.mark.skip(reason="no vector entry point yet"),
+                         id=i) for i in GYM_IDS]
+
+
+def _same_step(vec_out: tuple, sync_out: tuple, where: str) -> None:
+    """The two vector envs' step (or reset) results agree on every entry the compiled env gives."""
+    for k, (a, b) in enumerate(zip(vec_out[:-1], sync_out[:-1])):
+        np.testing.assert_array_equal(a, b, err_msg=f"{where}: entry {k} of the step differs")
+    vec_info, sync_info = vec_out[-1], sync_out[-1]
+    assert set(vec_info) <= set(sync_info), f"{where}: info keys {set(vec_info) - set(sync_info)} not in SyncVectorEnv's"
+    for key, value in vec_info.items():
+        np.testing.assert_array_equal(value, sync_info[key], err_msg=f"{where}: info[{key!r}] differs")
+
+
+def _play_against_sync(env_id: str, kwargs: dict, *, num_envs: int, steps: int, seed: int,
+                       masked: bool = True) -> int:
+    """Step the compiled env and SyncVectorEnv side by side with the same actions; return the
+    number of episodes that ended."""
+    vec = gymnasium.make_vec(env_id, num_envs=num_envs, **kwargs)
+    sync = gymnasium.make_vec(env_id, num_envs=num_envs, vectorization_mode="sync", **kwargs)
+    assert isinstance(vec.unwrapped, KernelVectorEnv)
+    assert isinstance(sync, SyncVectorEnv)
+    _same_step(vec.reset(seed=seed), sync.reset(seed=seed), "reset")
+    rng = np.random.default_rng(seed)
+    ended = 0
+    n_actions = vec.single_action_space.n
+    for t in range(steps):
+        if masked:
+            masks = vec.unwrapped.action_masks()
+            actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        else:
+            actions = rng.integers(n_actions, size=num_envs)
+        out = vec.step(actions)
+        _same_step(out, sync.step(actions), f"step {t}")
+        ended += int(np.sum(out[2] | out[3]))
+    vec.close()
+    sync.close()
+    return ended
+
+
+@pytest.mark.parametrize("env_id", _ids_with_vector())
+def test_boards_match_sync_vector_env(env_id: str) -> None:
+    ended = _play_against_sync(env_id, {}, num_envs=3, steps=250, seed=11)
+    assert ended >= 3, "the run should cross several terminations and auto-resets"
+
+
+@pytest.mark.parametrize("env_id", TWO_PLAYER_IDS)
+def test_alternating_seats_match_sync_vector_env(env_id: str) -> None:
+    """With ``agent_seat="alternate"`` the opponent moves first on every other episode."""
+    _play_against_sync(env_id, {"agent_seat": "alternate"}, num_envs=2, steps=150, seed=3)
+
+
+@pytest.mark.parametrize("env_id", ["tablegym/TrilobiteTiny-v0", "tablegym/Threes-v0"])
+def test_penalised_illegal_actions_match_sync_vector_env(env_id: str) -> None:
+    """``illegal_action="penalty"``: an unmasked random action ends its board as the single env does."""
+    ended = _play_against_sync(env_id, {"illegal_action": "penalty"}, num_envs=3, steps=60, seed=5, masked=False)
+    assert ended >= 3
+
+
+def test_make_vec_defaults_to_the_compiled_env() -> None:
+    env = gymnasium.make_vec("tablegym/Trilobite-v0", num_envs=2)
+    assert isinstance(env.unwrapped, KernelVectorEnv)
+    assert env.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (2, 3, 7, 8) and obs.dtype == np.float32
+    assert info["action_mask"].shape == (2, 8) and info["action_mask"].dtype == np.int8
+
+
+@pytest.mark.parametrize("env_id", sorted(VECTOR_IDS))
+def test_mask_never_empty_while_sampling(env_id: str) -> None:
+    env = gymnasium.make_vec(env_id, num_envs=4)
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        masks = env.unwrapped.action_masks()
+        assert masks.shape == (4, env.single_action_space.n) and masks.any(axis=1).all()
+        env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+
+
+def test_record_episode_statistics_counts_each_board() -> None:
+    env = RecordEpisodeStatistics(gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=3))
+    env.reset(seed=2)
+    rng = np.random.default_rng(2)
+    returns, lengths, seen = np.zeros(3), np.zeros(3, dtype=int), 0
+    pending = np.zeros(3, dtype=bool)
+    for _ in range(60):
+        masks = env.unwrapped.action_masks()
+        _, reward, term, trunc, info = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+        returns[~pending] += reward[~pending]
+        lengths[~pending] += 1
+        done = term | trunc
+        for i in np.flatnonzero(done):
+            assert info["_episode"][i]
+            assert info["episode"]["r"][i] == returns[i] and info["episode"]["l"][i] == lengths[i]
+            seen += 1
+        returns[pending], lengths[pending] = 0.0, 0
+        pending = done
+    assert seen >= 3
+
+
+def test_self_play_shows_the_player_to_move() -> None:
+    """``opponent=None``: nobody else moves; the reward goes to the mover, the observation to the
+    player to move next, as the rules core's states say."""
+    env = gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=1, opponent=None)
+    game = env.unwrapped.game
+    obs, info = env.reset(seed=0)
+    state = game.new_initial_state()
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        np.testing.assert_array_equal(obs[0], state.observation(state.current_player()))
+        assert info["seat"][0] == state.current_player()
+        action = int(rng.choice(state.legal_actions()))
+        mover = state.current_player()
+        state = state.child(action)
+        obs, reward, term, _, info = env.step(np.array([action]))
+        if state.is_terminal():
+            assert term[0] and reward[0] == state.returns()[mover]
+            obs, reward, term, _, info = env.step(np.array([0]))  # the auto-reset step
+            assert not term[0] and reward[0] == 0.0
+            state = game.new_initial_state()
+        else:
+            assert not term[0] and reward[0] == 0.0
+
+
+@pytest.mark.parametrize("bad", [0, -2, 2.5, "3", True])
+def test_bad_num_envs_is_refused(bad) -> None:
+    with pytest.raises(ValueError, match="num_envs must be an integer >= 1"):
+        gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=bad)
+
+
+def test_illegal_action_names_its_board() -> None:
+    env = gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=3)
+    env.reset(seed=0)
+    with pytest.raises(IllegalActionError, match=r"illegal action 7 on board 1; legal actions are \[0, 1, 2\]"):
+        env.step(np.array([0, 7, 0]))
+    with pytest.raises(ValueError, match=r"actions must be an integer array of shape \(3,\)"):
+        env.step(np.zeros(2, dtype=int))
+    with pytest.raises(ValueError, match=r"actions must be an integer array"):
+        env.step(np.zeros(3))
+
+
+def test_unsupported_options_are_refused() -> None:
+    with pytest.raises(ValueError, match="opponent must be 'random' or None"):
+        gymnasium.make_vec("tablegym/Trilobite-v0", num_envs=2, opponent="hard")
+    with pytest.raises(ValueError, match="autoreset_mode must be 'next_step'"):
+        gymnasium.make_vec("tablegym/Trilobite-v0", num_envs=2, autoreset_mode=AutoresetMode.SAME_STEP)
+
+
+def test_streams_repeat_numpy() -> None:
+    """The compiled streams draw what ``numpy.random.default_rng(seed)`` draws, state included."""
+    for seed in (0, 1, 2**40 + 3):
+        gen, row = np.random.default_rng(seed), stream_rows([seed])[0]
+        for k in range(120):
+            p = np.random.default_rng(k).random(k % 40 + 1) ** 3
+            assert next_uint64(row) == gen.bit_generator.random_raw()
+            assert integers(row, k % 37 + 1) == gen.integers(k % 37 + 1)
+            assert next_double(row) == gen.random()
+            assert choice(row, p, len(p)) == gen.choice(len(p), p=p / p.sum())
+        assert row_state(row) == gen.bit_generator.state
+    for n in (3, 8, 100, 129, 1000):
+        a = np.random.default_rng(n).random(n) ** 7
+        assert pairwise_sum(a, 0, n) == a.sum()
