@@ -312,7 +312,6 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         state = game.new_initial_state()
         self._state_class = type(state)
-        self._kernels = state.kernels
         self._init = state.array
         spec = game.spec
         self._num_actions = spec.num_actions
@@ -325,10 +324,14 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         self._obs = np.zeros((n, int(np.prod(self._obs_shape))), dtype=np.float32)
         self._masks = np.zeros((n, spec.num_actions), dtype=np.int8)
         self._illegal = np.zeros(n, dtype=bool)
-        k, cls = self._kernels, type(self)  # class access: a dispatcher read off an instance is a bound method
-        self._compiled = (CompiledKernel(k.moves, MOVES_T), CompiledKernel(k.push, PUSH_T), CompiledKernel(k.to_move, INT_OF_STATE_T),
-                          CompiledKernel(k.outcome, INT_OF_STATE_T), CompiledKernel(no_chance if k.chance is None else k.chance, CHANCE_T),
-                          CompiledKernel(cls.observation_kernel, OBSERVE_T))
+        k = state.kernels
+        observe = type(self).observation_kernel  # read off the class: off an instance it is a bound method
+        self._compiled = (CompiledKernel(k.moves, MOVES_T), CompiledKernel(k.push, PUSH_T),
+                          CompiledKernel(k.to_move, INT_OF_STATE_T), CompiledKernel(k.outcome, INT_OF_STATE_T),
+                          CompiledKernel(no_chance if k.chance is None else k.chance, CHANCE_T),
+                          CompiledKernel(observe, OBSERVE_T))
+        """The kernels in the batch kernels' argument order: moves, push, to_move, outcome,
+        chance, observation."""
 
     # -- what the subclasses run ---------------------------------------------------------
 

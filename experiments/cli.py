@@ -616,8 +616,9 @@ def format_table(data: dict[str, Any]) -> str:
 
 
 def _benches() -> dict[str, str]:
-    """``tablegym bench`` names -> benchmark functions, from every game's record."""
-    out = {}
+    """``tablegym bench`` names -> benchmark functions: "vec" (every game's vector env, beside
+    its SyncVectorEnv), then those of every game's record."""
+    out = {"vec": "tablegym.envs.vector_bench:bench_vec"}
     for p in plugins():
         if p.bench:
             out[p.bench_name or p.name] = p.bench
@@ -761,9 +762,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="speed benchmarks")
     p.add_argument("which", choices=tuple(_benches()))
-    p.add_argument("--seconds", type=_positive_float, help="envs: seconds per env")
+    p.add_argument("--seconds", type=_positive_float, help="envs: seconds per env; vec: seconds per measurement")
     p.add_argument("--n", type=int_at_least(3), help="sim-solve: number of points")
-    p.add_argument("--repeats", type=int_at_least(1), help="sim-solve: repetitions")
+    p.add_argument("--repeats", type=int_at_least(1), help="sim-solve, vec: repetitions")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="extra keyword argument for the benchmark function (repeatable)")
     p.set_defaults(run=_cmd_bench, parser=p)

@@ -189,3 +189,13 @@ def test_streams_repeat_numpy() -> None:
     for n in (3, 8, 100, 129, 1000):
         a = np.random.default_rng(n).random(n) ** 7
         assert pairwise_sum(a, 0, n) == a.sum()
+
+
+def test_bench_vec_reports_both_envs() -> None:
+    from tablegym.envs.vector_bench import bench_vec
+
+    rows = bench_vec(seconds=0.01, repeats=1, batches="2", ids="TrilobiteTiny")
+    row = rows["TrilobiteTiny-v0 x 2"]
+    assert row["compiled steps/s"] > 0 and row["sync steps/s"] > 0 and row["sync boards"] == 2
+    with pytest.raises(ValueError, match="match no env id with a vector entry point"):
+        bench_vec(ids="Nonesuch")
