@@ -15,7 +15,20 @@ Board ``i`` of a batch seeded ``s`` plays exactly the game of the game's single 
 A game declares its batched env in its record (``vector`` of its ``game.toml``), a small subclass
 in its folder naming its single env and its compiled ``observation(s, player, out)``; so
 ``gymnasium.make_vec(id, num_envs=N)`` builds it (the ``vector_entry_point`` mode, Gymnasium's
-default for an id that has one).
+default for an id that has one)::
+
+    >>> import gymnasium, numpy as np, tablegym.envs
+    >>> envs = gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=4)
+    >>> obs, info = envs.reset(seed=0)
+    >>> obs.shape, info["action_mask"].shape
+    ((4, 3, 3, 3), (4, 3))
+    >>> rng = np.random.default_rng(0)
+    >>> for _ in range(20):  # a random legal action on every board; ended boards start again
+    ...     masks = envs.unwrapped.action_masks()
+    ...     actions = np.argmax(rng.random(masks.shape) * masks, axis=1)
+    ...     obs, rewards, terminations, truncations, info = envs.step(actions)
+    >>> rewards.shape, terminations.dtype
+    ((4,), dtype('bool'))
 """
 
 from __future__ import annotations
