@@ -74,7 +74,11 @@ class GamePlugin:
     defaults: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     """Searcher -> the values of its keys when a spec gives none (``eval`` defaults to ``learned``)."""
     move_filter: str | None = None
-    """A ``tablegym.search.searchers.MoveFilter``: the moves its expectiminimax tries, with keys."""
+    """A ``tablegym.search.searchers.MoveFilter``: the moves its filtered searches (expectiminimax,
+    best-first) try, with keys, and any search-only moves (Friday's one destroy subset)."""
+    rollout: str | None = None
+    """A ``tablegym.search.montecarlo.Rollout``: the compiled playout policy of its Monte-Carlo
+    planning (``mc``), which applies to a game only where it names one."""
     checkpoints: Mapping[str, str] = field(default_factory=dict)
     """Searcher -> the file of models/checkpoints/ that ``eval=learned`` means for it, when not
     ``<game>.pt`` (Friday's Monte-Carlo planner has its own network)."""
@@ -105,8 +109,7 @@ class GamePlugin:
     float32 vector ``out`` (what a network trained on the Gymnasium env reads)."""
     network_value: str | None = None
     """Compiled ``kernel(s, player, params)`` of a network exported by tablegym.models.export over
-    that observation: the leaf evaluator a user's own network becomes in the game's searches
-    (``kernel(s, params)`` for a game searched on its own compact state, as Friday's evaluators)."""
+    that observation: the leaf evaluator a user's own network becomes in the game's searches."""
     loader: str | None = None
     """``(game, path) -> evaluator``: how ``tablegym.models.learned.load_evaluator`` rebuilds the
     game's networks when they are not ValueMLPs read by ``learned`` (an n-tuple network, a

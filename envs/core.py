@@ -209,6 +209,11 @@ class Kernels(NamedTuple):
       for games without chance. Every searcher with chance nodes reads it from here.
     - ``undo``: False when ``pop`` is not implemented (the state is small enough to copy, as
       Threes' is); searchers then copy the state before each push instead.
+    - ``sample(s, rng_state)``: resolve pending chance in place with the splitmix64 numbers of
+      ``rng_state`` (``splitmix_uniform``), a game's own sampler; ``None``: searches that sample
+      draw through ``chance`` and ``pick_outcome``.
+    - ``determinize(s, rng_state)``: fix what is hidden in ``s`` to one sampled world (Friday's
+      shuffled stack put in order) before a search from it; ``None``: nothing to fix.
     """
 
     moves: Any
@@ -220,6 +225,8 @@ class Kernels(NamedTuple):
     features: Any
     chance: Any = None
     undo: bool = True
+    sample: Any = None
+    determinize: Any = None
 
 
 # Numba types of the kernels. Compiled searches take kernels as arguments of these first-class

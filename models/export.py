@@ -89,13 +89,7 @@ class NetEvaluator(Evaluator):
 
     def evaluate(self, state: State, player: int = 0) -> float:
         check_game(self, state)
-        if not isinstance(state, KernelState):  # a game searched on its own compact state (Friday)
-            return float(self.kernel(state._s, self.params))
         return super().evaluate(state, player)
-
-    def check(self, state: State) -> None:
-        """Refuse a position of another game (what Friday's agents ask of their evaluators)."""
-        check_game(self, state)
 
 
 def sequential_layers(model: nn.Module) -> list[tuple[np.ndarray, np.ndarray, str, float]]:

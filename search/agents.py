@@ -137,25 +137,56 @@ class ExpectimaxAgent:
 
 class BestFirstAgent:
     """Plays the move of a best-first search (search/bestfirst.py) polling ``nodes`` states, for any
-    game with chance on the common contract; each decision draws its chance stream from ``rng``."""
+    game with chance on the common contract; each decision draws its chance stream from ``rng``.
 
-    def __init__(self, evaluator, *, nodes: int = 1000, name: str | None = None) -> None:
+    ``worlds`` > 1 splits the budget over that many sampled worlds and plays the best mean
+    (``best_first_search``). ``move_filter`` (a game's ``MoveFilter``) gives the moves searched
+    and, where it has search-only moves (Friday's one destroy subset), the push that plays them
+    and ``first_step``, the legal action such a move starts with. ``polled``, ``generated``,
+    ``decisions`` and ``seconds`` add up over the agent's searches; ``values`` holds the last
+    search's value of each move searched."""
+
+    def __init__(self, evaluator, *, nodes: int = 1000, worlds: int = 1, move_filter=None,
+                 name: str | None = None) -> None:
         from tablegym.search.bestfirst import best_first_search
 
         if nodes < 1:
             raise ValueError(f"the node budget must be at least 1, got {nodes}")
+        if not 1 <= worlds <= nodes:
+            raise ValueError(f"worlds must lie in 1..nodes ({nodes}), got {worlds}")
         self._search = best_first_search
         self.evaluator = evaluator
         self.nodes = nodes
-        self.name = name or f"bestfirst:eval={evaluator.name},nodes={nodes}"
+        self.worlds = worlds
+        self.move_filter = move_filter
+        self.name = name or f"bestfirst:eval={evaluator.name},nodes={nodes}" + (f",worlds={worlds}" if worlds > 1 else "")
         self.last_result = None
+        self.values = np.zeros(0)
+        self.polled = self.generated = self.decisions = 0
+        self.seconds = 0.0
 
     def __call__(self, state: State, rng: np.random.Generator) -> int:
+        from tablegym.search.evaluator import check_game
+
+        check_game(self.evaluator, state)
         legal = state.legal_actions()
         if len(legal) == 1:
             return legal[0]
-        self.last_result = self._search(state, self.evaluator, nodes=self.nodes, seed=int(rng.integers(1, 2**62)))
-        return self.last_result.action
+        f = self.move_filter
+        kernels = state.kernels if f is None else f.kernels(state.kernels)
+        moves = np.empty(max(state.game.spec.num_actions, 1) + 1, dtype=np.int64)
+        if kernels.moves(state._s, moves) == 1:  # nothing to choose after filtering
+            action = int(moves[0])
+        else:
+            result = self._search(state, self.evaluator, nodes=self.nodes, seed=int(rng.integers(1, 2**62)),
+                                  kernels=kernels, worlds=self.worlds)
+            self.last_result, action = result, result.action
+            self.values = np.array(list(result.values.values()))
+            self.polled += result.polled
+            self.generated += result.generated
+            self.seconds += result.seconds
+            self.decisions += 1
+        return action if action in legal else f.first_step(state, action)
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:

@@ -16,7 +16,7 @@ The search is game-independent. ``best_first_search`` runs it on any ``KernelSta
 with chance (the common contract: ``Kernels.chance`` resolved by sampling, an ``Evaluator``'s
 kernel at the leaves), and ``reference_best_first`` is the same search over the object API, its
 reference in the tests. Underneath, ``best_first`` takes the kernels as numba first-class
-functions (state = a compact ``int64`` array, or the ``int8`` one of Friday's own core):
+functions (state = the common compact ``int64`` array):
 
 - ``moves(s, out) -> n``: the actions the search considers (a game may filter them);
 - ``apply(s, a)``: play one of them in place;
@@ -35,15 +35,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, types
 
-from tablegym.envs.core import CHANCE, ONGOING, STATE_T, KernelState, State, pick_outcome, splitmix_uniform
+from tablegym.envs.core import CHANCE, ONGOING, STATE_T, Kernels, KernelState, State, pick_outcome, splitmix_uniform
 from tablegym.search.evaluator import Evaluator, check_game
 
-STATE8_T = types.int8[::1]
-MOVES8_T = types.FunctionType(types.int64(STATE8_T, types.int64[::1]))
-APPLY8_T = types.FunctionType(types.none(STATE8_T, types.int64))
-SAMPLE8_T = types.FunctionType(types.none(STATE8_T, types.int64[::1]))
-EVAL8_T = types.FunctionType(types.float64(STATE8_T, types.float64[::1]))
-INT_OF_STATE8_T = types.FunctionType(types.int64(STATE8_T))
 MAX_MOVES = 512
 _STRIDE = np.int64(((0x9E3779B97F4A7C15 * 4096 + 2**63) % 2**64) - 2**63)  # wrapped to int64
 """How far the splitmix64 counter in ``rng_state`` jumps between expansions (4,096 draws), so
@@ -136,7 +130,7 @@ def _grow(a):
     return b
 
 
-@njit([_signature(STATE8_T), _signature(STATE_T)], cache=True)
+@njit(_signature(STATE_T), cache=True)
 def best_first(root, budget, moves, apply, sample, evaluate, status, key, params, rng_state, values):
     """Search from decision state ``root`` polling at most ``budget`` states.
 
@@ -147,7 +141,7 @@ def best_first(root, budget, moves, apply, sample, evaluate, status, key, params
     root_moves = np.empty(MAX_MOVES, dtype=np.int64)
     n_root = moves(root, root_moves)
     width = root.shape[0]
-    cap = 1024
+    cap = min(max(1024, 2 * budget + n_root), 1 << 16)  # untouched rows cost no memory; growing copies all
     pool = np.empty((cap, width), dtype=root.dtype)
     origin = np.empty(cap, dtype=np.int64)
     free_rows = np.empty(cap, dtype=np.int64)
@@ -182,17 +176,19 @@ def best_first(root, budget, moves, apply, sample, evaluate, status, key, params
             seq += 1
     rng_state[0] = shared + _STRIDE
     polled = 0
+    node = np.empty(width, dtype=root.dtype)  # scratch rows: states are copied in, not allocated
+    child = np.empty(width, dtype=root.dtype)
     while size > 0 and polled < budget:
         row, size = _heap_pop(hscore, hseq, hrow, size)
         polled += 1
-        node = pool[row].copy()
+        node[:] = pool[row]
         i_root = origin[row]
         free_rows[n_free] = row
         n_free += 1
         n = moves(node, buf)
         shared = rng_state[0]
         for k in range(n):
-            child = node.copy()
+            child[:] = node
             apply(child, buf[k])
             rng_state[0] = shared  # one determinization per expansion: siblings draw alike
             sample(child, rng_state)
@@ -255,9 +251,10 @@ _ADAPTERS: dict = {}
 
 def _adapters(kernels, evaluator_kernel, me: int, width: int) -> tuple:
     """(sample, evaluate, status) in ``best_first``'s shapes over the common contract: chance
-    nodes resolved through ``kernels.chance`` with the search's splitmix64 numbers, the
-    evaluator's kernel asked for player ``me``, 0 while the game goes on. Numba compiles these
-    closures once per game, evaluator and player in a process (they are not cached on disk)."""
+    nodes resolved by ``kernels.sample`` or else through ``kernels.chance`` with the search's
+    splitmix64 numbers, the evaluator's kernel asked for player ``me``, 0 while the game goes
+    on. Numba compiles these closures once per game, evaluator and player in a process (they
+    are not cached on disk)."""
     key = (kernels, evaluator_kernel, me, width)
     if key not in _ADAPTERS:
         chance, push, to_move, outcome = kernels.chance, kernels.push, kernels.to_move, kernels.outcome
@@ -278,7 +275,7 @@ def _adapters(kernels, evaluator_kernel, me: int, width: int) -> tuple:
         def status(s):
             return 0 if outcome(s) == ONGOING else 1
 
-        _ADAPTERS[key] = (sample, evaluate, status)
+        _ADAPTERS[key] = (sample if kernels.sample is None else kernels.sample, evaluate, status)
     return _ADAPTERS[key]
 
 
@@ -291,30 +288,55 @@ def _check_root(state: State, nodes: int) -> None:
         raise ValueError(f"the node budget must be at least 1, got {nodes}")
 
 
-def best_first_search(state: KernelState, evaluator: Evaluator, *, nodes: int, seed: int) -> BestFirstResult:
+def best_first_search(state: KernelState, evaluator: Evaluator, *, nodes: int, seed: int,
+                      kernels: Kernels | None = None, worlds: int = 1) -> BestFirstResult:
     """Fridai's best-first search (module docstring) from decision state ``state`` of any game
     on the common contract, polling at most ``nodes`` states, chance sampled with the splitmix64
-    stream started at ``seed``; ties keep the earlier action of ``legal_actions()``."""
+    stream started at ``seed``; ties keep the earlier action of the moves searched.
+
+    ``kernels``: the kernels searched (default ``state.kernels``): a game's narrower ``moves``,
+    with a ``push`` that also plays its search-only moves, searches among those (the result's
+    ``action`` is then one of them). ``worlds`` > 1 splits the budget over that many searches,
+    each from a root the kernels' ``determinize`` fixed in its own sampled world (one stream
+    carried through), and plays the best mean value: one sampled world knows the next cards, so
+    a draw looks good whenever that world's next card is; the mean over worlds pays only for
+    what helps on average."""
     _check_root(state, nodes)
     check_game(evaluator, state)
-    if not isinstance(state, KernelState) or state.kernels.chance is None or not evaluator.compiled:
+    k = state.kernels if kernels is None else kernels
+    if not isinstance(state, KernelState) or (k.chance is None and k.sample is None) or not evaluator.compiled:
         raise ValueError(f"no compiled best-first for {type(state).__name__} with evaluator {evaluator.name!r}: it "
                          "needs kernels with a chance kernel and an evaluator with a kernel (reference_best_first "
                          "runs over the object API)")
-    k = state.kernels
+    if not 1 <= worlds <= nodes:
+        raise ValueError(f"worlds must lie in 1..nodes ({nodes}), got {worlds}")
     spec = state.game.spec
-    legal = state.legal_actions()
-    if len(legal) > MAX_MOVES:
-        raise ValueError(f"best-first takes at most {MAX_MOVES} actions a position, this one has {len(legal)}")
+    out = np.empty(max(MAX_MOVES, spec.num_actions), dtype=np.int64)
+    n = int(k.moves(state.array, out))
+    if n > MAX_MOVES:
+        raise ValueError(f"best-first takes at most {MAX_MOVES} actions a position, this one has {n}")
+    moves = out[:n].tolist()
     me = int(k.to_move(state._s))
     sample, evaluate, status = _adapters(k, evaluator.kernel, me, max(spec.max_chance_outcomes, 1))
     values = np.empty(MAX_MOVES)
+    total = np.zeros(n)
     rng_state = np.array([seed], dtype=np.int64)
+    polled = generated = 0
     start = time.perf_counter()
-    best, polled, generated = best_first(state.array, nodes, k.moves, k.push, sample, evaluate, status, k.key,
-                                         evaluator.params, rng_state, values)
-    by_action = {a: float(values[i]) for i, a in enumerate(legal)}
-    return BestFirstResult(legal[best], by_action[legal[best]], by_action, int(polled), int(generated),
+    for w in range(worlds):
+        root = state.array
+        if k.determinize is not None:
+            k.determinize(root, rng_state)
+        budget = nodes // worlds + (w < nodes % worlds)
+        best, p, g = best_first(root, budget, k.moves, k.push, sample, evaluate, status, k.key, evaluator.params,
+                                rng_state, values)
+        total += values[:n]
+        polled += p
+        generated += g
+    if worlds > 1:
+        best = int(np.argmax(total))  # the first of equal means, as the search breaks ties
+    by_action = {a: float(total[i] / worlds) for i, a in enumerate(moves)}
+    return BestFirstResult(moves[best], by_action[moves[best]], by_action, int(polled), int(generated),
                            time.perf_counter() - start)
 
 

@@ -41,10 +41,14 @@ def _made_for(game: str, options: tuple) -> State:
 def check_game(evaluator: "Evaluator", state: State) -> None:
     """Refuse a state of another game than the one the evaluator was made for (its ``game``
     attribute, when it has one), or of the same game under rule options that change what its
-    network reads (its ``options`` and ``inputs`` kind: a 7x7 Trap network on a 5x5 board)."""
+    network reads (its ``options`` and ``inputs`` kind: a 7x7 Trap network on a 5x5 board), or
+    under other rule options than its ``check_rules`` accepts."""
     game = getattr(evaluator, "game", None)
     if game is not None and game != state.game.spec.name:
         raise WrongGameError(f"evaluator {evaluator.name!r} was made for {game!r}, not {state.game.spec.name!r}")
+    rules = getattr(evaluator, "check_rules", None)
+    if rules is not None:  # an evaluator whose values hold under its own rule options only (Friday's)
+        rules(state)
     made, kind = getattr(evaluator, "options", None), getattr(evaluator, "inputs", None)
     if game is None or made is None or kind is None or made == state.game.spec.options:
         return

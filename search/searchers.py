@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from tablegym.envs.core import Game
-from tablegym.search.agents import (AlphaBetaAgent, BestFirstAgent, ExpectiminimaxAgent, ExpectimaxAgent, check_options)
+from tablegym.search.agents import (AlphaBetaAgent, BestFirstAgent, ExpectiminimaxAgent, ExpectimaxAgent, check_options,
+                                    is_learned)
 from tablegym.search.evaluator import Evaluator, position_evaluator
+
+if TYPE_CHECKING:
+    from tablegym.search.montecarlo import MonteCarloAgent
 
 
 @dataclass(frozen=True)
@@ -137,8 +141,24 @@ def _greedy(game: Game, evaluator: Evaluator, options: Mapping[str, Any], *, nam
     return ExpectimaxAgent(position_evaluator(evaluator), depth=1, name=name)
 
 
-def _bestfirst(game: Game, evaluator: Evaluator, options: Mapping[str, Any], *, name: str) -> BestFirstAgent:
-    return BestFirstAgent(position_evaluator(evaluator), nodes=options["nodes"], name=name)
+def _mc(game: Game, evaluator: Evaluator, options: Mapping[str, Any], *, name: str) -> "MonteCarloAgent":
+    from tablegym.envs import load, plugin
+    from tablegym.search.montecarlo import MonteCarloAgent  # here: it loads compiled code
+
+    record = plugin(game.spec.name)
+    if record.rollout is None:
+        raise ValueError(f"mc needs a rollout policy, and {game.spec.name}'s record names none")
+    rollout = load(record.rollout)
+    horizon = options["horizon"]
+    if horizon is None:
+        horizon = rollout.learned_horizon if options["eval"] and is_learned(options["eval"]) else 0
+    return MonteCarloAgent(evaluator, rollout, rollouts=options["rollouts"], horizon=horizon, name=name)
+
+
+def _bestfirst(game: Game, evaluator: Evaluator, options: Mapping[str, Any], *, name: str,
+               move_filter=None) -> BestFirstAgent:
+    return BestFirstAgent(position_evaluator(evaluator), nodes=options["nodes"], worlds=options["worlds"],
+                          move_filter=move_filter, name=name)
 
 
 SEARCHERS: dict[str, Searcher] = {s.name: s for s in (
@@ -151,11 +171,13 @@ SEARCHERS: dict[str, Searcher] = {s.name: s for s in (
     Searcher("expectimax", (EVAL, Key("depth", "int", 2)), _expectimax,
              "expectimax over the full chance distribution, depth player moves deep"),
     Searcher("greedy", (EVAL,), _greedy, "the move whose outcome the evaluator values best (1-ply expectimax)"),
-    Searcher("bestfirst", (EVAL, Key("nodes", "int", 1000)), _bestfirst,
-             "best-first search polling nodes states a decision"),
+    Searcher("bestfirst", (EVAL, Key("nodes", "int", 1000), Key("worlds", "int", 1)), _bestfirst,
+             "best-first search polling nodes states a decision, split over worlds sampled worlds (the best "
+             "mean plays)", filtered=True),
     Searcher("mc", (EVAL, Key("rollouts", "int", 256),
-                    Key("horizon", "int", None, low=0, accepts="0 (play to the end) or a number of turns")), None,
-             "flat Monte-Carlo: each move valued over rollouts playouts, cut after horizon turns (0: to the end)"),
+                    Key("horizon", "int", None, low=0, accepts="0 (play to the end) or a number of turns")), _mc,
+             "flat Monte-Carlo: each move valued over rollouts playouts of the game's rollout policy, cut after "
+             "horizon turns (0: to the end; with a network, the game's learned horizon)"),
 )}
 """Every searcher by name."""
 
@@ -177,9 +199,17 @@ class MoveFilter:
     moves: Any
     """Compiled ``moves(s, out) -> n``."""
     keys: tuple[Key, ...] = ()
+    push: Any = None
+    """Compiled ``push(s, a)`` that also plays the filter's search-only moves (None: the game's)."""
+    first_step: Callable[[Any, int], int] = field(default=lambda state, action: action)
+    """``(state, move) -> action``: the legal action a search-only move starts with."""
     prepare: Callable[[Any, Mapping[str, Any]], Any] = field(default=lambda state, settings: state)
     """``(state, settings) -> root``: the root of a search with the filter's settings written in."""
     time_share: Callable[[Any], float] = field(default=lambda state: 1.0)
     """The share of a turn's time budget a decision at ``state`` may spend."""
     turn_starts: Callable[[Any], bool] = field(default=lambda state: True)
     """Whether ``state`` starts a turn (the search's history ages there)."""
+
+    def kernels(self, game_kernels: Any) -> Any:
+        """The game's ``Kernels`` with this filter's moves (and push) in their place."""
+        return game_kernels._replace(moves=self.moves, push=self.push or game_kernels.push)

@@ -152,10 +152,11 @@ def test_a_q_network_takes_the_legal_decisions_only(game_name):
 
 
 def test_friday_runs_an_exported_network_in_its_best_first_search():
-    """Friday's searches work on its own int8 state with ``kernel(s, params)``: its observation
-    kernel equals ``State.observation``, the exported network equals the torch forward pass, a
-    finished game is worth its return, and best-first plays with it."""
-    from tablegym.envs.friday.agents import BestFirstAgent
+    """Friday on the common state: its observation kernel equals ``State.observation``, the
+    exported network equals the torch forward pass, a finished game is worth its return, and
+    best-first over Fridai's moves plays with it."""
+    from tablegym.envs.friday.agents import MOVE_FILTER
+    from tablegym.search.agents import BestFirstAgent
 
     game = make_game("friday")
     size = int(np.prod(game.spec.observation_shape))
@@ -176,7 +177,7 @@ def test_friday_runs_an_exported_network_in_its_best_first_search():
             assert ev.evaluate(s, 0) == pytest.approx(want, abs=1e-6)
             checked += 1
     assert checked > 100 and finished > 0
-    agent = BestFirstAgent(ev, nodes=200)
+    agent = BestFirstAgent(ev, nodes=200, move_filter=MOVE_FILTER)
     s = next(s for s in random_states("friday", 15, 100) if s.current_player() == 0 and len(s.legal_actions()) > 1)
     assert agent(s, np.random.default_rng(0)) in s.legal_actions() and agent.generated > 0
 

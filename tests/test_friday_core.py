@@ -28,7 +28,7 @@ from tablegym.envs.friday.cards import (ABILITY, ABILITY_NAMES, AGING, BELOW, CA
 from tablegym.envs.friday.core import (CONCEDE, DESTROY_BASE, DONE, DRAW_FREE, DRAW_PAID, END_FIGHT, EXTRA_DRAW,
                                        FIGHT_0, FIGHT_1, MAX_SLOTS, NUM_ACTIONS, PIRATE_0, PIRATE_1, PIRATE_OUTCOME,
                                        SKIP, SORT_BASE, SORT_OPTIONS, STOP_FREE, TARGET_BASE, USE_BASE, FridayGame,
-                                       FridayState, k_sample_split, sample_chance)
+                                       FridayState, sample_chance, state_sample)
 from tablegym.envs.friday.scenario import ScenarioError, card_total, scenario
 
 # ---- card ids (the order of cards.CARDS, checked against the spec below) -----------------------
@@ -858,12 +858,12 @@ def test_draw_loses_tells_a_player_which_draws_end_the_game():
 
     # behind (1 vs 2) after the mandatory free draw, stack and aging stack empty, discard not
     s = scenario(hazard=FOOD2, life=15, table=[(FOCUSED, "L")], discard={WEAK: 1}, aging={})
-    assert k_draw_loses(s._s) and DRAW_FREE in s.legal_actions()
-    assert k_policy_action(s._s) == END_FIGHT  # trim takes the 1-life loss, not the lost game
+    assert k_draw_loses(s.body) and DRAW_FREE in s.legal_actions()
+    assert k_policy_action(s.body) == END_FIGHT  # trim takes the 1-life loss, not the lost game
     assert not k_draw_loses(scenario(hazard=FOOD2, table=[(FOCUSED, "L")], discard={WEAK: 1}, aging={},
-                                     empty_aging="reshuffle")._s)
+                                     empty_aging="reshuffle").body)
     assert not k_draw_loses(scenario(hazard=FOOD2, table=[(FOCUSED, "L")], discard={WEAK: 1},
-                                     aging={STUPID: 1})._s)
+                                     aging={STUPID: 1}).body)
 
 
 def test_stop_drawn_on_the_left_ends_the_free_draws():
@@ -1712,7 +1712,7 @@ def test_seeded_game_replays_identically():
     assert all(x == y and x.key() == y.key() and x.to_text() == y.to_text() for x, y in zip(a, b))
     assert a[-1].is_terminal() and a[-1].score == b[-1].score
     # different positions of the game have different keys
-    assert len({x.key() for x in a}) == len({x.array.tobytes() for x in a})
+    assert len({x.key() for x in a}) == len({x.body.tobytes() for x in a})
     # the same again from a pickled mid-game position
     mid = len(a) // 2
     again = pickle.loads(pickle.dumps(a[mid]))
@@ -1740,7 +1740,7 @@ def test_sample_chance_draws_with_the_stack_probabilities():
 def split_sample(state: FridayState, rng_state: np.ndarray) -> FridayState:
     """Resolve the pending draws with the search's splitmix64 sampler."""
     s = state.array
-    k_sample_split(s, rng_state)
+    state_sample(s, rng_state)
     return FridayState(state.game, s)
 
 

@@ -59,19 +59,19 @@ def test_finished_games_are_valued_exactly_as_score_plus_the_win_bonus():
     # cards owned 4+4+3+2+2+2+1+1+1 = 20, two pirates 30, 20 life x 5 = 100, no hazard left
     assert won.score == 150
     params = ValueMLP(NetConfig(NUM_FEATURES, (8,))).export()
-    assert friday_value(won.array, params) == 150 + WIN_BONUS
+    assert friday_value(won.array, 0, params) == 150 + WIN_BONUS
     lost = scenario(pirate=P6_20, pirates=(P6_20, P7_25), table=[(GENIUS, "L")], stack={WEAK: 5}).child(CONCEDE)
     assert lost.is_terminal() and not lost.won
-    assert friday_value(lost.array, params) == 2  # genius 2 + five weak 0, nothing else
+    assert friday_value(lost.array, 0, params) == 2  # genius 2 + five weak 0, nothing else
     # the progress return leaves the cards out: pirates 30 + life 100 (+ the bonus); nothing for the loss
-    assert friday_progress_value(won.array, params) == 130 + WIN_BONUS
-    assert friday_progress_value(lost.array, params) == 0
+    assert friday_progress_value(won.array, 0, params) == 130 + WIN_BONUS
+    assert friday_progress_value(lost.array, 0, params) == 0
     start_ = start()  # 30 undefeated hazards, no pirate: -90; the network is not asked at finished games only
-    assert friday_progress_value(start_.array, params) == friday_value(start_.array, params)
+    assert friday_progress_value(start_.array, 0, params) == friday_value(start_.array, 0, params)
     # the outcome return adds 10 per step reached (both games end at the pirates, step 3) to the score
-    assert friday_outcome_value(won.array, params) == 150 + 30 + 100
-    assert friday_outcome_value(lost.array, params) == 2 + 30
-    assert friday_outcome_value(start_.array, params) == friday_value(start_.array, params)
+    assert friday_outcome_value(won.array, 0, params) == 150 + 30 + 100
+    assert friday_outcome_value(lost.array, 0, params) == 2 + 30
+    assert friday_outcome_value(start_.array, 0, params) == friday_value(start_.array, 0, params)
 
 
 def test_the_compiled_value_is_the_pytorch_network_on_states_of_real_games():
@@ -85,7 +85,7 @@ def test_the_compiled_value_is_the_pytorch_network_on_states_of_real_games():
         s = sample_chance(FridayGame(level=level).new_initial_state(), rng)
         while not s.is_terminal():
             rows.append(features_of(s.array))
-            compiled.append(friday_value(s.array, params))
+            compiled.append(friday_value(s.array, 0, params))
             s = sample_chance(s.child(agent(s, rng)), rng)
     with torch.no_grad():
         expected = SCALE * model(torch.from_numpy(np.array(rows))).numpy()

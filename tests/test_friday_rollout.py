@@ -7,13 +7,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tablegym.envs.friday.agents import CycleGuard, MonteCarloAgent
+from tablegym.envs.friday.agents import ROLLOUT
+from tablegym.search.montecarlo import CycleGuard, MonteCarloAgent
 from tablegym.models.agents import make_agent
 from tablegym.envs.friday.cards import CARDS, VALUE
 from tablegym.envs.friday.core import (CONCEDE, DRAW_FREE, END_FIGHT, FIGHT_0, FIGHT_1, NUM_TYPES, P_DESTROY,
                                        P_HAZARD, FridayGame, FridayState, sample_chance)
 from tablegym.envs.friday.heuristics import outcome_eval
-from tablegym.envs.friday.rollout import badness, k_policy_action, k_rollout, mc_values
+from tablegym.envs.friday.rollout import badness, k_policy_action, k_rollout, state_rollout
+from tablegym.search.montecarlo import mc_values
+from tablegym.envs.core import HEADER
+from tablegym.envs.friday.core import k_sync
 from tablegym.envs.friday.scenario import scenario
 from tablegym.envs.friday.evaluate import play_game
 from tests.test_friday_core import score_position
@@ -43,7 +47,7 @@ def test_a_deliberate_loss_destroys_the_weak_cards_that_fridai_keeps():
     assert s.phase == P_DESTROY and s.destroy_budget == 5
     before = s.zone("removed").copy()
     while s.phase == P_DESTROY:
-        s = s.child(int(k_policy_action(s._s)))
+        s = s.child(int(k_policy_action(s.body)))
     removed = s.zone("removed") - before
     assert removed[DISTRACTED] == 1 and removed[WEAK] == 3 and removed.sum() == 4  # focused 1 is kept
     assert s.zone("discard")[FOCUSED] == 1
@@ -58,8 +62,8 @@ def test_the_trimmer_loses_on_purpose_only_while_life_allows():
     deck = {DISTRACTED: 5, WEAK: 8, EATING: 1, FOCUSED: 3, 28: 1}
     for life, choice in ((20, FIGHT_0), (12, FIGHT_1)):
         s = dealt(scenario(life=life, step=0, stack=deck, pirates=(0, 1)), CANNIBALS, WEAPON_2)
-        assert k_policy_action(s._s) == choice, life
-    assert k_policy_action(start(hazards=(CANNIBALS, RAFT_FOOD))._s) == FIGHT_1
+        assert k_policy_action(s.body) == choice, life
+    assert k_policy_action(start(hazards=(CANNIBALS, RAFT_FOOD)).body) == FIGHT_1
 
 
 @pytest.mark.parametrize("level", [1, 2, 3, 4])
@@ -70,7 +74,7 @@ def test_the_trimmer_plays_whole_games_legally(level, abilities):
         s = sample_chance(FridayGame(level=level, abilities=abilities).new_initial_state(), rng)
         n = 0
         while not s.is_terminal():
-            a = int(k_policy_action(s._s))
+            a = int(k_policy_action(s.body))
             assert a in s.legal_actions()
             s = sample_chance(s.child(a), rng)
             n += 1
@@ -88,7 +92,7 @@ def test_the_trimmer_is_legal_from_positions_random_play_reaches(seed, level, de
             return
         s = sample_chance(s.child(int(rng.choice(s.legal_actions()))), rng)
     while not s.is_terminal():
-        a = int(k_policy_action(s._s))
+        a = int(k_policy_action(s.body))
         assert a in s.legal_actions()
         s = sample_chance(s.child(a), rng)
 
@@ -97,9 +101,10 @@ def test_a_rollout_is_determined_by_its_seed_and_plays_to_the_end_or_the_horizon
     s = start()
     ends = []
     for horizon in (0, 0, 3):
-        x = s._s.copy()
-        k_rollout(x, np.array([12345], dtype=np.int64), np.empty(256, dtype=np.int64),
+        x = s.array
+        k_rollout(x[HEADER:].view(np.int8), np.array([12345], dtype=np.int64), np.empty(256, dtype=np.int64),
                   np.zeros(NUM_TYPES, dtype=np.int64), horizon)
+        k_sync(x)
         ends.append(FridayState(s.game, x))
     assert ends[0].is_terminal() and (ends[0]._s == ends[1]._s).all()  # to the end, the same way twice
     cut = ends[2]  # cut as the fourth turn begins: 3 x 2 hazards drawn, the fourth pair on offer
@@ -109,18 +114,18 @@ def test_a_rollout_is_determined_by_its_seed_and_plays_to_the_end_or_the_horizon
 
 
 def test_the_outcome_value_is_score_plus_steps_plus_win():
-    assert outcome_eval(start()._s, NO_PARAMS) == start().score == -90  # green; 30 hazards undefeated
+    assert outcome_eval(start()._s, 0, NO_PARAMS) == start().score == -90  # green; 30 hazards undefeated
     won = score_position().child(END_FIGHT)  # the worked won game of the score tests: 76 points
     lost = score_position().child(CONCEDE)  # 26 points
-    assert outcome_eval(won._s, NO_PARAMS) == 76 + 3 * 10 + 100
-    assert outcome_eval(lost._s, NO_PARAMS) == 26 + 3 * 10
+    assert outcome_eval(won._s, 0, NO_PARAMS) == 76 + 3 * 10 + 100
+    assert outcome_eval(lost._s, 0, NO_PARAMS) == 26 + 3 * 10
 
 
 def test_mc_values_compare_actions_on_common_random_numbers():
     s = start(hazards=(CANNIBALS, RAFT_FOOD))
     actions = np.array([FIGHT_0, FIGHT_1, FIGHT_0], dtype=np.int64)
     out = np.empty(3)
-    mc_values(s._s, actions, 3, 16, 99, 0, outcome_eval, np.zeros(1), out)
+    mc_values(s._s, actions, 3, 16, 99, 0, s.kernels.push, state_rollout, outcome_eval, 0, np.zeros(1), out)
     assert out[0] == out[2]  # the same action on the same random streams: the same mean, exactly
     assert out[0] != out[1]
 
@@ -170,7 +175,7 @@ def test_two_below_the_pile_cards_bring_a_fight_back_to_where_it_was():
     rng = np.random.default_rng(0)
     seen = []
     for _ in range(8):  # use an ability (the highest id), then its target: the other deception card
-        seen.append(s.array.tobytes())
+        seen.append(s.body.tobytes())
         s = sample_chance(s.child(max(s.legal_actions())), rng)
     # the first use leaves the original cards in other slots; from then on every 4 decisions repeat
     assert seen[2] != seen[0] and seen[6] == seen[2] and seen[7] == seen[3]
@@ -180,7 +185,7 @@ class _LovesAbilities:
     """Always uses an ability when it can: round and round the loop above without a guard."""
 
     def __init__(self, guarded: bool) -> None:
-        self.guard = CycleGuard() if guarded else None
+        self.guard = CycleGuard(ROLLOUT.turn_starts) if guarded else None
 
     def __call__(self, state: FridayState, rng) -> int:
         legal = self.guard.candidates(state, state.legal_actions()) if self.guard else state.legal_actions()

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from tablegym.envs.core import CHANCE
-from tablegym.envs.friday.agents import BestFirstAgent, rule_action
+from tablegym.envs.friday.agents import MOVE_FILTER, rule_action
+from tablegym.search.agents import BestFirstAgent
 from tablegym.models.agents import make_agent, make_evaluator
 from tablegym.envs.friday.cards import RATING
 from tablegym.envs.friday.core import (DESTROY_BASE, DONE, DRAW_FREE, DRAW_PAID, END_FIGHT, FIGHT_0, FIGHT_1,
@@ -46,7 +47,7 @@ def test_fridai_eval_of_the_starting_deck_is_worked_by_hand():
     # 18 starting cards, ratings: distracted -1 x5, weak 0 x8, eating 0 + 3 (+2 life), focused 1 x3, genius 2
     s = start()
     assert sum(RATING[t] for t in (DISTRACTED,) * 5 + (EATING, GENIUS) + (FOCUSED,) * 3) == 3
-    assert fridai_eval(s._s, np.zeros(1)) == pytest.approx(20 * 1e7 + 1000 * 3 / 18)
+    assert fridai_eval(s._s, 0, np.zeros(1)) == pytest.approx(20 * 1e7 + 1000 * 3 / 18)
 
 
 def test_fridai_eval_scores_a_win_highest_and_a_loss_lowest():
@@ -59,7 +60,7 @@ def test_fridai_eval_scores_a_win_highest_and_a_loss_lowest():
     assert s.life == 3 and s.fight() == (0, 5)
     lost = s.child(END_FIGHT)
     assert lost.is_terminal() and not lost.won
-    assert fridai_eval(lost._s, np.zeros(1)) == LOSS_SCORE < fridai_eval(s._s, np.zeros(1)) < WIN_SCORE
+    assert fridai_eval(lost._s, 0, np.zeros(1)) == LOSS_SCORE < fridai_eval(s._s, 0, np.zeros(1)) < WIN_SCORE
 
 
 def _lost_fight_table():
@@ -78,16 +79,16 @@ def _lost_fight_table():
 def test_destroy_choice_takes_the_most_negative_subset_within_the_budget():
     s = _lost_fight_table()
     slots = np.empty(64, dtype=np.int64)
-    n = destroy_choice(s._s, slots)
+    n = destroy_choice(s.body, slots)
     card_of = {slot: card for slot, card, _ in s.table}
     chosen = sorted(card_of[int(j)] for j in slots[:n])
     assert chosen == sorted([DISTRACTED, STUPID])  # cost 1 + 2 = 3, ratings -1 - 2; weak 0 stays
-    assert search_moves(s._s, np.empty(MAX_MOVES, dtype=np.int64)) == 1  # only the macro
+    assert search_moves(s.body, np.empty(MAX_MOVES, dtype=np.int64)) == 1  # only the macro
 
 
 def test_the_destroy_macro_removes_the_chosen_cards_and_moves_on():
     s = _lost_fight_table()
-    agent = BestFirstAgent(make_evaluator(FRIDAY, "fridai"), nodes=50)
+    agent = BestFirstAgent(make_evaluator(FRIDAY, "fridai"), nodes=50, move_filter=MOVE_FILTER)
     rng = np.random.default_rng(0)
     removed_before = s.zone("removed").copy()
     while s.phase == P_DESTROY:
@@ -103,7 +104,7 @@ def test_search_moves_filter_nothing_without_abilities_on_the_table():
     s = dealt(s.child(DRAW_FREE), WEAK)
     s = dealt(s.child(DRAW_FREE), WEAK)
     out = np.empty(MAX_MOVES, dtype=np.int64)
-    n = search_moves(s._s, out)
+    n = search_moves(s.body, out)
     assert sorted(out[:n].tolist()) == sorted(s.legal_actions())  # no abilities yet: nothing filtered
 
 
@@ -125,11 +126,12 @@ def test_search_plays_only_legal_actions():
 def test_root_values_at_a_hazard_choice_are_the_children_scores_with_budget_zero():
     s = start(hazards=(RAFT_FOOD, CANNIBALS))
     assert s.phase == P_HAZARD
-    agent = BestFirstAgent(make_evaluator(FRIDAY, "fridai"), nodes=1)
-    action, polled, generated = agent.search(s, np.random.default_rng(0))
+    agent = BestFirstAgent(make_evaluator(FRIDAY, "fridai"), nodes=1, move_filter=MOVE_FILTER)
+    action = agent(s, np.random.default_rng(0))
+    polled = agent.polled
     # both children are decisions without a pending draw: their scores are exact
     for i, a in enumerate((FIGHT_0, FIGHT_1)):
-        child_score = fridai_eval(s.child(a)._s, np.zeros(1))
+        child_score = fridai_eval(s.child(a)._s, 0, np.zeros(1))
         assert agent.values[i] >= child_score
     assert action in (FIGHT_0, FIGHT_1) and polled == 1
 
@@ -150,26 +152,28 @@ def test_search_is_deterministic_under_a_seed():
 
 
 def test_several_worlds_split_the_budget_and_play_the_best_mean_value():
-    from tablegym.envs.friday.core import k_determinize, k_key, k_sample_split, k_status
-    from tablegym.envs.friday.heuristics import search_apply, search_moves
-    from tablegym.search.bestfirst import best_first
+    from tablegym.envs.friday.core import KERNELS, state_determinize
+    from tablegym.envs.friday.heuristics import search_moves
+    from tablegym.search.bestfirst import _adapters, best_first
 
     s = sample_chance(FridayGame(level=1).new_initial_state(), np.random.default_rng(8)).child(FIGHT_0)
     s = sample_chance(s.child(DRAW_FREE), np.random.default_rng(8))  # mid-fight: draw, pay, end, abilities
-    agent = BestFirstAgent(make_evaluator(FRIDAY, "fridai"), nodes=301, worlds=3)
-    action, polled, _ = agent.search(s, np.random.default_rng(1))
+    agent = BestFirstAgent(make_evaluator(FRIDAY, "fridai"), nodes=301, worlds=3, move_filter=MOVE_FILTER)
+    action = agent(s, np.random.default_rng(1))
+    polled = agent.polled
     assert polled <= 301
     # the same three searches by hand: budgets 101, 100, 100, one rng state carried through
     rng_state = np.array([np.random.default_rng(1).integers(1, 2**62)], dtype=np.int64)
     moves = np.empty(MAX_MOVES, dtype=np.int64)
-    n = search_moves(s._s, moves)
+    n = search_moves(s.body, moves)
     assert n >= 2
     total, values = np.zeros(n), np.zeros(MAX_MOVES)
+    k = MOVE_FILTER.kernels(KERNELS)
+    sample, evaluate, status = _adapters(k, make_evaluator(FRIDAY, "fridai").kernel, 0, 1)
     for budget in (101, 100, 100):
         root = s.array
-        k_determinize(root, rng_state)
-        best_first(root, budget, search_moves, search_apply, k_sample_split, make_evaluator(FRIDAY, "fridai").kernel,
-                   k_status, k_key, np.zeros(1), rng_state, values)
+        state_determinize(root, rng_state)
+        best_first(root, budget, k.moves, k.push, sample, evaluate, status, k.key, np.zeros(1), rng_state, values)
         total += values[:n]
     assert action == moves[int(np.argmax(total))]
     assert make_agent(FRIDAY, "bestfirst:nodes=50,worlds=5").name == "bestfirst:nodes=50,worlds=5"
@@ -208,12 +212,14 @@ def test_agent_specs_are_checked():
 
 
 def test_determinize_fixes_the_order_of_the_shuffled_stack_and_keeps_every_card():
-    from tablegym.envs.friday.core import BOTTOM, BOTTOM_N, k_determinize
+    from tablegym.envs.core import HEADER
+    from tablegym.envs.friday.core import BOTTOM, BOTTOM_N, state_determinize
 
     s = start(hazards=(CANNIBALS, RAFT_FOOD)).child(FIGHT_0)  # cannibals: five free cards
     arr = s.array
-    k_determinize(arr, np.array([7], dtype=np.int64))
-    order = [int(arr[BOTTOM + i]) for i in range(int(arr[BOTTOM_N]))]
+    state_determinize(arr, np.array([7], dtype=np.int64))
+    slots = arr[HEADER:].view(np.int8)
+    order = [int(slots[BOTTOM + i]) for i in range(int(slots[BOTTOM_N]))]
     world = type(s)(s.game, arr)
     assert (world.zone("stack") == s.zone("stack")).all() and len(order) == 18
     for _ in range(5):
@@ -221,5 +227,5 @@ def test_determinize_fixes_the_order_of_the_shuffled_stack_and_keeps_every_card(
         assert world.current_player() != CHANCE  # the next card is known: no chance node
     assert [card for _, card, _ in world.table] == order[:5]
     arr2 = s.array
-    k_determinize(arr2, np.array([7], dtype=np.int64))
+    state_determinize(arr2, np.array([7], dtype=np.int64))
     assert np.array_equal(arr, arr2)  # the same seed samples the same world

@@ -75,7 +75,7 @@ def test_two_thousand_random_games_keep_every_card_and_end(level):
     total = COUNT.copy()
     if level < 3:
         total[VERY_STUPID] = 0
-    won, longest, violation = _soak(FridayGame(level=level).new_initial_state().array, 2000, total, level, 5000)
+    won, longest, violation = _soak(FridayGame(level=level).new_initial_state().body.copy(), 2000, total, level, 5000)
     assert violation == 0, f"invariant {violation} broken"
     assert 0 < longest < 5000
 
@@ -84,5 +84,5 @@ def test_the_soak_notices_a_card_in_two_places():
     total = COUNT.copy()
     total[VERY_STUPID] = 0
     total[25] -= 1  # claim one "weak" card fewer than the deck has
-    _, _, violation = _soak(FridayGame(level=1).new_initial_state().array, 5, total, 0, 5000)
+    _, _, violation = _soak(FridayGame(level=1).new_initial_state().body.copy(), 5, total, 0, 5000)
     assert violation == 4

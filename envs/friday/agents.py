@@ -1,8 +1,9 @@
-"""Friday players: random, a rule-based player, and Fridai's best-first search.
+"""Friday players: random, a rule-based player, Monte-Carlo planning, and the moves Fridai's
+best-first search tries.
 
 Spec strings (``tablegym play/eval friday --agent ...``; read by the one route,
 tablegym.models.agents.make_agent, with the keys tablegym.search.searchers declares; this game's
-record supplies its defaults and the constructors below, which run on Friday's own state):
+record supplies its defaults, its move filter and the constructors below):
 
 * ``random``: a uniformly random legal action.
 * ``rules``: the rule-based player below (easiest hazard, draw while behind, obvious abilities).
@@ -16,15 +17,15 @@ record supplies its defaults and the constructors below, which run on Friday's o
   ``N`` states per decision (default 10,000) with evaluator ``E``: ``fridai`` (default) or a
   learned network (``learned``, ``learned:PATH``). Each decision searches one sampled world: the
   order of the fighting stack is fixed at the root (``k_determinize``); hazard draws and
-  reshuffles inside the tree are sampled once per expansion (search/bestfirst.py).
-  ``worlds=K`` splits the budget over K such sampled worlds and plays the best mean.
+  reshuffles inside the tree are sampled once per expansion: the generic search
+  (search/bestfirst.py) over ``MOVE_FILTER``'s moves. ``worlds=K`` splits the budget over K such
+  sampled worlds and plays the best mean.
 
 Every agent maps a decision ``FridayState`` and a numpy Generator to a legal action.
 """
 
 from __future__ import annotations
 
-import time
 import numpy as np
 
 from tablegym.envs.friday.cards import (ABILITY, CARD1, CARD2, COPY, DESTROY, DOUBLE, EXCHANGE1,
@@ -33,17 +34,14 @@ from tablegym.envs.friday.cards import (ABILITY, CARD1, CARD2, COPY, DESTROY, DO
 from tablegym.envs.friday.core import (AB_KIND, CONCEDE, DESTROY_BASE, DONE, DRAW_FREE, DRAW_PAID, END_FIGHT,
                                        EXTRA_DRAW, FIGHT_0, FIGHT_1, FridayState, P_DESTROY, P_EXCHANGE_MORE,
                                        P_EXTRA, P_FIGHT, P_HAZARD, P_PIRATE, P_SORT, PHASE, P_TARGET, PIRATE_0, PIRATE_1,
-                                       SKIP, SLOT_CARD, SORT_BASE, SORT_N, SORT_OPTIONS, SORT0, TARGET_BASE, USE_BASE,
-                                       k_determinize, k_sample_split, k_key, k_status)
-from tablegym.envs.friday.heuristics import EVALUATORS as HAND_MADE, destroy_choice, search_apply, search_moves
-from tablegym.envs.friday.rollout import k_policy_action, mc_values
+                                       SKIP, SLOT_CARD, SORT_BASE, SORT_N, SORT_OPTIONS, SORT0, TARGET_BASE, USE_BASE)
+from tablegym.envs.friday.heuristics import (EVALUATORS as HAND_MADE, destroy_choice, search_state_moves,
+                                             search_state_push)
+from tablegym.envs.friday.rollout import k_policy_action, state_rollout
 from tablegym.envs.friday.learned import FridayEvaluator
-from tablegym.search.agents import is_learned
-from tablegym.search.searchers import Key, Searcher
-from tablegym.search.bestfirst import MAX_MOVES, best_first
+from tablegym.search.montecarlo import CycleGuard, Rollout
+from tablegym.search.searchers import MoveFilter, Searcher
 
-DEFAULT_NODES = 10_000
-DEFAULT_ROLLOUTS = 256
 LEARNED_HORIZON = 2
 """``mc``'s horizon when a network values the rollouts and none is given: the horizon the shipped
 network's games were played at (a network at horizon 0 would only ever see finished games)."""
@@ -53,77 +51,17 @@ EVALUATORS = {name: FridayEvaluator(name, kernel, np.zeros(1)) for name, kernel 
 """The hand-made evaluators by name: ``fridai`` (Fridai's score) and ``outcome`` (score + steps + win)."""
 
 
-class BestFirstAgent:
-    """Fridai's best-first search with a node budget and a pluggable evaluator.
+def first_destroy_step(state: FridayState, action: int) -> int:
+    """What the search-only ``DESTROY_MACRO`` plays first: the first card of Fridai's destroy
+    subset (DONE when it is empty)."""
+    slots = np.empty(64, dtype=np.int64)
+    n = destroy_choice(state.body, slots)
+    return DESTROY_BASE + int(slots[0]) if n else DONE
 
-    ``worlds`` > 1 is the chance-aware variant: the budget is split over that many searches,
-    each in its own sampled order of the fighting stack, and a root action's value is its mean
-    over them. Why: in ONE sampled world the search knows the next cards, so paying life for a
-    draw looks good whenever that world's next card happens to be good (clairvoyance); the
-    mean over worlds pays only for draws that help on average.
-    """
 
-    def __init__(self, evaluator: FridayEvaluator, *, nodes: int = DEFAULT_NODES, worlds: int = 1,
-                 name: str | None = None) -> None:
-        if nodes < 1:
-            raise ValueError(f"the node budget must be at least 1, got {nodes}")
-        if not 1 <= worlds <= nodes:
-            raise ValueError(f"worlds must lie in 1..nodes ({nodes}), got {worlds}")
-        self.evaluator = evaluator
-        self.nodes = nodes
-        self.worlds = worlds
-        self.name = name or f"bestfirst:nodes={nodes},eval={evaluator.name}" + (f",worlds={worlds}" if worlds > 1 else "")
-        self.values = np.zeros(MAX_MOVES)
-        self.polled = 0
-        self.generated = 0
-        self.seconds = 0.0
-        self.decisions = 0
-
-    def search(self, state: FridayState, rng: np.random.Generator) -> tuple[int, int, int]:
-        """(chosen action, states polled, states generated) of one search from ``state``."""
-        rng_state = np.array([rng.integers(1, 2**62)], dtype=np.int64)
-        moves = np.empty(MAX_MOVES, dtype=np.int64)
-        n = search_moves(state._s, moves)
-        total = np.zeros(n)
-        polled = generated = 0
-        t0 = time.perf_counter()
-        for w in range(self.worlds):
-            root = state.array
-            k_determinize(root, rng_state)  # one sampled order of the fighting stack for this search
-            budget = self.nodes // self.worlds + (w < self.nodes % self.worlds)
-            best, p, g = best_first(root, budget, search_moves, search_apply, k_sample_split, self.evaluator.kernel,
-                                    k_status, k_key, self.evaluator.params, rng_state, self.values)
-            total += self.values[:n]
-            polled += p
-            generated += g
-        self.seconds += time.perf_counter() - t0
-        if self.worlds > 1:
-            best = int(np.argmax(total))  # the first of equal means, as the search breaks ties
-        assert 0 <= best < n
-        return int(moves[best]), int(polled), int(generated)
-
-    def __call__(self, state: FridayState, rng: np.random.Generator) -> int:
-        self.evaluator.check(state)
-        legal = state.legal_actions()
-        if len(legal) == 1:
-            return legal[0]
-        moves = np.empty(MAX_MOVES, dtype=np.int64)
-        if search_moves(state._s, moves) == 1:  # nothing to choose after filtering
-            action = int(moves[0])
-        else:
-            action, polled, generated = self.search(state, rng)
-            self.polled += polled
-            self.generated += generated
-            self.decisions += 1
-        if action >= len(SORT_OPTIONS) + SORT_BASE:  # the search-only destroy subset: play its first step
-            return self._first_destroy_step(state)
-        return action
-
-    @staticmethod
-    def _first_destroy_step(state: FridayState) -> int:
-        slots = np.empty(64, dtype=np.int64)
-        n = destroy_choice(state._s, slots)
-        return DESTROY_BASE + int(slots[0]) if n else DONE
+MOVE_FILTER = MoveFilter(search_state_moves, push=search_state_push, first_step=first_destroy_step)
+"""The moves Fridai's search tries (heuristics.search_moves: one destroy subset after a lost
+fight, played as one search-only move, double on the best card only, alike cards once)."""
 
 
 # ---- the rule-based player --------------------------------------------------------------------
@@ -163,7 +101,7 @@ def rule_action(state: FridayState, rng: np.random.Generator | None = None) -> i
         return PIRATE_0 if va <= vb else PIRATE_1
     if phase == P_DESTROY:
         slots = np.empty(64, dtype=np.int64)
-        n = destroy_choice(state._s, slots)
+        n = destroy_choice(state.body, slots)
         return DESTROY_BASE + int(slots[0]) if n else DONE
     if phase == P_SORT:
         return _sort_choice(state, legal)
@@ -173,19 +111,19 @@ def rule_action(state: FridayState, rng: np.random.Generator | None = None) -> i
     if phase == P_TARGET:
         return _target_choice(state, legal, table)
     if phase == P_EXTRA:  # +2 cards, below the pile: draw while behind; sort 3 cards: see all 3
-        return EXTRA_DRAW if (behind or state._s[AB_KIND] == SORT) and EXTRA_DRAW in legal else DONE
+        return EXTRA_DRAW if (behind or state.body[AB_KIND] == SORT) and EXTRA_DRAW in legal else DONE
     if phase == P_EXCHANGE_MORE:
         worst = _worst(table, legal, TARGET_BASE)
-        return worst if behind and worst is not None and VALUE[state._s[SLOT_CARD + worst - TARGET_BASE]] <= 0 else DONE
+        return worst if behind and worst is not None and VALUE[state.body[SLOT_CARD + worst - TARGET_BASE]] <= 0 else DONE
     assert phase == P_FIGHT
     for a in legal:  # free life first
-        if USE_BASE <= a < TARGET_BASE and ABILITY[state._s[SLOT_CARD + a - USE_BASE]] in (LIFE1, LIFE2):
+        if USE_BASE <= a < TARGET_BASE and ABILITY[state.body[SLOT_CARD + a - USE_BASE]] in (LIFE1, LIFE2):
             return a
     if not behind:
         return END_FIGHT if END_FIGHT in legal else legal[0]
     for a in legal:
         if USE_BASE <= a < TARGET_BASE:
-            ability = ABILITY[state._s[SLOT_CARD + a - USE_BASE]]
+            ability = ABILITY[state.body[SLOT_CARD + a - USE_BASE]]
             if ability in (CARD1, CARD2, SORT):
                 return a
             if ability in (DESTROY, EXCHANGE1, EXCHANGE2, BELOW) and any(VALUE[c] < 0 for _, c, _ in table):
@@ -210,18 +148,18 @@ def _worst(table, legal, base) -> int | None:
 
 
 def _target_choice(state: FridayState, legal: list[int], table) -> int:
-    ability = int(state._s[AB_KIND])
+    ability = int(state.body[AB_KIND])
     options = [(VALUE[card], RATING[card], slot) for slot, card, _ in table if TARGET_BASE + slot in legal]
     if ability == DOUBLE:
         return TARGET_BASE + max(options)[2]
     if ability == COPY:  # copy the most valuable ability on offer
-        return TARGET_BASE + max(options, key=lambda o: RATING[state._s[SLOT_CARD + o[2]]] - VALUE[state._s[SLOT_CARD + o[2]]])[2]
+        return TARGET_BASE + max(options, key=lambda o: RATING[state.body[SLOT_CARD + o[2]]] - VALUE[state.body[SLOT_CARD + o[2]]])[2]
     return TARGET_BASE + min(options)[2]  # destroy / exchange / below: the weakest card
 
 
 def _sort_choice(state: FridayState, legal: list[int]) -> int:
     """Discard the worst-rated card if its rating is negative; the rest highest value first."""
-    cards = [int(state._s[SORT0 + i]) for i in range(int(state._s[SORT_N]))]
+    cards = [int(state.body[SORT0 + i]) for i in range(int(state.body[SORT_N]))]
 
     def key(a: int) -> tuple:
         _, d, *order = SORT_OPTIONS[a - SORT_BASE]
@@ -240,96 +178,28 @@ class RuleAgent:
         return rule_action(state, rng)
 
 
-class CycleGuard:
-    """Remembers the actions played at every position of the current fight, so that a position
-    met again gets an action not yet tried there.
-
-    Why: two "below the pile" cards (or copy + below) can bring a fight back to a position it was
-    in (core.py), and a player whose choices depend on the position alone would go round forever;
-    Fridai's search keeps the same guard (rules/friday.md, "The original AI"). A fight has finitely
-    many positions with finitely many actions each, so with the guard every fight ends."""
-
-    def __init__(self) -> None:
-        self._tried: dict[bytes, set[int]] = {}
-
-    def candidates(self, state: FridayState, legal: list[int]) -> list[int]:
-        """The legal actions not yet played at this position (all of them if every one was)."""
-        if state._s[PHASE] in (P_HAZARD, P_PIRATE):  # a new fight: the positions of the last cannot recur
-            self._tried.clear()
-        tried = self._tried.get(state._s.tobytes(), ())
-        return [a for a in legal if a not in tried] or list(legal)
-
-    def played(self, state: FridayState, action: int) -> int:
-        self._tried.setdefault(state._s.tobytes(), set()).add(action)
-        return action
-
-
 class TrimAgent:
     """The compiled trimming player (``k_policy``); its choices use no randomness beyond the
-    cycle guard's (a position met again in a fight gets END_FIGHT or the first untried action)."""
+    cycle guard's (a position met again in a fight gets END_FIGHT or the first untried action:
+    two "below the pile" cards can bring a fight back to a position, core.py)."""
 
     name = "trim"
 
     def __init__(self) -> None:
-        self.guard = CycleGuard()
+        self.guard = CycleGuard(ROLLOUT.turn_starts)
 
     def __call__(self, state: FridayState, rng: np.random.Generator) -> int:
-        action = int(k_policy_action(state._s))
+        action = int(k_policy_action(state.body))
         candidates = self.guard.candidates(state, state.legal_actions())
         if action not in candidates:
             action = END_FIGHT if END_FIGHT in candidates else candidates[0]
         return self.guard.played(state, action)
 
 
-class MonteCarloAgent:
-    """Flat Monte-Carlo planning over ``trim`` rollouts (envs/friday/rollout.py).
-
-    Every legal action is valued by the mean of ``evaluator`` over ``rollouts`` rollouts from it,
-    each played to the end or cut after ``horizon`` turns (0: never). ``polled`` counts rollouts,
-    the budget this search spends: ``rollouts`` per legal action at every decision with a choice.
-    """
-
-    def __init__(self, evaluator: FridayEvaluator, rollouts: int = DEFAULT_ROLLOUTS, horizon: int = 0,
-                 name: str | None = None) -> None:
-        if rollouts < 1:
-            raise ValueError(f"the rollout budget must be at least 1, got {rollouts}")
-        if horizon < 0:
-            raise ValueError(f"the horizon must be 0 (play to the end) or a number of turns, got {horizon}")
-        self.evaluator = evaluator
-        self.rollouts = rollouts
-        self.horizon = horizon
-        self.name = name or f"mc:rollouts={rollouts}" + (f",horizon={horizon}" if horizon else "")
-        self.polled = 0
-        self.values = np.empty(MAX_MOVES)
-        self.guard = CycleGuard()
-
-    def __call__(self, state: FridayState, rng: np.random.Generator) -> int:
-        self.evaluator.check(state)
-        legal = np.array(self.guard.candidates(state, state.legal_actions()), dtype=np.int64)
-        if len(legal) == 1:
-            return self.guard.played(state, int(legal[0]))
-        mc_values(state._s, legal, len(legal), self.rollouts, int(rng.integers(2**40)), self.horizon,
-                  self.evaluator.kernel, self.evaluator.params, self.values)
-        self.polled += len(legal) * self.rollouts
-        return self.guard.played(state, int(legal[int(np.argmax(self.values[:len(legal)]))]))
-
-
-def bestfirst_searcher(game, evaluator: FridayEvaluator, options, *, name: str) -> BestFirstAgent:
-    """``bestfirst:nodes=N,eval=E,worlds=K`` on Friday's own state (tablegym.search.searchers
-    declares the keys)."""
-    return BestFirstAgent(evaluator, nodes=options["nodes"], worlds=options["worlds"], name=name)
-
-
-bestfirst_searcher.keys = (Key("worlds", "int", 1),)  # Friday's own key: sampled worlds a decision
-
-
-def mc_searcher(game, evaluator: FridayEvaluator, options, *, name: str) -> MonteCarloAgent:
-    """``mc:rollouts=K,horizon=H,eval=E``; without ``horizon``: ``LEARNED_HORIZON`` with a network,
-    else play to the end."""
-    horizon = options["horizon"]
-    if horizon is None:
-        horizon = LEARNED_HORIZON if is_learned(options["eval"]) else 0
-    return MonteCarloAgent(evaluator, options["rollouts"], horizon, name=name)
+ROLLOUT = Rollout(state_rollout, turn_starts=lambda state: state.phase in (P_HAZARD, P_PIRATE),
+                  learned_horizon=LEARNED_HORIZON)
+"""Friday's Monte-Carlo playouts: ``trim`` (rollout.py); a new fight (a hazard or pirate choice)
+starts a turn: the positions of the fight before cannot come back."""
 
 
 def _agents() -> dict:

@@ -19,8 +19,9 @@ import time
 
 import numpy as np
 
-from tablegym.envs.friday.agents import BestFirstAgent, rule_action
-from tablegym.envs.friday.core import FridayGame, k_apply, k_moves, k_sample_split, sample_chance
+from tablegym.envs.friday.agents import MOVE_FILTER, rule_action
+from tablegym.envs.friday.core import KERNELS, FridayGame, sample_chance, state_moves, state_push, state_sample
+from tablegym.search.bestfirst import best_first_search
 from tablegym.search.bestfirst import MAX_MOVES
 
 
@@ -46,16 +47,20 @@ def bench_search(nodes: int = 10_000, positions: int = 24, seed: int = 0, evalua
     states = bench_positions(positions, seed)
     from tablegym.models.agents import make_evaluator
 
-    agent = BestFirstAgent(make_evaluator(FridayGame(), evaluator), nodes=nodes)
+    ev, kernels = make_evaluator(FridayGame(), evaluator), MOVE_FILTER.kernels(KERNELS)
     rng = np.random.default_rng(seed)
-    agent.search(states[0], rng)  # load the compiled search outside the timing
+
+    def search(state):
+        return best_first_search(state, ev, nodes=nodes, seed=int(rng.integers(1, 2**62)), kernels=kernels)
+
+    search(states[0])  # load the compiled search outside the timing
     polled_rate, generated_rate, seconds = [], [], []
     for s in states:
         t0 = time.perf_counter()
-        _, polled, generated = agent.search(s, rng)
+        result = search(s)
         dt = time.perf_counter() - t0
-        polled_rate.append(polled / dt)
-        generated_rate.append(generated / dt)
+        polled_rate.append(result.polled / dt)
+        generated_rate.append(result.generated / dt)
         seconds.append(dt)
     return {"nodes": nodes, "positions": len(states), "polled_per_s": statistics.median(polled_rate),
             "generated_per_s": statistics.median(generated_rate), "s_per_decision": statistics.median(seconds)}
@@ -70,16 +75,16 @@ def bench_core(decisions: int = 20_000, seed: int = 0) -> dict:
 
     def kernels(n: int) -> float:
         s = game.new_initial_state().array
-        k_sample_split(s, rng_state)
+        state_sample(s, rng_state)
         t0 = time.perf_counter()
         for _ in range(n):
-            m = k_moves(s, buf)
+            m = state_moves(s, buf)
             if m == 0:
                 s = game.new_initial_state().array
-                k_sample_split(s, rng_state)
+                state_sample(s, rng_state)
                 continue
-            k_apply(s, buf[rng.integers(m)])
-            k_sample_split(s, rng_state)
+            state_push(s, buf[rng.integers(m)])
+            state_sample(s, rng_state)
         return n / (time.perf_counter() - t0)
 
     def objects(n: int) -> float:

@@ -1,4 +1,5 @@
-"""Friday (rules/friday.md): the step machine as compiled kernels over one compact int8 array.
+"""Friday (rules/friday.md): the step machine as compiled kernels over one compact int8 array,
+packed into the common int64 state.
 
 Hidden order is chance. A shuffled stack is kept as counts per card type, and every draw from
 it is a chance node whose outcomes are the card types, weighted by their counts. So "shuffle"
@@ -41,7 +42,17 @@ ended the free draws keeps them ended if it is destroyed later; any card drawn o
 time in increasing slot order, then DONE. A game can repeat positions (two "below the pile"
 cards on the left with an empty stack), so searches keep a cycle guard and the env truncates.
 
-Compact state (int8; ``SIZE`` slots)::
+The state every search and env holds is the common one (envs/core.py): an int64 array whose
+header (to move: 0 or ``CHANCE``; ply = decisions made; outcome: ``ONGOING``, then 0 once the
+game is over, as in Threes; the key slot, unused: ``state_key`` hashes on demand; the last
+decision) is followed by Friday's ``SIZE`` int8 slots, packed eight to a word (``body(s)`` is
+their int8 view). Packed, a state is 368 bytes, not the 2.6 KB of one int64 per slot: the
+best-first search copies states into its pool and runs faster when they stay small. The rules
+kernels (``k_apply``, ``k_moves``, ``k_chance``...) work on the slots; the kernels of the common
+contract (``KERNELS``: ``state_push``, ``state_moves``, ...) wrap them over the whole state and
+keep the header with ``k_sync``.
+
+Friday's slots (int8; ``SIZE`` of them)::
 
     [0] life  [1] max life  [2] level  [3] step 0-2 green/yellow/red, 3 pirates  [4] phase
     [5] pending chance draw  [6] result 0 ongoing / 1 won / 2 lost  [7-9] options (abilities,
@@ -61,8 +72,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import (CHANCE, TERMINAL, Game, GameSpec, IllegalActionError, State, pick_outcome,
+from tablegym.envs.core import (CHANCE, HEADER, TERMINAL, LAST, OUTCOME, PLY, TO_MOVE, Game, GameSpec,
+                                IllegalActionError, KernelState, Kernels, k_outcome, k_to_move, pick_outcome,
                                 splitmix_uniform)
+from tablegym.envs.core import ONGOING as PLAYING
 from tablegym.envs.friday.cards import (ABILITY, ABILITY_WEIGHT, AGING, ALL_HAZARDS, BELOW, CARD1, CARD2, CARDS,
                                         COPY, COUNT, DESTROY, DESTROY_COST, DIFFICULT, DOUBLE, EXCHANGE1,
                                         EXCHANGE2, FIRST_AGING, GROUP, GROUP_FREE, GROUP_VALUES, HALF_COUNT,
@@ -91,7 +104,9 @@ SLOT_CARD = BOTTOM + BOTTOM_CAP
 SLOT_FLAG = SLOT_CARD + MAX_SLOTS
 OPT_BELOW = SLOT_FLAG + MAX_SLOTS  # two later options, after the arrays
 OPT_SORT = OPT_BELOW + 1
-SIZE = (OPT_SORT + 1 + 7) // 8 * 8  # padded so the key can hash 64-bit words
+SIZE = (OPT_SORT + 1 + 7) // 8 * 8  # padded to whole words: the key hashes 64-bit words
+WORDS = HEADER + SIZE // 8
+"""The length of the common int64 state: the header, then the slots eight to a word."""
 
 # Slot flags.
 F_LEFT, F_DESTROYED, F_DOUBLED, F_USED, F_COPIED_STEP = 1, 2, 4, 8, 16
@@ -291,32 +306,35 @@ def fight_total(s):
 
 @njit(cache=True)
 def k_new(level, opt_timing, opt_charge, opt_empty, opt_below, opt_sort, max_life_level4):
-    """The state before the setup draws (pirate reveals, and the level 2+ aging card)."""
-    s = np.zeros(SIZE, dtype=np.int8)
-    s[LIFE] = 18 if level == 4 else 20
-    s[MAXLIFE] = max_life_level4 if level == 4 else 22
-    s[LEVEL] = level
-    s[OPT_TIMING] = opt_timing
-    s[OPT_CHARGE] = opt_charge
-    s[OPT_EMPTY] = opt_empty
-    s[OPT_BELOW] = opt_below
-    s[OPT_SORT] = opt_sort
+    """The (common, int64) state before the setup draws (pirate reveals, and the level 2+ aging card)."""
+    s = np.zeros(WORDS, dtype=np.int64)
+    s[LAST] = -1
+    b = body(s)
+    b[LIFE] = 18 if level == 4 else 20
+    b[MAXLIFE] = max_life_level4 if level == 4 else 22
+    b[LEVEL] = level
+    b[OPT_TIMING] = opt_timing
+    b[OPT_CHARGE] = opt_charge
+    b[OPT_EMPTY] = opt_empty
+    b[OPT_BELOW] = opt_below
+    b[OPT_SORT] = opt_sort
     for k in (FIGHT, PFIGHT, CHOICE_A, CHOICE_B, PIRATE_A, PIRATE_B, AB_SRC, DESTROY_LAST):
-        s[k] = -1
+        b[k] = -1
     for t in range(NUM_TYPES):
         if KIND[t] == AGING:
             if t != VERY_STUPID or level >= 3:
-                s[AGING_STACK + t - FIRST_AGING] = COUNT[t]
+                b[AGING_STACK + t - FIRST_AGING] = COUNT[t]
         elif KIND[t] == 1:
-            s[MID + t] = COUNT[t]
+            b[MID + t] = COUNT[t]
         else:
-            s[HSTACK + t] = COUNT[t]
+            b[HSTACK + t] = COUNT[t]
     for p in range(NUM_PIRATES):
-        s[PIRATE_POOL + p] = 1
+        b[PIRATE_POOL + p] = 1
     for i in range(MAX_SLOTS):
-        s[SLOT_CARD + i] = -1
-    s[PHASE] = P_SETUP
-    s[PENDING] = PD_PIRATE
+        b[SLOT_CARD + i] = -1
+    b[PHASE] = P_SETUP
+    b[PENDING] = PD_PIRATE
+    k_sync(s)
     return s
 
 
@@ -1065,15 +1083,110 @@ def k_progress(s):
     return progress - 3 * undefeated
 
 
+_KEY_WORDS = np.random.default_rng(20261125).integers(0, 2**63, SIZE // 8, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+"""An odd multiplier per 64-bit word of the slots (fixed: keys are the same in every process)."""
+
+
 @njit(cache=True)
 def k_key(s):
-    """A 64-bit hash of the whole state (FNV-1a over its 64-bit words)."""
+    """A 64-bit hash of Friday's slots: the sum of each 64-bit word times its own odd multiplier
+    (two positions that differ in one word never collide), then splitmix64's finaliser. Why not
+    FNV over the words: the header keeps the key after every push, and a sum of independent
+    products takes a quarter of the time of FNV's chain of dependent multiplies."""
     words = s.view(np.uint64)
-    h = np.uint64(14695981039346656037)
+    h = np.uint64(0)
     for i in range(words.shape[0]):
-        h = (h ^ words[i]) * np.uint64(1099511628211)
-        h ^= h >> np.uint64(29)
+        h += words[i] * _KEY_WORDS[i]
+    h ^= h >> np.uint64(30)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(27)
+    h *= np.uint64(0x94D049BB133111EB)
+    h ^= h >> np.uint64(31)
     return np.int64(h)
+
+
+# ---- the common state: the header, then the slots packed eight to a word -----------------------------
+
+@njit(cache=True)
+def body(s):
+    """Friday's slots of the common state ``s``: its words after the header, seen as int8."""
+    return s[HEADER:].view(np.int8)
+
+
+@njit(cache=True)
+def k_sync(s):
+    """Bring the header up to date with the slots: the player to move (0, or ``CHANCE`` at a
+    pending draw) and the outcome (``ONGOING`` while the game goes on, then 0: over, as in
+    Threes; ``FridayState.returns`` says how it ended). The key slot stays 0: ``state_key``
+    hashes the slots when a search asks (kept at every push, the hash made a random-play
+    decision 40% dearer, and only searches read it)."""
+    _sync(s, body(s))
+
+
+@njit(cache=True)
+def _sync(s, b):
+    """``k_sync`` given the slots ``b`` of ``s`` (a view made once per kernel)."""
+    over = b[RESULT] != ONGOING
+    s[TO_MOVE] = CHANCE if b[PENDING] != PD_NONE and not over else 0
+    s[OUTCOME] = 0 if over else PLAYING
+
+
+@njit(cache=True)
+def state_key(s):
+    """The key of the common state (``Kernels.key``): ``k_key`` of its slots."""
+    return k_key(body(s))
+
+
+@njit(cache=True)
+def state_moves(s, out):
+    """``k_moves`` of the common state (``Kernels.moves``): decisions, or a draw's outcomes."""
+    return k_moves(body(s), out)
+
+
+@njit(cache=True)
+def state_push(s, a):
+    """Play a decision or a chance outcome on the common state (``Kernels.push``; unchecked:
+    ``FridayState.child`` checks): a decision counts as a ply and is the last one."""
+    b = body(s)
+    if b[PENDING] == PD_NONE:
+        s[PLY] += 1
+        s[LAST] = a
+    k_apply(b, a)
+    _sync(s, b)
+
+
+@njit(cache=True)
+def state_pop(s):
+    raise NotImplementedError("Friday states are copied, not undone")
+
+
+@njit(cache=True)
+def state_chance(s, ids, probs):
+    """``k_chance`` of the common state (``Kernels.chance``)."""
+    return k_chance(body(s), ids, probs)
+
+
+@njit(cache=True)
+def state_sample(s, rng_state):
+    """``k_sample_split`` on the common state (``Kernels.sample``: the searches' sampler); the
+    header is kept only where a draw was pending (most decisions draw nothing)."""
+    if s[TO_MOVE] == CHANCE:
+        b = body(s)
+        k_sample_split(b, rng_state)
+        _sync(s, b)
+
+
+@njit(cache=True)
+def state_determinize(s, rng_state):
+    """``k_determinize`` on the common state (``Kernels.determinize``: a search root's world)."""
+    k_determinize(body(s), rng_state)
+    k_sync(s)
+
+
+KERNELS = Kernels(state_moves, state_push, state_pop, k_to_move, k_outcome, state_key, None, state_chance,
+                  undo=False, sample=state_sample, determinize=state_determinize)
+"""Friday on the common contract (no binary features: its networks read the observation); its
+searches sample draws with ``k_sample_split`` and fix the shuffled stack with ``k_determinize``."""
 
 
 # ---- the object API ---------------------------------------------------------------------------------
@@ -1149,37 +1262,23 @@ class FridayGame(Game):
         return FridayState(self, k_new(self.level, *self.codes, self.max_life_level4))
 
 
-class FridayState(State):
+class FridayState(KernelState):
     """A Friday position: a decision, or a pending draw (``current_player() == CHANCE``)."""
 
-    def __init__(self, game: FridayGame, array: np.ndarray) -> None:
-        self.game = game
-        self._s = array
+    kernels = KERNELS
 
     @property
-    def array(self) -> np.ndarray:
-        """A copy of the compact state (searches work on their own copies)."""
-        return self._s.copy()
+    def body(self) -> np.ndarray:
+        """Friday's slots (the int8 view of this state's words after the header; read them only)."""
+        return self._s[HEADER:].view(np.int8)
 
-    def current_player(self) -> int:
-        if self._s[RESULT] != ONGOING:
-            return TERMINAL
-        return CHANCE if self._s[PENDING] != PD_NONE else 0
-
-    def _moves(self) -> np.ndarray:
-        out = np.empty(max(NUM_ACTIONS, NUM_OUTCOMES), dtype=np.int64)
-        return out[:k_moves(self._s, out)]
-
-    def legal_actions(self) -> list[int]:
-        return self._moves().tolist()
+    def current_player(self) -> int:  # read off the header, without a call into the kernels
+        return TERMINAL if self._s[OUTCOME] != PLAYING else int(self._s[TO_MOVE])
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         if self.current_player() != CHANCE:
             raise ValueError("chance_outcomes() called at a decision, not at a pending draw")
-        ids = np.empty(NUM_OUTCOMES, dtype=np.int64)
-        probs = np.empty(NUM_OUTCOMES, dtype=np.float64)
-        n = k_chance(self._s, ids, probs)
-        return list(zip(ids[:n].tolist(), probs[:n].tolist()))
+        return super().chance_outcomes()
 
     def child(self, action: int) -> "FridayState":
         legal = self.legal_actions()
@@ -1195,27 +1294,25 @@ class FridayState(State):
             else:
                 where = f"({action_name(a) if 0 <= a < NUM_ACTIONS else 'no such action'} is not legal while: {self.phase_name})"
             raise IllegalActionError(action, legal, where)
-        s = self._s.copy()
-        k_apply(s, a)
-        return FridayState(self.game, s)
+        return self._unchecked_child(a)
 
     def returns(self) -> np.ndarray:
-        r = int(self._s[RESULT])
+        r = int(self.body[RESULT])
         return np.array([1.0 if r == WON else -1.0 if r == LOST else 0.0])
 
-    def key(self) -> int:
-        return int(k_key(self._s))
+    def winner(self) -> int | None:
+        return 0 if self.won else None
 
     # ---- what a player sees ------------------------------------------------------------------
 
     @property
     def life(self) -> int:
-        return int(self._s[LIFE])
+        return int(self.body[LIFE])
 
     @property
     def step(self) -> int:
         """0 green, 1 yellow, 2 red, 3 pirates."""
-        return int(self._s[STEPI])
+        return int(self.body[STEPI])
 
     @property
     def step_name(self) -> str:
@@ -1223,26 +1320,26 @@ class FridayState(State):
 
     @property
     def phase(self) -> int:
-        return int(self._s[PHASE])
+        return int(self.body[PHASE])
 
     @property
     def phase_name(self) -> str:
         if self.phase == P_EXTRA:  # one phase, "draw one more card or stop", for three abilities
-            return EXTRA_PHASE_NAMES.get(int(self._s[AB_KIND]), PHASE_NAMES[P_EXTRA])
+            return EXTRA_PHASE_NAMES.get(int(self.body[AB_KIND]), PHASE_NAMES[P_EXTRA])
         return PHASE_NAMES[self.phase]
 
     @property
     def won(self) -> bool:
-        return int(self._s[RESULT]) == WON
+        return int(self.body[RESULT]) == WON
 
     @property
     def score(self) -> int:
-        return int(k_score(self._s))
+        return int(k_score(self.body))
 
     @property
     def pirates(self) -> tuple[int, int]:
         """The two revealed pirates (ids into ``cards.PIRATES``; -1 before the reveal)."""
-        return int(self._s[PIRATE_A]), int(self._s[PIRATE_B])
+        return int(self.body[PIRATE_A]), int(self.body[PIRATE_B])
 
     @property
     def pirates_beaten(self) -> int:
@@ -1252,26 +1349,26 @@ class FridayState(State):
     @property
     def beaten(self) -> tuple[bool, bool]:
         """Whether each of the two revealed pirates is beaten."""
-        return bool(self._s[BEATEN] & 1), bool((self._s[BEATEN] >> 1) & 1)
+        return bool(self.body[BEATEN] & 1), bool((self.body[BEATEN] >> 1) & 1)
 
     @property
     def pirate_fought(self) -> int:
         """Which of the two pirates (0/1) is being fought; -1 outside a pirate fight."""
-        return int(self._s[PFIGHT])
+        return int(self.body[PFIGHT])
 
     @property
     def destroy_budget(self) -> int:
         """Destroy cost left after a lost fight (0 outside that choice)."""
-        return int(self._s[DESTROY_LEFT]) if self.phase == P_DESTROY else 0
+        return int(self.body[DESTROY_LEFT]) if self.phase == P_DESTROY else 0
 
     @property
     def aging_entered(self) -> int:
-        return int(self._s[AGING_IN])
+        return int(self.body[AGING_IN])
 
     def zone(self, name: str) -> np.ndarray:
         """Counts per card type in a zone: "stack", "discard", "table", "aging", "hazards",
         "hazard_discard", "owned", or "removed" (cards out of the game)."""
-        s = self._s.astype(np.int64)
+        s = self.body.astype(np.int64)
         if name == "stack":
             out = s[MID:MID + NUM_TYPES].astype(np.int64)
             for c in list(s[TOP0:TOP0 + s[TOP_N]]) + list(s[SORT0:SORT0 + s[SORT_N]]) + list(s[BOTTOM:BOTTOM + s[BOTTOM_N]]):
@@ -1302,7 +1399,7 @@ class FridayState(State):
             return out
         if name == "owned":
             out = np.zeros(NUM_TYPES, dtype=np.int64)
-            k_owned(self._s, out)
+            k_owned(self.body, out)
             return out
         if name == "removed":
             present = sum(self.zone(z) for z in ("owned", "aging", "hazards", "hazard_discard"))
@@ -1319,9 +1416,9 @@ class FridayState(State):
         """(slot, card type, flags text) of the cards on the table, left side first."""
         rows = []
         for i in range(MAX_SLOTS):
-            c = int(self._s[SLOT_CARD + i])
+            c = int(self.body[SLOT_CARD + i])
             if c >= 0:
-                f = int(self._s[SLOT_FLAG + i])
+                f = int(self.body[SLOT_FLAG + i])
                 flags = "".join(ch for bit, ch in ((F_LEFT, "L"), (F_DESTROYED, "x"), (F_DOUBLED, "2"),
                                                    (F_USED, "u"), (F_COPIED_STEP, "s")) if f & bit)
                 rows.append((i, c, flags))
@@ -1331,25 +1428,25 @@ class FridayState(State):
     @property
     def hazard(self) -> int:
         """The hazard being fought (-1 when none)."""
-        return int(self._s[FIGHT])
+        return int(self.body[FIGHT])
 
     @property
     def hazard_choice(self) -> tuple[int, int]:
-        return int(self._s[CHOICE_A]), int(self._s[CHOICE_B])
+        return int(self.body[CHOICE_A]), int(self.body[CHOICE_B])
 
     def fight(self) -> tuple[int, int]:
         """(fighting total, hazard value) of the current fight."""
-        return int(fight_total(self._s)), int(fight_target(self._s))
+        return int(fight_total(self.body)), int(fight_target(self.body))
 
     def observation(self, player: int = 0) -> np.ndarray:
         out = np.zeros(OBS_SIZE, dtype=np.float32)
-        k_observe(self._s, out)
+        k_observe(self.body, out)
         return out
 
     def action_to_string(self, action: int) -> str:
         if self.current_player() == CHANCE:
-            return outcome_name(action, int(self._s[PENDING]))
-        return action_name(action, self._s)
+            return outcome_name(action, int(self.body[PENDING]))
+        return action_name(action, self.body)
 
     def string_to_action(self, text: str) -> int:
         """Parse an action id or its name as ``action_to_string`` prints it (case-insensitive)."""
@@ -1366,19 +1463,20 @@ class FridayState(State):
         return state_text(self)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, FridayState) and np.array_equal(self._s, other._s)
+        """The same position: the same slots, whatever the header's history (ply, last decision)
+        says; a fight can come back to a position (module docstring)."""
+        return type(other) is type(self) and np.array_equal(self.body, other.body)  # type: ignore[attr-defined]
 
-    def __hash__(self) -> int:
-        return self.key()
-
-    def __reduce__(self):
-        return (type(self), (self.game, self._s.copy()))
+    __hash__ = KernelState.__hash__
 
 
 def sample_chance(state: FridayState, rng: np.random.Generator) -> FridayState:
     """Resolve pending draws with ``rng`` until a decision or the end of the game."""
+    if state.current_player() != CHANCE:
+        return state
     s = state.array
-    k_sample(s, rng)
+    k_sample(s[HEADER:].view(np.int8), rng)
+    k_sync(s)
     return FridayState(state.game, s)
 
 

@@ -17,7 +17,9 @@ from tablegym.envs.friday.cards import AGING, DOUBLE, KIND, NUM_TYPES, RATING, V
 from tablegym.envs.friday.core import (AB_KIND, DESTROY_BASE, DESTROY_LEFT, DONE, LIFE, LOST, MAX_SLOTS,
                                        NUM_ACTIONS, P_DESTROY, P_TARGET, PENDING, PD_NONE, PHASE, RESULT,
                                        SLOT_CARD, SLOT_FLAG, SORT_BASE, STEPI, TARGET_BASE, USE_BASE, WON, F_DESTROYED,
-                                       k_apply, k_moves, k_score, MID, DISC, TOP_N, TOP0, SORT_N, SORT0, BOTTOM_N, BOTTOM)
+                                       k_apply, k_moves, k_score, MID, DISC, TOP_N, TOP0, SORT_N, SORT0, BOTTOM_N, BOTTOM,
+                                       KERNELS, body, k_sync, state_push)
+from tablegym.envs.core import LAST, PLY
 
 WIN_SCORE = 1e12
 LOSS_SCORE = -1e12
@@ -26,7 +28,13 @@ DESTROY_MACRO = NUM_ACTIONS
 
 
 @njit(cache=True)
-def fridai_eval(s, params):
+def fridai_eval(s, player, params):
+    """Fridai's score of the common state ``s`` (an ``Evaluator`` kernel; one player)."""
+    return fridai_score(body(s))
+
+
+@njit(cache=True)
+def fridai_score(s):
     """life x 10^7 + 1000 x mean rating of the cards owned; +-1e12 for a won/lost game."""
     if s[RESULT] == WON:
         return WIN_SCORE
@@ -41,7 +49,13 @@ OUTCOME_WIN = 100.0
 
 
 @njit(cache=True)
-def outcome_eval(s, params):
+def outcome_eval(s, player, params):
+    """``outcome_score`` of the common state ``s`` (an ``Evaluator`` kernel; one player)."""
+    return outcome_score(body(s))
+
+
+@njit(cache=True)
+def outcome_score(s):
     """The score, plus 10 per step reached (green 0 .. pirates 3) and 100 for a win.
 
     Monte-Carlo planning's rollout value (envs/friday/rollout.py). The step term pays for
@@ -188,6 +202,29 @@ def search_apply(s, a):
             return
     if s[PHASE] == P_DESTROY:
         k_apply(s, DONE)
+
+
+@njit(cache=True)
+def search_state_moves(s, out):
+    """``search_moves`` of the common state."""
+    return search_moves(body(s), out)
+
+
+@njit(cache=True)
+def search_state_push(s, a):
+    """``search_apply`` on the common state: ``state_push``, or the macro as one decision."""
+    if a != DESTROY_MACRO:
+        state_push(s, a)
+        return
+    search_apply(body(s), a)
+    s[PLY] += 1
+    s[LAST] = a
+    k_sync(s)
+
+
+SEARCH_KERNELS = KERNELS._replace(moves=search_state_moves, push=search_state_push)
+"""Fridai's search on the common contract: its moves (``search_moves``), and a push that also
+plays the search-only ``DESTROY_MACRO``."""
 
 
 EVALUATORS = {"fridai": fridai_eval, "outcome": outcome_eval}

@@ -49,7 +49,6 @@ the compiled search would pay at every leaf):
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,9 +60,12 @@ from tablegym.envs.friday.cards import (AGING, GROUP, KIND, NUM_AGING_TYPES, NUM
 from tablegym.envs.friday.core import (AGING_IN, AGING_STACK, BEATEN, BOTTOM_N, CHOICE_A, CHOICE_B, FIGHT,
                                        FREE_ALLOWED, FREE_DRAWN, FREE_ENDED, HDISC, HSTACK, LIFE, MID, ONGOING,
                                        PD_NONE, PENDING, PFIGHT, PIRATE_A, RESULT, STEPI, TOP_N, WON, FridayGame, FridayState,
-                                       fight_target, fight_total, k_moves, k_observe, k_owned, k_progress, k_score)
-from tablegym.envs.friday.heuristics import outcome_eval
+                                       body, fight_target, fight_total, k_moves, k_observe, k_owned, k_progress,
+                                       k_score)
+from tablegym.envs.friday.heuristics import outcome_score
+from tablegym.envs.core import HEADER
 from tablegym.models.checkpoint import CheckpointError
+from tablegym.search.evaluator import KernelEvaluator, WrongGameError
 from tablegym.models.learned import CHECKPOINT_DIR, mlp_forward_mixed
 from tablegym.models.netkernel import forward_dense, index_buffer, input_buffer, wants_legal
 from tablegym.models.value_net import ValueMLP
@@ -152,8 +154,8 @@ def progress_return(s):
 
 @njit(cache=True)
 def outcome_return(s):
-    """The ``outcome`` return of a finished game (heuristics.outcome_eval)."""
-    return outcome_eval(s, _NO_PARAMS)
+    """The ``outcome`` return of a finished game (heuristics.outcome_score)."""
+    return outcome_score(s)
 
 
 @njit(cache=True)
@@ -163,40 +165,46 @@ def _network(s, params):
     return SCALE * mlp_forward_mixed(x, _NO_ACTIVE, 0, params)
 
 
+# The leaf evaluators: ``kernel(s, player, params)`` over the common state (one player).
+
 @njit(cache=True)
-def friday_value(s, params):
+def friday_value(s, player, params):
     """The search's leaf value (``score`` target): exact at a finished game, else the network's."""
-    return game_return(s) if s[RESULT] != ONGOING else _network(s, params)
+    b = body(s)
+    return game_return(b) if b[RESULT] != ONGOING else _network(b, params)
 
 
 @njit(cache=True)
-def friday_progress_value(s, params):
+def friday_progress_value(s, player, params):
     """The search's leaf value (``progress`` target): exact at a finished game, else the network's."""
-    return progress_return(s) if s[RESULT] != ONGOING else _network(s, params)
+    b = body(s)
+    return progress_return(b) if b[RESULT] != ONGOING else _network(b, params)
 
 
 @njit(cache=True)
-def friday_outcome_value(s, params):
+def friday_outcome_value(s, player, params):
     """The leaf value (``outcome`` target): exact at a finished game, else the network's."""
-    return outcome_return(s) if s[RESULT] != ONGOING else _network(s, params)
+    b = body(s)
+    return outcome_return(b) if b[RESULT] != ONGOING else _network(b, params)
 
 
 @njit(cache=True)
 def observation(s, player, out):
-    """``State.observation(player)`` into the float32 vector ``out`` (one player)."""
-    k_observe(s, out)
+    """``State.observation(player)`` of the common state into the float32 vector ``out``."""
+    k_observe(body(s), out)
 
 
 @njit(cache=True)
-def network_value(s, params):
+def network_value(s, player, params):
     """An exported network (tablegym.models.export) on the observation: its value, or a
     Q-network's best legal output (-inf at a chance node: no decision there); the game's return
-    (+1 won, -1 lost) once it is over. Friday's searches take ``kernel(s, params)``: one player."""
-    if s[RESULT] != ONGOING:
-        return 1.0 if s[RESULT] == WON else -1.0
+    (+1 won, -1 lost) once it is over."""
+    b = body(s)
+    if b[RESULT] != ONGOING:
+        return 1.0 if b[RESULT] == WON else -1.0
     x, legal = input_buffer(params), index_buffer(params)
-    n = k_moves(s, legal) if wants_legal(params) and s[PENDING] == PD_NONE else 0
-    k_observe(s, x)
+    n = k_moves(b, legal) if wants_legal(params) and b[PENDING] == PD_NONE else 0
+    k_observe(b, x)
     return forward_dense(x, params, legal, n)
 
 
@@ -213,35 +221,30 @@ def target_of(meta: dict) -> str:
 
 
 def features_of(s: np.ndarray) -> np.ndarray:
-    """The input vector of one compact state (float32, for training batches)."""
+    """The input vector of one common state (float32, for training batches)."""
     x = np.empty(NUM_FEATURES, dtype=np.float64)
-    friday_features(s, x)
+    friday_features(s[HEADER:].view(np.int8), x)
     return x.astype(np.float32)
 
 
-@dataclass(frozen=True)
-class FridayEvaluator:
-    """A compiled leaf score ``kernel(s, params) -> float`` over the compact state, by name."""
+class FridayEvaluator(KernelEvaluator):
+    """A compiled leaf score ``kernel(s, player, params)`` over Friday's common state, by name;
+    ``options``: the rule options a learned evaluator was trained under (``None``: any rules)."""
 
-    name: str
-    kernel: Any
-    params: np.ndarray
-    options: dict | None = None
-    """The rule options a learned evaluator was trained under (``None``: it reads any rules)."""
+    def __init__(self, name: str, kernel: Any, params: np.ndarray, options: dict | None = None) -> None:
+        super().__init__(name, kernel, params, game=GAME)
+        self.options = options
 
-    def __call__(self, state: FridayState, player: int = 0) -> float:
-        return float(self.kernel(state._s, self.params))
-
-    def check(self, state: FridayState) -> None:
+    def check_rules(self, state: FridayState) -> None:
         """Refuse a game played under other rule options than the network learned (level aside):
-        its values would be of another game, silently."""
+        its values would be of another game, silently (``check_game`` asks every evaluator)."""
         if self.options is None:
             return
         want = {k: v for k, v in self.options.items() if k != "level"}
         got = {k: v for k, v in state.game.spec.options.items() if k != "level"}
         if want != got:
             diff = ", ".join(f"{k}: network {want.get(k)!r}, game {v!r}" for k, v in got.items() if want.get(k) != v)
-            raise ValueError(f"evaluator {self.name!r} was trained under other Friday rule options ({diff})")
+            raise WrongGameError(f"evaluator {self.name!r} was trained under other Friday rule options ({diff})")
 
 
 # ---- checkpoints ----------------------------------------------------------------------------------

@@ -4,9 +4,10 @@ Why this exists: every searcher built on Fridai's score (rules/friday.md, "The o
 dies in yellow, because the score puts life first and its destroy filter never removes the
 0-value starting cards. Friday is won by spending early life on deliberate losses that thin the
 deck (rules/friday.md, "A turn", step 4), which needs a look all the way to the pirates. Whole
-games played by a fast rule player give that look: ``mc_values`` scores every legal action by the
-mean return of ``K`` compiled rollouts from it (about 4,000 whole games a second per core from
-the opening; rollouts from later positions are shorter).
+games played by a fast rule player give that look: Monte-Carlo planning (tablegym.search.montecarlo
+over ``state_rollout``) scores every legal action by the mean return of ``K`` compiled rollouts
+from it (about 4,000 whole games a second per core from the opening; rollouts from later
+positions are shorter).
 
 ``k_policy`` (agent spec ``trim``) plays like ``rules`` with three changes: a hazard it cannot
 expect to beat is still fought, to lose on purpose, while life is above ``TRIM_LIFE`` and junk is
@@ -27,7 +28,7 @@ unfinished game: the same search with Fridai's score or a network at its leaves.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from numba import njit
 
 from tablegym.envs.friday.cards import (ABILITY, BELOW, CARD1, CARD2, COPY, DESTROY, DESTROY_COST, DOUBLE,
                                         EXCHANGE1, EXCHANGE2, GROUP, GROUP_FREE, GROUP_VALUES, HIGHEST0, LIFE1,
@@ -41,7 +42,7 @@ from tablegym.envs.friday.core import (AB_KIND, BOTTOM, BOTTOM_N, CHOICE_A, CHOI
                                        SLOT_CARD, SLOT_FLAG, SORT0, SORT_BASE, SORT_OPTIONS, STEPI, TARGET_BASE, TOP0,
                                        TOP_N, USE_BASE, fight_target, fight_total, k_apply, k_draw_loses, k_moves,
                                        k_owned, k_sample_split)
-from tablegym.search.bestfirst import EVAL8_T, STATE8_T
+from tablegym.envs.friday.core import body, k_sync
 
 TRIM_LIFE = 9.0
 """Lose on purpose only while the expected life left after the loss stays above this."""
@@ -326,30 +327,12 @@ def k_rollout(s, rng_state, moves, owned, horizon):
         decisions += 1
 
 
-_MC_SIGNATURE = types.none(STATE8_T, types.int64[::1], types.int64, types.int64, types.int64, types.int64, EVAL8_T,
-                           types.float64[::1], types.float64[::1])
-"""An explicit signature over the evaluator's function type: compiled and cached once for every
-evaluator (envs/core.py says why dispatcher arguments break numba's cache)."""
-
-
-@njit(_MC_SIGNATURE, cache=True)
-def mc_values(s, actions, n, rollouts, seed, horizon, evaluate, params, out):
-    """out[i] = the mean value (``evaluate(state, params)``) of ``rollouts`` rollouts after ``actions[i]``.
-
-    Every action's rollouts share the same ``rollouts`` random streams (common random numbers),
-    so the comparison between actions is not drowned by the luck of the draws."""
-    moves = np.empty(MOVES_CAP, dtype=np.int64)
-    owned = np.zeros(NUM_TYPES, dtype=np.int64)
-    rng_state = np.empty(1, dtype=np.int64)
-    for i in range(n):
-        total = 0.0
-        for k in range(rollouts):
-            rng_state[0] = seed + 1_000_003 * k
-            x = s.copy()
-            k_apply(x, actions[i])
-            k_rollout(x, rng_state, moves, owned, horizon)
-            total += evaluate(x, params)
-        out[i] = total / rollouts
+@njit(cache=True)
+def state_rollout(s, rng_state, horizon):
+    """``k_rollout`` on the common state (Friday's ``Rollout.kernel`` for tablegym.search.montecarlo)."""
+    b = body(s)
+    k_rollout(b, rng_state, np.empty(MOVES_CAP, dtype=np.int64), np.zeros(NUM_TYPES, dtype=np.int64), horizon)
+    k_sync(s)
 
 
 @njit(cache=True)

@@ -30,8 +30,9 @@ from tablegym.envs.friday.core import (AB_SRC, AGING_IN, AGING_STACK, BEATEN, BO
                                        F_DOUBLED, F_LEFT, F_USED, FIGHT, FREE_ALLOWED, FREE_DRAWN, FREE_ENDED,
                                        HAZ_NEED, HDISC, HSTACK, LEVEL, LIFE, MAX_SLOTS, MAXLIFE, MID,
                                        OPT_BELOW, OPT_CHARGE, OPT_EMPTY, OPT_SORT, OPT_TIMING, P_FIGHT, P_HAZARD, P_PIRATE, PD_HAZARD,
-                                       PD_NONE, PENDING, PFIGHT, PHASE, PIRATE_A, PIRATE_B, PIRATE_POOL, SIZE,
-                                       SLOT_CARD, SLOT_FLAG, STEPI, TOP0, TOP_N, FridayGame, FridayState)
+                                       PD_NONE, PENDING, PFIGHT, PHASE, PIRATE_A, PIRATE_B, PIRATE_POOL, WORDS,
+                                       SLOT_CARD, SLOT_FLAG, STEPI, TOP0, TOP_N, FridayGame, FridayState, k_sync)
+from tablegym.envs.core import HEADER, LAST
 
 __all__ = ["ScenarioError", "scenario", "card_total"]
 
@@ -100,6 +101,11 @@ def _table(table: Sequence[TableCard]) -> list[tuple[int, int]]:
             bits |= FLAG_LETTERS[ch]
         rows.append((int(card), bits))
     return rows
+
+
+def _friday_state(game: FridayGame, state: np.ndarray) -> FridayState:
+    k_sync(state)  # the header from the slots written
+    return FridayState(game, state)
 
 
 def scenario(*, level: int = 1, life: int | None = None, step: int | None = None, hazard: int | None = None,
@@ -210,7 +216,9 @@ def scenario(*, level: int = 1, life: int | None = None, step: int | None = None
     if step == 3 and hstack.sum() > 0:
         raise ScenarioError(f"the pirates come once the hazard stack is empty, got hazards={hazards!r}")
 
-    s = np.zeros(SIZE, dtype=np.int8)
+    state = np.zeros(WORDS, dtype=np.int64)  # the common state: the header, then Friday's slots
+    state[LAST] = -1
+    s = state[HEADER:].view(np.int8)
     s[LIFE] = life
     s[MAXLIFE] = max_life
     s[LEVEL] = level
@@ -244,7 +252,7 @@ def scenario(*, level: int = 1, life: int | None = None, step: int | None = None
             s[PHASE] = P_HAZARD
         else:
             s[PHASE] = P_PIRATE
-        return FridayState(game, s)
+        return _friday_state(game, state)
 
     if hazard is not None:
         s[FIGHT] = hazard
@@ -268,5 +276,5 @@ def scenario(*, level: int = 1, life: int | None = None, step: int | None = None
     s[FREE_DRAWN] = free_drawn
     s[FREE_ENDED] = int(bool(free_ended))
     s[PHASE] = P_FIGHT
-    return FridayState(game, s)
+    return _friday_state(game, state)
 

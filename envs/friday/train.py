@@ -83,7 +83,7 @@ class Args:
     nodes: int = 2_000
     """bestfirst: states the self-play search polls per decision"""
     worlds: int = 1
-    """bestfirst: sampled worlds the search averages over (agents.BestFirstAgent)"""
+    """bestfirst: sampled worlds the search averages over (tablegym.search.agents.BestFirstAgent)"""
     rollouts: int = 64
     """mc: rollouts per legal action, in self-play and in the evaluations"""
     horizon: int = 2
@@ -141,7 +141,7 @@ def play_recorded(task: tuple[str, int, int, int]) -> dict:
         rows.append(features_of(state.array))
         state = sample_chance(state.child(agent(state, rng)), rng)
     return {"level": level, "game": index, "x": np.array(rows, dtype=np.float32).reshape(-1, NUM_FEATURES),
-            **{f"{name}_return": float(kernel(state.array)) for name, kernel in RETURNS.items()},
+            **{f"{name}_return": float(kernel(state.body)) for name, kernel in RETURNS.items()},
             "score": state.score, "won": bool(state.won),
             "seconds": time.perf_counter() - start}
 
