@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from tablegym.envs.core import CHANCE, Game, KernelState, State
+from tablegym.envs.core import CHANCE, Game, State
 from tablegym.models.netkernel import MAX_LEGAL, VALUE, pack
 from tablegym.search.evaluator import Evaluator, WrongGameError, check_game
 

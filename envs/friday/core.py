@@ -1624,3 +1624,10 @@ def k_observe(s, out):
     for r in range(s[SORT_N]):
         out[o + NUM_TYPES * r + s[SORT0 + r]] = 1.0
     o += 3 * NUM_TYPES
+
+
+@njit(cache=True)
+def flat_observation(s, player, out):
+    """``State.observation(player)`` of the compact state ``s`` flattened into the float32 vector
+    ``out``: what exported networks (models/export.py) and the vector env (envs/vector.py) read."""
+    k_observe(body(s), out)

@@ -188,11 +188,6 @@ def friday_outcome_value(s, player, params):
     return outcome_return(b) if b[RESULT] != ONGOING else _network(b, params)
 
 
-@njit(cache=True)
-def observation(s, player, out):
-    """``State.observation(player)`` of the common state into the float32 vector ``out``."""
-    k_observe(body(s), out)
-
 
 @njit(cache=True)
 def network_value(s, player, params):

@@ -297,3 +297,10 @@ class SimState(KernelState):
 
 
 __all__ = ["SimGame", "SimState", "KERNELS", "closes_own_triangle", "MIN_N", "MAX_N"]
+
+
+@njit(cache=True)
+def flat_observation(s, player, out):
+    """``State.observation(player)`` of the compact state ``s`` flattened into the float32 vector
+    ``out``: what exported networks (models/export.py) and the vector env (envs/vector.py) read."""
+    k_observation(s, player, out.reshape(3, s[E_]))

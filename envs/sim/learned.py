@@ -5,7 +5,7 @@ from numba import njit
 
 from tablegym.envs.core import KEY, ONGOING
 from tablegym.envs.sim import core as sim_core
-from tablegym.envs.sim.core import E_, k_moves, k_observation, k_outcome, k_to_move
+from tablegym.envs.sim.core import flat_observation, k_moves, k_outcome, k_to_move
 from tablegym.models.learned import feature_buffer, keyed_mlp_value, remembered_value
 from tablegym.models.netkernel import index_buffer, input_buffer, observation_value, wants_legal
 
@@ -25,11 +25,6 @@ VALUE_KERNEL = (sim_value, 1.0)
 """The kernel ``LearnedEvaluator`` calls and its scale (search units per unit of network value)."""
 
 
-@njit(cache=True)
-def observation(s, player, out):
-    """``State.observation(player)`` flattened into the float32 vector ``out``."""
-    k_observation(s, player, out.reshape(3, s[E_]))
-
 
 @njit(cache=True)
 def network_value(s, player, params):
@@ -37,5 +32,5 @@ def network_value(s, player, params):
     x, legal = input_buffer(params), index_buffer(params)
     n = k_moves(s, legal) if wants_legal(params) else 0
     if k_outcome(s) == ONGOING:
-        observation(s, k_to_move(s), x)
+        flat_observation(s, k_to_move(s), x)
     return observation_value(k_outcome(s), k_to_move(s), player, x, legal, n, params, 1.0)

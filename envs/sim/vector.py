@@ -3,17 +3,10 @@ one compiled call a step (envs/vector.py), each as ``SimEnv`` with the same seed
 
 from __future__ import annotations
 
-from numba import njit
-
-from tablegym.envs.sim.core import E_, k_observation
+from tablegym.envs.sim.core import flat_observation
 from tablegym.envs.sim.env import SimEnv
 from tablegym.envs.vector import TwoPlayerVectorEnv
 
-
-@njit(cache=True)
-def observation(s, player, out):
-    """``SimState.observation(player)`` flattened into ``out``."""
-    k_observation(s, player, out.reshape(3, s[E_]))
 
 
 class SimVectorEnv(TwoPlayerVectorEnv):
@@ -21,4 +14,4 @@ class SimVectorEnv(TwoPlayerVectorEnv):
     ``TwoPlayerVectorEnv``."""
 
     single_env = SimEnv
-    observation_kernel = observation
+    observation_kernel = flat_observation

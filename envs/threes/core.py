@@ -440,3 +440,10 @@ def outcome(state: ThreesState) -> dict:
 def play_random_setup(game: ThreesGame, rng: np.random.Generator) -> ThreesState:
     """The starting position: nine cards dealt and the first hint drawn."""
     return sample_chance(game.new_initial_state(), rng)
+
+
+@njit(cache=True)
+def flat_observation(s, player, out):
+    """``State.observation(player)`` of the compact state ``s`` flattened into the float32 vector
+    ``out``: what exported networks (models/export.py) and the vector env (envs/vector.py) read."""
+    k_observation(s, out)

@@ -11,11 +11,6 @@ from tablegym.envs.threes.core import BOARD, OUTCOME, PHASE, PLAY, k_moves, k_ob
 from tablegym.models.netkernel import forward_dense, index_buffer, input_buffer, wants_legal
 
 
-@njit(cache=True)
-def observation(s, player, out):
-    """``State.observation()`` into the float32 vector ``out`` (one player: ``player`` is 0)."""
-    k_observation(s, out)
-
 
 @njit(cache=True)
 def network_value(s, player, params):

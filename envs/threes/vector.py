@@ -7,15 +7,10 @@ from numba import njit
 
 from tablegym.envs.core import PLY
 from tablegym.envs.threes.board import board_score, highest_rank
-from tablegym.envs.threes.core import BOARD, k_observation
+from tablegym.envs.threes.core import BOARD, flat_observation
 from tablegym.envs.threes.env import ThreesEnv
 from tablegym.envs.vector import SinglePlayerVectorEnv
 
-
-@njit(cache=True)
-def observation(s, player, out):
-    """``ThreesState.observation()`` into ``out`` (one player: ``player`` is 0)."""
-    k_observation(s, out)
 
 
 @njit(cache=True)
@@ -42,7 +37,7 @@ class ThreesVectorEnv(SinglePlayerVectorEnv):
     """
 
     single_env = ThreesEnv
-    observation_kernel = observation
+    observation_kernel = flat_observation
     score_kernel = score
     info_kernel = info
     info_keys = ("score", "highest", "moves")

@@ -601,3 +601,11 @@ def k_candidates(s, out):
 
 SEARCH_KERNELS = Kernels(k_candidates, k_push, k_pop, k_to_move, k_outcome, k_key, k_features, k_chance)
 """``KERNELS`` with ``moves`` narrowed to the candidate throws (set the cap in ``s[CAND]``)."""
+
+
+@njit(cache=True)
+def flat_observation(s, player, out):
+    """``State.observation(player)`` of the compact state ``s`` flattened into the float32 vector
+    ``out``: what exported networks (models/export.py) and the vector env (envs/vector.py) read."""
+    n = s[N_]
+    k_observation(s, player, out.reshape(5, n, n))

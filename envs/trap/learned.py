@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.core import DRAW, KEY, ONGOING, OUTCOME, TO_MOVE
-from tablegym.envs.trap.core import N_, PHASE, POS0, THROW, k_moves, k_observation, k_outcome, k_to_move
+from tablegym.envs.trap.core import N_, PHASE, POS0, THROW, flat_observation, k_moves, k_outcome, k_to_move
 from tablegym.envs.trap.heuristics import (_bit, _grow, centre_distance, exits, free_board, one_cell_lookahead,
                                            player_distance, popcount, region, voronoi, vulnerability)
 from tablegym.models.learned import mlp_forward_mixed
@@ -156,12 +156,6 @@ VALUE_KERNEL = (trap_value, SCALE)
 """The kernel ``LearnedEvaluator`` calls and its scale (search units per unit of network value)."""
 
 
-@njit(cache=True)
-def observation(s, player, out):
-    """``State.observation(player)`` flattened into the float32 vector ``out``."""
-    n = s[N_]
-    k_observation(s, player, out.reshape(5, n, n))
-
 
 @njit(cache=True)
 def network_value(s, player, params):
@@ -172,5 +166,5 @@ def network_value(s, player, params):
     mover = s[TO_MOVE]
     n = k_moves(s, legal) if wants_legal(params) and k_to_move(s) == mover else 0
     if k_outcome(s) == ONGOING:
-        observation(s, mover, x)
+        flat_observation(s, mover, x)
     return observation_value(k_outcome(s), mover, player, x, legal, n, params, 1.0)

@@ -4,18 +4,10 @@ of both players' traps come from each board's own stream."""
 
 from __future__ import annotations
 
-from numba import njit
-
-from tablegym.envs.trap.core import N_, k_observation
+from tablegym.envs.trap.core import flat_observation
 from tablegym.envs.trap.env import TrapEnv
 from tablegym.envs.vector import TwoPlayerVectorEnv
 
-
-@njit(cache=True)
-def observation(s, player, out):
-    """``TrapState.observation(player)`` flattened into ``out``."""
-    n = s[N_]
-    k_observation(s, player, out.reshape(5, n, n))
 
 
 class TrapVectorEnv(TwoPlayerVectorEnv):
@@ -23,4 +15,4 @@ class TrapVectorEnv(TwoPlayerVectorEnv):
     ``TwoPlayerVectorEnv`` (one opponent: no league)."""
 
     single_env = TrapEnv
-    observation_kernel = observation
+    observation_kernel = flat_observation

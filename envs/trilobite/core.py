@@ -283,3 +283,10 @@ class TrilobiteState(KernelState):
         if col not in self.legal_actions():
             raise IllegalActionError(col, self.legal_actions(), "(column full or off the board)")
         return col
+
+
+@njit(cache=True)
+def flat_observation(s, player, out):
+    """``State.observation(player)`` of the compact state ``s`` flattened into the float32 vector
+    ``out``: what exported networks (models/export.py) and the vector env (envs/vector.py) read."""
+    k_observation(s, player, out.reshape(3, s[H_], s[W_]))

@@ -3,17 +3,10 @@ N boards in one compiled call a step (envs/vector.py), each as ``TrilobiteEnv`` 
 
 from __future__ import annotations
 
-from numba import njit
-
-from tablegym.envs.trilobite.core import H_, W_, k_observation
+from tablegym.envs.trilobite.core import flat_observation
 from tablegym.envs.trilobite.env import TrilobiteEnv
 from tablegym.envs.vector import TwoPlayerVectorEnv
 
-
-@njit(cache=True)
-def observation(s, player, out):
-    """``TrilobiteState.observation(player)`` flattened into ``out``."""
-    k_observation(s, player, out.reshape(3, s[H_], s[W_]))
 
 
 class TrilobiteVectorEnv(TwoPlayerVectorEnv):
@@ -21,4 +14,4 @@ class TrilobiteVectorEnv(TwoPlayerVectorEnv):
     stepped in one compiled call; arguments as ``TwoPlayerVectorEnv``."""
 
     single_env = TrilobiteEnv
-    observation_kernel = observation
+    observation_kernel = flat_observation
