@@ -50,6 +50,9 @@ SCORE_T = types.FunctionType(types.float64(STATE_T))
 """``score(s)``: a single-player game's score; a step's reward is its change."""
 INFO_T = types.FunctionType(types.none(STATE_T, types.int64[::1]))
 """``info(s, out)``: the integer ``info`` entries of a single-player env (``info_keys``), into ``out``."""
+DRAW_T = types.FunctionType(types.int64(types.uint64[::1], types.float64[::1], types.int64))
+"""``draw(row, probs, n)``: the index of the chance outcome drawn from stream ``row`` as the single
+env draws it (``streams.choice`` by default)."""
 
 _I, _F = types.int64, types.float64
 _I1, _I2, _U2 = types.int64[::1], types.int64[:, ::1], types.uint64[:, ::1]
@@ -68,25 +71,26 @@ def no_chance(s, outcomes, probs):
 
 
 @njit(cache=True)
-def _resolve_chance(s, row, to_move, outcome, chance, push, outcomes, probs):
-    """Sample chance nodes from the stream ``row`` until a player (or the end) is to move:
-    ``sample_outcome``'s one ``Generator.choice`` a node."""
+def _resolve_chance(s, row, to_move, outcome, chance, draw, push, outcomes, probs):
+    """Sample chance nodes from the stream ``row`` until a player (or the end) is to move, one
+    ``draw(row, probs, n)`` a node (the single env's draw: ``sample_outcome``'s one
+    ``Generator.choice``, unless the game samples otherwise)."""
     while outcome(s) == ONGOING and to_move(s) == CHANCE:
         n = chance(s, outcomes, probs)
-        push(s, outcomes[choice(row, probs, n)])
+        push(s, outcomes[draw(row, probs, n)])
 
 
 @njit(cache=True)
-def _advance(s, row, seat, opponent, moves, push, to_move, outcome, chance, buf, probs):
+def _advance(s, row, seat, opponent, moves, push, to_move, outcome, chance, draw, buf, probs):
     """Chance, then the other seat, until ``seat`` is to move or the game is over (the single
     env's ``_advance_opponent`` with the random opponent: ``legal[rng.integers(len(legal))]``)."""
-    _resolve_chance(s, row, to_move, outcome, chance, push, buf, probs)
+    _resolve_chance(s, row, to_move, outcome, chance, draw, push, buf, probs)
     if opponent == SELF_PLAY:
         return
     while outcome(s) == ONGOING and to_move(s) != seat:
         n = moves(s, buf)
         push(s, buf[integers(row, n)])
-        _resolve_chance(s, row, to_move, outcome, chance, push, buf, probs)
+        _resolve_chance(s, row, to_move, outcome, chance, draw, push, buf, probs)
 
 
 @njit(cache=True)
@@ -110,25 +114,25 @@ def _reward_of(s, seat, outcome):
 
 @njit(cache=True)
 def _reset_two_player(states, streams, seats, episodes, init, which, seat_mode, opponent, obs, masks,
-                      moves, push, to_move, outcome, chance, observe, buf, probs):
+                      moves, push, to_move, outcome, chance, draw, observe, buf, probs):
     i = which
     s = states[i]
     s[:] = init
     seat = episodes[i] % 2 if seat_mode == ALTERNATE else seat_mode
     episodes[i] += 1
     if opponent == SELF_PLAY:
-        _resolve_chance(s, streams[i], to_move, outcome, chance, push, buf, probs)
+        _resolve_chance(s, streams[i], to_move, outcome, chance, draw, push, buf, probs)
         seat = to_move(s)
     else:
-        _advance(s, streams[i], seat, opponent, moves, push, to_move, outcome, chance, buf, probs)
+        _advance(s, streams[i], seat, opponent, moves, push, to_move, outcome, chance, draw, buf, probs)
     seats[i] = seat
     _finish(s, i, seat, moves, outcome, observe, obs, masks, buf)
 
 
 @njit(types.none(_I2, _U2, _I1, _I1, _I1, _B1, _I, _I, _F2, _M2, MOVES_T, PUSH_T, INT_OF_STATE_T,
-                 INT_OF_STATE_T, CHANCE_T, OBSERVE_T, _I), cache=True)
+                 INT_OF_STATE_T, CHANCE_T, DRAW_T, OBSERVE_T, _I), cache=True)
 def reset_two_player(states, streams, seats, episodes, init, which, seat_mode, opponent, obs, masks,
-                     moves, push, to_move, outcome, chance, observe, width):
+                     moves, push, to_move, outcome, chance, draw, observe, width):
     """Start a new game on every board ``i`` with ``which[i]``, the other seat moving first
     when it is to move (``seat_mode``: 0, 1 or ``ALTERNATE`` by the board's episode count)."""
     buf = np.empty(width, np.int64)
@@ -136,14 +140,14 @@ def reset_two_player(states, streams, seats, episodes, init, which, seat_mode, o
     for i in range(states.shape[0]):
         if which[i]:
             _reset_two_player(states, streams, seats, episodes, init, i, seat_mode, opponent, obs, masks,
-                              moves, push, to_move, outcome, chance, observe, buf, probs)
+                              moves, push, to_move, outcome, chance, draw, observe, buf, probs)
 
 
 @njit(types.none(_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _M2,
-                 MOVES_T, PUSH_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, OBSERVE_T, _I), cache=True)
+                 MOVES_T, PUSH_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, DRAW_T, OBSERVE_T, _I), cache=True)
 def step_two_player(states, streams, seats, episodes, init, pending, actions, seat_mode, opponent, penalty,
                     illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
-                    observe, width):
+                    draw, observe, width):
     """One step of every board: a board that ended on the last step starts again (its action is
     ignored: Gymnasium's next-step auto-reset); the others play their action, then chance and
     the other seat. ``pending`` becomes the boards that ended now. With ``penalty`` an illegal
@@ -155,7 +159,7 @@ def step_two_player(states, streams, seats, episodes, init, pending, actions, se
         illegal[i] = False
         if pending[i]:
             _reset_two_player(states, streams, seats, episodes, init, i, seat_mode, opponent, obs, masks,
-                              moves, push, to_move, outcome, chance, observe, buf, probs)
+                              moves, push, to_move, outcome, chance, draw, observe, buf, probs)
             rewards[i] = 0.0
             terms[i] = False
             pending[i] = outcome(s) != ONGOING
@@ -172,11 +176,11 @@ def step_two_player(states, streams, seats, episodes, init, pending, actions, se
         mover = seats[i]
         push(s, a)
         if opponent == SELF_PLAY:
-            _resolve_chance(s, streams[i], to_move, outcome, chance, push, buf, probs)
+            _resolve_chance(s, streams[i], to_move, outcome, chance, draw, push, buf, probs)
             if outcome(s) == ONGOING:
                 seats[i] = to_move(s)
         else:
-            _advance(s, streams[i], mover, opponent, moves, push, to_move, outcome, chance, buf, probs)
+            _advance(s, streams[i], mover, opponent, moves, push, to_move, outcome, chance, draw, buf, probs)
         done = outcome(s) != ONGOING
         rewards[i] = _reward_of(s, mover, outcome) if done else 0.0
         terms[i] = done
@@ -184,32 +188,34 @@ def step_two_player(states, streams, seats, episodes, init, pending, actions, se
         _finish(s, i, seats[i], moves, outcome, observe, obs, masks, buf)
 
 
-@njit(types.none(_I2, _U2, _I1, _F1, _I1, _B1, _F2, _M2, _I2, MOVES_T, PUSH_T, INT_OF_STATE_T, INT_OF_STATE_T,
-                 CHANCE_T, OBSERVE_T, SCORE_T, INFO_T, _I), cache=True)
-def reset_single(states, streams, steps, last_score, init, which, obs, masks, info, moves, push, to_move, outcome,
-                 chance, observe, score, info_fn, width):
-    """Deal a new game on every board ``i`` with ``which[i]`` (chance resolved)."""
+@njit(types.none(_I2, _U2, _I1, _F1, _I1, _B1, types.boolean, _F2, _M2, _I2, MOVES_T, PUSH_T, INT_OF_STATE_T,
+                 INT_OF_STATE_T, CHANCE_T, DRAW_T, OBSERVE_T, SCORE_T, INFO_T, _I), cache=True)
+def reset_single(states, streams, steps, last_score, init, which, from_start, obs, masks, info, moves, push, to_move,
+                 outcome, chance, draw, observe, score, info_fn, width):
+    """Deal a new game on every board ``i`` with ``which[i]`` (chance resolved); a step's reward is
+    the change of ``score`` from the dealt position's (``from_start``) or from 0."""
     buf = np.empty(width, np.int64)
     probs = np.empty(width)
     for i in range(states.shape[0]):
         if which[i]:
             s = states[i]
             s[:] = init
-            _resolve_chance(s, streams[i], to_move, outcome, chance, push, buf, probs)
+            _resolve_chance(s, streams[i], to_move, outcome, chance, draw, push, buf, probs)
             steps[i] = 0
-            last_score[i] = 0.0
+            last_score[i] = score(s) if from_start else 0.0
             _finish(s, i, 0, moves, outcome, observe, obs, masks, buf)
             info_fn(s, info[i])
 
 
-@njit(types.none(_I2, _U2, _I1, _F1, _I1, _B1, _I1, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _B1, _M2, _I2,
-                 MOVES_T, PUSH_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, OBSERVE_T, SCORE_T, INFO_T, _I),
-      cache=True)
-def step_single(states, streams, steps, last_score, init, pending, actions, limit, penalty, illegal_reward, obs,
-                rewards, terms, truncs, illegal, masks, info, moves, push, to_move, outcome, chance, observe, score,
-                info_fn, width):
+@njit(types.none(_I2, _U2, _I1, _F1, _I1, _B1, types.boolean, _I1, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _B1,
+                 _M2, _I2, MOVES_T, PUSH_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, DRAW_T, OBSERVE_T, SCORE_T,
+                 INFO_T, _I), cache=True)
+def step_single(states, streams, steps, last_score, init, pending, from_start, actions, limit, penalty,
+                illegal_reward, obs, rewards, terms, truncs, illegal, masks, info, moves, push, to_move, outcome,
+                chance, draw, observe, score, info_fn, width):
     """One step of every board of a single-player game (``SinglePlayerEnv.step``): the reward
-    is the change of ``score`` (the first step's counts from 0), a board truncates after
+    is the change of ``score`` (the first step's counts from the dealt position's score with
+    ``from_start``, else from 0), a board truncates after
     ``limit`` steps (0: never), and a board that ended on the last step is dealt again."""
     buf = np.empty(width, np.int64)
     probs = np.empty(width)
@@ -219,9 +225,9 @@ def step_single(states, streams, steps, last_score, init, pending, actions, limi
         truncs[i] = False
         if pending[i]:
             s[:] = init
-            _resolve_chance(s, streams[i], to_move, outcome, chance, push, buf, probs)
+            _resolve_chance(s, streams[i], to_move, outcome, chance, draw, push, buf, probs)
             steps[i] = 0
-            last_score[i] = 0.0
+            last_score[i] = score(s) if from_start else 0.0
             rewards[i] = 0.0
             terms[i] = False
             pending[i] = False
@@ -237,7 +243,7 @@ def step_single(states, streams, steps, last_score, init, pending, actions, limi
                 pending[i] = True
                 continue
             push(s, a)
-            _resolve_chance(s, streams[i], to_move, outcome, chance, push, buf, probs)
+            _resolve_chance(s, streams[i], to_move, outcome, chance, draw, push, buf, probs)
             steps[i] += 1
             now = score(s)
             rewards[i] = now - last_score[i]
@@ -308,6 +314,9 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
     """The game's single env class (its keyword arguments are this env's)."""
     observation_kernel: ClassVar[Any]
     """Compiled ``observation(s, player, out)``: ``State.observation(player)`` flattened."""
+    draw_kernel: ClassVar[Any] = choice
+    """Compiled ``draw(row, probs, n)``: how the single env picks a chance outcome from its
+    ``np_random`` (``Generator.choice`` over the outcomes, as ``sample_outcome`` does)."""
 
     def _setup(self, num_envs: Any, game: Game, proto: gymnasium.Env, autoreset_mode: Any,
                illegal_action: str, render_mode: str | None) -> None:
@@ -342,9 +351,9 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         self._compiled = (CompiledKernel(k.moves, MOVES_T), CompiledKernel(k.push, PUSH_T),
                           CompiledKernel(k.to_move, INT_OF_STATE_T), CompiledKernel(k.outcome, INT_OF_STATE_T),
                           CompiledKernel(no_chance if k.chance is None else k.chance, CHANCE_T),
-                          CompiledKernel(observe, OBSERVE_T))
+                          CompiledKernel(type(self).draw_kernel, DRAW_T), CompiledKernel(observe, OBSERVE_T))
         """The kernels in the batch kernels' argument order: moves, push, to_move, outcome,
-        chance, observation."""
+        chance, draw, observation."""
 
     # -- what the subclasses run ---------------------------------------------------------
 
@@ -497,14 +506,16 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
     info_keys: ClassVar[tuple[str, ...]] = ()
     limit_keyword: ClassVar[str | None] = None
     illegal_reward: ClassVar[float] = 0.0
+    score_from_start: ClassVar[bool] = False
+    """Whether the first step's reward counts from the dealt position's score (else from 0)."""
 
     def __init__(self, num_envs: int = 1, *, illegal_action: str = "raise", render_mode: str | None = None,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **kwargs: Any) -> None:
         proto = self.single_env(illegal_action=illegal_action, **kwargs)
         self._setup(num_envs, proto.game, proto, autoreset_mode, illegal_action, render_mode)
         cls = type(self)
-        self._compiled += (CompiledKernel(cls.score_kernel, SCORE_T), CompiledKernel(cls.info_kernel, INFO_T))
-        limit = kwargs.get(self.limit_keyword) if self.limit_keyword else None
+        self._compiled += (CompiledKernel(self._score_kernel(proto), SCORE_T), CompiledKernel(cls.info_kernel, INFO_T))
+        limit = getattr(proto, self.limit_keyword) if self.limit_keyword else None  # the single env's default too
         self._limit = 0 if limit is None else int(limit)
         n = self.num_envs
         self._steps = np.zeros(n, dtype=np.int64)
@@ -514,11 +525,16 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
         self._terms = np.zeros(n, dtype=bool)
         self._truncs = np.zeros(n, dtype=bool)
 
+    def _score_kernel(self, proto: gymnasium.Env) -> Any:
+        """The ``score`` kernel for the single env ``proto`` (a game may choose by its reward)."""
+        return type(self).score_kernel
+
     def reset(self, *, seed: int | list[int | None] | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         self._seed(seed)
         everyone = np.ones(self.num_envs, dtype=bool)
-        reset_single(self._states, self._streams, self._steps, self._last_score, self._init, everyone, self._obs,
+        reset_single(self._states, self._streams, self._steps, self._last_score, self._init, everyone,
+                     self.score_from_start, self._obs,
                      self._masks, self._info_values, *self._compiled, self._width)
         self._pending[:] = ~self._masks.any(axis=1)
         self._illegal[:] = False
@@ -526,7 +542,8 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
-        step_single(self._states, self._streams, self._steps, self._last_score, self._init, self._pending, a,
+        step_single(self._states, self._streams, self._steps, self._last_score, self._init, self._pending,
+                    self.score_from_start, a,
                     self._limit, self.illegal_action == "penalty", self.illegal_reward, self._obs, self._rewards,
                     self._terms, self._truncs, self._illegal, self._masks, self._info_values, *self._compiled,
                     self._width)

@@ -199,3 +199,12 @@ def test_bench_vec_reports_both_envs() -> None:
     assert row["compiled steps/s"] > 0 and row["sync steps/s"] > 0 and row["sync boards"] == 2
     with pytest.raises(ValueError, match="match no env id with a vector entry point"):
         bench_vec(ids="Nonesuch")
+
+
+@pytest.mark.parametrize("kwargs", [{"reward": "score"}, {"reward": "score", "max_steps": 25, "level": 3}],
+                         ids=["score", "truncated-level3"])
+def test_friday_rewards_and_truncation_match_sync_vector_env(kwargs: dict) -> None:
+    """Friday's score reward counts from the dealt position's score, and ``max_steps`` truncates
+    (25 decisions: most boards are cut before they end), as ``FridayEnv`` does."""
+    ended = _play_against_sync("tablegym/Friday-v1", kwargs, num_envs=3, steps=120, seed=5)
+    assert ended >= 3
