@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import DRAW, ONGOING, Game
+from tablegym.envs.core import DRAW, KEY, ONGOING, Game
 from tablegym.models.checkpoint import CheckpointError, load_checkpoint
 from tablegym.models.netkernel import cached_value, forward_binary, forward_mixed, index_buffer, remember_value
 from tablegym.models.value_net import NetConfig, ValueMLP
@@ -54,6 +54,20 @@ def keyed_mlp_value(outcome, mover, player, key, active, n, params):
         return 1.0 if outcome == player else -1.0
     v = remember_value(params, key, forward_binary(active, n, mover, params))
     return v if mover == player else -v
+
+
+@njit(cache=True, inline="always")
+def feature_value(s, player, params, outcome, to_move, features):
+    """The glue between a game's kernels and its ValueMLP over binary features (``learned`` of its
+    record): the value of position ``s[KEY]`` from the network's value cache when it is there,
+    else the network on the features of the player to move, seen by ``player``; +-1/0 once over.
+    A game's value kernel calls this with its own kernels (one compiled, cached copy a game)."""
+    v = remembered_value(outcome(s), to_move(s), player, s[KEY], params)
+    if v == v:
+        return v
+    active = feature_buffer(params)
+    n = features(s, active) if outcome(s) == ONGOING else 0
+    return keyed_mlp_value(outcome(s), to_move(s), player, s[KEY], active, n, params)
 
 
 @njit(cache=True)

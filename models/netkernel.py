@@ -44,7 +44,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from tablegym.envs.core import DRAW, ONGOING
+from tablegym.envs.core import CHANCE, DRAW, ONGOING, TO_MOVE
 
 MAGIC = 31_071_993.0
 """``params[1]`` of a network vector (where ValueMLP's older export has its first hidden width,
@@ -553,6 +553,35 @@ def observation_value(outcome, mover, player, x, legal, n_legal, params, win):
     largest output over ``legal[:n_legal]``), seen by ``player``."""
     v = forward_dense(x, params, legal, n_legal) if outcome == ONGOING else 0.0
     return terminal_or(outcome, mover, player, v, win)
+
+
+@njit(cache=True, inline="always")
+def network_value(s, player, params, moves, outcome, to_move, observe):
+    """The glue between a two-player game's kernels and an exported network (tablegym.models.export):
+    the network on the flat observation of the player deciding (the header's ``TO_MOVE``: the
+    thrower while Trap's trap is in the air), its value seen by ``player``; +-1/0 once the game is
+    over. A Q-network's best output is over the legal actions where that player decides, -inf at
+    a chance node (no decision there). A game's ``network_value`` kernel calls this with its own
+    kernels: numba compiles one copy a game and caches it with the game's kernel."""
+    x, legal = input_buffer(params), index_buffer(params)
+    mover = s[TO_MOVE]
+    n = moves(s, legal) if wants_legal(params) and to_move(s) == mover else 0
+    if outcome(s) == ONGOING:
+        observe(s, mover, x)
+    return observation_value(outcome(s), mover, player, x, legal, n, params, 1.0)
+
+
+@njit(cache=True, inline="always")
+def solo_network_value(s, params, moves, outcome, to_move, observe, finished):
+    """``network_value`` for a single-player game: ``finished(s)`` once the game is over (its
+    return as ``State.returns()`` gives it), else the network on the observation (a Q-network's
+    best legal output at a decision, -inf at a chance node)."""
+    if outcome(s) != ONGOING:
+        return finished(s)
+    x, legal = input_buffer(params), index_buffer(params)
+    n = moves(s, legal) if wants_legal(params) and to_move(s) != CHANCE else 0
+    observe(s, 0, x)
+    return forward_dense(x, params, legal, n)
 
 
 @njit(cache=True)

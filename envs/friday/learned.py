@@ -59,15 +59,15 @@ from tablegym.envs.friday.cards import (AGING, GROUP, KIND, NUM_AGING_TYPES, NUM
                                         NUM_TYPES, VALUE)
 from tablegym.envs.friday.core import (AGING_IN, AGING_STACK, BEATEN, BOTTOM_N, CHOICE_A, CHOICE_B, FIGHT,
                                        FREE_ALLOWED, FREE_DRAWN, FREE_ENDED, HDISC, HSTACK, LIFE, MID, ONGOING,
-                                       PD_NONE, PENDING, PFIGHT, PIRATE_A, RESULT, STEPI, TOP_N, WON, FridayGame, FridayState,
-                                       body, fight_target, fight_total, k_moves, k_observe, k_owned, k_progress,
-                                       k_score)
+                                       PFIGHT, PIRATE_A, RESULT, STEPI, TOP_N, WON, FridayGame, FridayState,
+                                       body, fight_target, fight_total, flat_observation, k_owned, k_progress,
+                                       k_score, state_moves)
 from tablegym.envs.friday.heuristics import outcome_score
-from tablegym.envs.core import HEADER
+from tablegym.envs.core import HEADER, k_outcome, k_to_move
 from tablegym.models.checkpoint import CheckpointError
 from tablegym.search.evaluator import KernelEvaluator, WrongGameError
 from tablegym.models.learned import CHECKPOINT_DIR, mlp_forward_mixed
-from tablegym.models.netkernel import forward_dense, index_buffer, input_buffer, wants_legal
+from tablegym.models.netkernel import solo_network_value
 from tablegym.models.value_net import ValueMLP
 
 NUM_GROUPS = 5
@@ -190,17 +190,17 @@ def friday_outcome_value(s, player, params):
 
 
 @njit(cache=True)
+def final_return(s):
+    """A finished game's return, as ``State.returns()`` says: +1 won, -1 lost."""
+    return 1.0 if body(s)[RESULT] == WON else -1.0
+
+
+@njit(cache=True)
 def network_value(s, player, params):
     """An exported network (tablegym.models.export) on the observation: its value, or a
     Q-network's best legal output (-inf at a chance node: no decision there); the game's return
     (+1 won, -1 lost) once it is over."""
-    b = body(s)
-    if b[RESULT] != ONGOING:
-        return 1.0 if b[RESULT] == WON else -1.0
-    x, legal = input_buffer(params), index_buffer(params)
-    n = k_moves(b, legal) if wants_legal(params) and b[PENDING] == PD_NONE else 0
-    k_observe(b, x)
-    return forward_dense(x, params, legal, n)
+    return solo_network_value(s, params, state_moves, k_outcome, k_to_move, flat_observation, final_return)
 
 
 KERNELS = {"score": friday_value, "progress": friday_progress_value, "outcome": friday_outcome_value}

@@ -39,8 +39,8 @@ from tablegym.envs.trap.core import N_, PHASE, POS0, THROW, flat_observation, k_
 from tablegym.envs.trap.heuristics import (_bit, _grow, centre_distance, exits, free_board, one_cell_lookahead,
                                            player_distance, popcount, region, voronoi, vulnerability)
 from tablegym.models.learned import mlp_forward_mixed
-from tablegym.models.netkernel import (cached_value, index_buffer, input_buffer, observation_value, remember_value,
-                                       wants_legal)
+from tablegym.models.netkernel import cached_value, remember_value
+from tablegym.models.netkernel import network_value as net_value
 from tablegym.search.evaluator import KernelEvaluator
 
 NUM_SCALARS = 17
@@ -162,9 +162,4 @@ def network_value(s, player, params):
     """An exported network (tablegym.models.export) on the observation of the player to decide
     (the thrower while a trap is in the air, as ``trap_value`` sees it), seen by ``player``; +-1/0
     once the game is over. A Q-network takes no legal decision at a chance node: -inf there."""
-    x, legal = input_buffer(params), index_buffer(params)
-    mover = s[TO_MOVE]
-    n = k_moves(s, legal) if wants_legal(params) and k_to_move(s) == mover else 0
-    if k_outcome(s) == ONGOING:
-        flat_observation(s, mover, x)
-    return observation_value(k_outcome(s), mover, player, x, legal, n, params, 1.0)
+    return net_value(s, player, params, k_moves, k_outcome, k_to_move, flat_observation)
