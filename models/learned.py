@@ -37,8 +37,8 @@ def mlp_value(outcome, mover, player, active, n, params):
     """Exact +-1/0 at a finished game (``outcome``), else the network's value on the binary
     features ``active[:n]`` (first layer kept per mover between calls), seen by ``player``.
 
-    Takes the game's kernel results rather than its kernels: numba caches functions of plain
-    values, not functions specialised on other functions.
+    Takes the game's kernel results rather than its kernels (a glue that takes kernels, as
+    ``feature_value`` does, must be inlined into a module-level kernel to be cached).
     """
     return keyed_mlp_value(outcome, mover, player, 0, active, n, params)
 
