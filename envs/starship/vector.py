@@ -1,0 +1,767 @@
+"""Starship's batched envs: ``gymnasium.make_vec("tablegym/Starship-v0", num_envs=N)`` (and
+``"tablegym/StarshipTargets-v0"``) edit N ships in one compiled call a step, each as
+``StarshipEnv`` (``TargetStarshipEnv``) with the same seed.
+
+A board is a ship as ``ship.py`` keeps it (``tiles``, ``part`` and the part table, at most one
+part a tile), its cursor and the episode's counters, all rows of batch arrays. Everything the
+single env does in Python runs here in numba: the edit (``apply_edit``), the scoring (the same
+compiled ``scoring.score``), the reward, the episode end, the masks (``brush_mask``,
+``seal_mask``) and the observation (``env._observe``); and at every (auto-)reset the start ship,
+drawn from the board's stream (envs/streams.py) as the generator draws it from ``np_random``:
+stages 1-6 of ``stages.py`` (shape, fill gaps, cockpit, reactor and their armor: the default
+``start="partial"``), stages 1-2 (``start="empty"``) or the random start. The targets variant
+keeps a second stream a board, seeded alike, for the targets the wrapper draws from its own
+``np_random``.
+
+What is not batched (a ``ValueError`` says so): ``representation="wide"`` (its actions are
+triples) and ``start="partial"`` with ``partial_stages`` above 6 (the thruster, weapon,
+supply, crew, fill and door stages run only in Python). ``info`` holds "action_mask",
+"quality", "terms", "valid", "rules_passed", "changes" and "steps" (and for the targets variant
+"targets", "measures" and "closeness"), one entry a board; "reasons" (words) and "cursor"
+(tuples) are the single env's only.
+
+    >>> import gymnasium, numpy as np, tablegym.envs
+    >>> envs = gymnasium.make_vec("tablegym/Starship-v0", num_envs=2, size=12, max_steps=30)
+    >>> obs, info = envs.reset(seed=0)
+    >>> obs.shape, obs.dtype, info["action_mask"].shape
+    ((2, 17, 12, 12), dtype('uint8'), (2, 32))
+    >>> obs, rewards, terminations, truncations, info = envs.step(np.array([2, 0]))
+    >>> info["steps"].tolist(), sorted(info["terms"])[:2]
+    ([1, 1], ['armor_fraction', 'cockpit_protection'])
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+from numba import njit
+
+from tablegym.envs.core import IllegalActionError
+from tablegym.envs.starship import kernels as K
+from tablegym.envs.starship.conditioned import _BRUSH_POINTS, TARGETS, TargetStarshipEnv
+from tablegym.envs.starship.env import (BRUSHES, FIRST_BRUSH_PART, NUM_BRUSHES, OBS_CHANNELS, StarshipEnv, _observe,
+                                        brush_mask, seal_mask)
+from tablegym.envs.starship.quality import VALIDITY_RULES
+from tablegym.envs.starship.scoring import TERMS, score
+from tablegym.envs.starship.ship import (ARMOR, COCKPIT, CORRIDOR, DX, DY, EMPTY, FACED, FIRST_PART, KIND, PART_FIELDS,
+                                         REACTOR, Ship, footprint)
+from tablegym.envs.starship.stages import STRATEGIES
+from tablegym.envs.streams import integers, next_double, stream_rows
+from tablegym.envs.vector import KernelVectorEnv, _check_autoreset, _check_num_envs
+
+# -- fixed tables ------------------------------------------------------------------------------
+
+_BRUSH = np.array([[b.kind, b.variant, b.facing if b.kind in FACED else 0,
+                    *(footprint(b.kind, b.variant, b.facing) if b.kind >= FIRST_PART else (1, 1))] for b in BRUSHES],
+                  np.int64)
+"""Per brush: kind, variant, facing as stamped (0 for unfaced parts), footprint h, w."""
+_POINTS = np.array(_BRUSH_POINTS, np.float64)
+"""Per brush: the thrust, weapon and forward-weapon points it places (the targets' caps)."""
+_TOP = np.array([hi for _, hi in TARGETS.values()], np.float64)
+_LOW = np.array([lo for lo, _ in TARGETS.values()], np.int64)
+_DYA, _DXA = np.array(DY, np.int64), np.array(DX, np.int64)
+_RANDOM_P = np.array([0.35, 0.5, 0.15])
+_RANDOM_CDF = _RANDOM_P.cumsum() / _RANDOM_P.cumsum()[-1]
+"""``Generator.choice``'s cumulative probabilities of the random start's tiles (empty, corridor, armor)."""
+_NO_RAYS = np.zeros((4, 1, 1), np.bool_)
+NUM_RULES = len(VALIDITY_RULES)
+MAX_STAGES = 6
+"""The generator stages compiled here: a partial start may stop after any of them."""
+
+# the generator's parameters, one int64 array (``_generator_params``)
+(G_UNTIL, G_DETOUR, G_SHAPE, G_MIN_MOD, G_MAX_MOD, G_MIN_R, G_MAX_R, G_MIN_W, G_MAX_W, G_MIN_H, G_MAX_H, G_MARGIN,
+ G_FILL, G_SCAN, G_ITERS, G_FILL_MARGIN, G_COCKPIT, G_COCKPIT_STRATEGY, G_REACTOR, G_REACTOR_STRATEGY,
+ G_COCKPIT_ARMOR, G_COCKPIT_LAYERS, G_REACTOR_ARMOR, G_REACTOR_LAYERS, G_RANDOM_START, G_SIZE) = range(26)
+# the env's options, one int64 array (``_options``)
+O_TURTLE, O_MASKS, O_GATED, O_MAX_CHANGES, O_PATIENCE, O_MAX_STEPS, O_TARGETS, O_CAPS, O_SIZE = range(9)
+MASK_NONE, MASK_REPAIRABLE, MASK_BUILD, MASK_SAFE = range(4)
+# a board's integer and float counters
+I_CY, I_CX, I_CHANGES, I_STEPS, I_STALE, I_PASSED, I_VALID, I_NPARTS, I_SIZE = range(9)
+F_QUALITY, F_BEST, F_FIREPOWER, F_TPHI, F_CLOSENESS, F_SIZE = range(6)
+
+
+# -- the ship's edits ----------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _stamp(tiles, part, parts, n, kind, variant, facing, y, x, h, w):
+    """``Ship._stamp``: part ``n`` appended; returns the new part count."""
+    parts[n, 0] = kind
+    parts[n, 1] = variant
+    parts[n, 2] = facing
+    parts[n, 3] = y
+    parts[n, 4] = x
+    parts[n, 5] = h
+    parts[n, 6] = w
+    for yy in range(y, y + h):
+        for xx in range(x, x + w):
+            tiles[yy, xx] = kind
+            part[yy, xx] = n
+    return n + 1
+
+
+@njit(cache=True)
+def _remove(tiles, part, parts, n, index, floor):
+    """``Ship.remove_part``: the later parts shift down one; returns the new part count."""
+    y, x, h, w = parts[index, 3], parts[index, 4], parts[index, 5], parts[index, 6]
+    for yy in range(y, y + h):
+        for xx in range(x, x + w):
+            tiles[yy, xx] = floor
+            part[yy, xx] = -1
+    for q in range(index, n - 1):
+        parts[q, :] = parts[q + 1, :]
+    H, W = part.shape
+    for yy in range(H):
+        for xx in range(W):
+            if part[yy, xx] > index:
+                part[yy, xx] -= 1
+    return n - 1
+
+
+@njit(cache=True)
+def _apply_edit(tiles, part, parts, n, b, y, x):
+    """``env.apply_edit`` of brush ``b`` at (y, x): (new part count, whether the ship changed)."""
+    kind = _BRUSH[b, 0]
+    if kind < FIRST_PART:
+        p = part[y, x]
+        if p >= 0:
+            n = _remove(tiles, part, parts, n, p, CORRIDOR)
+        elif tiles[y, x] == kind:
+            return n, False
+        tiles[y, x] = kind
+        return n, True
+    h, w = _BRUSH[b, 3], _BRUSH[b, 4]
+    H, W = tiles.shape
+    if y + h > H or x + w > W:
+        return n, False
+    for yy in range(y, y + h):
+        for xx in range(x, x + w):
+            if part[yy, xx] >= 0:
+                return n, False
+    return _stamp(tiles, part, parts, n, kind, _BRUSH[b, 1], _BRUSH[b, 2], y, x, h, w), True
+
+
+# -- the generator, stages 1-6 -------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _shape(tiles, row, g, circle):
+    """Stage 1 (``stages.Shape.run``), drawing as it draws: modules, joints, kinds and sizes."""
+    H, W = tiles.shape
+    m = g[G_MARGIN]
+    if H <= 2 * m or W <= 2 * m:
+        return
+    mask = tiles != EMPTY
+    cys, cxs = np.empty(H * W, np.int64), np.empty(H * W, np.int64)
+    for _ in range(g[G_MIN_MOD] + integers(row, g[G_MAX_MOD] - g[G_MIN_MOD] + 1)):
+        nc = 0
+        for y in range(m, H - m):
+            for x in range(m, W - m):
+                if mask[y, x]:
+                    cys[nc] = y
+                    cxs[nc] = x
+                    nc += 1
+        if nc:
+            k = integers(row, nc)
+            cy, cx = cys[k], cxs[k]
+        else:
+            cy, cx = (H - 1) // 2, (W - 1) // 2
+        if next_double(row) < circle:
+            r = g[G_MIN_R] + integers(row, g[G_MAX_R] - g[G_MIN_R] + 1)
+            oy = ox = 0
+            if nc:  # the joint: a random tile of the disc (as numpy slices it: cut at the grid's size)
+                side_y, side_x = min(2 * r + 1, H), min(2 * r + 1, W)
+                count = 0
+                for dy in range(side_y):
+                    for dx in range(side_x):
+                        if (dy - r) ** 2 + (dx - r) ** 2 <= r * r + r:
+                            count += 1
+                k = integers(row, count)
+                for dy in range(side_y):
+                    for dx in range(side_x):
+                        if (dy - r) ** 2 + (dx - r) ** 2 <= r * r + r:
+                            if k == 0:
+                                oy, ox = dy - r, dx - r
+                            k -= 1
+            ay, ax = cy - oy, cx - ox
+            for y in range(m, H - m):
+                for x in range(m, W - m):
+                    if (y - ay) ** 2 + (x - ax) ** 2 <= r * r + r:
+                        mask[y, x] = True
+        else:
+            w = g[G_MIN_W] + integers(row, g[G_MAX_W] - g[G_MIN_W] + 1)
+            h = g[G_MIN_H] + integers(row, g[G_MAX_H] - g[G_MIN_H] + 1)
+            if nc:
+                y0 = cy - integers(row, h)
+                x0 = cx - integers(row, w)
+            else:
+                y0, x0 = cy - (h - 1) // 2, cx - (w - 1) // 2
+            for y in range(max(y0, m), min(y0 + h, H - m)):
+                for x in range(max(x0, m), min(x0 + w, W - m)):
+                    mask[y, x] = True
+    for y in range(H):
+        for x in range(W):
+            if mask[y, x] and tiles[y, x] == EMPTY:
+                tiles[y, x] = CORRIDOR
+
+
+@njit(cache=True)
+def _fill_gaps(tiles, g):
+    """Stage 2 (``stages.FillGaps.run``)."""
+    H, W = tiles.shape
+    m = g[G_FILL_MARGIN]
+    for _ in range(g[G_ITERS]):
+        if K.fill_gaps_once(tiles, g[G_SCAN], m, H - m, m, W - m) == 0:
+            break
+    label, count = K.components(tiles != EMPTY)
+    if count > 1:
+        sizes = np.zeros(count, np.int64)
+        for y in range(H):
+            for x in range(W):
+                if label[y, x] >= 0:
+                    sizes[label[y, x]] += 1
+        biggest = np.argmax(sizes)
+        for y in range(H):
+            for x in range(W):
+                if label[y, x] != biggest and tiles[y, x] == CORRIDOR:
+                    tiles[y, x] = EMPTY
+
+
+@njit(cache=True)
+def _best_first(scores, row):
+    """``stages.best_first``: highest score first, ties in the order of one double each
+    (``np.lexsort((rng.random(n), -scores))``: stable sorts, last key first)."""
+    n = scores.shape[0]
+    u = np.empty(n)
+    for i in range(n):
+        u[i] = next_double(row)
+    by_u = np.argsort(u, kind="mergesort")
+    neg = np.empty(n)
+    for i in range(n):
+        neg[i] = -scores[by_u[i]]
+    return by_u[np.argsort(neg, kind="mergesort")]
+
+
+@njit(cache=True)
+def _spot(tiles, part, parts, n, row, kind, strategy, detour):
+    """Stages 3 and 4 (``stages._Spot.run``): the part at the best corridor location that passes
+    the check; returns the new part count."""
+    for p in range(n):
+        if parts[p, KIND] == kind:
+            return n
+    H, W = tiles.shape
+    h, w = 2, 2
+    ys, xs = K.corridor_anchors(tiles, h, w, _NO_RAYS, -1)
+    count = ys.shape[0]
+    scores = np.zeros(count)
+    if strategy == 0:  # protected
+        dist = K.hull_distance(tiles)
+        for i in range(count):
+            low = dist[ys[i], xs[i]]
+            for dy in range(h):
+                for dx in range(w):
+                    low = min(low, dist[ys[i] + dy, xs[i] + dx])
+            scores[i] = float(low)
+    elif strategy == 1:  # centralized: the centre of mass of the ship's tiles
+        tiles_n, sy, sx = 0, 0, 0
+        for y in range(H):
+            for x in range(W):
+                if tiles[y, x] != EMPTY:
+                    tiles_n += 1
+                    sy += y
+                    sx += x
+        cy = sy / tiles_n if tiles_n else (H - 1) / 2.0
+        cx = sx / tiles_n if tiles_n else (W - 1) / 2.0
+        for i in range(count):
+            scores[i] = -np.hypot(ys[i] + (h - 1) / 2.0 - cy, xs[i] + (w - 1) / 2.0 - cx)
+    for i in _best_first(scores, row):
+        if K.placement_ok(tiles, part, parts[:n], ys[i], xs[i], h, w, detour, True):
+            return _stamp(tiles, part, parts, n, kind, 0, 0, ys[i], xs[i], h, w)
+    return n
+
+
+@njit(cache=True)
+def _ring(y0, x0, h, w, r, H, W):
+    """``stages.ring``: in-grid tiles at Chebyshev distance ``r`` from a footprint, clockwise."""
+    ys = np.empty(2 * (h + w) + 8 * r, np.int64)
+    xs = np.empty(2 * (h + w) + 8 * r, np.int64)
+    n = 0
+    for x in range(x0 - r, x0 + w + r):
+        ys[n], xs[n] = y0 - r, x
+        n += 1
+    for y in range(y0 - r + 1, y0 + h + r):
+        ys[n], xs[n] = y, x0 + w - 1 + r
+        n += 1
+    for x in range(x0 + w + r - 2, x0 - r - 1, -1):
+        ys[n], xs[n] = y0 + h - 1 + r, x
+        n += 1
+    for y in range(y0 + h + r - 2, y0 - r, -1):
+        ys[n], xs[n] = y, x0 - r
+        n += 1
+    keep = 0
+    for i in range(n):
+        if 0 <= ys[i] < H and 0 <= xs[i] < W:
+            ys[keep], xs[keep] = ys[i], xs[i]
+            keep += 1
+    return ys[:keep], xs[:keep]
+
+
+@njit(cache=True)
+def _part_armor(tiles, part, parts, n, kind, layers, detour):
+    """Stages 5 and 6 (``stages._PartArmor.run``): rings of armor round each part of ``kind``."""
+    H, W = tiles.shape
+    for p in range(n):
+        if parts[p, KIND] != kind:
+            continue
+        for r in range(1, layers + 1):
+            ys, xs = _ring(parts[p, 3], parts[p, 4], parts[p, 5], parts[p, 6], r, H, W)
+            K.armor_tiles(tiles, part, parts[:n], ys, xs, detour)
+
+
+@njit(cache=True)
+def _start_ship(tiles, part, parts, row, g, circle):
+    """``StarshipEnv._start_ship``: the generator up to ``g[G_UNTIL]`` or the random start, on
+    an empty grid; returns the part count."""
+    tiles[:] = EMPTY
+    part[:] = -1
+    n = 0
+    H, W = tiles.shape
+    if g[G_RANDOM_START]:
+        for y in range(H):
+            for x in range(W):
+                u = next_double(row)
+                k = 0
+                for j in range(3):
+                    if _RANDOM_CDF[j] <= u:
+                        k = j + 1
+                tiles[y, x] = k
+        for _ in range(H * W // 32):
+            b = FIRST_BRUSH_PART + integers(row, NUM_BRUSHES - FIRST_BRUSH_PART)
+            y = integers(row, H)
+            x = integers(row, W)
+            n, _ = _apply_edit(tiles, part, parts, n, b, y, x)
+        return n
+    until, detour = g[G_UNTIL], g[G_DETOUR]
+    if until >= 1 and g[G_SHAPE]:
+        _shape(tiles, row, g, circle)
+    if until >= 2 and g[G_FILL]:
+        _fill_gaps(tiles, g)
+    if until >= 3 and g[G_COCKPIT]:
+        n = _spot(tiles, part, parts, n, row, COCKPIT, g[G_COCKPIT_STRATEGY], detour)
+    if until >= 4 and g[G_REACTOR]:
+        n = _spot(tiles, part, parts, n, row, REACTOR, g[G_REACTOR_STRATEGY], detour)
+    if until >= 5 and g[G_COCKPIT_ARMOR]:
+        _part_armor(tiles, part, parts, n, COCKPIT, g[G_COCKPIT_LAYERS], detour)
+    if until >= 6 and g[G_REACTOR_ARMOR]:
+        _part_armor(tiles, part, parts, n, REACTOR, g[G_REACTOR_LAYERS], detour)
+    return n
+
+
+def generate_start(pipeline: Any, seed: int, *, start: str = "partial", partial_stages: int = 6) -> Ship:
+    """The start ship ``StarshipEnv(start=start)`` deals on its first reset with ``seed`` (the
+    compiled path; its reference is the single env)."""
+    g, circle = _generator_params(pipeline, start, partial_stages)
+    H, W = pipeline.size
+    tiles, part, parts = np.zeros((H, W), np.int8), np.full((H, W), -1, np.int16), np.zeros((H * W, PART_FIELDS), np.int16)
+    n = _start_ship(tiles, part, parts, stream_rows([seed])[0], g, circle)
+    return Ship(tiles, part, parts[:n].copy())
+
+
+# -- one board -----------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _score_board(tiles, parts, n, iv, fv, terms):
+    """Score the ship (``StarshipEnv._score``) into the board's counters."""
+    rules, raw, t, total, _, _, _ = score(tiles, parts[:n])
+    passed = 0
+    for k in range(rules.shape[0]):
+        passed += rules[k]
+    iv[I_PASSED] = passed
+    iv[I_VALID] = passed == rules.shape[0]
+    fv[F_QUALITY] = total
+    fv[F_FIREPOWER] = raw[3]
+    terms[:] = t
+
+
+@njit(cache=True)
+def _potential(iv, fv, bonus, gated):
+    """``StarshipEnv.potential``."""
+    rules = bonus * iv[I_PASSED] / NUM_RULES
+    if gated and not iv[I_VALID]:
+        return rules
+    return fv[F_QUALITY] + rules
+
+
+@njit(cache=True)
+def _measure(parts, n, iv, fv, targets, got, weight):
+    """``TargetStarshipEnv._measured``: the measures, their closeness and phi's target part."""
+    thrust, weapons = 0, 0
+    for p in range(n):
+        if parts[p, KIND] == 6:  # THRUSTER
+            thrust += parts[p, 5] * parts[p, 6]
+        elif parts[p, KIND] == 7:  # WEAPON
+            weapons += parts[p, 5] * parts[p, 6]
+    got[0] = float(thrust)
+    got[1] = float(weapons)
+    got[2] = fv[F_FIREPOWER]
+    near = 1.0 - ((abs(got[0] - targets[0]) / _TOP[0] + abs(got[1] - targets[1]) / _TOP[1])
+                  + abs(got[2] - targets[2]) / _TOP[2]) / 3
+    fv[F_CLOSENESS] = near
+    return weight * near if iv[I_VALID] else 0.0
+
+
+@njit(cache=True)
+def _finish(tiles, part, parts, n, iv, o, obs, mask, act_mask, targets, got, tobs):
+    """The board's observation and masks after a reset or a step (``_update_mask``,
+    ``_observation``; with targets their observation and the caps)."""
+    cy, cx = iv[I_CY], iv[I_CX]
+    obs[:] = 0
+    _observe(tiles, parts[:n], cy, cx, obs)
+    first = 4 if o[O_TURTLE] else 1
+    if o[O_MASKS] != MASK_NONE:
+        has_cockpit, has_reactor = False, False
+        for p in range(n):
+            has_cockpit |= parts[p, KIND] == COCKPIT
+            has_reactor |= parts[p, KIND] == REACTOR
+        brush_mask(tiles, part, parts[:n], cy, cx, has_cockpit, has_reactor, o[O_MASKS] != MASK_REPAIRABLE,
+                   mask[first:])
+        if o[O_MASKS] == MASK_SAFE:
+            seal_mask(tiles, part, parts[:n], cy, cx, mask[first:])
+    act_mask[:] = mask
+    if o[O_TARGETS]:
+        for k in range(3):
+            asked = np.float32(targets[k])
+            top = np.float32(_TOP[k])
+            tobs[k] = asked / top
+            tobs[3 + k] = min(max((asked - np.float32(got[k])) / top, np.float32(-1.0)), np.float32(1.0))
+        if o[O_CAPS]:
+            for b in range(NUM_BRUSHES):
+                if (_POINTS[b, 0] > targets[0] - got[0] or _POINTS[b, 1] > targets[1] - got[1]
+                        or _POINTS[b, 2] > targets[2] - got[2]):
+                    act_mask[first + b] = 0
+
+
+@njit(cache=True)
+def _reset_board(tiles, part, parts, iv, fv, terms, row, trow, g, circle, o, given, weight, targets, got):
+    """``StarshipEnv.reset`` (and the targets wrapper's) of one board."""
+    H, W = tiles.shape
+    iv[I_NPARTS] = n = _start_ship(tiles, part, parts, row, g, circle)
+    if o[O_TURTLE]:
+        iv[I_CY] = integers(row, H)
+        iv[I_CX] = integers(row, W)
+    else:
+        iv[I_CY] = iv[I_CX] = 0
+    _score_board(tiles, parts, n, iv, fv, terms)
+    fv[F_BEST] = fv[F_QUALITY]
+    iv[I_STALE] = iv[I_CHANGES] = iv[I_STEPS] = 0
+    if o[O_TARGETS]:
+        for k in range(3):
+            targets[k] = given[k] if given[k] >= 0 else float(_LOW[k] + integers(trow, int(_TOP[k]) - _LOW[k] + 1))
+        fv[F_TPHI] = _measure(parts, n, iv, fv, targets, got, weight)
+
+
+@njit(cache=True)
+def _step_board(tiles, part, parts, iv, fv, terms, a, o, bonus, weight, targets, got):
+    """``StarshipEnv.step`` (and the targets wrapper's) of one board: (reward, terminated, truncated)."""
+    H, W = tiles.shape
+    y, x = iv[I_CY], iv[I_CX]
+    gated = o[O_GATED] != 0
+    before = _potential(iv, fv, bonus, gated)
+    move, brush = -1, a - 1
+    if o[O_TURTLE]:
+        move, brush = (a, -1) if a < 4 else (-1, a - 4)
+    changed = False
+    n = iv[I_NPARTS]
+    if brush >= 0:
+        n, changed = _apply_edit(tiles, part, parts, n, brush, y, x)
+        iv[I_NPARTS] = n
+    if not o[O_TURTLE]:
+        i = (y * W + x + 1) % (H * W)
+        iv[I_CY], iv[I_CX] = i // W, i % W
+    elif move >= 0:
+        iv[I_CY] = min(max(y + _DYA[move], 0), H - 1)
+        iv[I_CX] = min(max(x + _DXA[move], 0), W - 1)
+    if changed:
+        iv[I_CHANGES] += 1
+        _score_board(tiles, parts, n, iv, fv, terms)
+    iv[I_STEPS] += 1
+    reward = _potential(iv, fv, bonus, gated) - before
+    if fv[F_QUALITY] > fv[F_BEST] + 1e-12:
+        fv[F_BEST] = fv[F_QUALITY]
+        iv[I_STALE] = 0
+    else:
+        iv[I_STALE] += 1
+    terminated = bool(iv[I_VALID]) and (iv[I_CHANGES] >= o[O_MAX_CHANGES] or iv[I_STALE] >= o[O_PATIENCE])
+    truncated = not terminated and iv[I_STEPS] >= o[O_MAX_STEPS]
+    if o[O_TARGETS]:
+        phi = _measure(parts, n, iv, fv, targets, got, weight)
+        reward += phi - fv[F_TPHI]
+        fv[F_TPHI] = phi
+    return reward, terminated, truncated
+
+
+# -- the batch -----------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def reset_boards(tiles, part, parts, iv, fv, terms, streams, tstreams, which, g, circle, o, given, weight, targets,
+                 got, obs, masks, act_masks, tobs):
+    """Deal a new ship on every board ``i`` with ``which[i]``."""
+    for i in range(tiles.shape[0]):
+        if which[i]:
+            _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], streams[i], tstreams[i], g, circle, o,
+                         given, weight, targets[i], got[i])
+            _finish(tiles[i], part[i], parts[i], iv[i, I_NPARTS], iv[i], o, obs[i], masks[i], act_masks[i],
+                    targets[i], got[i], tobs[i])
+
+
+@njit(cache=True)
+def step_boards(tiles, part, parts, iv, fv, terms, streams, tstreams, pending, actions, g, circle, o, bonus, weight,
+                targets, got, obs, masks, act_masks, tobs, rewards, terms_out, truncs):
+    """One step of every board; a board that ended on the last step is dealt again instead (its
+    action ignored: Gymnasium's next-step auto-reset). ``pending`` becomes the boards that ended."""
+    no_targets = np.full(3, -1.0)
+    for i in range(tiles.shape[0]):
+        if pending[i]:
+            _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], streams[i], tstreams[i], g, circle, o,
+                         no_targets, weight, targets[i], got[i])
+            rewards[i] = 0.0
+            terms_out[i] = truncs[i] = pending[i] = False
+        else:
+            rewards[i], terms_out[i], truncs[i] = _step_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i],
+                                                              actions[i], o, bonus, weight, targets[i], got[i])
+            pending[i] = terms_out[i] or truncs[i]
+        _finish(tiles[i], part[i], parts[i], iv[i, I_NPARTS], iv[i], o, obs[i], masks[i], act_masks[i], targets[i],
+                got[i], tobs[i])
+
+
+def _generator_params(pipeline: Any, start: str, partial_stages: int) -> tuple[np.ndarray, float]:
+    """The int64 parameters of the compiled start (``G_*``) and the shape stage's circle weight."""
+    if start == "partial" and partial_stages > MAX_STAGES:
+        raise ValueError(f"the compiled Starship vector env runs the generator's stages 1-{MAX_STAGES} only "
+                         f"(start='partial' with partial_stages <= {MAX_STAGES}), got partial_stages={partial_stages!r}")
+    shape, fill, cockpit, reactor, cockpit_armor, reactor_armor = pipeline.stages[:MAX_STAGES]
+    g = np.zeros(G_SIZE, np.int64)
+    g[G_UNTIL] = 2 if start == "empty" else partial_stages
+    g[G_DETOUR] = pipeline.detour
+    g[G_RANDOM_START] = start == "random"
+    g[G_SHAPE], g[G_FILL], g[G_COCKPIT], g[G_REACTOR] = shape.enabled, fill.enabled, cockpit.enabled, reactor.enabled
+    g[G_COCKPIT_ARMOR], g[G_REACTOR_ARMOR] = cockpit_armor.enabled, reactor_armor.enabled
+    g[G_MIN_MOD], g[G_MAX_MOD] = shape.min_modules, shape.max_modules
+    g[G_MIN_R], g[G_MAX_R] = shape.min_radius, shape.max_radius
+    g[G_MIN_W], g[G_MAX_W] = shape.min_width, shape.max_width
+    g[G_MIN_H], g[G_MAX_H] = shape.min_height, shape.max_height
+    g[G_MARGIN] = shape.margin
+    g[G_SCAN], g[G_ITERS], g[G_FILL_MARGIN] = fill.scan_range, fill.iterations, fill.margin
+    g[G_COCKPIT_STRATEGY] = STRATEGIES.index(cockpit.strategy)
+    g[G_REACTOR_STRATEGY] = STRATEGIES.index(reactor.strategy)
+    g[G_COCKPIT_LAYERS], g[G_REACTOR_LAYERS] = cockpit_armor.layers, reactor_armor.layers
+    return g, float(shape._weights("circle_weight", "rectangle_weight")[0])
+
+
+class StarshipVectorEnv(KernelVectorEnv):
+    """``num_envs`` ships of ``StarshipEnv`` edited in one compiled call a step.
+
+    Arguments: ``StarshipEnv``'s (``representation`` "narrow" or "turtle", ``start``, ``size``,
+    ``partial_stages`` up to 6, ``generator``, ``validity_bonus``, ``reward``, ``masks``,
+    ``max_changes``, ``patience``, ``max_steps``), ``num_envs`` and ``autoreset_mode``;
+    ``render_mode`` "ansi" or None. Every action in range is accepted, as the single env
+    accepts it (a masked one too); one out of range raises ``IllegalActionError``. ``info``:
+    see the module docstring.
+    """
+
+    single_env: ClassVar[Any] = StarshipEnv
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int = 1, *, render_mode: str | None = None,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **kwargs: Any) -> None:
+        self.num_envs = _check_num_envs(num_envs)
+        _check_autoreset(autoreset_mode)
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode of a vector env must be 'ansi' or None, got {render_mode!r}")
+        self.render_mode = render_mode
+        proto = self._prototype(**kwargs)
+        inner = proto.env if isinstance(proto, TargetStarshipEnv) else proto
+        if inner.representation == "wide":
+            raise ValueError("the compiled Starship vector env takes representation 'narrow' or 'turtle'; "
+                             "'wide' (actions are triples) runs as SyncVectorEnv (vectorization_mode='sync')")
+        self.proto = proto
+        self.game = None
+        self.illegal_action = "raise"
+        self.single_observation_space = proto.observation_space
+        self.single_action_space = proto.action_space
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._g, self._circle = _generator_params(inner.pipeline, inner.start, inner.partial_stages)
+        H, W = inner.pipeline.size
+        o = np.zeros(O_SIZE, np.int64)
+        o[O_TURTLE] = inner.representation == "turtle"
+        o[O_MASKS] = ("none", "repairable", "build", "safe").index(inner.masks)
+        o[O_GATED] = inner.reward == "gated"
+        o[O_MAX_CHANGES], o[O_PATIENCE], o[O_MAX_STEPS] = inner.max_changes, inner.patience, inner.max_steps
+        o[O_TARGETS] = isinstance(proto, TargetStarshipEnv)
+        o[O_CAPS] = bool(getattr(proto, "caps", False))
+        self._o = o
+        self._bonus = inner.validity_bonus
+        self._weight = float(getattr(proto, "target_weight", 0.0))
+        n = self.num_envs
+        self._num_actions = int(self.single_action_space.n)
+        self._tiles = np.zeros((n, H, W), np.int8)
+        self._part = np.full((n, H, W), -1, np.int16)
+        self._parts = np.zeros((n, H * W, PART_FIELDS), np.int16)
+        self._iv = np.zeros((n, I_SIZE), np.int64)
+        self._fv = np.zeros((n, F_SIZE))
+        self._terms = np.zeros((n, len(TERMS)))
+        self._streams: np.ndarray | None = None
+        self._tstreams = np.zeros_like(stream_rows([0] * n))
+        self._targets = np.zeros((n, 3))
+        self._got = np.zeros((n, 3))
+        self._tobs = np.zeros((n, 6), np.float32)
+        self._obs = np.zeros((n, OBS_CHANNELS, H, W), np.uint8)
+        self._masks = np.ones((n, self._num_actions), np.int8)
+        self._act_masks = np.ones((n, self._num_actions), np.int8)
+        self._pending = np.zeros(n, dtype=bool)
+        self._illegal = np.zeros(n, dtype=bool)
+        self._rewards = np.zeros(n)
+        self._terms_out = np.zeros(n, dtype=bool)
+        self._truncs = np.zeros(n, dtype=bool)
+
+    def _prototype(self, **kwargs: Any) -> gymnasium.Env:
+        """The single env these boards copy (its spaces and options)."""
+        return StarshipEnv(**kwargs)
+
+    # -- Gymnasium API ---------------------------------------------------------------------
+
+    def reset(self, *, seed: int | list[int | None] | None = None,
+              options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        fresh = self._streams is None
+        if self._seed(seed) or fresh:
+            self._tstreams = self._streams.copy() if seed is not None else stream_rows([None] * self.num_envs)
+        given = self._given_targets(options)
+        everyone = np.ones(self.num_envs, dtype=bool)
+        reset_boards(self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._streams,
+                     self._tstreams, everyone, self._g, self._circle, self._o, given, self._weight, self._targets,
+                     self._got, self._obs, self._masks, self._act_masks, self._tobs)
+        self._pending[:] = False
+        return self._observations(), self._info()
+
+    def _given_targets(self, options: dict[str, Any] | None) -> np.ndarray:
+        return np.full(3, -1.0)
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        a = self._actions(actions)
+        step_boards(self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._streams,
+                    self._tstreams, self._pending, a, self._g, self._circle, self._o, self._bonus, self._weight,
+                    self._targets, self._got, self._obs, self._masks, self._act_masks, self._tobs, self._rewards,
+                    self._terms_out, self._truncs)
+        return self._observations(), self._rewards.copy(), self._terms_out.copy(), self._truncs.copy(), self._info()
+
+    def _actions(self, actions: Any) -> np.ndarray:
+        """The actions as int64: one integer a board, in the action space (masks are not enforced,
+        as ``StarshipEnv`` does not enforce them)."""
+        if self._streams is None:
+            raise RuntimeError("reset() was never called; call reset() first")
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), one action a board; "
+                             f"got {a.dtype} of shape {a.shape}")
+        a = a.astype(np.int64)
+        bad = (a < 0) | (a >= self._num_actions)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise IllegalActionError(int(a[i]), range(self._num_actions), f"on board {i}")
+        return a
+
+    def _observations(self) -> Any:
+        return self._obs.copy()
+
+    def _info(self) -> dict[str, Any]:
+        n = self.num_envs
+        everywhere = np.ones(n, dtype=bool)
+        info: dict[str, Any] = {
+            "quality": self._fv[:, F_QUALITY].copy(),
+            "terms": {k: self._terms[:, j].copy() for j, k in enumerate(TERMS)},
+            "valid": self._iv[:, I_VALID].astype(bool),
+            "rules_passed": self._iv[:, I_PASSED].copy(),
+            "changes": self._iv[:, I_CHANGES].copy(),
+            "steps": self._iv[:, I_STEPS].copy(),
+            "action_mask": self._masks.copy(),
+        }
+        for key in list(info):
+            if isinstance(info[key], dict):
+                info[key].update({"_" + k: everywhere for k in list(info[key])})
+            info["_" + key] = everywhere
+        return info
+
+    def action_masks(self) -> np.ndarray:
+        """``(num_envs, num_actions)`` bools to sample the next actions from: each board's mask
+        (all ones without ``masks``), every action on a board waiting for its auto-reset."""
+        masks = self._act_masks.astype(bool)
+        masks[self._pending] = True
+        return masks
+
+    def ship(self, i: int) -> Ship:
+        """Board ``i``'s ship (a copy)."""
+        n = int(self._iv[i, I_NPARTS])
+        return Ship(self._tiles[i].copy(), self._part[i].copy(), self._parts[i, :n].copy())
+
+    def game_state(self, i: int) -> Ship:
+        """Board ``i``'s ship (a copy): Starship has no rules-core ``State``."""
+        return self.ship(i)
+
+    def render(self) -> tuple[str, ...] | None:
+        """Every board's ship as text ("ansi"), or None."""
+        if self.render_mode != "ansi":
+            return None
+        return tuple(self.ship(i).to_text() for i in range(self.num_envs))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} num_envs={self.num_envs} {self.proto!r}>"
+
+
+class StarshipTargetsVectorEnv(StarshipVectorEnv):
+    """``num_envs`` ships of ``TargetStarshipEnv`` edited in one compiled call a step.
+
+    Arguments: ``TargetStarshipEnv``'s (``target_weight``, ``caps``, and ``StarshipEnv``'s as
+    for ``StarshipVectorEnv``). ``reset(options={"targets": {...}})`` asks every board for the
+    given targets (the others drawn); auto-resets draw them all, as the single env's do.
+    ``action_masks()`` has the caps; ``info["action_mask"]`` is the inner env's mask, as there.
+    """
+
+    single_env: ClassVar[Any] = TargetStarshipEnv
+
+    def _prototype(self, **kwargs: Any) -> gymnasium.Env:
+        return TargetStarshipEnv(**kwargs)
+
+    def _given_targets(self, options: dict[str, Any] | None) -> np.ndarray:
+        given = dict((options or {}).get("targets", {}))
+        unknown = set(given) - set(TARGETS)
+        if unknown:
+            raise ValueError(f"unknown targets {sorted(unknown)}: the targets are {list(TARGETS)}")
+        out = np.full(3, -1.0)
+        for j, (k, (lo, hi)) in enumerate(TARGETS.items()):
+            if k in given:
+                if not lo <= given[k] <= hi:
+                    raise ValueError(f"target {k} must be in {lo}..{hi}, got {given[k]!r}")
+                out[j] = float(given[k])
+        return out
+
+    def _observations(self) -> Any:
+        return {"grid": self._obs.copy(), "targets": self._tobs[:, :3].copy(), "deficits": self._tobs[:, 3:].copy()}
+
+    def _info(self) -> dict[str, Any]:
+        info = super()._info()
+        everywhere = np.ones(self.num_envs, dtype=bool)
+        for key, values in (("targets", self._targets), ("measures", self._got)):
+            info[key] = {k: values[:, j].copy() for j, k in enumerate(TARGETS)}
+            info[key].update({"_" + k: everywhere for k in TARGETS})
+            info["_" + key] = everywhere
+        info["closeness"] = self._fv[:, F_CLOSENESS].copy()
+        info["_closeness"] = everywhere
+        return info
