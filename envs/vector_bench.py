@@ -9,6 +9,13 @@ step (``num_envs`` a call) over the loop's wall time. Each (env id, batch) is me
 their ratio. ``SyncVectorEnv`` is measured at ``min(batch, sync_max)`` boards (its rate per board
 does not grow with the batch, and thousands of single envs take long to build); its column says
 which.
+
+The reference for speed is pgx (JAX): where it is importable (the optional ``bench`` extra), the
+rows of Trilobite-v0 and Threes-v0 also measure its peer game (connect_four, 2048) at the same
+batch in the same slices, stepped as pgx's documentation shows: ``jax.jit`` of the ``jax.vmap``-ed
+``auto_reset(env.step, env.init)``, here with a uniformly random legal action drawn inside the
+same jitted call (one call a step from Python, as for the other envs), and the ratio to it.
+Where pgx is not importable those cells say so and nothing fails.
 """
 
 from __future__ import annotations
@@ -21,6 +28,10 @@ import gymnasium
 import numpy as np
 
 from tablegym.envs import plugins
+
+PGX_PEERS = {"tablegym/Trilobite-v0": "connect_four", "tablegym/Threes-v0": "2048"}
+"""Env id -> the pgx game measured beside it (the same kind of board, random legal moves)."""
+PGX_MISSING = "pgx not installed"
 
 
 def random_steps(env: Any, seconds: float, rng: np.random.Generator) -> float:
@@ -38,9 +49,59 @@ def random_steps(env: Any, seconds: float, rng: np.random.Generator) -> float:
             return steps * env.num_envs / (now - start)
 
 
+class PgxRandom:
+    """``batch`` boards of pgx game ``name`` stepped with random legal actions and auto-reset,
+    one jitted call a step (what ``random_steps`` measures for a Gymnasium vector env)."""
+
+    def __init__(self, name: str, batch: int) -> None:
+        import jax
+        import pgx
+        from pgx.experimental import auto_reset
+
+        self.jax, self.num_envs = jax, batch
+        env = pgx.make(name)
+        self._init = jax.jit(jax.vmap(env.init))
+        step = jax.vmap(auto_reset(env.step, env.init))
+
+        def random_step(state: Any, key: Any) -> tuple[Any, Any]:
+            key, pick, chance = jax.random.split(key, 3)
+            logits = jax.numpy.log(state.legal_action_mask.astype(jax.numpy.float32))
+            action = jax.random.categorical(pick, logits, axis=-1)
+            return step(state, action, jax.random.split(chance, batch)), key
+
+        self._step = jax.jit(random_step)
+
+    def steps_per_second(self, seconds: float, rng: np.random.Generator) -> float:
+        """Board steps per second over ``seconds`` (the last step waited for)."""
+        jax = self.jax
+        key = jax.random.PRNGKey(int(rng.integers(2**31)))
+        key, sub = jax.random.split(key)
+        state = jax.block_until_ready(self._init(jax.random.split(sub, self.num_envs)))
+        steps = 0
+        start = time.perf_counter()
+        end = start + seconds
+        while time.perf_counter() < end:
+            state, key = self._step(state, key)
+            steps += 1
+        jax.block_until_ready(state)
+        return steps * self.num_envs / (time.perf_counter() - start)
+
+
+def pgx_available() -> bool:
+    """Whether pgx and JAX import here (the optional ``bench`` extra)."""
+    try:
+        import jax  # noqa: F401
+        import pgx  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,8192", ids: str | None = None,
-              sync_max: int = 1024) -> dict[str, dict[str, Any]]:
-    """Rows "<id> x <batch>": compiled and SyncVectorEnv steps/s (medians) and their ratio.
+              sync_max: int = 1024, pgx: bool = True) -> dict[str, dict[str, Any]]:
+    """Rows "<id> x <batch>": compiled and SyncVectorEnv steps/s (medians) and their ratio; the
+    ids with a pgx peer (``PGX_PEERS``) add its steps/s and the compiled env's ratio to it
+    ("pgx not installed" where pgx does not import; ``pgx=False`` leaves the peers out).
 
     ``batches`` and ``ids`` are comma-separated (``ids``: every id with a vector entry point when
     not given; a short name such as ``Trilobite`` matches ``tablegym/Trilobite-v0``)."""
@@ -53,21 +114,33 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
     chosen = known if ids is None else [i for i in known if any(w in i for w in str(ids).split(","))]
     if not chosen:
         raise ValueError(f"ids {ids!r} match no env id with a vector entry point; those are {known}")
+    have_pgx = pgx and pgx_available()
     rng = np.random.default_rng(0)
     rows: dict[str, dict[str, Any]] = {}
     for env_id in chosen:
+        peer = PGX_PEERS.get(env_id) if pgx else None
         for n in sizes:
             compiled = gymnasium.make_vec(env_id, num_envs=n)
             sync = gymnasium.make_vec(env_id, num_envs=min(n, sync_max), vectorization_mode="sync")
+            reference = PgxRandom(peer, n) if peer and have_pgx else None
             random_steps(compiled, 0.05, rng)  # compile and warm up outside the timing
             random_steps(sync, 0.05, rng)
-            fast, slow = [], []
+            if reference is not None:
+                reference.steps_per_second(0.05, rng)
+            fast, slow, ref = [], [], []
             for _ in range(repeats):
                 fast.append(random_steps(compiled, seconds, rng))
                 slow.append(random_steps(sync, seconds, rng))
+                if reference is not None:
+                    ref.append(reference.steps_per_second(seconds, rng))
             compiled.close()
             sync.close()
             f, s = statistics.median(fast), statistics.median(slow)
-            rows[f"{env_id.removeprefix('tablegym/')} x {n}"] = {
-                "compiled steps/s": f, "sync steps/s": s, "sync boards": min(n, sync_max), "ratio": f / s}
+            row: dict[str, Any] = {"compiled steps/s": f, "sync steps/s": s, "sync boards": min(n, sync_max),
+                                   "ratio": f / s}
+            if peer:
+                r = statistics.median(ref) if ref else None
+                row.update({"pgx game": peer, "pgx steps/s": PGX_MISSING if r is None else r,
+                            "vs pgx": PGX_MISSING if r is None else f / r})
+            rows[f"{env_id.removeprefix('tablegym/')} x {n}"] = row
     return rows

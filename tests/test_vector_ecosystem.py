@@ -153,3 +153,16 @@ def test_maskable_ppo_learns_through_the_adapter() -> None:
 def test_adapter_refuses_what_is_not_a_vector_env(bad) -> None:
     with pytest.raises(ValueError, match=r"SB3VecEnv takes a gymnasium.vector.VectorEnv"):
         SB3VecEnv(bad)
+
+
+def test_bench_vec_says_when_pgx_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without pgx (the main CI) the peer cells say so; ``pgx=False`` leaves them out."""
+    from tablegym.envs import vector_bench
+
+    monkeypatch.setattr(vector_bench, "pgx_available", lambda: False)
+    row = vector_bench.bench_vec(seconds=0.01, repeats=1, batches="2", ids="Threes")["Threes-v0 x 2"]
+    assert row["pgx game"] == "2048"
+    assert row["pgx steps/s"] == row["vs pgx"] == vector_bench.PGX_MISSING
+    assert row["compiled steps/s"] > 0
+    plain = vector_bench.bench_vec(seconds=0.01, repeats=1, batches="2", ids="Threes", pgx=False)["Threes-v0 x 2"]
+    assert "pgx game" not in plain
