@@ -41,8 +41,13 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 from numba import njit, types
 
-from tablegym.envs.core import CHANCE, CHANCE_T, INT_OF_STATE_T, MOVES_T, ONGOING, PUSH_T, STATE_T, Game, IllegalActionError
+from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, Game,
+                                IllegalActionError)
 from tablegym.envs.streams import choice, integers, stream_rows
+from tablegym.search.alphabeta import root_search as alphabeta_root
+from tablegym.search.expectiminimax import MAX_OUTCOMES
+from tablegym.search.expectiminimax import root_search as expectiminimax_root
+from tablegym.search.table import MAX_PLY
 
 OBSERVE_T = types.FunctionType(types.none(STATE_T, types.int64, types.float32[::1]))
 """``observation(s, player, out)``: the single env's observation of ``player``, flattened into ``out``."""
@@ -58,8 +63,12 @@ _I, _F = types.int64, types.float64
 _I1, _I2, _U2 = types.int64[::1], types.int64[:, ::1], types.uint64[:, ::1]
 _B1, _F1, _F2, _M2 = types.boolean[::1], types.float64[::1], types.float32[:, ::1], types.int8[:, ::1]
 
-RANDOM, SELF_PLAY = 0, 1
+RANDOM, SELF_PLAY, SEARCH = 0, 1, 3
 """How the other seat of a two-player batch moves (the kernel's ``opponent`` argument)."""
+ALPHABETA, EXPECTIMINIMAX = 0, 1
+"""Which compiled search plays the other seat (``kind`` in ``SEARCH_DATA_T``)."""
+NO_LIMIT = 2**62
+"""The node limit of a depth-limited search."""
 ALTERNATE = 2
 """``agent_seat="alternate"`` as the kernel's ``seat_mode`` (0 and 1 are the seats)."""
 
@@ -81,16 +90,64 @@ def _resolve_chance(s, row, to_move, outcome, chance, draw, push, outcomes, prob
 
 
 @njit(cache=True)
-def _advance(s, row, seat, opponent, moves, push, to_move, outcome, chance, draw, buf, probs):
+def _advance(s, row, seat, opponent, moves, push, to_move, outcome, chance, draw, buf, probs, search):
     """Chance, then the other seat, until ``seat`` is to move or the game is over (the single
-    env's ``_advance_opponent`` with the random opponent: ``legal[rng.integers(len(legal))]``)."""
+    env's ``_advance_opponent``): a uniformly random legal move (``legal[rng.integers(len(legal))]``)
+    when ``search`` is None, else the move of the compiled search it holds."""
     _resolve_chance(s, row, to_move, outcome, chance, draw, push, buf, probs)
     if opponent == SELF_PLAY:
         return
     while outcome(s) == ONGOING and to_move(s) != seat:
-        n = moves(s, buf)
-        push(s, buf[integers(row, n)])
+        push(s, _opponent_move(s, row, moves, buf, search))
         _resolve_chance(s, row, to_move, outcome, chance, draw, push, buf, probs)
+
+
+@njit(cache=True)
+def _opponent_move(s, row, moves, buf, search):
+    """The other seat's move: random from the board's stream (``search`` None: numba compiles
+    only this branch for the random opponent), or ``_searched_move``."""
+    if search is None:
+        n = moves(s, buf)
+        return buf[integers(row, n)]
+    return _searched_move(s, search)
+
+
+@njit(cache=True)
+def _searched_move(s, search):
+    """The move of the compiled search ``search`` (``SearchOpponent.arguments``, the kernels
+    first) at ``s``, whose player to move is the other seat; ``s`` is left as it was.
+
+    Alpha-beta searches ``depth`` plies at once: its move (the first maximal one in legal
+    order) does not depend on the transposition table, the killers or the history, nor on the
+    shallower iterations the single env's iterative deepening runs first, so one table a root
+    player serves every board. Expectiminimax starts from cleared tables and deepens 1, 2, ...
+    ``depth`` as ``expectiminimax()`` does (its root order follows the last iteration's best
+    move, and a win's value counts the plies from the root), on the root with the move
+    filter's settings written in."""
+    moves, push, pop, to_move, outcome, key, chance, evaluate, data = search
+    (kind, depth, bound, params, root, settings_at, settings, tt_key, tt_val, tt_depth, tt_flag, tt_move, killers,
+     history, bufs, scores, pv, pv_len, outs, probs, counters, values) = data
+    root[:] = s
+    for j in range(settings_at.shape[0]):
+        root[settings_at[j]] = settings[j]
+    p = to_move(root)
+    if kind == ALPHABETA:
+        counters[:] = 0
+        move, _, _ = alphabeta_root(root, depth, moves, push, pop, to_move, outcome, key, evaluate, params,
+                                    tt_key[p], tt_val[p], tt_depth[p], tt_flag[p], tt_move[p], killers, history, bufs,
+                                    scores, pv, pv_len, counters, NO_LIMIT, values)
+        return move
+    tt_key[p, :] = 0  # SearchTables' empty table
+    tt_depth[p, :] = -1
+    tt_move[p, :] = -1
+    history[:] = 0.0
+    move = -1
+    for d in range(1, depth + 1):
+        counters[:] = 0
+        move, _, _ = expectiminimax_root(root, d, moves, push, pop, to_move, outcome, key, chance, evaluate, params,
+                                         tt_key[p], tt_val[p], tt_depth[p], tt_flag[p], tt_move[p], history, bufs,
+                                         scores, outs, probs, counters, bound, NO_LIMIT, values)
+    return move
 
 
 @njit(cache=True)
@@ -113,53 +170,45 @@ def _reward_of(s, seat, outcome):
 
 
 @njit(cache=True)
-def _reset_two_player(states, streams, seats, episodes, init, which, seat_mode, opponent, obs, masks,
-                      moves, push, to_move, outcome, chance, draw, observe, buf, probs):
+def _reset_two_player(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
+                      moves, push, to_move, outcome, chance, draw, observe, buf, probs, search):
     i = which
     s = states[i]
     s[:] = init
-    seat = episodes[i] % 2 if seat_mode == ALTERNATE else seat_mode
+    seat = episodes[i] % 2 if seat_modes[i] == ALTERNATE else seat_modes[i]
     episodes[i] += 1
     if opponent == SELF_PLAY:
         _resolve_chance(s, streams[i], to_move, outcome, chance, draw, push, buf, probs)
         seat = to_move(s)
     else:
-        _advance(s, streams[i], seat, opponent, moves, push, to_move, outcome, chance, draw, buf, probs)
+        _advance(s, streams[i], seat, opponent, moves, push, to_move, outcome, chance, draw, buf, probs, search)
     seats[i] = seat
     _finish(s, i, seat, moves, outcome, observe, obs, masks, buf)
 
 
-@njit(types.none(_I2, _U2, _I1, _I1, _I1, _B1, _I, _I, _F2, _M2, MOVES_T, PUSH_T, INT_OF_STATE_T,
-                 INT_OF_STATE_T, CHANCE_T, DRAW_T, OBSERVE_T, _I), cache=True)
-def reset_two_player(states, streams, seats, episodes, init, which, seat_mode, opponent, obs, masks,
-                     moves, push, to_move, outcome, chance, draw, observe, width):
-    """Start a new game on every board ``i`` with ``which[i]``, the other seat moving first
-    when it is to move (``seat_mode``: 0, 1 or ``ALTERNATE`` by the board's episode count)."""
+@njit(cache=True)
+def _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
+                  moves, push, to_move, outcome, chance, draw, observe, width, search):
     buf = np.empty(width, np.int64)
     probs = np.empty(width)
     for i in range(states.shape[0]):
         if which[i]:
-            _reset_two_player(states, streams, seats, episodes, init, i, seat_mode, opponent, obs, masks,
-                              moves, push, to_move, outcome, chance, draw, observe, buf, probs)
+            _reset_two_player(states, streams, seats, episodes, init, i, seat_modes, opponent, obs, masks,
+                              moves, push, to_move, outcome, chance, draw, observe, buf, probs, search)
 
 
-@njit(types.none(_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _M2,
-                 MOVES_T, PUSH_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, DRAW_T, OBSERVE_T, _I), cache=True)
-def step_two_player(states, streams, seats, episodes, init, pending, actions, seat_mode, opponent, penalty,
-                    illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
-                    draw, observe, width):
-    """One step of every board: a board that ended on the last step starts again (its action is
-    ignored: Gymnasium's next-step auto-reset); the others play their action, then chance and
-    the other seat. ``pending`` becomes the boards that ended now. With ``penalty`` an illegal
-    action ends its board with ``illegal_reward`` (``illegal[i]``); else actions are legal."""
+@njit(cache=True)
+def _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
+                 illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
+                 draw, observe, width, search):
     buf = np.empty(width, np.int64)
     probs = np.empty(width)
     for i in range(states.shape[0]):
         s = states[i]
         illegal[i] = False
         if pending[i]:
-            _reset_two_player(states, streams, seats, episodes, init, i, seat_mode, opponent, obs, masks,
-                              moves, push, to_move, outcome, chance, draw, observe, buf, probs)
+            _reset_two_player(states, streams, seats, episodes, init, i, seat_modes, opponent, obs, masks,
+                              moves, push, to_move, outcome, chance, draw, observe, buf, probs, search)
             rewards[i] = 0.0
             terms[i] = False
             pending[i] = outcome(s) != ONGOING
@@ -180,12 +229,73 @@ def step_two_player(states, streams, seats, episodes, init, pending, actions, se
             if outcome(s) == ONGOING:
                 seats[i] = to_move(s)
         else:
-            _advance(s, streams[i], mover, opponent, moves, push, to_move, outcome, chance, draw, buf, probs)
+            _advance(s, streams[i], mover, opponent, moves, push, to_move, outcome, chance, draw, buf, probs, search)
         done = outcome(s) != ONGOING
         rewards[i] = _reward_of(s, mover, outcome) if done else 0.0
         terms[i] = done
         pending[i] = done
         _finish(s, i, seats[i], moves, outcome, observe, obs, masks, buf)
+
+
+_TWO_PLAYER_KERNELS = (MOVES_T, PUSH_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, DRAW_T, OBSERVE_T)
+_RESET_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I, _F2, _M2, *_TWO_PLAYER_KERNELS, _I)
+_STEP_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I1, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _M2,
+              *_TWO_PLAYER_KERNELS, _I)
+SEARCH_KERNELS_T = (MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, EVAL_T)
+"""Numba types of a search opponent's kernels: moves (the move filter's), push, pop, to_move,
+outcome, key, chance, evaluator."""
+SEARCH_DATA_T = types.Tuple((_I, _I, _F, _F1, _I1, _I1, _I1, _I2, types.float64[:, ::1], _I2, _I2, _I2, _I2, _F1,
+                             _I2, types.float64[:, ::1], _I2, _I1, _I2, types.float64[:, ::1], _I1, _F1))
+"""Numba type of ``SearchOpponent.data``: kind, depth, bound, evaluator params, the root's
+scratch copy, the settings' words and values, then the tables (the transposition table's five
+arrays with a row a root player, killers, history, bufs, scores, pv, pv_len, chance outcomes and
+probabilities, counters, root values)."""
+
+
+@njit(types.none(*_RESET_ARGS), cache=True)
+def reset_two_player(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
+                     moves, push, to_move, outcome, chance, draw, observe, width):
+    """Start a new game on every board ``i`` with ``which[i]``, the other seat (random or
+    nobody) moving first when it is to move (``seat_modes[i]``: 0, 1 or ``ALTERNATE`` by the
+    board's episode count)."""
+    _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
+                  moves, push, to_move, outcome, chance, draw, observe, width, None)
+
+
+@njit(types.none(*_STEP_ARGS), cache=True)
+def step_two_player(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
+                    illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
+                    draw, observe, width):
+    """One step of every board: a board that ended on the last step starts again (its action is
+    ignored: Gymnasium's next-step auto-reset); the others play their action, then chance and
+    the other seat (random or nobody). ``pending`` becomes the boards that ended now. With
+    ``penalty`` an illegal action ends its board with ``illegal_reward`` (``illegal[i]``); else
+    actions are legal."""
+    _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
+                 illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
+                 draw, observe, width, None)
+
+
+@njit(types.none(*_RESET_ARGS, *SEARCH_KERNELS_T, SEARCH_DATA_T), cache=True)
+def reset_two_player_search(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
+                            moves, push, to_move, outcome, chance, draw, observe, width, s_moves, s_push, s_pop,
+                            s_to_move, s_outcome, s_key, s_chance, s_eval, data):
+    """``reset_two_player`` with a compiled search as the other seat (``_searched_move``)."""
+    search = (s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance, s_eval, data)
+    _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
+                  moves, push, to_move, outcome, chance, draw, observe, width, search)
+
+
+@njit(types.none(*_STEP_ARGS, *SEARCH_KERNELS_T, SEARCH_DATA_T), cache=True)
+def step_two_player_search(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
+                           illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
+                           draw, observe, width, s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance,
+                           s_eval, data):
+    """``step_two_player`` with a compiled search as the other seat (``_searched_move``)."""
+    search = (s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance, s_eval, data)
+    _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
+                 illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
+                 draw, observe, width, search)
 
 
 @njit(types.none(_I2, _U2, _I1, _F1, _I1, _B1, types.boolean, _F2, _M2, _I2, MOVES_T, PUSH_T, INT_OF_STATE_T,
@@ -427,61 +537,213 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         return f"<{type(self).__name__} num_envs={self.num_envs} {self.game!r}>"
 
 
+COMPILED_SEARCHERS = ("alphabeta", "expectiminimax")
+"""The searchers a batch runs as the other seat, where a game's record lists them."""
+TT_BITS = {"alphabeta": 16, "expectiminimax": 12}
+"""Transposition-table slots (log2) a root player: alpha-beta's table serves every search,
+expectiminimax's is cleared before each (the cost of a clear grows with it)."""
+
+
+def _accepted(game: Game) -> str:
+    """What a batch of ``game`` takes as ``opponent``, in words."""
+    from tablegym.envs import plugin
+    from tablegym.models.agents import game_evaluators
+
+    record = plugin(game.spec.name)
+    own = {v: k for k, v in record.aliases.items()}
+    forms = [f"'{own.get(s, s)}:eval=E,depth=D'" + (f" ({s})" if s in own else "")
+             for s in record.searchers if s in COMPILED_SEARCHERS and not record.searchers[s]]
+    evaluators = [n for n, e in sorted(game_evaluators(game).items()) if e.compiled] + ["learned", "learned:PATH"]
+    searches = " or ".join(forms) if forms else "none for this game"
+    return (f"a vector env's opponent must be 'random' or None (self-play), or a compiled search at a depth: "
+            f"{searches}, E one of {', '.join(evaluators)}")
+
+
+class SearchOpponent:
+    """A compiled search as the other seat of a batch, from a spec of the one route
+    (``tablegym.models.agents.make_agent``: ``alphabeta:eval=advanced,depth=2``, Trap's
+    ``search:eval=composite,depth=2``) or from the agent it builds.
+
+    It runs the searcher's own compiled root search (search/alphabeta.py,
+    search/expectiminimax.py) with the agent's evaluator kernel, depth, move filter and settings,
+    on tables of its own (``kernels`` and ``data``: the search arguments of the batch kernels).
+    A search opponent needs a depth (a time budget would make the moves depend on the machine)
+    and a compiled evaluator; anything else is refused with a ``ValueError`` saying what is taken.
+    """
+
+    def __init__(self, game: Game, opponent: Any) -> None:
+        from tablegym.envs import plugin
+        from tablegym.models.agents import make_agent
+        from tablegym.search.agents import AlphaBetaAgent, ExpectiminimaxAgent, parse_spec
+        from tablegym.search.evaluator import check_game
+        from tablegym.search.searchers import searcher_named
+
+        record = plugin(game.spec.name)
+        allowed = [s for s in record.searchers if s in COMPILED_SEARCHERS and not record.searchers[s]]
+        if isinstance(opponent, str):
+            name, _ = parse_spec(opponent)
+            searcher = searcher_named(record.aliases.get(name, name))
+            if searcher is None or searcher.name not in allowed:
+                what = "no compiled search" if searcher is None else f"{searcher.name}, not one for {game.spec.name}"
+                raise ValueError(f"{_accepted(game)}; got {opponent!r} ({what})")
+            agent = make_agent(game, opponent)
+        elif isinstance(opponent, (AlphaBetaAgent, ExpectiminimaxAgent)):
+            agent = opponent
+        else:
+            raise ValueError(f"{_accepted(game)}; got {opponent!r}")
+        name = "alphabeta" if isinstance(agent, AlphaBetaAgent) else "expectiminimax"
+        if name not in allowed:
+            raise ValueError(f"{_accepted(game)}; got {getattr(agent, 'name', agent)!r} ({name} does not play "
+                             f"{game.spec.name})")
+        if agent.time_limit is not None:
+            raise ValueError(f"{_accepted(game)}; got {agent.name!r} (a time budget: give depth=D, so that the "
+                             f"moves do not depend on the machine)")
+        evaluator = agent.evaluator
+        if not evaluator.compiled:
+            raise ValueError(f"{_accepted(game)}; got {agent.name!r} (evaluator {evaluator.name!r} has no compiled "
+                             f"kernel)")
+        state = game.new_initial_state()
+        check_game(evaluator, state)
+        self.agent = agent
+        """The one route's agent: the single env's opponent with the same spec."""
+        self.name = agent.name
+        spec, k = game.spec, state.kernels
+        move_filter = getattr(agent, "move_filter", None)
+        init = state.array
+        settings_at = np.zeros(0, dtype=np.int64)
+        if move_filter is not None:
+            if move_filter.push is not None:
+                raise ValueError(f"{game.spec.name}'s move filter plays search-only moves; a batch cannot search it")
+            prepared = move_filter.prepare(state, agent.settings).array
+            settings_at = np.flatnonzero(prepared != init).astype(np.int64)
+            # the words the filter's settings write: play never changes them, so each board holds init's
+        if name == "alphabeta":
+            kind, depth = ALPHABETA, min(agent.depth, MAX_PLY - 2, spec.max_game_length)
+        else:
+            kind, depth = EXPECTIMINIMAX, min(agent.depth, MAX_PLY // 2 - 4)
+        moves = move_filter.moves if move_filter is not None else k.moves
+        self.kernels = (CompiledKernel(moves, MOVES_T), CompiledKernel(k.push, PUSH_T), CompiledKernel(k.pop, POP_T),
+                        CompiledKernel(k.to_move, INT_OF_STATE_T), CompiledKernel(k.outcome, INT_OF_STATE_T),
+                        CompiledKernel(k.key, INT_OF_STATE_T),
+                        CompiledKernel(no_chance if k.chance is None else k.chance, CHANCE_T),
+                        CompiledKernel(evaluator.kernel, EVAL_T))
+        """The kernels in ``SEARCH_KERNELS_T``'s order."""
+        size, width = 1 << TT_BITS[name], spec.num_actions
+        self.data = (kind, depth, float(getattr(evaluator, "bound", 1e5)),
+                     np.ascontiguousarray(evaluator.params, dtype=np.float64), init.copy(), settings_at,
+                     np.ascontiguousarray(prepared[settings_at]) if move_filter is not None else settings_at.copy(),
+                     np.zeros((2, size), dtype=np.int64), np.zeros((2, size)), np.full((2, size), -1, dtype=np.int64),
+                     np.zeros((2, size), dtype=np.int64), np.full((2, size), -1, dtype=np.int64),
+                     np.full((MAX_PLY, 2), -1, dtype=np.int64), np.zeros(width), np.zeros((MAX_PLY, width), dtype=np.int64),
+                     np.zeros((MAX_PLY, width)), np.zeros((MAX_PLY, MAX_PLY), dtype=np.int64),
+                     np.zeros(MAX_PLY, dtype=np.int64), np.zeros((MAX_PLY, MAX_OUTCOMES), dtype=np.int64),
+                     np.zeros((MAX_PLY, MAX_OUTCOMES)), np.zeros(4, dtype=np.int64),
+                     np.zeros(max(width, MAX_OUTCOMES)))
+        """``SEARCH_DATA_T``: kind, depth, bound, params, root, settings' words and values, tables."""
+
+    def __repr__(self) -> str:
+        return f"<SearchOpponent {self.name}>"
+
+
+def _seat_modes(agent_seat: Any, n: int) -> np.ndarray:
+    """``agent_seat`` as one seat mode a board (0, 1 or ``ALTERNATE``)."""
+    seats = [agent_seat] * n if isinstance(agent_seat, (str, int, np.integer)) else list(agent_seat)
+    if len(seats) != n or any(isinstance(s, bool) or s not in (0, 1, "alternate") for s in seats):
+        raise ValueError(f"agent_seat must be 0, 1, 'alternate' or a sequence of {n} of them (one a board), "
+                         f"got {agent_seat!r}")
+    return np.array([ALTERNATE if s == "alternate" else int(s) for s in seats], dtype=np.int64)
+
+
 class TwoPlayerVectorEnv(KernelVectorEnv):
     """A two-player game's batch: the agent plays one seat of every board (``TwoPlayerEnv``).
 
-    Arguments: those of the game's single env (rules, ``agent_seat`` 0, 1 or "alternate",
-    ``illegal_action``), and:
+    Arguments: those of the game's single env (rules, ``illegal_action``), and:
 
     - ``num_envs``: the number of boards.
+    - ``agent_seat``: 0, 1 or "alternate" (as the single env), or a sequence of ``num_envs`` of
+      them: the agent's seat on each board.
     - ``opponent``: "random" (default, the single env's default: a uniformly random legal move,
-      drawn from the board's stream) or None: self-play. With None nobody else moves: each
-      step plays the action for the player to move, the observation is that of the player to
-      move next (``info["seat"]``; the observation carries whose turn it is), and the reward is
-      the mover's (+1 when its move won). At the end the seat stays the last mover's.
+      drawn from the board's stream); a compiled search at a depth, by the spec the single env
+      takes (``alphabeta:eval=advanced,depth=2``; Trap's ``search:eval=composite,depth=2``, its
+      move filter's keys included; ``eval`` any compiled evaluator: hand-made, ``learned``,
+      ``learned:PATH``) or the agent that spec builds (``SearchOpponent``); or None: self-play.
+      With None nobody else moves: each step plays the action for the player to move, the
+      observation is that of the player to move next (``info["seat"]``; the observation carries
+      whose turn it is), and the reward is the mover's (+1 when its move won). At the end the
+      seat stays the last mover's.
     - ``autoreset_mode``: ``AutoresetMode.NEXT_STEP`` (the only one).
+
+    A search opponent runs inside the step's compiled call. Alpha-beta plays the moves of the
+    single env with the same ``opponent`` (its move does not depend on the tables it keeps).
+    Expectiminimax plays the move of a fresh search of the position (``expectiminimax()`` with new
+    tables, as ``ExpectiminimaxAgent.search`` makes on its first call): the single env's agent
+    keeps its 40 MB transposition table from one decision to the next, and a kept table can
+    change a move among equal values (stored values count win distances from an older root),
+    which one table a board would repeat only at that memory a board.
 
     ``info`` holds "action_mask" and "seat" (the single env's "opponent_actions" is left out).
     """
 
-    def __init__(self, num_envs: int = 1, *, opponent: str | None = "random", agent_seat: int | str = 0,
+    def __init__(self, num_envs: int = 1, *, opponent: Any = "random", agent_seat: Any = 0,
                  illegal_action: str = "raise", render_mode: str | None = None,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **kwargs: Any) -> None:
-        if opponent not in ("random", None):
-            raise ValueError(f"a vector env's opponent must be 'random' or None (self-play), got {opponent!r}")
-        proto = self.single_env(agent_seat=agent_seat, illegal_action=illegal_action, **kwargs)
-        self._setup(num_envs, proto.game, proto, autoreset_mode, illegal_action, render_mode)
+        n = _check_num_envs(num_envs)
+        one_seat = isinstance(agent_seat, (str, int, np.integer))
+        proto = self.single_env(agent_seat=agent_seat if one_seat else 0, illegal_action=illegal_action, **kwargs)
+        self._seat_modes = _seat_modes(agent_seat, n)
+        self._setup(n, proto.game, proto, autoreset_mode, illegal_action, render_mode)
         self.opponent = opponent
-        self._opponent = SELF_PLAY if opponent is None else RANDOM
-        self._seat_mode = ALTERNATE if agent_seat == "alternate" else int(agent_seat)
-        self._seats = np.zeros(self.num_envs, dtype=np.int64)
-        self._episodes = np.zeros(self.num_envs, dtype=np.int64)
-        self._rewards = np.zeros(self.num_envs)
-        self._terms = np.zeros(self.num_envs, dtype=bool)
+        self._search: SearchOpponent | None = None
+        if opponent is None:
+            self._opponent = SELF_PLAY
+        elif isinstance(opponent, str) and opponent == "random":
+            self._opponent = RANDOM
+        else:
+            self._search = SearchOpponent(self.game, opponent)
+            self._opponent = SEARCH
+        self._seats = np.zeros(n, dtype=np.int64)
+        self._episodes = np.zeros(n, dtype=np.int64)
+        self._rewards = np.zeros(n)
+        self._terms = np.zeros(n, dtype=bool)
+
+    @property
+    def opponent_agent(self) -> SearchOpponent | None:
+        """The compiled search playing the other seat (None: random or self-play)."""
+        return self._search
 
     def reset(self, *, seed: int | list[int | None] | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-        """Start every board again; ``options={"seat": s}`` seats the agent at ``s`` on every board."""
+        """Start every board again; ``options={"seat": s}`` seats the agent at ``s`` (0 or 1, or
+        a sequence of ``num_envs`` of them) for this episode."""
         if self._seed(seed):
             self._episodes[:] = 0
-        seat_mode = self._seat_mode
+        seat_modes = self._seat_modes
         seat = (options or {}).get("seat")
         if seat is not None:
-            if seat not in (0, 1):
-                raise ValueError(f"options['seat'] must be 0 or 1, got {seat!r}")
-            seat_mode = int(seat)
+            seats = [seat] * self.num_envs if isinstance(seat, (int, np.integer)) else list(seat)
+            if len(seats) != self.num_envs or any(isinstance(s, bool) or s not in (0, 1) for s in seats):
+                raise ValueError(f"options['seat'] must be 0, 1 or a sequence of {self.num_envs} of them, got {seat!r}")
+            seat_modes = np.array(seats, dtype=np.int64)
         everyone = np.ones(self.num_envs, dtype=bool)
-        reset_two_player(self._states, self._streams, self._seats, self._episodes, self._init, everyone, seat_mode,
-                         self._opponent, self._obs, self._masks, *self._compiled, self._width)
+        args = (self._states, self._streams, self._seats, self._episodes, self._init, everyone, seat_modes,
+                self._opponent, self._obs, self._masks, *self._compiled, self._width)
+        if self._search is None:
+            reset_two_player(*args)
+        else:
+            reset_two_player_search(*args, *self._search.kernels, self._search.data)
         self._pending[:] = ~self._masks.any(axis=1)  # a board over at once starts again on the next step
         self._illegal[:] = False
         return self._observations(), self._info()
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
-        step_two_player(self._states, self._streams, self._seats, self._episodes, self._init, self._pending, a,
-                        self._seat_mode, self._opponent, self.illegal_action == "penalty", -1.0, self._obs,
-                        self._rewards, self._terms, self._illegal, self._masks, *self._compiled, self._width)
+        args = (self._states, self._streams, self._seats, self._episodes, self._init, self._pending, a,
+                self._seat_modes, self._opponent, self.illegal_action == "penalty", -1.0, self._obs, self._rewards,
+                self._terms, self._illegal, self._masks, *self._compiled, self._width)
+        if self._search is None:
+            step_two_player(*args)
+        else:
+            step_two_player_search(*args, *self._search.kernels, self._search.data)
         truncs = np.zeros(self.num_envs, dtype=bool)
         return self._observations(), self._rewards.copy(), self._terms.copy(), truncs, self._info()
 
