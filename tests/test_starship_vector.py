@@ -1,0 +1,116 @@
+"""Starship's compiled vector envs (envs/starship/vector.py) against the single envs they batch.
+
+tests/test_vector_env.py runs both Starship ids step for step against ``SyncVectorEnv`` on short
+episodes; here the options it does not reach: the default 32 x 32 generator start, turtle, the
+random and empty starts, the masks, the gated reward, terminations of valid ships, the targets'
+caps and given targets, and the compiled generator start against ``StarshipEnv.reset``.
+"""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+
+import tablegym.envs  # noqa: F401  (registers the ids)
+from tablegym.envs.core import IllegalActionError
+from tablegym.envs.starship.env import StarshipEnv
+from tablegym.envs.starship.vector import StarshipVectorEnv, generate_start
+from tests.test_vector_env import _play_against_sync, _same_step
+
+
+@pytest.mark.parametrize("kwargs", [
+    {},
+    {"size": 10, "representation": "turtle", "start": "random", "max_steps": 30},
+    {"size": 12, "start": "empty", "masks": "build", "max_steps": 40},
+    {"size": 12, "masks": "repairable", "max_steps": 40},
+    {"size": 10, "masks": "safe", "reward": "gated", "max_changes": 6, "patience": 10, "max_steps": 80},
+    {"size": 12, "partial_stages": 4, "validity_bonus": 0.5, "max_steps": 40,
+     "generator": {"cockpit": {"strategy": "centralized"}, "reactor": {"strategy": "random"}}},
+], ids=["default-32x32", "turtle-random", "empty-build", "repairable", "safe-gated-terminations", "stage4-strategies"])
+def test_starship_boards_match_sync_vector_env(kwargs: dict) -> None:
+    steps = 30 if not kwargs else 150
+    ended = _play_against_sync("tablegym/Starship-v0", kwargs, num_envs=3, steps=steps, seed=7)
+    assert kwargs == {} or ended >= 3
+
+
+def test_valid_ships_terminate_as_the_single_env_says() -> None:
+    """With the "safe" mask random edits make valid ships, which end by the change budget or
+    patience (terminated, not truncated)."""
+    env = gymnasium.make_vec("tablegym/Starship-v0", num_envs=3, size=10, masks="safe", max_changes=6, patience=10,
+                             max_steps=80)
+    env.reset(seed=11)
+    rng = np.random.default_rng(11)
+    terminated = 0
+    for _ in range(250):
+        masks = env.unwrapped.action_masks()
+        _, _, term, trunc, info = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+        assert not (term & trunc).any()
+        assert info["valid"][term].all()
+        terminated += int(term.sum())
+    assert terminated >= 3
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"size": 12, "max_steps": 40, "target_weight": 0.5},
+    {"size": 12, "max_steps": 50, "masks": "build", "caps": True},
+], ids=["weighted", "caps"])
+def test_targets_boards_match_sync_vector_env(kwargs: dict) -> None:
+    ended = _play_against_sync("tablegym/StarshipTargets-v0", kwargs, num_envs=3, steps=150, seed=5)
+    assert ended >= 3
+
+
+def test_given_targets_reach_every_board() -> None:
+    kwargs = {"size": 12, "max_steps": 20}
+    vec = gymnasium.make_vec("tablegym/StarshipTargets-v0", num_envs=2, **kwargs)
+    sync = gymnasium.make_vec("tablegym/StarshipTargets-v0", num_envs=2, vectorization_mode="sync", **kwargs)
+    options = {"targets": {"thrust_points": 20, "forward_firepower": 3}}
+    vec_out, sync_out = vec.reset(seed=1, options=options), sync.reset(seed=1, options=options)
+    _same_step(vec_out, sync_out, "reset")
+    assert vec_out[1]["targets"]["thrust_points"].tolist() == [20.0, 20.0]
+    with pytest.raises(ValueError, match="target thrust_points must be in 8..40"):
+        vec.reset(options={"targets": {"thrust_points": 99}})
+
+
+@pytest.mark.parametrize("start,stages,size,generator", [
+    ("partial", 6, 32, {}),
+    ("empty", 6, 32, {}),
+    ("random", 6, 32, {}),
+    ("partial", 6, 9, {"shape": {"min_modules": 2, "max_modules": 5}}),
+    ("partial", 5, 20, {"cockpit": {"strategy": "centralized"}, "reactor": {"strategy": "random"},
+                        "cockpit_armor": {"layers": 2}, "fill_gaps": False}),
+])
+def test_compiled_start_is_the_generators(start: str, stages: int, size: int, generator: dict) -> None:
+    """The start ship dealt in numba is the one ``StarshipEnv.reset`` builds with the stages of
+    stages.py, tile for tile and part for part, seed by seed."""
+    env = StarshipEnv(start=start, partial_stages=stages, size=size, generator=generator)
+    for seed in range(25):
+        env.reset(seed=seed)
+        assert generate_start(env.pipeline, seed, start=start, partial_stages=stages) == env.ship, f"seed {seed}"
+
+
+def test_unbatched_options_are_refused() -> None:
+    with pytest.raises(ValueError, match="'narrow' or 'turtle'"):
+        gymnasium.make_vec("tablegym/Starship-v0", num_envs=2, representation="wide")
+    with pytest.raises(ValueError, match="stages 1-6 only"):
+        gymnasium.make_vec("tablegym/Starship-v0", num_envs=2, partial_stages=9)
+
+
+def test_out_of_range_action_names_its_board() -> None:
+    env = gymnasium.make_vec("tablegym/Starship-v0", num_envs=3, size=8)
+    assert isinstance(env.unwrapped, StarshipVectorEnv)
+    env.reset(seed=0)
+    with pytest.raises(IllegalActionError, match="illegal action 32 on board 2"):
+        env.step(np.array([0, 1, 32]))
+    with pytest.raises(ValueError, match=r"actions must be an integer array of shape \(3,\)"):
+        env.step(np.zeros(3))
+
+
+def test_render_draws_each_ship() -> None:
+    env = gymnasium.make_vec("tablegym/Starship-v0", num_envs=2, size=10, render_mode="ansi")
+    env.reset(seed=4)
+    texts = env.render()
+    assert len(texts) == 2 and texts[0] == env.unwrapped.ship(0).to_text()
+    single = StarshipEnv(size=10, render_mode="ansi")
+    single.reset(seed=4)
+    assert texts[0] == single.render()
