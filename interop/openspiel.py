@@ -1,0 +1,342 @@
+"""tablegym's games as OpenSpiel games, and OpenSpiel's Python MCTS as a tablegym agent.
+
+Importing this module registers every game of the registry that has rules (the starship
+generator has none) as a pyspiel Python game named ``python_tablegym_<name>`` (a '-' in the name
+becomes '_'), its rule options as game parameters with the game's own defaults (Threes'
+``hint="+"`` is spelled ``hint=plus``: OpenSpiel reads a value starting with '+' as a number)::
+
+    >>> import pyspiel, tablegym.interop.openspiel
+    >>> game = pyspiel.load_game("python_tablegym_trilobite(width=5,height=4)")
+    >>> game.num_distinct_actions(), game.max_game_length()
+    (5, 20)
+    >>> state = game.new_initial_state()
+    >>> state.apply_action(2); state.current_player()
+    1
+
+The states run on the game's one rules core (a tablegym ``State`` inside each): nothing is
+written twice. What OpenSpiel learns of a game comes from its ``GameSpec``:
+
+- sequential moves, terminal rewards (a finished game's ``returns()``; zeros before, Threes'
+  running score included, so that the Python MCTS, which wants terminal rewards, applies);
+- explicit stochastic chance where the spec has chance (Trap's landing cell, Threes' card and
+  insertion line, Friday's draws), with the core's outcome probabilities; deterministic
+  otherwise;
+- perfect information for every game: Friday's hidden stack order is not in the state at all
+  (its draws are chance nodes weighted by the cards left), so no player ever holds a secret;
+- zero-sum for the two-player games (+1/-1, 0 for a draw), general-sum for the single-player
+  ones; the utility range, the number of actions and of chance outcomes and the maximum game
+  length are the spec's (Trap's and Friday's lengths are the spec's upper bounds: Trap's counts
+  its landings too, Friday's is the soft cap its env truncates at).
+
+Legal actions and chance outcomes are listed in increasing order, as OpenSpiel wants; the
+observation tensor is the core's ``observation(player)`` (its shape is the spec's), the
+observation string its ``to_text()``. ``clone()`` shares the immutable tablegym state;
+``serialize()`` is OpenSpiel's own (the history, and the Python attributes pickled).
+
+``TablegymGame.new_initial_state(state)`` also wraps a position reached outside OpenSpiel (a
+match's state): its OpenSpiel history then starts there. ``MCTSAgent`` is how the agent spec
+``openspiel-mcts`` (tablegym.interop) plays: OpenSpiel's ``MCTSBot`` with random rollouts or a
+tablegym evaluator as its value function, on that wrapped position.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Mapping
+
+import numpy as np
+import pyspiel
+from open_spiel.python.algorithms import mcts
+from open_spiel.python.observation import IIGObserverForPublicInfoGame
+
+from tablegym.envs import GamePlugin, make_game, plugin, plugins
+from tablegym.envs.core import CHANCE, TERMINAL, Game, State
+
+__all__ = ["MCTSAgent", "TablegymGame", "TablegymState", "game_type", "openspiel_game", "short_name"]
+
+PREFIX = "python_tablegym_"
+
+_PLAYER = {CHANCE: pyspiel.PlayerId.CHANCE, TERMINAL: pyspiel.PlayerId.TERMINAL}
+"""tablegym's special players -> OpenSpiel's (the numbers agree; the mapping says so)."""
+
+
+def short_name(name: str) -> str:
+    """The OpenSpiel name of tablegym game ``name``: ``python_tablegym_trilobite_tiny``."""
+    return PREFIX + name.replace("-", "_")
+
+
+_SPELLED = {"+": "plus"}
+"""Option values OpenSpiel's game-string parser cannot read back, and their parameter spelling
+(a value starting with '+' is taken for a number: Threes' ``hint="+"`` is ``hint=plus``)."""
+_UNSPELLED = {v: k for k, v in _SPELLED.items()}
+
+
+def _params(options: Mapping[str, Any], record: GamePlugin) -> dict[str, Any]:
+    """A game's rule options as OpenSpiel parameters (the record's options only)."""
+    return {k: _SPELLED.get(v, v) if isinstance(v, str) else v for k, v in options.items() if k in record.options}
+
+
+def _options(params: Mapping[str, Any]) -> dict[str, Any]:
+    """OpenSpiel parameters as the game's rule options."""
+    return {k: _UNSPELLED.get(v, v) if isinstance(v, str) else v for k, v in params.items()}
+
+
+def _defaults(record: GamePlugin) -> dict[str, Any]:
+    """The record's rule options, as parameters, with the values its default game has."""
+    return _params(make_game(record.name).spec.options, record)
+
+
+def game_type(record: GamePlugin, spec=None) -> pyspiel.GameType:
+    """The ``GameType`` of a registered game (``spec``: its default game's, when not given)."""
+    spec = spec or make_game(record.name).spec
+    two = spec.num_players == 2
+    return pyspiel.GameType(
+        short_name=short_name(record.name),
+        long_name=f"tablegym {record.name}: {record.doc}",
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=(pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC if spec.chance
+                     else pyspiel.GameType.ChanceMode.DETERMINISTIC),
+        information=pyspiel.GameType.Information.PERFECT_INFORMATION,
+        utility=pyspiel.GameType.Utility.ZERO_SUM if two else pyspiel.GameType.Utility.GENERAL_SUM,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        max_num_players=spec.num_players,
+        min_num_players=spec.num_players,
+        provides_information_state_string=True,
+        provides_information_state_tensor=False,
+        provides_observation_string=True,
+        provides_observation_tensor=True,
+        parameter_specification=_defaults(record),
+    )
+
+
+class TablegymGame(pyspiel.Game):
+    """A tablegym game under OpenSpiel's API; one subclass per registry record (``record``)."""
+
+    record: GamePlugin
+
+    def __init__(self, params: Mapping[str, Any] | None = None) -> None:
+        params = {**_defaults(self.record), **(params or {})}
+        game = make_game(self.record.name, **_options(params))
+        spec = game.spec
+        info = pyspiel.GameInfo(
+            num_distinct_actions=spec.num_actions,
+            max_chance_outcomes=spec.max_chance_outcomes,
+            num_players=spec.num_players,
+            min_utility=spec.min_utility,
+            max_utility=spec.max_utility,
+            utility_sum=0.0 if spec.num_players == 2 else None,
+            max_game_length=spec.max_game_length,
+        )
+        super().__init__(game_type(self.record, spec), info, params)
+        self.tablegym_game: Game = game
+        """The tablegym game (rules core) the states run on."""
+
+    def new_initial_state(self, state: State | None = None) -> "TablegymState":
+        """The position before the first move, or the tablegym position ``state`` of this game
+        (its OpenSpiel history starts there)."""
+        return TablegymState(self, state)
+
+    def make_py_observer(self, iig_obs_type=None, params=None):
+        """The observer of the core's observation tensor; the history for perfect-recall
+        information states (a perfect-information game's public information)."""
+        if iig_obs_type is None or (iig_obs_type.public_info and not iig_obs_type.perfect_recall):
+            return Observer(self.tablegym_game.spec.observation_shape, params)
+        return IIGObserverForPublicInfoGame(iig_obs_type, params)
+
+
+class _Shared:
+    """A tablegym state held by OpenSpiel states: immutable by convention, so ``clone()`` (a deep
+    copy of the Python attributes) shares it instead of copying its game."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def __deepcopy__(self, memo: dict) -> "_Shared":
+        return self
+
+    def __reduce__(self):
+        return (_Shared, (self.state,))
+
+
+class TablegymState(pyspiel.State):
+    """An OpenSpiel state over a tablegym ``State`` (``tablegym_state``)."""
+
+    def __init__(self, game: TablegymGame, state: State | None = None) -> None:
+        super().__init__(game)
+        if state is not None and state.game.spec != game.tablegym_game.spec:
+            raise ValueError(f"a state of {state.game!r} given to the OpenSpiel game of {game.tablegym_game!r}")
+        self._held = _Shared(game.tablegym_game.new_initial_state() if state is None else state)
+
+    @property
+    def tablegym_state(self) -> State:
+        """The tablegym position (immutable: apply actions to this OpenSpiel state instead)."""
+        return self._held.state
+
+    def current_player(self) -> int:
+        player = self._held.state.current_player()
+        return _PLAYER.get(player, player)
+
+    def is_terminal(self) -> bool:
+        return self._held.state.is_terminal()
+
+    def _legal_actions(self, player: int) -> list[int]:
+        return sorted(self._held.state.legal_actions())
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        return sorted(self._held.state.chance_outcomes())
+
+    def _apply_action(self, action: int) -> None:
+        self._held = _Shared(self._held.state.child(int(action)))
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        return self._held.state.action_to_string(int(action))
+
+    def returns(self) -> list[float]:
+        state = self._held.state
+        if not state.is_terminal():
+            return [0.0] * state.game.spec.num_players
+        return [float(r) for r in state.returns()]
+
+    def __str__(self) -> str:
+        return self._held.state.to_text()
+
+
+class Observer:
+    """The PyObserver of a tablegym game: ``tensor`` is ``observation(player)`` flattened,
+    ``dict["observation"]`` the same memory in the spec's shape."""
+
+    def __init__(self, shape: tuple[int, ...], params: Mapping[str, Any] | None) -> None:
+        if params:
+            raise ValueError(f"observation parameters are not supported; passed {params}")
+        self.tensor = np.zeros(int(np.prod(shape)), np.float32)
+        self.dict = {"observation": self.tensor.reshape(shape)}
+
+    def set_from(self, state: TablegymState, player: int) -> None:
+        self.tensor[:] = state.tablegym_state.observation(player).ravel()
+
+    def string_from(self, state: TablegymState, player: int) -> str:
+        return str(state)
+
+
+def _register_all() -> dict[str, type[TablegymGame]]:
+    classes = {}
+    for record in plugins():
+        if not record.game or short_name(record.name) in pyspiel.registered_names():
+            continue
+        title = "".join(part.capitalize() for part in record.name.split("-"))
+        cls = type(f"{title}OpenSpielGame", (TablegymGame,),
+                   {"record": record, "__doc__": f"tablegym's {record.name} as an OpenSpiel game."})
+        pyspiel.register_game(game_type(record), cls)
+        classes[record.name] = cls
+    return classes
+
+
+GAMES: dict[str, type[TablegymGame]] = _register_all()
+"""The OpenSpiel game class of each registered tablegym game, by its tablegym name."""
+
+
+def openspiel_game(game: Game) -> TablegymGame:
+    """The OpenSpiel game of tablegym ``game``'s rules (its record's options as parameters)."""
+    record = plugin(game.spec.name)
+    return pyspiel.load_game(short_name(record.name), _params(game.spec.options, record))
+
+
+# ---- OpenSpiel's MCTS as a tablegym agent --------------------------------------------------------
+
+
+class ValueFunction(mcts.Evaluator):
+    """A tablegym evaluator as an MCTS leaf value: ``value / scale`` for each player, cut to
+    [-1, 1] in two-player games (``scale``: the evaluator's ``win_value`` there, so a won
+    position is worth a win). A leaf at a chance node is valued at one sampled outcome."""
+
+    def __init__(self, evaluator, *, num_players: int, scale: float, random_state: np.random.RandomState) -> None:
+        self.evaluator = evaluator
+        self.num_players = num_players
+        self.scale = scale
+        self._random = random_state
+
+    def evaluate(self, state: TablegymState) -> np.ndarray:
+        s = state.tablegym_state
+        while s.current_player() == CHANCE:
+            outcomes, probs = zip(*s.chance_outcomes())
+            s = s.child(int(self._random.choice(outcomes, p=np.asarray(probs) / sum(probs))))
+        if s.is_terminal():
+            return np.asarray(s.returns(), dtype=float)
+        if self.num_players == 1:
+            return np.array([self.evaluator(s, 0) / self.scale])
+        v = float(np.clip(self.evaluator(s, 0) / self.scale, -1.0, 1.0))
+        return np.array([v, -v])
+
+    def prior(self, state: TablegymState) -> list[tuple[int, float]]:
+        if state.is_chance_node():
+            return state.chance_outcomes()
+        legal = state.legal_actions(state.current_player())
+        return [(a, 1.0 / len(legal)) for a in legal]
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+class TimedMCTSBot(mcts.MCTSBot):
+    """OpenSpiel's ``MCTSBot`` that also stops once ``time_limit`` seconds have passed (after
+    the simulation under way; at least one simulation is made)."""
+
+    def __init__(self, *args, time_limit: float | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.time_limit = time_limit
+        self._deadline = math.inf
+        self._root = None
+
+    def mcts_search(self, state):
+        self._deadline = math.inf if self.time_limit is None else time.perf_counter() + self.time_limit
+        try:
+            return super().mcts_search(state)
+        except _OutOfTime:
+            return self._root
+
+    def _apply_tree_policy(self, root, state):
+        if root.explore_count > 0 and time.perf_counter() > self._deadline:
+            self._root = root
+            raise _OutOfTime
+        return super()._apply_tree_policy(root, state)
+
+
+class MCTSAgent:
+    """A tablegym agent playing OpenSpiel's Python MCTS (``MCTSBot``, UCT constant ``uct_c``)
+    on the OpenSpiel game of its tablegym game: ``sims`` simulations a move (None: no cap) and
+    at most ``time_limit`` seconds, leaves valued by ``rollouts`` random playouts
+    (``RandomRolloutEvaluator``) or by ``evaluator`` (``ValueFunction``). Each decision seeds
+    OpenSpiel's generators from the match's ``rng``."""
+
+    def __init__(self, game: Game, *, sims: int | None = 1000, rollouts: int = 1, evaluator=None,
+                 time_limit: float | None = None, uct_c: float = 2.0, name: str = "openspiel-mcts") -> None:
+        if sims is None and time_limit is None:
+            raise ValueError("an OpenSpiel MCTS needs a budget: sims or time")
+        self.openspiel_game = openspiel_game(game)
+        self.sims = sims
+        self.rollouts = rollouts
+        self.evaluator = evaluator
+        self.time_limit = time_limit
+        self.uct_c = uct_c
+        self.name = name
+        self.last_simulations = 0
+        """How many simulations the last decision made."""
+
+    def _leaf_values(self, random_state: np.random.RandomState) -> mcts.Evaluator:
+        if self.evaluator is None:
+            return mcts.RandomRolloutEvaluator(n_rollouts=self.rollouts, random_state=random_state)
+        spec = self.openspiel_game.tablegym_game.spec
+        scale = float(getattr(self.evaluator, "win_value", 1.0)) if spec.num_players == 2 else 1.0
+        return ValueFunction(self.evaluator, num_players=spec.num_players, scale=scale, random_state=random_state)
+
+    def __call__(self, state: State, rng: np.random.Generator) -> int:
+        random_state = np.random.RandomState(int(rng.integers(2**32)))
+        bot = TimedMCTSBot(self.openspiel_game, self.uct_c, self.sims or 2**62, self._leaf_values(random_state),
+                           random_state=random_state, time_limit=self.time_limit)
+        root = bot.mcts_search(self.openspiel_game.new_initial_state(state))
+        self.last_simulations = root.explore_count
+        return int(root.best_child().action)
