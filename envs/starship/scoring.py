@@ -157,35 +157,81 @@ def _working(rays, parts, p):
 
 
 @njit(cache=True)
+def _is_room(k):
+    return k == QUARTERS or k == BUNK
+
+
+@njit(cache=True)
+def _is_destination(k):
+    return k == COCKPIT or k == REACTOR or k == WEAPON
+
+
+@njit(cache=True)
 def _crew_walking(tiles, parts):
+    """``quality.crew_walking``: the mean over (crew room, destination) pairs of the walking steps
+    between their access tiles (H + W where there is no way).
+
+    A pair's steps are the same searched from either end, so the searches start from the side
+    with fewer parts (one multi-source walk each, its visited tiles cleared after it) and read
+    the other side's access tiles, listed once. The steps are whole numbers, so their sum is
+    exact in any order."""
     H, W = tiles.shape
     n_rooms = 0
     n_dests = 0
     for p in range(parts.shape[0]):
         k = parts[p, KIND]
-        if k == QUARTERS or k == BUNK:
+        if _is_room(k):
             n_rooms += 1
-        elif k == COCKPIT or k == REACTOR or k == WEAPON:
+        elif _is_destination(k):
             n_dests += 1
     if n_rooms == 0 or n_dests == 0:
         return math.nan, 0.0
-    total = 0.0
-    for r in range(parts.shape[0]):
-        if parts[r, KIND] != QUARTERS and parts[r, KIND] != BUNK:
+    from_rooms = n_rooms <= n_dests
+    # the other side's access tiles, one run a part
+    room = 0
+    for p in range(parts.shape[0]):
+        room += 2 * (parts[p, PH] + parts[p, PW])
+    ty = np.empty(room, np.int64)
+    tx = np.empty_like(ty)
+    bounds = np.zeros(parts.shape[0] + 1, np.int64)
+    n_targets = 0
+    for p in range(parts.shape[0]):
+        if _is_room(parts[p, KIND]) == from_rooms or not (_is_room(parts[p, KIND]) or _is_destination(parts[p, KIND])):
             continue
-        ys, xs = _access(tiles, parts, r)
-        dist = K.walk_distances(tiles, ys, xs, 0, 0, 0, 0)
-        for d in range(parts.shape[0]):
-            k = parts[d, KIND]
-            if k != COCKPIT and k != REACTOR and k != WEAPON:
-                continue
-            dy, dx = _access(tiles, parts, d)
+        ys, xs = _access(tiles, parts, p)
+        end = bounds[n_targets]
+        ty[end:end + ys.shape[0]] = ys
+        tx[end:end + xs.shape[0]] = xs
+        n_targets += 1
+        bounds[n_targets] = end + ys.shape[0]
+    dist = np.full((H, W), -1, np.int32)
+    qy = np.empty(H * W, np.int64)
+    qx = np.empty(H * W, np.int64)
+    total = 0.0
+    for p in range(parts.shape[0]):
+        if _is_room(parts[p, KIND]) != from_rooms or not (_is_room(parts[p, KIND]) or _is_destination(parts[p, KIND])):
+            continue
+        ys, xs = _access(tiles, parts, p)
+        tail = 0
+        for i in range(ys.shape[0]):
+            if dist[ys[i], xs[i]] < 0:
+                dist[ys[i], xs[i]] = 0
+                qy[tail] = ys[i]
+                qx[tail] = xs[i]
+                tail += 1
+        head = 0
+        while head < tail:
+            tail = K._expand(tiles, dist, qy, qx, head, tail, 0, 0, 0, 0)
+            head += 1
+        for t in range(n_targets):
             best = -1
-            for i in range(dy.shape[0]):
-                v = dist[dy[i], dx[i]]
+            for i in range(bounds[t], bounds[t + 1]):
+                v = dist[ty[i], tx[i]]
                 if v >= 0 and (best < 0 or v < best):
                     best = v
             total += float(best) if best >= 0 else float(H + W)
+        for i in range(tail):
+            dist[qy[i], qx[i]] = -1
     raw = total / (n_rooms * n_dests)
     return raw, CREW_SCALE / (CREW_SCALE + raw)
 
