@@ -25,28 +25,33 @@ def _openspiel_mcts(game: Game, evaluator: Any, options: Mapping[str, Any], *, n
     from tablegym.models.agents import make_evaluator
     from tablegym.search.evaluator import Evaluator, check_game, position_evaluator
 
-    sims, rollouts, value, seconds = options["sims"], options["rollouts"], options["eval"], options["time"]
+    sims, rollouts, value, scale, seconds = (options[k] for k in ("sims", "rollouts", "eval", "scale", "time"))
     if value is not None and rollouts is not None:
         raise ValueError(f"rollouts and eval exclude each other in {name!r}: the leaves are valued by random "
                          f"playouts or by the evaluator")
+    if scale is not None and value is None:
+        raise ValueError(f"scale needs an eval in {name!r}: it converts the evaluator's values")
     if value is not None:
-        evaluator = position_evaluator(make_evaluator(game, value))
+        evaluator = make_evaluator(game, value)
         if isinstance(evaluator, Evaluator):
             check_game(evaluator, game.new_initial_state())
+        evaluator = position_evaluator(evaluator)
     if sims is None and seconds is None:
         sims = 1000
-    return MCTSAgent(game, sims=sims, rollouts=rollouts or 1, evaluator=evaluator, time_limit=seconds, name=name)
+    return MCTSAgent(game, sims=sims, rollouts=rollouts or 1, evaluator=evaluator, scale=scale, time_limit=seconds,
+                     name=name)
 
 
 OPENSPIEL_MCTS = Searcher(
     "openspiel-mcts",
-    (Key("sims", "int"), Key("rollouts", "int"), Key("eval", "name"), TIME),
+    (Key("sims", "int"), Key("rollouts", "int"), Key("eval", "name"), Key("scale", "int"), TIME),
     _openspiel_mcts,
     "OpenSpiel's Python MCTS (MCTSBot, UCT c=2): sims simulations and/or time seconds a move (1000 "
     "simulations when neither is given), leaves valued by rollouts random playouts (1) or by the "
-    "evaluator eval (a hand-made one, learned, learned:PATH); needs the openspiel extra",
+    "evaluator eval (a hand-made one, learned, learned:PATH), scale of its units making one unit of "
+    "the game's utility (default: its win value, else 1); needs the openspiel extra",
 )
-"""``openspiel-mcts:sims=N[,rollouts=R][,eval=E][,time=T]`` (tablegym.interop.openspiel.MCTSAgent)."""
+"""``openspiel-mcts:sims=N[,rollouts=R][,eval=E[,scale=S]][,time=T]`` (tablegym.interop.openspiel.MCTSAgent)."""
 
 
 def searchers(game: Game) -> dict[str, Searcher]:

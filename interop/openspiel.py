@@ -248,13 +248,13 @@ def openspiel_game(game: Game) -> TablegymGame:
 
 
 class ValueFunction(mcts.Evaluator):
-    """A tablegym evaluator as an MCTS leaf value: ``value / scale`` for each player, cut to
-    [-1, 1] in two-player games (``scale``: the evaluator's ``win_value`` there, so a won
-    position is worth a win). A leaf at a chance node is valued at one sampled outcome."""
+    """A tablegym evaluator as an MCTS leaf value: ``value / scale`` (evaluator units per unit of
+    the game's utility), cut to the game's utility range; the other player's is its negation in
+    a two-player game. A leaf at a chance node is valued at one sampled outcome."""
 
-    def __init__(self, evaluator, *, num_players: int, scale: float, random_state: np.random.RandomState) -> None:
+    def __init__(self, evaluator, spec, *, scale: float, random_state: np.random.RandomState) -> None:
         self.evaluator = evaluator
-        self.num_players = num_players
+        self.spec = spec
         self.scale = scale
         self._random = random_state
 
@@ -265,10 +265,8 @@ class ValueFunction(mcts.Evaluator):
             s = s.child(int(self._random.choice(outcomes, p=np.asarray(probs) / sum(probs))))
         if s.is_terminal():
             return np.asarray(s.returns(), dtype=float)
-        if self.num_players == 1:
-            return np.array([self.evaluator(s, 0) / self.scale])
-        v = float(np.clip(self.evaluator(s, 0) / self.scale, -1.0, 1.0))
-        return np.array([v, -v])
+        v = float(np.clip(self.evaluator(s, 0) / self.scale, self.spec.min_utility, self.spec.max_utility))
+        return np.array([v, -v]) if self.spec.num_players == 2 else np.array([v])
 
     def prior(self, state: TablegymState) -> list[tuple[int, float]]:
         if state.is_chance_node():
@@ -283,7 +281,7 @@ class _OutOfTime(Exception):
 
 class TimedMCTSBot(mcts.MCTSBot):
     """OpenSpiel's ``MCTSBot`` that also stops once ``time_limit`` seconds have passed (after
-    the simulation under way; at least one simulation is made)."""
+    the simulation under way, and not before the root has children: two simulations)."""
 
     def __init__(self, *args, time_limit: float | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -299,7 +297,7 @@ class TimedMCTSBot(mcts.MCTSBot):
             return self._root
 
     def _apply_tree_policy(self, root, state):
-        if root.explore_count > 0 and time.perf_counter() > self._deadline:
+        if root.children and time.perf_counter() > self._deadline:
             self._root = root
             raise _OutOfTime
         return super()._apply_tree_policy(root, state)
@@ -309,17 +307,20 @@ class MCTSAgent:
     """A tablegym agent playing OpenSpiel's Python MCTS (``MCTSBot``, UCT constant ``uct_c``)
     on the OpenSpiel game of its tablegym game: ``sims`` simulations a move (None: no cap) and
     at most ``time_limit`` seconds, leaves valued by ``rollouts`` random playouts
-    (``RandomRolloutEvaluator``) or by ``evaluator`` (``ValueFunction``). Each decision seeds
-    OpenSpiel's generators from the match's ``rng``."""
+    (``RandomRolloutEvaluator``) or by ``evaluator`` (``ValueFunction``: ``scale`` evaluator
+    units make one unit of utility; default its ``win_value`` where it has one, else 1). Each
+    decision seeds OpenSpiel's generators from the match's ``rng``."""
 
     def __init__(self, game: Game, *, sims: int | None = 1000, rollouts: int = 1, evaluator=None,
-                 time_limit: float | None = None, uct_c: float = 2.0, name: str = "openspiel-mcts") -> None:
+                 scale: float | None = None, time_limit: float | None = None, uct_c: float = 2.0,
+                 name: str = "openspiel-mcts") -> None:
         if sims is None and time_limit is None:
             raise ValueError("an OpenSpiel MCTS needs a budget: sims or time")
         self.openspiel_game = openspiel_game(game)
         self.sims = sims
         self.rollouts = rollouts
         self.evaluator = evaluator
+        self.scale = float(scale or getattr(evaluator, "win_value", 1.0))
         self.time_limit = time_limit
         self.uct_c = uct_c
         self.name = name
@@ -329,9 +330,8 @@ class MCTSAgent:
     def _leaf_values(self, random_state: np.random.RandomState) -> mcts.Evaluator:
         if self.evaluator is None:
             return mcts.RandomRolloutEvaluator(n_rollouts=self.rollouts, random_state=random_state)
-        spec = self.openspiel_game.tablegym_game.spec
-        scale = float(getattr(self.evaluator, "win_value", 1.0)) if spec.num_players == 2 else 1.0
-        return ValueFunction(self.evaluator, num_players=spec.num_players, scale=scale, random_state=random_state)
+        return ValueFunction(self.evaluator, self.openspiel_game.tablegym_game.spec, scale=self.scale,
+                             random_state=random_state)
 
     def __call__(self, state: State, rng: np.random.Generator) -> int:
         random_state = np.random.RandomState(int(rng.integers(2**32)))

@@ -12,7 +12,9 @@ comes from its registry record, which holds data only:
   game's own name for it (``aliases``: Trap's ``search``), with its keys; ``eval`` names a
   hand-made evaluator of the game (``EVALUATORS``), ``learned`` (the shipped network) or
   ``learned:PATH`` (any network file ``tablegym.models.learned.load_evaluator`` reads).
-  e.g. ``alphabeta:eval=advanced,depth=5``, ``search:eval=flood,time=1``.
+  e.g. ``alphabeta:eval=advanced,depth=5``, ``search:eval=flood,time=1``;
+* a searcher of ``tablegym.interop`` where its framework is installed, in every game it plays
+  (``openspiel-mcts:sims=200``, OpenSpiel's MCTS).
 
 Every evaluator is checked against the game and rule options it was made for before a search
 is built (``tablegym.search.evaluator.check_game``: a one-line ``WrongGameError``).
@@ -20,6 +22,7 @@ is built (``tablegym.search.evaluator.check_game``: a one-line ``WrongGameError`
 
 from __future__ import annotations
 
+from tablegym import interop
 from tablegym.envs import load, plugin
 from tablegym.envs.core import Game
 from tablegym.models.learned import CHECKPOINT_DIR, load_evaluator
@@ -77,7 +80,7 @@ def known_agents(game: Game) -> list[str]:
     fixed = _fixed_agents(game)
     own = {v: k for k, v in record.aliases.items()}
     searchers = [f"{s} ({own[s]})" if s in own else s for s in record.searchers]
-    return ["random", *sorted(n for n in fixed if n != "random"), *searchers]
+    return ["random", *sorted(n for n in fixed if n != "random"), *searchers, *interop.searchers(game)]
 
 
 def _build(game: Game, entry: Searcher, spec: str, options: dict[str, str], build=None, *,
@@ -109,6 +112,9 @@ def make_agent(game: Game, spec: str, *, trust_code: bool | None = None) -> Agen
     if name == "random":
         check_options(spec, options, set())
         return RandomAgent()
+    plugged = interop.searchers(game)
+    if name in plugged:  # a searcher declared outside search/ (OpenSpiel's MCTS), for every game it plays
+        return _build(game, plugged[name], spec, options)
     searcher = searcher_named(record.aliases.get(name, name))
     if searcher is None or searcher.name not in record.searchers:
         why = "" if searcher is None else f" ({searcher.name} does not play it)"
