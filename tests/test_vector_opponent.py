@@ -147,3 +147,13 @@ def test_bad_seats_are_refused(seat) -> None:
     env = gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=3)
     with pytest.raises(ValueError, match=r"options\['seat'\] must be 0, 1 or a sequence of 3"):
         env.reset(seed=0, options={"seat": seat})
+
+
+def test_bench_vec_opponent_reports_the_batch_and_python() -> None:
+    from tablegym.envs.vector_opponent_bench import bench_vec_opponent
+
+    row = bench_vec_opponent(batches="2", seconds=0.01, repeats=1, sync_max=2, positions=4)["Trilobite-v0 x 2"]
+    assert row["search steps/s"] > 0 and row["sync steps/s"] > 0 and row["sync boards"] == 2
+    assert row["us/search python"] > 0 and row["us/search kernel"] > 0
+    with pytest.raises(ValueError, match="batches must be integers >= 1"):
+        bench_vec_opponent(batches="0")
