@@ -53,7 +53,8 @@ from open_spiel.python.observation import IIGObserverForPublicInfoGame
 from tablegym.envs import GamePlugin, make_game, plugin, plugins
 from tablegym.envs.core import CHANCE, TERMINAL, Game, State
 
-__all__ = ["MCTSAgent", "TablegymGame", "TablegymState", "game_type", "openspiel_game", "short_name"]
+__all__ = ["GAMES", "MCTSAgent", "TablegymGame", "TablegymState", "game_type", "openspiel_game", "register_games",
+           "short_name"]
 
 PREFIX = "python_tablegym_"
 
@@ -221,7 +222,10 @@ class Observer:
         return str(state)
 
 
-def _register_all() -> dict[str, type[TablegymGame]]:
+def register_games() -> dict[str, type[TablegymGame]]:
+    """Register with pyspiel every registry game with rules not registered yet (this module
+    does so on import; call it again after ``tablegym.envs.register`` adds a game); returns the
+    new games' classes by tablegym name (also added to ``GAMES``)."""
     classes = {}
     for record in plugins():
         if not record.game or short_name(record.name) in pyspiel.registered_names():
@@ -231,11 +235,13 @@ def _register_all() -> dict[str, type[TablegymGame]]:
                    {"record": record, "__doc__": f"tablegym's {record.name} as an OpenSpiel game."})
         pyspiel.register_game(game_type(record), cls)
         classes[record.name] = cls
+    GAMES.update(classes)
     return classes
 
 
-GAMES: dict[str, type[TablegymGame]] = _register_all()
+GAMES: dict[str, type[TablegymGame]] = {}
 """The OpenSpiel game class of each registered tablegym game, by its tablegym name."""
+register_games()
 
 
 def openspiel_game(game: Game) -> TablegymGame:

@@ -11,7 +11,7 @@ pyspiel = pytest.importorskip("pyspiel")
 
 from open_spiel.python.algorithms import minimax  # noqa: E402
 
-from tablegym.envs import make_game, plugins  # noqa: E402
+from tablegym.envs import make_game, plugins, register, unregister  # noqa: E402
 from tablegym.envs.core import CHANCE, sample_outcome  # noqa: E402
 from tablegym.experiments.cli import main  # noqa: E402
 from tablegym.interop import openspiel as osp  # noqa: E402
@@ -122,6 +122,23 @@ def test_openspiel_alpha_beta_agrees_with_tablegyms_solver():
     tg = make_game("trilobite", width=4, height=3, win_length=3)
     value, _ = minimax.alpha_beta_search(osp.openspiel_game(tg))
     assert value == solve(tg.new_initial_state()).value == 1
+
+
+def test_a_game_registered_at_run_time_registers_with_openspiel():
+    from tests.tictactoe import RECORD
+
+    register(RECORD)
+    try:
+        assert "tictactoe" in osp.register_games() and osp.register_games() == {}
+        game = pyspiel.load_game("python_tablegym_tictactoe")
+        pyspiel.random_sim_test(game, num_sims=3, serialize=True, verbose=False)
+        state = game.new_initial_state()
+        for cell in (4, 1):  # X in the centre, O on an edge
+            state.apply_action(cell)
+        value, _ = minimax.alpha_beta_search(game, state, maximizing_player_id=0)
+        assert value == solve(state.tablegym_state).value
+    finally:
+        unregister(RECORD.name)
 
 
 # ---- OpenSpiel's MCTS as a tablegym agent -----------------------------------------------------
