@@ -11,7 +11,8 @@ at each batch size:
   opponent is the one route's agent, whose ``alphabeta()`` runs from Python), at
   ``min(N, sync_max)`` boards;
 - "us/search batch": the searched reply's share of a board step inside the batch,
-  ``1/search - 1/random`` steps/s;
+  ``1/search - 1/random`` steps/s (one search a step where the players alternate; in Trap the
+  opponent's whole turn, a move and a throw: two searches);
 - "us/search python": the one route's agent (``make_agent(game, spec)``) called from Python on
   positions the batch's opponent searched (what the single env runs), and "us/search kernel"
   the searcher's compiled ``root_search`` called from Python on them with tables made once (the
