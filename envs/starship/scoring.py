@@ -45,14 +45,6 @@ def _access(tiles, parts, p):
 
 
 @njit(cache=True)
-def _reached(dist, ys, xs):
-    for i in range(ys.shape[0]):
-        if dist[ys[i], xs[i]] >= 0:
-            return True
-    return False
-
-
-@njit(cache=True)
 def _count(parts, kind):
     n = 0
     first = -1
@@ -82,12 +74,10 @@ def _reachable(tiles, parts, n_cockpits, cockpit, lost_parts, lost_doors):
         return others == 0 and n_doors == 0, 0, 0, True
     dist = K.walk_distances(tiles, ys, xs, 0, 0, 0, 0)
     n_parts = 0
-    for p in range(parts.shape[0]):
-        if parts[p, KIND] != COCKPIT:
-            py, px = _access(tiles, parts, p)
-            if not _reached(dist, py, px):
-                lost_parts[n_parts] = p
-                n_parts += 1
+    for p in range(parts.shape[0]):  # an access tile reached: a reached tile next to it (only walkable ones are)
+        if parts[p, KIND] != COCKPIT and not border_reached(dist, parts[p, PY], parts[p, PX], parts[p, PH], parts[p, PW]):
+            lost_parts[n_parts] = p
+            n_parts += 1
     n_lost_doors = 0
     for y in range(H):
         for x in range(W):
@@ -167,14 +157,44 @@ def _is_destination(k):
 
 
 @njit(cache=True)
+def _queue_access(tiles, dist, qy, qx, y0, x0, h, w):
+    """Start a walk from the walkable tiles next to footprint (y0, x0, h, w): each at step 0, queued;
+    returns the queue's length."""
+    H, W = tiles.shape
+    tail = 0
+    for yy in range(max(y0 - 1, 0), min(y0 + h + 1, H)):
+        for xx in range(max(x0 - 1, 0), min(x0 + w + 1, W)):
+            if (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w) and (tiles[yy, xx] == CORRIDOR or tiles[yy, xx] == DOOR) \
+                    and dist[yy, xx] < 0:
+                dist[yy, xx] = 0
+                qy[tail] = yy
+                qx[tail] = xx
+                tail += 1
+    return tail
+
+
+@njit(cache=True)
+def _border_nearest(dist, y0, x0, h, w):
+    """The fewest steps of the walk ``dist`` at a tile next to footprint (y0, x0, h, w); -1 if none was reached."""
+    H, W = dist.shape
+    best = -1
+    for yy in range(max(y0 - 1, 0), min(y0 + h + 1, H)):
+        for xx in range(max(x0 - 1, 0), min(x0 + w + 1, W)):
+            v = dist[yy, xx]
+            if (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w) and v >= 0 and (best < 0 or v < best):
+                best = v
+    return best
+
+
+@njit(cache=True)
 def _crew_walking(tiles, parts):
     """``quality.crew_walking``: the mean over (crew room, destination) pairs of the walking steps
     between their access tiles (H + W where there is no way).
 
     A pair's steps are the same searched from either end, so the searches start from the side
     with fewer parts (one multi-source walk each, its visited tiles cleared after it) and read
-    the other side's access tiles, listed once. The steps are whole numbers, so their sum is
-    exact in any order."""
+    the other side's access tiles off the walk (a reached tile is walkable). The steps are
+    whole numbers, so their sum is exact in any order."""
     H, W = tiles.shape
     n_rooms = 0
     n_dests = 0
@@ -187,23 +207,6 @@ def _crew_walking(tiles, parts):
     if n_rooms == 0 or n_dests == 0:
         return math.nan, 0.0
     from_rooms = n_rooms <= n_dests
-    # the other side's access tiles, one run a part
-    room = 0
-    for p in range(parts.shape[0]):
-        room += 2 * (parts[p, PH] + parts[p, PW])
-    ty = np.empty(room, np.int64)
-    tx = np.empty_like(ty)
-    bounds = np.zeros(parts.shape[0] + 1, np.int64)
-    n_targets = 0
-    for p in range(parts.shape[0]):
-        if _is_room(parts[p, KIND]) == from_rooms or not (_is_room(parts[p, KIND]) or _is_destination(parts[p, KIND])):
-            continue
-        ys, xs = _access(tiles, parts, p)
-        end = bounds[n_targets]
-        ty[end:end + ys.shape[0]] = ys
-        tx[end:end + xs.shape[0]] = xs
-        n_targets += 1
-        bounds[n_targets] = end + ys.shape[0]
     dist = np.full((H, W), -1, np.int32)
     qy = np.empty(H * W, np.int64)
     qx = np.empty(H * W, np.int64)
@@ -211,24 +214,15 @@ def _crew_walking(tiles, parts):
     for p in range(parts.shape[0]):
         if _is_room(parts[p, KIND]) != from_rooms or not (_is_room(parts[p, KIND]) or _is_destination(parts[p, KIND])):
             continue
-        ys, xs = _access(tiles, parts, p)
-        tail = 0
-        for i in range(ys.shape[0]):
-            if dist[ys[i], xs[i]] < 0:
-                dist[ys[i], xs[i]] = 0
-                qy[tail] = ys[i]
-                qx[tail] = xs[i]
-                tail += 1
+        tail = _queue_access(tiles, dist, qy, qx, parts[p, PY], parts[p, PX], parts[p, PH], parts[p, PW])
         head = 0
         while head < tail:
             tail = K._expand(tiles, dist, qy, qx, head, tail, 0, 0, 0, 0)
             head += 1
-        for t in range(n_targets):
-            best = -1
-            for i in range(bounds[t], bounds[t + 1]):
-                v = dist[ty[i], tx[i]]
-                if v >= 0 and (best < 0 or v < best):
-                    best = v
+        for t in range(parts.shape[0]):
+            if _is_room(parts[t, KIND]) == from_rooms or not (_is_room(parts[t, KIND]) or _is_destination(parts[t, KIND])):
+                continue
+            best = _border_nearest(dist, parts[t, PY], parts[t, PX], parts[t, PH], parts[t, PW])
             total += float(best) if best >= 0 else float(H + W)
         for i in range(tail):
             dist[qy[i], qx[i]] = -1
