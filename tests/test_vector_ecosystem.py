@@ -8,6 +8,9 @@ the reset steps taken out.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import gymnasium
 import numpy as np
 import pytest
@@ -18,6 +21,8 @@ import tablegym.envs  # noqa: F401  (registers the ids)
 
 pytest.importorskip("stable_baselines3")
 from tablegym.training.sb3_vec import SB3VecEnv  # noqa: E402
+
+README = Path(__file__).resolve().parent.parent / "README.md"
 
 def _pick(mask: np.ndarray, u: float) -> int:
     """The legal action that the uniform draw ``u`` selects."""
@@ -139,16 +144,6 @@ def test_normalize_reward_on_the_compiled_env() -> None:
     assert env.return_rms.count > 300 and np.isfinite(env.return_rms.var) and env.return_rms.var > 0
 
 
-def test_maskable_ppo_learns_through_the_adapter() -> None:
-    sb3_contrib = pytest.importorskip("sb3_contrib")
-    venv = SB3VecEnv(gymnasium.make_vec("tablegym/Trilobite-v0", num_envs=8))
-    model = sb3_contrib.MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=128, n_epochs=1, seed=0, device="cpu",
-                                    policy_kwargs={"net_arch": [32]})
-    model.learn(total_timesteps=512)
-    assert model.num_timesteps == 512
-    assert len(model.ep_info_buffer) == 0 or "r" in model.ep_info_buffer[0]
-
-
 @pytest.mark.parametrize("bad", [None, "tablegym/Trilobite-v0", 3])
 def test_adapter_refuses_what_is_not_a_vector_env(bad) -> None:
     with pytest.raises(ValueError, match=r"SB3VecEnv takes a gymnasium.vector.VectorEnv"):
@@ -166,3 +161,25 @@ def test_bench_vec_says_when_pgx_is_missing(monkeypatch: pytest.MonkeyPatch) -> 
     assert row["compiled steps/s"] > 0
     plain = vector_bench.bench_vec(seconds=0.01, repeats=1, batches="2", ids="Threes", pgx=False)["Threes-v0 x 2"]
     assert "pgx game" not in plain
+
+
+def _readme_blocks(marker: str) -> list[str]:
+    """The ```python blocks of the README that follow the HTML comment ``marker``."""
+    text = README.read_text()
+    return re.findall(rf"<!-- {marker} -->\s*```python\n(.*?)```", text, flags=re.S)
+
+
+@pytest.mark.parametrize("marker", ["vector-sb3", "vector-torch"])
+def test_readme_vector_snippets_run(marker: str) -> None:
+    """The README's two snippets run as printed (MaskablePPO's learn shortened to one rollout:
+    the short MaskablePPO run through the adapter)."""
+    pytest.importorskip("sb3_contrib")
+    blocks = _readme_blocks(marker)
+    assert blocks, f"README.md has no ```python block after <!-- {marker} -->"
+    source = blocks[0].replace("total_timesteps=20_000", "total_timesteps=256")
+    names: dict = {"__name__": "readme"}
+    exec(compile(source, f"README.md <!-- {marker} -->", "exec"), names)
+    if marker == "vector-sb3":
+        assert names["model"].num_timesteps == 16 * 32  # one rollout of 32 steps on 16 boards
+    else:
+        assert len(names["envs"].return_queue) > 0
