@@ -48,8 +48,8 @@ from tablegym.envs.starship.env import (BRUSHES, FIRST_BRUSH_PART, NUM_BRUSHES, 
                                         brush_mask, seal_mask)
 from tablegym.envs.starship.quality import VALIDITY_RULES
 from tablegym.envs.starship.scoring import TERMS, score
-from tablegym.envs.starship.ship import (ARMOR, COCKPIT, CORRIDOR, DX, DY, EMPTY, FACED, FIRST_PART, KIND, PART_FIELDS,
-                                         REACTOR, Ship, footprint)
+from tablegym.envs.starship.ship import (COCKPIT, CORRIDOR, DX, DY, EMPTY, FACED, FACING, FIRST_PART, KIND,
+                                         NUM_TILE_KINDS, PART_FIELDS, REACTOR, THRUSTER, WEAPON, Ship, footprint)
 from tablegym.envs.starship.stages import STRATEGIES
 from tablegym.envs.streams import integers, next_double, stream_rows
 from tablegym.envs.vector import KernelVectorEnv, _check_autoreset, _check_num_envs
@@ -403,9 +403,9 @@ def _measure(parts, n, iv, fv, targets, got, weight):
     """``TargetStarshipEnv._measured``: the measures, their closeness and phi's target part."""
     thrust, weapons = 0, 0
     for p in range(n):
-        if parts[p, KIND] == 6:  # THRUSTER
+        if parts[p, KIND] == THRUSTER:
             thrust += parts[p, 5] * parts[p, 6]
-        elif parts[p, KIND] == 7:  # WEAPON
+        elif parts[p, KIND] == WEAPON:
             weapons += parts[p, 5] * parts[p, 6]
     got[0] = float(thrust)
     got[1] = float(weapons)
@@ -417,12 +417,26 @@ def _measure(parts, n, iv, fv, targets, got, weight):
 
 
 @njit(cache=True)
-def _finish(tiles, part, parts, n, iv, o, obs, mask, act_mask, targets, got, tobs):
-    """The board's observation and masks after a reset or a step (``_update_mask``,
-    ``_observation``; with targets their observation and the caps)."""
+def _observe_rect(tiles, part, parts, obs, y0, x0, h, w):
+    """``_observe``'s tile and facing channels again on the tiles of one rectangle (those an
+    edit changed); the cursor channel is left alone."""
+    for y in range(y0, y0 + h):
+        for x in range(x0, x0 + w):
+            obs[:OBS_CHANNELS - 1, y, x] = 0
+            obs[tiles[y, x], y, x] = 1
+            p = part[y, x]
+            if p >= 0 and (parts[p, KIND] == THRUSTER or parts[p, KIND] == WEAPON):
+                obs[NUM_TILE_KINDS + parts[p, FACING], y, x] = 1
+
+
+@njit(cache=True)
+def _finish(tiles, part, parts, n, iv, o, obs, full, mask, act_mask, targets, got, tobs):
+    """The board's masks after a reset or a step (``_update_mask``; with targets their
+    observation and the caps), and with ``full`` its whole observation (``_observation``)."""
     cy, cx = iv[I_CY], iv[I_CX]
-    obs[:] = 0
-    _observe(tiles, parts[:n], cy, cx, obs)
+    if full:
+        obs[:] = 0
+        _observe(tiles, parts[:n], cy, cx, obs)
     first = 4 if o[O_TURTLE] else 1
     if o[O_MASKS] != MASK_NONE:
         has_cockpit, has_reactor = False, False
@@ -467,8 +481,9 @@ def _reset_board(tiles, part, parts, iv, fv, terms, row, trow, g, circle, o, giv
 
 
 @njit(cache=True)
-def _step_board(tiles, part, parts, iv, fv, terms, a, o, bonus, weight, targets, got):
-    """``StarshipEnv.step`` (and the targets wrapper's) of one board: (reward, terminated, truncated)."""
+def _step_board(tiles, part, parts, iv, fv, terms, a, o, bonus, weight, targets, got, obs):
+    """``StarshipEnv.step`` (and the targets wrapper's) of one board: (reward, terminated,
+    truncated); the observation is redrawn where the edit and the cursor changed it."""
     H, W = tiles.shape
     y, x = iv[I_CY], iv[I_CX]
     gated = o[O_GATED] != 0
@@ -479,14 +494,25 @@ def _step_board(tiles, part, parts, iv, fv, terms, a, o, bonus, weight, targets,
     changed = False
     n = iv[I_NPARTS]
     if brush >= 0:
+        p = part[y, x]  # what the edit may change: the brush's footprint, or the part a tile replaces
+        if _BRUSH[brush, 0] >= FIRST_PART:
+            ry, rx, rh, rw = y, x, min(_BRUSH[brush, 3], H - y), min(_BRUSH[brush, 4], W - x)
+        elif p >= 0:
+            ry, rx, rh, rw = parts[p, 3], parts[p, 4], parts[p, 5], parts[p, 6]
+        else:
+            ry, rx, rh, rw = y, x, 1, 1
         n, changed = _apply_edit(tiles, part, parts, n, brush, y, x)
         iv[I_NPARTS] = n
+        if changed:
+            _observe_rect(tiles, part, parts, obs, ry, rx, rh, rw)
     if not o[O_TURTLE]:
         i = (y * W + x + 1) % (H * W)
         iv[I_CY], iv[I_CX] = i // W, i % W
     elif move >= 0:
         iv[I_CY] = min(max(y + _DYA[move], 0), H - 1)
         iv[I_CX] = min(max(x + _DXA[move], 0), W - 1)
+    obs[OBS_CHANNELS - 1, y, x] = 0
+    obs[OBS_CHANNELS - 1, iv[I_CY], iv[I_CX]] = 1
     if changed:
         iv[I_CHANGES] += 1
         _score_board(tiles, parts, n, iv, fv, terms)
@@ -517,7 +543,7 @@ def reset_boards(tiles, part, parts, iv, fv, terms, streams, tstreams, which, g,
         if which[i]:
             _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], streams[i], tstreams[i], g, circle, o,
                          given, weight, targets[i], got[i])
-            _finish(tiles[i], part[i], parts[i], iv[i, I_NPARTS], iv[i], o, obs[i], masks[i], act_masks[i],
+            _finish(tiles[i], part[i], parts[i], iv[i, I_NPARTS], iv[i], o, obs[i], True, masks[i], act_masks[i],
                     targets[i], got[i], tobs[i])
 
 
@@ -528,17 +554,18 @@ def step_boards(tiles, part, parts, iv, fv, terms, streams, tstreams, pending, a
     action ignored: Gymnasium's next-step auto-reset). ``pending`` becomes the boards that ended."""
     no_targets = np.full(3, -1.0)
     for i in range(tiles.shape[0]):
-        if pending[i]:
+        full = pending[i]
+        if full:
             _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], streams[i], tstreams[i], g, circle, o,
                          no_targets, weight, targets[i], got[i])
             rewards[i] = 0.0
             terms_out[i] = truncs[i] = pending[i] = False
         else:
             rewards[i], terms_out[i], truncs[i] = _step_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i],
-                                                              actions[i], o, bonus, weight, targets[i], got[i])
+                                                              actions[i], o, bonus, weight, targets[i], got[i], obs[i])
             pending[i] = terms_out[i] or truncs[i]
-        _finish(tiles[i], part[i], parts[i], iv[i, I_NPARTS], iv[i], o, obs[i], masks[i], act_masks[i], targets[i],
-                got[i], tobs[i])
+        _finish(tiles[i], part[i], parts[i], iv[i, I_NPARTS], iv[i], o, obs[i], full, masks[i], act_masks[i],
+                targets[i], got[i], tobs[i])
 
 
 def _generator_params(pipeline: Any, start: str, partial_stages: int) -> tuple[np.ndarray, float]:
