@@ -658,6 +658,14 @@ def _train(argv: list[str]) -> int:
     trainable = ", ".join(p.name for p in plugins() if p.trainer)
     if name is None and not any(a == "--game" or a.startswith("--game=") for a in argv):
         return _usage_error(f"train: name a game ({PROG} train GAME [ARGUMENTS]); games with a trainer: {trainable}")
+    algo = _algo(argv)
+    if algo not in (None, "ppo"):
+        return _usage_error(f"train: --algo must be ppo (masked PPO over the vector envs), or left out for the "
+                            f"game's own trainer; got {algo!r}")
+    if algo == "ppo":
+        from tablegym.training.ppo import cli_main
+
+        return cli_main(argv)
     trainer = _DEFAULT_TRAINER
     if name is not None:
         try:
@@ -671,10 +679,22 @@ def _train(argv: list[str]) -> int:
     return 0 if status is None else status
 
 
+def _algo(argv: list[str]) -> str | None:
+    """The value of ``--algo`` in the arguments (None when not given)."""
+    for i, item in enumerate(argv):
+        if item == "--algo":
+            return argv[i + 1] if i + 1 < len(argv) else ""
+        if item.startswith("--algo="):
+            return item.partition("=")[2]
+    return None
+
+
 def _train_help() -> str:
     """``tablegym train --help``: every game with a trainer, and what that trainer learns (the
     first line of its module's docstring)."""
-    lines = [f"usage: {PROG} train GAME [ARGUMENTS]   ({PROG} train GAME --help: that trainer's arguments)", "",
+    lines = [f"usage: {PROG} train GAME [ARGUMENTS]   ({PROG} train GAME --help: that trainer's arguments)",
+             f"       {PROG} train GAME --algo ppo [ARGUMENTS]   (masked PPO over the game's vector env, any game "
+             "with one)", "",
              "games and what their trainer learns:"]
     width = max(len(p.name) for p in plugins())
     for record in plugins():

@@ -311,7 +311,7 @@ def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, descripti
     values = {f.name: getattr(ns, f.name) for f in dataclasses.fields(cls) if f.name != "game_options"}
     values.update({name: tuple(values[name]) for name in tuples})
     if ns.game != cls.game and ns.run_dir == cls.run_dir:
-        values["run_dir"] = f"runs/{ns.game}-td"
+        values["run_dir"] = f"runs/{ns.game}-{getattr(cls, 'RUN_SUFFIX', 'td')}"  # a game's own default folder
     try:
         return cls(**values, game_options=options)
     except ValueError as err:

@@ -1,0 +1,83 @@
+"""Masked PPO over the compiled vector envs (training/ppo.py): it learns, its critic plays in the
+searches, it resumes, and bad arguments get one line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from tablegym.envs import make_game
+from tablegym.experiments.cli import main as cli
+from tablegym.models.agents import make_agent
+from tablegym.models.checkpoint import load_checkpoint
+from tablegym.training import ppo
+
+TINY = ["--num-envs", "128", "--num-steps", "16", "--eval-every", "0", "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """20 updates of PPO on TrilobiteTiny (3x3, three in a row; a quarter of the boards against a random
+    player), critic written out."""
+    run = tmp_path_factory.mktemp("ppo")
+    assert ppo.main(["trilobite-tiny", *TINY, "--total-steps", str(128 * 16 * 20), "--run-dir", str(run),
+                     "--out", str(run / "critic.pt")]) == 0
+    return run
+
+
+def _net(run) -> ppo.ActorCritic:
+    payload = load_checkpoint(run / "checkpoint.pt", game="trilobite")  # the tiny board is trilobite 3x3
+    shape = payload["metadata"]["ppo"]
+    net = ppo.ActorCritic(shape["inputs"], shape["actions"], tuple(shape["hidden"]))
+    net.load_state_dict(payload["model"])
+    return net
+
+
+def test_the_policy_learns_to_beat_a_random_player(trained):
+    torch.manual_seed(0)
+    untrained = ppo.ActorCritic(27, 3, (128, 128))
+    before = ppo.evaluate(untrained, "tablegym/TrilobiteTiny-v0", 400, seed=1)
+    after = ppo.evaluate(_net(trained), "tablegym/TrilobiteTiny-v0", 400, seed=1)
+    # mean return over both seats against a random player: +1 a win, -1 a loss
+    assert after >= 0.5 and after >= before + 0.3, (before, after)
+
+
+def test_the_critic_runs_compiled_in_alpha_beta(trained):
+    game = make_game("trilobite-tiny")
+    agent = make_agent(game, f"alphabeta:depth=3,eval=learned:{trained / 'critic.pt'}")
+    state = game.new_initial_state()
+    assert agent(state, np.random.default_rng(0)) in state.legal_actions()
+
+
+def test_a_second_run_in_the_same_folder_resumes(trained, capsys):
+    before = load_checkpoint(trained / "checkpoint.pt")["metadata"]["iteration"]
+    assert ppo.main(["trilobite-tiny", *TINY, "--total-steps", str(128 * 16 * (before + 1)),
+                     "--run-dir", str(trained)]) == 0
+    assert "resuming" in capsys.readouterr().out
+    assert load_checkpoint(trained / "checkpoint.pt")["metadata"]["iteration"] == before + 1
+
+
+@pytest.mark.parametrize("game", ["threes", "friday"])
+def test_single_player_games_train(game, tmp_path):
+    assert ppo.main([game, "--num-envs", "16", "--num-steps", "8", "--total-steps", str(16 * 8 * 2),
+                     "--eval-every", "2", "--eval-games", "4", "--no-progress", "--run-dir", str(tmp_path),
+                     "--reward-scale", "0.01"]) == 0
+    assert load_checkpoint(tmp_path / "checkpoint.pt", game=game)["metadata"]["iteration"] == 2
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["train", "trilobite-tiny", "--algo", "dqn"], "--algo must be ppo"),
+    (["train", "trilobite-tiny", "--algo", "ppo", "--num-envs", "0"], "--num-envs must be >= 1"),
+    (["train", "trilobite-tiny", "--algo", "ppo", "--num-envs", "6", "--num-steps", "1", "--minibatches", "4"],
+     "--minibatches (4) must divide"),
+    (["train", "nosuchgame", "--algo", "ppo"], "unknown game 'nosuchgame'"),
+])
+def test_bad_arguments_get_one_error_line(argv, words, capsys):
+    try:
+        status = cli(argv)
+    except SystemExit as exit_:  # argparse's usage error
+        status = exit_.code
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert status == 2 and len(errors) == 1 and words in errors[0] and "Traceback" not in err, err

@@ -1,0 +1,396 @@
+"""Masked PPO over the compiled vector envs, by self-play for two-player games (CleanRL-shaped).
+
+``tablegym train GAME --algo ppo [--minutes M] [--run-dir D] [--out critic.pt]``: thousands of
+boards step in one compiled call (``gymnasium.make_vec``, envs/vector.py); the policy never puts
+probability on an illegal action (its logits are masked before the softmax). Two-player games
+play themselves: every board's observation is the player to move's (``opponent=None``), so one
+policy plays both seats, and the advantage of a move is computed negamax-style: the value of the
+next position counts against the mover when the other player moves there (GAE with a sign per
+step). The critic is a plain ReLU MLP on the flattened observation, so ``--out`` writes it as a
+tablegym checkpoint that ``eval=learned:PATH`` runs compiled in every searcher of the game.
+
+Next-step auto-reset (Gymnasium 1.x): a step after a board's last one restarts that board and
+ignores its action, so such steps carry no gradient and no bootstrap (``valid`` below).
+
+The script reads top to bottom: arguments, networks, the rollout, GAE, the clipped update, the
+evaluation against a random player, the save.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import numpy as np
+import torch
+from torch import nn
+
+import tablegym.envs  # noqa: F401  (registers the env ids)
+from tablegym.envs import make_game, plugin
+from tablegym.envs.core import Game
+from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
+from tablegym.training.runs import Learner, Run, parse_dataclass_args
+
+MASKED = -1e9
+"""The logit of an illegal action: zero probability after the softmax, finite for the gradient."""
+
+
+@dataclass
+class Args:
+    RUN_SUFFIX = "ppo"  # runs/GAME-ppo unless --run-dir says otherwise
+
+    game: str = "trilobite-tiny"
+    """the game (its first Gymnasium id with a compiled vector env is trained)"""
+    algo: str = "ppo"
+    """the algorithm (this trainer: ppo)"""
+    num_envs: int = 256
+    """boards stepped together"""
+    random_share: float = 0.25
+    """two-player games: the share of the boards where the policy plays a random opponent (seats
+    alternating) rather than itself; pure self-play teaches nothing to a seat that loses by force"""
+    num_steps: int = 32
+    """steps of every board per update (a batch holds num_envs x num_steps steps)"""
+    total_steps: int = 2_000_000
+    """env steps to train for (all boards), unless --minutes ends the run first"""
+    minutes: float = 0.0
+    """wall-clock budget in minutes (0: none)"""
+    lr: float = 3e-4
+    """Adam's step size"""
+    gamma: float = 0.99
+    """discount"""
+    gae_lambda: float = 0.95
+    """GAE's lambda"""
+    clip: float = 0.2
+    """the policy ratio's clip range"""
+    ent_coef: float = 0.01
+    """entropy bonus at the start, decaying linearly to ent_final"""
+    ent_final: float = 0.0
+    """entropy bonus at the end of the budget"""
+    vf_coef: float = 0.5
+    """weight of the value loss"""
+    reward_scale: float = 1.0
+    """rewards are multiplied by this (Threes' score changes run to hundreds)"""
+    epochs: int = 4
+    """passes over each batch"""
+    minibatches: int = 4
+    """minibatches a pass"""
+    max_grad_norm: float = 0.5
+    """gradient clipping"""
+    hidden: tuple[int, ...] = (128, 128)
+    """hidden layer widths of the actor and of the critic (ReLU)"""
+    eval_every: int = 10
+    """updates between evaluations against a random player (0: never)"""
+    eval_games: int = 200
+    """games of an evaluation (both seats for two-player games)"""
+    save_every: int = 50
+    """updates between checkpoints"""
+    threads: int = 1
+    """torch threads (small networks run fastest on one: more spin and wait on a shared machine)"""
+    seed: int = 0
+    """seed of the networks and of the boards"""
+    run_dir: str = "runs/trilobite-tiny-ppo"
+    """run directory: checkpoint.pt (resumed), TensorBoard logs"""
+    out: str | None = None
+    """where to write the critic as a tablegym checkpoint for eval=learned:PATH"""
+    progress: bool = True
+    """show a progress bar"""
+    game_options: dict = dataclasses.field(default_factory=dict)
+    """rule options of the game (--option KEY=VALUE): the env id's keyword arguments"""
+
+    def __post_init__(self) -> None:
+        for name in ("num_envs", "num_steps", "total_steps", "epochs", "minibatches"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
+        if (self.num_envs * self.num_steps) % self.minibatches:
+            raise ValueError(f"--minibatches ({self.minibatches}) must divide num_envs x num_steps "
+                             f"({self.num_envs * self.num_steps})")
+        if not 0 < self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
+            raise ValueError(f"--gamma must lie in (0, 1] and --gae-lambda in [0, 1], got {self.gamma}, {self.gae_lambda}")
+        if not 0 <= self.random_share <= 1:
+            raise ValueError(f"--random-share must lie in [0, 1], got {self.random_share}")
+        if self.algo != "ppo":
+            raise ValueError(f"--algo must be ppo for this trainer, got {self.algo!r}")
+
+
+def env_id_of(game: str) -> str:
+    """The game's first Gymnasium id with a compiled vector env (ValueError naming those that have one)."""
+    with_vector = [p.name for p in tablegym.envs.plugins() if p.vector]
+    try:
+        record = plugin(game)
+    except ValueError:
+        raise ValueError(f"unknown game {game!r}; PPO trains {', '.join(with_vector)}") from None
+    for env_id in record.gym:
+        if env_id in record.vector:
+            return env_id
+    raise ValueError(f"game {game!r} has no compiled vector env; PPO trains {', '.join(with_vector)}")
+
+
+def mlp(inputs: int, hidden: tuple[int, ...], outputs: int, last_gain: float) -> nn.Sequential:
+    """Linear-ReLU layers, orthogonal weights (CleanRL's initialisation), zero biases."""
+    layers: list[nn.Module] = []
+    width = inputs
+    for h in hidden:
+        layers += [nn.Linear(width, h), nn.ReLU()]
+        width = h
+    layers.append(nn.Linear(width, outputs))
+    for m in layers:
+        if isinstance(m, nn.Linear):
+            nn.init.orthogonal_(m.weight, np.sqrt(2) if m is not layers[-1] else last_gain)
+            nn.init.zeros_(m.bias)
+    return nn.Sequential(*layers)
+
+
+class ActorCritic(nn.Module):
+    """A masked policy and a value, each its own MLP on the flattened observation (the critic
+    alone is what searchers use as a leaf evaluator)."""
+
+    def __init__(self, inputs: int, actions: int, hidden: tuple[int, ...]) -> None:
+        super().__init__()
+        self.actor = mlp(inputs, hidden, actions, 0.01)
+        self.critic = mlp(inputs, hidden, 1, 1.0)
+
+    def value(self, x: torch.Tensor) -> torch.Tensor:
+        return self.critic(x).squeeze(-1)
+
+    def policy(self, x: torch.Tensor, mask: torch.Tensor) -> torch.distributions.Categorical:
+        return torch.distributions.Categorical(logits=self.actor(x).masked_fill(~mask, MASKED))
+
+
+class PPOLearner(Learner):
+    """The actor-critic and its Adam optimizer (saved and resumed together)."""
+
+    def __init__(self, args: Args, game: Game, inputs: int, actions: int) -> None:
+        self.args, self.game = args, game
+        torch.manual_seed(args.seed)
+        torch.set_num_threads(args.threads)
+        self.net = ActorCritic(inputs, actions, tuple(args.hidden))
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.lr, eps=1e-5)
+        self.shape = {"inputs": inputs, "actions": actions, "hidden": list(args.hidden)}
+
+    def start(self, checkpoint: Path | None) -> dict:
+        if checkpoint is None:
+            return {}
+        payload = load_checkpoint(checkpoint, game=self.game.spec.name, options=self.game.spec.options)
+        meta = payload["metadata"]
+        if meta.get("ppo") != self.shape:
+            raise ValueError(f"{checkpoint} holds another network ({meta.get('ppo')}); use a new --run-dir "
+                             f"or the same --hidden")
+        self.net.load_state_dict(payload["model"])
+        self.optimizer.load_state_dict(payload["optimizer"])
+        return meta
+
+    def save(self, path: Path, progress: dict) -> None:
+        meta = {"game": self.game.spec.name, "options": dict(self.game.spec.options), "ppo": self.shape,
+                "args": dataclasses.asdict(self.args), **progress}
+        save_checkpoint(path, model=self.net, metadata=meta, optimizer=self.optimizer)
+
+    def export(self, checkpoint: Path, out: Path, progress: dict) -> None:
+        from tablegym.models.export import save
+
+        save(self.net.critic, self.game, out, metadata={"trainer": "ppo", **progress})
+
+
+class Boards:
+    """The boards of a run as one batch: ``selfplay`` boards where the policy plays both seats
+    (``opponent=None``) and ``fixed`` boards against a random player (seats alternating); the
+    same calls as a vector env, over the concatenation. On a fixed board the agent keeps its
+    seat, so ``info["seat"]`` stays put there and the negamax sign is +1."""
+
+    def __init__(self, env_id: str, selfplay: int, fixed: int, options: dict) -> None:
+        two_player = env_id in tablegym.envs.ENV_IDS
+        self.parts = []
+        if selfplay:
+            self.parts.append(gymnasium.make_vec(env_id, num_envs=selfplay, **options,
+                                                 **({"opponent": None} if two_player else {})))
+        if fixed:
+            self.parts.append(gymnasium.make_vec(env_id, num_envs=fixed, opponent="random", agent_seat="alternate",
+                                                 **options))
+        first = self.parts[0]
+        self.inputs = int(np.prod(first.single_observation_space.shape))
+        self.actions = int(first.single_action_space.n)
+        self.sizes = [p.num_envs for p in self.parts]
+
+    def _join(self, outs: list[tuple]) -> tuple:
+        obs = np.concatenate([o[0].reshape(len(o[0]), -1) for o in outs])
+        infos = [o[-1] for o in outs]
+        seat = np.concatenate([i.get("seat", np.zeros(n, dtype=np.int64)) for i, n in zip(infos, self.sizes)])
+        return obs, [np.concatenate(parts) for parts in zip(*(o[1:-1] for o in outs))], {"seat": seat}
+
+    def reset(self, seed: int) -> tuple[np.ndarray, dict]:
+        outs = [p.reset(seed=seed + 100_003 * k) for k, p in enumerate(self.parts)]
+        obs, _, info = self._join(outs)
+        return obs, info
+
+    def step(self, actions: np.ndarray) -> tuple:
+        outs, start = [], 0
+        for p, n in zip(self.parts, self.sizes):
+            outs.append(p.step(actions[start:start + n]))
+            start += n
+        obs, (reward, term, trunc), info = self._join(outs)
+        return obs, reward, term, trunc, info
+
+    def action_masks(self) -> np.ndarray:
+        return np.concatenate([p.unwrapped.action_masks() for p in self.parts])
+
+    def close(self) -> None:
+        for p in self.parts:
+            p.close()
+
+
+def evaluate(net: ActorCritic, env_id: str, games: int, seed: int) -> float:
+    """The greedy masked policy's mean return over ``games`` games: against a random player,
+    half of them in each seat, for a two-player game (a score in [-1, 1]: +1 won, -1 lost)."""
+    two_player = env_id in tablegym.envs.ENV_IDS
+    n = min(games, 256)
+    envs = gymnasium.make_vec(env_id, num_envs=n, **({"agent_seat": "alternate"} if two_player else {}))
+    obs, _ = envs.reset(seed=seed)
+    done_games, total, returns = 0, 0.0, np.zeros(n)
+    while done_games < games:
+        with torch.no_grad():
+            x = torch.as_tensor(obs.reshape(n, -1), dtype=torch.float32)
+            mask = torch.as_tensor(envs.unwrapped.action_masks())
+            actions = net.actor(x).masked_fill(~mask, MASKED).argmax(-1).numpy()
+        obs, rewards, terms, truncs, _ = envs.step(actions)
+        returns += rewards
+        ended = terms | truncs
+        for i in np.flatnonzero(ended)[: games - done_games]:
+            total += returns[i]
+            done_games += 1
+        returns[ended] = 0.0
+    envs.close()
+    return total / games
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_dataclass_args(Args, argv, "tablegym train GAME --algo ppo", __doc__.splitlines()[0])
+    try:
+        env_id = env_id_of(args.game)
+        game = make_game(args.game, **args.game_options)
+    except (ValueError, TypeError) as err:
+        print(f"tablegym train GAME --algo ppo: error: {err}", file=sys.stderr)
+        return 2
+    two_player = env_id in tablegym.envs.ENV_IDS
+    fixed = round(args.num_envs * args.random_share) if two_player else 0
+    envs = Boards(env_id, args.num_envs - fixed, fixed, args.game_options)
+    inputs, actions = envs.inputs, envs.actions
+    learner = PPOLearner(args, game, inputs, actions)
+    net, optimizer = learner.net, learner.optimizer
+    batch = args.num_envs * args.num_steps
+    updates = max(1, args.total_steps // batch)
+    run = Run(args, game, learner, iterations=updates, desc=f"ppo {args.game}")
+
+    # The rollout buffers: step t of every board.
+    T, N = args.num_steps, args.num_envs
+    obs_buf = torch.zeros((T, N, inputs))
+    mask_buf = torch.zeros((T, N, actions), dtype=torch.bool)
+    act_buf = torch.zeros((T, N), dtype=torch.long)
+    logp_buf = torch.zeros((T, N))
+    val_buf = torch.zeros((T, N))
+    rew_buf = torch.zeros((T, N))
+    done_buf = torch.zeros((T, N))
+    sign_buf = torch.ones((T, N))
+    valid_buf = torch.zeros((T, N))
+
+    obs, info = envs.reset(seed=args.seed + run.iteration)
+    seat = info.get("seat", np.zeros(N, dtype=np.int64))
+    restarting = np.zeros(N, dtype=bool)  # the next step of these boards restarts them
+    episode_return, episodes = np.zeros(N), []
+    while run.next_iteration():
+        frac = min(1.0, (run.iteration - 1) / updates)
+        ent_coef = args.ent_coef + frac * (args.ent_final - args.ent_coef)
+        # 1. play num_steps steps of every board with the current policy
+        for t in range(T):
+            x = torch.as_tensor(obs.reshape(N, -1), dtype=torch.float32)
+            mask = torch.as_tensor(envs.action_masks())
+            with torch.no_grad():
+                dist = net.policy(x, mask)
+                action = dist.sample()
+                val_buf[t] = net.value(x)
+            obs_buf[t], mask_buf[t], act_buf[t], logp_buf[t] = x, mask, action, dist.log_prob(action)
+            valid_buf[t] = torch.as_tensor(~restarting, dtype=torch.float32)
+            obs, reward, term, trunc, info = envs.step(action.numpy())
+            next_seat = info.get("seat", seat)
+            ended = term | trunc
+            rew_buf[t] = torch.as_tensor(reward * args.reward_scale, dtype=torch.float32)
+            done_buf[t] = torch.as_tensor(ended, dtype=torch.float32)
+            # the next position's value counts for the mover if the mover moves again, against it if not
+            sign_buf[t] = torch.as_tensor(np.where(next_seat == seat, 1.0, -1.0), dtype=torch.float32)
+            episode_return += np.where(restarting, 0.0, reward)
+            for i in np.flatnonzero(ended & ~restarting):
+                episodes.append(episode_return[i])
+            episode_return[ended | restarting] = 0.0
+            restarting, seat = ended, next_seat
+        finished = int(done_buf.mul(valid_buf).sum())
+        run.played(finished)
+        # 2. advantages by GAE, negamax-signed; a step that ends its board does not bootstrap
+        with torch.no_grad():
+            next_value = net.value(torch.as_tensor(obs.reshape(N, -1), dtype=torch.float32))
+            next_value = torch.where(torch.as_tensor(restarting), torch.zeros(N), next_value)
+            adv = torch.zeros((T, N))
+            last = torch.zeros(N)
+            for t in reversed(range(T)):
+                nv = next_value if t == T - 1 else val_buf[t + 1]
+                carry = 1.0 - done_buf[t]
+                delta = rew_buf[t] + args.gamma * sign_buf[t] * nv * carry - val_buf[t]
+                last = delta + args.gamma * args.gae_lambda * sign_buf[t] * carry * last
+                last = last * valid_buf[t]
+                adv[t] = last
+            returns = adv + val_buf
+        # 3. the clipped update over minibatches of valid steps
+        b_obs, b_mask = obs_buf.reshape(-1, inputs), mask_buf.reshape(-1, actions)
+        b_act, b_logp, b_adv = act_buf.reshape(-1), logp_buf.reshape(-1), adv.reshape(-1)
+        b_ret, b_valid = returns.reshape(-1), valid_buf.reshape(-1)
+        size = batch // args.minibatches
+        stats = {"pg": 0.0, "vf": 0.0, "entropy": 0.0, "clipfrac": 0.0}
+        for _ in range(args.epochs):
+            order = torch.randperm(batch)
+            for start in range(0, batch, size):
+                idx = order[start:start + size]
+                w = b_valid[idx]
+                if w.sum() == 0:
+                    continue
+                dist = net.policy(b_obs[idx], b_mask[idx])
+                ratio = (dist.log_prob(b_act[idx]) - b_logp[idx]).exp()
+                a = b_adv[idx]
+                a = (a - (a * w).sum() / w.sum()) / (a[w > 0].std() + 1e-8)
+                pg = torch.max(-a * ratio, -a * ratio.clamp(1 - args.clip, 1 + args.clip))
+                vf = (net.value(b_obs[idx]) - b_ret[idx]) ** 2
+                ent = dist.entropy()
+                loss = ((pg + args.vf_coef * 0.5 * vf - ent_coef * ent) * w).sum() / w.sum()
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                optimizer.step()
+                with torch.no_grad():
+                    stats["pg"] += float((pg * w).sum() / w.sum())
+                    stats["vf"] += float((vf * w).sum() / w.sum())
+                    stats["entropy"] += float((ent * w).sum() / w.sum())
+                    stats["clipfrac"] += float((((ratio - 1).abs() > args.clip).float() * w).sum() / w.sum())
+        k = args.epochs * args.minibatches
+        run.log({f"losses/{name}": v / k for name, v in stats.items()}
+                | {"charts/steps_per_s": run.iteration * batch / max(run.seconds(), 1e-9),
+                   "charts/ent_coef": ent_coef}
+                | ({"charts/episode_return": float(np.mean(episodes[-500:]))} if episodes else {}))
+        # 4. evaluate, save
+        if run.due(args.eval_every):
+            score = evaluate(net, env_id, args.eval_games, seed=10_000 + run.iteration)
+            run.log({"eval/return_vs_random": score})
+            run.bar.write(f"update {run.iteration}: greedy policy vs random {score:+.3f} ({args.eval_games} games)")
+        if run.due(args.save_every):
+            run.save()
+    envs.close()
+    run.finish()
+    return 0
+
+
+def cli_main(argv: list[str] | None = None) -> int:
+    """``tablegym train GAME --algo ppo ...`` (the CLI hands over the arguments as typed)."""
+    return main(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
