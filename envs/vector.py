@@ -454,6 +454,7 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         n = self.num_envs
         self._states = np.tile(self._init, (n, 1))
         self._streams: np.ndarray | None = None
+        self._dealt = False  # every board dealt once (a partial reset comes after that)
         self._pending = np.zeros(n, dtype=bool)
         self._obs = np.zeros((n, int(np.prod(self._obs_shape))), dtype=np.float32)
         self._masks = np.zeros((n, spec.num_actions), dtype=np.int8)
@@ -504,6 +505,25 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
             i = int(np.flatnonzero(~legal)[0])
             raise IllegalActionError(int(a[i]), np.flatnonzero(self._masks[i]).tolist(), f"on board {i}")
         return np.ascontiguousarray(a)
+
+    def _boards_to_reset(self, options: dict[str, Any] | None) -> np.ndarray:
+        """Every board, or those of ``options["reset_mask"]`` (Gymnasium's partial reset: a bool
+        array, one entry a board); the other boards keep their games, observations and masks."""
+        mask = (options or {}).get("reset_mask")
+        if mask is None:
+            return np.ones(self.num_envs, dtype=bool)
+        which = np.asarray(mask)
+        if which.shape != (self.num_envs,) or which.dtype != bool:
+            raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},), got {mask!r}")
+        if not self._dealt and not which.all():
+            raise ValueError("the first reset() deals every board; options['reset_mask'] comes after it")
+        return np.ascontiguousarray(which)
+
+    def _reset_done(self, which: np.ndarray) -> None:
+        """After the boards ``which`` were dealt again: a board over at once restarts on the next step."""
+        self._pending[which] = ~self._masks[which].any(axis=1)
+        self._illegal[which] = False
+        self._dealt = True
 
     def _observations(self) -> np.ndarray:
         return self._obs.reshape((self.num_envs, *self._obs_shape)).copy()
@@ -717,8 +737,8 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
 
     def reset(self, *, seed: int | list[int | None] | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-        """Start every board again; ``options={"seat": s}`` seats the agent at ``s`` (0 or 1, or
-        a sequence of ``num_envs`` of them) for this episode."""
+        """Start every board again (or those of ``options["reset_mask"]``); ``options={"seat": s}``
+        seats the agent at ``s`` (0 or 1, or a sequence of ``num_envs`` of them) for this episode."""
         if self._seed(seed):
             self._episodes[:] = 0
         seat_modes = self._seat_modes
@@ -728,15 +748,14 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
             if len(seats) != self.num_envs or any(isinstance(s, bool) or s not in (0, 1) for s in seats):
                 raise ValueError(f"options['seat'] must be 0, 1 or a sequence of {self.num_envs} of them, got {seat!r}")
             seat_modes = np.array(seats, dtype=np.int64)
-        everyone = np.ones(self.num_envs, dtype=bool)
-        args = (self._states, self._streams, self._seats, self._episodes, self._init, everyone, seat_modes,
+        which = self._boards_to_reset(options)
+        args = (self._states, self._streams, self._seats, self._episodes, self._init, which, seat_modes,
                 self._opponent, self._obs, self._masks, *self._compiled, self._width)
         if self._search is None:
             reset_two_player(*args)
         else:
             reset_two_player_search(*args, *self._search.kernels, self._search.data)
-        self._pending[:] = ~self._masks.any(axis=1)  # a board over at once starts again on the next step
-        self._illegal[:] = False
+        self._reset_done(which)
         return self._observations(), self._info()
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
@@ -797,13 +816,12 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
 
     def reset(self, *, seed: int | list[int | None] | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """Deal every board again (or those of ``options["reset_mask"]``)."""
         self._seed(seed)
-        everyone = np.ones(self.num_envs, dtype=bool)
-        reset_single(self._states, self._streams, self._steps, self._last_score, self._init, everyone,
-                     self.score_from_start, self._obs,
-                     self._masks, self._info_values, *self._compiled, self._width)
-        self._pending[:] = ~self._masks.any(axis=1)
-        self._illegal[:] = False
+        which = self._boards_to_reset(options)
+        reset_single(self._states, self._streams, self._steps, self._last_score, self._init, which,
+                     self.score_from_start, self._obs, self._masks, self._info_values, *self._compiled, self._width)
+        self._reset_done(which)
         return self._observations(), self._info()
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:

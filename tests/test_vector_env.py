@@ -224,3 +224,27 @@ def test_friday_rewards_and_truncation_match_sync_vector_env(kwargs: dict) -> No
     (25 decisions: most boards are cut before they end), as ``FridayEnv`` does."""
     ended = _play_against_sync("tablegym/Friday-v1", kwargs, num_envs=3, steps=120, seed=5)
     assert ended >= 3
+
+
+@pytest.mark.parametrize("env_id", ["tablegym/Trilobite-v0", "tablegym/Threes-v0"])
+def test_a_partial_reset_deals_only_the_masked_boards(env_id: str) -> None:
+    """``reset(options={"reset_mask": m})`` (Gymnasium's partial reset) deals the boards of ``m``
+    again and leaves the others' games, observations and masks as they were."""
+    envs = gymnasium.make_vec(env_id, num_envs=4)
+    obs0, _ = envs.reset(seed=2)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        masks = envs.unwrapped.action_masks()
+        obs, *_ = envs.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+    before = [envs.unwrapped.game_state(i) for i in range(4)]
+    mask = np.array([True, False, True, False])
+    after, info = envs.reset(options={"reset_mask": mask})
+    for i in (1, 3):
+        assert envs.unwrapped.game_state(i) == before[i] and np.array_equal(after[i], obs[i])
+    for i in (0, 2):
+        assert envs.unwrapped.game_state(i) != before[i]
+    with pytest.raises(ValueError, match="reset_mask"):
+        envs.reset(options={"reset_mask": [1, 0]})
+    fresh = gymnasium.make_vec(env_id, num_envs=4)
+    with pytest.raises(ValueError, match="first reset"):
+        fresh.reset(options={"reset_mask": mask})

@@ -17,10 +17,6 @@ new first observations with the terminal ones in the infos: each board plays exa
 episodes it plays under the raw env, without the reset steps. A vector env in
 ``AutoresetMode.SAME_STEP`` needs no partial reset: its ``info["final_obs"]`` is used.
 
-A tablegym compiled vector env does not take ``reset_mask`` yet; until it does, the adapter
-gives that one env object a partial reset of its own (``_give_reset_mask``): the env's own
-step deals the ended boards, and the other boards' arrays are put back as they were.
-
 ``action_masks`` reaches MaskablePPO through ``env_method("action_masks")``, one mask a board::
 
     import gymnasium, tablegym.envs
@@ -33,7 +29,6 @@ step deals the ended boards, and the other boards' arrays are put back as they w
 
 from __future__ import annotations
 
-import types
 from typing import Any, Sequence
 
 import gymnasium
@@ -60,41 +55,6 @@ def _board_infos(info: dict[str, Any], n: int) -> list[dict[str, Any]]:
     return out
 
 
-def _compiled_reset(env: Any, *, seed: Any = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
-    """``KernelVectorEnv.reset`` that also takes ``options["reset_mask"]`` (boards that have just
-    ended): those boards start their next game now, exactly as their next-step auto-reset would
-    deal it, and the others stay as they are. It runs the env's own step, whose auto-reset deals
-    the masked boards, with any legal action on the others, then puts back every per-board array
-    (leading axis ``num_envs``: positions, streams, seats, masks, ...) of the boards outside the
-    mask. Bound to one env object by ``_give_reset_mask``."""
-    options = dict(options or {})
-    mask = options.pop("reset_mask", None)
-    if mask is None:
-        return type(env).reset(env, seed=seed, options=options or None)
-    which = np.asarray(mask)
-    if which.shape != (env.num_envs,) or which.dtype != np.bool_:
-        raise ValueError(f"options['reset_mask'] must be a bool array of shape ({env.num_envs},), got {which!r}")
-    if (which & ~env._pending).any():
-        raise ValueError(f"options['reset_mask'] may name only boards that have ended (waiting for their auto-reset); "
-                         f"board {int(np.flatnonzero(which & ~env._pending)[0])} has not")
-    n, keep = env.num_envs, ~which
-    saved = {name: value[keep].copy() for name, value in vars(env).items()
-             if isinstance(value, np.ndarray) and value.shape[:1] == (n,)}
-    env.step(np.argmax(env.action_masks(), axis=1))  # the masked boards are waiting: their step deals
-    for name, rows in saved.items():
-        getattr(env, name)[keep] = rows
-    return env._observations(), env._info()
-
-
-def _give_reset_mask(venv: gymnasium.vector.VectorEnv) -> None:
-    """Give a tablegym compiled vector env (innermost of ``venv``) the partial reset it lacks."""
-    from tablegym.envs.vector import KernelVectorEnv
-
-    inner = venv.unwrapped
-    if isinstance(inner, KernelVectorEnv) and "reset" not in vars(inner):
-        inner.reset = types.MethodType(_compiled_reset, inner)
-
-
 class SB3VecEnv(VecEnv):
     """A ``gymnasium.vector.VectorEnv`` (any wrappers on it) seen as an SB3 ``VecEnv``.
 
@@ -114,8 +74,6 @@ class SB3VecEnv(VecEnv):
                              f"got {mode!r}")
         self.venv = venv
         self.autoreset_mode = AutoresetMode(mode)
-        if self.autoreset_mode is AutoresetMode.NEXT_STEP:
-            _give_reset_mask(venv)
         self._actions: np.ndarray | None = None
         super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
 
