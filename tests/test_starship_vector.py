@@ -8,6 +8,8 @@ caps and given targets, and the compiled generator start against ``StarshipEnv.r
 
 from __future__ import annotations
 
+import doctest
+
 import gymnasium
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ import pytest
 import tablegym.envs  # noqa: F401  (registers the ids)
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.starship.env import StarshipEnv
+from tablegym.envs.starship import vector
 from tablegym.envs.starship.vector import StarshipVectorEnv, generate_start
 from tests.test_vector_env import _play_against_sync, _same_step
 
@@ -114,3 +117,7 @@ def test_render_draws_each_ship() -> None:
     single = StarshipEnv(size=10, render_mode="ansi")
     single.reset(seed=4)
     assert texts[0] == single.render()
+
+
+def test_module_example_runs() -> None:
+    assert doctest.testmod(vector).failed == 0
