@@ -121,3 +121,27 @@ def test_render_draws_each_ship() -> None:
 
 def test_module_example_runs() -> None:
     assert doctest.testmod(vector).failed == 0
+
+
+def test_a_partial_reset_deals_only_the_masked_boards() -> None:
+    """``reset(options={"reset_mask": m})`` deals the ships of ``m`` again, from their streams as
+    the single env's next reset would, and leaves the others as they were."""
+    kwargs = {"size": 12, "max_steps": 50}
+    vec = gymnasium.make_vec("tablegym/Starship-v0", num_envs=3, **kwargs)
+    singles = [StarshipEnv(**kwargs) for _ in range(3)]
+    vec.reset(seed=8)
+    for i, env in enumerate(singles):
+        env.reset(seed=8 + i)
+    for action in (3, 1, 12):
+        obs, *_ = vec.step(np.full(3, action))
+        for env in singles:
+            env.step(action)
+    mask = np.array([False, True, False])
+    after, info = vec.reset(options={"reset_mask": mask})
+    single_obs, _ = singles[1].reset()
+    np.testing.assert_array_equal(after[1], single_obs)
+    for i in (0, 2):
+        assert vec.unwrapped.ship(i) == singles[i].ship and np.array_equal(after[i], obs[i])
+    assert info["steps"].tolist() == [3, 0, 3]
+    with pytest.raises(ValueError, match="first reset"):
+        gymnasium.make_vec("tablegym/Starship-v0", num_envs=3, **kwargs).reset(options={"reset_mask": mask})

@@ -658,6 +658,7 @@ class StarshipVectorEnv(KernelVectorEnv):
         self._act_masks = np.ones((n, self._num_actions), np.int8)
         self._pending = np.zeros(n, dtype=bool)
         self._illegal = np.zeros(n, dtype=bool)
+        self._dealt = False  # every board dealt once (a partial reset comes after that)
         self._rewards = np.zeros(n)
         self._terms_out = np.zeros(n, dtype=bool)
         self._truncs = np.zeros(n, dtype=bool)
@@ -670,15 +671,16 @@ class StarshipVectorEnv(KernelVectorEnv):
 
     def reset(self, *, seed: int | list[int | None] | None = None,
               options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """Deal every board again (or those of ``options["reset_mask"]``, Gymnasium's partial reset)."""
         fresh = self._streams is None
         if self._seed(seed) or fresh:
             self._tstreams = self._streams.copy() if seed is not None else stream_rows([None] * self.num_envs)
+        which = self._boards_to_reset(options)
         given = self._given_targets(options)
-        everyone = np.ones(self.num_envs, dtype=bool)
         reset_boards(self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._streams,
-                     self._tstreams, everyone, self._g, self._circle, self._o, given, self._weight, self._targets,
+                     self._tstreams, which, self._g, self._circle, self._o, given, self._weight, self._targets,
                      self._got, self._obs, self._masks, self._act_masks, self._tobs)
-        self._pending[:] = False
+        self._reset_done(which)
         return self._observations(), self._info()
 
     def _given_targets(self, options: dict[str, Any] | None) -> np.ndarray:
