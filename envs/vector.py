@@ -8,7 +8,8 @@ game's own kernels, auto-resets the boards that ended on the step before, and wr
 observations, rewards, terminations and legal-action masks. Python runs once per step, never
 once per board. A search as the other seat is the searcher's own compiled root search
 (search/alphabeta.py, search/expectiminimax.py) with the evaluator kernel and depth of the agent
-that the same ``opponent`` spec builds by the one route (``SearchOpponent``).
+that the same ``opponent`` spec builds by the one route (``SearchOpponent``, in
+tablegym.search.batch_opponent: the search layer hands the batch its move function).
 
 Board ``i`` of a batch seeded ``s`` plays exactly the game of the game's single env seeded
 ``s + i`` (``SyncVectorEnv``'s convention): each board keeps NumPy's PCG64 stream as a row of
@@ -46,10 +47,6 @@ from numba import njit, types
 from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, Game,
                                 IllegalActionError)
 from tablegym.envs.streams import choice, integers, stream_rows
-from tablegym.search.alphabeta import root_search as alphabeta_root
-from tablegym.search.expectiminimax import MAX_OUTCOMES
-from tablegym.search.expectiminimax import root_search as expectiminimax_root
-from tablegym.search.table import MAX_PLY
 
 OBSERVE_T = types.FunctionType(types.none(STATE_T, types.int64, types.float32[::1]))
 """``observation(s, player, out)``: the single env's observation of ``player``, flattened into ``out``."""
@@ -67,10 +64,6 @@ _B1, _F1, _F2, _M2 = types.boolean[::1], types.float64[::1], types.float32[:, ::
 
 RANDOM, SELF_PLAY, SEARCH = 0, 1, 3
 """How the other seat of a two-player batch moves (the kernel's ``opponent`` argument)."""
-ALPHABETA, EXPECTIMINIMAX = 0, 1
-"""Which compiled search plays the other seat (``kind`` in ``SEARCH_DATA_T``)."""
-NO_LIMIT = 2**62
-"""The node limit of a depth-limited search."""
 ALTERNATE = 2
 """``agent_seat="alternate"`` as the kernel's ``seat_mode`` (0 and 1 are the seats)."""
 
@@ -107,49 +100,13 @@ def _advance(s, row, seat, opponent, moves, push, to_move, outcome, chance, draw
 @njit(cache=True)
 def _opponent_move(s, row, moves, buf, search):
     """The other seat's move: random from the board's stream (``search`` None: numba compiles
-    only this branch for the random opponent), or ``_searched_move``."""
+    only this branch for the random opponent), or the compiled search ``search`` (``MOVER_T``
+    first, then its kernels and tables: tablegym.search.batch_opponent)."""
     if search is None:
         n = moves(s, buf)
         return buf[integers(row, n)]
-    return _searched_move(s, search)
-
-
-@njit(cache=True)
-def _searched_move(s, search):
-    """The move of the compiled search ``search`` (``SearchOpponent.arguments``, the kernels
-    first) at ``s``, whose player to move is the other seat; ``s`` is left as it was.
-
-    Alpha-beta searches ``depth`` plies at once: its move (the first maximal one in legal
-    order) does not depend on the transposition table, the killers or the history, nor on the
-    shallower iterations the single env's iterative deepening runs first, so one table a root
-    player serves every board. Expectiminimax starts from cleared tables and deepens 1, 2, ...
-    ``depth`` as ``expectiminimax()`` does (its root order follows the last iteration's best
-    move, and a win's value counts the plies from the root), on the root with the move
-    filter's settings written in."""
-    moves, push, pop, to_move, outcome, key, chance, evaluate, data = search
-    (kind, depth, bound, params, root, settings_at, settings, tt_key, tt_val, tt_depth, tt_flag, tt_move, killers,
-     history, bufs, scores, pv, pv_len, outs, probs, counters, values) = data
-    root[:] = s
-    for j in range(settings_at.shape[0]):
-        root[settings_at[j]] = settings[j]
-    p = to_move(root)
-    if kind == ALPHABETA:
-        counters[:] = 0
-        move, _, _ = alphabeta_root(root, depth, moves, push, pop, to_move, outcome, key, evaluate, params,
-                                    tt_key[p], tt_val[p], tt_depth[p], tt_flag[p], tt_move[p], killers, history, bufs,
-                                    scores, pv, pv_len, counters, NO_LIMIT, values)
-        return move
-    tt_key[p, :] = 0  # SearchTables' empty table
-    tt_depth[p, :] = -1
-    tt_move[p, :] = -1
-    history[:] = 0.0
-    move = -1
-    for d in range(1, depth + 1):
-        counters[:] = 0
-        move, _, _ = expectiminimax_root(root, d, moves, push, pop, to_move, outcome, key, chance, evaluate, params,
-                                         tt_key[p], tt_val[p], tt_depth[p], tt_flag[p], tt_move[p], history, bufs,
-                                         scores, outs, probs, counters, bound, NO_LIMIT, values)
-    return move
+    mover, s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance, s_eval, data = search
+    return mover(s, s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance, s_eval, data)
 
 
 @njit(cache=True)
@@ -243,17 +200,6 @@ _TWO_PLAYER_KERNELS = (MOVES_T, PUSH_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T
 _RESET_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I, _F2, _M2, *_TWO_PLAYER_KERNELS, _I)
 _STEP_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I1, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _M2,
               *_TWO_PLAYER_KERNELS, _I)
-SEARCH_KERNELS_T = (MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, EVAL_T)
-"""Numba types of a search opponent's kernels: moves (the move filter's), push, pop, to_move,
-outcome, key, chance, evaluator."""
-SEARCH_DATA_T = types.Tuple((_I, _I, _F, _F1, _I1, _I1, _I1, _I2, types.float64[:, ::1], _I2, _I2, _I2, _I2, _F1,
-                             _I2, types.float64[:, ::1], _I2, _I1, _I2, types.float64[:, ::1], _I1, _F1))
-"""Numba type of ``SearchOpponent.data``: kind, depth, bound, evaluator params, the root's
-scratch copy, the settings' words and values, then the tables (the transposition table's five
-arrays with a row a root player, killers, history, bufs, scores, pv, pv_len, chance outcomes and
-probabilities, counters, root values)."""
-
-
 @njit(types.none(*_RESET_ARGS), cache=True)
 def reset_two_player(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
                      moves, push, to_move, outcome, chance, draw, observe, width):
@@ -278,23 +224,37 @@ def step_two_player(states, streams, seats, episodes, init, pending, actions, se
                  draw, observe, width, None)
 
 
-@njit(types.none(*_RESET_ARGS, *SEARCH_KERNELS_T, SEARCH_DATA_T), cache=True)
+SEARCH_KERNELS_T = (MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, EVAL_T)
+"""Numba types of a search opponent's kernels: moves (the move filter's), push, pop, to_move,
+outcome, key, chance, evaluator."""
+SEARCH_DATA_T = types.Tuple((_I, _I, _F, _F1, _I1, _I1, _I1, _I2, types.float64[:, ::1], _I2, _I2, _I2, _I2, _F1,
+                             _I2, types.float64[:, ::1], _I2, _I1, _I2, types.float64[:, ::1], _I1, _F1))
+"""Numba type of ``SearchOpponent.data``: kind, depth, bound, evaluator params, the root's
+scratch copy, the settings' words and values, then the tables (the transposition table's five
+arrays with a row a root player, killers, history, bufs, scores, pv, pv_len, chance outcomes and
+probabilities, counters, root values)."""
+MOVER_T = types.FunctionType(types.int64(STATE_T, *SEARCH_KERNELS_T, SEARCH_DATA_T))
+"""``move(s, moves, push, pop, to_move, outcome, key, chance, evaluate, data)``: the other seat's
+move by a compiled search (tablegym.search.batch_opponent.searched_move)."""
+
+
+@njit(types.none(*_RESET_ARGS, MOVER_T, *SEARCH_KERNELS_T, SEARCH_DATA_T), cache=True)
 def reset_two_player_search(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
-                            moves, push, to_move, outcome, chance, draw, observe, width, s_moves, s_push, s_pop,
+                            moves, push, to_move, outcome, chance, draw, observe, width, mover, s_moves, s_push, s_pop,
                             s_to_move, s_outcome, s_key, s_chance, s_eval, data):
-    """``reset_two_player`` with a compiled search as the other seat (``_searched_move``)."""
-    search = (s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance, s_eval, data)
+    """``reset_two_player`` with a compiled search as the other seat (``mover``: tablegym.search.batch_opponent.searched_move)."""
+    search = (mover, s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance, s_eval, data)
     _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
                   moves, push, to_move, outcome, chance, draw, observe, width, search)
 
 
-@njit(types.none(*_STEP_ARGS, *SEARCH_KERNELS_T, SEARCH_DATA_T), cache=True)
+@njit(types.none(*_STEP_ARGS, MOVER_T, *SEARCH_KERNELS_T, SEARCH_DATA_T), cache=True)
 def step_two_player_search(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
                            illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
-                           draw, observe, width, s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance,
+                           draw, observe, width, mover, s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance,
                            s_eval, data):
-    """``step_two_player`` with a compiled search as the other seat (``_searched_move``)."""
-    search = (s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance, s_eval, data)
+    """``step_two_player`` with a compiled search as the other seat (``mover``: tablegym.search.batch_opponent.searched_move)."""
+    search = (mover, s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance, s_eval, data)
     _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
                  illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
                  draw, observe, width, search)
@@ -559,114 +519,6 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         return f"<{type(self).__name__} num_envs={self.num_envs} {self.game!r}>"
 
 
-COMPILED_SEARCHERS = ("alphabeta", "expectiminimax")
-"""The searchers a batch runs as the other seat, where a game's record lists them."""
-TT_BITS = {"alphabeta": 16, "expectiminimax": 12}
-"""Transposition-table slots (log2) a root player: alpha-beta's table serves every search,
-expectiminimax's is cleared before each (the cost of a clear grows with it)."""
-
-
-def _accepted(game: Game) -> str:
-    """What a batch of ``game`` takes as ``opponent``, in words."""
-    from tablegym.envs import plugin
-    from tablegym.models.agents import game_evaluators
-
-    record = plugin(game.spec.name)
-    own = {v: k for k, v in record.aliases.items()}
-    forms = [f"'{own.get(s, s)}:eval=E,depth=D'" + (f" ({s})" if s in own else "")
-             for s in record.searchers if s in COMPILED_SEARCHERS and not record.searchers[s]]
-    evaluators = [n for n, e in sorted(game_evaluators(game).items()) if e.compiled] + ["learned", "learned:PATH"]
-    searches = " or ".join(forms) if forms else "none for this game"
-    return (f"a vector env's opponent must be 'random' or None (self-play), or a compiled search at a depth: "
-            f"{searches}, E one of {', '.join(evaluators)}")
-
-
-class SearchOpponent:
-    """A compiled search as the other seat of a batch, from a spec of the one route
-    (``tablegym.models.agents.make_agent``: ``alphabeta:eval=advanced,depth=2``, Trap's
-    ``search:eval=composite,depth=2``) or from the agent it builds.
-
-    It runs the searcher's own compiled root search (search/alphabeta.py,
-    search/expectiminimax.py) with the agent's evaluator kernel, depth, move filter and settings,
-    on tables of its own (``kernels`` and ``data``: the search arguments of the batch kernels).
-    A search opponent needs a depth (a time budget would make the moves depend on the machine)
-    and a compiled evaluator; anything else is refused with a ``ValueError`` saying what is taken.
-    """
-
-    def __init__(self, game: Game, opponent: Any) -> None:
-        from tablegym.envs import plugin
-        from tablegym.models.agents import make_agent
-        from tablegym.search.agents import AlphaBetaAgent, ExpectiminimaxAgent, parse_spec
-        from tablegym.search.evaluator import check_game
-        from tablegym.search.searchers import searcher_named
-
-        record = plugin(game.spec.name)
-        allowed = [s for s in record.searchers if s in COMPILED_SEARCHERS and not record.searchers[s]]
-        if isinstance(opponent, str):
-            name, _ = parse_spec(opponent)
-            searcher = searcher_named(record.aliases.get(name, name))
-            if searcher is None or searcher.name not in allowed:
-                what = "no compiled search" if searcher is None else f"{searcher.name}, not one for {game.spec.name}"
-                raise ValueError(f"{_accepted(game)}; got {opponent!r} ({what})")
-            agent = make_agent(game, opponent)
-        elif isinstance(opponent, (AlphaBetaAgent, ExpectiminimaxAgent)):
-            agent = opponent
-        else:
-            raise ValueError(f"{_accepted(game)}; got {opponent!r}")
-        name = "alphabeta" if isinstance(agent, AlphaBetaAgent) else "expectiminimax"
-        if name not in allowed:
-            raise ValueError(f"{_accepted(game)}; got {getattr(agent, 'name', agent)!r} ({name} does not play "
-                             f"{game.spec.name})")
-        if agent.time_limit is not None:
-            raise ValueError(f"{_accepted(game)}; got {agent.name!r} (a time budget: give depth=D, so that the "
-                             f"moves do not depend on the machine)")
-        evaluator = agent.evaluator
-        if not evaluator.compiled:
-            raise ValueError(f"{_accepted(game)}; got {agent.name!r} (evaluator {evaluator.name!r} has no compiled "
-                             f"kernel)")
-        state = game.new_initial_state()
-        check_game(evaluator, state)
-        self.agent = agent
-        """The one route's agent: the single env's opponent with the same spec."""
-        self.name = agent.name
-        spec, k = game.spec, state.kernels
-        move_filter = getattr(agent, "move_filter", None)
-        init = state.array
-        settings_at = np.zeros(0, dtype=np.int64)
-        if move_filter is not None:
-            if move_filter.push is not None:
-                raise ValueError(f"{game.spec.name}'s move filter plays search-only moves; a batch cannot search it")
-            prepared = move_filter.prepare(state, agent.settings).array
-            settings_at = np.flatnonzero(prepared != init).astype(np.int64)
-            # the words the filter's settings write: play never changes them, so each board holds init's
-        if name == "alphabeta":
-            kind, depth = ALPHABETA, min(agent.depth, MAX_PLY - 2, spec.max_game_length)
-        else:
-            kind, depth = EXPECTIMINIMAX, min(agent.depth, MAX_PLY // 2 - 4)
-        moves = move_filter.moves if move_filter is not None else k.moves
-        self.kernels = (CompiledKernel(moves, MOVES_T), CompiledKernel(k.push, PUSH_T), CompiledKernel(k.pop, POP_T),
-                        CompiledKernel(k.to_move, INT_OF_STATE_T), CompiledKernel(k.outcome, INT_OF_STATE_T),
-                        CompiledKernel(k.key, INT_OF_STATE_T),
-                        CompiledKernel(no_chance if k.chance is None else k.chance, CHANCE_T),
-                        CompiledKernel(evaluator.kernel, EVAL_T))
-        """The kernels in ``SEARCH_KERNELS_T``'s order."""
-        size, width = 1 << TT_BITS[name], spec.num_actions
-        self.data = (kind, depth, float(getattr(evaluator, "bound", 1e5)),
-                     np.ascontiguousarray(evaluator.params, dtype=np.float64), init.copy(), settings_at,
-                     np.ascontiguousarray(prepared[settings_at]) if move_filter is not None else settings_at.copy(),
-                     np.zeros((2, size), dtype=np.int64), np.zeros((2, size)), np.full((2, size), -1, dtype=np.int64),
-                     np.zeros((2, size), dtype=np.int64), np.full((2, size), -1, dtype=np.int64),
-                     np.full((MAX_PLY, 2), -1, dtype=np.int64), np.zeros(width), np.zeros((MAX_PLY, width), dtype=np.int64),
-                     np.zeros((MAX_PLY, width)), np.zeros((MAX_PLY, MAX_PLY), dtype=np.int64),
-                     np.zeros(MAX_PLY, dtype=np.int64), np.zeros((MAX_PLY, MAX_OUTCOMES), dtype=np.int64),
-                     np.zeros((MAX_PLY, MAX_OUTCOMES)), np.zeros(4, dtype=np.int64),
-                     np.zeros(max(width, MAX_OUTCOMES)))
-        """``SEARCH_DATA_T``: kind, depth, bound, params, root, settings' words and values, tables."""
-
-    def __repr__(self) -> str:
-        return f"<SearchOpponent {self.name}>"
-
-
 def _seat_modes(agent_seat: Any, n: int) -> np.ndarray:
     """``agent_seat`` as one seat mode a board (0, 1 or ``ALTERNATE``)."""
     seats = [agent_seat] * n if isinstance(agent_seat, (str, int, np.integer)) else list(agent_seat)
@@ -717,12 +569,14 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
         self._seat_modes = _seat_modes(agent_seat, n)
         self._setup(n, proto.game, proto, autoreset_mode, illegal_action, render_mode)
         self.opponent = opponent
-        self._search: SearchOpponent | None = None
+        self._search: Any = None
         if opponent is None:
             self._opponent = SELF_PLAY
         elif isinstance(opponent, str) and opponent == "random":
             self._opponent = RANDOM
         else:
+            from tablegym.search.batch_opponent import SearchOpponent  # the search layer, on demand
+
             self._search = SearchOpponent(self.game, opponent)
             self._opponent = SEARCH
         self._seats = np.zeros(n, dtype=np.int64)
@@ -731,7 +585,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
         self._terms = np.zeros(n, dtype=bool)
 
     @property
-    def opponent_agent(self) -> SearchOpponent | None:
+    def opponent_agent(self) -> Any:
         """The compiled search playing the other seat (None: random or self-play)."""
         return self._search
 
@@ -754,7 +608,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
         if self._search is None:
             reset_two_player(*args)
         else:
-            reset_two_player_search(*args, *self._search.kernels, self._search.data)
+            self._search.reset(*args)
         self._reset_done(which)
         return self._observations(), self._info()
 
@@ -766,7 +620,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
         if self._search is None:
             step_two_player(*args)
         else:
-            step_two_player_search(*args, *self._search.kernels, self._search.data)
+            self._search.step(*args)
         truncs = np.zeros(self.num_envs, dtype=bool)
         return self._observations(), self._rewards.copy(), self._terms.copy(), truncs, self._info()
 

@@ -4,8 +4,8 @@ Why: on a fresh clone nothing is compiled, and each pytest-xdist worker compiles
 call; the kernels of a game that both workers need are then compiled twice at the same time.
 Here each game's kernels compile once, two games at a time (``make test`` runs this first); a
 worker then loads them from the cache. It plays, through the one route, a move of every searcher
-of every game with its hand-made and shipped evaluators, a few random games of each env, and a
-starship.
+of every game with its hand-made and shipped evaluators, a few random games of each env, a few
+steps of each compiled vector env, and a starship.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ def warm(name: str) -> str:
     import tablegym.envs  # noqa: F401  (registers the env ids)
     from tablegym.envs import make_game, plugin
 
+    record = plugin(name)
+    _warm_vector_envs(record)
     if name == "starship":
         from tablegym.envs.starship import generate
 
@@ -33,7 +35,6 @@ def warm(name: str) -> str:
 
     game = make_game(name)
     check_game(game, games=1, seed=0)
-    record = plugin(name)
     evaluators = sorted(game_evaluators(game))[:1] + (["learned"] if default_checkpoint(name).is_file() else [])
     rng = np.random.default_rng(0)
     budgets = {"alphabeta": "depth=2", "expectiminimax": "depth=1", "expectimax": "depth=1", "greedy": "",
@@ -48,7 +49,22 @@ def warm(name: str) -> str:
     return name
 
 
+def _warm_vector_envs(record) -> None:
+    """A few random steps of each of the game's compiled vector envs (its batch kernels' bindings)."""
+    import gymnasium
+    import numpy as np
+
+    for env_id in record.vector:
+        envs = gymnasium.make_vec(env_id, num_envs=2)
+        envs.reset(seed=0)
+        for _ in range(3):
+            envs.step(np.argmax(envs.unwrapped.action_masks(), axis=1))
+        envs.close()
+
+
 def main() -> int:
+    import tablegym.envs.vector  # noqa: F401  (the generic batch kernels, compiled once here, not in each game's process)
+
     with ProcessPoolExecutor(2) as pool:
         for name in pool.map(warm, GAMES):
             print(f"warm: {name}", file=sys.stderr)

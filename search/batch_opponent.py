@@ -1,0 +1,184 @@
+"""A compiled search as the other seat of a vector env's batch (envs/vector.py).
+
+``gymnasium.make_vec("tablegym/Trilobite-v0", num_envs=N, opponent="alphabeta:eval=advanced,depth=2")``
+plays every board's other seat with the searcher's own compiled root search, inside the step's
+one compiled call. This module is the search layer's half of that: the batch kernels of
+envs/vector.py take the other seat's move as ``(move, arguments)`` and call ``move(s, arguments)``,
+so the rules layer imports no search, and ``SearchOpponent`` builds the arguments from a spec of
+the one route (tablegym.models.agents.make_agent).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from tablegym.envs.core import CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, POP_T, PUSH_T, Game
+from tablegym.envs.vector import (MOVER_T, CompiledKernel, no_chance, reset_two_player_search,
+                                  step_two_player_search)
+from tablegym.search.alphabeta import root_search as alphabeta_root
+from tablegym.search.expectiminimax import MAX_OUTCOMES
+from tablegym.search.expectiminimax import root_search as expectiminimax_root
+from tablegym.search.table import MAX_PLY
+
+ALPHABETA, EXPECTIMINIMAX = 0, 1
+"""Which compiled search plays the other seat (``kind`` in ``SEARCH_DATA_T``)."""
+NO_LIMIT = 2**62
+"""The node limit of a depth-limited search."""
+
+@njit(cache=True)
+def searched_move(s, moves, push, pop, to_move, outcome, key, chance, evaluate, data):
+    """The move of the compiled search over the kernels and ``data`` (``SearchOpponent``) at
+    ``s``, whose player to move is the other seat; ``s`` is left as it was (envs/vector.py's
+    ``MOVER_T``: the batch kernels call it through that type, so the rules layer imports no search).
+
+    Alpha-beta searches ``depth`` plies at once: its move (the first maximal one in legal
+    order) does not depend on the transposition table, the killers or the history, nor on the
+    shallower iterations the single env's iterative deepening runs first, so one table a root
+    player serves every board. Expectiminimax starts from cleared tables and deepens 1, 2, ...
+    ``depth`` as ``expectiminimax()`` does (its root order follows the last iteration's best
+    move, and a win's value counts the plies from the root), on the root with the move
+    filter's settings written in."""
+    (kind, depth, bound, params, root, settings_at, settings, tt_key, tt_val, tt_depth, tt_flag, tt_move, killers,
+     history, bufs, scores, pv, pv_len, outs, probs, counters, values) = data
+    root[:] = s
+    for j in range(settings_at.shape[0]):
+        root[settings_at[j]] = settings[j]
+    p = to_move(root)
+    if kind == ALPHABETA:
+        counters[:] = 0
+        move, _, _ = alphabeta_root(root, depth, moves, push, pop, to_move, outcome, key, evaluate, params,
+                                    tt_key[p], tt_val[p], tt_depth[p], tt_flag[p], tt_move[p], killers, history, bufs,
+                                    scores, pv, pv_len, counters, NO_LIMIT, values)
+        return move
+    tt_key[p, :] = 0  # SearchTables' empty table
+    tt_depth[p, :] = -1
+    tt_move[p, :] = -1
+    history[:] = 0.0
+    move = -1
+    for d in range(1, depth + 1):
+        counters[:] = 0
+        move, _, _ = expectiminimax_root(root, d, moves, push, pop, to_move, outcome, key, chance, evaluate, params,
+                                         tt_key[p], tt_val[p], tt_depth[p], tt_flag[p], tt_move[p], history, bufs,
+                                         scores, outs, probs, counters, bound, NO_LIMIT, values)
+    return move
+
+
+COMPILED_SEARCHERS = ("alphabeta", "expectiminimax")
+"""The searchers a batch runs as the other seat, where a game's record lists them."""
+TT_BITS = {"alphabeta": 16, "expectiminimax": 12}
+"""Transposition-table slots (log2) a root player: alpha-beta's table serves every search,
+expectiminimax's is cleared before each (the cost of a clear grows with it)."""
+
+
+def _accepted(game: Game) -> str:
+    """What a batch of ``game`` takes as ``opponent``, in words."""
+    from tablegym.envs import plugin
+    from tablegym.models.agents import game_evaluators
+
+    record = plugin(game.spec.name)
+    own = {v: k for k, v in record.aliases.items()}
+    forms = [f"'{own.get(s, s)}:eval=E,depth=D'" + (f" ({s})" if s in own else "")
+             for s in record.searchers if s in COMPILED_SEARCHERS and not record.searchers[s]]
+    evaluators = [n for n, e in sorted(game_evaluators(game).items()) if e.compiled] + ["learned", "learned:PATH"]
+    searches = " or ".join(forms) if forms else "none for this game"
+    return (f"a vector env's opponent must be 'random' or None (self-play), or a compiled search at a depth: "
+            f"{searches}, E one of {', '.join(evaluators)}")
+
+
+class SearchOpponent:
+    """A compiled search as the other seat of a batch, from a spec of the one route
+    (``tablegym.models.agents.make_agent``: ``alphabeta:eval=advanced,depth=2``, Trap's
+    ``search:eval=composite,depth=2``) or from the agent it builds.
+
+    It runs the searcher's own compiled root search (search/alphabeta.py,
+    search/expectiminimax.py) with the agent's evaluator kernel, depth, move filter and settings,
+    on tables of its own (``kernels`` and ``data``: the search arguments of the batch kernels).
+    A search opponent needs a depth (a time budget would make the moves depend on the machine)
+    and a compiled evaluator; anything else is refused with a ``ValueError`` saying what is taken.
+    """
+
+    def __init__(self, game: Game, opponent: Any) -> None:
+        from tablegym.envs import plugin
+        from tablegym.models.agents import make_agent
+        from tablegym.search.agents import AlphaBetaAgent, ExpectiminimaxAgent, parse_spec
+        from tablegym.search.evaluator import check_game
+        from tablegym.search.searchers import searcher_named
+
+        record = plugin(game.spec.name)
+        allowed = [s for s in record.searchers if s in COMPILED_SEARCHERS and not record.searchers[s]]
+        if isinstance(opponent, str):
+            name, _ = parse_spec(opponent)
+            searcher = searcher_named(record.aliases.get(name, name))
+            if searcher is None or searcher.name not in allowed:
+                what = "no compiled search" if searcher is None else f"{searcher.name}, not one for {game.spec.name}"
+                raise ValueError(f"{_accepted(game)}; got {opponent!r} ({what})")
+            agent = make_agent(game, opponent)
+        elif isinstance(opponent, (AlphaBetaAgent, ExpectiminimaxAgent)):
+            agent = opponent
+        else:
+            raise ValueError(f"{_accepted(game)}; got {opponent!r}")
+        name = "alphabeta" if isinstance(agent, AlphaBetaAgent) else "expectiminimax"
+        if name not in allowed:
+            raise ValueError(f"{_accepted(game)}; got {getattr(agent, 'name', agent)!r} ({name} does not play "
+                             f"{game.spec.name})")
+        if agent.time_limit is not None:
+            raise ValueError(f"{_accepted(game)}; got {agent.name!r} (a time budget: give depth=D, so that the "
+                             f"moves do not depend on the machine)")
+        evaluator = agent.evaluator
+        if not evaluator.compiled:
+            raise ValueError(f"{_accepted(game)}; got {agent.name!r} (evaluator {evaluator.name!r} has no compiled "
+                             f"kernel)")
+        state = game.new_initial_state()
+        check_game(evaluator, state)
+        self.agent = agent
+        """The one route's agent: the single env's opponent with the same spec."""
+        self.name = agent.name
+        spec, k = game.spec, state.kernels
+        move_filter = getattr(agent, "move_filter", None)
+        init = state.array
+        settings_at = np.zeros(0, dtype=np.int64)
+        if move_filter is not None:
+            if move_filter.push is not None:
+                raise ValueError(f"{game.spec.name}'s move filter plays search-only moves; a batch cannot search it")
+            prepared = move_filter.prepare(state, agent.settings).array
+            settings_at = np.flatnonzero(prepared != init).astype(np.int64)
+            # the words the filter's settings write: play never changes them, so each board holds init's
+        if name == "alphabeta":
+            kind, depth = ALPHABETA, min(agent.depth, MAX_PLY - 2, spec.max_game_length)
+        else:
+            kind, depth = EXPECTIMINIMAX, min(agent.depth, MAX_PLY // 2 - 4)
+        moves = move_filter.moves if move_filter is not None else k.moves
+        self.kernels = (CompiledKernel(moves, MOVES_T), CompiledKernel(k.push, PUSH_T), CompiledKernel(k.pop, POP_T),
+                        CompiledKernel(k.to_move, INT_OF_STATE_T), CompiledKernel(k.outcome, INT_OF_STATE_T),
+                        CompiledKernel(k.key, INT_OF_STATE_T),
+                        CompiledKernel(no_chance if k.chance is None else k.chance, CHANCE_T),
+                        CompiledKernel(evaluator.kernel, EVAL_T))
+        """The kernels in ``SEARCH_KERNELS_T``'s order."""
+        self.mover = CompiledKernel(searched_move, MOVER_T)
+        """``searched_move`` as the batch kernels call it."""
+        size, width = 1 << TT_BITS[name], spec.num_actions
+        self.data = (kind, depth, float(getattr(evaluator, "bound", 1e5)),
+                     np.ascontiguousarray(evaluator.params, dtype=np.float64), init.copy(), settings_at,
+                     np.ascontiguousarray(prepared[settings_at]) if move_filter is not None else settings_at.copy(),
+                     np.zeros((2, size), dtype=np.int64), np.zeros((2, size)), np.full((2, size), -1, dtype=np.int64),
+                     np.zeros((2, size), dtype=np.int64), np.full((2, size), -1, dtype=np.int64),
+                     np.full((MAX_PLY, 2), -1, dtype=np.int64), np.zeros(width), np.zeros((MAX_PLY, width), dtype=np.int64),
+                     np.zeros((MAX_PLY, width)), np.zeros((MAX_PLY, MAX_PLY), dtype=np.int64),
+                     np.zeros(MAX_PLY, dtype=np.int64), np.zeros((MAX_PLY, MAX_OUTCOMES), dtype=np.int64),
+                     np.zeros((MAX_PLY, MAX_OUTCOMES)), np.zeros(4, dtype=np.int64),
+                     np.zeros(max(width, MAX_OUTCOMES)))
+        """``SEARCH_DATA_T``: kind, depth, bound, params, root, settings' words and values, tables."""
+
+    def reset(self, *args: Any) -> None:
+        """``reset_two_player``'s arguments: its boards dealt with this search as the other seat."""
+        reset_two_player_search(*args, self.mover, *self.kernels, self.data)
+
+    def step(self, *args: Any) -> None:
+        """``step_two_player``'s arguments: one step of its boards with this search as the other seat."""
+        step_two_player_search(*args, self.mover, *self.kernels, self.data)
+
+    def __repr__(self) -> str:
+        return f"<SearchOpponent {self.name}>"
