@@ -115,16 +115,8 @@ def all_reached(tiles, parts, extra, dist, qy, qx):
             doors += tiles[y, x] == DOOR
     if n_cockpits != 1:
         return others == 0 and doors == 0
-    y0, x0, h, w = parts[cockpit, PY], parts[cockpit, PX], parts[cockpit, PH], parts[cockpit, PW]
-    tail = 0
-    for yy in range(max(y0 - 1, 0), min(y0 + h + 1, H)):
-        for xx in range(max(x0 - 1, 0), min(x0 + w + 1, W)):
-            if (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w) and (tiles[yy, xx] == CORRIDOR or tiles[yy, xx] == DOOR) \
-                    and dist[yy, xx] < 0:
-                dist[yy, xx] = 0
-                qy[tail] = yy
-                qx[tail] = xx
-                tail += 1
+    tail = _queue_access(tiles, dist, qy, qx, parts[cockpit, PY], parts[cockpit, PX], parts[cockpit, PH],
+                         parts[cockpit, PW])
     if tail == 0:
         return others == 0 and doors == 0
     head = 0

@@ -747,12 +747,6 @@ class StarshipVectorEnv(KernelVectorEnv):
         """Board ``i``'s ship (a copy): Starship has no rules-core ``State``."""
         return self.ship(i)
 
-    def render(self) -> tuple[str, ...] | None:
-        """Every board's ship as text ("ansi"), or None."""
-        if self.render_mode != "ansi":
-            return None
-        return tuple(self.ship(i).to_text() for i in range(self.num_envs))
-
     def __repr__(self) -> str:
         return f"<{type(self).__name__} num_envs={self.num_envs} {self.proto!r}>"
 
