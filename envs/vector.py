@@ -447,16 +447,20 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         self._streams = stream_rows(seeds)
         return True
 
-    def _actions(self, actions: Any) -> np.ndarray:
-        """The actions as int64, checked: one integer a board, each legal on its board (a board
-        waiting for its auto-reset takes any), unless illegal actions are penalised."""
+    def _integer_actions(self, actions: Any) -> np.ndarray:
+        """The actions as int64, one integer a board (one-line errors otherwise)."""
         if self._streams is None:
             raise RuntimeError("reset() was never called; call reset() first")
         a = np.asarray(actions)
         if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), one action a board; "
                              f"got {a.dtype} of shape {a.shape}")
-        a = a.astype(np.int64, copy=False)
+        return a.astype(np.int64, copy=False)
+
+    def _actions(self, actions: Any) -> np.ndarray:
+        """The actions as int64, checked: one integer a board, each legal on its board (a board
+        waiting for its auto-reset takes any), unless illegal actions are penalised."""
+        a = self._integer_actions(actions)
         if self.illegal_action == "penalty":
             return np.ascontiguousarray(a)
         inside = (a >= 0) & (a < self._num_actions)

@@ -697,13 +697,7 @@ class StarshipVectorEnv(KernelVectorEnv):
     def _actions(self, actions: Any) -> np.ndarray:
         """The actions as int64: one integer a board, in the action space (masks are not enforced,
         as ``StarshipEnv`` does not enforce them)."""
-        if self._streams is None:
-            raise RuntimeError("reset() was never called; call reset() first")
-        a = np.asarray(actions)
-        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
-            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), one action a board; "
-                             f"got {a.dtype} of shape {a.shape}")
-        a = a.astype(np.int64)
+        a = self._integer_actions(actions).copy()
         bad = (a < 0) | (a >= self._num_actions)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
