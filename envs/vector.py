@@ -36,6 +36,7 @@ default for an id that has one)::
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable, ClassVar
 
 import gymnasium
@@ -43,6 +44,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 from numba import njit, types
+from numba.core.errors import NumbaExperimentalFeatureWarning
 
 from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, Game,
                                 IllegalActionError)
@@ -224,6 +226,17 @@ def step_two_player(states, streams, seats, episodes, init, pending, actions, se
                  draw, observe, width, None)
 
 
+def _quiet_njit(signature: Any) -> Callable[[Callable], Any]:
+    """``njit(signature, cache=True)`` without numba's notice that first-class function types are
+    experimental: the search entry points hold the other seat's move as one on purpose, and their
+    eager compile would print the notice to every user at the first import."""
+    def compile_(fn: Callable) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NumbaExperimentalFeatureWarning)
+            return njit(signature, cache=True)(fn)
+    return compile_
+
+
 SEARCH_KERNELS_T = (MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, EVAL_T)
 """Numba types of a search opponent's kernels: moves (the move filter's), push, pop, to_move,
 outcome, key, chance, evaluator."""
@@ -238,7 +251,7 @@ MOVER_T = types.FunctionType(types.int64(STATE_T, *SEARCH_KERNELS_T, SEARCH_DATA
 move by a compiled search (tablegym.search.batch_opponent.searched_move)."""
 
 
-@njit(types.none(*_RESET_ARGS, MOVER_T, *SEARCH_KERNELS_T, SEARCH_DATA_T), cache=True)
+@_quiet_njit(types.none(*_RESET_ARGS, MOVER_T, *SEARCH_KERNELS_T, SEARCH_DATA_T))
 def reset_two_player_search(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
                             moves, push, to_move, outcome, chance, draw, observe, width, mover, s_moves, s_push, s_pop,
                             s_to_move, s_outcome, s_key, s_chance, s_eval, data):
@@ -248,7 +261,7 @@ def reset_two_player_search(states, streams, seats, episodes, init, which, seat_
                   moves, push, to_move, outcome, chance, draw, observe, width, search)
 
 
-@njit(types.none(*_STEP_ARGS, MOVER_T, *SEARCH_KERNELS_T, SEARCH_DATA_T), cache=True)
+@_quiet_njit(types.none(*_STEP_ARGS, MOVER_T, *SEARCH_KERNELS_T, SEARCH_DATA_T))
 def step_two_player_search(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
                            illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
                            draw, observe, width, mover, s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance,
