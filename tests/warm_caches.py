@@ -2,10 +2,15 @@
 
 Why: on a fresh clone nothing is compiled, and each pytest-xdist worker compiles what its tests
 call; the kernels of a game that both workers need are then compiled twice at the same time.
-Here each game's kernels compile once, two games at a time (``make test`` runs this first); a
+Here each game's kernels compile once, two tasks at a time (``make test`` runs this first); a
 worker then loads them from the cache. It plays, through the one route, a move of every searcher
 of every game with its hand-made and shipped evaluators, a few random games of each env, a few
 steps of each compiled vector env, and a starship.
+
+The tasks are ordered so that no two compile the same kernels at once: the generic batch
+kernels of envs/vector.py (compiled when that module is imported) beside the longest game's
+rules and searches, then the other games' rules and searches, and each game's vector envs only
+after its own rules and the generic kernels are in the cache.
 """
 
 from __future__ import annotations
@@ -14,16 +19,41 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 
 GAMES = ("friday", "trap", "threes", "trilobite", "sim", "starship")
+TASKS = (("vector", ""), ("rules", "friday"), ("rules", "starship"), ("rules", "threes"), ("rules", "trap"),
+         ("rules", "trilobite"), ("rules", "sim"), ("vector", "starship"), ("vector", "friday"),
+         ("vector", "threes"), ("vector", "trap"), ("vector", "trilobite"), ("vector", "sim"))
+"""(part, game), longest first within each part; ("vector", "") is the generic batch kernels."""
+
+
+def warm_task(task: tuple[str, str]) -> str:
+    part, name = task
+    if part == "rules":
+        warm_rules(name)
+    elif name:
+        from tablegym.envs import plugin
+
+        _warm_vector_envs(plugin(name))
+    else:
+        import tablegym.envs.vector  # noqa: F401  (compiles the generic batch kernels)
+    return f"{part} {name}".strip()
 
 
 def warm(name: str) -> str:
+    """Everything of one game in this process (its rules and searches, then its vector envs)."""
+    from tablegym.envs import plugin
+
+    warm_rules(name)
+    _warm_vector_envs(plugin(name))
+    return name
+
+
+def warm_rules(name: str) -> str:
     import numpy as np
 
     import tablegym.envs  # noqa: F401  (registers the env ids)
     from tablegym.envs import make_game, plugin
 
     record = plugin(name)
-    _warm_vector_envs(record)
     if name == "starship":
         from tablegym.envs.starship import generate
 
@@ -63,11 +93,10 @@ def _warm_vector_envs(record) -> None:
 
 
 def main() -> int:
-    import tablegym.envs.vector  # noqa: F401  (the generic batch kernels, compiled once here, not in each game's process)
-
+    assert sorted({g for _, g in TASKS} - {""}) == sorted(GAMES)
     with ProcessPoolExecutor(2) as pool:
-        for name in pool.map(warm, GAMES):
-            print(f"warm: {name}", file=sys.stderr)
+        for done in pool.map(warm_task, TASKS):
+            print(f"warm: {done}", file=sys.stderr)
     return 0
 
 
