@@ -468,7 +468,10 @@ def _take_known(s):
 
 @njit(cache=True)
 def _draw(s, dest):
-    """Draw fighting cards for ``dest``: known ones at once, a shuffled one as a chance node."""
+    """Draw fighting cards for ``dest``: known ones at once, a shuffled one as a chance node.
+
+    Callers pass ``dest`` typed (``np.int8(D_...)``): numba compiles a function again for each
+    literal argument it is called with, and this one (with ``_place`` below it) once is enough."""
     s[DRAW_DEST] = dest
     while True:
         card = _take_known(s)
@@ -729,13 +732,13 @@ def _start_ability(s, src, a):
         s[AB_KIND] = a
         s[AB_SRC] = src
         s[AB_LEFT] = 1 if a == CARD2 else 0
-        _draw(s, D_EXTRA)
+        _draw(s, np.int8(D_EXTRA))
     elif a == SORT:
         s[AB_KIND] = SORT
         s[AB_SRC] = src
         s[AB_LEFT] = min(3, _stack_size(s))
         s[SORT_N] = 0
-        _draw(s, D_SORT)
+        _draw(s, np.int8(D_SORT))
     elif a == STEP:  # a copied "step -1": the copy counts as one more while face up
         s[SLOT_FLAG + src] |= F_COPIED_STEP
         s[PHASE] = P_FIGHT
@@ -766,7 +769,7 @@ def _target(s, j):
         s[DISC + s[SLOT_CARD + j]] += 1
         s[SLOT_CARD + j] = -1
         s[SLOT_FLAG + j] = 0
-        _draw(s, D_REPLACE)
+        _draw(s, np.int8(D_REPLACE))
         return
     elif a == BELOW:
         left = s[SLOT_FLAG + j] & F_LEFT
@@ -779,7 +782,7 @@ def _target(s, j):
             if s[OPT_BELOW] == BELOW_OPTIONAL:
                 s[PHASE] = P_EXTRA  # the replacement "can" be drawn
                 return
-            _draw(s, D_REPLACE)
+            _draw(s, np.int8(D_REPLACE))
             return
     s[PHASE] = P_FIGHT
     s[AB_KIND] = NONE
@@ -880,11 +883,11 @@ def k_apply(s, a):
     elif phase == P_PIRATE:
         _start_pirate(s, a - PIRATE_0)
     elif a == DRAW_FREE:
-        _draw(s, D_FREE)
+        _draw(s, np.int8(D_FREE))
     elif a == DRAW_PAID:
         s[FREE_ENDED] = 1
         s[LIFE] -= _paid_cost(s)
-        _draw(s, D_PAID)
+        _draw(s, np.int8(D_PAID))
     elif a == END_FIGHT:
         _end_fight(s)
     elif a == STOP_FREE:
@@ -893,12 +896,12 @@ def k_apply(s, a):
         _lose(s)
     elif a == EXTRA_DRAW:
         if s[AB_KIND] == SORT:
-            _draw(s, D_SORT)
+            _draw(s, np.int8(D_SORT))
         elif s[AB_KIND] == BELOW:
-            _draw(s, D_REPLACE)
+            _draw(s, np.int8(D_REPLACE))
         else:
             s[AB_LEFT] = 0
-            _draw(s, D_EXTRA)
+            _draw(s, np.int8(D_EXTRA))
     elif a == DONE:
         if phase == P_DESTROY:
             _clear_table(s)
