@@ -1,0 +1,380 @@
+"""Masked DQN over the compiled vector envs, by self-play for two-player games (CleanRL-shaped).
+
+``tablegym train GAME --algo dqn [--minutes M] [--run-dir D] [--out q.pt]``: the boards of
+``gymnasium.make_vec`` (envs/vector.py) step in one compiled call; the network gives one Q-value
+an action and never picks an illegal one (acting, and the target's max, run over the legal
+actions only). Two-player games play themselves as in training/ppo.py: every board's observation
+is the player to move's (``opponent=None``), so Q(s, a) is the value of move ``a`` for the mover,
+and the value of the next position counts against the mover when the other player moves there
+(negamax: the n-step return and its discount carry a sign per step). A share of the boards plays
+a random opponent. Targets are n-step Double DQN: ``r_n + gamma^n * sign * Q_target(s_n,
+argmax_legal Q(s_n, .))``, no bootstrap once the board ended (terminated, or truncated by a
+``max_moves`` option). ``--out`` writes the Q-network as a tablegym checkpoint whose compiled
+evaluator takes the largest Q over the legal actions, so ``eval=learned:PATH`` runs it in every
+searcher of the game.
+
+Next-step auto-reset (Gymnasium 1.x): a step after a board's last one restarts that board and
+ignores its action, so such steps start no transition (``restarting`` below).
+
+The script reads top to bottom: arguments, the network, acting, the replay buffer, the
+evaluation against a random player, the learner (saved and resumed), then the loop: act, fold
+each step into the n-step window of its board, store what is complete, learn, evaluate, save.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+import tablegym.envs  # noqa: F401  (registers the env ids)
+from tablegym.envs import make_game
+from tablegym.envs.core import Game
+from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
+from tablegym.training.ppo import MASKED, Boards, env_id_of, mlp
+from tablegym.training.runs import Learner, Run, parse_dataclass_args
+
+
+@dataclass
+class Args:
+    RUN_SUFFIX = "dqn"  # runs/GAME-dqn unless --run-dir says otherwise
+
+    game: str = "trilobite-tiny"
+    """the game (its first Gymnasium id with a compiled vector env is trained)"""
+    algo: str = "dqn"
+    """the algorithm (this trainer: dqn)"""
+    num_envs: int = 64
+    """boards stepped together (an iteration steps each once)"""
+    random_share: float = 0.25
+    """two-player games: the share of the boards where the network plays a random opponent (seats
+    alternating) rather than itself"""
+    total_steps: int = 1_000_000
+    """env steps to train for (all boards), unless --minutes ends the run first"""
+    minutes: float = 0.0
+    """wall-clock budget in minutes (0: none)"""
+    lr: float = 5e-4
+    """Adam's step size"""
+    gamma: float = 0.99
+    """discount"""
+    n_step: int = 3
+    """steps of reward in a target before it bootstraps"""
+    reward_scale: float = 1.0
+    """rewards are multiplied by this (Threes' score changes run to hundreds)"""
+    buffer_size: int = 100_000
+    """transitions the replay buffer keeps (the newest)"""
+    batch_size: int = 256
+    """transitions a gradient step"""
+    learning_starts: int = 5_000
+    """transitions in the buffer before learning starts (again after a resume: the buffer is not saved)"""
+    train_every: int = 1
+    """iterations between learning phases"""
+    updates: int = 1
+    """gradient steps a learning phase"""
+    target_every: int = 250
+    """iterations between target-network updates"""
+    tau: float = 1.0
+    """a target update moves the target this share of the way to the online network (1: copy)"""
+    eps_start: float = 1.0
+    """exploration rate at the start: the chance of a random legal action"""
+    eps_end: float = 0.05
+    """exploration rate after the decay"""
+    eps_fraction: float = 0.5
+    """share of the budget (steps or minutes, whichever is further along) over which epsilon
+    decays linearly"""
+    max_grad_norm: float = 10.0
+    """gradient clipping"""
+    hidden: tuple[int, ...] = (128, 128)
+    """hidden layer widths of the Q-network (ReLU)"""
+    log_every: int = 100
+    """iterations between TensorBoard scalars"""
+    eval_every: int = 2_000
+    """iterations between evaluations against a random player (0: never)"""
+    eval_games: int = 200
+    """games of an evaluation (both seats for two-player games)"""
+    save_every: int = 10_000
+    """iterations between checkpoints"""
+    threads: int = 1
+    """torch threads (small networks run fastest on one: more spin and wait on a shared machine)"""
+    seed: int = 0
+    """seed of the networks, of the boards and of exploration and sampling"""
+    run_dir: str = "runs/trilobite-tiny-dqn"
+    """run directory: checkpoint.pt (resumed), TensorBoard logs"""
+    out: str | None = None
+    """where to write the Q-network as a tablegym checkpoint for eval=learned:PATH"""
+    progress: bool = True
+    """show a progress bar"""
+    game_options: dict = dataclasses.field(default_factory=dict)
+    """rule options of the game (--option KEY=VALUE): the env id's keyword arguments"""
+
+    def __post_init__(self) -> None:
+        for name in ("num_envs", "total_steps", "n_step", "buffer_size", "batch_size", "train_every", "updates",
+                     "target_every", "log_every", "eval_games", "threads"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
+        for name in ("learning_starts", "eval_every", "save_every", "minutes"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
+        for name in ("lr", "reward_scale", "max_grad_norm"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"--{name.replace('_', '-')} must be > 0, got {getattr(self, name)}")
+        for name in ("gamma", "tau"):
+            if not 0 < getattr(self, name) <= 1:
+                raise ValueError(f"--{name.replace('_', '-')} must lie in (0, 1], got {getattr(self, name)}")
+        for name in ("eps_start", "eps_end", "eps_fraction", "random_share"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"--{name.replace('_', '-')} must lie in [0, 1], got {getattr(self, name)}")
+        if self.buffer_size < self.num_envs * self.n_step:
+            raise ValueError(f"--buffer-size ({self.buffer_size}) must hold at least num_envs x n_step "
+                             f"({self.num_envs * self.n_step}) transitions")
+        if self.learning_starts > self.buffer_size:
+            raise ValueError(f"--learning-starts ({self.learning_starts}) must be at most --buffer-size "
+                             f"({self.buffer_size})")
+        if not self.hidden or min(self.hidden) < 1:
+            raise ValueError(f"--hidden takes one or more widths >= 1, got {' '.join(map(str, self.hidden))}")
+        if self.algo != "dqn":
+            raise ValueError(f"--algo must be dqn for this trainer, got {self.algo!r}")
+
+
+def qnetwork(inputs: int, actions: int, hidden: tuple[int, ...]) -> nn.Sequential:
+    """The Q-network: a ReLU MLP from the flattened observation to one value an action (what
+    ``tablegym.models.export.save(..., output="max")`` compiles)."""
+    return mlp(inputs, tuple(hidden), actions, 1.0)
+
+
+def act(qnet: nn.Module, obs: np.ndarray, mask: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
+    """Masked epsilon-greedy: on each board a uniformly random legal action with probability
+    ``epsilon``, else the legal action of largest Q."""
+    with torch.no_grad():
+        q = qnet(torch.as_tensor(obs, dtype=torch.float32)).masked_fill(~torch.as_tensor(mask), MASKED)
+    greedy = q.argmax(-1).numpy()
+    if epsilon <= 0:
+        return greedy
+    explore = rng.random(len(greedy)) < epsilon
+    return np.where(explore, np.argmax(rng.random(mask.shape) * mask, axis=1), greedy)
+
+
+class Replay:
+    """The newest ``capacity`` n-step transitions, as numpy arrays (a ring): the observation, the
+    action, the n-step return, its discount ``gamma^n`` times the negamax signs, whether the board
+    ended (no bootstrap), and the observation and legal mask the target bootstraps from."""
+
+    def __init__(self, capacity: int, inputs: int, actions: int) -> None:
+        self.capacity, self.n, self.pos = capacity, 0, 0
+        self.obs = np.zeros((capacity, inputs), dtype=np.float32)
+        self.action = np.zeros(capacity, dtype=np.int64)
+        self.ret = np.zeros(capacity, dtype=np.float32)
+        self.disc = np.zeros(capacity, dtype=np.float32)
+        self.done = np.zeros(capacity, dtype=np.float32)
+        self.next_obs = np.zeros((capacity, inputs), dtype=np.float32)
+        self.next_mask = np.zeros((capacity, actions), dtype=bool)
+
+    def add(self, obs: np.ndarray, action: np.ndarray, ret: np.ndarray, disc: np.ndarray, done: np.ndarray,
+            next_obs: np.ndarray, next_mask: np.ndarray) -> None:
+        idx = (self.pos + np.arange(len(action))) % self.capacity
+        self.obs[idx], self.action[idx], self.ret[idx], self.disc[idx] = obs, action, ret, disc
+        self.done[idx], self.next_obs[idx], self.next_mask[idx] = done, next_obs, next_mask
+        self.pos = int((self.pos + len(action)) % self.capacity)
+        self.n = min(self.n + len(action), self.capacity)
+
+    def sample(self, rng: np.random.Generator, batch: int) -> tuple[torch.Tensor, ...]:
+        """``batch`` transitions drawn uniformly (with replacement), as tensors in the order of ``add``."""
+        idx = rng.integers(self.n, size=batch)
+        return tuple(torch.from_numpy(a[idx]) for a in (self.obs, self.action, self.ret, self.disc, self.done,
+                                                          self.next_obs, self.next_mask))
+
+
+def evaluate(qnet: nn.Module, env_id: str, games: int, seed: int, *, epsilon: float = 0.0,
+             options: dict | None = None) -> float:
+    """The greedy masked policy's mean return over ``games`` games (``epsilon`` 1: a random
+    player's): against a random player, half of them in each seat, for a two-player game (a score
+    in [-1, 1]: +1 won, -1 lost); the mean score for a single-player game."""
+    two_player = env_id in tablegym.envs.ENV_IDS
+    n = min(games, 256)
+    envs = gymnasium.make_vec(env_id, num_envs=n, **(options or {}),
+                              **({"agent_seat": "alternate"} if two_player else {}))
+    rng = np.random.default_rng(seed)
+    obs, _ = envs.reset(seed=seed)
+    done_games, total, returns = 0, 0.0, np.zeros(n)
+    while done_games < games:
+        actions = act(qnet, obs.reshape(n, -1), envs.unwrapped.action_masks(), epsilon, rng)
+        obs, rewards, terms, truncs, _ = envs.step(actions)
+        returns += rewards
+        ended = terms | truncs
+        for i in np.flatnonzero(ended)[: games - done_games]:
+            total += returns[i]
+            done_games += 1
+        returns[ended] = 0.0
+    envs.close()
+    return total / games
+
+
+def load_qnet(checkpoint: str | Path) -> nn.Sequential:
+    """The online Q-network of a run's ``checkpoint.pt``."""
+    payload = load_checkpoint(checkpoint)
+    shape = payload["metadata"]["dqn"]
+    qnet = qnetwork(shape["inputs"], shape["actions"], tuple(shape["hidden"]))
+    qnet.load_state_dict({k.partition(".")[2]: v for k, v in payload["model"].items() if k.startswith("q.")})
+    return qnet
+
+
+class DQNLearner(Learner):
+    """The Q-network, its target network and their Adam optimizer (saved and resumed together).
+    The replay buffer is not saved: a resumed run refills it and waits --learning-starts
+    transitions before it learns again."""
+
+    def __init__(self, args: Args, game: Game, inputs: int, actions: int) -> None:
+        self.args, self.game = args, game
+        torch.manual_seed(args.seed)
+        torch.set_num_threads(args.threads)
+        self.nets = nn.ModuleDict({"q": qnetwork(inputs, actions, args.hidden),
+                                   "target": qnetwork(inputs, actions, args.hidden)})
+        self.qnet, self.target = self.nets["q"], self.nets["target"]
+        self.target.load_state_dict(self.qnet.state_dict())
+        self.target.requires_grad_(False)
+        self.optimizer = torch.optim.Adam(self.qnet.parameters(), lr=args.lr)
+        self.shape = {"inputs": inputs, "actions": actions, "hidden": list(args.hidden)}
+
+    def start(self, checkpoint: Path | None) -> dict:
+        if checkpoint is None:
+            return {}
+        payload = load_checkpoint(checkpoint, game=self.game.spec.name, options=self.game.spec.options)
+        meta = payload["metadata"]
+        if meta.get("dqn") != self.shape:
+            raise ValueError(f"{checkpoint} holds another network ({meta.get('dqn')}); use a new --run-dir "
+                             f"or the same --hidden")
+        self.nets.load_state_dict(payload["model"])
+        self.optimizer.load_state_dict(payload["optimizer"])
+        return meta
+
+    def save(self, path: Path, progress: dict) -> None:
+        meta = {"game": self.game.spec.name, "options": dict(self.game.spec.options), "dqn": self.shape,
+                "args": dataclasses.asdict(self.args), **progress}
+        save_checkpoint(path, model=self.nets, metadata=meta, optimizer=self.optimizer)
+
+    def export(self, checkpoint: Path, out: Path, progress: dict) -> None:
+        from tablegym.models.export import save
+
+        save(self.qnet, self.game, out, output="max", metadata={"trainer": "dqn", **progress})
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_dataclass_args(Args, argv, "tablegym train GAME --algo dqn", __doc__.splitlines()[0])
+    try:
+        env_id = env_id_of(args.game)
+        game = make_game(args.game, **args.game_options)
+    except (ValueError, TypeError) as err:
+        print(f"tablegym train GAME --algo dqn: error: {err}", file=sys.stderr)
+        return 2
+    two_player = env_id in tablegym.envs.ENV_IDS
+    N = args.num_envs
+    fixed = round(N * args.random_share) if two_player else 0
+    envs = Boards(env_id, N - fixed, fixed, args.game_options)
+    inputs, actions = envs.inputs, envs.actions
+    try:
+        learner = DQNLearner(args, game, inputs, actions)
+        iterations = max(1, args.total_steps // N)
+        run = Run(args, game, learner, iterations=iterations, desc=f"dqn {args.game}")
+    except ValueError as err:  # a checkpoint of another network in the run directory
+        envs.close()
+        print(f"tablegym train GAME --algo dqn: error: {err}", file=sys.stderr)
+        return 2
+    qnet, target, optimizer = learner.qnet, learner.target, learner.optimizer
+    rng = np.random.default_rng([args.seed, run.iteration])
+    replay = Replay(args.buffer_size, inputs, actions)
+    # boards whose returns are the agent's own (against the random player, or alone)
+    scored = np.arange(N) >= N - fixed if two_player else np.ones(N, dtype=bool)
+
+    # The n-step window of every board: slot t % n holds the transition started at step t, its
+    # return and discount growing each step until it is n steps long or its board ends.
+    n = args.n_step
+    w_obs = np.zeros((n, N, inputs), dtype=np.float32)
+    w_act = np.zeros((n, N), dtype=np.int64)
+    w_ret = np.zeros((n, N), dtype=np.float32)
+    w_disc = np.ones((n, N), dtype=np.float32)
+    w_open = np.zeros((n, N), dtype=bool)
+
+    obs, info = envs.reset(seed=args.seed + run.iteration)
+    seat = info["seat"]
+    mask = envs.action_masks()
+    restarting = np.zeros(N, dtype=bool)  # the next step of these boards restarts them
+    episode_return, episodes = np.zeros(N), []
+    td_sum, q_sum, learned = 0.0, 0.0, 0
+    while run.next_iteration():
+        spent = max(run.iteration / iterations, run.seconds() / (60.0 * args.minutes) if args.minutes else 0.0)
+        decayed = min(1.0, spent / args.eps_fraction) if args.eps_fraction else 1.0
+        epsilon = args.eps_start + decayed * (args.eps_end - args.eps_start)
+        # 1. one step of every board, epsilon-greedy over the legal actions
+        action = act(qnet, obs, mask, epsilon, rng)
+        slot = run.iteration % n
+        w_obs[slot], w_act[slot], w_ret[slot], w_disc[slot], w_open[slot] = obs, action, 0.0, 1.0, ~restarting
+        obs, reward, term, trunc, info = envs.step(action)
+        next_seat, mask = info["seat"], envs.action_masks()
+        ended = term | trunc
+        # 2. fold the step into every open transition of its board: the next position's value
+        # counts for the mover if the mover moves again, against it if not
+        w_ret += w_disc * (reward * args.reward_scale).astype(np.float32)
+        w_disc *= args.gamma * np.where(next_seat == seat, 1.0, -1.0).astype(np.float32)
+        # 3. store what is complete: a board's oldest transition once n steps long (bootstrapped
+        # from here), all of a board's transitions when it ended (not bootstrapped)
+        complete = w_open & (ended[None, :] | (np.arange(n) == (run.iteration + 1) % n)[:, None])
+        slots, boards = np.nonzero(complete)
+        replay.add(w_obs[slots, boards], w_act[slots, boards], w_ret[slots, boards], w_disc[slots, boards],
+                   ended[boards], obs[boards], mask[boards])
+        w_open[slots, boards] = False
+        episode_return += np.where(restarting, 0.0, reward)
+        for i in np.flatnonzero(ended & ~restarting & scored):
+            episodes.append(episode_return[i])
+        episode_return[ended | restarting] = 0.0
+        run.played(int((ended & ~restarting).sum()))
+        restarting, seat = ended, next_seat
+        # 4. learn: n-step Double DQN targets over the legal actions, Huber loss
+        if replay.n >= max(args.learning_starts, 1) and run.due(args.train_every):
+            for _ in range(args.updates):
+                b_obs, b_act, b_ret, b_disc, b_done, b_next, b_mask = replay.sample(rng, args.batch_size)
+                with torch.no_grad():
+                    best = qnet(b_next).masked_fill(~b_mask, MASKED).argmax(-1, keepdim=True)
+                    bootstrap = target(b_next).gather(1, best).squeeze(1)
+                    y = b_ret + b_disc * (1.0 - b_done) * bootstrap
+                q = qnet(b_obs).gather(1, b_act[:, None]).squeeze(1)
+                loss = F.smooth_l1_loss(q, y)
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(qnet.parameters(), args.max_grad_norm)
+                optimizer.step()
+                td_sum, q_sum, learned = td_sum + float(loss.detach()), q_sum + float(q.detach().mean()), learned + 1
+            if run.due(args.target_every):
+                with torch.no_grad():
+                    for t_param, param in zip(target.parameters(), qnet.parameters()):
+                        t_param.lerp_(param, args.tau)
+        if run.due(args.log_every):
+            run.log({"charts/epsilon": epsilon, "charts/steps_per_s": run.iteration * N / max(run.seconds(), 1e-9)}
+                    | ({"losses/td": td_sum / learned, "losses/q_values": q_sum / learned} if learned else {})
+                    | ({"charts/episode_return": float(np.mean(episodes[-500:]))} if episodes else {}))
+            td_sum, q_sum, learned = 0.0, 0.0, 0
+            del episodes[:-500]
+        # 5. evaluate, save
+        if run.due(args.eval_every):
+            score = evaluate(qnet, env_id, args.eval_games, seed=10_000 + run.iteration, options=args.game_options)
+            run.log({"eval/return_vs_random": score})
+            run.bar.write(f"iteration {run.iteration}: greedy policy vs random {score:+.3f} ({args.eval_games} games)")
+        if run.due(args.save_every):
+            run.save()
+    envs.close()
+    run.finish()
+    return 0
+
+
+def cli_main(argv: list[str] | None = None) -> int:
+    """``tablegym train GAME --algo dqn ...`` (the CLI hands over the arguments as typed)."""
+    return main(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
