@@ -14,7 +14,9 @@ comes from its registry record, which holds data only:
   ``learned:PATH`` (any network file ``tablegym.models.learned.load_evaluator`` reads).
   e.g. ``alphabeta:eval=advanced,depth=5``, ``search:eval=flood,time=1``;
 * a searcher of ``tablegym.interop`` where its framework is installed, in every game it plays
-  (``openspiel-mcts:sims=200``, OpenSpiel's MCTS).
+  (``openspiel-mcts:sims=200``, OpenSpiel's MCTS);
+* ``policy:path=RUN/checkpoint.pt``: a PPO policy alone, no search (``tablegym.models.policy``),
+  in every game with a vector env to train it on.
 
 Every evaluator is checked against the game and rule options it was made for before a search
 is built (``tablegym.search.evaluator.check_game``: a one-line ``WrongGameError``).
@@ -80,7 +82,8 @@ def known_agents(game: Game) -> list[str]:
     fixed = _fixed_agents(game)
     own = {v: k for k, v in record.aliases.items()}
     searchers = [f"{s} ({own[s]})" if s in own else s for s in record.searchers]
-    return ["random", *sorted(n for n in fixed if n != "random"), *searchers, *interop.searchers(game)]
+    policy = ["policy:path=PATH"] if record.vector else []
+    return ["random", *sorted(n for n in fixed if n != "random"), *searchers, *interop.searchers(game), *policy]
 
 
 def _build(game: Game, entry: Searcher, spec: str, options: dict[str, str], build=None, *,
@@ -112,6 +115,13 @@ def make_agent(game: Game, spec: str, *, trust_code: bool | None = None) -> Agen
     if name == "random":
         check_options(spec, options, set())
         return RandomAgent()
+    if name == "policy" and record.vector:
+        from tablegym.models.policy import PolicyAgent, load_actor_critic
+
+        check_options(spec, options, {"path"})
+        if not options.get("path"):
+            raise ValueError(f"agent {spec!r} needs path=RUN/checkpoint.pt (a tablegym train --algo ppo run)")
+        return PolicyAgent(load_actor_critic(options["path"], game), game, name=spec)
     plugged = interop.searchers(game)
     if name in plugged:  # a searcher declared outside search/ (OpenSpiel's MCTS), for every game it plays
         return _build(game, plugged[name], spec, options)

@@ -67,7 +67,7 @@ def test_single_player_games_train(game, tmp_path):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["train", "trilobite-tiny", "--algo", "dqn"], "--algo must be ppo"),
+    (["train", "trilobite-tiny", "--algo", "sarsa"], "--algo must be ppo"),
     (["train", "trilobite-tiny", "--algo", "ppo", "--num-envs", "0"], "--num-envs must be >= 1"),
     (["train", "trilobite-tiny", "--algo", "ppo", "--num-envs", "6", "--num-steps", "1", "--minibatches", "4"],
      "--minibatches (4) must divide"),
@@ -81,3 +81,35 @@ def test_bad_arguments_get_one_error_line(argv, words, capsys):
     err = capsys.readouterr().err
     errors = [line for line in err.splitlines() if "error:" in line]
     assert status == 2 and len(errors) == 1 and words in errors[0] and "Traceback" not in err, err
+
+
+def test_the_policy_alone_plays_matches_as_an_agent(trained):
+    """``policy:path=RUN/checkpoint.pt``: the greedy masked actor through make_agent and play_match,
+    scoring against a random player what the trainer's own evaluation measured (both seats)."""
+    from tablegym.experiments.match import play_match
+
+    result = play_match("trilobite-tiny", f"policy:path={trained / 'checkpoint.pt'}", "random", games=200, seed=3,
+                        opening_plies=0, progress=False)
+    # ppo.evaluate's mean return >= 0.5 over both seats is a score (win 1, draw 1/2) >= 0.75
+    assert result.score >= 0.75, result
+    agent = make_agent(make_game("trilobite-tiny"), f"policy:path={trained / 'checkpoint.pt'}")
+    state = make_game("trilobite-tiny").new_initial_state()
+    x = torch.as_tensor(state.observation(0).reshape(1, -1), dtype=torch.float32)
+    assert agent(state, np.random.default_rng(0)) == int(_net(trained).actor(x)[0].argmax())  # every move legal here
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("policy", "needs path=RUN/checkpoint.pt"),
+    ("policy:path=/nonexistent/c.pt", "does not exist"),
+    ("policy:path={critic}", "holds no PPO policy"),
+    ("policy:path={ckpt},depth=2", "takes no option depth"),
+])
+def test_a_bad_policy_spec_is_one_line(trained, spec, words):
+    spec = spec.format(critic=trained / "critic.pt", ckpt=trained / "checkpoint.pt")
+    with pytest.raises(ValueError, match=words):
+        make_agent(make_game("trilobite-tiny"), spec)
+
+
+def test_a_policy_of_another_board_is_refused(trained):
+    with pytest.raises(ValueError, match="trained with other rule options|is for game"):
+        make_agent(make_game("trilobite"), f"policy:path={trained / 'checkpoint.pt'}")

@@ -38,7 +38,8 @@ import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs import make_game
 from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
-from tablegym.training.ppo import MASKED, Boards, env_id_of, mlp
+from tablegym.models.policy import MASKED, mlp
+from tablegym.training.ppo import Boards, env_id_of
 from tablegym.training.runs import Learner, Run, parse_dataclass_args
 
 

@@ -22,7 +22,6 @@ import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import gymnasium
 import numpy as np
@@ -33,11 +32,8 @@ import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs import make_game, plugin
 from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
+from tablegym.models.policy import MASKED, ActorCritic
 from tablegym.training.runs import Learner, Run, parse_dataclass_args
-
-MASKED = -1e9
-"""The logit of an illegal action: zero probability after the softmax, finite for the gradient."""
-
 
 @dataclass
 class Args:
@@ -122,42 +118,11 @@ def env_id_of(game: str) -> str:
     try:
         record = plugin(game)
     except ValueError:
-        raise ValueError(f"unknown game {game!r}; PPO trains {', '.join(with_vector)}") from None
+        raise ValueError(f"unknown game {game!r}; the vector-env trainers (--algo ppo, dqn) train {', '.join(with_vector)}") from None
     for env_id in record.gym:
         if env_id in record.vector:
             return env_id
-    raise ValueError(f"game {game!r} has no compiled vector env; PPO trains {', '.join(with_vector)}")
-
-
-def mlp(inputs: int, hidden: tuple[int, ...], outputs: int, last_gain: float) -> nn.Sequential:
-    """Linear-ReLU layers, orthogonal weights (CleanRL's initialisation), zero biases."""
-    layers: list[nn.Module] = []
-    width = inputs
-    for h in hidden:
-        layers += [nn.Linear(width, h), nn.ReLU()]
-        width = h
-    layers.append(nn.Linear(width, outputs))
-    for m in layers:
-        if isinstance(m, nn.Linear):
-            nn.init.orthogonal_(m.weight, np.sqrt(2) if m is not layers[-1] else last_gain)
-            nn.init.zeros_(m.bias)
-    return nn.Sequential(*layers)
-
-
-class ActorCritic(nn.Module):
-    """A masked policy and a value, each its own MLP on the flattened observation (the critic
-    alone is what searchers use as a leaf evaluator)."""
-
-    def __init__(self, inputs: int, actions: int, hidden: tuple[int, ...]) -> None:
-        super().__init__()
-        self.actor = mlp(inputs, hidden, actions, 0.01)
-        self.critic = mlp(inputs, hidden, 1, 1.0)
-
-    def value(self, x: torch.Tensor) -> torch.Tensor:
-        return self.critic(x).squeeze(-1)
-
-    def policy(self, x: torch.Tensor, mask: torch.Tensor) -> torch.distributions.Categorical:
-        return torch.distributions.Categorical(logits=self.actor(x).masked_fill(~mask, MASKED))
+    raise ValueError(f"game {game!r} has no compiled vector env; the vector-env trainers (--algo ppo, dqn) train {', '.join(with_vector)}")
 
 
 class PPOLearner(Learner):

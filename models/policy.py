@@ -1,0 +1,92 @@
+"""A trained masked policy as a player: ``policy:path=RUN/checkpoint.pt`` in every front door.
+
+Why here: the issue that asks for PPO asks for "the policy alone (greedy, masked, no search)"
+to play the same matches as the searchers, so the actor must be an ``Agent`` that
+``make_agent`` builds, not a loop inside the trainer. The network classes live in models/ (not
+in training/ppo.py, which trains them) so that the dependency points one way: rules <- search
+<- models <- training.
+
+The agent plays the argmax of the actor's logits over the legal actions, on the observation the
+vector envs give the player to move (``State.observation(player)``, flattened): the one the
+actor was trained on.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import torch
+from torch import nn
+
+from tablegym.envs.core import Game, State
+from tablegym.models.checkpoint import CheckpointError, load_checkpoint
+
+MASKED = -1e9
+"""The logit of an illegal action: zero probability after the softmax, finite for the gradient."""
+
+
+def mlp(inputs: int, hidden: tuple[int, ...], outputs: int, last_gain: float) -> nn.Sequential:
+    """Linear-ReLU layers, orthogonal weights (CleanRL's initialisation), zero biases."""
+    layers: list[nn.Module] = []
+    width = inputs
+    for h in hidden:
+        layers += [nn.Linear(width, h), nn.ReLU()]
+        width = h
+    layers.append(nn.Linear(width, outputs))
+    for m in layers:
+        if isinstance(m, nn.Linear):
+            nn.init.orthogonal_(m.weight, np.sqrt(2) if m is not layers[-1] else last_gain)
+            nn.init.zeros_(m.bias)
+    return nn.Sequential(*layers)
+
+
+class ActorCritic(nn.Module):
+    """A masked policy and a value, each its own MLP on the flattened observation (the critic
+    alone is what searchers use as a leaf evaluator)."""
+
+    def __init__(self, inputs: int, actions: int, hidden: tuple[int, ...]) -> None:
+        super().__init__()
+        self.actor = mlp(inputs, hidden, actions, 0.01)
+        self.critic = mlp(inputs, hidden, 1, 1.0)
+
+    def value(self, x: torch.Tensor) -> torch.Tensor:
+        return self.critic(x).squeeze(-1)
+
+    def policy(self, x: torch.Tensor, mask: torch.Tensor) -> torch.distributions.Categorical:
+        return torch.distributions.Categorical(logits=self.actor(x).masked_fill(~mask, MASKED))
+
+
+def load_actor_critic(path: str | os.PathLike, game: Game) -> ActorCritic:
+    """The network of a PPO checkpoint (training/ppo.py's ``checkpoint.pt``) made for ``game``
+    under its rule options; a ``CheckpointError`` in one line otherwise."""
+    payload = load_checkpoint(path, game=game.spec.name, options=dict(game.spec.options))
+    shape = payload.get("metadata", {}).get("ppo")
+    if not isinstance(shape, dict):
+        raise CheckpointError(f"{str(path)!r} holds no PPO policy (train one with tablegym train GAME --algo ppo; "
+                              f"a critic written by --out plays as eval=learned:PATH instead)")
+    net = ActorCritic(int(shape["inputs"]), int(shape["actions"]), tuple(shape["hidden"]))
+    net.load_state_dict(payload["model"])
+    net.eval()
+    return net
+
+
+class PolicyAgent:
+    """The greedy masked policy of a PPO checkpoint: no search, one forward pass a move."""
+
+    def __init__(self, net: ActorCritic, game: Game, name: str = "policy") -> None:
+        self.net, self.game, self.name = net, game, name
+        first = game.new_initial_state()
+        while first.current_player() < 0 and not first.is_terminal():
+            first = first.child(first.chance_outcomes()[0][0])
+        inputs = first.observation(first.current_player()).size
+        if inputs != net.actor[0].in_features:
+            raise CheckpointError(f"the policy reads {net.actor[0].in_features} inputs but "
+                                  f"{game.spec.name} {dict(game.spec.options)} observations have {inputs}")
+
+    def __call__(self, state: State, rng: np.random.Generator) -> int:
+        x = torch.as_tensor(np.asarray(state.observation(state.current_player()), dtype=np.float32).reshape(1, -1))
+        legal = state.legal_actions()
+        with torch.no_grad():
+            logits = self.net.actor(x)[0].numpy()
+        return int(legal[int(np.argmax(logits[legal]))])
