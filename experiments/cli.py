@@ -617,8 +617,9 @@ def format_table(data: dict[str, Any]) -> str:
 
 def _benches() -> dict[str, str]:
     """``tablegym bench`` names -> benchmark functions: "vec" (every game's vector env, beside
-    its SyncVectorEnv), then those of every game's record."""
-    out = {"vec": "tablegym.envs.vector_bench:bench_vec"}
+    its SyncVectorEnv), "rl" (PPO training steps/s beside sb3-contrib's), then those of every
+    game's record."""
+    out = {"vec": "tablegym.envs.vector_bench:bench_vec", "rl": "tablegym.training.rl_bench:bench_rl"}
     for p in plugins():
         if p.bench:
             out[p.bench_name or p.name] = p.bench
@@ -639,6 +640,8 @@ def _cmd_bench(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
         if params and "argument" in str(err):
             parser.error(f"bench {args.which}: {err}")
         raise
+    except ValueError as err:  # a benchmark refusing its parameters (sizes, a game it does not know)
+        parser.error(f"bench {args.which}: {err}")
     print(format_table(result))
     return 0
 
