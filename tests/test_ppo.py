@@ -58,7 +58,7 @@ def test_a_second_run_in_the_same_folder_resumes(trained, capsys):
     assert load_checkpoint(trained / "checkpoint.pt")["metadata"]["iteration"] == before + 1
 
 
-@pytest.mark.parametrize("game", ["threes", "friday"])
+@pytest.mark.parametrize("game", ["threes", "friday", "starship"])
 def test_single_player_games_train(game, tmp_path):
     assert ppo.main([game, "--num-envs", "16", "--num-steps", "8", "--total-steps", str(16 * 8 * 2),
                      "--eval-every", "2", "--eval-games", "4", "--no-progress", "--run-dir", str(tmp_path),
@@ -72,6 +72,7 @@ def test_single_player_games_train(game, tmp_path):
     (["train", "trilobite-tiny", "--algo", "ppo", "--num-envs", "6", "--num-steps", "1", "--minibatches", "4"],
      "--minibatches (4) must divide"),
     (["train", "nosuchgame", "--algo", "ppo"], "unknown game 'nosuchgame'"),
+    (["train", "starship", "--algo", "ppo", "--out", "critic.pt"], "starship has none"),
 ])
 def test_bad_arguments_get_one_error_line(argv, words, capsys):
     try:

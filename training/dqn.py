@@ -35,11 +35,10 @@ from torch import nn
 from torch.nn import functional as F
 
 import tablegym.envs  # noqa: F401  (registers the env ids)
-from tablegym.envs import make_game
 from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.policy import MASKED, mlp
-from tablegym.training.ppo import Boards, env_id_of
+from tablegym.training.ppo import Boards, env_id_of, trained_game
 from tablegym.training.runs import Learner, Run, parse_dataclass_args
 
 
@@ -269,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_dataclass_args(Args, argv, "tablegym train GAME --algo dqn", __doc__.splitlines()[0])
     try:
         env_id = env_id_of(args.game)
-        game = make_game(args.game, **args.game_options)
+        game = trained_game(args.game, args.game_options, args.out)
     except (ValueError, TypeError) as err:
         print(f"tablegym train GAME --algo dqn: error: {err}", file=sys.stderr)
         return 2
@@ -364,7 +363,8 @@ def main(argv: list[str] | None = None) -> int:
         if run.due(args.eval_every):
             score = evaluate(qnet, env_id, args.eval_games, seed=10_000 + run.iteration, options=args.game_options)
             run.log({"eval/return_vs_random": score})
-            run.bar.write(f"iteration {run.iteration}: greedy policy vs random {score:+.3f} ({args.eval_games} games)")
+            against = "return vs random" if two_player else "mean return"
+            run.bar.write(f"iteration {run.iteration}: greedy policy {against} {score:+.3f} ({args.eval_games} games)")
         if run.due(args.save_every):
             run.save()
     envs.close()

@@ -22,6 +22,7 @@ import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import gymnasium
 import numpy as np
@@ -123,6 +124,18 @@ def env_id_of(game: str) -> str:
         if env_id in record.vector:
             return env_id
     raise ValueError(f"game {game!r} has no compiled vector env; the vector-env trainers (--algo ppo, dqn) train {', '.join(with_vector)}")
+
+
+def trained_game(name: str, options: dict, out: str | None) -> Game | SimpleNamespace:
+    """The ``Game`` a run trains on; for a generator that has none (Starship: an env, no game
+    tree to search) a stand-in with its name and rule options, all that a checkpoint records of
+    it. Such a run writes no ``--out``: its critic would play in no searcher (ValueError)."""
+    if plugin(name).game:
+        return make_game(name, **options)
+    if out:
+        raise ValueError(f"--out writes a critic for the searchers, and {name} has none; leave --out out "
+                         f"(the run's checkpoint.pt holds the policy)")
+    return SimpleNamespace(spec=SimpleNamespace(name=name, options=dict(options)))
 
 
 class PPOLearner(Learner):
@@ -234,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_dataclass_args(Args, argv, "tablegym train GAME --algo ppo", __doc__.splitlines()[0])
     try:
         env_id = env_id_of(args.game)
-        game = make_game(args.game, **args.game_options)
+        game = trained_game(args.game, args.game_options, args.out)
     except (ValueError, TypeError) as err:
         print(f"tablegym train GAME --algo ppo: error: {err}", file=sys.stderr)
         return 2
@@ -344,7 +357,8 @@ def main(argv: list[str] | None = None) -> int:
         if run.due(args.eval_every):
             score = evaluate(net, env_id, args.eval_games, seed=10_000 + run.iteration)
             run.log({"eval/return_vs_random": score})
-            run.bar.write(f"update {run.iteration}: greedy policy vs random {score:+.3f} ({args.eval_games} games)")
+            against = "return vs random" if two_player else "mean return"
+            run.bar.write(f"update {run.iteration}: greedy policy {against} {score:+.3f} ({args.eval_games} games)")
         if run.due(args.save_every):
             run.save()
     envs.close()

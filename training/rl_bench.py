@@ -37,7 +37,8 @@ def _ppo_rate(game: str, env_id: str, steps: int, warmup: int, num_envs: int, nu
     common = [game, "--num-envs", str(num_envs), "--num-steps", str(num_steps), "--eval-every", "0",
               "--save-every", "1000000", "--no-progress", "--hidden", *map(str, hidden)]
     with tempfile.TemporaryDirectory() as run:
-        ppo.main(common + ["--total-steps", str(max(batch, warmup)), "--run-dir", run])
+        if ppo.main(common + ["--total-steps", str(max(batch, warmup)), "--run-dir", run]) != 0:
+            raise ValueError(f"tablegym's PPO does not train {game!r} (its error is above)")
         done = max(1, max(batch, warmup) // batch) * batch
         start = time.perf_counter()
         ppo.main(common + ["--total-steps", str(done + steps), "--run-dir", run])
