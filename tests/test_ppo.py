@@ -73,6 +73,8 @@ def test_single_player_games_train(game, tmp_path):
      "--minibatches (4) must divide"),
     (["train", "nosuchgame", "--algo", "ppo"], "unknown game 'nosuchgame'"),
     (["train", "starship", "--algo", "ppo", "--out", "critic.pt"], "starship has none"),
+    (["train", "trilobite-tiny", "--algo", "ppo", "--pool-share", "0.8"], "with a sum <= 1"),
+    (["train", "trilobite-tiny", "--algo", "ppo", "--opponent", "alphabeta:depth=-1"], "--opponent 'alphabeta:depth=-1'"),
 ])
 def test_bad_arguments_get_one_error_line(argv, words, capsys):
     try:
@@ -114,3 +116,36 @@ def test_a_bad_policy_spec_is_one_line(trained, spec, words):
 def test_a_policy_of_another_board_is_refused(trained):
     with pytest.raises(ValueError, match="trained with other rule options|is for game"):
         make_agent(make_game("trilobite"), f"policy:path={trained / 'checkpoint.pt'}")
+
+
+def _scalars(run_dir) -> dict[str, list[float]]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(run_dir))
+    events.Reload()
+    return {tag: [e.value for e in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
+
+
+def test_a_league_of_past_snapshots(tmp_path):
+    """Half the boards against snapshots of the policy (three kept, one every three updates), a
+    quarter against a random player: the pool's scores are logged, and the policy still learns
+    to beat a random player."""
+    assert ppo.main(["trilobite-tiny", "--num-envs", "64", "--num-steps", "16", "--total-steps", str(64 * 16 * 30),
+                     "--pool-share", "0.5", "--snapshot-every", "3", "--pool-size", "3", "--eval-every", "0",
+                     "--no-progress", "--run-dir", str(tmp_path)]) == 0
+    scalars = _scalars(tmp_path)
+    assert max(scalars["pool/snapshots"]) == 3 and scalars["pool/snapshots"][0] == 1
+    assert all(-1 <= v <= 1 for v in scalars["pool/return"])
+    assert ppo.evaluate(_net(tmp_path), "tablegym/TrilobiteTiny-v0", 400, seed=1) >= 0.5
+
+
+def test_a_compiled_search_as_the_fixed_opponent(tmp_path):
+    """--opponent: the fixed boards play alpha-beta inside the batch; against it, a random
+    policy's episodes score below a random opponent's (the logged returns say who it played)."""
+    common = ["trilobite-tiny", "--num-envs", "64", "--num-steps", "16", "--total-steps", str(64 * 16 * 2),
+              "--random-share", "1", "--lr", "0", "--eval-every", "0", "--no-progress"]
+    assert ppo.main(common + ["--opponent", "alphabeta:eval=win-loss,depth=4", "--run-dir", str(tmp_path / "s")]) == 0
+    assert ppo.main(common + ["--run-dir", str(tmp_path / "r")]) == 0
+    searched = _scalars(tmp_path / "s")["charts/episode_return"][-1]
+    random = _scalars(tmp_path / "r")["charts/episode_return"][-1]
+    assert searched < random - 0.3, (searched, random)

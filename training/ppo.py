@@ -18,6 +18,7 @@ evaluation against a random player, the save.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import sys
 from dataclasses import dataclass
@@ -47,8 +48,19 @@ class Args:
     num_envs: int = 256
     """boards stepped together"""
     random_share: float = 0.25
-    """two-player games: the share of the boards where the policy plays a random opponent (seats
+    """two-player games: the share of the boards where the policy plays a fixed opponent (seats
     alternating) rather than itself; pure self-play teaches nothing to a seat that loses by force"""
+    opponent: str = "random"
+    """the fixed opponent of those boards: random, or any compiled searcher the vector env plays in
+    the batch (alphabeta:eval=advanced,depth=2)"""
+    pool_share: float = 0.0
+    """two-player games: the share of the boards where the policy plays a past snapshot of itself
+    (seats alternating; the snapshot samples its own masked policy), so it keeps beating what it
+    used to be; the pool's scores are logged (pool/...)"""
+    snapshot_every: int = 20
+    """updates between snapshots added to the pool"""
+    pool_size: int = 8
+    """snapshots kept (the oldest leaves first; the pool starts anew on resume)"""
     num_steps: int = 32
     """steps of every board per update (a batch holds num_envs x num_steps steps)"""
     total_steps: int = 2_000_000
@@ -107,8 +119,11 @@ class Args:
                              f"({self.num_envs * self.num_steps})")
         if not 0 < self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
             raise ValueError(f"--gamma must lie in (0, 1] and --gae-lambda in [0, 1], got {self.gamma}, {self.gae_lambda}")
-        if not 0 <= self.random_share <= 1:
-            raise ValueError(f"--random-share must lie in [0, 1], got {self.random_share}")
+        if not 0 <= self.random_share <= 1 or not 0 <= self.pool_share <= 1 or self.random_share + self.pool_share > 1:
+            raise ValueError(f"--random-share and --pool-share must lie in [0, 1] with a sum <= 1, got "
+                             f"{self.random_share} and {self.pool_share}")
+        if self.snapshot_every < 1 or self.pool_size < 1:
+            raise ValueError(f"--snapshot-every and --pool-size must be >= 1, got {self.snapshot_every}, {self.pool_size}")
         if self.algo != "ppo":
             raise ValueError(f"--algo must be ppo for this trainer, got {self.algo!r}")
 
@@ -173,19 +188,23 @@ class PPOLearner(Learner):
 
 
 class Boards:
-    """The boards of a run as one batch: ``selfplay`` boards where the policy plays both seats
-    (``opponent=None``) and ``fixed`` boards against a random player (seats alternating); the
+    """The boards of a run as one batch, in this order: ``selfplay`` boards where the policy plays
+    both seats (``opponent=None``), ``pool`` boards where a trainer plays one seat and past
+    snapshots the other (also ``opponent=None``: the trainer picks each mover's action), and
+    ``fixed`` boards against ``opponent`` (random or a compiled search, seats alternating); the
     same calls as a vector env, over the concatenation. On a fixed board the agent keeps its
     seat, so ``info["seat"]`` stays put there and the negamax sign is +1."""
 
-    def __init__(self, env_id: str, selfplay: int, fixed: int, options: dict) -> None:
+    def __init__(self, env_id: str, selfplay: int, fixed: int, options: dict, *, pool: int = 0,
+                 opponent: str = "random") -> None:
         two_player = env_id in tablegym.envs.ENV_IDS
         self.parts = []
-        if selfplay:
-            self.parts.append(gymnasium.make_vec(env_id, num_envs=selfplay, **options,
-                                                 **({"opponent": None} if two_player else {})))
+        for n in (selfplay, pool):
+            if n:
+                self.parts.append(gymnasium.make_vec(env_id, num_envs=n, **options,
+                                                     **({"opponent": None} if two_player else {})))
         if fixed:
-            self.parts.append(gymnasium.make_vec(env_id, num_envs=fixed, opponent="random", agent_seat="alternate",
+            self.parts.append(gymnasium.make_vec(env_id, num_envs=fixed, opponent=opponent, agent_seat="alternate",
                                                  **options))
         first = self.parts[0]
         self.inputs = int(np.prod(first.single_observation_space.shape))
@@ -217,6 +236,57 @@ class Boards:
     def close(self) -> None:
         for p in self.parts:
             p.close()
+
+
+class Pool:
+    """Past snapshots of the actor and the trainer's results against each: a snapshot every
+    ``snapshot_every`` updates (the first at update 1), at most ``pool_size`` (FIFO); each pool
+    board plays one snapshot, drawn uniformly again when its game ends."""
+
+    def __init__(self, net: ActorCritic, args: Args, boards: int, rng: np.random.Generator) -> None:
+        self.net, self.args, self.rng = net, args, rng
+        self.actors: list[nn.Module] = []
+        self.born: list[int] = []  # the update at which each snapshot was taken
+        self.playing = np.zeros(boards, dtype=np.int64)  # board -> index into actors
+        self.results: dict[int, list[float]] = {}  # born -> the trainer's returns against it
+        self.boards = boards
+
+    def maybe_snapshot(self, update: int) -> None:
+        if not self.boards or (self.actors and (update - 1) % self.args.snapshot_every):
+            return
+        self.actors.append(copy.deepcopy(self.net.actor).requires_grad_(False))
+        self.born.append(update)
+        if len(self.actors) > self.args.pool_size:
+            self.actors.pop(0)
+            self.born.pop(0)
+            self.playing = np.maximum(self.playing - 1, 0)
+        if len(self.actors) == 1:
+            self.playing[:] = 0
+
+    def act(self, x: torch.Tensor, mask: torch.Tensor, boards: np.ndarray) -> torch.Tensor:
+        """Each listed pool board's snapshot samples its masked policy."""
+        out = torch.zeros(len(boards), dtype=torch.long)
+        which = self.playing[boards]
+        with torch.no_grad():
+            for k in np.unique(which):
+                rows = torch.as_tensor(np.flatnonzero(which == k))
+                logits = self.actors[k](x[rows]).masked_fill(~mask[rows], MASKED)
+                out[rows] = torch.distributions.Categorical(logits=logits).sample()
+        return out
+
+    def finished(self, board: int, trainer_return: float) -> None:
+        self.results.setdefault(self.born[self.playing[board]], []).append(float(trainer_return))
+        self.playing[board] = self.rng.integers(len(self.actors))
+
+    def scores(self) -> dict[str, float]:
+        """TensorBoard scalars: the trainer's mean return against the pool (last 500 games of each
+        snapshot), the oldest snapshot kept and the newest."""
+        kept = [b for b in self.born if self.results.get(b)]
+        if not kept:
+            return {}
+        mean = {b: float(np.mean(self.results[b][-500:])) for b in kept}
+        return {"pool/return": float(np.mean(list(mean.values()))), "pool/return_vs_oldest": mean[kept[0]],
+                "pool/return_vs_newest": mean[kept[-1]], "pool/snapshots": float(len(self.actors))}
 
 
 def evaluate(net: ActorCritic, env_id: str, games: int, seed: int) -> float:
@@ -253,7 +323,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     two_player = env_id in tablegym.envs.ENV_IDS
     fixed = round(args.num_envs * args.random_share) if two_player else 0
-    envs = Boards(env_id, args.num_envs - fixed, fixed, args.game_options)
+    P = round(args.num_envs * args.pool_share) if two_player else 0
+    S = args.num_envs - fixed - P
+    try:
+        envs = Boards(env_id, S, fixed, args.game_options, pool=P, opponent=args.opponent)
+    except (ValueError, TypeError) as err:  # an opponent spec the vector env refuses
+        print(f"tablegym train GAME --algo ppo: error: --opponent {args.opponent!r}: {err}", file=sys.stderr)
+        return 2
     inputs, actions = envs.inputs, envs.actions
     learner = PPOLearner(args, game, inputs, actions)
     net, optimizer = learner.net, learner.optimizer
@@ -277,10 +353,20 @@ def main(argv: list[str] | None = None) -> int:
     seat = info.get("seat", np.zeros(N, dtype=np.int64))
     restarting = np.zeros(N, dtype=bool)  # the next step of these boards restarts them
     episode_return, episodes = np.zeros(N), []
+    # The pool boards [S, S + P): the trainer's seat alternates by board; the snapshot a board
+    # plays is drawn again when its game ends; results[k] holds the trainer's returns against k.
+    pool = Pool(net, args, P, np.random.default_rng(args.seed))
+    in_pool = np.zeros(N, dtype=bool)
+    in_pool[S:S + P] = True
+    trainer_seat = np.zeros(N, dtype=np.int64)
+    trainer_seat[S:S + P] = np.arange(P) % 2
+    last_t = np.full(N, -1)  # a pool board's last step of the trainer in this rollout
     while run.next_iteration():
         frac = min(1.0, (run.iteration - 1) / updates)
         ent_coef = args.ent_coef + frac * (args.ent_final - args.ent_coef)
-        # 1. play num_steps steps of every board with the current policy
+        pool.maybe_snapshot(run.iteration)
+        last_t[:] = -1
+        # 1. play num_steps steps of every board with the current policy (the snapshots' moves on pool boards)
         for t in range(T):
             x = torch.as_tensor(obs.reshape(N, -1), dtype=torch.float32)
             mask = torch.as_tensor(envs.action_masks())
@@ -288,8 +374,12 @@ def main(argv: list[str] | None = None) -> int:
                 dist = net.policy(x, mask)
                 action = dist.sample()
                 val_buf[t] = net.value(x)
+            theirs = in_pool & (seat != trainer_seat) & ~restarting  # a snapshot moves there
+            if theirs.any():
+                rows = torch.as_tensor(theirs)
+                action[rows] = pool.act(x[rows], mask[rows], np.flatnonzero(theirs) - S)
             obs_buf[t], mask_buf[t], act_buf[t], logp_buf[t] = x, mask, action, dist.log_prob(action)
-            valid_buf[t] = torch.as_tensor(~restarting, dtype=torch.float32)
+            valid_buf[t] = torch.as_tensor(~restarting & ~theirs, dtype=torch.float32)
             obs, reward, term, trunc, info = envs.step(action.numpy())
             next_seat = info.get("seat", seat)
             ended = term | trunc
@@ -297,9 +387,18 @@ def main(argv: list[str] | None = None) -> int:
             done_buf[t] = torch.as_tensor(ended, dtype=torch.float32)
             # the next position's value counts for the mover if the mover moves again, against it if not
             sign_buf[t] = torch.as_tensor(np.where(next_seat == seat, 1.0, -1.0), dtype=torch.float32)
-            episode_return += np.where(restarting, 0.0, reward)
+            # a snapshot's move is the trainer's environment: its reward counts against the trainer's
+            # last step, and a game it ends ends that step (no bootstrap)
+            for i in np.flatnonzero(theirs & (last_t >= 0)):
+                rew_buf[last_t[i], i] -= float(reward[i]) * args.reward_scale
+                if ended[i]:
+                    done_buf[last_t[i], i] = 1.0
+            last_t[in_pool & ~theirs & ~restarting] = t
+            episode_return += np.where(restarting, 0.0, np.where(theirs, -reward, reward))
             for i in np.flatnonzero(ended & ~restarting):
                 episodes.append(episode_return[i])
+                if in_pool[i]:
+                    pool.finished(i - S, episode_return[i])
             episode_return[ended | restarting] = 0.0
             restarting, seat = ended, next_seat
         finished = int(done_buf.mul(valid_buf).sum())
@@ -352,7 +451,8 @@ def main(argv: list[str] | None = None) -> int:
         run.log({f"losses/{name}": v / k for name, v in stats.items()}
                 | {"charts/steps_per_s": run.iteration * batch / max(run.seconds(), 1e-9),
                    "charts/ent_coef": ent_coef}
-                | ({"charts/episode_return": float(np.mean(episodes[-500:]))} if episodes else {}))
+                | ({"charts/episode_return": float(np.mean(episodes[-500:]))} if episodes else {})
+                | pool.scores())
         # 4. evaluate, save
         if run.due(args.eval_every):
             score = evaluate(net, env_id, args.eval_games, seed=10_000 + run.iteration)
