@@ -33,6 +33,9 @@ def add_command(sub: Any) -> None:
     p.add_argument("--off", action="append", default=[], metavar="STAGE", help="switch a stage off (repeatable), e.g. --off doors")
     p.add_argument("--cell", type=int_at_least(2), help="pixels per tile (default 16; 6 with --stages)")
     p.add_argument("--quiet", action="store_true", help="do not print the ship's drawing")
+    p.add_argument("--audit", action="store_true",
+                   help="also print the ship's audit (envs/starship/audit.py: the spec's properties as statistics and "
+                        "rules) beside the staged generator's over seeds 0-999 (envs/starship/audit_reference.json)")
     p.set_defaults(run=_cmd_starship, parser=p)
 
 
@@ -105,6 +108,14 @@ def _cmd_starship(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     rows = {k: {"raw": q.raw[k], "term": q.terms[k], "weight": w} for k, w in quality_mod.QUALITY_WEIGHTS.items()}
     rows["quality score"] = {"term": q.score}
     print(format_table(rows))
+    if args.audit:
+        audit_mod = importlib.import_module("tablegym.envs.starship.audit")
+        try:
+            reference = audit_mod.load_reference()
+        except audit_mod.AuditError as err:
+            raise CommandError(str(err)) from None
+        print()
+        print(audit_mod.audit_tables(audit_mod.audit(ship), reference))
     if args.out:
         render = importlib.import_module("tablegym.envs.starship.render")
         if args.stages:
