@@ -164,7 +164,8 @@ RULE_DESCRIPTIONS: dict[str, str] = {
     "weapons_outward": "\"weapons on the perimeter facing outwards ... so its line of fire is clear\": every weapon has "
                        "a clear line of fire, and there is one (weapons_outward = 1, weapon_points > 0)",
     "weapons_farthest": "\"a weapon takes the location farthest from the ship's centre in the direction it faces\": "
-                        "every weapon lies beyond the centre of mass in its facing direction (each reach > 0)",
+                        "every weapon lies beyond the centre of mass in its facing direction (each reach > 0), and "
+                        "there is one",
     "hull_armored": "\"one layer of armor on the perimeter wherever it passes the contiguity check\": no perimeter "
                     "walkable tile that a path does not need (open_hull = 0)",
     "ammo_near_weapons": "\"ammo supplies (2..3) placed near as many weapons as possible\": 2..3 of them and at least "
@@ -379,7 +380,7 @@ def audit(ship: Ship) -> Audit:
         "thrusters_outward": s["thrusters_outward"] == 1.0 and s["thruster_points"] > 0,
         "thruster_budget": THRUSTER_POINTS[0] <= s["thruster_points"] <= THRUSTER_POINTS[1],
         "weapons_outward": s["weapons_outward"] == 1.0 and s["weapon_points"] > 0,
-        "weapons_farthest": bool((reach > 0).all()),
+        "weapons_farthest": bool((reach > 0).all()) and s["weapon_points"] > 0,
         "hull_armored": s["open_hull"] == 0,
         "ammo_near_weapons": AMMO_COUNT[0] <= s["ammo_count"] <= AMMO_COUNT[1] and bool(_near(ship, weapons, ammo).any()),
         "power_near_mounts": POWER_COUNT[0] <= s["power_count"] <= POWER_COUNT[1] and s["power_used"] == 1.0,
@@ -450,8 +451,10 @@ def _dumps(data: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def load_reference(path: str | Path = REFERENCE) -> dict[str, Any]:
-    """The reference in ``path``; ``AuditError`` says in one line why a file is refused."""
+def load_reference(path: str | Path | None = None) -> dict[str, Any]:
+    """The reference in ``path`` (default ``REFERENCE``); ``AuditError`` says in one line why a
+    file is refused."""
+    path = REFERENCE if path is None else path
     try:
         data = json.loads(Path(path).read_text())
     except OSError as err:
