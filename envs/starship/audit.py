@@ -26,9 +26,10 @@ Two tests recur, both the stages' own:
 - **near** (ammo, power): a Manhattan gap of at most 3 tiles between two footprints, the
   stages' ``near`` (``stages.rect_gaps``).
 
-Conventions: a fraction over nothing is 1 (nothing breaks it: a ship with no doors has every
-door justified) and a mean over nothing is 0; no statistic is ever NaN, so all of them can feed a
-classifier. The numbers the rules test against are the stages' own defaults
+Conventions: a share of something the spec asks for, taken over nothing, is 1 (a ship with no
+doors has every door justified; with no weapons, every weapon has a clear line of fire: the
+counts say what is missing), and any other share or mean over nothing is 0 (no corridor: no
+open corridor); no statistic is ever NaN, so all of them can feed a classifier. The numbers the rules test against are the stages' own defaults
 (``Thrusters().min_points``, ``Ammo().near``, ``Doors().min_path`` ...), read from
 ``stages.py``, not restated here.
 
