@@ -352,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     obs, info = envs.reset(seed=args.seed + run.iteration)
     seat = info.get("seat", np.zeros(N, dtype=np.int64))
     restarting = np.zeros(N, dtype=bool)  # the next step of these boards restarts them
-    episode_return, episodes = np.zeros(N), []
+    episode_return, episodes = np.zeros(N), []  # episodes: the agent's returns against the fixed opponent (or alone)
     # The pool boards [S, S + P): the trainer's seat alternates by board; the snapshot a board
     # plays is drawn again when its game ends; results[k] holds the trainer's returns against k.
     pool = Pool(net, args, P, np.random.default_rng(args.seed))
@@ -396,9 +396,10 @@ def main(argv: list[str] | None = None) -> int:
             last_t[in_pool & ~theirs & ~restarting] = t
             episode_return += np.where(restarting, 0.0, np.where(theirs, -reward, reward))
             for i in np.flatnonzero(ended & ~restarting):
-                episodes.append(episode_return[i])
                 if in_pool[i]:
                     pool.finished(i - S, episode_return[i])
+                elif i >= S + P or not two_player:  # a self-play board's return is nobody's
+                    episodes.append(episode_return[i])
             episode_return[ended | restarting] = 0.0
             restarting, seat = ended, next_seat
         finished = int(done_buf.mul(valid_buf).sum())
