@@ -1,5 +1,5 @@
 """``tablegym starship``: run the staged generator for one seed, print the ship, its validity and
-quality terms, and draw it. The starship record names ``add_command``; the command line calls it
+quality terms (with ``--audit``, its audit beside the staged generator's reference), and draw it. The starship record names ``add_command``; the command line calls it
 with its subparsers, so the generator's flags live beside the generator.
 """
 
@@ -86,7 +86,8 @@ def _learned_ship(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
 
 def _cmd_starship(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """Generate one ship: print it, its validity and its quality terms; draw it to ``--out``."""
+    """Generate one ship: print it, its validity, its quality terms and (``--audit``) its audit;
+    draw it to ``--out``."""
     quality_mod = importlib.import_module("tablegym.envs.starship.quality")
     if args.checkpoint and args.generator != "learned":
         parser.error("--checkpoint is the learned generator's: add --generator learned")
