@@ -1,0 +1,71 @@
+"""Learning curves of runs as a PNG (numpy only, like the project's renderers): a TensorBoard
+scalar of each run against the games the run had played (millions, all boards: the step
+``training.Run`` logs at), one colour a run, digits on the axes.
+
+Run from the repository root:
+`python results/rl/plot_curves.py OUT.png TAG RUN [RUN ...]`, e.g.
+`python results/rl/plot_curves.py results/rl/ppo_curves.png eval/return_vs_random runs/trap-tgppo runs/trilobite-tgppo`.
+The y axis spans [-1, 1] (returns of two-player games); the caption in README.md names the colours.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from tablegym.envs.render import text_mask
+from tablegym.envs.starship.render import write_png
+
+COLOURS = [(200, 40, 40), (40, 90, 200), (40, 150, 60), (160, 80, 170)]
+W, H, LEFT, BOTTOM, TOP, RIGHT = 640, 320, 40, 30, 12, 12
+
+
+def series(run: str, tag: str) -> tuple[np.ndarray, np.ndarray]:
+    """(games played, value); a resumed run that logged a game count again keeps its last value."""
+    events = EventAccumulator(run)
+    events.Reload()
+    last = {p.step: p.value for p in events.Scalars(tag)}
+    games = np.array(sorted(last), dtype=float)
+    return games, np.array([last[g] for g in sorted(last)])
+
+
+def plot(out: str, tag: str, runs: list[str]) -> None:
+    img = np.full((H, W, 3), 255, dtype=np.uint8)
+    data = [series(r, tag) for r in runs]
+    xmax = max(float(s.max()) for s, _ in data) or 1.0
+    x0, x1, y0, y1 = LEFT, W - RIGHT, H - BOTTOM, TOP
+
+    def px(x: float, y: float) -> tuple[int, int]:
+        return int(round(x0 + (x1 - x0) * x / xmax)), int(round(y0 + (y1 - y0) * (y + 1) / 2))
+
+    for y in (-1.0, -0.5, 0.0, 0.5, 1.0):  # gridlines
+        _, r = px(0, y)
+        img[r, x0:x1] = 220 if y else 150
+    img[y1:y0, x0] = 0
+    img[y0, x0:x1] = 0
+    for y, label in ((-1.0, "1"), (0.0, "0"), (1.0, "1")):
+        _, r = px(0, y)
+        mask = text_mask(label, 2)
+        img[r - 5:r + 5, 8:8 + mask.shape[1]][mask] = 0
+        if y < 0:  # a minus sign before the -1
+            img[r, 2:6] = 0
+    millions = int(xmax // 1e6)
+    for m in range(0, millions + 1, max(1, millions // 8)):
+        c, _ = px(m * 1e6, -1)
+        img[y0:y0 + 4, c] = 0
+        mask = text_mask(str(m), 2)
+        img[y0 + 8:y0 + 18, c - mask.shape[1] // 2:c - mask.shape[1] // 2 + mask.shape[1]][mask] = 0
+    for (steps, values), colour in zip(data, COLOURS):
+        pts = [px(s, float(np.clip(v, -1, 1))) for s, v in zip(steps, values)]
+        for (ca, ra), (cb, rb) in zip(pts, pts[1:]):
+            n = max(abs(cb - ca), abs(rb - ra), 1)
+            for t in np.linspace(0, 1, n + 1):
+                c, r = int(round(ca + (cb - ca) * t)), int(round(ra + (rb - ra) * t))
+                img[r - 1:r + 2, c - 1:c + 2] = colour
+    write_png(out, img)
+
+
+if __name__ == "__main__":
+    plot(sys.argv[1], sys.argv[2], sys.argv[3:])
