@@ -6,6 +6,9 @@ generator away.
     python -m tablegym.envs.starship.two_sample --out results/starship/audit.md \\
         --notes results/starship/audit_notes.md
 
+Time (one core, the other busy): 9.4 minutes from scratch, 7 of them the learned generator's 600
+ships (0.7 s each); under a minute with every ship cached. The report is the same either way.
+
 Read it top to bottom: the generators and the ship cache, the two feature sets, the two
 classifiers, the comparisons, the report.
 
