@@ -1,4 +1,4 @@
-"""The audit of a starship: what rules/starship.md and issue 46 ask of a ship beyond validity, each
+"""The audit of a starship: what rules/starship.md asks of a ship beyond validity, each
 as a measured statistic and, where the property is a yes/no one, as a rule passed or not.
 
 Validity (``quality.validate``) says a ship works; the quality score rewards a few of its
@@ -8,7 +8,7 @@ perimeter facing outwards, a weapon placed farthest from the centre in its facin
 its line of fire is clear; exterior armour around weapons and thrusters; ammo supplies near
 weapons, power storage near thrusters and ammo supplies; crew quarters and bunks; every tile that
 a crew path does not need is armour (corridors appear only as what the paths need); extra doors
-only where they shorten a path by more than 10 tiles" (issue 46, reading the spec's 14 stages).
+only where they shorten a path by more than 10 tiles" (read from the spec and its 14 stages).
 ``audit(ship)`` measures each of these on a finished ship, whoever built it.
 
     >>> from tablegym.envs.starship.pipeline import generate

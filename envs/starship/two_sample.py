@@ -1,4 +1,4 @@
-"""Two-sample tests of starship generators (issue 46, item 2): classifiers trained to tell the
+"""Two-sample tests of starship generators: classifiers trained to tell the
 staged generator's ships from another generator's, scored on held-out seeds. Held-out accuracy
 is the measure: 0.5 means the classifier cannot tell them apart, 1.0 that every ship gives its
 generator away.
@@ -446,7 +446,7 @@ def report(result: dict[str, Any], *, reference: dict[str, Any], picture: Path, 
     tests = {g: result["samples"][g, "a", "test"] for g in GENERATORS}
     span = lambda r: f"{r.start}-{r.stop - 1}"  # noqa: E731
     return "\n".join([
-        "# Starship audit: the learned generator against the staged one (issue 46)",
+        "# Starship audit: the learned generator against the staged one",
         "",
         f"Held-out seeds {span(test_a)} ({len(test_a)} ships per generator). The audit "
         "(envs/starship/audit.py) measures what rules/starship.md asks of a ship beyond validity; each rule is one "
