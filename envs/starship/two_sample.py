@@ -153,7 +153,7 @@ def ships(generators: Generators, generator: str, seeds: Sequence[int], cache: s
     path = Path(cache) / f"{generator}.npz" if cache else None
     key = generators.key(generator) if path else ""
     if path and path.exists():
-        with np.load(path) as data:
+        with np.load(path, allow_pickle=False) as data:
             if str(data["key"]) == key:
                 have = dict(zip((int(s) for s in data["seeds"]), _unpack(data)))
 
