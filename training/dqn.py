@@ -28,7 +28,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import gymnasium
 import numpy as np
 import torch
 from torch import nn
@@ -38,7 +37,7 @@ import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.policy import MASKED, mlp
-from tablegym.training.ppo import Boards, env_id_of, trained_game
+from tablegym.training.ppo import Boards, env_id_of, mean_return, trained_game
 from tablegym.training.runs import Learner, Run, parse_dataclass_args
 
 
@@ -192,27 +191,9 @@ class Replay:
 
 def evaluate(qnet: nn.Module, env_id: str, games: int, seed: int, *, epsilon: float = 0.0,
              options: dict | None = None) -> float:
-    """The greedy masked policy's mean return over ``games`` games (``epsilon`` 1: a random
-    player's): against a random player, half of them in each seat, for a two-player game (a score
-    in [-1, 1]: +1 won, -1 lost); the mean score for a single-player game."""
-    two_player = env_id in tablegym.envs.ENV_IDS
-    n = min(games, 256)
-    envs = gymnasium.make_vec(env_id, num_envs=n, **(options or {}),
-                              **({"agent_seat": "alternate"} if two_player else {}))
+    """``ppo.mean_return`` of the greedy masked policy (``epsilon`` 1: a random player's)."""
     rng = np.random.default_rng(seed)
-    obs, _ = envs.reset(seed=seed)
-    done_games, total, returns = 0, 0.0, np.zeros(n)
-    while done_games < games:
-        actions = act(qnet, obs.reshape(n, -1), envs.unwrapped.action_masks(), epsilon, rng)
-        obs, rewards, terms, truncs, _ = envs.step(actions)
-        returns += rewards
-        ended = terms | truncs
-        for i in np.flatnonzero(ended)[: games - done_games]:
-            total += returns[i]
-            done_games += 1
-        returns[ended] = 0.0
-    envs.close()
-    return total / games
+    return mean_return(lambda obs, masks: act(qnet, obs, masks, epsilon, rng), env_id, games, seed, options)
 
 
 def load_qnet(checkpoint: str | Path) -> nn.Sequential:

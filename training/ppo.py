@@ -24,6 +24,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Callable
 
 import gymnasium
 import numpy as np
@@ -289,20 +290,20 @@ class Pool:
                 "pool/return_vs_newest": mean[kept[-1]], "pool/snapshots": float(len(self.actors))}
 
 
-def evaluate(net: ActorCritic, env_id: str, games: int, seed: int) -> float:
-    """The greedy masked policy's mean return over ``games`` games: against a random player,
-    half of them in each seat, for a two-player game (a score in [-1, 1]: +1 won, -1 lost)."""
+def mean_return(choose: Callable[[np.ndarray, np.ndarray], np.ndarray], env_id: str, games: int, seed: int,
+                options: dict | None = None) -> float:
+    """The mean return over ``games`` games of the player ``choose(observations, masks) ->
+    actions`` (a batch of flattened observations and legal masks): against a random player, half
+    of them in each seat, for a two-player game (a score in [-1, 1]: +1 won, -1 lost); the mean
+    score for a single-player game. Both trainers evaluate through here."""
     two_player = env_id in tablegym.envs.ENV_IDS
     n = min(games, 256)
-    envs = gymnasium.make_vec(env_id, num_envs=n, **({"agent_seat": "alternate"} if two_player else {}))
+    envs = gymnasium.make_vec(env_id, num_envs=n, **(options or {}),
+                              **({"agent_seat": "alternate"} if two_player else {}))
     obs, _ = envs.reset(seed=seed)
     done_games, total, returns = 0, 0.0, np.zeros(n)
     while done_games < games:
-        with torch.no_grad():
-            x = torch.as_tensor(obs.reshape(n, -1), dtype=torch.float32)
-            mask = torch.as_tensor(envs.unwrapped.action_masks())
-            actions = net.actor(x).masked_fill(~mask, MASKED).argmax(-1).numpy()
-        obs, rewards, terms, truncs, _ = envs.step(actions)
+        obs, rewards, terms, truncs, _ = envs.step(choose(obs.reshape(n, -1), envs.unwrapped.action_masks()))
         returns += rewards
         ended = terms | truncs
         for i in np.flatnonzero(ended)[: games - done_games]:
@@ -311,6 +312,17 @@ def evaluate(net: ActorCritic, env_id: str, games: int, seed: int) -> float:
         returns[ended] = 0.0
     envs.close()
     return total / games
+
+
+def evaluate(net: ActorCritic, env_id: str, games: int, seed: int, options: dict | None = None) -> float:
+    """``mean_return`` of the greedy masked policy."""
+
+    def greedy(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            logits = net.actor(torch.as_tensor(obs, dtype=torch.float32))
+            return logits.masked_fill(~torch.as_tensor(masks), MASKED).argmax(-1).numpy()
+
+    return mean_return(greedy, env_id, games, seed, options)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -456,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
                 | pool.scores())
         # 4. evaluate, save
         if run.due(args.eval_every):
-            score = evaluate(net, env_id, args.eval_games, seed=10_000 + run.iteration)
+            score = evaluate(net, env_id, args.eval_games, seed=10_000 + run.iteration, options=args.game_options)
             run.log({"eval/return_vs_random": score})
             against = "return vs random" if two_player else "mean return"
             run.bar.write(f"update {run.iteration}: greedy policy {against} {score:+.3f} ({args.eval_games} games)")
