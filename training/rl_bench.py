@@ -31,7 +31,7 @@ import tablegym.envs
 from tablegym.training import ppo
 
 
-def _ppo_rate(game: str, env_id: str, steps: int, warmup: int, num_envs: int, num_steps: int,
+def _ppo_rate(game: str, steps: int, warmup: int, num_envs: int, num_steps: int,
               hidden: tuple[int, ...]) -> float:
     batch = num_envs * num_steps
     common = [game, "--num-envs", str(num_envs), "--num-steps", str(num_steps), "--eval-every", "0",
@@ -95,7 +95,7 @@ def bench_rl(game: str = "trilobite", steps: int = 100_000, warmup: int = 20_000
     minibatches = ppo.Args.minibatches
     figures: dict[str, list[float]] = {"tablegym ppo": [], "sb3 vec": [], "sb3 single": []}
     for _ in range(repeats):
-        figures["tablegym ppo"].append(_ppo_rate(game, env_id, steps, warmup, num_envs, num_steps, widths))
+        figures["tablegym ppo"].append(_ppo_rate(game, steps, warmup, num_envs, num_steps, widths))
         model = _sb3_model(env_id, num_envs, num_steps, minibatches, widths, single=False)
         figures["sb3 vec"].append(_sb3_rate(model, steps, warmup))
         if single_steps:
