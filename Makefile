@@ -6,8 +6,11 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: install demo test bench results trilobite-ppo sim-regress threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned friday-mc-checkpoint friday-mc-learned starship-results starship-rl starship-learned starship-checkpoint starship-targets starship-audit clean
 
-# --no-compile: the bytecode of what is imported is written on first import; compiling all of
-# torch and ray at install time took 40 of the 67 seconds
+# --no-compile: the bytecode of what is imported is written on first import (compiling all of
+# torch and ray at install time took 40 of the 67 seconds). That needs Python allowed to write
+# it: with PYTHONDONTWRITEBYTECODE set (as on CI machines) every test's subprocess and Ray worker
+# compiled torch's sources again, 5 s each, 230 s of the test run.
+unexport PYTHONDONTWRITEBYTECODE
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
