@@ -66,6 +66,17 @@ def test_single_player_games_train(game, tmp_path):
     assert load_checkpoint(tmp_path / "checkpoint.pt", game=game)["metadata"]["iteration"] == 2
 
 
+def test_the_reward_flag_trains_on_the_env_s_other_reward_and_evaluates_the_default(tmp_path, monkeypatch):
+    """``--reward score`` reaches the training boards only: the evaluation still plays Friday's
+    default ``win`` reward (a mean in [-1, 1], not a score in the tens)."""
+    made = []
+    real = ppo.gymnasium.make_vec
+    monkeypatch.setattr(ppo.gymnasium, "make_vec", lambda env_id, **kw: made.append(kw.get("reward")) or real(env_id, **kw))
+    assert ppo.main(["friday", "--reward", "score", "--num-envs", "8", "--num-steps", "8", "--total-steps", "64",
+                     "--eval-every", "1", "--eval-games", "4", "--no-progress", "--run-dir", str(tmp_path)]) == 0
+    assert made[:2] == ["score", "score"] and made[-1] is None, made  # the check, the boards, then the evaluation
+
+
 @pytest.mark.parametrize("argv, words", [
     (["train", "trilobite-tiny", "--algo", "sarsa"], "--algo must be ppo"),
     (["train", "trilobite-tiny", "--algo", "ppo", "--num-envs", "0"], "--num-envs must be >= 1"),
@@ -75,6 +86,8 @@ def test_single_player_games_train(game, tmp_path):
     (["train", "starship", "--algo", "ppo", "--out", "critic.pt"], "starship has none"),
     (["train", "trilobite-tiny", "--algo", "ppo", "--pool-share", "0.8"], "with a sum <= 1"),
     (["train", "trilobite-tiny", "--algo", "ppo", "--opponent", "alphabeta:depth=-1"], "--opponent 'alphabeta:depth=-1'"),
+    (["train", "friday", "--algo", "ppo", "--reward", "moves"], "--reward 'moves': reward must be one of"),
+    (["train", "friday", "--algo", "dqn", "--reward", "moves"], "--reward 'moves': reward must be one of"),
 ])
 def test_bad_arguments_get_one_error_line(argv, words, capsys):
     try:

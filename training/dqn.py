@@ -37,7 +37,7 @@ import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.policy import MASKED, mlp
-from tablegym.training.ppo import Boards, env_id_of, mean_return, trained_game
+from tablegym.training.ppo import Boards, env_id_of, mean_return, trained_game, training_options
 from tablegym.training.runs import Learner, Run, parse_dataclass_args
 
 
@@ -109,6 +109,9 @@ class Args:
     """where to write the Q-network as a tablegym checkpoint for eval=learned:PATH"""
     progress: bool = True
     """show a progress bar"""
+    reward: str | None = None
+    """the reward the boards train on, where the env offers several (Friday: win or score, the
+    score shaping a sparse win); evaluations always report the env's default reward"""
     game_options: dict = dataclasses.field(default_factory=dict)
     """rule options of the game (--option KEY=VALUE): the env id's keyword arguments"""
 
@@ -250,13 +253,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         env_id = env_id_of(args.game)
         game = trained_game(args.game, args.game_options, args.out)
+        options = training_options(args, env_id)
     except (ValueError, TypeError) as err:
         print(f"tablegym train GAME --algo dqn: error: {err}", file=sys.stderr)
         return 2
     two_player = env_id in tablegym.envs.ENV_IDS
     N = args.num_envs
     fixed = round(N * args.random_share) if two_player else 0
-    envs = Boards(env_id, N - fixed, fixed, args.game_options)
+    envs = Boards(env_id, N - fixed, fixed, options)
     inputs, actions = envs.inputs, envs.actions
     try:
         learner = DQNLearner(args, game, inputs, actions)

@@ -108,6 +108,9 @@ class Args:
     """where to write the critic as a tablegym checkpoint for eval=learned:PATH"""
     progress: bool = True
     """show a progress bar"""
+    reward: str | None = None
+    """the reward the boards train on, where the env offers several (Friday: win or score, the
+    score shaping a sparse win); evaluations always report the env's default reward"""
     game_options: dict = dataclasses.field(default_factory=dict)
     """rule options of the game (--option KEY=VALUE): the env id's keyword arguments"""
 
@@ -290,6 +293,19 @@ class Pool:
                 "pool/return_vs_newest": mean[kept[-1]], "pool/snapshots": float(len(self.actors))}
 
 
+def training_options(args, env_id: str) -> dict:
+    """The training boards' keyword arguments: the rule options, and ``--reward`` where given
+    (ValueError naming it where the env refuses it)."""
+    if not args.reward:
+        return dict(args.game_options)
+    options = {**args.game_options, "reward": args.reward}
+    try:
+        gymnasium.make_vec(env_id, num_envs=1, **options).close()
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"--reward {args.reward!r}: {err}") from None
+    return options
+
+
 def mean_return(choose: Callable[[np.ndarray, np.ndarray], np.ndarray], env_id: str, games: int, seed: int,
                 options: dict | None = None) -> float:
     """The mean return over ``games`` games of the player ``choose(observations, masks) ->
@@ -330,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         env_id = env_id_of(args.game)
         game = trained_game(args.game, args.game_options, args.out)
+        options = training_options(args, env_id)
     except (ValueError, TypeError) as err:
         print(f"tablegym train GAME --algo ppo: error: {err}", file=sys.stderr)
         return 2
@@ -338,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     P = round(args.num_envs * args.pool_share) if two_player else 0
     S = args.num_envs - fixed - P
     try:
-        envs = Boards(env_id, S, fixed, args.game_options, pool=P, opponent=args.opponent)
+        envs = Boards(env_id, S, fixed, options, pool=P, opponent=args.opponent)
     except (ValueError, TypeError) as err:  # an opponent spec the vector env refuses
         print(f"tablegym train GAME --algo ppo: error: --opponent {args.opponent!r}: {err}", file=sys.stderr)
         return 2
