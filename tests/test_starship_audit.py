@@ -244,3 +244,43 @@ def test_ships_are_cached_and_read_back(tmp_path):
     again = T.ships(Refuses(), "staged", [4, 3], cache=tmp_path)
     assert again[0] == made[1] and again[1] == made[0]
     assert made[0] == Pipeline().generate(3)
+
+
+# -- quality v2 (the old score times the share of layout rules passed) ---------------------------
+
+
+def test_quality_v2_costs_a_13th_of_the_score_for_each_broken_layout_rule():
+    from tablegym.envs.starship.quality import quality
+
+    base = Ship.from_text(BASE)  # invalid (the weapon has no walkable neighbour) and 4 rules fail: 8 of 13
+    assert A.layout_quality(base) == pytest.approx(quality(base).score * 8 / 13)
+    staged = Pipeline().generate(np.random.default_rng(0))  # passes all 13: the old score
+    assert A.layout_quality(staged) == pytest.approx(quality(staged).score)
+    before_armor = Pipeline().generate(np.random.default_rng(0), until=12)  # stage 13 has not armored the open corridor
+    assert A.layout_quality(before_armor) == pytest.approx(quality(before_armor).score * 12 / 13)
+
+
+def test_the_audit_reward_pays_quality_v2_at_the_episode_end():
+    """Stages 1-12 of seed 0 (valid, open corridor left: 12 of 13 rules) and three writes of
+    nothing: the gated reward pays 0, the audit reward v2 - score on the last step only."""
+    from tablegym.envs.starship.env import StarshipEnv
+    from tablegym.envs.starship.quality import quality
+
+    ship = Pipeline().generate(np.random.default_rng(0), until=12)
+    for reward, last in (("gated", 0.0), ("audit", quality(ship).score * (12 / 13 - 1))):
+        env = StarshipEnv(reward=reward, partial_stages=12, max_steps=3)
+        env.reset(seed=0)
+        assert np.array_equal(env._ship.tiles, ship.tiles)
+        rewards = [env.step(0)[1] for _ in range(2)]
+        _, r, terminated, truncated, info = env.step(0)
+        assert rewards == [0.0, 0.0] and truncated and r == pytest.approx(last)
+        assert ("layout_quality" in info) == (reward == "audit")
+
+
+def test_the_compiled_vector_env_refuses_the_audit_reward_in_one_line():
+    import gymnasium
+
+    with pytest.raises(ValueError, match="runs in the single env"):
+        gymnasium.make_vec("tablegym/Starship-v0", num_envs=2, reward="audit")
+    envs = gymnasium.make_vec("tablegym/Starship-v0", num_envs=2, reward="audit", vectorization_mode="sync")
+    envs.close()

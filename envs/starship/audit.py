@@ -393,6 +393,28 @@ def audit(ship: Ship) -> Audit:
     return Audit(s, {k: bool(v) for k, v in r.items()})
 
 
+# -- quality that counts the audit ---------------------------------------------------------------
+
+
+def layout_quality(ship: Ship, result: Audit | None = None, score: float | None = None) -> float:
+    """Quality v2: the old quality score (``quality.quality``) times the share of the audit's
+    ``RULES`` the ship passes, in [0, 1].
+
+    Why a product: the old score's terms were written for ships the staged generator builds, and
+    an optimiser found ships that score as well while breaking nearly every layout rule (open
+    corridor floors, weapons inside the hull, no crew quarters). Multiplied, every broken rule
+    costs a 13th of the score and no quality term pays for it; a staged ship passes nearly all
+    13 (12.96 on average), so among staged ships the order stays the old score's (rank
+    correlation in results/starship/audit.md). ``result`` and ``score``, when the caller has
+    them, save measuring them again."""
+    result = audit(ship) if result is None else result
+    if score is None:
+        from tablegym.envs.starship.quality import quality
+
+        score = quality(ship).score
+    return float(score) * sum(result.rules.values()) / len(RULES)
+
+
 # -- the staged generator's reference ------------------------------------------------------------
 
 REFERENCE = Path(__file__).with_name("audit_reference.json")

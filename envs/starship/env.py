@@ -47,7 +47,7 @@ _BRUSH_W = np.array([footprint(b.kind, b.variant, b.facing)[1] if b.kind >= FIRS
 REPRESENTATIONS = ("narrow", "turtle", "wide")
 _MAX_SIDE = int(max(_BRUSH_H.max(), _BRUSH_W.max()))
 _COCKPIT_BRUSH, _REACTOR_BRUSH, _EMPTY_BRUSH = (BRUSHES.index(Brush(k)) for k in (COCKPIT, REACTOR, EMPTY))
-REWARDS = ("potential", "gated")
+REWARDS = ("potential", "gated", "audit")
 MASKS = ("none", "repairable", "build", "safe")
 STARTS = ("empty", "random", "partial")
 OBS_CHANNELS = NUM_TILE_KINDS + 4 + 1
@@ -261,7 +261,11 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
     hold (and taken back when one breaks). The return of an episode is ``phi(end) -
     phi(start)``; ``info["quality"]`` and ``info["valid"]`` give the two parts. With
     ``reward="gated"`` the quality score counts in ``phi`` only while the ship is valid, so no
-    quality term pays for a ship that breaks a rule.
+    quality term pays for a ship that breaks a rule. ``reward="audit"`` is "gated" with, at the
+    episode's end (terminated or truncated), quality v2 in place of the quality score
+    (``audit.layout_quality``: the score times the share of the audit's 13 layout rules the ship
+    passes), so the return is ``phi_v2(end) - phi(start)`` and ``info["layout_quality"]`` gives
+    it; the audit (about 7 ms) runs once an episode.
 
     ## Starting State
 
@@ -292,7 +296,7 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
     - ``start``: "partial" (default), "empty" or "random" (see Starting State).
     - ``size``: grid side (default 32) or (height, width).
     - ``partial_stages``: stages (1-14) the generator runs for ``start="partial"``.
-    - ``reward``: "potential" (default) or "gated" (see Rewards).
+    - ``reward``: "potential" (default), "gated" or "audit" (see Rewards).
     - ``masks``: "none" (default, or False), "repairable" (or True), "build" or "safe" (see Action Space).
     - ``generator``: keyword options of the generator ``Pipeline`` (stage parameters; ``size``
       comes from ``size``).
@@ -398,9 +402,9 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
 
     def potential(self) -> float:
         """phi: the quality score plus the validity bonus for the rules that hold; with
-        ``reward="gated"``, the quality score counts only once the ship is valid (see Rewards)."""
+        ``reward="gated"`` or "audit", the quality score counts only once the ship is valid (see Rewards)."""
         rules = self.validity_bonus * self._validity.passed / len(VALIDITY_RULES)
-        if self.reward == "gated" and not self._validity.ok:
+        if self.reward != "potential" and not self._validity.ok:
             return rules
         return self._quality.score + rules
 
@@ -530,7 +534,15 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
         truncated = not terminated and self._steps >= self.max_steps
         self._done = terminated or truncated
         self._update_mask()
-        return self._observation(), float(reward), terminated, truncated, self._info()
+        info = self._info()
+        if self._done and self.reward == "audit":
+            from tablegym.envs.starship.audit import layout_quality
+
+            v2 = layout_quality(self._ship, score=self._quality.score)
+            info["layout_quality"] = v2
+            if self._validity.ok:
+                reward += v2 - self._quality.score
+        return self._observation(), float(reward), terminated, truncated, info
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode == "ansi":

@@ -621,6 +621,9 @@ class StarshipVectorEnv(KernelVectorEnv):
         if inner.representation == "wide":
             raise ValueError("the compiled Starship vector env takes representation 'narrow' or 'turtle'; "
                              "'wide' (actions are triples) runs as SyncVectorEnv (vectorization_mode='sync')")
+        if inner.reward == "audit":
+            raise ValueError("the compiled Starship vector env pays the 'potential' and 'gated' rewards; reward='audit' "
+                             "(an audit at each episode's end) runs in the single env (vectorization_mode='sync')")
         self.proto = proto
         self.game = None
         self.illegal_action = "raise"
