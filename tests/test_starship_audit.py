@@ -284,3 +284,11 @@ def test_the_compiled_vector_env_refuses_the_audit_reward_in_one_line():
         gymnasium.make_vec("tablegym/Starship-v0", num_envs=2, reward="audit")
     envs = gymnasium.make_vec("tablegym/Starship-v0", num_envs=2, reward="audit", vectorization_mode="sync")
     envs.close()
+
+
+def test_rank_correlation_is_spearman_s_rho():
+    x = np.array([3.0, 1.0, 4.0, 1.5, 9.0, 2.6])
+    assert T.rank_correlation(x, np.exp(x)) == pytest.approx(1.0)  # any increasing map keeps the ranks
+    assert T.rank_correlation(x, -x) == pytest.approx(-1.0)
+    # ties share their mean rank: ranks (0.5, 0.5, 2) against (0, 1, 2), correlation sqrt(3)/2
+    assert T.rank_correlation(np.array([1.0, 1.0, 2.0]), np.array([1.0, 2.0, 3.0])) == pytest.approx(np.sqrt(3) / 2)

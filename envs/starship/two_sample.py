@@ -59,7 +59,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from tablegym.envs.starship.audit import RULES, STATISTICS, Audit, audit
+from tablegym.envs.starship.audit import RULES, STATISTICS, Audit, audit, layout_quality
 from tablegym.envs.starship.ship import FACED, FACING, KIND, NUM_TILE_KINDS, PART_FIELDS, Ship
 from tablegym.experiments.stats import wilson_interval
 
@@ -418,6 +418,39 @@ def quality_table(tests: dict[str, Sample]) -> str:
     return "\n".join(lines)
 
 
+def rank_correlation(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rho: the correlation of the ranks (tied values share their mean rank)."""
+
+    def ranks(x: np.ndarray) -> np.ndarray:
+        values, inverse = np.unique(x, return_inverse=True)
+        first = np.searchsorted(np.sort(x), values)
+        counts = np.bincount(inverse)
+        return (first + (counts - 1) / 2.0)[inverse]
+
+    return float(np.corrcoef(ranks(np.asarray(a)), ranks(np.asarray(b)))[0, 1])
+
+
+def quality_v2_table(tests: dict[str, Sample]) -> str:
+    """Quality v2 (``audit.layout_quality``) on the held-out seeds, each generator paired with
+    the staged one on the same seeds, and how v2 ranks the staged ships against the old score."""
+    from tablegym.envs.starship.quality import quality
+
+    old = {g: np.array([quality(s).score for s in sample.ships]) for g, sample in tests.items()}
+    v2 = {g: np.array([layout_quality(s, a, q) for s, a, q in zip(sample.ships, sample.audits, old[g])])
+          for g, sample in tests.items()}
+    half = lambda x: 1.96 * x.std(ddof=1) / math.sqrt(len(x)) if len(x) > 1 else math.nan  # noqa: E731
+    lines = ["| generator | quality v2 (mean +- 1.96 se) | minus staged, paired by seed (mean +- 1.96 se) | "
+             "old score (mean) |", "|---|---|---|---|"]
+    for g in tests:
+        diff = v2[g] - v2["staged"]
+        paired = "" if g == "staged" else f"{diff.mean():+.3f} +- {half(diff):.3f}"
+        lines.append(f"| {g} | {v2[g].mean():.3f} +- {half(v2[g]):.3f} | {paired} | {old[g].mean():.3f} |")
+    rho = rank_correlation(v2["staged"], old["staged"])
+    lines += ["", f"On the {len(old['staged'])} staged ships, quality v2 and the old score rank the ships alike: "
+              f"Spearman's rho {rho:.3f}."]
+    return "\n".join(lines)
+
+
 def accuracy_table(accuracy: dict[str, dict[str, Accuracy]]) -> str:
     lines = ["| comparison | audit statistics (logistic regression) [95%] | tile grid (conv net) [95%] |", "|---|---|---|"]
     for name, row in accuracy.items():
@@ -463,6 +496,10 @@ def report(result: dict[str, Any], *, reference: dict[str, Any], picture: Path, 
         "## What the old score said (same ships)",
         "",
         quality_table(tests),
+        "",
+        "## Quality v2: the old score times the share of the 13 layout rules passed",
+        "",
+        quality_v2_table(tests),
         "",
         "## Two-sample test: held-out accuracy of a classifier telling the generators apart",
         "",
