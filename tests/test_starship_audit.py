@@ -173,6 +173,16 @@ def test_cli_audit_prints_the_ship_beside_the_reference(capsys):
     assert "rules passed: 13 of 13" in out
 
 
+def test_cli_audit_prints_quality_v2_below_the_rules(capsys):
+    from tablegym.envs.starship.quality import quality
+
+    ship = Pipeline().generate(np.random.default_rng(0), until=12)  # 12 of 13 rules (see above)
+    assert main(["starship", "--seed", "0", "--off", "fill_armor", "--off", "doors", "--audit", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    score = quality(ship).score
+    assert f"quality v2: {score * 12 / 13:.4f} (the quality score {score:.4f} times 12 of 13 layout rules passed)" in out
+
+
 def test_cli_audit_of_the_learned_generator(capsys):
     assert main(["starship", "--seed", "2000", "--generator", "learned", "--audit", "--quiet"]) == 0
     out = capsys.readouterr().out

@@ -115,8 +115,11 @@ def _cmd_starship(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             reference = audit_mod.load_reference()
         except audit_mod.AuditError as err:
             raise CommandError(str(err)) from None
+        result = audit_mod.audit(ship)
         print()
-        print(audit_mod.audit_tables(audit_mod.audit(ship), reference))
+        print(audit_mod.audit_tables(result, reference))
+        print(f"quality v2: {audit_mod.layout_quality(ship, result, q.score):.4f} (the quality score {q.score:.4f} times "
+              f"{sum(result.rules.values())} of {len(audit_mod.RULES)} layout rules passed)")
     if args.out:
         render = importlib.import_module("tablegym.envs.starship.render")
         if args.stages:
