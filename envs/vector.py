@@ -377,6 +377,12 @@ def _check_autoreset(mode: Any) -> AutoresetMode:
     return mode
 
 
+def _check_copy(copy: Any) -> bool:
+    if not isinstance(copy, (bool, np.bool_)):
+        raise ValueError(f"copy must be True (observations copied, the default) or False (the env's own buffer), got {copy!r}")
+    return bool(copy)
+
+
 class KernelVectorEnv(gymnasium.vector.VectorEnv):
     """``num_envs`` boards of a kernel game stepped in one compiled call (the shared part).
 
@@ -392,6 +398,10 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
     env gives it (all zeros once a board is over); ``action_masks()`` is the mask to sample the
     next actions from: it allows every action on a board waiting for its auto-reset (the action
     is ignored there), so no board is left without a legal action.
+
+    ``copy=False`` (as for Gymnasium's ``SyncVectorEnv``): ``reset`` and ``step`` return the
+    env's own observation buffer, not a copy, valid until the next call; a training loop that
+    copies the observations into its own buffer anyway saves one copy of the batch a step.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -404,9 +414,10 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
     ``np_random`` (``Generator.choice`` over the outcomes, as ``sample_outcome`` does)."""
 
     def _setup(self, num_envs: Any, game: Game, proto: gymnasium.Env, autoreset_mode: Any,
-               illegal_action: str, render_mode: str | None) -> None:
+               illegal_action: str, render_mode: str | None, copy: bool) -> None:
         """The batch arrays, spaces and kernels shared by every kernel game."""
         self.num_envs = _check_num_envs(num_envs)
+        self.copy = _check_copy(copy)
         _check_autoreset(autoreset_mode)
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode of a vector env must be 'ansi' or None, got {render_mode!r}")
@@ -503,7 +514,8 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         self._dealt = True
 
     def _observations(self) -> np.ndarray:
-        return self._obs.reshape((self.num_envs, *self._obs_shape)).copy()
+        obs = self._obs.reshape((self.num_envs, *self._obs_shape))
+        return obs.copy() if self.copy else obs
 
     def _info(self) -> dict[str, Any]:
         everywhere = np.ones(self.num_envs, dtype=bool)
@@ -579,12 +591,12 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
 
     def __init__(self, num_envs: int = 1, *, opponent: Any = "random", agent_seat: Any = 0,
                  illegal_action: str = "raise", render_mode: str | None = None,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **kwargs: Any) -> None:
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True, **kwargs: Any) -> None:
         n = _check_num_envs(num_envs)
         one_seat = isinstance(agent_seat, (str, int, np.integer))
         proto = self.single_env(agent_seat=agent_seat if one_seat else 0, illegal_action=illegal_action, **kwargs)
         self._seat_modes = _seat_modes(agent_seat, n)
-        self._setup(n, proto.game, proto, autoreset_mode, illegal_action, render_mode)
+        self._setup(n, proto.game, proto, autoreset_mode, illegal_action, render_mode, copy)
         self.opponent = opponent
         self._search: Any = None
         if opponent is None:
@@ -666,9 +678,9 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
     """Whether the first step's reward counts from the dealt position's score (else from 0)."""
 
     def __init__(self, num_envs: int = 1, *, illegal_action: str = "raise", render_mode: str | None = None,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **kwargs: Any) -> None:
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True, **kwargs: Any) -> None:
         proto = self.single_env(illegal_action=illegal_action, **kwargs)
-        self._setup(num_envs, proto.game, proto, autoreset_mode, illegal_action, render_mode)
+        self._setup(num_envs, proto.game, proto, autoreset_mode, illegal_action, render_mode, copy)
         cls = type(self)
         self._compiled += (CompiledKernel(self._score_kernel(proto), SCORE_T), CompiledKernel(cls.info_kernel, INFO_T))
         limit = getattr(proto, self.limit_keyword) if self.limit_keyword else None  # the single env's default too

@@ -215,6 +215,9 @@ def test_bench_vec_reports_both_envs() -> None:
     assert row["compiled steps/s"] > 0 and row["sync steps/s"] > 0 and row["sync boards"] == 2
     with pytest.raises(ValueError, match="match no env id with a vector entry point"):
         bench_vec(ids="Nonesuch")
+    assert bench_vec(seconds=0.01, repeats=1, batches="2", ids="TrilobiteTiny", copy=False)["TrilobiteTiny-v0 x 2"]["ratio"] > 0
+    with pytest.raises(ValueError, match="copy must be true or false"):
+        bench_vec(ids="TrilobiteTiny", copy="yes")
 
 
 @pytest.mark.parametrize("kwargs", [{"reward": "score"}, {"reward": "score", "max_steps": 25, "level": 3}],
@@ -248,3 +251,23 @@ def test_a_partial_reset_deals_only_the_masked_boards(env_id: str) -> None:
     fresh = gymnasium.make_vec(env_id, num_envs=4)
     with pytest.raises(ValueError, match="first reset"):
         fresh.reset(options={"reset_mask": mask})
+
+
+@pytest.mark.parametrize("env_id", sorted(VECTOR_IDS))
+def test_copy_false_returns_the_env_s_own_buffer_with_the_same_values(env_id: str) -> None:
+    """``copy=False`` (SyncVectorEnv's meaning): one buffer, overwritten each step, holding what
+    the copying env returns for the same seeds and actions."""
+    copied, shared = (gymnasium.make_vec(env_id, num_envs=3, copy=c) for c in (True, False))
+    (a, _), (b, _) = copied.reset(seed=4), shared.reset(seed=4)
+    first = b["grid"] if isinstance(b, dict) else b
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        masks = copied.unwrapped.action_masks()
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        a, *_ = copied.step(actions)
+        b, *_ = shared.step(actions)
+        for x, y in (((a["grid"], b["grid"]),) if isinstance(a, dict) else ((a, b),)):
+            assert np.array_equal(x, y) and not np.shares_memory(x, first)
+        assert np.shares_memory(b["grid"] if isinstance(b, dict) else b, first)
+    with pytest.raises(ValueError, match="copy must be True"):
+        gymnasium.make_vec(env_id, num_envs=2, copy="no")

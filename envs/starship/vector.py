@@ -56,7 +56,7 @@ from tablegym.envs.starship.ship import (COCKPIT, CORRIDOR, DX, DY, EMPTY, FACED
                                          NUM_TILE_KINDS, PART_FIELDS, REACTOR, THRUSTER, WEAPON, Ship, footprint)
 from tablegym.envs.starship.stages import STRATEGIES
 from tablegym.envs.streams import integers, next_double, stream_rows
-from tablegym.envs.vector import KernelVectorEnv, _check_autoreset, _check_num_envs
+from tablegym.envs.vector import KernelVectorEnv, _check_autoreset, _check_copy, _check_num_envs
 
 # -- fixed tables ------------------------------------------------------------------------------
 
@@ -601,7 +601,8 @@ class StarshipVectorEnv(KernelVectorEnv):
 
     Arguments: ``StarshipEnv``'s (``representation`` "narrow" or "turtle", ``start``, ``size``,
     ``partial_stages`` up to 6, ``generator``, ``validity_bonus``, ``reward``, ``masks``,
-    ``max_changes``, ``patience``, ``max_steps``), ``num_envs`` and ``autoreset_mode``;
+    ``max_changes``, ``patience``, ``max_steps``), ``num_envs``, ``autoreset_mode`` and ``copy`` (as for
+    ``KernelVectorEnv``);
     ``render_mode`` "ansi" or None. Every action in range is accepted, as the single env
     accepts it (a masked one too); one out of range raises ``IllegalActionError``. ``info``:
     see the module docstring.
@@ -610,8 +611,9 @@ class StarshipVectorEnv(KernelVectorEnv):
     single_env: ClassVar[Any] = StarshipEnv
 
     def __init__(self, num_envs: int = 1, *, render_mode: str | None = None,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **kwargs: Any) -> None:
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True, **kwargs: Any) -> None:
         self.num_envs = _check_num_envs(num_envs)
+        self.copy = _check_copy(copy)
         _check_autoreset(autoreset_mode)
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode of a vector env must be 'ansi' or None, got {render_mode!r}")
@@ -708,7 +710,7 @@ class StarshipVectorEnv(KernelVectorEnv):
         return a
 
     def _observations(self) -> Any:
-        return self._obs.copy()
+        return self._obs.copy() if self.copy else self._obs
 
     def _info(self) -> dict[str, Any]:
         n = self.num_envs
@@ -776,7 +778,8 @@ class StarshipTargetsVectorEnv(StarshipVectorEnv):
         return out
 
     def _observations(self) -> Any:
-        return {"grid": self._obs.copy(), "targets": self._tobs[:, :3].copy(), "deficits": self._tobs[:, 3:].copy()}
+        grid = self._obs.copy() if self.copy else self._obs
+        return {"grid": grid, "targets": self._tobs[:, :3].copy(), "deficits": self._tobs[:, 3:].copy()}
 
     def _info(self) -> dict[str, Any]:
         info = super()._info()
