@@ -306,28 +306,35 @@ def training_options(args, env_id: str) -> dict:
     return options
 
 
-def mean_return(choose: Callable[[np.ndarray, np.ndarray], np.ndarray], env_id: str, games: int, seed: int,
-                options: dict | None = None) -> float:
-    """The mean return over ``games`` games of the player ``choose(observations, masks) ->
-    actions`` (a batch of flattened observations and legal masks): against a random player, half
-    of them in each seat, for a two-player game (a score in [-1, 1]: +1 won, -1 lost); the mean
-    score for a single-player game. Both trainers evaluate through here."""
+def episode_returns(choose: Callable[[np.ndarray, np.ndarray], np.ndarray], env_id: str, games: int, seed: int,
+                    options: dict | None = None) -> np.ndarray:
+    """The return of each of ``games`` games of the player ``choose(observations, masks) ->
+    actions`` (a batch of flattened observations and legal masks): against the env's opponent
+    (a random player unless ``options`` name another), seats alternating from board to board, for
+    a two-player game (+1 won, -1 lost, 0 drawn); the score for a single-player game."""
     two_player = env_id in tablegym.envs.ENV_IDS
     n = min(games, 256)
     envs = gymnasium.make_vec(env_id, num_envs=n, **(options or {}),
                               **({"agent_seat": "alternate"} if two_player else {}))
     obs, _ = envs.reset(seed=seed)
-    done_games, total, returns = 0, 0.0, np.zeros(n)
-    while done_games < games:
+    done: list[float] = []
+    returns = np.zeros(n)
+    while len(done) < games:
         obs, rewards, terms, truncs, _ = envs.step(choose(obs.reshape(n, -1), envs.unwrapped.action_masks()))
         returns += rewards
         ended = terms | truncs
-        for i in np.flatnonzero(ended)[: games - done_games]:
-            total += returns[i]
-            done_games += 1
+        done.extend(returns[np.flatnonzero(ended)[: games - len(done)]])
         returns[ended] = 0.0
     envs.close()
-    return total / games
+    return np.array(done)
+
+
+def mean_return(choose: Callable[[np.ndarray, np.ndarray], np.ndarray], env_id: str, games: int, seed: int,
+                options: dict | None = None) -> float:
+    """The mean of ``episode_returns``: against a random player, half of the games in each seat,
+    for a two-player game (a score in [-1, 1]); the mean score for a single-player game. Both
+    trainers evaluate through here."""
+    return float(episode_returns(choose, env_id, games, seed, options).mean())
 
 
 def evaluate(net: ActorCritic, env_id: str, games: int, seed: int, options: dict | None = None) -> float:

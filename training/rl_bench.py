@@ -46,8 +46,10 @@ def _ppo_rate(game: str, steps: int, warmup: int, num_envs: int, num_steps: int,
     return (max(1, (done + steps) // batch) * batch - done) / seconds
 
 
-def _sb3_model(env_id: str, num_envs: int, num_steps: int, minibatches: int, hidden: tuple[int, ...],
-               single: bool):
+def sb3_model(env_id: str, num_envs: int, num_steps: int, minibatches: int, hidden: tuple[int, ...],
+              single: bool, seed: int = 0):
+    """sb3-contrib's MaskablePPO with tablegym PPO's network (separate ReLU MLPs of ``hidden``)
+    over the compiled vector env (``single``: one Gymnasium env, SB3's own rollout length)."""
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
@@ -63,10 +65,10 @@ def _sb3_model(env_id: str, num_envs: int, num_steps: int, minibatches: int, hid
             env = gymnasium.make(env_id, **kw)
             return ActionMasker(env, lambda e: e.unwrapped.action_masks())
 
-        return MaskablePPO("MlpPolicy", DummyVecEnv([one]), policy_kwargs=policy, seed=0, verbose=0, device="cpu")
+        return MaskablePPO("MlpPolicy", DummyVecEnv([one]), policy_kwargs=policy, seed=seed, verbose=0, device="cpu")
     venv = SB3VecEnv(gymnasium.make_vec(env_id, num_envs=num_envs, **kw))
     return MaskablePPO("MlpPolicy", venv, n_steps=num_steps, batch_size=num_envs * num_steps // minibatches,
-                       n_epochs=4, policy_kwargs=policy, seed=0, verbose=0, device="cpu")
+                       n_epochs=4, policy_kwargs=policy, seed=seed, verbose=0, device="cpu")
 
 
 def _sb3_rate(model, steps: int, warmup: int) -> float:
@@ -96,10 +98,10 @@ def bench_rl(game: str = "trilobite", steps: int = 100_000, warmup: int = 20_000
     figures: dict[str, list[float]] = {"tablegym ppo": [], "sb3 vec": [], "sb3 single": []}
     for _ in range(repeats):
         figures["tablegym ppo"].append(_ppo_rate(game, steps, warmup, num_envs, num_steps, widths))
-        model = _sb3_model(env_id, num_envs, num_steps, minibatches, widths, single=False)
+        model = sb3_model(env_id, num_envs, num_steps, minibatches, widths, single=False)
         figures["sb3 vec"].append(_sb3_rate(model, steps, warmup))
         if single_steps:
-            model = _sb3_model(env_id, 1, 2048, minibatches, widths, single=True)
+            model = sb3_model(env_id, 1, 2048, minibatches, widths, single=True)
             figures["sb3 single"].append(_sb3_rate(model, single_steps, min(warmup, 2048)))
     ours = statistics.median(figures["tablegym ppo"])
     rows = {}

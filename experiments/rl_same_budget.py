@@ -1,0 +1,175 @@
+"""Same wall clock, same network: tablegym's masked PPO against sb3-contrib's MaskablePPO.
+
+Why: ``tablegym bench rl`` compares steps per second; what a user gets from a training budget is
+strength. Each trainer gets ``--minutes`` of wall clock on one torch thread (run the two side by
+side, one core each, or one after the other on a quiet machine), the same actor and critic
+(separate ReLU MLPs of ``--hidden`` widths), the same boards and rollout shape (``--num-envs`` x
+``--num-steps``, 4 minibatches, 4 epochs), each its own route to the game:
+
+- ``tablegym``: training/ppo.py as ``tablegym train GAME --algo ppo`` runs it (two-player games:
+  self-play on 3/4 of the boards, a random player on 1/4);
+- ``sb3``: MaskablePPO over the same compiled vector env through ``SB3VecEnv``; SB3 has no
+  self-play, so a two-player game's boards all face a random player (seats alternating).
+
+Then both greedy masked policies play ``--games`` games (both seats) against a random player and
+against ``--opponent`` (a compiled search in the batch), scored +1 a win, -1 a loss, 0 a draw,
+with a 95% normal interval; single-player games report the mean return.
+
+    python -m tablegym.experiments.rl_same_budget trap --minutes 15 --trainer tablegym --run-dir runs/same-budget
+    python -m tablegym.experiments.rl_same_budget trap --minutes 15 --trainer sb3 --run-dir runs/same-budget
+    python -m tablegym.experiments.rl_same_budget trap --report --opponent "search:eval=composite,depth=1" \
+        --run-dir runs/same-budget --out results/rl/same_budget_trap.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import gymnasium
+import torch
+
+import tablegym.envs
+from tablegym.envs import make_game
+from tablegym.models.policy import MASKED, load_actor_critic
+from tablegym.training import ppo
+from tablegym.training.rl_bench import sb3_model
+
+PROG = "python -m tablegym.experiments.rl_same_budget"
+TRAINERS = ("tablegym", "sb3")
+
+
+def train_tablegym(game: str, minutes: float, run_dir: Path, num_envs: int, num_steps: int,
+                   hidden: tuple[int, ...], seed: int) -> dict:
+    start = time.perf_counter()
+    status = ppo.main([game, "--minutes", str(minutes), "--total-steps", str(10**12), "--num-envs", str(num_envs),
+                       "--num-steps", str(num_steps), "--hidden", *map(str, hidden), "--seed", str(seed),
+                       "--eval-every", "0", "--no-progress", "--run-dir", str(run_dir)])
+    if status:
+        raise SystemExit(status)
+    iteration = torch.load(run_dir / "checkpoint.pt", weights_only=True)["metadata"]["iteration"]
+    return {"seconds": time.perf_counter() - start, "steps": iteration * num_envs * num_steps}
+
+
+def train_sb3(game: str, minutes: float, run_dir: Path, num_envs: int, num_steps: int,
+              hidden: tuple[int, ...], seed: int) -> dict:
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class Deadline(BaseCallback):
+        def __init__(self, end: float) -> None:
+            super().__init__()
+            self.end = end
+
+        def _on_step(self) -> bool:
+            return time.perf_counter() < self.end
+
+    model = sb3_model(ppo.env_id_of(game), num_envs, num_steps, ppo.Args.minibatches, hidden, single=False, seed=seed)
+    start = time.perf_counter()
+    model.learn(total_timesteps=10**12, callback=Deadline(start + 60 * minutes))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    model.save(run_dir / "model.zip")
+    return {"seconds": time.perf_counter() - start, "steps": int(model.num_timesteps)}
+
+
+def greedy_tablegym(game: str, run_dir: Path) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    net = load_actor_critic(run_dir / "checkpoint.pt", make_game(game))
+
+    def choose(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            logits = net.actor(torch.as_tensor(obs, dtype=torch.float32))
+            return logits.masked_fill(~torch.as_tensor(masks), MASKED).argmax(-1).numpy()
+
+    return choose
+
+
+def greedy_sb3(run_dir: Path) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO.load(run_dir / "model.zip", device="cpu")
+
+    def choose(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        shaped = obs.reshape((len(obs), *model.observation_space.shape))
+        return model.predict(shaped, action_masks=masks.astype(bool), deterministic=True)[0]
+
+    return choose
+
+
+def score(choose: Callable, env_id: str, games: int, seed: int, opponent: str) -> tuple[float, float]:
+    """Mean return over ``games`` (both seats) against ``opponent`` and the half-width of its 95% interval."""
+    options = {"opponent": opponent} if env_id in tablegym.envs.ENV_IDS and opponent != "random" else {}
+    x = ppo.episode_returns(choose, env_id, games, seed, options)
+    return float(x.mean()), 1.96 * float(x.std(ddof=1)) / math.sqrt(len(x))
+
+
+def report(game: str, run_dir: Path, games: int, opponent: str | None) -> str:
+    env_id = ppo.env_id_of(game)
+    opponents = ["random"] + ([opponent] if opponent else [])
+    lines = [f"# Same wall clock, same network: tablegym PPO and SB3 MaskablePPO on {game}", "",
+             f"Greedy masked policies, {games} games each (both seats), scored +1 win, -1 loss, 0 draw "
+             "(mean +- 1.96 se); single-player games: mean return.", "",
+             "| trainer | minutes | env steps | steps/s | " + " | ".join(f"vs `{o}`" for o in opponents) + " |",
+             "|---|---|---|---|" + "---|" * len(opponents)]
+    for trainer in TRAINERS:
+        folder = run_dir / trainer
+        meta = json.loads((folder / "budget.json").read_text())
+        choose = greedy_tablegym(game, folder) if trainer == "tablegym" else greedy_sb3(folder)
+        cells = ["{:+.3f} +- {:.3f}".format(*score(choose, env_id, games, 10_000, o)) for o in opponents]
+        lines.append(f"| {trainer} | {meta['seconds'] / 60:.1f} | {meta['steps']:,} | {meta['steps'] / meta['seconds']:,.0f} | "
+                     + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    p.add_argument("game", help="a game with a compiled vector env")
+    p.add_argument("--trainer", choices=TRAINERS, help="train this one for --minutes")
+    p.add_argument("--report", action="store_true", help="evaluate both trained policies and print the table")
+    p.add_argument("--minutes", type=float, default=15.0)
+    p.add_argument("--num-envs", type=int, default=256)
+    p.add_argument("--num-steps", type=int, default=32)
+    p.add_argument("--hidden", type=int, nargs="+", default=[128, 128])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--games", type=int, default=400, help="evaluation games per opponent (even)")
+    p.add_argument("--opponent", help="a second evaluation opponent: a compiled search the vector env plays in "
+                                      "the batch, e.g. Trap's search:eval=composite,depth=1 (default: none)")
+    p.add_argument("--run-dir", default="runs/same-budget")
+    p.add_argument("--out", help="also write the report here")
+    args = p.parse_args(argv)
+    if bool(args.trainer) == args.report:
+        p.error("give either --trainer tablegym|sb3 or --report")
+    if args.minutes <= 0 or args.games < 2 or args.games % 2:
+        p.error(f"--minutes must be > 0 and --games an even number >= 2; got {args.minutes}, {args.games}")
+    try:
+        env_id = ppo.env_id_of(args.game)
+        if args.report and args.opponent and env_id in tablegym.envs.ENV_IDS:
+            gymnasium.make_vec(env_id, num_envs=1, opponent=args.opponent).close()
+    except ValueError as err:
+        p.error(str(err))
+    torch.set_num_threads(1)
+    run_dir = Path(args.run_dir)
+    if args.trainer:
+        train = train_tablegym if args.trainer == "tablegym" else train_sb3
+        folder = run_dir / args.trainer
+        meta = train(args.game, args.minutes, folder, args.num_envs, args.num_steps, tuple(args.hidden), args.seed)
+        (folder / "budget.json").write_text(json.dumps({**meta, "minutes": args.minutes, "hidden": args.hidden}))
+        print(f"{args.trainer}: {meta['steps']:,} env steps in {meta['seconds']:.0f} s")
+        return 0
+    missing = [t for t in TRAINERS if not (run_dir / t / "budget.json").is_file()]
+    if missing:
+        p.error(f"{run_dir} has no trained {' or '.join(missing)}: run --trainer first")
+    text = report(args.game, run_dir, args.games, args.opponent)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n\nCommands: `" + PROG + " " + args.game + " --trainer tablegym|sb3 --minutes "
+                                  f"{args.minutes:g}`, then `{PROG} {' '.join(argv if argv is not None else sys.argv[1:])}`\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
