@@ -565,6 +565,9 @@ def _eval_single(parser: argparse.ArgumentParser, args: argparse.Namespace, game
     if len(runs) > 1:
         print()
         print(solo.paired_table(runs))
+    if args.csv:
+        solo.write_csv(runs, args.csv, options)
+        print(f"wrote {args.csv}")
     return 0
 
 

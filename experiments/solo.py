@@ -11,9 +11,11 @@ has one; a record's ``outcome`` adds what a game keeps beyond its return (a scor
 
 from __future__ import annotations
 
+import csv
 import functools
 import json
 import math
+import os
 import time
 from typing import Any
 
@@ -96,23 +98,47 @@ def _measure(runs: dict[str, list[dict]]) -> str:
     return "score" if all("score" in r for recs in runs.values() for r in recs) else "return"
 
 
-def table(runs: dict[str, list[dict]]) -> str:
-    """One row per agent: games, mean score (or return) ± 95%, wins with a Wilson interval
-    (for games that record a win), and seconds per game."""
+def summary(runs: dict[str, list[dict]]) -> list[dict[str, Any]]:
+    """One dict per agent: games, mean score (or return) and the half-width of its 95%
+    interval, wins with a Wilson interval (for games that record a win), seconds per game."""
     key = _measure(runs)
     wins = all("won" in r for recs in runs.values() for r in recs)
-    head = f"| agent | games | mean {key} ± 95% |" + (" wins | win rate [95%] |" if wins else "") + " s/game |"
-    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    rows = []
     for spec, recs in runs.items():
         mean, half = _mean_ci(np.array([r[key] for r in recs], dtype=float))
-        row = f"| {spec} | {len(recs)} | {mean:,.1f} ± {half:,.1f} |"
+        row: dict[str, Any] = {"agent": spec, "games": len(recs), f"mean_{key}": mean, "ci95": half}
         if wins:
             w = sum(bool(r["won"]) for r in recs)
             lo, hi = wilson_interval(w, len(recs))
-            row += f" {w} | {100 * w / len(recs):.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] |"
-        row += f" {sum(r['seconds'] for r in recs) / len(recs):.3f} |"
+            row.update({"wins": w, "win_rate": w / len(recs), "win_rate_lo": lo, "win_rate_hi": hi})
+        row["s_per_game"] = sum(r["seconds"] for r in recs) / len(recs)
+        rows.append(row)
+    return rows
+
+
+def table(runs: dict[str, list[dict]]) -> str:
+    """``summary`` as a markdown table."""
+    key = _measure(runs)
+    rows = summary(runs)
+    wins = "wins" in rows[0]
+    head = f"| agent | games | mean {key} ± 95% |" + (" wins | win rate [95%] |" if wins else "") + " s/game |"
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        row = f"| {r['agent']} | {r['games']} | {r[f'mean_{key}']:,.1f} ± {r['ci95']:,.1f} |"
+        if wins:
+            row += f" {r['wins']} | {100 * r['win_rate']:.1f}% [{100 * r['win_rate_lo']:.1f}, {100 * r['win_rate_hi']:.1f}] |"
+        row += f" {r['s_per_game']:.3f} |"
         lines.append(row)
     return "\n".join(lines)
+
+
+def write_csv(runs: dict[str, list[dict]], path: str | os.PathLike[str], options: dict | None = None) -> None:
+    """``summary``'s rows, with the rule options in force, to a CSV file (eval --csv)."""
+    rows = [{**r, "options": json.dumps(options or {}, sort_keys=True)} for r in summary(runs)]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def paired_table(runs: dict[str, list[dict]]) -> str:

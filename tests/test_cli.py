@@ -72,6 +72,21 @@ def test_eval_writes_csv_and_elo(tmp_path, capsys):
     assert int(row["games"]) == 2
 
 
+@pytest.mark.parametrize("game, other, wins", [("friday", "rules", True), ("threes", "greedy", False)])
+def test_single_player_eval_writes_the_table_s_rows_to_csv(game, other, wins, tmp_path, capsys):
+    path = tmp_path / "solo.csv"
+    argv = ["eval", game, "random", other, "--games", "4", "--seed", "2", "--no-progress", "--csv", str(path)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["agent"] for r in rows] == ["random", other] and all(int(r["games"]) == 4 for r in rows)
+    assert ("win_rate" in rows[0]) == wins and f"wrote {path}" in out
+    for r in rows:  # the CSV holds the printed table's figures
+        mean = next(k for k in r if k.startswith("mean_"))
+        assert f"| {r['agent']} | 4 | {float(r[mean]):,.1f} ± {float(r['ci95']):,.1f} |" in out
+
+
 def test_eval_round_robin_with_elo_table(capsys):
     specs = ["random", "ab:depth=1,eval=advanced", "ab:depth=2,eval=advanced"]
     assert main(["eval", "trilobite-tiny", *specs, "--games", "2", "--elo", "--no-progress"]) == 0
