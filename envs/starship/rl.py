@@ -724,4 +724,9 @@ def main(argv: list[str] | None = None) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    # Run the imported module's main, not this __main__ copy: the network class pickled into
+    # model.zip (CursorView) is then named tablegym.envs.starship.rl.CursorView, which the safe
+    # loader (models/sb3_files.restore) accepts; __main__'s class would be pickled as code.
+    from tablegym.envs.starship import rl as module
+
+    module.main()
