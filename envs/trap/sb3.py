@@ -393,4 +393,8 @@ def main(argv: list[str] | None = None) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    # the imported module's main: a model trained with --net cnn then names TrapCNN by module, which
+    # the safe loader accepts (as __main__'s class it would be pickled as code and refused)
+    from tablegym.envs.trap import sb3 as module
+
+    module.main()
