@@ -37,6 +37,7 @@ import torch
 
 import tablegym.envs
 from tablegym.envs import make_game
+from tablegym.models.checkpoint import load_checkpoint
 from tablegym.models.policy import MASKED, load_actor_critic
 from tablegym.training import ppo
 from tablegym.training.rl_bench import sb3_model
@@ -53,7 +54,7 @@ def train_tablegym(game: str, minutes: float, run_dir: Path, num_envs: int, num_
                        "--eval-every", "0", "--no-progress", "--run-dir", str(run_dir)])
     if status:
         raise SystemExit(status)
-    iteration = torch.load(run_dir / "checkpoint.pt", weights_only=True)["metadata"]["iteration"]
+    iteration = load_checkpoint(run_dir / "checkpoint.pt", game=make_game(game).spec.name)["metadata"]["iteration"]
     return {"seconds": time.perf_counter() - start, "steps": iteration * num_envs * num_steps}
 
 
@@ -88,10 +89,12 @@ def greedy_tablegym(game: str, run_dir: Path) -> Callable[[np.ndarray, np.ndarra
     return choose
 
 
-def greedy_sb3(run_dir: Path) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    from sb3_contrib import MaskablePPO
+def greedy_sb3(game: str, run_dir: Path, hidden: tuple[int, ...]) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """The saved MaskablePPO, rebuilt here with the same network and given the file's weights
+    (models/sb3_files.restore: nothing in the file is unpickled)."""
+    from tablegym.models.sb3_files import restore
 
-    model = MaskablePPO.load(run_dir / "model.zip", device="cpu")
+    model = restore(sb3_model(ppo.env_id_of(game), 1, 8, 1, hidden, single=False), run_dir / "model.zip")
 
     def choose(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         shaped = obs.reshape((len(obs), *model.observation_space.shape))
@@ -118,7 +121,7 @@ def report(game: str, run_dir: Path, games: int, opponent: str | None) -> str:
     for trainer in TRAINERS:
         folder = run_dir / trainer
         meta = json.loads((folder / "budget.json").read_text())
-        choose = greedy_tablegym(game, folder) if trainer == "tablegym" else greedy_sb3(folder)
+        choose = greedy_tablegym(game, folder) if trainer == "tablegym" else greedy_sb3(game, folder, tuple(meta["hidden"]))
         cells = ["{:+.3f} +- {:.3f}".format(*score(choose, env_id, games, 10_000, o)) for o in opponents]
         lines.append(f"| {trainer} | {meta['seconds'] / 60:.1f} | {meta['steps']:,} | {meta['steps'] / meta['seconds']:,.0f} | "
                      + " | ".join(cells) + " |")
