@@ -473,7 +473,7 @@ def write_pictures(tests: dict[str, Sample], path: str | Path, count: int = 8) -
 
 
 def report(result: dict[str, Any], *, reference: dict[str, Any], picture: Path, notes: str, command: str,
-           seconds: float, epochs: int, generated: int) -> str:
+           seconds: float, epochs: int, generated: int, checkpoint: str | None = None) -> str:
     """The markdown report of ``measure``'s result."""
     (train_a, test_a), (train_b, test_b) = result["ranges"]["a"], result["ranges"]["b"]
     tests = {g: result["samples"][g, "a", "test"] for g in GENERATORS}
@@ -485,7 +485,7 @@ def report(result: dict[str, Any], *, reference: dict[str, Any], picture: Path, 
         "(envs/starship/audit.py) measures what rules/starship.md asks of a ship beyond validity; each rule is one "
         "or two of its statistics against the spec's words. The staged generator's reference is "
         f"envs/starship/audit_reference.json (seeds {reference['seeds'][0]}-{reference['seeds'][1]}). Generators: "
-        "staged (Pipeline(), 14 stages), learned (the shipped models/checkpoints/starship.pt, which finishes the staged "
+        f"staged (Pipeline(), 14 stages), learned ({checkpoint or 'the shipped models/checkpoints/starship.pt'}, which finishes the staged "
         "ship after stage 6), random (uniformly random masked edits in the learned generator's env: same start, masks "
         "and step limit).",
         "",
@@ -565,7 +565,7 @@ def main(argv: list[str] | None = None) -> str:
     out.parent.mkdir(parents=True, exist_ok=True)
     picture = write_pictures({g: result["samples"][g, "a", "test"] for g in GENERATORS}, out.with_name(f"{out.stem}_seeds.png"))
     command = f"{PROG} {shlex.join(argv if argv is not None else sys.argv[1:])}"
-    text = report(result, reference=reference, picture=picture, notes=notes, command=command,
+    text = report(result, reference=reference, picture=picture, notes=notes, command=command, checkpoint=args.checkpoint,
                   seconds=time.perf_counter() - start, epochs=args.epochs, generated=generators.made)
     out.write_text(text)
     print(text)
