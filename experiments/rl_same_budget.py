@@ -25,20 +25,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 import gymnasium
+import numpy as np
 import torch
 
 import tablegym.envs
 from tablegym.envs import make_game
+from tablegym.experiments.stats import mean_interval
 from tablegym.models.checkpoint import load_checkpoint
-from tablegym.models.policy import MASKED, load_actor_critic
+from tablegym.models.policy import load_actor_critic
 from tablegym.training import ppo
 from tablegym.training.rl_bench import sb3_model
 
@@ -79,14 +79,7 @@ def train_sb3(game: str, minutes: float, run_dir: Path, num_envs: int, num_steps
 
 
 def greedy_tablegym(game: str, run_dir: Path) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    net = load_actor_critic(run_dir / "checkpoint.pt", make_game(game))
-
-    def choose(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            logits = net.actor(torch.as_tensor(obs, dtype=torch.float32))
-            return logits.masked_fill(~torch.as_tensor(masks), MASKED).argmax(-1).numpy()
-
-    return choose
+    return ppo.greedy_policy(load_actor_critic(run_dir / "checkpoint.pt", make_game(game)))
 
 
 def greedy_sb3(game: str, run_dir: Path, hidden: tuple[int, ...]) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
@@ -106,8 +99,7 @@ def greedy_sb3(game: str, run_dir: Path, hidden: tuple[int, ...]) -> Callable[[n
 def score(choose: Callable, env_id: str, games: int, seed: int, opponent: str) -> tuple[float, float]:
     """Mean return over ``games`` (both seats) against ``opponent`` and the half-width of its 95% interval."""
     options = {"opponent": opponent} if env_id in tablegym.envs.ENV_IDS and opponent != "random" else {}
-    x = ppo.episode_returns(choose, env_id, games, seed, options)
-    return float(x.mean()), 1.96 * float(x.std(ddof=1)) / math.sqrt(len(x))
+    return mean_interval(ppo.episode_returns(choose, env_id, games, seed, options))
 
 
 def report(game: str, run_dir: Path, games: int, opponent: str | None) -> str:

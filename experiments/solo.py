@@ -14,7 +14,6 @@ from __future__ import annotations
 import csv
 import functools
 import json
-import math
 import os
 import time
 from typing import Any
@@ -24,7 +23,7 @@ import numpy as np
 from tablegym.envs import load, make_game, plugin
 from tablegym.envs.core import Game, State
 from tablegym.experiments.game_runs import recorded, run_tasks
-from tablegym.experiments.stats import wilson_interval
+from tablegym.experiments.stats import mean_interval, wilson_interval
 from tablegym.search.play import play_game
 
 __all__ = ["deal", "play_deal", "run", "table", "paired_table"]
@@ -87,11 +86,6 @@ def run(game_name: str, spec: str, *, games: int, options: dict | None = None, s
     return [done[i] for i in sorted(done) if i < games]
 
 
-def _mean_ci(x: np.ndarray) -> tuple[float, float]:
-    half = 1.96 * x.std(ddof=1) / math.sqrt(len(x)) if len(x) > 1 else float("nan")
-    return float(x.mean()), float(half)
-
-
 def _measure(runs: dict[str, list[dict]]) -> str:
     """What the tables average: the game's score where its records keep one (Friday's return is
     only win or loss), else its return."""
@@ -105,7 +99,7 @@ def summary(runs: dict[str, list[dict]]) -> list[dict[str, Any]]:
     wins = all("won" in r for recs in runs.values() for r in recs)
     rows = []
     for spec, recs in runs.items():
-        mean, half = _mean_ci(np.array([r[key] for r in recs], dtype=float))
+        mean, half = mean_interval(np.array([r[key] for r in recs], dtype=float))
         row: dict[str, Any] = {"agent": spec, "games": len(recs), f"mean_{key}": mean, "ci95": half}
         if wins:
             w = sum(bool(r["won"]) for r in recs)
@@ -153,11 +147,11 @@ def paired_table(runs: dict[str, list[dict]]) -> str:
     for spec, recs in others:
         common = [(r, by_game[r["game"]]) for r in recs if r["game"] in by_game]
         d = np.array([a[key] - b[key] for a, b in common], dtype=float)
-        mean, half = _mean_ci(d)
+        mean, half = mean_interval(d)
         row = f"| {spec} | {len(d)} | {mean:+,.1f} ± {half:,.1f} |"
         if wins:
             w = np.array([float(a["won"]) - float(b["won"]) for a, b in common])
-            wm, wh = _mean_ci(w)
+            wm, wh = mean_interval(w)
             row += f" {100 * wm:+.1f} ± {100 * wh:.1f} |"
         lines.append(row)
     return "\n".join(lines)

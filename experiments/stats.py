@@ -18,8 +18,18 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 Z95 = 1.959963984540054
 """The two-sided 95% quantile of the standard normal distribution."""
+
+
+def mean_interval(values: Any) -> tuple[float, float]:
+    """The mean of ``values`` and the half-width of its 95% normal interval (1.96 standard
+    errors; nan for fewer than two values): scores of single-player games, paired differences."""
+    x = np.asarray(values, dtype=float)
+    half = 1.96 * x.std(ddof=1) / math.sqrt(len(x)) if len(x) > 1 else float("nan")
+    return float(x.mean()), float(half)
 
 
 def wilson_interval(successes: int, trials: int, *, z: float = Z95) -> tuple[float, float]:

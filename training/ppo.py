@@ -337,15 +337,20 @@ def mean_return(choose: Callable[[np.ndarray, np.ndarray], np.ndarray], env_id: 
     return float(episode_returns(choose, env_id, games, seed, options).mean())
 
 
-def evaluate(net: ActorCritic, env_id: str, games: int, seed: int, options: dict | None = None) -> float:
-    """``mean_return`` of the greedy masked policy."""
+def greedy_policy(net: ActorCritic) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """The actor's greedy masked choice for a batch: ``choose(observations, masks) -> actions``."""
 
     def greedy(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         with torch.no_grad():
             logits = net.actor(torch.as_tensor(obs, dtype=torch.float32))
             return logits.masked_fill(~torch.as_tensor(masks), MASKED).argmax(-1).numpy()
 
-    return mean_return(greedy, env_id, games, seed, options)
+    return greedy
+
+
+def evaluate(net: ActorCritic, env_id: str, games: int, seed: int, options: dict | None = None) -> float:
+    """``mean_return`` of the greedy masked policy."""
+    return mean_return(greedy_policy(net), env_id, games, seed, options)
 
 
 def main(argv: list[str] | None = None) -> int:
