@@ -315,3 +315,64 @@ def test_training_warm_starts_from_another_network(tmp_path):
     with pytest.raises(CheckpointError, match="other tuples"):
         train(bad, progress=False)
     assert parse_args(["--init-from", "x.pt"]).init_from == "x.pt"
+
+
+def test_restart_shaping_replays_late_positions_and_leaves_plain_td_unchanged():
+    config = NTupleConfig(tuples=((0, 1, 2, 3), (HINT_CELL, 4, 5, 6)))
+    template = ThreesGame().new_initial_state().array
+
+    def play(restart, columns=6, rank=7):
+        t = NTupleNet(config).tables()
+        stats = np.zeros((400, columns))
+        play_and_learn(400, 3, 0.1, 0.0, template, t.weights, t.cells, t.offsets, t.stage_ranks, stats,
+                       np.zeros((2, 0), dtype=np.float32), restart, rank, 50)
+        return stats, t.weights
+
+    plain5 = _play(NTupleNet(config), 400, seed=3, alpha=0.1)
+    plain6, _ = play(0.0)
+    # restart 0 draws nothing extra: the same games as plain TD, none restarted
+    assert np.array_equal(plain6[:, :5], plain5) and not plain6[:, 5].any()
+    a, wa = play(0.5)
+    b, wb = play(0.5)
+    assert np.array_equal(a, b) and np.array_equal(wa, wb)  # deterministic under a seed
+    restarted = a[:, 5] == 1
+    # about half the games restart once the pool has positions (rank 7 = 48 is reached in most games)
+    assert 0.3 < restarted.mean() < 0.6
+    # a restarted game starts where the highest card had reached rank 7, and cards never shrink
+    assert (a[restarted, 1] >= 7).all()
+    # and it plays fewer swipes than a fresh game: it started mid-game
+    assert a[restarted, 2].mean() < a[~restarted, 2].mean()
+
+
+def test_restart_options_are_checked():
+    with pytest.raises(ValueError, match="--restart"):
+        Args(restart=1.0)
+    with pytest.raises(ValueError, match="--restart"):
+        Args(restart_rank=0)
+
+
+def test_compact_checkpoint_keeps_every_entry_within_half_a_quantisation_step(tmp_path):
+    net = NTupleNet(NTupleConfig(tuples=((0, 1, 2, 3), (HINT_CELL, 5, 6, 7)), stage_ranks=(9, 11)))
+    w = net.tables().weights
+    rng = np.random.default_rng(5)
+    touched = rng.choice(w.size, 5000, replace=False)
+    w[touched] = rng.normal(0, 300, 5000).astype(np.float32)
+    w[touched[0]] = -9000.0  # the largest magnitude sets the step
+    path = save_ntuple(tmp_path / "c.pt", net, {"games": 3}, compact=True)
+    again = load_ntuple(path)
+    step = 9000.0 / 32767
+    assert again.config == net.config
+    assert np.abs(again.tables().weights - w).max() <= step / 2 + 1e-3
+    # an entry that was zero stays zero: only the touched entries are stored
+    assert set(np.flatnonzero(again.tables().weights)) <= set(touched.tolist())
+    # the packed form is far smaller than the float16 one
+    assert path.stat().st_size < 0.7 * save_ntuple(tmp_path / "h.pt", net, half=True).stat().st_size
+    # damaged packed bytes inside a readable checkpoint: CheckpointError naming the problem
+    from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
+
+    payload = load_checkpoint(path, game="threes", options={"hint": "+"})
+    state = dict(payload["model"])
+    state["value_lzma"] = state["value_lzma"][: len(state["value_lzma"]) // 2]
+    save_checkpoint(tmp_path / "cut.pt", state=state, metadata=payload["metadata"])
+    with pytest.raises(CheckpointError, match="does not match its n-tuple description"):
+        load_ntuple(tmp_path / "cut.pt")

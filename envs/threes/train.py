@@ -92,6 +92,8 @@ class Args:
     """also write the final network here (float16, small entries pruned; e.g. the shipped checkpoint)"""
     out_prune: float = 20.0
     """leave entries below this magnitude out of --out (halves the file, README; 0 keeps all)"""
+    out_compact: bool = False
+    """write --out quantised to int16 and lzma-packed (a quarter of the float16 file; the shipped form)"""
     tuples: tuple[tuple[int, ...], ...] = field(default=DEFAULT_TUPLES, metadata={"type": _tuple_arg,
                                                                                   "metavar": "CELLS"})
     """the n-tuples, cells 0..15 row-major from the top-left joined by commas, h = the card about to enter"""
@@ -99,6 +101,10 @@ class Args:
     """a new run starts from this network (same tuples; its stages are copied onto --stage-ranks)"""
     tc: bool = False
     """temporal coherence learning: each entry's step shrinks as its errors stop agreeing (give --alpha about 1)"""
+    restart: float = 0.0
+    """share of games started from a late position of an earlier game (restart shaping; 0: every game fresh)"""
+    restart_rank: int = 12
+    """with --restart: positions whose highest card has this rank (12 = 1536) or more are replayed"""
     progress: bool = True
     """show a progress bar"""
 
@@ -107,6 +113,8 @@ class Args:
             raise ValueError("give a positive --minutes or --games budget")
         if not 0.0 <= self.lam <= 1.0 or self.alpha <= 0 or self.workers < 1:
             raise ValueError("--lam must lie in [0, 1], --alpha be positive and --workers at least 1")
+        if not 0.0 <= self.restart < 1.0 or not 1 <= self.restart_rank <= 15:
+            raise ValueError("--restart must lie in [0, 1) and --restart-rank in 1..15")
 
 
 _NO_COHERENCE = np.zeros((2, 0), dtype=np.float32)  # play_and_learn's "constant step" (no TC accumulators)
@@ -138,12 +146,22 @@ def _learn(board, hint, weights, coherence, cells, offsets, stage_ranks, step, d
 
 
 @njit(cache=True)
-def play_and_learn(n_games, seed, alpha, lam, template, weights, cells, offsets, stage_ranks, stats, coherence):
+def play_and_learn(n_games, seed, alpha, lam, template, weights, cells, offsets, stage_ranks, stats, coherence,
+                   restart=0.0, restart_rank=16, pool_size=1000):
     """Play ``n_games`` greedy games from ``template`` (a fresh game), learning when alpha > 0.
 
-    ``stats[g]`` gets (final score, highest rank, swipes, sum of |TD error|, TD updates).
+    ``stats[g]`` gets (final score, highest rank, swipes, sum of |TD error|, TD updates) and,
+    where it has a sixth column, 1 for a game started mid-game (0 for a fresh one).
     ``coherence``: (2, entries) accumulators for temporal coherence learning, or (2, 0) for
     TD with the constant step.
+
+    Restart shaping (``restart`` > 0): each game offers one of its positions whose highest card
+    has reached ``restart_rank`` (drawn uniformly, reservoir sampling) to a pool of
+    ``pool_size``; a game then starts from a pooled position with probability ``restart``.
+    Why: a greedy player reaches 3072 in a few games in a thousand, so the end game's entries
+    learn from almost nothing; restarts replay the late positions the player does reach
+    (Jaskowski's carousel shaping, Yeh et al.'s restarts for Threes). With ``restart`` 0 no
+    extra random number is drawn: the games are those of plain TD.
     """
     np.random.seed(seed)
     ids = np.empty(NUM_OUTCOMES, dtype=np.int64)
@@ -152,14 +170,26 @@ def play_and_learn(n_games, seed, alpha, lam, template, weights, cells, offsets,
     boards = np.empty(MAX_MOVES, dtype=np.int64)  # the game's afterstates, for TD(lambda)
     hints = np.empty(MAX_MOVES, dtype=np.int64)
     totals = np.empty(MAX_MOVES + 1, dtype=np.float64)  # score + V of each chosen afterstate
+    pool = np.empty((pool_size if restart > 0.0 else 0, template.shape[0]), dtype=template.dtype)
+    pooled = 0
+    offer = template.copy()  # this game's offer to the pool
     for g in range(n_games):
-        s = template.copy()
-        _resolve_chance(s, ids, probs)
+        restarted = pooled > 0 and np.random.random() < restart
+        if restarted:
+            s = pool[np.random.randint(pooled)].copy()
+        else:
+            s = template.copy()
+            _resolve_chance(s, ids, probs)
         t = 0
         err = 0.0
+        late = 0  # positions seen at restart_rank or above (the reservoir's count)
         while s[OUTCOME] == ONGOING and t < MAX_MOVES:
             board = s[BOARD]
             hint = s[HINT]
+            if restart > 0.0 and highest_rank(board) >= restart_rank:
+                late += 1
+                if np.random.randint(late) == 0:
+                    offer[:] = s
             best = -np.inf
             best_d = -1
             best_after = board
@@ -204,16 +234,30 @@ def play_and_learn(n_games, seed, alpha, lam, template, weights, cells, offsets,
         stats[g, 2] = t
         stats[g, 3] = err
         stats[g, 4] = t
+        if stats.shape[1] > 5:
+            stats[g, 5] = 1.0 if restarted else 0.0
+        if late > 0:
+            if pooled < pool.shape[0]:
+                pool[pooled] = offer
+                pooled += 1
+            else:
+                pool[np.random.randint(pooled)] = offer
 
 
 # ---- the driver --------------------------------------------------------------------------------
 
 def _summary(stats: np.ndarray) -> dict[str, float]:
-    out = {"score/mean": float(stats[:, 0].mean()), "score/median": float(np.median(stats[:, 0])),
-           "td_error/mean_abs": float(stats[:, 3].sum() / max(1.0, stats[:, 4].sum())),
-           "moves/mean": float(stats[:, 2].mean())}
-    for name, rank in MILESTONE_RANKS.items():
-        out[f"reached/{name}"] = float(100.0 * np.mean(stats[:, 1] >= rank))
+    """What a chunk logs: the scores, moves and milestones of its fresh games only (a restarted
+    game's score is not a player's), the TD error over all, and the share restarted."""
+    fresh = stats[stats[:, 5] == 0] if stats.shape[1] > 5 else stats
+    out = {"td_error/mean_abs": float(stats[:, 3].sum() / max(1.0, stats[:, 4].sum()))}
+    if stats.shape[1] > 5:
+        out["restart/share"] = float(stats[:, 5].mean())
+    if len(fresh):
+        out.update({"score/mean": float(fresh[:, 0].mean()), "score/median": float(np.median(fresh[:, 0])),
+                    "moves/mean": float(fresh[:, 2].mean())})
+        for name, rank in MILESTONE_RANKS.items():
+            out[f"reached/{name}"] = float(100.0 * np.mean(fresh[:, 1] >= rank))
     return out
 
 
@@ -223,14 +267,28 @@ def _chunk_seed(seed: int, games_before: int) -> int:
     return int(np.random.SeedSequence([seed, games_before]).generate_state(1)[0] % (2**31))
 
 
-def _run_chunk(n: int, seed: int, alpha: float, lam: float, weights: np.ndarray, config: NTupleConfig,
+@dataclass(frozen=True)
+class TDRule:
+    """What every chunk of a run plays by: the TD step and lambda, and restart shaping."""
+
+    alpha: float
+    lam: float
+    restart: float = 0.0
+    restart_rank: int = 12
+
+    @classmethod
+    def of(cls, args: Args) -> TDRule:
+        return cls(args.alpha, args.lam, args.restart, args.restart_rank)
+
+
+def _run_chunk(n: int, seed: int, rule: TDRule, weights: np.ndarray, config: NTupleConfig,
                coherence: np.ndarray) -> tuple[np.ndarray, float]:
     """``n`` games learning into ``weights`` (and ``coherence``): their stats and the seconds they took."""
     cells, offsets, _ = layout(config)
-    stats = np.zeros((n, 5))
+    stats = np.zeros((n, 6))
     t0 = time.perf_counter()
-    play_and_learn(n, seed, alpha, lam, ThreesGame().new_initial_state().array, weights, cells, offsets,
-                   np.array(config.stage_ranks, dtype=np.int64), stats, coherence)
+    play_and_learn(n, seed, rule.alpha, rule.lam, ThreesGame().new_initial_state().array, weights, cells, offsets,
+                   np.array(config.stage_ranks, dtype=np.int64), stats, coherence, rule.restart, rule.restart_rank)
     return stats, time.perf_counter() - t0
 
 
@@ -239,23 +297,23 @@ def _play_chunk(task: tuple) -> tuple[np.ndarray, float]:
     workers update one table without locks; a lost update now and then is harmless)."""
     from multiprocessing import shared_memory
 
-    shm_name, size, config, n, seed, alpha, lam, tc = task
+    shm_name, size, config, n, seed, rule, tc = task
     shm = shared_memory.SharedMemory(name=shm_name)
     try:
         block, weights, coherence = _shared_views(shm.buf, size, tc)
-        result = _run_chunk(n, seed, alpha, lam, weights, config, coherence)
+        result = _run_chunk(n, seed, rule, weights, config, coherence)
         del weights, coherence, block
         return result
     finally:
         shm.close()
 
 
-def _delta_chunk(weights: np.ndarray, coherence: np.ndarray, config: NTupleConfig, n: int, seed: int, alpha: float,
-                 lam: float) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+def _delta_chunk(weights: np.ndarray, coherence: np.ndarray, config: NTupleConfig, n: int, seed: int,
+                 rule: TDRule) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
     """``_run_chunk`` as a Ray task: it learns on its own copy of the weights it was sent (from the
     object store) and returns what it changed, which the learner adds to the current table."""
     w, c = weights.copy(), coherence.copy()
-    stats, dt = _run_chunk(n, seed, alpha, lam, w, config, c)
+    stats, dt = _run_chunk(n, seed, rule, w, config, c)
     return stats, dt, w - weights, c - coherence
 
 
@@ -316,7 +374,8 @@ class NTupleLearner(Learner):
 
     def metadata(self, progress: dict) -> dict:
         return {"games": progress["games"], "train_seconds": progress["train_seconds"], "alpha": self.args.alpha,
-                "lam": self.args.lam, "seed": self.args.seed, "tc": self.args.tc}
+                "lam": self.args.lam, "seed": self.args.seed, "tc": self.args.tc, "restart": self.args.restart,
+                "restart_rank": self.args.restart_rank}
 
     def save(self, path: Path, progress: dict) -> None:
         if self.args.tc:  # accumulators first: a checkpoint never outruns its coherence
@@ -327,8 +386,9 @@ class NTupleLearner(Learner):
         save_ntuple(path, self.net, self.metadata(progress))
 
     def export(self, checkpoint: Path, out: Path, progress: dict) -> None:
-        """The file to ship: float16, small entries pruned (the run's checkpoint stays exact)."""
-        save_ntuple(out, self.net, self.metadata(progress), half=True, prune=self.args.out_prune)
+        """The file to ship: float16 or packed int16, small entries pruned (the run's checkpoint stays exact)."""
+        save_ntuple(out, self.net, self.metadata(progress), half=not self.args.out_compact, prune=self.args.out_prune,
+                    compact=self.args.out_compact)
 
 
 def train(args: Args, progress: bool | None = None) -> Path:
@@ -352,8 +412,9 @@ def train(args: Args, progress: bool | None = None) -> Path:
         ray = connect(args.workers, args.address)
         remote_chunk = ray.remote(max_retries=3, num_cpus=1)(_delta_chunk)
     elif args.workers > 1:  # the tables move to shared memory, the module keeps viewing them
-        import multiprocessing as mp
         from multiprocessing import shared_memory
+
+        from tablegym.training.parallel import process_context
 
         shm = shared_memory.SharedMemory(create=True, size=(3 if args.tc else 1) * size * 4)
         block, shared_weights, shared_coherence = _shared_views(shm.buf, size, args.tc)
@@ -362,16 +423,17 @@ def train(args: Args, progress: bool | None = None) -> Path:
         net.table.weight.data = torch.from_numpy(shared_weights).view(-1, 1)
         learner.coherence = shared_coherence
         del shared_weights, shared_coherence
-        pool = mp.get_context("forkserver").Pool(args.workers)
+        pool = process_context().Pool(args.workers)
     weights, coherence = net.tables().weights, learner.coherence
+    rule = TDRule.of(args)
 
     def submit(n: int, seed: int):
         if ray is not None:  # the current weights, once per chunk
-            ref = remote_chunk.remote(ray.put(weights), ray.put(coherence), config, n, seed, args.alpha, args.lam)
+            ref = remote_chunk.remote(ray.put(weights), ray.put(coherence), config, n, seed, rule)
             return _RayChunk(ray, ref, weights, coherence)
         if pool is None:
-            return _Done(_run_chunk(n, seed, args.alpha, args.lam, weights, config, coherence))
-        return pool.apply_async(_play_chunk, ((shm.name, size, config, n, seed, args.alpha, args.lam, args.tc),))
+            return _Done(_run_chunk(n, seed, rule, weights, config, coherence))
+        return pool.apply_async(_play_chunk, ((shm.name, size, config, n, seed, rule, args.tc),))
 
     chunk = max(1, args.log_every)
     submitted, pending = run.games, []  # games handed out (played or in flight)
@@ -390,7 +452,8 @@ def train(args: Args, progress: bool | None = None) -> Path:
             summary["speed/games_per_s"] = n * max(1, args.workers) / dt
             summary["speed/moves_per_s"] = float(stats[:, 2].sum() * max(1, args.workers) / dt)
             run.log(summary)
-            run.bar.set_postfix(mean=f"{summary['score/mean']:,.0f}", r1536=f"{summary['reached/1536']:.0f}%",
+            run.bar.set_postfix(mean=f"{summary.get('score/mean', np.nan):,.0f}",
+                                r1536=f"{summary.get('reached/1536', np.nan):.0f}%",
                                 gps=f"{summary['speed/games_per_s']:.1f}")
             if run.due_minutes(args.save_minutes):
                 run.save()
