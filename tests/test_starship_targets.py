@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import warnings
 
 import numpy as np
@@ -102,6 +104,12 @@ def test_a_conditioned_generator_is_asked_for_targets_and_the_report_compares_it
     assert len(rows) == 3 and out.read_text() == text
     journal = out.with_suffix(".jsonl").read_text()
     assert journal.count("\n") == 9
+    # every ship carries quality v2 = quality x share of the audit's layout rules passed
+    from tablegym.envs.starship.audit import RULES
+
+    for record in map(json.loads, journal.splitlines()):
+        assert 0 <= record["rules"] <= len(RULES)
+        assert record["quality_v2"] == pytest.approx(record["quality"] * record["rules"] / len(RULES))
     targets_eval.main(argv)
     assert out.with_suffix(".jsonl").read_text() == journal  # resumed: nothing built again
     with pytest.raises(SystemExit):

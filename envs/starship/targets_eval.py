@@ -18,7 +18,8 @@ and three generators build a ship:
 
 Per target and generator: the mean absolute error (points) with a 95% interval, the share of
 ships within 1 point and the correlation of built with asked; per generator: validity (Wilson
-95%) and mean quality. Episodes go to ``--journal`` as they finish (a rerun resumes).
+95%), mean quality, mean quality v2 (``audit.layout_quality``: quality times the share of the
+audit's layout rules passed) and the mean number of those rules passed. Episodes go to ``--journal`` as they finish (a rerun resumes).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from tablegym.envs.starship.audit import RULES, audit, layout_quality
 from tablegym.envs.starship.conditioned import TARGETS, TargetStarshipEnv, measures
 from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.quality import quality, validate
@@ -77,18 +79,22 @@ def play_one(task: tuple[str, int, str]) -> dict:
         ship = Pipeline(size=size).generate(seed)
     else:
         raise ValueError(f"row must be one of {ROWS}, got {row!r}")
-    q, v = quality(ship), validate(ship)
+    q, v, a = quality(ship), validate(ship), audit(ship)
     return {"game": seed, "row": row, "checkpoint": checkpoint, "targets": targets,
-            "measures": measures(ship, q.raw["forward_firepower"]), "valid": v.ok, "quality": q.score}
+            "measures": measures(ship, q.raw["forward_firepower"]), "valid": v.ok, "quality": q.score,
+            "quality_v2": layout_quality(ship, a, q.score), "rules": int(sum(a.rules.values()))}
 
 
 def summarise(records: list[dict]) -> dict[str, Any]:
-    """Validity, quality and, per target, the mean absolute error +- 95%, share within 1, correlation."""
+    """Validity, quality, quality v2 and rules passed, and, per target, the mean absolute error +- 95%,
+    share within 1, correlation."""
     n = len(records)
     valid = sum(r["valid"] for r in records)
-    scores = np.array([r["quality"] for r in records])
-    out: dict[str, Any] = {"n": n, "valid": valid, "wilson": wilson_interval(valid, n), "quality": float(scores.mean()),
-                           "quality_ci": float(Z95 * scores.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan}
+    out: dict[str, Any] = {"n": n, "valid": valid, "wilson": wilson_interval(valid, n)}
+    for key in ("quality", "quality_v2", "rules"):  # a journal written before the audit has no v2
+        values = np.array([r.get(key, math.nan) for r in records], dtype=float)
+        out[key] = float(values.mean())
+        out[f"{key}_ci"] = float(Z95 * values.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
     for k in TARGETS:
         asked = np.array([r["targets"][k] for r in records])
         built = np.array([r["measures"][k] for r in records])
@@ -100,13 +106,15 @@ def summarise(records: list[dict]) -> dict[str, Any]:
 
 
 def table(summaries: dict[str, dict[str, Any]]) -> str:
-    head = ["generator", "ships", "valid [95% Wilson]", "quality ± 95%"]
+    head = ["generator", "ships", "valid [95% Wilson]", "quality ± 95%", "quality v2 ± 95%",
+            f"layout rules passed (of {len(RULES)})"]
     for k in TARGETS:
         head += [f"{k}: mean abs. error", "within 1", "corr."]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for row, s in summaries.items():
         lo, hi = s["wilson"]
-        cells = [row, str(s["n"]), f"{s['valid']}/{s['n']} [{lo:.3f}, {hi:.3f}]", f"{s['quality']:.3f} ± {s['quality_ci']:.3f}"]
+        cells = [row, str(s["n"]), f"{s['valid']}/{s['n']} [{lo:.3f}, {hi:.3f}]", f"{s['quality']:.3f} ± {s['quality_ci']:.3f}",
+                 f"{s['quality_v2']:.3f} ± {s['quality_v2_ci']:.3f}", f"{s['rules']:.2f} ± {s['rules_ci']:.2f}"]
         for k in TARGETS:
             t = s[k]
             cells += [f"{t['mae']:.2f} ± {t['ci']:.2f}", f"{t['within1']:.2f}", "-" if math.isnan(t["corr"]) else f"{t['corr']:.2f}"]
