@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import multiprocessing as mp
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -82,7 +81,9 @@ def _pool(backend: str, workers: int, address: str | None, any_tasks: bool):
 
         return RayPool(workers, address)
     if workers > 1 and any_tasks:
-        return mp.get_context("forkserver").Pool(workers)
+        from tablegym.training.parallel import process_context
+
+        return process_context().Pool(workers)
     return InProcess()
 
 

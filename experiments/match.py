@@ -25,7 +25,6 @@ import dataclasses
 import csv
 import json
 import math
-import multiprocessing as mp
 import os
 import threading
 import time
@@ -120,16 +119,10 @@ def _tasks(match: int, game_name: str, options: tuple, spec_a: str, spec_b: str,
 
 
 def _context() -> Any:
-    """A start method that never forks a parent holding torch/OpenMP threads.
+    """The package's worker start method (``training.parallel.process_context``), this module preloaded too."""
+    from tablegym.training.parallel import process_context
 
-    ``forkserver`` with this module preloaded starts workers quickly; preloading also hands the
-    parent's ``sys.path`` to the server, so agent factories from any importable module unpickle.
-    """
-    if "forkserver" in mp.get_all_start_methods():
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload([__name__])
-        return ctx
-    return mp.get_context("spawn")
+    return process_context(__name__)
 
 
 # --------------------------------------------------------------------------------------------

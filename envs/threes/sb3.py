@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import time
 from pathlib import Path
 from typing import Callable
@@ -51,6 +50,7 @@ import torch
 
 from tablegym.experiments.game_runs import recorded
 from tablegym.training import sb3
+from tablegym.training.parallel import process_context
 from tablegym.training.sb3 import (ALGOS, ScaleObservation, build_model, learn_and_save, legal_argmax,  # noqa: F401
                                    make_policy)
 
@@ -159,7 +159,7 @@ def evaluate(algo: str, *, run_dir: str, games: int, seed: int, hint: str = "+",
     sink = open(out, "a") if out else None
     try:
         if workers > 1:
-            pool = mp.get_context("forkserver").Pool(workers, _init_worker, (algo, run_dir, hint))
+            pool = process_context().Pool(workers, _init_worker, (algo, run_dir, hint))
             results = pool.imap_unordered(_play_task, tasks)
         else:
             pool = None
