@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 __all__ = ["ALGOS", "ScaleObservation", "build_model", "learn_and_save", "legal_argmax", "load_meta", "load_model",
-           "make_policy"]
+           "make_policy", "progress_callbacks"]
 
 ALGOS = ("dqn", "maskableppo")
 
@@ -30,6 +30,31 @@ class ScaleObservation(gymnasium.ObservationWrapper):
 
     def observation(self, observation: np.ndarray) -> np.ndarray:
         return (observation / self.high).astype(np.float32)
+
+
+def progress_callbacks(progress: bool) -> list:
+    """A progress bar over an SB3 ``learn`` on plain tqdm when ``progress`` (for ``learn(callback=...)``), else none.
+
+    Why not SB3's ``progress_bar=True``: its bar needs ``rich`` (SB3's ``extra``), which tablegym
+    does not install, so the flag raised ImportError before the first step."""
+    if not progress:
+        return []
+    from stable_baselines3.common.callbacks import BaseCallback
+    from tqdm import tqdm
+
+    class ProgressBar(BaseCallback):
+        def _on_training_start(self) -> None:
+            self.bar = tqdm(total=self.locals["total_timesteps"] - self.model.num_timesteps, unit="step",
+                            dynamic_ncols=True)
+
+        def _on_step(self) -> bool:
+            self.bar.update(self.training_env.num_envs)
+            return True
+
+        def _on_training_end(self) -> None:
+            self.bar.close()
+
+    return [ProgressBar()]
 
 
 def build_model(algo: str, env, *, seed: int, tensorboard_log: str | None):
@@ -60,7 +85,7 @@ def learn_and_save(model, *, timesteps: int, run_dir: str, tb_log_name: str, pro
     """
     Path(run_dir).mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    model.learn(total_timesteps=timesteps, tb_log_name=tb_log_name, progress_bar=progress)
+    model.learn(total_timesteps=timesteps, tb_log_name=tb_log_name, callback=progress_callbacks(progress))
     seconds = time.perf_counter() - start
     model.save(Path(run_dir) / "model.zip")
     meta = {**meta, "timesteps": int(model.num_timesteps), "train_seconds": seconds,

@@ -107,7 +107,7 @@ from tablegym.experiments.game_runs import recorded, run_tasks
 from tablegym.models.checkpoint import CheckpointError, load_checkpoint
 from tablegym.experiments.stats import Z95, wilson_interval
 from tablegym.training.runs import field_help
-from tablegym.training.sb3 import load_meta, write_report
+from tablegym.training.sb3 import load_meta, progress_callbacks, write_report
 
 ENV_ID = "tablegym/Starship-v0"
 MAKE_ID = f"tablegym.envs:{ENV_ID}"
@@ -441,13 +441,13 @@ def train(args: Args) -> dict[str, Any]:
     started = time.perf_counter()
     # a snapshot every save_every steps (model_<steps>_steps.zip): a long run can be evaluated before it ends
     snapshots = CheckpointCallback(max(1, args.save_every // args.n_envs), str(run_dir), name_prefix="model")
-    callbacks = [TensorBoardCharts(writer), snapshots]
+    callbacks = [TensorBoardCharts(writer), snapshots, *progress_callbacks(args.progress)]
     if args.value_warmup:  # the value head learns the returns of the policy it was given before the policy moves
         train_policy(model, False)
-        model.learn(total_timesteps=args.value_warmup, callback=callbacks, progress_bar=args.progress,
+        model.learn(total_timesteps=args.value_warmup, callback=callbacks,
                     reset_num_timesteps=not args.resume)
         train_policy(model, True)
-    model.learn(total_timesteps=args.timesteps - args.value_warmup, callback=callbacks, progress_bar=args.progress,
+    model.learn(total_timesteps=args.timesteps - args.value_warmup, callback=callbacks,
                 reset_num_timesteps=not (args.resume or args.value_warmup))
     seconds = time.perf_counter() - started + before.get("train_seconds", 0.0)
     writer.close()
