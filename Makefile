@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results trilobite-ppo sim-regress threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned friday-mc-checkpoint friday-mc-learned starship-results starship-rl starship-learned starship-checkpoint starship-targets starship-audit clean
+.PHONY: install demo test bench results trilobite-ppo sim-regress threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned friday-mc-checkpoint friday-mc-learned starship-results starship-rl starship-learned starship-checkpoint starship-targets starship-audit starship-controls clean
 
 # --no-compile: the bytecode of what is imported is written on first import (compiling all of
 # torch and ray at install time took 40 of the 67 seconds). That needs Python allowed to write
@@ -251,6 +251,18 @@ starship-audit: install
 	$(PY) -m tablegym.envs.starship.audit --check
 	$(PY) -m tablegym.envs.starship.two_sample --train 400 --test 200 --out results/starship/audit.md \
 		--notes results/starship/audit_notes.md
+
+# The control rows (generators asked for targets, with caps) under the audit: results/starship/controls.md
+# (about 30 minutes on one core: 18 of training, the rest building 3 x 200 ships twice).
+starship-controls: install
+	$(PY) results/starship_rl_tools/caps_zero_shot.py runs/starship-caps-start/generator.pt
+	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-caps-start/generator.pt --episodes 200 \
+		--workers 1 --out results/starship/targets_caps_start.md --no-progress
+	$(PY) -m tablegym.envs.starship.rl --timesteps 500000 --value-warmup 50000 --targets --target-caps --target-weight 3 \
+		--masks safe --reward gated --max-steps 1024 --init-from models/checkpoints/starship.pt --seed 12 \
+		--save-every 250000 --episodes 1 --run-dir runs/starship-targets-caps --out runs/starship-targets-caps/rl.md
+	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-targets-caps/generator.pt --episodes 200 \
+		--workers 1 --out results/starship/targets_caps_500000.md --no-progress
 
 # PPO as a starship designer vs the staged generator, random edits and the start ship
 # (envs/starship/rl.py). Budget: a 30,720-step run of this command trained at 261 steps/s on
