@@ -249,10 +249,9 @@ def play_and_learn(n_games, seed, alpha, lam, template, weights, cells, offsets,
 def _summary(stats: np.ndarray) -> dict[str, float]:
     """What a chunk logs: the scores, moves and milestones of its fresh games only (a restarted
     game's score is not a player's), the TD error over all, and the share restarted."""
-    fresh = stats[stats[:, 5] == 0] if stats.shape[1] > 5 else stats
-    out = {"td_error/mean_abs": float(stats[:, 3].sum() / max(1.0, stats[:, 4].sum()))}
-    if stats.shape[1] > 5:
-        out["restart/share"] = float(stats[:, 5].mean())
+    fresh = stats[stats[:, 5] == 0]
+    out = {"td_error/mean_abs": float(stats[:, 3].sum() / max(1.0, stats[:, 4].sum())),
+           "restart/share": float(stats[:, 5].mean())}
     if len(fresh):
         out.update({"score/mean": float(fresh[:, 0].mean()), "score/median": float(np.median(fresh[:, 0])),
                     "moves/mean": float(fresh[:, 2].mean())})
@@ -273,8 +272,8 @@ class TDRule:
 
     alpha: float
     lam: float
-    restart: float = 0.0
-    restart_rank: int = 12
+    restart: float
+    restart_rank: int
 
     @classmethod
     def of(cls, args: Args) -> TDRule:
