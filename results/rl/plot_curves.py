@@ -3,14 +3,16 @@ scalar of each run against the games the run had played (millions, all boards: t
 ``training.Run`` logs at), one colour a run, digits on the axes.
 
 Run from the repository root:
-`python results/rl/plot_curves.py OUT.png TAG RUN [RUN ...]`, e.g.
+`python results/rl/plot_curves.py OUT.png TAG RUN [RUN ...] [--range LO HI] [--unit U] [--smooth K]`, e.g.
 `python results/rl/plot_curves.py results/rl/ppo_curves.png eval/return_vs_random runs/trap-tgppo runs/trilobite-tgppo`.
-The y axis spans [-1, 1] (returns of two-player games); the caption in README.md names the colours.
+The y axis spans [LO, HI] (default [-1, 1], returns of two-player games), labelled in multiples
+of U; ``--smooth K`` plots the running mean of K logged points (a noisy score). The caption in the
+README that shows the image names the colours.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 import numpy as np
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -31,25 +33,29 @@ def series(run: str, tag: str) -> tuple[np.ndarray, np.ndarray]:
     return games, np.array([last[g] for g in sorted(last)])
 
 
-def plot(out: str, tag: str, runs: list[str]) -> None:
+def plot(out: str, tag: str, runs: list[str], lo: float = -1.0, hi: float = 1.0, unit: float = 1.0,
+         smooth: int = 1) -> None:
     img = np.full((H, W, 3), 255, dtype=np.uint8)
     data = [series(r, tag) for r in runs]
+    if smooth > 1:
+        kernel = np.ones(smooth) / smooth
+        data = [(s[smooth - 1:], np.convolve(v, kernel, mode="valid")) for s, v in data if len(v) >= smooth]
     xmax = max(float(s.max()) for s, _ in data) or 1.0
     x0, x1, y0, y1 = LEFT, W - RIGHT, H - BOTTOM, TOP
 
     def px(x: float, y: float) -> tuple[int, int]:
-        return int(round(x0 + (x1 - x0) * x / xmax)), int(round(y0 + (y1 - y0) * (y + 1) / 2))
+        return int(round(x0 + (x1 - x0) * x / xmax)), int(round(y0 + (y1 - y0) * (y - lo) / (hi - lo)))
 
-    for y in (-1.0, -0.5, 0.0, 0.5, 1.0):  # gridlines
+    for y in np.linspace(lo, hi, 5):  # gridlines
         _, r = px(0, y)
         img[r, x0:x1] = 220 if y else 150
     img[y1:y0, x0] = 0
     img[y0, x0:x1] = 0
-    for y, label in ((-1.0, "1"), (0.0, "0"), (1.0, "1")):
+    for y in np.linspace(lo, hi, 3):
         _, r = px(0, y)
-        mask = text_mask(label, 2)
+        mask = text_mask(str(int(round(abs(y) / unit))), 2)
         img[r - 5:r + 5, 8:8 + mask.shape[1]][mask] = 0
-        if y < 0:  # a minus sign before the -1
+        if y < 0:  # a minus sign before a negative label
             img[r, 2:6] = 0
     millions = int(xmax // 1e6)
     for m in range(0, millions + 1, max(1, millions // 8)):
@@ -58,7 +64,7 @@ def plot(out: str, tag: str, runs: list[str]) -> None:
         mask = text_mask(str(m), 2)
         img[y0 + 8:y0 + 18, c - mask.shape[1] // 2:c - mask.shape[1] // 2 + mask.shape[1]][mask] = 0
     for (steps, values), colour in zip(data, COLOURS):
-        pts = [px(s, float(np.clip(v, -1, 1))) for s, v in zip(steps, values)]
+        pts = [px(s, float(np.clip(v, lo, hi))) for s, v in zip(steps, values)]
         for (ca, ra), (cb, rb) in zip(pts, pts[1:]):
             n = max(abs(cb - ca), abs(rb - ra), 1)
             for t in np.linspace(0, 1, n + 1):
@@ -68,4 +74,12 @@ def plot(out: str, tag: str, runs: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    plot(sys.argv[1], sys.argv[2], sys.argv[3:])
+    parser = argparse.ArgumentParser(description="learning curves of runs as a PNG")
+    parser.add_argument("out")
+    parser.add_argument("tag")
+    parser.add_argument("runs", nargs="+")
+    parser.add_argument("--range", nargs=2, type=float, default=(-1.0, 1.0), metavar=("LO", "HI"))
+    parser.add_argument("--unit", type=float, default=1.0, help="axis labels count multiples of this")
+    parser.add_argument("--smooth", type=int, default=1, help="running mean of this many logged points")
+    a = parser.parse_args()
+    plot(a.out, a.tag, a.runs, *a.range, unit=a.unit, smooth=a.smooth)
