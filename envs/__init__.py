@@ -138,6 +138,12 @@ class GamePlugin:
     command: str | None = None
     """``add_command(subparsers)``: the game's own ``tablegym`` subcommand, named after the game
     (the starship generator's ``tablegym starship``)."""
+    afterstate: str | None = None
+    """The value network over afterstates (the position after a move, before chance acts) that
+    ``tablegym train GAME --algo dqn --afterstate`` learns, for a game whose vector env gives
+    ``afterstates()``: a ``torch.nn.Module`` class with ``for_training(tuples, stage_ranks)``,
+    ``value_of(keys, hints)``, ``save(path, metadata)`` and ``load_with_metadata(path)``, saved in
+    the file its ``loader`` reads."""
     training_metrics: str | None = None
     """``metrics(game, evaluator) -> dict`` that TD training logs besides its own (exact
     measures a game allows, such as Sim's agreement with its solver)."""

@@ -9,7 +9,8 @@ and the value of the next position counts against the mover when the other playe
 (negamax: the n-step return and its discount carry a sign per step). A share of the boards plays
 a random opponent. Targets are n-step Double DQN: ``r_n + gamma^n * sign * Q_target(s_n,
 argmax_legal Q(s_n, .))``, no bootstrap once the board ended (terminated, or truncated by a
-``max_moves`` option). ``--out`` writes the Q-network as a tablegym checkpoint whose compiled
+``max_moves`` option). ``--afterstate``: Q(s, a) = gain + V(afterstate) over the game's afterstate
+network instead (training/afterstate_dqn.py; Threes). ``--out`` writes the Q-network as a tablegym checkpoint whose compiled
 evaluator takes the largest Q over the legal actions, so ``eval=learned:PATH`` runs it in every
 searcher of the game.
 
@@ -358,7 +359,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cli_main(argv: list[str] | None = None) -> int:
-    """``tablegym train GAME --algo dqn ...`` (the CLI hands over the arguments as typed)."""
+    """``tablegym train GAME --algo dqn ...`` (the CLI hands over the arguments as typed); with
+    ``--afterstate``, Q-learning over afterstates (training/afterstate_dqn.py)."""
+    if argv is not None and "--afterstate" in argv:
+        from tablegym.training import afterstate_dqn
+
+        return afterstate_dqn.main(argv)
     return main(argv)
 
 

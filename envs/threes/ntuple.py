@@ -171,6 +171,25 @@ def _reads_hint(cells, t):
     return False
 
 
+@njit(cache=True)
+def ntuple_rows(boards, hints, cells, offsets, stage_ranks, stage_size, rows):
+    """``rows[i]``: the table entries whose sum is the value of (``boards[i]``, ``hints[i]``)."""
+    for i in range(boards.shape[0]):
+        base = ntuple_stage(boards[i], stage_ranks) * stage_size
+        f = 0
+        for t in range(cells.shape[0]):
+            for k in range(cells.shape[1]):
+                rows[i, f] = base + offsets[t] + _index(boards[i], hints[i], cells, t, k)
+                f += 1
+
+
+@njit(cache=True)
+def ntuple_values(boards, hints, weights, cells, offsets, stage_ranks, out):
+    """``out[i]``: the value of (``boards[i]``, ``hints[i]``) (``ntuple_value`` over a batch)."""
+    for i in range(boards.shape[0]):
+        out[i] = ntuple_value(boards[i], hints[i], weights, cells, offsets, stage_ranks)
+
+
 BOARD_PART, HINT_PART, WHOLE = 0, 1, 2
 
 
@@ -247,8 +266,46 @@ class NTupleNet(nn.Module):
         rows = stage[:, None, None] * self.stage_size + self.offsets[None, :, None] + idx
         return rows.reshape(ranks.shape[0], -1)
 
+    @classmethod
+    def for_training(cls, tuples: tuple[tuple[int, ...], ...] = DEFAULT_TUPLES,
+                     stage_ranks: tuple[int, ...] = (11,)) -> "NTupleNet":
+        """A zero network whose table gets sparse gradients (an SGD step then touches only the
+        entries a batch read, not the millions it did not)."""
+        net = cls(NTupleConfig(tuples=tuple(map(tuple, tuples)), stage_ranks=tuple(stage_ranks)))
+        net.table.sparse = True
+        return net
+
+    @property
+    def num_features(self) -> int:
+        """Table entries one value sums (tuples x orientations)."""
+        return int(self.cells.shape[0] * self.cells.shape[1])
+
+    def save(self, path: str | os.PathLike, metadata: dict[str, Any] | None = None,
+             extra: dict[str, torch.Tensor] | None = None) -> Path:
+        """``save_ntuple``: the n-tuple checkpoint that ``eval=learned:PATH`` reads."""
+        return save_ntuple(path, self, metadata, extra=extra)
+
+    @staticmethod
+    def load_with_metadata(path: str | os.PathLike) -> tuple["NTupleNet", dict[str, Any]]:
+        return load_ntuple_with_metadata(path)
+
     def forward(self, ranks: torch.Tensor, hints: torch.Tensor) -> torch.Tensor:
         return self.table(self.indices(ranks, hints)).squeeze(1)
+
+    def value_of(self, keys: np.ndarray, hints: np.ndarray) -> torch.Tensor:
+        """The values (batch,) of afterstates given as 64-bit board words ``keys`` with the card
+        codes ``hints``, differentiable (what training/afterstate_dqn.py learns): ``forward``'s,
+        with the table rows found by compiled code, far faster than ``indices`` in torch."""
+        keys = np.ascontiguousarray(keys, dtype=np.int64).reshape(-1)
+        hints = np.ascontiguousarray(hints, dtype=np.int64).reshape(-1)
+        cells, offsets, stage_ranks = self.cells.numpy(), self.offsets.numpy(), self.stage_ranks.numpy()
+        if not torch.is_grad_enabled():  # acting and targets: the compiled sums, no autograd
+            out = np.empty(keys.shape[0], dtype=np.float32)
+            ntuple_values(keys, hints, self.table.weight.data.view(-1).numpy(), cells, offsets, stage_ranks, out)
+            return torch.from_numpy(out)
+        rows = np.empty((keys.shape[0], self.num_features), dtype=np.int64)
+        ntuple_rows(keys, hints, cells, offsets, stage_ranks, self.stage_size, rows)
+        return self.table(torch.from_numpy(rows)).squeeze(1)
 
     def tables(self) -> NTupleTables:
         """The lookup tables for compiled code; the weights share memory with the module."""
@@ -370,13 +427,15 @@ KIND = "ntuple"
 
 
 def save_ntuple(path: str | os.PathLike, model: NTupleNet, metadata: dict[str, Any] | None = None,
-                half: bool = False, prune: float = 0.0, compact: bool = False) -> Path:
+                half: bool = False, prune: float = 0.0, compact: bool = False,
+                extra: dict[str, torch.Tensor] | None = None) -> Path:
     """Save ``model``'s non-zero entries with its config (atomic: the old file survives a crash);
-    ``compact``: quantised and packed (``NTupleNet.compact_state``), the shipped form."""
+    ``compact``: quantised and packed (``NTupleNet.compact_state``), the shipped form; ``extra``:
+    more tensors a trainer resumes from (an optimizer's), which loading the network ignores."""
     meta = {"game": "threes", "options": {"hint": "+"}, "kind": KIND, "net": model.config.to_dict(),
             "half": half, "prune": prune, "compact": compact, **(metadata or {})}
     state = model.compact_state(prune) if compact else model.sparse_state(half, prune)
-    return save_checkpoint(path, state=state, metadata=meta)
+    return save_checkpoint(path, state={**state, **(extra or {})}, metadata=meta)
 
 
 def load_ntuple(path: str | os.PathLike | None = None) -> NTupleNet:

@@ -3,11 +3,12 @@ games in one compiled call a step (envs/vector.py), each as ``ThreesEnv`` with t
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from tablegym.envs.core import PLY
-from tablegym.envs.threes.board import board_score, highest_rank
-from tablegym.envs.threes.core import BOARD, flat_observation
+from tablegym.envs.threes.board import board_score, highest_rank, swipe
+from tablegym.envs.threes.core import BOARD, HINT, PHASE, PLAY, flat_observation
 from tablegym.envs.threes.env import ThreesEnv
 from tablegym.envs.vector import SinglePlayerVectorEnv
 
@@ -42,3 +43,29 @@ class ThreesVectorEnv(SinglePlayerVectorEnv):
     info_kernel = info
     info_keys = ("score", "highest", "moves")
     limit_keyword = "max_moves"
+
+    def afterstates(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Each board's afterstates, for learners that value them (Q(s, a) = the swipe's gain +
+        V(afterstate), training/afterstate_dqn.py): ``(keys, hints, gains, legal)`` of shapes
+        (N, 4), (N,), (N, 4), (N, 4): the 64-bit board after each swipe, before the new card
+        enters; the code of the card about to enter; the score the swipe adds; whether it moves.
+        A board waiting for its auto-reset has no legal swipe here (its next step restarts it)."""
+        n = self.num_envs
+        keys, gains = np.zeros((n, 4), dtype=np.int64), np.zeros((n, 4))
+        legal = np.zeros((n, 4), dtype=bool)
+        _afterstates(self._states, self._pending, keys, gains, legal)
+        return keys, self._states[:, HINT].copy(), gains, legal
+
+
+@njit(cache=True)
+def _afterstates(states, pending, keys, gains, legal):
+    for i in range(states.shape[0]):
+        if pending[i] or states[i, PHASE] != PLAY:
+            continue
+        board = states[i, BOARD]
+        before = board_score(board)
+        for d in range(4):
+            after, moved = swipe(board, d)
+            keys[i, d] = after
+            gains[i, d] = board_score(after) - before
+            legal[i, d] = moved != 0
