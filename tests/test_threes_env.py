@@ -280,7 +280,7 @@ def test_play_threes_watching_random_finishes_a_game(capsys):
 
 def test_play_threes_with_the_shipped_network(capsys):
     # the shipped n-tuple checkpoint inside the 2-swipe expectimax: 200 recorded games scored
-    # 2,751 at the worst and 88,554 at the median; a random player's best of 1,000 scored 1,281
+    # 9,402 at the worst and 88,572 at the median; a random player's best of 1,000 scored 1,281
     assert main(["play", "threes", "--agent", "expectimax", "--eval", "learned", "--seed", "3", "--quiet"]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.startswith("final score ") and float(last.split()[2]) > 3000
