@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results trilobite-ppo sim-regress threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned friday-mc-checkpoint friday-mc-learned starship-results starship-rl starship-learned starship-checkpoint starship-targets starship-audit starship-controls clean
+.PHONY: install demo test bench results trilobite-ppo threes-dqn sim-regress threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned friday-mc-checkpoint friday-mc-learned starship-results starship-rl starship-learned starship-checkpoint starship-targets starship-audit starship-controls clean
 
 # --no-compile: the bytecode of what is imported is written on first import (compiling all of
 # torch and ray at install time took 40 of the 67 seconds). That needs Python allowed to write
@@ -76,6 +76,14 @@ threes-checkpoint: install
 	$(THREES5_TRAIN) --workers 1 --minutes 40
 	$(THREES5_TRAIN) --workers 2 --minutes 94
 	$(THREES5_TRAIN) --workers 2 --minutes 90 --restart 0.5 --restart-rank 12 --out models/checkpoints/threes.pt --out-compact
+
+# Q-learning in afterstate form over the same n-tuple network (results/rl/README.md): 55 minutes
+# (the results' run: 8, then resumed to 55), then its greedy and depth-2 rows on the usual deals.
+threes-dqn: install
+	$(TG) train threes --algo dqn --afterstate --tc --alpha 1.0 --minutes 55 --eval-every 2000 \
+		--run-dir runs/threes-asdqn-tc --out runs/threes-asdqn-tc/net.pt
+	$(THREES) greedy:eval=learned:runs/threes-asdqn-tc/net.pt --games 1000 --workers 2 --seed 0
+	$(THREES) expectimax:depth=2,eval=learned:runs/threes-asdqn-tc/net.pt --games 200 --workers 2 --seed 0
 
 # The large Threes network behind the "6-tuple, TC" rows (not shipped: too big for the repository,
 # see README): six 6-tuples, temporal coherence learning, about 90 minutes on two processes
