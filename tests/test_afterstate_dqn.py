@@ -115,6 +115,8 @@ def test_a_second_run_in_the_same_folder_resumes(trained, capsys):
     (["threes", "--afterstate", "--alpha", "0"], "--alpha must be > 0"),
     (["threes", "--afterstate", "--option", "hint=candidates"], "saved for the default rules"),
     (["threes", "--afterstate", "--learning-starts", "10", "--buffer-size", "5"], "--learning-starts (10)"),
+    (["threes", "--afterstate", "--tuples", "0,1,x"], "bad tuple '0,1,x'"),
+    (["threes", "--afterstate", "--stage-ranks", "20"], "stage_ranks must be increasing ranks in 1..15"),
 ])
 def test_bad_arguments_get_one_error_line(argv, words, capsys, tmp_path):
     try:

@@ -39,8 +39,6 @@ import torch
 import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs import load, plugin
 from tablegym.envs.core import Game
-from tablegym.envs.threes.ntuple import DEFAULT_TUPLES
-from tablegym.envs.threes.train import _tuple_arg
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.training.ppo import env_id_of, trained_game
 from tablegym.training.runs import Learner, Run, parse_dataclass_args
@@ -78,11 +76,11 @@ class Args:
     """temporal coherence learning: each entry's step shrinks as its errors stop agreeing (give --alpha about 1)"""
     epsilon: float = 0.0
     """chance of a uniformly random legal move (the cards that enter explore already)"""
-    tuples: tuple[tuple[int, ...], ...] = dataclasses.field(default=DEFAULT_TUPLES,
-                                                             metadata={"type": _tuple_arg, "metavar": "CELLS"})
-    """the n-tuples, cells 0..15 row-major from the top-left joined by commas, h = the card about to enter"""
+    tuples: tuple[str, ...] = dataclasses.field(default=(), metadata={"type": str, "metavar": "CELLS"})
+    """the network's n-tuples, cells joined by commas (Threes: 0..15 row-major from the top-left,
+    h = the card about to enter); none: the network's default"""
     stage_ranks: tuple[int, ...] = dataclasses.field(default=(11,), metadata={"nargs": "*"})
-    """highest-card ranks starting a new stage of tables (11 = 768)"""
+    """highest ranks starting a new stage of tables (Threes: 11 = 768)"""
     log_every: int = 100
     """iterations between TensorBoard scalars"""
     eval_every: int = 2_000

@@ -87,6 +87,14 @@ class NTupleConfig:
                    stage_ranks=tuple(int(r) for r in d["stage_ranks"]), symmetric=bool(d["symmetric"]))
 
 
+def parse_tuple(text: str) -> tuple[int, ...]:
+    """One n-tuple as typed: cells 0..15 (or ``h``, the card about to enter) joined by commas."""
+    try:
+        return tuple(HINT_CELL if c.strip() == "h" else int(c) for c in text.split(","))
+    except ValueError:
+        raise ValueError(f"bad tuple {text!r}: give cells 0..15 (or h) joined by commas") from None
+
+
 def symmetries() -> list[np.ndarray]:
     """The eight cell permutations of the 4x4 board (rotations and reflections); entry ``c`` of
     a permutation is where cell ``c`` goes."""
@@ -267,11 +275,13 @@ class NTupleNet(nn.Module):
         return rows.reshape(ranks.shape[0], -1)
 
     @classmethod
-    def for_training(cls, tuples: tuple[tuple[int, ...], ...] = DEFAULT_TUPLES,
+    def for_training(cls, tuples: tuple[str | tuple[int, ...], ...] = (),
                      stage_ranks: tuple[int, ...] = (11,)) -> "NTupleNet":
         """A zero network whose table gets sparse gradients (an SGD step then touches only the
-        entries a batch read, not the millions it did not)."""
-        net = cls(NTupleConfig(tuples=tuple(map(tuple, tuples)), stage_ranks=tuple(stage_ranks)))
+        entries a batch read, not the millions it did not). ``tuples`` as typed ("h,0,1,2,3") or
+        as cells; none: ``DEFAULT_TUPLES``. ValueError names a bad tuple or stage."""
+        cells = tuple(parse_tuple(t) if isinstance(t, str) else tuple(t) for t in tuples) or DEFAULT_TUPLES
+        net = cls(NTupleConfig(tuples=cells, stage_ranks=tuple(stage_ranks)))
         net.table.sparse = True
         return net
 

@@ -40,9 +40,8 @@ from tablegym.envs.core import ONGOING, OUTCOME
 from tablegym.envs.threes.board import board_score, highest_rank, swipe
 from tablegym.envs.threes.core import BOARD, HINT, NUM_OUTCOMES, PHASE, PLAY, ThreesGame, k_chance, k_push
 from tablegym.models.checkpoint import CheckpointError
-from tablegym.envs.threes.ntuple import (DEFAULT_TUPLES, HINT_CELL, NTupleConfig, NTupleNet, layout,
-                                    load_ntuple_with_metadata, ntuple_update, ntuple_update_tc, ntuple_value, restage,
-                                    save_ntuple)
+from tablegym.envs.threes.ntuple import (DEFAULT_TUPLES, NTupleConfig, NTupleNet, layout, load_ntuple_with_metadata,
+                                    ntuple_update, ntuple_update_tc, ntuple_value, parse_tuple, restage, save_ntuple)
 from tablegym.training.runs import Learner, Run, parse_dataclass_args
 
 MILESTONE_RANKS = {"768": 11, "1536": 12, "3072": 13}
@@ -52,9 +51,9 @@ MAX_MOVES = 200_000  # far beyond any game (a 12288 card takes ~6,000 moves): a 
 def _tuple_arg(text: str) -> tuple[int, ...]:
     """One n-tuple from the command line: cells 0..15 (or h) joined by commas."""
     try:
-        return tuple(HINT_CELL if c.strip() == "h" else int(c) for c in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"bad tuple {text!r}: give cells 0..15 (or h) joined by commas") from None
+        return parse_tuple(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 @dataclass
