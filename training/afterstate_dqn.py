@@ -162,15 +162,29 @@ class CoherentSGD(torch.optim.Optimizer):
                 rows, inverse = torch.unique(grad._indices()[0], return_inverse=True)
                 values = torch.zeros(len(rows)).index_add_(0, inverse, grad._values().reshape(-1))
                 values /= torch.bincount(inverse, minlength=len(rows))
-                state = self.state[p]
-                if not state:
-                    state["signed"], state["absolute"] = torch.zeros(p.shape[0]), torch.zeros(p.shape[0])
-                signed, absolute = state["signed"], state["absolute"]
+                if not self.state[p]:
+                    self.load_sums(p, rows[:0], values[:0], values[:0])
+                signed, absolute = self.state[p]["signed"], self.state[p]["absolute"]
                 seen = absolute[rows]
                 rate = torch.where(seen > 0, signed[rows].abs() / seen.clamp_min(1e-30), 1.0)
                 p.view(-1).index_add_(0, rows, -group["lr"] * rate * values)
                 signed.index_add_(0, rows, values)
                 absolute.index_add_(0, rows, values.abs())
+
+    def sums(self, p: torch.Tensor) -> dict[str, torch.Tensor] | None:
+        """The entries of ``p`` seen so far and their signed and absolute gradient sums (what a
+        checkpoint keeps, sparse); None before the first step."""
+        state = self.state.get(p)
+        if not state:
+            return None
+        rows = torch.nonzero(state["absolute"]).view(-1)
+        return {"tc_rows": rows, "tc_signed": state["signed"][rows], "tc_absolute": state["absolute"][rows]}
+
+    def load_sums(self, p: torch.Tensor, rows: torch.Tensor, signed: torch.Tensor, absolute: torch.Tensor) -> None:
+        """Start ``p``'s sums from ``sums``' saved entries (zero elsewhere)."""
+        state = self.state[p]
+        state["signed"], state["absolute"] = torch.zeros(p.shape[0]), torch.zeros(p.shape[0])
+        state["signed"][rows], state["absolute"][rows] = signed, absolute
 
 
 class Replay:
@@ -250,20 +264,12 @@ class AfterstateLearner(Learner):
                              f"use a new --run-dir or the same setting")
         self.net.table.weight.data.copy_(net.table.weight.data)
         self.sync_target()
-        if self.args.tc:  # the coherence sums, saved sparse beside the network
-            saved = load_checkpoint(checkpoint)["model"]
-            state = self.optimizer.state[self.net.table.weight]
-            state["signed"], state["absolute"] = torch.zeros(self.net.table.weight.shape[0]), torch.zeros(
-                self.net.table.weight.shape[0])
-            state["signed"][saved["tc_rows"]], state["absolute"][saved["tc_rows"]] = saved["tc_signed"], saved["tc_absolute"]
+        if self.args.tc and "tc_rows" in (saved := load_checkpoint(checkpoint)["model"]):  # the coherence sums
+            self.optimizer.load_sums(self.net.table.weight, saved["tc_rows"], saved["tc_signed"], saved["tc_absolute"])
         return meta
 
     def save(self, path: Path, progress: dict, *, final: bool = False) -> None:
-        extra = None
-        state = self.optimizer.state.get(self.net.table.weight)
-        if state and not final:
-            rows = torch.nonzero(state["absolute"]).view(-1)
-            extra = {"tc_rows": rows, "tc_signed": state["signed"][rows], "tc_absolute": state["absolute"][rows]}
+        extra = self.optimizer.sums(self.net.table.weight) if self.args.tc and not final else None
         self.net.save(path, {"trainer": "afterstate-dqn", "tc": self.args.tc, "args": dataclasses.asdict(self.args),
                              **progress}, extra=extra)
 
@@ -301,10 +307,10 @@ def main(argv: list[str] | None = None) -> int:
 
     keys, hints, gains, legal = boards.afterstates()
     scores, errors = [], []
+    rows = np.arange(args.num_envs)
     while run.next_iteration():
         # 1. one move on every board: the legal move of largest gain + V(afterstate)
         action = act(q_values(net, keys, hints, gains, legal), legal, args.epsilon, rng)
-        rows = np.arange(args.num_envs)
         chosen, chosen_hint, after_score = keys[rows, action], hints, score + gains[rows, action]
         moved = legal[rows, action]  # False on a board waiting for its reset: no transition
         _, _, term, trunc, info = envs.step(action)
