@@ -14,9 +14,9 @@ from tablegym.envs.threes.board import board_score, swipe
 from tablegym.envs.threes.core import ThreesGame
 from tablegym.envs.threes.expectimax import LEAF, afterstate_chance
 from tablegym.models.checkpoint import CheckpointError, save_checkpoint
-from tablegym.envs.threes.ntuple import (HINT_CELL, NTupleConfig, NTupleNet, load_ntuple, load_ntuple_with_metadata,
-                                    ntuple_update, ntuple_update_tc, ranks_tensor, restage, save_ntuple,
-                                    symmetries)
+from tablegym.envs.threes.ntuple import (BOARD_PART, HINT_CELL, HINT_PART, WHOLE, NTupleConfig, NTupleNet, load_ntuple,
+                                    load_ntuple_with_metadata, ntuple_update, ntuple_update_tc, ntuple_value,
+                                    plan_value, ranks_tensor, restage, save_ntuple, symmetries)
 from tablegym.envs.threes.train import Args, parse_args, play_and_learn, train
 from tests.test_threes import board_state
 from tests.test_threes_search import positions
@@ -64,6 +64,22 @@ def test_value_is_the_same_in_all_eight_orientations(board, hint):
 
 
 _NET = random_net(0)
+
+
+_cells = st.integers(0, 15) | st.just(HINT_CELL)
+
+
+@settings(max_examples=40, deadline=None)
+@given(tuples=st.lists(st.lists(_cells, min_size=1, max_size=5, unique=True), min_size=1, max_size=4),
+       board=boards, hint=st.integers(1, 4), seed=st.integers(0, 2**16))
+def test_the_searches_lookup_reads_the_same_entries_in_the_same_order(tuples, board, hint, seed):
+    """``plan_value`` (the searches' lookup) is ``ntuple_value`` to the last bit, hint anywhere
+    in a tuple, for the whole value and for each part."""
+    net = random_net(seed, NTupleConfig(tuples=tuple(tuple(t) for t in tuples), stage_ranks=(5, 9)))
+    t = net.tables()
+    for part in (WHOLE, BOARD_PART, HINT_PART):
+        exact = ntuple_value(np.int64(board), hint, t.weights, t.cells, t.offsets, t.stage_ranks, part)
+        assert plan_value(np.int64(board), hint, t.weights, t.plan, t.offsets, t.stage_ranks, part) == exact
 
 
 def test_pytorch_module_and_compiled_lookup_agree_in_every_stage():

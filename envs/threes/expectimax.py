@@ -37,7 +37,7 @@ from numba import njit, types
 
 from tablegym.envs.threes.board import board_score, highest_rank, insert_cell, set_rank, swipe
 from tablegym.envs.threes.heuristics import evaluate_board
-from tablegym.envs.threes.ntuple import BOARD_PART, HINT_PART, ntuple_value
+from tablegym.envs.threes.ntuple import BOARD_PART, HINT_PART, plan_value
 
 HINT, COUNT, EXACT, NONE, LEAF = 0, 1, 2, 3, 4
 MODEL_NAMES = {"hint": HINT, "count": COUNT, "exact": EXACT, "none": NONE, "leaf": LEAF}
@@ -68,10 +68,10 @@ NO_NETWORK = (None, None, None, None)
 
 
 @njit(cache=True)
-def learned_leaf_value(board, hint, weights, cells, offsets, stage_ranks):
+def learned_leaf_value(board, hint, weights, plan, offsets, stage_ranks):
     """The expected final score by the network: the afterstate's score plus the value of the
     score still to come."""
-    return board_score(board) + ntuple_value(board, hint, weights, cells, offsets, stage_ranks)
+    return board_score(board) + plan_value(board, hint, weights, plan, offsets, stage_ranks)
 
 
 @njit(cache=True)
@@ -146,7 +146,7 @@ def hint_distribution(board, n1, n2, n3, ranks, probs, decks):
 
 
 @njit(cache=True)
-def _learned_leaf_draw(board, n1, n2, n3, penalty, weights, cells, offsets, stage_ranks, ranks, probs, decks,
+def _learned_leaf_draw(board, n1, n2, n3, penalty, weights, plan, offsets, stage_ranks, ranks, probs, decks,
                        counters):
     """A LEAF ply whose hint is still to be drawn, for the learned network: the expectation over
     hints of the best afterstate. The part of the value that does not read the hint is the
@@ -160,7 +160,7 @@ def _learned_leaf_draw(board, n1, n2, n3, penalty, weights, cells, offsets, stag
         if moved == 0:
             continue
         afters[legal] = after
-        base[legal] = board_score(after) + ntuple_value(after, 0, weights, cells, offsets, stage_ranks, BOARD_PART)
+        base[legal] = board_score(after) + plan_value(after, 0, weights, plan, offsets, stage_ranks, BOARD_PART)
         legal += 1
     if legal == 0:
         counters[0] += 1
@@ -169,7 +169,7 @@ def _learned_leaf_draw(board, n1, n2, n3, penalty, weights, cells, offsets, stag
     for i in range(k):
         best = -np.inf
         for j in range(legal):
-            v = base[j] + ntuple_value(afters[j], ranks[i], weights, cells, offsets, stage_ranks, HINT_PART)
+            v = base[j] + plan_value(afters[j], ranks[i], weights, plan, offsets, stage_ranks, HINT_PART)
             if v > best:
                 best = v
         counters[0] += legal
@@ -186,7 +186,7 @@ _SIGNATURES = [_F(_I, _I, types.int64[::1], _I, _I, _I, _I, _I, _I, _F, *net, ty
 
 # Explicit signatures: numba's cache reloads a self-recursive function reliably only then.
 @njit(_SIGNATURES, cache=True)
-def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penalty, weights, cells, offsets,
+def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penalty, weights, plan, offsets,
                 stage_ranks, ranks, probs, decks, values, counters):
     """Best expected value over the swipes of ``board``, ``ply`` swipes into the search.
 
@@ -198,10 +198,10 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
         counters[0] += 1
         if weights is None:
             return evaluate_board(board, evaluator)
-        return learned_leaf_value(board, hint, weights, cells, offsets, stage_ranks)
+        return learned_leaf_value(board, hint, weights, plan, offsets, stage_ranks)
     if weights is not None:
         if models[ply] == LEAF and hint == 0:
-            return _learned_leaf_draw(board, n1, n2, n3, penalty, weights, cells, offsets, stage_ranks,
+            return _learned_leaf_draw(board, n1, n2, n3, penalty, weights, plan, offsets, stage_ranks,
                                       ranks[depth + ply], probs[depth + ply], decks[depth + ply], counters)
     if (models[ply] == EXACT or models[ply] == LEAF) and hint == 0:
         # The true game: the next card is drawn (and hinted) before the player swipes.
@@ -213,7 +213,7 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
             hi = highest_rank(board) - 3 if r == 4 else bonus_hi
             total += probs[depth + ply, i] * _expectimax(board, ply, models, decks[depth + ply, i, 0],
                                                          decks[depth + ply, i, 1], decks[depth + ply, i, 2], r, hi,
-                                                         evaluator, penalty, weights, cells, offsets, stage_ranks,
+                                                         evaluator, penalty, weights, plan, offsets, stage_ranks,
                                                          ranks, probs, decks, values, counters)
         return total
     best = -np.inf
@@ -228,7 +228,7 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
         k = card_distribution(models[ply], board, n1, n2, n3, hint, bonus_hi, ranks[ply], probs[ply], decks[ply])
         if k == 0:  # NONE: no card enters; LEAF: it is about to, the afterstate keeps its hint
             nxt = hint if models[ply] == LEAF else unknown
-            v = _expectimax(nb, ply + 1, models, n1, n2, n3, nxt, bonus_hi, evaluator, penalty, weights, cells,
+            v = _expectimax(nb, ply + 1, models, n1, n2, n3, nxt, bonus_hi, evaluator, penalty, weights, plan,
                             offsets, stage_ranks, ranks, probs, decks, values, counters)
         else:
             v = 0.0
@@ -242,7 +242,7 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
                     child = set_rank(nb, cell, ranks[ply, i])
                     v += probs[ply, i] * _expectimax(child, ply + 1, models, decks[ply, i, 0], decks[ply, i, 1],
                                                      decks[ply, i, 2], unknown, bonus_hi, evaluator, penalty, weights,
-                                                     cells, offsets, stage_ranks, ranks, probs, decks, values, counters)
+                                                     plan, offsets, stage_ranks, ranks, probs, decks, values, counters)
             v /= lines
         if ply == 0:
             values[d] = v
@@ -259,17 +259,18 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
 
 
 @njit(cache=True)
-def search_root(board, n1, n2, n3, hint, bonus_hi, models, evaluator, penalty, weights, cells, offsets, stage_ranks,
+def search_root(board, n1, n2, n3, hint, bonus_hi, models, evaluator, penalty, weights, plan, offsets, stage_ranks,
                 values, counters):
     """Expected value of each swipe into ``values``; returns the best swipe (-1 if none).
-    ``weights .. stage_ranks``: the n-tuple network for ``evaluator == LEARNED`` (else NO_NETWORK)."""
+    ``weights .. stage_ranks``: the n-tuple network for ``evaluator == LEARNED`` (``NTupleEvaluator.network``,
+    its cells as an ``index_plan``; else NO_NETWORK)."""
     depth = models.shape[0]
     # scratch: rows 0..depth-1 the card entering after each ply's swipe, rows depth.. the draws
     ranks = np.zeros((2 * depth, MAX_CARDS), dtype=np.int64)
     probs = np.zeros((2 * depth, MAX_CARDS), dtype=np.float64)
     decks = np.zeros((2 * depth, MAX_CARDS, 3), dtype=np.int64)
     counters[1] = -1
-    _expectimax(board, np.int64(0), models, n1, n2, n3, hint, bonus_hi, evaluator, penalty, weights, cells, offsets,
+    _expectimax(board, np.int64(0), models, n1, n2, n3, hint, bonus_hi, evaluator, penalty, weights, plan, offsets,
                 stage_ranks, ranks, probs, decks, values, counters)
     return counters[1]
 
