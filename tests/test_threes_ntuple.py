@@ -16,7 +16,8 @@ from tablegym.envs.threes.expectimax import LEAF, afterstate_chance
 from tablegym.models.checkpoint import CheckpointError, save_checkpoint
 from tablegym.envs.threes.ntuple import (BOARD_PART, HINT_CELL, HINT_PART, WHOLE, NTupleConfig, NTupleNet, load_ntuple,
                                     load_ntuple_with_metadata, ntuple_update, ntuple_update_tc, ntuple_value,
-                                    plan_value, ranks_tensor, restage, save_ntuple, symmetries)
+                                    plan_hint_value, plan_indices, plan_value, ranks_tensor, restage, save_ntuple,
+                                    symmetries)
 from tablegym.envs.threes.train import Args, parse_args, play_and_learn, train
 from tests.test_threes import board_state
 from tests.test_threes_search import positions
@@ -74,12 +75,17 @@ _cells = st.integers(0, 15) | st.just(HINT_CELL)
        board=boards, hint=st.integers(1, 4), seed=st.integers(0, 2**16))
 def test_the_searches_lookup_reads_the_same_entries_in_the_same_order(tuples, board, hint, seed):
     """``plan_value`` (the searches' lookup) is ``ntuple_value`` to the last bit, hint anywhere
-    in a tuple, for the whole value and for each part."""
+    in a tuple, for the whole value and for each part; so is the hint part from ``plan_indices``."""
     net = random_net(seed, NTupleConfig(tuples=tuple(tuple(t) for t in tuples), stage_ranks=(5, 9)))
     t = net.tables()
     for part in (WHOLE, BOARD_PART, HINT_PART):
         exact = ntuple_value(np.int64(board), hint, t.weights, t.cells, t.offsets, t.stage_ranks, part)
         assert plan_value(np.int64(board), hint, t.weights, t.plan, t.offsets, t.stage_ranks, part) == exact
+    indices = np.empty((2, t.cells.shape[0] * t.cells.shape[1]), dtype=np.int64)
+    count = plan_indices(np.int64(board), t.weights, t.plan, t.offsets, t.stage_ranks, indices)
+    for h in range(1, 5):  # the hint part from indices worked out once, for every hint
+        exact = ntuple_value(np.int64(board), h, t.weights, t.cells, t.offsets, t.stage_ranks, HINT_PART)
+        assert plan_hint_value(h, t.weights, indices, count) == exact
 
 
 def test_pytorch_module_and_compiled_lookup_agree_in_every_stage():

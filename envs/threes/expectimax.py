@@ -37,7 +37,7 @@ from numba import njit, types
 
 from tablegym.envs.threes.board import board_score, highest_rank, insert_cell, set_rank, swipe
 from tablegym.envs.threes.heuristics import evaluate_board
-from tablegym.envs.threes.ntuple import BOARD_PART, HINT_PART, plan_value
+from tablegym.envs.threes.ntuple import BOARD_PART, plan_hint_value, plan_indices, plan_value
 
 HINT, COUNT, EXACT, NONE, LEAF = 0, 1, 2, 3, 4
 MODEL_NAMES = {"hint": HINT, "count": COUNT, "exact": EXACT, "none": NONE, "leaf": LEAF}
@@ -150,17 +150,19 @@ def _learned_leaf_draw(board, n1, n2, n3, penalty, weights, plan, offsets, stage
                        counters):
     """A LEAF ply whose hint is still to be drawn, for the learned network: the expectation over
     hints of the best afterstate. The part of the value that does not read the hint is the
-    same for every hint, so it is computed once per swipe (about half the table reads)."""
+    same for every hint, so it is computed once per swipe (about half the table reads), and so
+    are the entries the hint part reads, but for the hint's digit."""
     k = hint_distribution(board, n1, n2, n3, ranks, probs, decks)
-    afters = np.empty(4, dtype=np.int64)
     base = np.empty(4, dtype=np.float64)
+    hinted = np.empty((4, 2, plan.shape[0] * (plan.shape[1] - 1)), dtype=np.int64)
+    count = 0
     legal = 0
     for d in range(4):
         after, moved = swipe(board, d)
         if moved == 0:
             continue
-        afters[legal] = after
         base[legal] = board_score(after) + plan_value(after, 0, weights, plan, offsets, stage_ranks, BOARD_PART)
+        count = plan_indices(after, weights, plan, offsets, stage_ranks, hinted[legal])
         legal += 1
     if legal == 0:
         counters[0] += 1
@@ -169,7 +171,7 @@ def _learned_leaf_draw(board, n1, n2, n3, penalty, weights, plan, offsets, stage
     for i in range(k):
         best = -np.inf
         for j in range(legal):
-            v = base[j] + plan_value(afters[j], ranks[i], weights, plan, offsets, stage_ranks, HINT_PART)
+            v = base[j] + plan_hint_value(ranks[i], weights, hinted[j], count)
             if v > best:
                 best = v
         counters[0] += legal

@@ -225,6 +225,41 @@ def plan_value(board, hint, weights, plan, offsets, stage_ranks, part=WHOLE):
 
 
 @njit(cache=True)
+def plan_indices(board, weights, plan, offsets, stage_ranks, out):
+    """The entries ``plan_value(board, hint, ..., HINT_PART)`` sums, less the hint's digit:
+    ``out[0, i]`` an entry, ``out[1, i]`` the hint's place value in it; returns how many. A
+    search that scores one afterstate under several hints works out the indices once
+    (``plan_hint_value``)."""
+    orientations = plan.shape[1] - 1
+    base = ntuple_stage(board, stage_ranks) * (weights.shape[0] // (stage_ranks.shape[0] + 1))
+    count = 0
+    for t in range(plan.shape[0]):
+        hint_place = plan[t, orientations, 1]
+        if hint_place == 0:
+            continue
+        n = plan[t, orientations, 0]
+        for k in range(orientations):
+            idx = base + offsets[t]
+            for j in range(n):
+                c = plan[t, k, j]
+                idx += ((board >> (c & 255)) & 15) << (c >> 8)
+            out[0, count] = idx
+            out[1, count] = hint_place
+            count += 1
+    return count
+
+
+@njit(cache=True)
+def plan_hint_value(hint, weights, indices, count):
+    """``plan_value(board, hint, ..., HINT_PART)`` from ``plan_indices(board, ...)``: the same
+    entries summed in the same order."""
+    total = 0.0
+    for i in range(count):
+        total += weights[indices[0, i] + hint * indices[1, i]]
+    return total
+
+
+@njit(cache=True)
 def _reads_hint(cells, t):
     for j in range(cells.shape[2]):
         if cells[t, 0, j] == HINT_CELL:
