@@ -36,12 +36,10 @@ default for an id that has one)::
 
 from __future__ import annotations
 
-import os
 import warnings
 from typing import Any, Callable, ClassVar
 
 import gymnasium
-import numba
 import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
@@ -438,13 +436,8 @@ def _check_autoreset(mode: Any) -> AutoresetMode:
 
 
 def _check_parallel(parallel: Any) -> bool:
-    """``parallel`` checked; True also picks numba's ``workqueue`` threads unless the user chose a
-    layer (``NUMBA_THREADING_LAYER``): beside a busy core, OpenMP's waiting threads made a step of
-    64 Sim boards 8x slower than one thread, ``workqueue``'s 2x (1024 boards: 4x against 1.2x)."""
     if not isinstance(parallel, (bool, np.bool_)):
         raise ValueError(f"parallel must be True (the boards split over numba's threads) or False, got {parallel!r}")
-    if parallel and "NUMBA_THREADING_LAYER" not in os.environ:
-        numba.config.THREADING_LAYER = "workqueue"  # read when the first threaded kernel runs
     return bool(parallel)
 
 
