@@ -80,18 +80,16 @@ def warm_rules(name: str) -> str:
 
 
 def _warm_vector_envs(record) -> None:
-    """A few random steps of each of the game's compiled vector envs (its batch kernels' bindings),
-    on one thread and on numba's threads (``parallel=True``: kernels of their own)."""
+    """A few random steps of each of the game's compiled vector envs (its batch kernels' bindings)."""
     import gymnasium
     import numpy as np
 
     for env_id in record.vector:
-        for parallel in (False, True):
-            envs = gymnasium.make_vec(env_id, num_envs=2, parallel=parallel)
-            envs.reset(seed=0)
-            for _ in range(3):
-                envs.step(np.argmax(envs.unwrapped.action_masks(), axis=1))
-            envs.close()
+        envs = gymnasium.make_vec(env_id, num_envs=2)
+        envs.reset(seed=0)
+        for _ in range(3):
+            envs.step(np.argmax(envs.unwrapped.action_masks(), axis=1))
+        envs.close()
 
 
 def main() -> int:
