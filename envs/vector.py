@@ -43,7 +43,7 @@ import gymnasium
 import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
-from numba import njit, prange, types
+from numba import njit, types
 from numba.core.errors import NumbaExperimentalFeatureWarning
 
 from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, Game,
@@ -128,21 +128,6 @@ def _reward_of(s, seat, outcome):
     if out == 0 or out == 1:
         return 1.0 if out == seat else -1.0
     return 0.0
-
-
-@njit(cache=True)
-def _chunk_count(n):
-    """How many runs of boards a parallel step hands out: many, so a thread whose boards end
-    games (and deal new ones) more often does not hold the others up (a fixed count: numba's
-    thread count read in compiled code would keep the function out of the cache)."""
-    return min(n, 64)
-
-
-@njit(cache=True)
-def _chunk(n, chunks, c):
-    """Boards ``lo:hi`` of run ``c``: each board in one run, its stream its own, so the boards
-    play the same games on any number of threads."""
-    return c * n // chunks, (c + 1) * n // chunks
 
 
 @njit(cache=True)
@@ -241,21 +226,6 @@ def step_two_player(states, streams, seats, episodes, init, pending, actions, se
                  draw, observe, width, None)
 
 
-@njit(cache=True, parallel=True)  # compiled on first use: only batches made with parallel=True pay for it
-def step_two_player_parallel(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
-                             illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome,
-                             chance, draw, observe, width):
-    """``step_two_player`` with the boards split over numba's threads (``_chunk``)."""
-    n = states.shape[0]
-    chunks = _chunk_count(n)
-    for c in prange(chunks):
-        lo, hi = _chunk(n, chunks, c)
-        _step_boards(states[lo:hi], streams[lo:hi], seats[lo:hi], episodes[lo:hi], init, pending[lo:hi],
-                     actions[lo:hi], seat_modes[lo:hi], opponent, penalty, illegal_reward, obs[lo:hi], rewards[lo:hi],
-                     terms[lo:hi], illegal[lo:hi], masks[lo:hi], moves, push, to_move, outcome, chance, draw, observe,
-                     width, None)
-
-
 def _quiet_njit(signature: Any) -> Callable[[Callable], Any]:
     """``njit(signature, cache=True)`` without numba's notice that first-class function types are
     experimental: the search entry points hold the other seat's move as one on purpose, and their
@@ -322,16 +292,16 @@ def reset_single(states, streams, steps, last_score, init, which, from_start, ob
             info_fn(s, info[i])
 
 
-_SINGLE_STEP_ARGS = (_I2, _U2, _I1, _F1, _I1, _B1, types.boolean, _I1, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _B1,
-                     _M2, _I2, MOVES_T, PUSH_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, DRAW_T, OBSERVE_T, SCORE_T,
-                     INFO_T, _I)
-
-
-@njit(cache=True)
-def _step_single_boards(states, streams, steps, last_score, init, pending, from_start, actions, limit, penalty,
-                        illegal_reward, obs, rewards, terms, truncs, illegal, masks, info, moves, push, to_move,
-                        outcome, chance, draw, observe, score, info_fn, width):
-    """``step_single``'s loop over the boards (all of them, or one thread's run of them)."""
+@njit(types.none(_I2, _U2, _I1, _F1, _I1, _B1, types.boolean, _I1, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _B1,
+                 _M2, _I2, MOVES_T, PUSH_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, DRAW_T, OBSERVE_T, SCORE_T,
+                 INFO_T, _I), cache=True)
+def step_single(states, streams, steps, last_score, init, pending, from_start, actions, limit, penalty,
+                illegal_reward, obs, rewards, terms, truncs, illegal, masks, info, moves, push, to_move, outcome,
+                chance, draw, observe, score, info_fn, width):
+    """One step of every board of a single-player game (``SinglePlayerEnv.step``): the reward
+    is the change of ``score`` (the first step's counts from the dealt position's score with
+    ``from_start``, else from 0), a board truncates after
+    ``limit`` steps (0: never), and a board that ended on the last step is dealt again."""
     buf = np.empty(width, np.int64)
     probs = np.empty(width)
     for i in range(states.shape[0]):
@@ -368,34 +338,6 @@ def _step_single_boards(states, streams, steps, last_score, init, pending, from_
             pending[i] = terms[i] or truncs[i]
         _finish(s, i, 0, moves, outcome, observe, obs, masks, buf)
         info_fn(s, info[i])
-
-
-@njit(types.none(*_SINGLE_STEP_ARGS), cache=True)
-def step_single(states, streams, steps, last_score, init, pending, from_start, actions, limit, penalty,
-                illegal_reward, obs, rewards, terms, truncs, illegal, masks, info, moves, push, to_move, outcome,
-                chance, draw, observe, score, info_fn, width):
-    """One step of every board of a single-player game (``SinglePlayerEnv.step``): the reward
-    is the change of ``score`` (the first step's counts from the dealt position's score with
-    ``from_start``, else from 0), a board truncates after
-    ``limit`` steps (0: never), and a board that ended on the last step is dealt again."""
-    _step_single_boards(states, streams, steps, last_score, init, pending, from_start, actions, limit, penalty,
-                        illegal_reward, obs, rewards, terms, truncs, illegal, masks, info, moves, push, to_move,
-                        outcome, chance, draw, observe, score, info_fn, width)
-
-
-@njit(cache=True, parallel=True)  # compiled on first use, as step_two_player_parallel
-def step_single_parallel(states, streams, steps, last_score, init, pending, from_start, actions, limit, penalty,
-                         illegal_reward, obs, rewards, terms, truncs, illegal, masks, info, moves, push, to_move,
-                         outcome, chance, draw, observe, score, info_fn, width):
-    """``step_single`` with the boards split over numba's threads (``_chunk``)."""
-    n = states.shape[0]
-    chunks = _chunk_count(n)
-    for c in prange(chunks):
-        lo, hi = _chunk(n, chunks, c)
-        _step_single_boards(states[lo:hi], streams[lo:hi], steps[lo:hi], last_score[lo:hi], init, pending[lo:hi],
-                            from_start, actions[lo:hi], limit, penalty, illegal_reward, obs[lo:hi], rewards[lo:hi],
-                            terms[lo:hi], truncs[lo:hi], illegal[lo:hi], masks[lo:hi], info[lo:hi], moves, push,
-                            to_move, outcome, chance, draw, observe, score, info_fn, width)
 
 
 @njit(cache=True)
@@ -435,12 +377,6 @@ def _check_autoreset(mode: Any) -> AutoresetMode:
     return mode
 
 
-def _check_parallel(parallel: Any) -> bool:
-    if not isinstance(parallel, (bool, np.bool_)):
-        raise ValueError(f"parallel must be True (the boards split over numba's threads) or False, got {parallel!r}")
-    return bool(parallel)
-
-
 def _check_copy(copy: Any) -> bool:
     if not isinstance(copy, (bool, np.bool_)):
         raise ValueError(f"copy must be True (observations copied, the default) or False (the env's own buffer), got {copy!r}")
@@ -466,13 +402,6 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
     ``copy=False`` (as for Gymnasium's ``SyncVectorEnv``): ``reset`` and ``step`` return the
     env's own observation buffer, not a copy, valid until the next call; a training loop that
     copies the observations into its own buffer anyway saves one copy of the batch a step.
-
-    ``parallel=True``: a step splits the boards over numba's threads (``numba.set_num_threads``
-    or ``NUMBA_NUM_THREADS`` set how many; its kernel compiles on first use). The boards play the
-    same games either way (each draws from its own stream); a search as the other seat keeps
-    one set of tables and steps on one thread. Off by default: threads pay only on cores with
-    nothing else to do (beside a learner, other envs or a test run, waiting for a busy core
-    made a step several times slower here).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -485,11 +414,10 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
     ``np_random`` (``Generator.choice`` over the outcomes, as ``sample_outcome`` does)."""
 
     def _setup(self, num_envs: Any, game: Game, proto: gymnasium.Env, autoreset_mode: Any,
-               illegal_action: str, render_mode: str | None, copy: bool, parallel: bool = False) -> None:
+               illegal_action: str, render_mode: str | None, copy: bool) -> None:
         """The batch arrays, spaces and kernels shared by every kernel game."""
         self.num_envs = _check_num_envs(num_envs)
         self.copy = _check_copy(copy)
-        self.parallel = _check_parallel(parallel)
         _check_autoreset(autoreset_mode)
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode of a vector env must be 'ansi' or None, got {render_mode!r}")
@@ -663,13 +591,12 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
 
     def __init__(self, num_envs: int = 1, *, opponent: Any = "random", agent_seat: Any = 0,
                  illegal_action: str = "raise", render_mode: str | None = None,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True,
-                 parallel: bool = False, **kwargs: Any) -> None:
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True, **kwargs: Any) -> None:
         n = _check_num_envs(num_envs)
         one_seat = isinstance(agent_seat, (str, int, np.integer))
         proto = self.single_env(agent_seat=agent_seat if one_seat else 0, illegal_action=illegal_action, **kwargs)
         self._seat_modes = _seat_modes(agent_seat, n)
-        self._setup(n, proto.game, proto, autoreset_mode, illegal_action, render_mode, copy, parallel)
+        self._setup(n, proto.game, proto, autoreset_mode, illegal_action, render_mode, copy)
         self.opponent = opponent
         self._search: Any = None
         if opponent is None:
@@ -719,12 +646,10 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
         args = (self._states, self._streams, self._seats, self._episodes, self._init, self._pending, a,
                 self._seat_modes, self._opponent, self.illegal_action == "penalty", -1.0, self._obs, self._rewards,
                 self._terms, self._illegal, self._masks, *self._compiled, self._width)
-        if self._search is not None:
-            self._search.step(*args)
-        elif self.parallel:
-            step_two_player_parallel(*args)
-        else:
+        if self._search is None:
             step_two_player(*args)
+        else:
+            self._search.step(*args)
         truncs = np.zeros(self.num_envs, dtype=bool)
         return self._observations(), self._rewards.copy(), self._terms.copy(), truncs, self._info()
 
@@ -753,10 +678,9 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
     """Whether the first step's reward counts from the dealt position's score (else from 0)."""
 
     def __init__(self, num_envs: int = 1, *, illegal_action: str = "raise", render_mode: str | None = None,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True,
-                 parallel: bool = False, **kwargs: Any) -> None:
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True, **kwargs: Any) -> None:
         proto = self.single_env(illegal_action=illegal_action, **kwargs)
-        self._setup(num_envs, proto.game, proto, autoreset_mode, illegal_action, render_mode, copy, parallel)
+        self._setup(num_envs, proto.game, proto, autoreset_mode, illegal_action, render_mode, copy)
         cls = type(self)
         self._compiled += (CompiledKernel(self._score_kernel(proto), SCORE_T), CompiledKernel(cls.info_kernel, INFO_T))
         limit = getattr(proto, self.limit_keyword) if self.limit_keyword else None  # the single env's default too
@@ -785,11 +709,11 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
-        step = step_single_parallel if self.parallel else step_single
-        step(self._states, self._streams, self._steps, self._last_score, self._init, self._pending,
-             self.score_from_start, a, self._limit, self.illegal_action == "penalty", self.illegal_reward, self._obs,
-             self._rewards, self._terms, self._truncs, self._illegal, self._masks, self._info_values, *self._compiled,
-             self._width)
+        step_single(self._states, self._streams, self._steps, self._last_score, self._init, self._pending,
+                    self.score_from_start, a,
+                    self._limit, self.illegal_action == "penalty", self.illegal_reward, self._obs, self._rewards,
+                    self._terms, self._truncs, self._illegal, self._masks, self._info_values, *self._compiled,
+                    self._width)
         return self._observations(), self._rewards.copy(), self._terms.copy(), self._truncs.copy(), self._info()
 
     def _info(self) -> dict[str, Any]:

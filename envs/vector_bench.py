@@ -98,8 +98,7 @@ def pgx_available() -> bool:
 
 
 def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,8192", ids: str | None = None,
-              sync_max: int = 1024, pgx: bool = True, copy: bool = True,
-              parallel: bool = False) -> dict[str, dict[str, Any]]:
+              sync_max: int = 1024, pgx: bool = True, copy: bool = True) -> dict[str, dict[str, Any]]:
     """Rows "<id> x <batch>": compiled and SyncVectorEnv steps/s (medians) and their ratio; the
     ids with a pgx peer (``PGX_PEERS``) add its steps/s and the compiled env's ratio to it
     ("pgx not installed" where pgx does not import; ``pgx=False`` leaves the peers out).
@@ -107,11 +106,9 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
     ``batches`` and ``ids`` are comma-separated (``ids``: every id with a vector entry point when
     not given; a short name such as ``Trilobite`` matches ``tablegym/Trilobite-v0``). ``copy``:
     both envs' ``copy`` option (False: each returns its own observation buffer, no copy of the
-    batch a step; pgx returns new arrays either way). ``parallel``: the compiled env's boards split
-    over numba's threads (``SyncVectorEnv`` steps its envs one after another either way)."""
-    for name, flag in (("copy", copy), ("parallel", parallel)):
-        if not isinstance(flag, bool):
-            raise ValueError(f"{name} must be true or false, got {flag!r}")
+    batch a step; pgx returns new arrays either way)."""
+    if not isinstance(copy, bool):
+        raise ValueError(f"copy must be true or false, got {copy!r}")
     sizes = [int(b) for b in str(batches).split(",")]
     if not sizes or min(sizes) < 1:
         raise ValueError(f"batches must be comma-separated integers >= 1, got {batches!r}")
@@ -127,7 +124,7 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
     for env_id in chosen:
         peer = PGX_PEERS.get(env_id) if pgx else None
         for n in sizes:
-            compiled = gymnasium.make_vec(env_id, num_envs=n, copy=copy, parallel=parallel)
+            compiled = gymnasium.make_vec(env_id, num_envs=n, copy=copy)
             sync = gymnasium.make_vec(env_id, num_envs=min(n, sync_max), vectorization_mode="sync",
                                       vector_kwargs={"copy": copy})
             reference = PgxRandom(peer, n) if peer and have_pgx else None

@@ -102,41 +102,6 @@ def test_penalised_illegal_actions_match_sync_vector_env(env_id: str) -> None:
     assert ended >= 3
 
 
-THREADED_IDS = sorted(VECTOR_IDS)
-
-
-@pytest.mark.parametrize("env_id,opponent", [(i, "random") for i in THREADED_IDS]
-                         + [(i, None) for i in THREADED_IDS if i in TWO_PLAYER_IDS])
-def test_a_batch_on_threads_plays_the_games_of_one_thread(env_id: str, opponent) -> None:
-    """``parallel=True`` splits the boards into runs over numba's threads: every board draws from
-    its own stream, so each plays the game it plays on one thread, step for step (two-player
-    games against the random player and in self-play)."""
-    kwargs = dict(SHORT_EPISODES.get(env_id, {}))
-    if env_id in TWO_PLAYER_IDS:
-        kwargs.update(opponent=opponent, agent_seat="alternate")
-    threaded = gymnasium.make_vec(env_id, num_envs=70, parallel=True, **kwargs)
-    one = gymnasium.make_vec(env_id, num_envs=70, parallel=False, **kwargs)
-    assert threaded.unwrapped.parallel and not one.unwrapped.parallel
-    _same_step(threaded.reset(seed=4), one.reset(seed=4), "reset")
-    rng = np.random.default_rng(4)
-    ended = 0
-    for t in range(120):
-        masks = one.unwrapped.action_masks()
-        actions = np.argmax(rng.random(masks.shape) * masks, axis=1)
-        out = threaded.step(actions)
-        _same_step(out, one.step(actions), f"step {t}")
-        ended += int(np.sum(out[2] | out[3]))
-    assert ended >= 10, "the run should cross terminations and auto-resets"
-
-
-def test_threads_are_asked_for() -> None:
-    assert gymnasium.make_vec("tablegym/Threes-v0", num_envs=2048).unwrapped.parallel is False
-    assert gymnasium.make_vec("tablegym/Sim-v0", num_envs=2, parallel=True).unwrapped.parallel is True
-    for bad in ("yes", None, 1):
-        with pytest.raises(ValueError, match=f"parallel must be True .* or False, got {bad!r}"):
-            gymnasium.make_vec("tablegym/Sim-v0", num_envs=2, parallel=bad)
-
-
 def test_make_vec_defaults_to_the_compiled_env() -> None:
     env = gymnasium.make_vec("tablegym/Trilobite-v0", num_envs=2)
     assert isinstance(env.unwrapped, KernelVectorEnv)

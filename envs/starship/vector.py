@@ -43,7 +43,7 @@ import gymnasium
 import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
-from numba import njit, prange
+from numba import njit
 
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.starship import kernels as K
@@ -56,8 +56,7 @@ from tablegym.envs.starship.ship import (COCKPIT, CORRIDOR, DX, DY, EMPTY, FACED
                                          NUM_TILE_KINDS, PART_FIELDS, REACTOR, THRUSTER, WEAPON, Ship, footprint)
 from tablegym.envs.starship.stages import STRATEGIES
 from tablegym.envs.streams import integers, next_double, stream_rows
-from tablegym.envs.vector import (KernelVectorEnv, _check_autoreset, _check_copy, _check_num_envs, _check_parallel, _chunk,
-                                  _chunk_count)
+from tablegym.envs.vector import KernelVectorEnv, _check_autoreset, _check_copy, _check_num_envs
 
 # -- fixed tables ------------------------------------------------------------------------------
 
@@ -573,21 +572,6 @@ def step_boards(tiles, part, parts, iv, fv, terms, streams, tstreams, pending, a
                 targets[i], got[i], tobs[i])
 
 
-@njit(cache=True, parallel=True)
-def step_boards_parallel(tiles, part, parts, iv, fv, terms, streams, tstreams, pending, actions, g, circle, o, bonus,
-                         weight, targets, got, obs, masks, act_masks, tobs, rewards, terms_out, truncs):
-    """``step_boards`` with the boards split over numba's threads (envs/vector.py's ``_chunk``):
-    every board keeps its own streams, so it plays the same episode on any number of threads."""
-    n = tiles.shape[0]
-    chunks = _chunk_count(n)
-    for c in prange(chunks):
-        lo, hi = _chunk(n, chunks, c)
-        step_boards(tiles[lo:hi], part[lo:hi], parts[lo:hi], iv[lo:hi], fv[lo:hi], terms[lo:hi], streams[lo:hi],
-                    tstreams[lo:hi], pending[lo:hi], actions[lo:hi], g, circle, o, bonus, weight, targets[lo:hi],
-                    got[lo:hi], obs[lo:hi], masks[lo:hi], act_masks[lo:hi], tobs[lo:hi], rewards[lo:hi],
-                    terms_out[lo:hi], truncs[lo:hi])
-
-
 def _generator_params(pipeline: Any, start: str, partial_stages: int) -> tuple[np.ndarray, float]:
     """The int64 parameters of the compiled start (``G_*``) and the shape stage's circle weight."""
     if start == "partial" and partial_stages > MAX_STAGES:
@@ -617,8 +601,8 @@ class StarshipVectorEnv(KernelVectorEnv):
 
     Arguments: ``StarshipEnv``'s (``representation`` "narrow" or "turtle", ``start``, ``size``,
     ``partial_stages`` up to 6, ``generator``, ``validity_bonus``, ``reward``, ``masks``,
-    ``max_changes``, ``patience``, ``max_steps``), ``num_envs``, ``autoreset_mode``, ``copy`` and
-    ``parallel`` (as for ``KernelVectorEnv``);
+    ``max_changes``, ``patience``, ``max_steps``), ``num_envs``, ``autoreset_mode`` and ``copy`` (as for
+    ``KernelVectorEnv``);
     ``render_mode`` "ansi" or None. Every action in range is accepted, as the single env
     accepts it (a masked one too); one out of range raises ``IllegalActionError``. ``info``:
     see the module docstring.
@@ -627,11 +611,9 @@ class StarshipVectorEnv(KernelVectorEnv):
     single_env: ClassVar[Any] = StarshipEnv
 
     def __init__(self, num_envs: int = 1, *, render_mode: str | None = None,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True,
-                 parallel: bool = False, **kwargs: Any) -> None:
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True, **kwargs: Any) -> None:
         self.num_envs = _check_num_envs(num_envs)
         self.copy = _check_copy(copy)
-        self.parallel = _check_parallel(parallel)
         _check_autoreset(autoreset_mode)
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode of a vector env must be 'ansi' or None, got {render_mode!r}")
@@ -711,10 +693,10 @@ class StarshipVectorEnv(KernelVectorEnv):
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
-        step = step_boards_parallel if self.parallel else step_boards
-        step(self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._streams, self._tstreams,
-             self._pending, a, self._g, self._circle, self._o, self._bonus, self._weight, self._targets, self._got,
-             self._obs, self._masks, self._act_masks, self._tobs, self._rewards, self._terms_out, self._truncs)
+        step_boards(self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._streams,
+                    self._tstreams, self._pending, a, self._g, self._circle, self._o, self._bonus, self._weight,
+                    self._targets, self._got, self._obs, self._masks, self._act_masks, self._tobs, self._rewards,
+                    self._terms_out, self._truncs)
         return self._observations(), self._rewards.copy(), self._terms_out.copy(), self._truncs.copy(), self._info()
 
     def _actions(self, actions: Any) -> np.ndarray:
