@@ -164,6 +164,12 @@ def ntuple_stage(board, stage_ranks):
 
 
 @njit(cache=True)
+def _stage_start(board, weights, stage_ranks):
+    """Where the tables of ``board``'s stage start in ``weights`` (one equal block a stage)."""
+    return ntuple_stage(board, stage_ranks) * (weights.shape[0] // (stage_ranks.shape[0] + 1))
+
+
+@njit(cache=True)
 def _index(board, hint, cells, t, k):
     idx = 0
     for j in range(cells.shape[2]):
@@ -204,10 +210,20 @@ def index_plan(cells: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
+def _plan_digits(board, plan, t, k, n):
+    """The board cells' part of tuple ``t``'s index in orientation ``k`` (its ``n`` board cells)."""
+    idx = 0
+    for j in range(n):
+        c = plan[t, k, j]
+        idx += ((board >> (c & 255)) & 15) << (c >> 8)
+    return idx
+
+
+@njit(cache=True)
 def plan_value(board, hint, weights, plan, offsets, stage_ranks, part=WHOLE):
     """``ntuple_value`` over ``index_plan(cells)``: the same entries summed in the same order."""
     orientations = plan.shape[1] - 1
-    base = ntuple_stage(board, stage_ranks) * (weights.shape[0] // (stage_ranks.shape[0] + 1))
+    base = _stage_start(board, weights, stage_ranks)
     total = 0.0
     for t in range(plan.shape[0]):
         hint_place = plan[t, orientations, 1]
@@ -216,11 +232,7 @@ def plan_value(board, hint, weights, plan, offsets, stage_ranks, part=WHOLE):
         n = plan[t, orientations, 0]
         start = base + offsets[t] + hint * hint_place
         for k in range(orientations):
-            idx = start
-            for j in range(n):
-                c = plan[t, k, j]
-                idx += ((board >> (c & 255)) & 15) << (c >> 8)
-            total += weights[idx]
+            total += weights[start + _plan_digits(board, plan, t, k, n)]
     return total
 
 
@@ -231,7 +243,7 @@ def plan_indices(board, weights, plan, offsets, stage_ranks, out):
     search that scores one afterstate under several hints works out the indices once
     (``plan_hint_value``)."""
     orientations = plan.shape[1] - 1
-    base = ntuple_stage(board, stage_ranks) * (weights.shape[0] // (stage_ranks.shape[0] + 1))
+    base = _stage_start(board, weights, stage_ranks)
     count = 0
     for t in range(plan.shape[0]):
         hint_place = plan[t, orientations, 1]
@@ -239,11 +251,7 @@ def plan_indices(board, weights, plan, offsets, stage_ranks, out):
             continue
         n = plan[t, orientations, 0]
         for k in range(orientations):
-            idx = base + offsets[t]
-            for j in range(n):
-                c = plan[t, k, j]
-                idx += ((board >> (c & 255)) & 15) << (c >> 8)
-            out[0, count] = idx
+            out[0, count] = base + offsets[t] + _plan_digits(board, plan, t, k, n)
             out[1, count] = hint_place
             count += 1
     return count
@@ -295,7 +303,7 @@ def ntuple_value(board, hint, weights, cells, offsets, stage_ranks, part=WHOLE):
     do (HINT_PART), or all (WHOLE). A search that tries several hints on one afterstate
     computes the board part once.
     """
-    base = ntuple_stage(board, stage_ranks) * (weights.shape[0] // (stage_ranks.shape[0] + 1))
+    base = _stage_start(board, weights, stage_ranks)
     total = 0.0
     for t in range(cells.shape[0]):
         if part != WHOLE and _reads_hint(cells, t) != (part == HINT_PART):
@@ -308,7 +316,7 @@ def ntuple_value(board, hint, weights, cells, offsets, stage_ranks, part=WHOLE):
 @njit(cache=True)
 def ntuple_update(board, hint, weights, cells, offsets, stage_ranks, step):
     """Add ``step`` to every entry the value of (``board``, ``hint``) sums."""
-    base = ntuple_stage(board, stage_ranks) * (weights.shape[0] // (stage_ranks.shape[0] + 1))
+    base = _stage_start(board, weights, stage_ranks)
     for t in range(cells.shape[0]):
         for k in range(cells.shape[1]):
             weights[base + offsets[t] + _index(board, hint, cells, t, k)] += step
@@ -324,7 +332,7 @@ def ntuple_update_tc(board, hint, weights, coherence, cells, offsets, stage_rank
     rate falls exactly as its errors stop agreeing. ``coherence[0]`` holds the signed sums,
     ``coherence[1]`` the absolute sums (a fresh entry's rate is 1).
     """
-    base = ntuple_stage(board, stage_ranks) * (weights.shape[0] // (stage_ranks.shape[0] + 1))
+    base = _stage_start(board, weights, stage_ranks)
     for t in range(cells.shape[0]):
         for k in range(cells.shape[1]):
             i = base + offsets[t] + _index(board, hint, cells, t, k)
