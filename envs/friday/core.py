@@ -1417,11 +1417,12 @@ class FridayState(KernelState):
     @property
     def table(self) -> list[tuple[int, int, str]]:
         """(slot, card type, flags text) of the cards on the table, left side first."""
+        body = self.body
+        cards, flag_bits = body[SLOT_CARD:SLOT_CARD + MAX_SLOTS].tolist(), body[SLOT_FLAG:SLOT_FLAG + MAX_SLOTS].tolist()
         rows = []
-        for i in range(MAX_SLOTS):
-            c = int(self.body[SLOT_CARD + i])
+        for i, c in enumerate(cards):
             if c >= 0:
-                f = int(self.body[SLOT_FLAG + i])
+                f = flag_bits[i]
                 flags = "".join(ch for bit, ch in ((F_LEFT, "L"), (F_DESTROYED, "x"), (F_DOUBLED, "2"),
                                                    (F_USED, "u"), (F_COPIED_STEP, "s")) if f & bit)
                 rows.append((i, c, flags))
