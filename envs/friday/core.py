@@ -1456,8 +1456,11 @@ class FridayState(KernelState):
         """Parse an action id or its name as ``action_to_string`` prints it (case-insensitive)."""
         legal = self.legal_actions()
         want = text.strip().lower()
+        if want.isdigit() and int(want) in legal and str(int(want)) == want:  # no name is a number
+            return int(want)
+        body, chance = self.body, self.current_player() == CHANCE
         for a in legal:
-            if want in (str(a), self.action_to_string(a).lower()):
+            if want == (outcome_name(a, int(body[PENDING])) if chance else action_name(a, body)).lower():
                 return a
         raise IllegalActionError(text, legal, f"(not a legal action while: {self.phase_name})")
 
