@@ -20,10 +20,16 @@ functions (state = the common compact ``int64`` array):
 
 - ``moves(s, out) -> n``: the actions the search considers (a game may filter them);
 - ``apply(s, a)``: play one of them in place;
-- ``sample(s, rng_state)``: resolve pending chance with the splitmix64 state ``rng_state``;
-- ``evaluate(s, params) -> float``: the leaf score (hand-made, or a network's weights in ``params``);
-- ``status(s) -> int``: 0 while the game goes on;
+- ``sample(s, rng_state)``: a game's own sampler of pending chance (splitmix64 state
+  ``rng_state``), or with ``by_chance`` pending chance drawn through ``chance(s, outcomes,
+  probs)`` and ``pick_outcome``;
+- ``evaluate(s, me, params) -> float``: the leaf score for player ``me`` (an ``Evaluator``'s
+  kernel: hand-made, or a network's weights in ``params``);
+- ``outcome(s)``, ``to_move(s)``: the game's; a state is expanded while its outcome is ``ONGOING``;
 - ``key(s) -> int64``: a hash of the state.
+
+Only these function types reach the compiled search, none of them a closure, so the search is
+compiled once into numba's on-disk cache and serves every game and evaluator in every process.
 """
 
 from __future__ import annotations
@@ -35,7 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, types
 
-from tablegym.envs.core import CHANCE, ONGOING, STATE_T, Kernels, KernelState, State, pick_outcome, splitmix_uniform
+from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, PUSH_T, STATE_T, Kernels,
+                                KernelState, State, pick_outcome, splitmix_uniform)
 from tablegym.search.evaluator import Evaluator, check_game
 
 MAX_MOVES = 512
@@ -45,12 +52,33 @@ consecutive expansions never share random numbers while siblings do."""
 
 
 
-def _signature(state):
-    fn = types.FunctionType
-    return types.UniTuple(types.int64, 3)(
-        state, types.int64, fn(types.int64(state, types.int64[::1])), fn(types.none(state, types.int64)),
-        fn(types.none(state, types.int64[::1])), fn(types.float64(state, types.float64[::1])),
-        fn(types.int64(state)), fn(types.int64(state)), types.float64[::1], types.int64[::1], types.float64[::1])
+SAMPLE_T = types.FunctionType(types.none(STATE_T, types.int64[::1]))
+_SIGNATURE = types.UniTuple(types.int64, 3)(
+    STATE_T, types.int64, MOVES_T, PUSH_T, SAMPLE_T, CHANCE_T, types.boolean, EVAL_T, types.int64, INT_OF_STATE_T,
+    INT_OF_STATE_T, INT_OF_STATE_T, types.int64, types.float64[::1], types.int64[::1], types.float64[::1])
+
+
+@njit(types.none(STATE_T, types.int64[::1]), cache=True)
+def _no_sample(s, rng_state):
+    """``sample`` where chance is drawn through ``chance`` (never called)."""
+
+
+@njit(types.int64(STATE_T, types.int64[::1], types.float64[::1]), cache=True)
+def _no_chance(s, outcomes, probs):
+    """``chance`` where the game samples with its own ``sample`` (never called)."""
+    return 0
+
+
+@njit(cache=True)
+def _sample(s, rng_state, sample, chance, by_chance, push, outcome, to_move, outcomes, probs):
+    """Resolve the chance pending in ``s``: the game's sampler, or else each draw through
+    ``chance`` with the next splitmix64 number, until a decision or the end."""
+    if not by_chance:
+        sample(s, rng_state)
+        return
+    while outcome(s) == ONGOING and to_move(s) == CHANCE:
+        n = chance(s, outcomes, probs)
+        push(s, pick_outcome(outcomes, probs, n, splitmix_uniform(rng_state)))
 
 
 @njit(cache=True)
@@ -130,14 +158,17 @@ def _grow(a):
     return b
 
 
-@njit(_signature(STATE_T), cache=True)
-def best_first(root, budget, moves, apply, sample, evaluate, status, key, params, rng_state, values):
+@njit(_SIGNATURE, cache=True)
+def best_first(root, budget, moves, apply, sample, chance, by_chance, evaluate, me, outcome, to_move, key, width, params,
+               rng_state, values):
     """Search from decision state ``root`` polling at most ``budget`` states.
 
     Returns (index of the chosen root action in ``moves(root)``, states polled, states
     generated); ``values[i]`` receives the value of root action i.
     """
     buf = np.empty(MAX_MOVES, dtype=np.int64)
+    outcomes = np.empty(width, dtype=np.int64)  # chance's scratch (``width``: the most outcomes a draw has)
+    probs = np.empty(width)
     root_moves = np.empty(MAX_MOVES, dtype=np.int64)
     n_root = moves(root, root_moves)
     width = root.shape[0]
@@ -162,13 +193,13 @@ def best_first(root, budget, moves, apply, sample, evaluate, status, key, params
         child = root.copy()
         apply(child, root_moves[i])
         rng_state[0] = shared
-        sample(child, rng_state)
+        _sample(child, rng_state, sample, chance, by_chance, apply, outcome, to_move, outcomes, probs)
         generated += 1
-        v = evaluate(child, params)
+        v = evaluate(child, me, params)
         values[i] = v
         _seen(table, key(child))
         n_keys += 1
-        if status(child) == 0:
+        if outcome(child) == ONGOING:
             pool[used] = child
             origin[used] = i
             size = _heap_push(hscore, hseq, hrow, size, v, seq, used)
@@ -191,7 +222,7 @@ def best_first(root, budget, moves, apply, sample, evaluate, status, key, params
             child[:] = node
             apply(child, buf[k])
             rng_state[0] = shared  # one determinization per expansion: siblings draw alike
-            sample(child, rng_state)
+            _sample(child, rng_state, sample, chance, by_chance, apply, outcome, to_move, outcomes, probs)
             if 2 * n_keys >= table.shape[0]:  # keep the set at most half full
                 old = table
                 table = np.zeros(2 * old.shape[0], dtype=np.int64)
@@ -202,10 +233,10 @@ def best_first(root, budget, moves, apply, sample, evaluate, status, key, params
                 continue
             n_keys += 1
             generated += 1
-            v = evaluate(child, params)
+            v = evaluate(child, me, params)
             if v > values[i_root]:
                 values[i_root] = v
-            if status(child) != 0:
+            if outcome(child) != ONGOING:
                 continue
             if n_free > 0:
                 n_free -= 1
@@ -246,37 +277,14 @@ class BestFirstResult:
     seconds: float
 
 
-_ADAPTERS: dict = {}
-
-
-def _adapters(kernels, evaluator_kernel, me: int, width: int) -> tuple:
-    """(sample, evaluate, status) in ``best_first``'s shapes over the common contract: chance
-    nodes resolved by ``kernels.sample`` or else through ``kernels.chance`` with the search's
-    splitmix64 numbers, the evaluator's kernel asked for player ``me``, 0 while the game goes
-    on. Numba compiles these closures once per game, evaluator and player in a process (they
-    are not cached on disk)."""
-    key = (kernels, evaluator_kernel, me, width)
-    if key not in _ADAPTERS:
-        chance, push, to_move, outcome = kernels.chance, kernels.push, kernels.to_move, kernels.outcome
-
-        @njit
-        def sample(s, rng_state):
-            outs = np.empty(width, dtype=np.int64)
-            probs = np.empty(width)
-            while outcome(s) == ONGOING and to_move(s) == CHANCE:
-                n = chance(s, outs, probs)
-                push(s, pick_outcome(outs, probs, n, splitmix_uniform(rng_state)))
-
-        @njit
-        def evaluate(s, params):
-            return evaluator_kernel(s, me, params)
-
-        @njit
-        def status(s):
-            return 0 if outcome(s) == ONGOING else 1
-
-        _ADAPTERS[key] = (sample if kernels.sample is None else kernels.sample, evaluate, status)
-    return _ADAPTERS[key]
+def kernel_args(kernels: Kernels, evaluator_kernel, me: int, width: int) -> tuple:
+    """``best_first``'s arguments from ``moves`` to ``width``: the game's ``kernels``, their chance
+    drawn by their own ``sample`` where they have one, the evaluator's kernel asked for player
+    ``me``; ``width``: the most outcomes of one draw."""
+    by_chance = kernels.sample is None
+    return (kernels.moves, kernels.push, _no_sample if by_chance else kernels.sample,
+            _no_chance if kernels.chance is None else kernels.chance, by_chance, evaluator_kernel, me, kernels.outcome,
+            kernels.to_move, kernels.key, width)
 
 
 def _check_root(state: State, nodes: int) -> None:
@@ -317,7 +325,7 @@ def best_first_search(state: KernelState, evaluator: Evaluator, *, nodes: int, s
         raise ValueError(f"best-first takes at most {MAX_MOVES} actions a position, this one has {n}")
     moves = out[:n].tolist()
     me = int(k.to_move(state._s))
-    sample, evaluate, status = _adapters(k, evaluator.kernel, me, max(spec.max_chance_outcomes, 1))
+    args = kernel_args(k, evaluator.kernel, me, max(spec.max_chance_outcomes, 1))
     values = np.empty(MAX_MOVES)
     total = np.zeros(n)
     rng_state = np.array([seed], dtype=np.int64)
@@ -328,8 +336,7 @@ def best_first_search(state: KernelState, evaluator: Evaluator, *, nodes: int, s
         if k.determinize is not None:
             k.determinize(root, rng_state)
         budget = nodes // worlds + (w < nodes % worlds)
-        best, p, g = best_first(root, budget, k.moves, k.push, sample, evaluate, status, k.key, evaluator.params,
-                                rng_state, values)
+        best, p, g = best_first(root, budget, *args, evaluator.params, rng_state, values)
         total += values[:n]
         polled += p
         generated += g

@@ -154,7 +154,7 @@ def test_search_is_deterministic_under_a_seed():
 def test_several_worlds_split_the_budget_and_play_the_best_mean_value():
     from tablegym.envs.friday.core import KERNELS, state_determinize
     from tablegym.envs.friday.heuristics import search_moves
-    from tablegym.search.bestfirst import _adapters, best_first
+    from tablegym.search.bestfirst import best_first, kernel_args
 
     s = sample_chance(FridayGame(level=1).new_initial_state(), np.random.default_rng(8)).child(FIGHT_0)
     s = sample_chance(s.child(DRAW_FREE), np.random.default_rng(8))  # mid-fight: draw, pay, end, abilities
@@ -169,11 +169,11 @@ def test_several_worlds_split_the_budget_and_play_the_best_mean_value():
     assert n >= 2
     total, values = np.zeros(n), np.zeros(MAX_MOVES)
     k = MOVE_FILTER.kernels(KERNELS)
-    sample, evaluate, status = _adapters(k, make_evaluator(FRIDAY, "fridai").kernel, 0, 1)
+    args = kernel_args(k, make_evaluator(FRIDAY, "fridai").kernel, 0, 1)
     for budget in (101, 100, 100):
         root = s.array
         state_determinize(root, rng_state)
-        best_first(root, budget, k.moves, k.push, sample, evaluate, status, k.key, np.zeros(1), rng_state, values)
+        best_first(root, budget, *args, np.zeros(1), rng_state, values)
         total += values[:n]
     assert action == moves[int(np.argmax(total))]
     assert make_agent(FRIDAY, "bestfirst:nodes=50,worlds=5").name == "bestfirst:nodes=50,worlds=5"
