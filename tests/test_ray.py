@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -21,10 +22,17 @@ ray = pytest.importorskip("ray", reason="the distributed extra is installed by m
 
 
 @pytest.fixture(scope="module", autouse=True)
-def local_ray():
+def local_ray(tmp_path_factory):
+    """The module's Ray instance; its workers inherit the variables ``dying_factory`` reads (set
+    before the start, so no test restarts Ray to pass them)."""
+    kill = {"TABLEGYM_TEST_KILL_FLAG": str(tmp_path_factory.mktemp("ray") / "killed"),
+            "TABLEGYM_TEST_DRIVER": str(os.getpid())}
+    os.environ.update(kill)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
+    for name in kill:
+        os.environ.pop(name, None)
 
 
 def untimed_lines(path) -> list[str]:
@@ -187,14 +195,11 @@ def dying_factory(game, spec):
     return make_agent(game, spec)
 
 
-def test_a_worker_killed_mid_match_is_retried_and_the_records_are_complete(tmp_path, monkeypatch):
-    flag = tmp_path / "killed"
-    monkeypatch.setenv("TABLEGYM_TEST_KILL_FLAG", str(flag))
-    monkeypatch.setenv("TABLEGYM_TEST_DRIVER", str(os.getpid()))
+def test_a_worker_killed_mid_match_is_retried_and_the_records_are_complete():
+    flag = pathlib.Path(os.environ["TABLEGYM_TEST_KILL_FLAG"])  # set by the module's fixture
+    assert not flag.exists()
     kw = {k: v for k, v in KW.items() if k != "games_per_pair"}
     want = play_match(GAME, "random", "easy", games=6, **kw)
-    ray.shutdown()  # workers inherit the variable from a Ray instance started after it was set
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     got = play_match(GAME, "random", "easy", games=6, workers=2, backend="ray", agent_factory=dying_factory, **kw)
     assert flag.exists()
     assert untimed([got]) == untimed([want]) and games([got]) == games([want])
