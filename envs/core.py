@@ -246,6 +246,13 @@ CHANCE_T = types.FunctionType(types.int64(STATE_T, types.int64[::1], types.float
 """``kernels.chance(s, outcomes, probs) -> n``: a chance node's outcomes and their probabilities."""
 
 
+@njit(cache=True)
+def no_chance(s, outcomes, probs):
+    """The ``chance`` kernel a compiled search or batch is given for a game without one: never
+    a chance outcome."""
+    return 0
+
+
 def sample_outcome(state: State, rng: np.random.Generator) -> int:
     """One outcome of chance node ``state``, drawn from its distribution with ``rng`` (the one
     draw every env, game loop and checker makes, so seeded games agree everywhere)."""

@@ -47,7 +47,7 @@ from numba import njit, types
 from numba.core.errors import NumbaExperimentalFeatureWarning
 
 from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, Game,
-                                IllegalActionError)
+                                IllegalActionError, no_chance)
 from tablegym.envs.streams import choice, integers, stream_rows
 
 OBSERVE_T = types.FunctionType(types.none(STATE_T, types.int64, types.float32[::1]))
@@ -68,12 +68,6 @@ RANDOM, SELF_PLAY, SEARCH = 0, 1, 3
 """How the other seat of a two-player batch moves (the kernel's ``opponent`` argument)."""
 ALTERNATE = 2
 """``agent_seat="alternate"`` as the kernel's ``seat_mode`` (0 and 1 are the seats)."""
-
-
-@njit(cache=True)
-def no_chance(s, outcomes, probs):
-    """The ``chance`` kernel of a game without chance nodes: never a chance outcome."""
-    return 0
 
 
 @njit(cache=True)

@@ -42,7 +42,7 @@ import numpy as np
 from numba import njit, types
 
 from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, PUSH_T, STATE_T, Kernels,
-                                KernelState, State, pick_outcome, splitmix_uniform)
+                                KernelState, State, no_chance, pick_outcome, splitmix_uniform)
 from tablegym.search.evaluator import Evaluator, check_game
 
 MAX_MOVES = 512
@@ -61,12 +61,6 @@ _SIGNATURE = types.UniTuple(types.int64, 3)(
 @njit(types.none(STATE_T, types.int64[::1]), cache=True)
 def _no_sample(s, rng_state):
     """``sample`` where chance is drawn through ``chance`` (never called)."""
-
-
-@njit(types.int64(STATE_T, types.int64[::1], types.float64[::1]), cache=True)
-def _no_chance(s, outcomes, probs):
-    """``chance`` where the game samples with its own ``sample`` (never called)."""
-    return 0
 
 
 @njit(cache=True)
@@ -159,16 +153,16 @@ def _grow(a):
 
 
 @njit(_SIGNATURE, cache=True)
-def best_first(root, budget, moves, apply, sample, chance, by_chance, evaluate, me, outcome, to_move, key, width, params,
-               rng_state, values):
+def best_first(root, budget, moves, apply, sample, chance, by_chance, evaluate, me, outcome, to_move, key, max_outcomes,
+               params, rng_state, values):
     """Search from decision state ``root`` polling at most ``budget`` states.
 
     Returns (index of the chosen root action in ``moves(root)``, states polled, states
     generated); ``values[i]`` receives the value of root action i.
     """
     buf = np.empty(MAX_MOVES, dtype=np.int64)
-    outcomes = np.empty(width, dtype=np.int64)  # chance's scratch (``width``: the most outcomes a draw has)
-    probs = np.empty(width)
+    outcomes = np.empty(max_outcomes, dtype=np.int64)  # chance's scratch
+    probs = np.empty(max_outcomes)
     root_moves = np.empty(MAX_MOVES, dtype=np.int64)
     n_root = moves(root, root_moves)
     width = root.shape[0]
@@ -277,14 +271,14 @@ class BestFirstResult:
     seconds: float
 
 
-def kernel_args(kernels: Kernels, evaluator_kernel, me: int, width: int) -> tuple:
-    """``best_first``'s arguments from ``moves`` to ``width``: the game's ``kernels``, their chance
-    drawn by their own ``sample`` where they have one, the evaluator's kernel asked for player
-    ``me``; ``width``: the most outcomes of one draw."""
+def kernel_args(kernels: Kernels, evaluator_kernel, me: int, max_outcomes: int) -> tuple:
+    """``best_first``'s arguments from ``moves`` to ``max_outcomes``: the game's ``kernels``, their
+    chance drawn by their own ``sample`` where they have one, the evaluator's kernel asked for
+    player ``me``; ``max_outcomes``: the most outcomes of one draw."""
     by_chance = kernels.sample is None
     return (kernels.moves, kernels.push, _no_sample if by_chance else kernels.sample,
-            _no_chance if kernels.chance is None else kernels.chance, by_chance, evaluator_kernel, me, kernels.outcome,
-            kernels.to_move, kernels.key, width)
+            no_chance if kernels.chance is None else kernels.chance, by_chance, evaluator_kernel, me, kernels.outcome,
+            kernels.to_move, kernels.key, max_outcomes)
 
 
 def _check_root(state: State, nodes: int) -> None:

@@ -1448,9 +1448,15 @@ class FridayState(KernelState):
         return out
 
     def action_to_string(self, action: int) -> str:
+        return self._namer()(action)
+
+    def _namer(self):
+        """The name of an action (or a draw's outcome) here, the state read once."""
+        body = self.body
         if self.current_player() == CHANCE:
-            return outcome_name(action, int(self.body[PENDING]))
-        return action_name(action, self.body)
+            pending = int(body[PENDING])
+            return lambda a: outcome_name(a, pending)
+        return lambda a: action_name(a, body)
 
     def string_to_action(self, text: str) -> int:
         """Parse an action id or its name as ``action_to_string`` prints it (case-insensitive)."""
@@ -1458,9 +1464,9 @@ class FridayState(KernelState):
         want = text.strip().lower()
         if want.isdigit() and int(want) in legal and str(int(want)) == want:  # no name is a number
             return int(want)
-        body, chance = self.body, self.current_player() == CHANCE
+        name = self._namer()
         for a in legal:
-            if want == (outcome_name(a, int(body[PENDING])) if chance else action_name(a, body)).lower():
+            if want == name(a).lower():
                 return a
         raise IllegalActionError(text, legal, f"(not a legal action while: {self.phase_name})")
 
