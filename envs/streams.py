@@ -128,13 +128,21 @@ def _pairwise_block(a, lo, n):
         for i in range(lo, lo + n):
             res += a[i]
         return res
-    r = a[lo:lo + 8].copy()
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]  # eight scalars: no array a call
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
     i = 8
     while i < n - (n % 8):
-        for j in range(8):
-            r[j] += a[lo + i + j]
+        j = lo + i
+        r0 += a[j]
+        r1 += a[j + 1]
+        r2 += a[j + 2]
+        r3 += a[j + 3]
+        r4 += a[j + 4]
+        r5 += a[j + 5]
+        r6 += a[j + 6]
+        r7 += a[j + 7]
         i += 8
-    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
     while i < n:
         res += a[lo + i]
         i += 1
@@ -174,17 +182,18 @@ def pairwise_sum(a, lo, n):
 
 @njit(cache=True)
 def choice(row, probs, n):
-    """``Generator.choice(n, p=probs[:n] / probs[:n].sum())``: the index one double falls on."""
+    """``Generator.choice(n, p=probs[:n] / probs[:n].sum())``: the index one double falls on.
+    NumPy's cumulative sum is summed twice in the same order instead of kept in an array (the
+    same doubles, no allocation: this runs at every chance node of every board)."""
     total = 0.0 + pairwise_sum(probs, 0, n)
-    cdf = np.empty(n)
-    acc = 0.0
+    last = 0.0
     for i in range(n):
-        acc += probs[i] / total
-        cdf[i] = acc
-    last = cdf[n - 1]
+        last += probs[i] / total
     u = next_double(row)
+    acc = 0.0
     k = 0
     for i in range(n):
-        if cdf[i] / last <= u:
+        acc += probs[i] / total
+        if acc / last <= u:
             k = i + 1
     return k

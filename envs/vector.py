@@ -334,6 +334,18 @@ def step_single(states, streams, steps, last_score, init, pending, from_start, a
         info_fn(s, info[i])
 
 
+@njit(types.int64(_I1, _M2, _B1), cache=True)
+def first_illegal(actions, masks, pending):
+    """The first board whose action is not in its mask (a board waiting for its auto-reset takes
+    any), or -1: the check of every step, one pass in compiled code (NumPy's fancy indexing for
+    it cost a tenth of a small game's step)."""
+    for i in range(actions.shape[0]):
+        a = actions[i]
+        if not pending[i] and (a < 0 or a >= masks.shape[1] or masks[i, a] != 1):
+            return i
+    return -1
+
+
 @njit(cache=True)
 def no_info(s, out):
     """The ``info`` kernel of an env with no integer ``info`` entries."""
@@ -478,15 +490,13 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
     def _actions(self, actions: Any) -> np.ndarray:
         """The actions as int64, checked: one integer a board, each legal on its board (a board
         waiting for its auto-reset takes any), unless illegal actions are penalised."""
-        a = self._integer_actions(actions)
+        a = np.ascontiguousarray(self._integer_actions(actions))
         if self.illegal_action == "penalty":
-            return np.ascontiguousarray(a)
-        inside = (a >= 0) & (a < self._num_actions)
-        legal = self._pending | (inside & (self._masks[np.arange(self.num_envs), np.where(inside, a, 0)] == 1))
-        if not legal.all():
-            i = int(np.flatnonzero(~legal)[0])
+            return a
+        i = first_illegal(a, self._masks, self._pending)
+        if i >= 0:
             raise IllegalActionError(int(a[i]), np.flatnonzero(self._masks[i]).tolist(), f"on board {i}")
-        return np.ascontiguousarray(a)
+        return a
 
     def _boards_to_reset(self, options: dict[str, Any] | None) -> np.ndarray:
         """Every board, or those of ``options["reset_mask"]`` (Gymnasium's partial reset: a bool

@@ -153,10 +153,15 @@ def highest_rank(board):
     return h
 
 
+RANK_SCORES = np.array([0 if r < 3 else 3 ** (r - 2) for r in range(MAX_RANK + 1)], dtype=np.int64)
+"""``rank_score`` of every rank, looked up (an integer power in the loop of ``board_score`` cost
+more than the rest of it: every vector env step scores its board)."""
+
+
 @njit(cache=True)
 def rank_score(r):
     """3 ** (r - 2) for a card of rank r >= 3 (3 -> 3, 6 -> 9, ...); 0 for 1, 2 and empty."""
-    return 0 if r < 3 else 3 ** (r - 2)
+    return RANK_SCORES[r]
 
 
 @njit(cache=True)
