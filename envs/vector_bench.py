@@ -28,6 +28,7 @@ import gymnasium
 import numpy as np
 
 from tablegym.envs import plugins
+from tablegym.envs.vector import TwoPlayerVectorEnv
 
 PGX_PEERS = {"tablegym/Trilobite-v0": "connect_four", "tablegym/Threes-v0": "2048"}
 """Env id -> the pgx game measured beside it (the same kind of board, random legal moves)."""
@@ -98,17 +99,24 @@ def pgx_available() -> bool:
 
 
 def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,8192", ids: str | None = None,
-              sync_max: int = 1024, pgx: bool = True, copy: bool = True) -> dict[str, dict[str, Any]]:
+              sync_max: int = 1024, pgx: bool = True, copy: bool = True,
+              self_play: bool = True) -> dict[str, dict[str, Any]]:
     """Rows "<id> x <batch>": compiled and SyncVectorEnv steps/s (medians) and their ratio; the
     ids with a pgx peer (``PGX_PEERS``) add its steps/s and the compiled env's ratio to it
     ("pgx not installed" where pgx does not import; ``pgx=False`` leaves the peers out).
+
+    A two-player id with a pgx peer also gets a row "<id> self-play x <batch>" (``self_play``):
+    the compiled env with ``opponent=None``, one move a step for the player to move, which is
+    what pgx's step is (the default row's step also plays the random opponent's reply). The
+    single env has no self-play, so that row has no SyncVectorEnv cells.
 
     ``batches`` and ``ids`` are comma-separated (``ids``: every id with a vector entry point when
     not given; a short name such as ``Trilobite`` matches ``tablegym/Trilobite-v0``). ``copy``:
     both envs' ``copy`` option (False: each returns its own observation buffer, no copy of the
     batch a step; pgx returns new arrays either way)."""
-    if not isinstance(copy, bool):
-        raise ValueError(f"copy must be true or false, got {copy!r}")
+    for key, value in (("copy", copy), ("self_play", self_play)):
+        if not isinstance(value, bool):
+            raise ValueError(f"{key} must be true or false, got {value!r}")
     sizes = [int(b) for b in str(batches).split(",")]
     if not sizes or min(sizes) < 1:
         raise ValueError(f"batches must be comma-separated integers >= 1, got {batches!r}")
@@ -127,25 +135,38 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
             compiled = gymnasium.make_vec(env_id, num_envs=n, copy=copy)
             sync = gymnasium.make_vec(env_id, num_envs=min(n, sync_max), vectorization_mode="sync",
                                       vector_kwargs={"copy": copy})
-            reference = PgxRandom(peer, n) if peer and have_pgx else None
-            random_steps(compiled, 0.05, rng)  # compile and warm up outside the timing
-            random_steps(sync, 0.05, rng)
-            if reference is not None:
-                reference.steps_per_second(0.05, rng)
-            fast, slow, ref = [], [], []
-            for _ in range(repeats):
-                fast.append(random_steps(compiled, seconds, rng))
-                slow.append(random_steps(sync, seconds, rng))
-                if reference is not None:
-                    ref.append(reference.steps_per_second(seconds, rng))
-            compiled.close()
-            sync.close()
-            f, s = statistics.median(fast), statistics.median(slow)
+            sides: dict[str, Any] = {"compiled": lambda s, env=compiled: random_steps(env, s, rng),
+                                     "sync": lambda s, env=sync: random_steps(env, s, rng)}
+            envs = [compiled, sync]
+            if peer and have_pgx:
+                reference = PgxRandom(peer, n)
+                sides["pgx"] = lambda s, ref=reference: ref.steps_per_second(s, rng)
+            if peer and self_play and isinstance(compiled.unwrapped, TwoPlayerVectorEnv):
+                alone = gymnasium.make_vec(env_id, num_envs=n, copy=copy, opponent=None)
+                sides["self-play"] = lambda s, env=alone: random_steps(env, s, rng)
+                envs.append(alone)
+            for measure in sides.values():  # compile and warm up outside the timing
+                measure(0.05)
+            rates: dict[str, list[float]] = {side: [] for side in sides}
+            for _ in range(repeats):  # the sides in turn, so that a slower spell of the machine hits each
+                for side, measure in sides.items():
+                    rates[side].append(measure(seconds))
+            for env in envs:
+                env.close()
+            med = {side: statistics.median(r) for side, r in rates.items()}
+            f, s = med["compiled"], med["sync"]
+            name = env_id.removeprefix("tablegym/")
             row: dict[str, Any] = {"compiled steps/s": f, "sync steps/s": s, "sync boards": min(n, sync_max),
                                    "ratio": f / s}
             if peer:
-                r = statistics.median(ref) if ref else None
+                r = med.get("pgx")
                 row.update({"pgx game": peer, "pgx steps/s": PGX_MISSING if r is None else r,
                             "vs pgx": PGX_MISSING if r is None else f / r})
-            rows[f"{env_id.removeprefix('tablegym/')} x {n}"] = row
+            rows[f"{name} x {n}"] = row
+            if "self-play" in med:
+                f = med["self-play"]
+                r = med.get("pgx")
+                rows[f"{name} self-play x {n}"] = {
+                    "compiled steps/s": f, "sync steps/s": "", "sync boards": "", "ratio": "", "pgx game": peer,
+                    "pgx steps/s": PGX_MISSING if r is None else r, "vs pgx": PGX_MISSING if r is None else f / r}
     return rows

@@ -163,6 +163,23 @@ def test_bench_vec_says_when_pgx_is_missing(monkeypatch: pytest.MonkeyPatch) -> 
     assert "pgx game" not in plain
 
 
+def test_bench_vec_measures_two_player_self_play_beside_pgx(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A two-player id with a pgx peer gets a self-play row (one move a step, as pgx's step),
+    without SyncVectorEnv cells (the single env has no self-play); single-player ids do not."""
+    from tablegym.envs import vector_bench
+
+    monkeypatch.setattr(vector_bench, "pgx_available", lambda: False)
+    rows = vector_bench.bench_vec(seconds=0.01, repeats=1, batches="2", ids="Trilobite-v0,Threes")
+    assert sorted(rows) == ["Threes-v0 x 2", "Trilobite-v0 self-play x 2", "Trilobite-v0 x 2"]
+    alone = rows["Trilobite-v0 self-play x 2"]
+    assert alone["compiled steps/s"] > 0 and alone["sync steps/s"] == alone["ratio"] == ""
+    assert alone["pgx game"] == "connect_four" and alone["vs pgx"] == vector_bench.PGX_MISSING
+    assert "Trilobite-v0 self-play x 2" not in vector_bench.bench_vec(seconds=0.01, repeats=1, batches="2",
+                                                                      ids="Trilobite-v0", self_play=False)
+    with pytest.raises(ValueError, match="self_play must be true or false, got 'maybe'"):
+        vector_bench.bench_vec(ids="Trilobite-v0", self_play="maybe")
+
+
 def _readme_blocks(marker: str) -> list[str]:
     """The ```python blocks of the README that follow the HTML comment ``marker``."""
     text = README.read_text()
