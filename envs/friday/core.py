@@ -1609,10 +1609,10 @@ def k_observe(s, out):
     for t in range(NUM_TYPES):
         out[o + t] = s[DISC + t] / 4.0
     o += NUM_TYPES
-    owned = np.zeros(NUM_TYPES, dtype=np.int64)
+    owned = out[o:o + NUM_TYPES]  # the counts written in place (small integers: exact in float32)
     k_owned(s, owned)
     for t in range(NUM_TYPES):
-        out[o + t] = owned[t] / 4.0
+        owned[t] = owned[t] / 4.0
     o += NUM_TYPES
     for t in range(NUM_HAZARD_TYPES):
         out[o + t] = s[HSTACK + t] / 2.0
