@@ -70,6 +70,26 @@ def test_swipe_directions_on_a_board():
     assert moved == 0b1001 and ranks_of(nb)[:, 0].tolist() == [0, 1, 0, 0]
 
 
+def test_board_swipes_are_the_line_swipes_of_every_row_and_column():
+    """``swipe`` (16-bit row tables, columns spread back into the board) against ``swipe_line``
+    applied to each line of random boards, ranks up to 15 in every cell (the top bit of the
+    64-bit board included), in the four directions."""
+    rng = np.random.default_rng(7)
+    c = np.zeros(4, dtype=np.int64)
+    for k in range(1500):
+        ranks = rng.integers(0, 16 if k % 2 else 4, size=(4, 4))
+        for d, (lines, wall_first) in enumerate(((ranks, True), (ranks, False), (ranks.T, True), (ranks.T, False))):
+            want, moved_want = np.empty_like(lines), 0
+            for i, line in enumerate(lines):
+                c[:] = line if wall_first else line[::-1]
+                if swipe_line(c):
+                    moved_want |= 1 << i
+                want[i] = c if wall_first else c[::-1]
+            nb, moved = swipe(board_from_ranks(ranks.tolist()), d)
+            got = ranks_of(nb) if d < 2 else ranks_of(nb).T
+            assert moved == moved_want and got.tolist() == want.tolist(), (ranks.tolist(), d)
+
+
 def test_rank_encoding_and_score_table_of_the_spec():
     assert [rank_value(r) for r in range(16)] == [0, 1, 2] + [3 * 2**k for k in range(13)]
     table = {3: 3, 6: 9, 12: 27, 24: 81, 48: 243, 96: 729, 192: 2187, 384: 6561, 768: 19683, 1536: 59049,
