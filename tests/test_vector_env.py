@@ -184,6 +184,27 @@ def test_illegal_action_names_its_board() -> None:
         env.step(np.zeros(3))
 
 
+def test_a_refused_step_changes_no_board_and_an_ended_board_takes_any_action() -> None:
+    """The legality check runs before any board moves: an illegal action on the last board
+    leaves the first boards as they were; a board waiting for its auto-reset ignores its action,
+    even one outside the action space."""
+    env = gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=3)
+    env.reset(seed=0)
+    before = env.unwrapped._states.copy()
+    with pytest.raises(IllegalActionError, match=r"illegal action -1 on board 2"):
+        env.step(np.array([0, 0, -1]))
+    assert (env.unwrapped._states == before).all()
+    rng = np.random.default_rng(0)
+    while True:
+        masks = env.unwrapped.action_masks()
+        _, _, terms, _, _ = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+        if terms.any():
+            break
+    actions = np.array([rng.choice(np.flatnonzero(m)) for m in env.unwrapped.action_masks()])
+    actions[terms] = 99
+    env.step(actions)  # no error: the ended boards start again, their action ignored
+
+
 def test_unsupported_options_are_refused() -> None:
     with pytest.raises(ValueError, match="opponent must be 'random' or None"):
         gymnasium.make_vec("tablegym/Trilobite-v0", num_envs=2, opponent="hard")
