@@ -177,19 +177,19 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
             for env in envs:
                 env.close()
             med = {side: statistics.median(r) for side, r in rates.items()}
+            ref = med.get("pgx")
+
+            def pgx_cells(rate: float) -> dict[str, Any]:
+                return {"pgx game": peer, "pgx steps/s": PGX_MISSING if ref is None else ref,
+                        "vs pgx": PGX_MISSING if ref is None else rate / ref}
+
             f, s = med["compiled"], med["sync"]
             name = env_id.removeprefix("tablegym/")
             row: dict[str, Any] = {"compiled steps/s": f, "sync steps/s": s, "sync boards": min(n, sync_max),
                                    "ratio": f / s}
-            if peer:
-                r = med.get("pgx")
-                row.update({"pgx game": peer, "pgx steps/s": PGX_MISSING if r is None else r,
-                            "vs pgx": PGX_MISSING if r is None else f / r})
-            rows[f"{name} x {n}"] = row
+            rows[f"{name} x {n}"] = {**row, **pgx_cells(f)} if peer else row
             if "self-play" in med:
-                f = med["self-play"]
-                r = med.get("pgx")
-                rows[f"{name} self-play x {n}"] = {
-                    "compiled steps/s": f, "sync steps/s": "", "sync boards": "", "ratio": "", "pgx game": peer,
-                    "pgx steps/s": PGX_MISSING if r is None else r, "vs pgx": PGX_MISSING if r is None else f / r}
+                alone = med["self-play"]
+                rows[f"{name} self-play x {n}"] = {"compiled steps/s": alone, "sync steps/s": "", "sync boards": "",
+                                                   "ratio": "", **pgx_cells(alone)}
     return rows
