@@ -44,13 +44,13 @@ results: install
 	$(TG) eval sim alphabeta:eval=learned,depth=1 expert medium easy dumb --games 200 --opening-plies 2 \
 		--workers 2 --seed 0 --elo --no-progress --csv results/sim_round_robin.csv | tee results/sim_round_robin.md
 	$(TG) eval trilobite alphabeta:eval=learned,depth=5 alphabeta:eval=advanced,depth=5 --games 400 \
-		--opening-plies 2 --workers 2 --seed 0 --elo --no-progress --csv results/trilobite_d5.csv | tee results/trilobite_d5.md
+		--opening-plies 2 --workers 2 --seed 0 --elo --no-progress --csv results/trilobite/learned_vs_advanced_d5.csv | tee results/trilobite/learned_vs_advanced_d5.md
 	$(TG) eval trilobite alphabeta:eval=learned,depth=5 alphabeta:eval=advanced,depth=5 --games 400 \
-		--opening-plies 4 --workers 2 --seed 1 --elo --no-progress --csv results/trilobite_d5_4ply.csv | tee results/trilobite_d5_4ply.md
+		--opening-plies 4 --workers 2 --seed 1 --elo --no-progress --csv results/trilobite/learned_vs_advanced_d5_4ply.csv | tee results/trilobite/learned_vs_advanced_d5_4ply.md
 	$(TG) eval trilobite alphabeta:eval=learned,depth=5 alphabeta:eval=advanced,depth=5 \
 		alphabeta:eval=gap-tolerant,depth=5 alphabeta:eval=simplest,depth=5 alphabeta:eval=win-loss,depth=5 random \
-		--games 100 --opening-plies 2 --workers 2 --seed 2 --elo --no-progress --csv results/trilobite_round_robin.csv \
-		| tee results/trilobite_round_robin.md
+		--games 100 --opening-plies 2 --workers 2 --seed 2 --elo --no-progress --csv results/trilobite/round_robin.csv \
+		| tee results/trilobite/round_robin.md
 	$(TG) bench search | tee results/bench_search.txt
 	$(TG) bench sim-solve | tee results/bench_sim_solve.txt
 	$(TG) bench envs | tee results/bench_envs.txt
@@ -327,9 +327,9 @@ PPO_ZIP := runs/trilobite-ppo/model.zip
 trilobite-ppo: install
 	$(PY) -m tablegym.envs.trilobite.sb3 train --timesteps 500000 --run-dir runs/trilobite-ppo
 	$(TG) eval trilobite "alphabeta:eval=learned:$(PPO_ZIP),depth=5" "alphabeta:eval=advanced,depth=5" \
-		--games 200 --opening-plies 2 --workers 2 --seed 0 --no-progress | tee results/trilobite_ppo_vs_advanced.md
+		--games 200 --opening-plies 2 --workers 2 --seed 0 --no-progress | tee results/trilobite/ppo_vs_advanced.md
 	$(TG) eval trilobite "alphabeta:eval=learned:$(PPO_ZIP),depth=5" "alphabeta:eval=learned,depth=5" \
-		--games 200 --opening-plies 2 --workers 2 --seed 0 --no-progress | tee results/trilobite_ppo_vs_td.md
+		--games 200 --opening-plies 2 --workers 2 --seed 0 --no-progress | tee results/trilobite/ppo_vs_td.md
 
 # A torch MLP regressed on Sim's exact solver values (80% of the 2,250 canonical K6 classes, plus
 # relabelled copies), exported with from_torch: sign agreement against safe-moves and the shipped
