@@ -38,11 +38,11 @@ clean:
 TG := $(VENV)/bin/tablegym
 results: install
 	mkdir -p results
-	$(TG) solve sim | tee results/sim_solve.txt
-	$(PY) -m tablegym.envs.sim.agreement --eval learned | tee results/sim_agreement.txt
-	$(PY) -m tablegym.envs.sim.agreement --eval safe-moves | tee -a results/sim_agreement.txt
+	$(TG) solve sim | tee results/sim/solve.txt
+	$(PY) -m tablegym.envs.sim.agreement --eval learned | tee results/sim/agreement.txt
+	$(PY) -m tablegym.envs.sim.agreement --eval safe-moves | tee -a results/sim/agreement.txt
 	$(TG) eval sim alphabeta:eval=learned,depth=1 expert medium easy dumb --games 200 --opening-plies 2 \
-		--workers 2 --seed 0 --elo --no-progress --csv results/sim_round_robin.csv | tee results/sim_round_robin.md
+		--workers 2 --seed 0 --elo --no-progress --csv results/sim/round_robin.csv | tee results/sim/round_robin.md
 	$(TG) eval trilobite alphabeta:eval=learned,depth=5 alphabeta:eval=advanced,depth=5 --games 400 \
 		--opening-plies 2 --workers 2 --seed 0 --elo --no-progress --csv results/trilobite/learned_vs_advanced_d5.csv | tee results/trilobite/learned_vs_advanced_d5.md
 	$(TG) eval trilobite alphabeta:eval=learned,depth=5 alphabeta:eval=advanced,depth=5 --games 400 \
@@ -335,4 +335,4 @@ trilobite-ppo: install
 # relabelled copies), exported with from_torch: sign agreement against safe-moves and the shipped
 # network, then depth-3 alpha-beta against safe-moves, 100 games, both seats (under a minute, one core).
 sim-regress: install
-	$(PY) -m tablegym.envs.sim.regress --out results/sim_regress.md
+	$(PY) -m tablegym.envs.sim.regress --out results/sim/regress.md

@@ -1,6 +1,6 @@
 """A torch MLP fitted to Sim's exact solver values, checked by sign agreement, then searched.
 
-    python -m tablegym.envs.sim.regress --hidden 64 --epochs 300 --seed 0 --out results/sim_regress.md
+    python -m tablegym.envs.sim.regress --hidden 64 --epochs 300 --seed 0 --out results/sim/regress.md
     (make sim-regress)
 
 Bring your own network, the plain supervised way: no self-play, no TD, just regression on the
@@ -91,7 +91,7 @@ class Args:
     """games in the match, half with the network as player 0"""
     opening_plies: int = 2
     """uniformly random plies before the agents play, shared by the two games of a pair"""
-    out: str = "results/sim_regress.md"
+    out: str = "results/sim/regress.md"
     """where the markdown report is written"""
     save: str = ""
     """if set, write the trained weights here (a tablegym checkpoint)"""
