@@ -97,23 +97,23 @@ threes-large: install
 # Finished games are appended to the JSONL files; rerunning resumes where a run stopped.
 THREES := $(PY) -m tablegym.envs.threes.evaluate
 threes-results: install
-	$(THREES) threesus --games 100 --workers 2 --seed 0 --out results/threes_threesus_om.jsonl
+	$(THREES) threesus --games 100 --workers 2 --seed 0 --out results/threes/threesus_om.jsonl
 	for a in greedy expectimax:depth=1 expectimax:depth=2; do \
-		$(THREES) $$a --games 100 --workers 2 --seed 0 --out results/threes_baselines.jsonl; done
-	$(THREES) random --games 1000 --workers 2 --seed 0 --out results/threes_baselines.jsonl
-	$(THREES) expectimax:depth=3 --games 100 --workers 2 --seed 0 --out results/threes_expectimax3.jsonl
+		$(THREES) $$a --games 100 --workers 2 --seed 0 --out results/threes/baselines.jsonl; done
+	$(THREES) random --games 1000 --workers 2 --seed 0 --out results/threes/baselines.jsonl
+	$(THREES) expectimax:depth=3 --games 100 --workers 2 --seed 0 --out results/threes/expectimax3.jsonl
 	$(MAKE) threes-learned
 
 # The learned network's rows and the generic deep-RL baselines (about an hour on 2 cores).
 threes-learned: install
 	for a in greedy:eval=learned expectimax:depth=2,eval=learned expectimax:depth=3,eval=learned; do \
-		$(THREES) $$a --games 200 --workers 2 --seed 0 --out results/threes_learned.jsonl; done
-	$(THREES) expectimax:depth=2 --games 200 --workers 2 --seed 0 --out results/threes_baselines.jsonl
+		$(THREES) $$a --games 200 --workers 2 --seed 0 --out results/threes/learned.jsonl; done
+	$(THREES) expectimax:depth=2 --games 200 --workers 2 --seed 0 --out results/threes/baselines.jsonl
 	$(PY) -m tablegym.envs.threes.sb3 maskableppo --timesteps 500000 --seed 0 \
-		--run-dir runs/threes-sb3-maskableppo --eval-games 200 --out results/threes_sb3.jsonl
+		--run-dir runs/threes-sb3-maskableppo --eval-games 200 --out results/threes/sb3.jsonl
 	$(PY) -m tablegym.envs.threes.sb3 dqn --timesteps 500000 --seed 0 \
-		--run-dir runs/threes-sb3-dqn --eval-games 200 --out results/threes_sb3.jsonl
-	$(THREES) --report results/threes_*.jsonl | tee results/threes.md
+		--run-dir runs/threes-sb3-dqn --eval-games 200 --out results/threes/sb3.jsonl
+	$(THREES) --report results/threes/*.jsonl | tee results/threes/table.md
 	$(TG) bench threes | tee results/bench_threes.txt
 
 # Trap: the best hand-made searcher against the course's opponents, the round robin, the speed

@@ -5,7 +5,7 @@ on the number of workers. Finished games are appended to ``--out`` (JSON lines) 
 a rerun skips the games already there, so a long run can be stopped and resumed.
 
     python -m tablegym.envs.threes.evaluate threesus --games 100 --workers 2 \\
-        --out results/threes_threesus.jsonl
+        --out results/threes/threesus_om.jsonl
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Generic deep-RL baselines for Threes!: SB3 DQN and sb3-contrib MaskablePPO, trained then evaluated.
 
     python -m tablegym.envs.threes.sb3 maskableppo --timesteps 500000 --seed 0 \\
-        --run-dir runs/threes-sb3-maskableppo --eval-games 200 --out results/threes_sb3.jsonl
+        --run-dir runs/threes-sb3-maskableppo --eval-games 200 --out results/threes/sb3.jsonl
     python -m tablegym.envs.threes.sb3 dqn --timesteps 500000 --seed 0 \\
-        --run-dir runs/threes-sb3-dqn --eval-games 200 --out results/threes_sb3.jsonl
-    python -m tablegym.envs.threes.evaluate --report results/threes_sb3.jsonl
+        --run-dir runs/threes-sb3-dqn --eval-games 200 --out results/threes/sb3.jsonl
+    python -m tablegym.envs.threes.evaluate --report results/threes/sb3.jsonl
 
 What the learner sees (``make_env``), outermost last:
 
