@@ -121,11 +121,11 @@ threes-learned: install
 # has a core; the two Hard matches ran side by side.
 trap-results: install
 	$(TG) eval trap random easy medium medium:ties=random hard hard-sound --games 200 --seed 0 --elo \
-		--no-progress --csv results/trap_course_opponents.csv | tee results/trap_course_opponents.md
+		--no-progress --csv results/trap/course_opponents.csv | tee results/trap/course_opponents.md
 	for h in hard hard-sound; do $(TG) eval trap "search:eval=composite,time=1" $$h --games 200 --workers 1 --seed 0 \
-		--elo --csv results/trap_composite_vs_$$(echo $$h | tr - _).csv | tee results/trap_composite_vs_$$(echo $$h | tr - _).md; done
+		--elo --csv results/trap/composite_vs_$$(echo $$h | tr - _).csv | tee results/trap/composite_vs_$$(echo $$h | tr - _).md; done
 	for b in medium easy; do $(TG) eval trap "search:eval=composite,time=0.25" $$b --games 200 --workers 1 \
-		--seed 0 --elo --csv results/trap_composite_vs_$$b.csv | tee results/trap_composite_vs_$$b.md; done
+		--seed 0 --elo --csv results/trap/composite_vs_$$b.csv | tee results/trap/composite_vs_$$b.md; done
 	$(MAKE) trap-round-robin
 	$(TG) bench trap | tee results/bench_trap.txt
 
@@ -134,8 +134,8 @@ trap-results: install
 TRAP_EVALS := is ais ais-course ocls flood cut composite
 trap-round-robin: install
 	$(TG) eval trap random easy medium hard hard-sound $(foreach e,$(TRAP_EVALS),"search:eval=$(e),depth=3") \
-		--games 100 --workers 2 --seed 0 --elo --no-progress --journal results/trap_round_robin.jsonl \
-		--csv results/trap_round_robin.csv | tee results/trap_round_robin.md
+		--games 100 --workers 2 --seed 0 --elo --no-progress --journal results/trap/round_robin.jsonl \
+		--csv results/trap/round_robin.csv | tee results/trap/round_robin.md
 
 # The full round robin: 200 games a pairing, 1 s a turn for every searcher (about 27 CPU-hours).
 # Every finished game is appended to the journal, so the same command resumes an interrupted run
@@ -144,8 +144,8 @@ TRAP_RR_MINUTES ?= 100000
 TRAP_RR_WORKERS ?= 2
 trap-round-robin-1s: install
 	$(TG) eval trap random easy medium:ties=random hard-sound $(foreach e,$(TRAP_EVALS),"search:eval=$(e),time=1") \
-		--games 200 --workers $(TRAP_RR_WORKERS) --seed 0 --elo --no-progress --journal results/trap_round_robin_1s.jsonl \
-		--stop-after $(TRAP_RR_MINUTES) --csv results/trap_round_robin_1s.csv | tee results/trap_round_robin_1s.md
+		--games 200 --workers $(TRAP_RR_WORKERS) --seed 0 --elo --no-progress --journal results/trap/round_robin_1s.jsonl \
+		--stop-after $(TRAP_RR_MINUTES) --csv results/trap/round_robin_1s.csv | tee results/trap/round_robin_1s.md
 
 # The shipped Trap network (outside CI): self-play TD-leaf through the expectiminimax, 2 processes.
 trap-checkpoint: install
@@ -156,16 +156,16 @@ trap-checkpoint: install
 TRAP_T := 0.1
 trap-learned: install
 	$(TG) eval trap "search:eval=learned,time=$(TRAP_T)" "search:eval=composite,time=$(TRAP_T)" --games 400 \
-		--workers 2 --seed 0 --elo --csv results/trap_learned_vs_composite.csv | tee results/trap_learned_vs_composite.md
+		--workers 2 --seed 0 --elo --csv results/trap/learned_vs_composite.csv | tee results/trap/learned_vs_composite.md
 	for h in hard hard-sound; do $(TG) eval trap "search:eval=learned,time=$(TRAP_T)" $$h --games 200 --workers 1 \
-		--seed 0 --csv results/trap_learned_vs_$$(echo $$h | tr - _).csv | tee results/trap_learned_vs_$$(echo $$h | tr - _).md; done
+		--seed 0 --csv results/trap/learned_vs_$$(echo $$h | tr - _).csv | tee results/trap/learned_vs_$$(echo $$h | tr - _).md; done
 	$(TG) eval trap "search:eval=learned,depth=1" medium --games 400 --workers 1 --seed 0 \
-		--csv results/trap_learned_policy_vs_medium.csv | tee results/trap_learned_policy_vs_medium.md
+		--csv results/trap/learned_policy_vs_medium.csv | tee results/trap/learned_policy_vs_medium.md
 	$(PY) -m tablegym.envs.trap.sb3 --timesteps 500000 --seed 0 --run-dir runs/trap-sb3-maskableppo \
-		--eval-games 400 --opponent medium:ties=random --out results/trap_sb3.md
+		--eval-games 400 --opponent medium:ties=random --out results/trap/sb3.md
 	$(PY) -m tablegym.envs.trap.sb3 --algo dqn --timesteps 200000 --seed 0 --run-dir runs/trap-sb3-dqn \
 		--eval-games 400 --opponent random,easy,medium:ties=random,hard-sound --eval-opponent medium:ties=random \
-		--out results/trap_sb3_dqn.md
+		--out results/trap/sb3_dqn.md
 	$(TG) bench trap | tee results/bench_trap.txt
 
 # The staged starship generator over 1,000 seeds: validity rate, ships per second, the

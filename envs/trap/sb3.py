@@ -2,12 +2,12 @@
 opponent or a league, then evaluated against one opponent (Medium by default) in both seats.
 
     python -m tablegym.envs.trap.sb3 --timesteps 200000 --seed 0 \\
-        --run-dir runs/trap-sb3-maskableppo --eval-games 400 --opponent medium --out results/trap_sb3.md
+        --run-dir runs/trap-sb3-maskableppo --eval-games 400 --opponent medium --out results/trap/sb3.md
     python -m tablegym.envs.trap.sb3 --algo dqn --timesteps 500000 --seed 0 \\
         --run-dir runs/trap-sb3-dqn --eval-games 400 --opponent random,easy,medium,hard \\
-        --eval-opponent medium --out results/trap_sb3_dqn.md
+        --eval-opponent medium --out results/trap/sb3_dqn.md
     python -m tablegym.envs.trap.sb3 --eval-only --run-dir runs/trap-sb3-maskableppo \\
-        --eval-games 400 --eval-opponent medium --out results/trap_sb3.md
+        --eval-games 400 --eval-opponent medium --out results/trap/sb3.md
 
 What the learner sees (``make_env``), outermost last:
 
