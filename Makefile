@@ -180,35 +180,35 @@ starship-results: install
 # about 9 CPU-hours for 4 x 500. Finished games are appended to the JSONL files; a rerun resumes.
 FRIDAY := $(PY) -m tablegym.envs.friday.evaluate
 # Default rule options: the official empty-aging rule. The first reading's records
-# ("reshuffle without aging", forced replacement, sort all at once) are in results/friday_reshuffle/;
+# ("reshuffle without aging", forced replacement, sort all at once) are in results/friday/empty_aging_reshuffle/;
 # --against pairs every agent with its own games there on the same deals. Fridai at 100,000 states
 # was not re-run under the official rule (its games end in yellow, far from an empty aging stack).
-FRIDAY_OLD := results/friday_reshuffle
+FRIDAY_RESHUFFLE := results/friday/empty_aging_reshuffle
 friday-results: install
-	$(FRIDAY) random --games 500 --seed 0 --no-progress --out results/friday_random.jsonl
-	$(FRIDAY) rules --games 500 --seed 0 --no-progress --out results/friday_rules.jsonl
-	$(FRIDAY) "bestfirst:nodes=10000" --games 500 --workers 2 --seed 0 --no-progress --out results/friday_fridai_10k.jsonl
-	$(FRIDAY) --report results/friday_random.jsonl results/friday_rules.jsonl results/friday_fridai_10k.jsonl \
-		--baseline "bestfirst:nodes=10000" --against $(FRIDAY_OLD)/friday_random.jsonl \
-		$(FRIDAY_OLD)/friday_rules.jsonl $(FRIDAY_OLD)/friday_fridai_10k.jsonl | tee results/friday.md
+	$(FRIDAY) random --games 500 --seed 0 --no-progress --out results/friday/random.jsonl
+	$(FRIDAY) rules --games 500 --seed 0 --no-progress --out results/friday/rules.jsonl
+	$(FRIDAY) "bestfirst:nodes=10000" --games 500 --workers 2 --seed 0 --no-progress --out results/friday/fridai_10k.jsonl
+	$(FRIDAY) --report results/friday/random.jsonl results/friday/rules.jsonl results/friday/fridai_10k.jsonl \
+		--baseline "bestfirst:nodes=10000" --against $(FRIDAY_RESHUFFLE)/random.jsonl \
+		$(FRIDAY_RESHUFFLE)/rules.jsonl $(FRIDAY_RESHUFFLE)/fridai_10k.jsonl | tee results/friday/fridai_random_rules.md
 	$(TG) bench friday | tee results/bench_friday.txt
 
 # Flat Monte-Carlo planning (envs/friday/rollout.py): every legal action valued by 256 whole-game
 # rollouts of the compiled trimming player; 1-4 s a game, about an hour on 2 cores for 4 x 500.
 friday-mc: install
-	$(FRIDAY) trim --games 500 --seed 0 --no-progress --out results/friday_trim.jsonl
-	$(FRIDAY) "mc:rollouts=256" --games 500 --workers 2 --seed 0 --no-progress --out results/friday_mc_256.jsonl
-	$(FRIDAY) --report results/friday_rules.jsonl results/friday_trim.jsonl results/friday_mc_256.jsonl \
-		--baseline rules --against $(FRIDAY_OLD)/friday_trim.jsonl $(FRIDAY_OLD)/friday_mc_256.jsonl \
-		| tee results/friday_mc.md
+	$(FRIDAY) trim --games 500 --seed 0 --no-progress --out results/friday/trim.jsonl
+	$(FRIDAY) "mc:rollouts=256" --games 500 --workers 2 --seed 0 --no-progress --out results/friday/mc_256.jsonl
+	$(FRIDAY) --report results/friday/rules.jsonl results/friday/trim.jsonl results/friday/mc_256.jsonl \
+		--baseline rules --against $(FRIDAY_RESHUFFLE)/trim.jsonl $(FRIDAY_RESHUFFLE)/mc_256.jsonl \
+		| tee results/friday/mc.md
 
 # Friday's generic deep-RL baseline (experiments/friday_sb3.py): one MaskablePPO trained on all four
 # levels with the score reward (no agent has ever won, so +1/-1 gives no signal), then 500 games per
-# level on the rules core, appended to results/friday_sb3.jsonl (a rerun resumes; --eval-only skips training).
+# level on the rules core, appended to results/friday/sb3.jsonl (a rerun resumes; --eval-only skips training).
 friday-sb3: install
 	$(PY) -m tablegym.envs.friday.sb3 --timesteps 200000 --seed 0 --run-dir runs/friday-sb3-maskableppo \
-		--games 500 --levels 1 2 3 4 --workers 2 --no-progress --out results/friday_sb3.jsonl
-	$(FRIDAY) --report results/friday_sb3.jsonl --against $(FRIDAY_OLD)/friday_sb3.jsonl
+		--games 500 --levels 1 2 3 4 --workers 2 --no-progress --out results/friday/sb3.jsonl
+	$(FRIDAY) --report results/friday/sb3.jsonl --against $(FRIDAY_RESHUFFLE)/sb3.jsonl
 
 # The shipped Friday value network (envs/friday/train.py): 15 iterations of 200
 # self-played games (levels 1-4 in turn) through Fridai's search at 2,000 states per decision,
@@ -222,13 +222,13 @@ friday-checkpoint: install
 # sampled world and the mean over 8 (about 30 minutes each on 2 cores; runs resume).
 friday-learned: install
 	$(FRIDAY) "bestfirst:nodes=10000,eval=learned" --games 500 --workers 2 --seed 0 --no-progress \
-		--out results/friday_learned_10k.jsonl
+		--out results/friday/learned_10k.jsonl
 	$(FRIDAY) "bestfirst:nodes=10000,eval=learned,worlds=8" --games 500 --workers 2 --seed 0 --no-progress \
-		--out results/friday_learned_10k_w8.jsonl
-	$(FRIDAY) --report results/friday_fridai_10k.jsonl results/friday_learned_10k.jsonl \
-		results/friday_learned_10k_w8.jsonl results/friday_sb3.jsonl --baseline "bestfirst:nodes=10000" \
-		--against $(FRIDAY_OLD)/friday_learned_10k.jsonl $(FRIDAY_OLD)/friday_learned_10k_w8.jsonl \
-		| tee results/friday_learned.md
+		--out results/friday/learned_10k_w8.jsonl
+	$(FRIDAY) --report results/friday/fridai_10k.jsonl results/friday/learned_10k.jsonl \
+		results/friday/learned_10k_w8.jsonl results/friday/sb3.jsonl --baseline "bestfirst:nodes=10000" \
+		--against $(FRIDAY_RESHUFFLE)/learned_10k.jsonl $(FRIDAY_RESHUFFLE)/learned_10k_w8.jsonl \
+		| tee results/friday/learned.md
 
 # The Friday value network through Monte-Carlo planning (envs/friday/train.py --planner mc): 25 iterations of 400
 # self-played games, the first with rollouts to the end, then 64 rollouts per action cut after 2
@@ -243,16 +243,16 @@ friday-mc-checkpoint: install
 # the shipped network, Fridai's score and the hand-made outcome at the cut; about 15 minutes on 2 cores.
 friday-mc-learned: install
 	$(FRIDAY) "mc:rollouts=64,horizon=2,eval=learned" --games 500 --workers 2 --seed 0 --no-progress \
-		--out results/friday_mc_h2_learned.jsonl
+		--out results/friday/mc_h2_learned.jsonl
 	$(FRIDAY) "mc:rollouts=64,horizon=2,eval=fridai" --games 500 --workers 2 --seed 0 --no-progress \
-		--out results/friday_mc_h2_fridai.jsonl
+		--out results/friday/mc_h2_fridai.jsonl
 	$(FRIDAY) "mc:rollouts=64,horizon=2,eval=outcome" --games 500 --workers 2 --seed 0 --no-progress \
-		--out results/friday_mc_h2_outcome.jsonl
-	$(FRIDAY) --report results/friday_mc_h2_fridai.jsonl results/friday_mc_h2_outcome.jsonl \
-		results/friday_mc_h2_learned.jsonl results/friday_mc_256.jsonl \
-		--baseline "mc:rollouts=64,horizon=2,eval=fridai" --against $(FRIDAY_OLD)/friday_mc_h2_fridai.jsonl \
-		$(FRIDAY_OLD)/friday_mc_h2_outcome.jsonl $(FRIDAY_OLD)/friday_mc_h2_learned.jsonl \
-		$(FRIDAY_OLD)/friday_mc_256.jsonl | tee results/friday_mc_learned.md
+		--out results/friday/mc_h2_outcome.jsonl
+	$(FRIDAY) --report results/friday/mc_h2_fridai.jsonl results/friday/mc_h2_outcome.jsonl \
+		results/friday/mc_h2_learned.jsonl results/friday/mc_256.jsonl \
+		--baseline "mc:rollouts=64,horizon=2,eval=fridai" --against $(FRIDAY_RESHUFFLE)/mc_h2_fridai.jsonl \
+		$(FRIDAY_RESHUFFLE)/mc_h2_outcome.jsonl $(FRIDAY_RESHUFFLE)/mc_h2_learned.jsonl \
+		$(FRIDAY_RESHUFFLE)/mc_256.jsonl | tee results/friday/mc_learned.md
 
 # The starship audit (issue 46): the staged generator's audit reference (envs/starship/audit_reference.json,
 # seeds 0-999) regenerated and compared (about 15 s; a difference fails the target), then classifiers telling

@@ -5,8 +5,8 @@ depend on the number of workers. Finished games are appended to ``--out`` (JSON 
 rerun skips those already there, so a long run can be stopped and resumed.
 
     python -m tablegym.envs.friday.evaluate "bestfirst:nodes=10000" --levels 1 2 3 4 \\
-        --games 500 --workers 2 --out results/friday_fridai_10k.jsonl
-    python -m tablegym.envs.friday.evaluate --report results/friday_*.jsonl
+        --games 500 --workers 2 --out results/friday/fridai_10k.jsonl
+    python -m tablegym.envs.friday.evaluate --report results/friday/*.jsonl
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
     python -m tablegym.envs.friday.sb3 --timesteps 200000 --seed 0 \\
         --run-dir runs/friday-sb3-maskableppo --games 500 --levels 1 2 3 4 --workers 2 \\
-        --out results/friday_sb3.jsonl
-    python -m tablegym.envs.friday.evaluate --report results/friday_sb3.jsonl
+        --out results/friday/sb3.jsonl
+    python -m tablegym.envs.friday.evaluate --report results/friday/sb3.jsonl
 
 The Threes baseline (experiments/threes_sb3.py) with Friday's env, reward and evaluation; the
 model, its hyper-parameters ([256, 256] ReLU MLP, 8 envs x 256-step rollouts), the timed
