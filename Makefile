@@ -171,9 +171,9 @@ trap-learned: install
 # The staged starship generator over 1,000 seeds: validity rate, ships per second, the
 # quality terms (seconds); the pictures of seed 7 and of its 14 stages.
 starship-results: install
-	$(PY) -m tablegym.envs.starship.bench --seeds 1000 --out results/starship_generator.md
-	$(TG) starship --seed 7 --out results/starship_seed7.png --quiet
-	$(TG) starship --seed 7 --stages --out results/starship_stages_seed7.png --quiet
+	$(PY) -m tablegym.envs.starship.bench --seeds 1000 --out results/starship/generator.md
+	$(TG) starship --seed 7 --out results/starship/seed7.png --quiet
+	$(TG) starship --seed 7 --stages --out results/starship/stages_seed7.png --quiet
 
 # Friday win rates per level. Random and rule-based: seconds. Fridai at 10,000 polled
 # states: about 1.5 s a game, 25 min on two cores for 4 x 500 games. At 100,000: 13-22 s a game,
@@ -254,7 +254,7 @@ friday-mc-learned: install
 		$(FRIDAY_RESHUFFLE)/mc_h2_outcome.jsonl $(FRIDAY_RESHUFFLE)/mc_h2_learned.jsonl \
 		$(FRIDAY_RESHUFFLE)/mc_256.jsonl | tee results/friday/mc_learned.md
 
-# The starship audit (issue 46): the staged generator's audit reference (envs/starship/audit_reference.json,
+# The starship audit: the staged generator's audit reference (envs/starship/audit_reference.json,
 # seeds 0-999) regenerated and compared (about 15 s; a difference fails the target), then classifiers telling
 # staged ships from learned, random-masked and other staged ones on 200 held-out seeds, the audit's rule pass
 # rates there and the pictures (results/starship/audit.md, audit_seeds.png): 9.4 minutes on one core from
@@ -265,17 +265,17 @@ starship-audit: install
 	$(PY) -m tablegym.envs.starship.two_sample --train 400 --test 200 --out results/starship/audit.md \
 		--notes results/starship/audit_notes.md
 
-# The control rows (generators asked for targets, with caps) under the audit: results/starship/controls.md
+# The control rows (generators asked for targets, with caps) under the audit: results/starship/audit_controls.md
 # (about 30 minutes on one core: 18 of training, the rest building 3 x 200 ships twice).
 starship-controls: install
-	$(PY) results/starship_rl_tools/caps_zero_shot.py runs/starship-caps-start/generator.pt
+	$(PY) results/starship/rl_tools/caps_zero_shot.py runs/starship-caps-start/generator.pt
 	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-caps-start/generator.pt --episodes 200 \
-		--workers 1 --out results/starship/targets_caps_start.md --no-progress
+		--workers 1 --out results/starship/audit_targets_caps_start.md --no-progress
 	$(PY) -m tablegym.envs.starship.rl --timesteps 500000 --value-warmup 50000 --targets --target-caps --target-weight 3 \
 		--masks safe --reward gated --max-steps 1024 --init-from models/checkpoints/starship.pt --seed 12 \
 		--save-every 250000 --episodes 1 --run-dir runs/starship-targets-caps --out runs/starship-targets-caps/rl.md
 	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-targets-caps/generator.pt --episodes 200 \
-		--workers 1 --out results/starship/targets_caps_500000.md --no-progress
+		--workers 1 --out results/starship/audit_targets_caps_500000.md --no-progress
 
 # PPO as a starship designer vs the staged generator, random edits and the start ship
 # (envs/starship/rl.py). Budget: a 30,720-step run of this command trained at 261 steps/s on
@@ -286,7 +286,7 @@ starship-controls: install
 # evaluation (runs/starship-ppo/eval_episodes.jsonl); --eval-only skips training.
 starship-rl: install
 	$(PY) -m tablegym.envs.starship.rl --timesteps 300000 --representation narrow --start partial \
-		--seed 0 --episodes 200 --workers 2 --run-dir runs/starship-ppo --out results/starship_rl.md
+		--seed 0 --episodes 200 --workers 2 --run-dir runs/starship-ppo --out results/starship/rl.md
 
 # The learned starship generator, in two runs of MaskablePPO with the gated reward and
 # one sweep of the grid per episode (--max-steps 1024): 3M steps under the "build" masks (about 80
@@ -297,29 +297,29 @@ starship-rl: install
 # minutes on one core), each measured against the staged generator given the same targets.
 starship-learned: install
 	$(PY) -m tablegym.envs.starship.rl --timesteps 3000000 --masks build --reward gated --max-steps 1024 \
-		--seed 1 --episodes 200 --workers 2 --run-dir runs/starship-sweep --out results/starship_sweep.md
+		--seed 1 --episodes 200 --workers 2 --run-dir runs/starship-sweep --out results/starship/sweep.md
 	$(PY) -m tablegym.envs.starship.rl --timesteps 1500000 --masks safe --reward gated --max-steps 1024 \
 		--init-from runs/starship-sweep/model_2000000_steps.zip --seed 3 --episodes 200 --workers 2 \
-		--run-dir runs/starship-safe --out results/starship_safe.md
+		--run-dir runs/starship-safe --out results/starship/safe.md
 starship-checkpoint: starship-learned
 	cp runs/starship-safe/generator.pt models/checkpoints/starship.pt
 starship-targets: install
-	$(PY) results/starship_rl_tools/caps_zero_shot.py runs/starship-caps-start/generator.pt
+	$(PY) results/starship/rl_tools/caps_zero_shot.py runs/starship-caps-start/generator.pt
 	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-caps-start/generator.pt --episodes 200 \
-		--workers 2 --out results/starship_targets_caps_start.md
+		--workers 2 --out results/starship/targets_caps_start.md
 	$(PY) -m tablegym.envs.starship.rl --timesteps 500000 --value-warmup 50000 --targets --target-caps --target-weight 3 \
 		--masks safe --reward gated --max-steps 1024 --init-from models/checkpoints/starship.pt --seed 12 \
-		--save-every 250000 --episodes 200 --workers 2 --run-dir runs/starship-targets-caps --out results/starship_targets_caps_rl.md
-	$(PY) results/starship_rl_tools/snapshot.py runs/starship-targets-caps/model_250000_steps.zip
+		--save-every 250000 --episodes 200 --workers 2 --run-dir runs/starship-targets-caps --out results/starship/targets_caps_rl.md
+	$(PY) results/starship/rl_tools/snapshot.py runs/starship-targets-caps/model_250000_steps.zip
 	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-targets-caps/generator_250000.pt --episodes 200 \
-		--workers 2 --out results/starship_targets_caps_250000.md
+		--workers 2 --out results/starship/targets_caps_250000.md
 	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-targets-caps/generator.pt --episodes 200 \
-		--workers 2 --out results/starship_targets_caps_500000.md
+		--workers 2 --out results/starship/targets_caps_500000.md
 	$(PY) -m tablegym.envs.starship.rl --timesteps 250000 --value-warmup 50000 --targets --target-caps --target-weight 1 \
 		--masks safe --reward gated --max-steps 1024 --init-from models/checkpoints/starship.pt --seed 13 \
 		--episodes 1 --run-dir runs/starship-targets-caps-w1 --out runs/starship-targets-caps-w1/rl.md
 	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-targets-caps-w1/generator.pt --episodes 200 \
-		--workers 2 --out results/starship_targets_caps_w1_250000.md
+		--workers 2 --out results/starship/targets_caps_w1_250000.md
 
 # MaskablePPO on tablegym/Trilobite-v0 (about 25 minutes on one core), its critic exported into
 # depth-5 alpha-beta against the hand-made evaluator and the shipped TD network, both seats.

@@ -1,9 +1,9 @@
 """PPO as a starship designer (PCGRL) against the staged generator, random edits and the start ship.
 
     python -m tablegym.envs.starship.rl --timesteps 300000 --representation narrow \\
-        --start partial --seed 0 --episodes 200 --run-dir runs/starship-ppo --out results/starship_rl.md
+        --start partial --seed 0 --episodes 200 --run-dir runs/starship-ppo --out results/starship/rl.md
     python -m tablegym.envs.starship.rl --eval-only --run-dir runs/starship-ppo \\
-        --episodes 200 --out results/starship_rl.md
+        --episodes 200 --out results/starship/rl.md
     tensorboard --logdir runs/starship-ppo
 
 Read it top to bottom (CleanRL style): the arguments (``Args``), the env the learner sees, the
@@ -47,7 +47,7 @@ policy's network, training with its TensorBoard charts, evaluation, the report.
    model); ``--workers`` plays them in that many processes.
 3. Output: the markdown report (budget and wall time, the table, the command) printed and
    written to ``--out``, and one picture per row of the first evaluation seed's final ship
-   next to it (``results/starship_rl_ppo.png``, ``_staged``, ``_random``, ``_start``).
+   next to it (``results/starship/rl_ppo.png``, ``_staged``, ``_random``, ``_start``).
 
 The network (``CursorView``): a narrow or turtle agent edits the one tile under the cursor, so
 the policy sees the 9 x 9 tiles centred on the cursor (all channels; zero outside the grid, as
@@ -181,7 +181,7 @@ class Args:
     """the policy sees the (2 r + 1)^2 tiles around the cursor"""
     run_dir: str = "runs/starship-ppo"
     """model.zip, train.json, eval_episodes.jsonl and the TensorBoard run live here"""
-    out: str = "results/starship_rl.md"
+    out: str = "results/starship/rl.md"
     """the markdown report; the pictures go next to it as <stem>_<row>.png"""
     workers: int = 1
     """processes playing the evaluation episodes"""

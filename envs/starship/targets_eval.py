@@ -2,7 +2,7 @@
 generator given the same targets (issue 33, item 3).
 
     python -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-targets/generator.pt \\
-        --episodes 200 --workers 2 --out results/starship_targets.md
+        --episodes 200 --workers 2 --out results/starship/targets.md
 
 For each seed ``s`` of ``--eval-seed .. --eval-seed + --episodes - 1`` the targets are the ones
 ``TargetStarshipEnv.reset(seed=s)`` draws (``conditioned.TARGETS``: uniform over their ranges),
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> str:
     p.add_argument("--eval-seed", type=int, default=10_000, help="the first seed (default 10000)")
     p.add_argument("--workers", type=int, default=1, help="processes building ships")
     p.add_argument("--journal", help="episode records (default: next to --out, .jsonl)")
-    p.add_argument("--out", default="results/starship_targets.md", help="the markdown report")
+    p.add_argument("--out", default="results/starship/targets.md", help="the markdown report")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars")
     args = p.parse_args(argv)
     if args.episodes < 1 or args.workers < 1:

@@ -2,9 +2,9 @@
 its policy in a conditioned network whose target and deficit inputs have zero weights
 (``rl.load_generator_policy``), exported as a conditioned generator with caps.
 
-    python results/starship_rl_tools/caps_zero_shot.py runs/starship-caps-start/generator.pt
+    python results/starship/rl_tools/caps_zero_shot.py runs/starship-caps-start/generator.pt
     python -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-caps-start/generator.pt \\
-        --episodes 200 --workers 2 --out results/starship_targets_caps_start.md
+        --episodes 200 --workers 2 --out results/starship/targets_caps_start.md
 """
 
 from __future__ import annotations

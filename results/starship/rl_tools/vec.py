@@ -1,6 +1,6 @@
 """Steps/s of tablegym/Starship-v0 under SB3's two vector envs, random masked actions, same run.
 
-    python results/starship_rl_tools/vec.py [--seconds 20]
+    python results/starship/rl_tools/vec.py [--seconds 20]
 
 DummyVecEnv steps its envs one after another in this process; SubprocVecEnv (forkserver) steps
 each in a process of its own, so on 2 cores two envs run side by side. Actions are drawn among the

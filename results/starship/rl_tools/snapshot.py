@@ -1,7 +1,7 @@
 """Export a snapshot of a conditioned (``--targets --target-caps``) starship run as a generator
 checkpoint beside it (``generator_<steps>.pt``), for ``targets_eval``.
 
-    python results/starship_rl_tools/snapshot.py runs/starship-targets-caps/model_250000_steps.zip
+    python results/starship/rl_tools/snapshot.py runs/starship-targets-caps/model_250000_steps.zip
 """
 
 from __future__ import annotations
