@@ -37,7 +37,7 @@ clean:
 # The README's result tables, exactly as published (minutes to tens of minutes on 2 cores).
 TG := $(VENV)/bin/tablegym
 results: install
-	mkdir -p results
+	mkdir -p results/sim results/trilobite results/bench
 	$(TG) solve sim | tee results/sim/solve.txt
 	$(PY) -m tablegym.envs.sim.agreement --eval learned | tee results/sim/agreement.txt
 	$(PY) -m tablegym.envs.sim.agreement --eval safe-moves | tee -a results/sim/agreement.txt
@@ -51,9 +51,9 @@ results: install
 		alphabeta:eval=gap-tolerant,depth=5 alphabeta:eval=simplest,depth=5 alphabeta:eval=win-loss,depth=5 random \
 		--games 100 --opening-plies 2 --workers 2 --seed 2 --elo --no-progress --csv results/trilobite/round_robin.csv \
 		| tee results/trilobite/round_robin.md
-	$(TG) bench search | tee results/bench_search.txt
-	$(TG) bench sim-solve | tee results/bench_sim_solve.txt
-	$(TG) bench envs | tee results/bench_envs.txt
+	$(TG) bench search | tee results/bench/search.txt
+	$(TG) bench sim-solve | tee results/bench/sim_solve.txt
+	$(TG) bench envs | tee results/bench/envs.txt
 
 # The shipped networks (outside CI: ~36 minutes on 2 cores). Wall-clock budgets, so a faster
 # machine plays more games; the README gives the games and seconds of the shipped files.
@@ -114,7 +114,7 @@ threes-learned: install
 	$(PY) -m tablegym.envs.threes.sb3 dqn --timesteps 500000 --seed 0 \
 		--run-dir runs/threes-sb3-dqn --eval-games 200 --out results/threes/sb3.jsonl
 	$(THREES) --report results/threes/*.jsonl | tee results/threes/table.md
-	$(TG) bench threes | tee results/bench_threes.txt
+	$(TG) bench threes | tee results/bench/threes.txt
 
 # Trap: the best hand-made searcher against the course's opponents, the round robin, the speed
 # bench (about 90 minutes on 2 cores; README "Trap"). One process per match, so a 1 s search
@@ -127,7 +127,7 @@ trap-results: install
 	for b in medium easy; do $(TG) eval trap "search:eval=composite,time=0.25" $$b --games 200 --workers 1 \
 		--seed 0 --elo --csv results/trap/composite_vs_$$b.csv | tee results/trap/composite_vs_$$b.md; done
 	$(MAKE) trap-round-robin
-	$(TG) bench trap | tee results/bench_trap.txt
+	$(TG) bench trap | tee results/bench/trap.txt
 
 # The round robin of the course's opponents and every hand-made evaluator in the same search at
 # one fixed depth (a depth budget does not depend on the machine's load; ~15 min on 2 cores).
@@ -166,7 +166,7 @@ trap-learned: install
 	$(PY) -m tablegym.envs.trap.sb3 --algo dqn --timesteps 200000 --seed 0 --run-dir runs/trap-sb3-dqn \
 		--eval-games 400 --opponent random,easy,medium:ties=random,hard-sound --eval-opponent medium:ties=random \
 		--out results/trap/sb3_dqn.md
-	$(TG) bench trap | tee results/bench_trap.txt
+	$(TG) bench trap | tee results/bench/trap.txt
 
 # The staged starship generator over 1,000 seeds: validity rate, ships per second, the
 # quality terms (seconds); the pictures of seed 7 and of its 14 stages.
@@ -191,7 +191,7 @@ friday-results: install
 	$(FRIDAY) --report results/friday/random.jsonl results/friday/rules.jsonl results/friday/fridai_10k.jsonl \
 		--baseline "bestfirst:nodes=10000" --against $(FRIDAY_RESHUFFLE)/random.jsonl \
 		$(FRIDAY_RESHUFFLE)/rules.jsonl $(FRIDAY_RESHUFFLE)/fridai_10k.jsonl | tee results/friday/fridai_random_rules.md
-	$(TG) bench friday | tee results/bench_friday.txt
+	$(TG) bench friday | tee results/bench/friday.txt
 
 # Flat Monte-Carlo planning (envs/friday/rollout.py): every legal action valued by 256 whole-game
 # rollouts of the compiled trimming player; 1-4 s a game, about an hour on 2 cores for 4 x 500.

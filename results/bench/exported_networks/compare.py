@@ -1,5 +1,5 @@
 """The exported-networks bench rounds in this folder,
-summarised by ../game_records_refactor/compare.py (same method).
+summarised by ../game_records/compare.py (same method).
 
 Run from the repository root: `python results/bench/exported_networks/compare.py`.
 """
@@ -8,5 +8,5 @@ import runpy
 from pathlib import Path
 
 HERE = Path(__file__).parent
-compare = runpy.run_path(str(HERE.parent / "game_records_refactor" / "compare.py"))
+compare = runpy.run_path(str(HERE.parent / "game_records" / "compare.py"))
 compare["main"](HERE, "Compiled exported networks: tablegym bench before (6da343b) and after (f2beca6)")

@@ -1,6 +1,6 @@
 """Summarise the interleaved before/after `tablegym bench` rounds in this folder.
 
-Run from the repository root: `python results/bench/game_records_refactor/compare.py [FOLDER]` (default: this
+Run from the repository root: `python results/bench/game_records/compare.py [FOLDER]` (default: this
 folder; `threes_repeat/` holds 8 more rounds of the Threes bench alone).
 Each figure is a rate (higher is faster) or a time (lower is faster); the speed ratio is after/before
 for rates and before/after for times, on the medians over rounds, so >= 1 means the after commit is
@@ -56,7 +56,7 @@ def figures(path: Path) -> dict[str, tuple[str, float]]:
     return out
 
 
-def main(folder: Path = HERE, title: str = "Game-records refactor: tablegym bench before (30a25c0) and after (34fdf36)") -> None:
+def main(folder: Path = HERE, title: str = "Game records (one record per game, each game's modules in its folder): tablegym bench before (30a25c0) and after (34fdf36)") -> None:
     rounds = sorted({int(m.group(1)) for p in folder.glob("*.txt") if (m := re.search(r"\.(\d+)\.txt$", p.name))})
     benches = [b for b in BENCHES if (folder / f"{b}.before.1.txt").exists()]
     print(f"# {title}, {len(rounds)} interleaved rounds\n")

@@ -1,6 +1,6 @@
 """Python-path batching: expectimax on Threes with a 256-256 torch MLP, leaf by leaf,
 batched per chance subtree (TorchEvaluator.batch) and compiled (from_torch). Run from the
-repository root: PYTHONPATH=. python results/bench/exported_networks_first/batching.py"""
+repository root: PYTHONPATH=. python results/bench/exported_networks_no_cache/batching.py"""
 import time, numpy as np, torch
 from tablegym.envs import make_game
 from tablegym.models.export import TorchEvaluator, from_torch
