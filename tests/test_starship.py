@@ -248,6 +248,39 @@ def test_contiguity_check_matches_a_plain_reference(data):
 # -- the stages, one by one --------------------------------------------------------------------
 
 
+def reference_hull_distance(tiles: np.ndarray) -> np.ndarray:
+    """``hull_distance`` as the generator defines it, written plainly: one first-come walk from
+    the empty tiles (0) and the ship's edge tiles (1), queued together row by row."""
+    H, W = tiles.shape
+    dist = np.full((H, W), -1)
+    q = deque()
+    for y in range(H):
+        for x in range(W):
+            if tiles[y, x] == EMPTY or y in (0, H - 1) or x in (0, W - 1):
+                dist[y, x] = 0 if tiles[y, x] == EMPTY else 1
+                q.append((y, x))
+    while q:
+        y, x = q.popleft()
+        for ny, nx in ((y, x + 1), (y + 1, x), (y, x - 1), (y - 1, x)):
+            if 0 <= ny < H and 0 <= nx < W and dist[ny, nx] < 0:
+                dist[ny, nx] = dist[y, x] + 1
+                q.append((ny, nx))
+    return dist
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_hull_distance_and_piece_count_match_plain_references(data):
+    """On random grids, the framed flat walk gives the plain walk's numbers, and the one-pass
+    piece count is the number of 4-connected components."""
+    H = data.draw(st.integers(1, 9))
+    W = data.draw(st.integers(1, 9))
+    cells = data.draw(st.lists(st.sampled_from([EMPTY, CORRIDOR, ARMOR]), min_size=H * W, max_size=H * W))
+    tiles = np.array(cells, np.int8).reshape(H, W)
+    assert np.array_equal(K.hull_distance(tiles), reference_hull_distance(tiles))
+    assert K.count_pieces(tiles) == K.components(tiles != EMPTY)[1]
+
+
 def rng(seed: int = 0) -> np.random.Generator:
     return np.random.default_rng(seed)
 

@@ -299,37 +299,83 @@ def components(mask):
 @njit(cache=True)
 def hull_distance(tiles):
     """Steps (4-neighbour, through any tile) from each ship tile to the nearest empty tile or
-    the grid's edge: 1 on the perimeter, 0 on empty tiles."""
+    the grid's edge: 1 on the perimeter, 0 on empty tiles.
+
+    One breadth-first walk from the empty tiles (0) and the ship's tiles on the grid's edge (1),
+    queued together in row-major order: a tile takes one more than the tile it was first
+    reached from. Because both kinds start in one queue, a tile next to an edge tile can be
+    reached from it (2) before the empty tile beside it (1) is taken from the queue; about 2%
+    of the tiles of random ships read one more than their distance. The generator's stages and
+    the published scores rest on these numbers, so the walk keeps them. It runs on the grid
+    framed by one tile marked as visited, as flat indices: no step needs a bounds check."""
     H, W = tiles.shape
-    dist = np.full((H, W), -1, np.int32)
-    qy = np.empty(H * W, np.int64)
-    qx = np.empty(H * W, np.int64)
+    Wf = W + 2
+    flat = np.zeros((H + 2) * Wf, np.int32)  # the frame: visited
+    queue = np.empty(H * W, np.int32)
     tail = 0
     for y in range(H):
         for x in range(W):
+            i = (y + 1) * Wf + x + 1
             if tiles[y, x] == EMPTY:
-                dist[y, x] = 0
+                flat[i] = 0
             elif y == 0 or x == 0 or y == H - 1 or x == W - 1:
-                dist[y, x] = 1
+                flat[i] = 1
             else:
+                flat[i] = -1
                 continue
-            qy[tail] = y
-            qx[tail] = x
+            queue[tail] = i
             tail += 1
     head = 0
     while head < tail:
-        y = qy[head]
-        x = qx[head]
+        i = queue[head]
         head += 1
-        for k in range(4):
-            ny = y + _DY[k]
-            nx = x + _DX[k]
-            if 0 <= ny < H and 0 <= nx < W and dist[ny, nx] < 0:
-                dist[ny, nx] = dist[y, x] + 1
-                qy[tail] = ny
-                qx[tail] = nx
+        d = flat[i] + 1
+        for j in (i + 1, i + Wf, i - 1, i - Wf):  # _DY, _DX's order
+            if flat[j] < 0:
+                flat[j] = d
+                queue[tail] = j
                 tail += 1
+    dist = np.empty((H, W), np.int32)
+    for y in range(H):
+        for x in range(W):
+            dist[y, x] = flat[(y + 1) * Wf + x + 1]
     return dist
+
+
+@njit(cache=True)
+def count_pieces(tiles):
+    """The number of 4-connected pieces of the ship's tiles (``components(tiles != EMPTY)[1]``)
+    in one raster pass without a queue: a tile joins its left neighbour's piece or starts one,
+    then joins its upper neighbour's (union-find with path halving); each join of two pieces
+    takes one from the count."""
+    H, W = tiles.shape
+    parent = np.empty(H * W, np.int32)
+    count = 0
+    for y in range(H):
+        for x in range(W):
+            if tiles[y, x] == EMPTY:
+                continue
+            i = y * W + x
+            if x > 0 and tiles[y, x - 1] != EMPTY:
+                parent[i] = _root(parent, i - 1)
+            else:
+                parent[i] = i
+                count += 1
+            if y > 0 and tiles[y - 1, x] != EMPTY:
+                a = _root(parent, i)
+                b = _root(parent, i - W)
+                if a != b:
+                    parent[a] = b
+                    count -= 1
+    return count
+
+
+@njit(cache=True)
+def _root(parent, i):
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
 
 
 @njit(cache=True)

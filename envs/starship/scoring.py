@@ -134,8 +134,15 @@ def all_reached(tiles, parts, extra, dist, qy, qx):
 
 
 @njit(cache=True)
-def _working(rays, parts, p):
-    return K.face_clear(rays, parts[p, PY], parts[p, PX], parts[p, PH], parts[p, PW], parts[p, FACING])
+def _working(first_x, last_x, parts, p):
+    """``kernels.face_clear`` for a part facing forward or backward, from each row's first and
+    last ship tile (a row's tiles beyond the part are empty when the part's side is past them):
+    the score asks only these two facings, and the extents come from the pass it makes anyway."""
+    x0, w = parts[p, PX], parts[p, PW]
+    for y in range(parts[p, PY], parts[p, PY] + parts[p, PH]):
+        if (last_x[y] >= x0 + w) if parts[p, FACING] == FORWARD else (first_x[y] < x0):
+            return False
+    return True
 
 
 @njit(cache=True)
@@ -166,19 +173,6 @@ def _queue_access(tiles, dist, qy, qx, y0, x0, h, w):
 
 
 @njit(cache=True)
-def _border_nearest(dist, y0, x0, h, w):
-    """The fewest steps of the walk ``dist`` at a tile next to footprint (y0, x0, h, w); -1 if none was reached."""
-    H, W = dist.shape
-    best = -1
-    for yy in range(max(y0 - 1, 0), min(y0 + h + 1, H)):
-        for xx in range(max(x0 - 1, 0), min(x0 + w + 1, W)):
-            v = dist[yy, xx]
-            if (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w) and v >= 0 and (best < 0 or v < best):
-                best = v
-    return best
-
-
-@njit(cache=True)
 def _crew_walking(tiles, parts):
     """``quality.crew_walking``: the mean over (crew room, destination) pairs of the walking steps
     between their access tiles (H + W where there is no way).
@@ -186,7 +180,8 @@ def _crew_walking(tiles, parts):
     A pair's steps are the same searched from either end, so the searches start from the side
     with fewer parts (one multi-source walk each, its visited tiles cleared after it) and read
     the other side's access tiles off the walk (a reached tile is walkable). The steps are
-    whole numbers, so their sum is exact in any order."""
+    whole numbers, so their sum is exact in any order. The walks run on the grid framed by one
+    tile that is never walkable, as flat indices: no step needs a bounds check."""
     H, W = tiles.shape
     n_rooms = 0
     n_dests = 0
@@ -199,25 +194,49 @@ def _crew_walking(tiles, parts):
     if n_rooms == 0 or n_dests == 0:
         return math.nan, 0.0
     from_rooms = n_rooms <= n_dests
-    dist = np.full((H, W), -1, np.int32)
-    qy = np.empty(H * W, np.int64)
-    qx = np.empty(H * W, np.int64)
+    Wf = W + 2
+    walk = np.zeros((H + 2) * Wf, np.bool_)
+    for y in range(H):
+        for x in range(W):
+            walk[(y + 1) * Wf + x + 1] = tiles[y, x] == CORRIDOR or tiles[y, x] == DOOR
+    dist = np.full((H + 2) * Wf, -1, np.int32)
+    queue = np.empty(H * W, np.int32)
     total = 0.0
     for p in range(parts.shape[0]):
         if _is_room(parts[p, KIND]) != from_rooms or not (_is_room(parts[p, KIND]) or _is_destination(parts[p, KIND])):
             continue
-        tail = _queue_access(tiles, dist, qy, qx, parts[p, PY], parts[p, PX], parts[p, PH], parts[p, PW])
+        tail = 0
+        y0, x0, h, w = parts[p, PY] + 1, parts[p, PX] + 1, parts[p, PH], parts[p, PW]
+        for yy in range(y0 - 1, y0 + h + 1):
+            for xx in range(x0 - 1, x0 + w + 1):
+                i = yy * Wf + xx
+                if (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w) and walk[i] and dist[i] < 0:
+                    dist[i] = 0
+                    queue[tail] = i
+                    tail += 1
         head = 0
         while head < tail:
-            tail = K._expand(tiles, dist, qy, qx, head, tail, 0, 0, 0, 0)
+            i = queue[head]
             head += 1
+            d = dist[i] + 1
+            for j in (i + 1, i + Wf, i - 1, i - Wf):
+                if walk[j] and dist[j] < 0:
+                    dist[j] = d
+                    queue[tail] = j
+                    tail += 1
         for t in range(parts.shape[0]):
             if _is_room(parts[t, KIND]) == from_rooms or not (_is_room(parts[t, KIND]) or _is_destination(parts[t, KIND])):
                 continue
-            best = _border_nearest(dist, parts[t, PY], parts[t, PX], parts[t, PH], parts[t, PW])
+            best = -1
+            y0, x0, h, w = parts[t, PY] + 1, parts[t, PX] + 1, parts[t, PH], parts[t, PW]
+            for yy in range(y0 - 1, y0 + h + 1):
+                for xx in range(x0 - 1, x0 + w + 1):
+                    v = dist[yy * Wf + xx]
+                    if (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w) and v >= 0 and (best < 0 or v < best):
+                        best = v
             total += float(best) if best >= 0 else float(H + W)
-        for i in range(tail):
-            dist[qy[i], qx[i]] = -1
+        for k in range(tail):
+            dist[queue[k]] = -1
     raw = total / (n_rooms * n_dests)
     return raw, CREW_SCALE / (CREW_SCALE + raw)
 
@@ -236,20 +255,21 @@ def score(tiles, parts):
     lost_doors = np.empty((H * W, 2), np.int64)
     raw = np.full(6, np.nan)
     terms = np.zeros(6)
-    _, pieces = K.components(tiles != EMPTY)
+    pieces = K.count_pieces(tiles)
     rules[0] = pieces == 1
     n_cockpits, cockpit = _count(parts, COCKPIT)
     n_reactors, reactor = _count(parts, REACTOR)
     rules[1] = n_cockpits == 1 and n_reactors == 1
     rules[2], n_lost, n_lost_doors, no_access = _reachable(tiles, parts, n_cockpits, cockpit, lost_parts, lost_doors)
-    rays = K.clear_rays(tiles)
-    # the ship's tiles, their centre of mass and extent
+    # the ship's tiles, their centre of mass and extent, each row's first and last
     n = 0
     sy = 0.0
     sx = 0.0
     armor = 0
     y_lo = H
     y_hi = -1
+    first_x = np.full(H, W, np.int64)
+    last_x = np.full(H, -1, np.int64)
     for y in range(H):
         for x in range(W):
             t = tiles[y, x]
@@ -259,6 +279,8 @@ def score(tiles, parts):
                 sx += x
                 y_lo = min(y_lo, y)
                 y_hi = max(y_hi, y)
+                first_x[y] = min(first_x[y], x)
+                last_x[y] = x
                 if t == ARMOR:
                     armor += 1
     cy = sy / n if n else 0.0
@@ -281,16 +303,15 @@ def score(tiles, parts):
         rx = parts[reactor, PX] + (parts[reactor, PW] - 1) / 2.0
         raw[1] = math.hypot(ry - cy, rx - cx)
         radius = 0.0
-        for y in range(H):
-            for x in range(W):
-                if tiles[y, x] != EMPTY:
-                    radius = max(radius, math.hypot(y - cy, x - cx))
+        for y in range(y_lo, y_hi + 1):  # a row's farthest tile from the centre is its first or last
+            if last_x[y] >= 0:
+                radius = max(radius, math.hypot(y - cy, first_x[y] - cx), math.hypot(y - cy, last_x[y] - cx))
         terms[1] = max(0.0, 1.0 - raw[1] / max(radius, 1.0))
     # thrust_balance, and the backward-thruster rule
     thrust = 0.0
     moment = 0.0
     for p in range(parts.shape[0]):
-        if parts[p, KIND] == THRUSTER and parts[p, FACING] == BACKWARD and _working(rays, parts, p):
+        if parts[p, KIND] == THRUSTER and parts[p, FACING] == BACKWARD and _working(first_x, last_x, parts, p):
             a = float(parts[p, PH] * parts[p, PW])
             thrust += a
             moment += a * (parts[p, PY] + (parts[p, PH] - 1) / 2.0)
@@ -310,7 +331,7 @@ def score(tiles, parts):
     # forward_firepower
     points = 0.0
     for p in range(parts.shape[0]):
-        if parts[p, KIND] == WEAPON and parts[p, FACING] == FORWARD and _working(rays, parts, p):
+        if parts[p, KIND] == WEAPON and parts[p, FACING] == FORWARD and _working(first_x, last_x, parts, p):
             points += parts[p, PH] * parts[p, PW]
     raw[3] = points
     terms[3] = min(points / FIREPOWER_TARGET, 1.0)
