@@ -1,7 +1,7 @@
 """The staged starship generator over many seeds: validity rate, ships per second, and the
 distribution of every quality term (and of what the stages built).
 
-    python -m tablegym.envs.starship.bench --seeds 1000 --out results/starship_generator.md
+    python -m tablegym.envs.starship.bench --seeds 1000 --out results/starship/generator.md
     tablegym bench starship --param seeds=200
 
 Speed is timed on one core after a warm-up ship (the compiled kernels load from numba's cache
@@ -115,7 +115,7 @@ def _f(x: float) -> str:
 
 
 def markdown(r: dict[str, Any]) -> str:
-    """``run``'s result as the markdown of results/starship_generator.md."""
+    """``run``'s result as the markdown of results/starship/generator.md."""
     lines = [
         "# Starship generator: 14-stage pipeline over seeds",
         "",

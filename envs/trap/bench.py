@@ -29,7 +29,7 @@ from tablegym.search.expectiminimax import reference_expectiminimax
 def bench_positions(mid_turns: int = 8, seed: int = 0) -> dict[str, TrapState]:
     """The opening and a mid-game position (Medium vs Medium, ``mid_turns`` turns, seeded).
 
-    Medium breaks ties at random here, as it did when results/bench_trap.txt was measured,
+    Medium breaks ties at random here, as it did when results/bench/trap.txt was measured,
     so the mid-game position stays the one of that table.
     """
     from tablegym.envs.trap.opponents import MediumOpponent
