@@ -301,72 +301,110 @@ def hull_distance(tiles):
     """Steps (4-neighbour, through any tile) from each ship tile to the nearest empty tile or
     the grid's edge: 1 on the perimeter, 0 on empty tiles.
 
-    One breadth-first walk from the empty tiles (0) and the ship's tiles on the grid's edge (1),
-    queued together in row-major order: a tile takes one more than the tile it was first
-    reached from. Because both kinds start in one queue, a tile next to an edge tile can be
-    reached from it (2) before the empty tile beside it (1) is taken from the queue; about 2%
-    of the tiles of random ships read one more than their distance. The generator's stages and
-    the published scores rest on these numbers, so the walk keeps them. It runs on the grid
-    framed by one tile marked as visited, as flat indices: no step needs a bounds check."""
-    H, W = tiles.shape
-    Wf = W + 2
-    flat = np.zeros((H + 2) * Wf, np.int32)  # the frame: visited
-    queue = np.empty(H * W, np.int32)
-    tail = 0
-    for y in range(H):
-        for x in range(W):
-            i = (y + 1) * Wf + x + 1
-            if tiles[y, x] == EMPTY:
-                flat[i] = 0
-            elif y == 0 or x == 0 or y == H - 1 or x == W - 1:
-                flat[i] = 1
-            else:
-                flat[i] = -1
-                continue
-            queue[tail] = i
-            tail += 1
-    head = 0
-    while head < tail:
-        i = queue[head]
-        head += 1
-        d = flat[i] + 1
-        for j in (i + 1, i + Wf, i - 1, i - Wf):  # _DY, _DX's order
-            if flat[j] < 0:
-                flat[j] = d
-                queue[tail] = j
-                tail += 1
-    dist = np.empty((H, W), np.int32)
-    for y in range(H):
-        for x in range(W):
-            dist[y, x] = flat[(y + 1) * Wf + x + 1]
+    As the generator has always measured it: one breadth-first walk from the empty tiles (0) and
+    the ship's tiles on the grid's edge (1), queued together in row-major order, each tile taking
+    one more than the tile it was first reached from. So a tile's number is its step count to the
+    nearest of those starts plus that start's own number, where among the nearest starts the
+    first in row-major order counts (the walk reaches a tile first from the earliest start); a
+    tile next to an edge tile and an empty tile can read one more than its distance (about 2%
+    of the tiles of random ships). The generator's stages and the published scores rest on these
+    numbers; ``hull_distance_into`` gets them without a walk."""
+    dist = np.empty(tiles.shape, np.int32)
+    hull_distance_into(tiles, dist)
     return dist
 
 
 @njit(cache=True)
-def count_pieces(tiles):
-    """The number of 4-connected pieces of the ship's tiles (``components(tiles != EMPTY)[1]``)
-    in one raster pass without a queue: a tile joins its left neighbour's piece or starts one,
-    then joins its upper neighbour's (union-find with path halving); each join of two pieces
-    takes one from the count."""
+def hull_distance_into(tiles, dist):
+    """``hull_distance`` written into ``dist`` (H x W int32).
+
+    Steps through any tile are city-block distances, which two raster passes give exactly (each
+    tile one more than its best neighbour above and to the left, then below and to the right).
+    Each tile keeps (steps, row-major index of the start, the start's own number) packed in one
+    integer in that order, so the smallest is the nearest start and, among equals, the first:
+    the walk's numbers, at a fraction of its cost (no queue, no division)."""
     H, W = tiles.shape
-    parent = np.empty(H * W, np.int32)
-    count = 0
+    shift = 1
+    while (1 << shift) < H * W:
+        shift += 1
+    if (H + W + 1) << (shift + 1) < 2 ** 31:  # the keys fit in ``dist`` itself
+        _hull_keys(tiles, dist, shift)
+        _hull_values(dist, dist, shift)
+    else:
+        key = np.empty((H, W), np.int64)
+        _hull_keys(tiles, key, shift)
+        _hull_values(key, dist, shift)
+
+
+@njit(cache=True)
+def _hull_keys(tiles, key, shift):
+    """``hull_distance_into``'s two passes: (steps, start index, start number) packed in ``key``."""
+    H, W = tiles.shape
+    step = 1 << (shift + 1)  # one step more; the index sits above the start's own number
     for y in range(H):
         for x in range(W):
             if tiles[y, x] == EMPTY:
-                continue
-            i = y * W + x
-            if x > 0 and tiles[y, x - 1] != EMPTY:
-                parent[i] = _root(parent, i - 1)
+                key[y, x] = (y * W + x) << 1
+            elif y == 0 or x == 0 or y == H - 1 or x == W - 1:
+                key[y, x] = ((y * W + x) << 1) | 1  # an edge tile of the ship starts at 1
             else:
-                parent[i] = i
-                count += 1
-            if y > 0 and tiles[y - 1, x] != EMPTY:
-                a = _root(parent, i)
-                b = _root(parent, i - W)
-                if a != b:
-                    parent[a] = b
-                    count -= 1
+                key[y, x] = min(key[y - 1, x], key[y, x - 1]) + step  # (the edge tiles all start)
+    for y in range(H - 2, 0, -1):
+        for x in range(W - 2, 0, -1):
+            if tiles[y, x] != EMPTY:
+                key[y, x] = min(key[y, x], key[y + 1, x] + step, key[y, x + 1] + step)
+
+
+@njit(cache=True)
+def _hull_values(key, dist, shift):
+    H, W = key.shape
+    for y in range(H):
+        for x in range(W):
+            k = key[y, x]
+            dist[y, x] = (k >> (shift + 1)) + (k & 1)
+
+
+@njit(cache=True)
+def count_pieces(tiles):
+    """The number of 4-connected pieces of the ship's tiles (``components(tiles != EMPTY)[1]``),
+    without a walk: each row's runs of ship tiles start a piece each and join the pieces of the
+    runs above them that they touch (union-find with path halving); each join of two pieces
+    takes one from the count. A grid has far fewer runs than tiles."""
+    H, W = tiles.shape
+    most = (W + 1) // 2  # runs a row can hold
+    parent = np.empty(H * most, np.int32)
+    above = np.empty((most, 3), np.int32)  # the previous row's runs: first x, last x, label
+    here = np.empty((most, 3), np.int32)
+    n_above = 0
+    labels = 0
+    count = 0
+    for y in range(H):
+        n_here = 0
+        x = 0
+        while x < W:
+            if tiles[y, x] == EMPTY:
+                x += 1
+                continue
+            start = x
+            while x < W and tiles[y, x] != EMPTY:
+                x += 1
+            label = labels
+            labels += 1
+            parent[label] = label
+            count += 1
+            for r in range(n_above):  # the runs above that share a column with this one
+                if above[r, 0] < x and above[r, 1] >= start:
+                    a = _root(parent, label)
+                    b = _root(parent, above[r, 2])
+                    if a != b:
+                        parent[a] = b
+                        count -= 1
+            here[n_here, 0] = start
+            here[n_here, 1] = x - 1
+            here[n_here, 2] = label
+            n_here += 1
+        above, here = here, above
+        n_above = n_here
     return count
 
 

@@ -57,21 +57,26 @@ def _count(parts, kind):
 
 
 @njit(cache=True)
-def _reachable(tiles, parts, n_cockpits, cockpit, lost_parts, lost_doors):
-    """The reachability rule; the parts and doors not reached go to ``lost_parts`` / ``lost_doors``
-    (in the Python rule's order). Returns (ok, parts lost, doors lost, cockpit without access)."""
-    n_doors = 0
+def _has_door(tiles):
     H, W = tiles.shape
     for y in range(H):
         for x in range(W):
             if tiles[y, x] == DOOR:
-                n_doors += 1
+                return True
+    return False
+
+
+@njit(cache=True)
+def _reachable(tiles, parts, n_cockpits, cockpit, lost_parts, lost_doors):
+    """The reachability rule; the parts and doors not reached go to ``lost_parts`` / ``lost_doors``
+    (in the Python rule's order). Returns (ok, parts lost, doors lost, cockpit without access)."""
+    H, W = tiles.shape
     others = parts.shape[0] - n_cockpits
     if n_cockpits != 1:
-        return others == 0 and n_doors == 0, 0, 0, False
+        return others == 0 and not _has_door(tiles), 0, 0, False
     ys, xs = _access(tiles, parts, cockpit)
     if ys.shape[0] == 0:
-        return others == 0 and n_doors == 0, 0, 0, True
+        return others == 0 and not _has_door(tiles), 0, 0, True
     dist = K.walk_distances(tiles, ys, xs, 0, 0, 0, 0)
     n_parts = 0
     for p in range(parts.shape[0]):  # an access tile reached: a reached tile next to it (only walkable ones are)
@@ -156,6 +161,12 @@ def _is_destination(k):
 
 
 @njit(cache=True)
+def crew_kind(k):
+    """A part kind ``crew_walking`` reads: a crew room or a destination."""
+    return _is_room(k) or _is_destination(k)
+
+
+@njit(cache=True)
 def _queue_access(tiles, dist, qy, qx, y0, x0, h, w):
     """Start a walk from the walkable tiles next to footprint (y0, x0, h, w): each at step 0, queued;
     returns the queue's length."""
@@ -172,16 +183,22 @@ def _queue_access(tiles, dist, qy, qx, y0, x0, h, w):
     return tail
 
 
+_CHUNK = 62
+"""Targets one walk looks for at a time: each has a bit in an int64 (``crew_walking``)."""
+
+
 @njit(cache=True)
-def _crew_walking(tiles, parts):
+def crew_walking(tiles, parts):
     """``quality.crew_walking``: the mean over (crew room, destination) pairs of the walking steps
     between their access tiles (H + W where there is no way).
 
-    A pair's steps are the same searched from either end, so the searches start from the side
-    with fewer parts (one multi-source walk each, its visited tiles cleared after it) and read
-    the other side's access tiles off the walk (a reached tile is walkable). The steps are
-    whole numbers, so their sum is exact in any order. The walks run on the grid framed by one
-    tile that is never walkable, as flat indices: no step needs a bounds check."""
+    A pair's steps are the same searched from either end, so the walks start from the side with
+    fewer parts (one multi-source walk each) and look for the other side's parts: each tile next
+    to a target part carries that target's bit, and a walk ends as soon as it has reached every
+    target (a breadth-first walk reaches a tile at its fewest steps, so the first access tile it
+    reaches gives the pair's steps). The steps are whole numbers, so their sum is exact in any
+    order. The walks run on the grid framed by one tile that is never walkable, as flat indices:
+    no step needs a bounds check."""
     H, W = tiles.shape
     n_rooms = 0
     n_dests = 0
@@ -194,49 +211,74 @@ def _crew_walking(tiles, parts):
     if n_rooms == 0 or n_dests == 0:
         return math.nan, 0.0
     from_rooms = n_rooms <= n_dests
+    sources = np.empty(min(n_rooms, n_dests), np.int64)
+    targets = np.empty(max(n_rooms, n_dests), np.int64)
+    n_sources = n_targets = 0
+    for p in range(parts.shape[0]):
+        if crew_kind(parts[p, KIND]):
+            if _is_room(parts[p, KIND]) == from_rooms:
+                sources[n_sources] = p
+                n_sources += 1
+            else:
+                targets[n_targets] = p
+                n_targets += 1
     Wf = W + 2
     walk = np.zeros((H + 2) * Wf, np.bool_)
     for y in range(H):
         for x in range(W):
             walk[(y + 1) * Wf + x + 1] = tiles[y, x] == CORRIDOR or tiles[y, x] == DOOR
     dist = np.full((H + 2) * Wf, -1, np.int32)
+    ring = np.zeros((H + 2) * Wf, np.int64)
     queue = np.empty(H * W, np.int32)
     total = 0.0
-    for p in range(parts.shape[0]):
-        if _is_room(parts[p, KIND]) != from_rooms or not (_is_room(parts[p, KIND]) or _is_destination(parts[p, KIND])):
-            continue
-        tail = 0
-        y0, x0, h, w = parts[p, PY] + 1, parts[p, PX] + 1, parts[p, PH], parts[p, PW]
-        for yy in range(y0 - 1, y0 + h + 1):
-            for xx in range(x0 - 1, x0 + w + 1):
-                i = yy * Wf + xx
-                if (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w) and walk[i] and dist[i] < 0:
-                    dist[i] = 0
-                    queue[tail] = i
-                    tail += 1
-        head = 0
-        while head < tail:
-            i = queue[head]
-            head += 1
-            d = dist[i] + 1
-            for j in (i + 1, i + Wf, i - 1, i - Wf):
-                if walk[j] and dist[j] < 0:
-                    dist[j] = d
-                    queue[tail] = j
-                    tail += 1
-        for t in range(parts.shape[0]):
-            if _is_room(parts[t, KIND]) == from_rooms or not (_is_room(parts[t, KIND]) or _is_destination(parts[t, KIND])):
-                continue
-            best = -1
+    for first in range(0, n_targets, _CHUNK):  # (one chunk unless a ship has more than 62 targets)
+        m = min(_CHUNK, n_targets - first)
+        ring[:] = 0
+        for b in range(m):
+            t = targets[first + b]
             y0, x0, h, w = parts[t, PY] + 1, parts[t, PX] + 1, parts[t, PH], parts[t, PW]
             for yy in range(y0 - 1, y0 + h + 1):
                 for xx in range(x0 - 1, x0 + w + 1):
-                    v = dist[yy * Wf + xx]
-                    if (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w) and v >= 0 and (best < 0 or v < best):
-                        best = v
-            total += float(best) if best >= 0 else float(H + W)
-        for k in range(tail):
-            dist[queue[k]] = -1
+                    if (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w):
+                        ring[yy * Wf + xx] |= np.int64(1) << b
+        every = (np.int64(1) << m) - 1
+        for s in range(n_sources):
+            p = sources[s]
+            found = np.int64(0)
+            tail = 0
+            y0, x0, h, w = parts[p, PY] + 1, parts[p, PX] + 1, parts[p, PH], parts[p, PW]
+            for yy in range(y0 - 1, y0 + h + 1):
+                for xx in range(x0 - 1, x0 + w + 1):
+                    i = yy * Wf + xx
+                    if (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w) and walk[i] and dist[i] < 0:
+                        dist[i] = 0
+                        queue[tail] = i
+                        tail += 1
+                        found |= ring[i]  # these targets are 0 steps away
+            steps = 0.0
+            head = 0
+            while head < tail and found != every:
+                i = queue[head]
+                head += 1
+                d = dist[i] + 1
+                for j in (i + 1, i + Wf, i - 1, i - Wf):
+                    if walk[j] and dist[j] < 0:
+                        dist[j] = d
+                        queue[tail] = j
+                        tail += 1
+                        new = ring[j] & ~found
+                        if new != 0:
+                            found |= new
+                            while new != 0:  # d steps for each target newly reached
+                                steps += d * (new & 1)
+                                new >>= 1
+            missing = every & ~found
+            while missing != 0:
+                steps += (H + W) * (missing & 1)
+                missing >>= 1
+            total += steps
+            for k in range(tail):
+                dist[queue[k]] = -1
     raw = total / (n_rooms * n_dests)
     return raw, CREW_SCALE / (CREW_SCALE + raw)
 
@@ -248,6 +290,16 @@ def score(tiles, parts):
     ``Ship.parts``). ``detail``: pieces, cockpits, reactors, thrusters facing backwards, the
     cockpit has no walkable tile next to it; the lost parts and doors are the reachability rule's
     (what ``describe`` words)."""
+    crew_raw, crew_term = crew_walking(tiles, parts)
+    return score_from(tiles, parts, K.count_pieces(tiles), K.hull_distance(tiles), crew_raw, crew_term)
+
+
+@njit(cache=True)
+def score_from(tiles, parts, pieces, hull, crew_raw, crew_term):
+    """``score`` given its three whole-grid walks: the piece count and the hull distances, which
+    depend only on which tiles are empty, and the crew's walking term (``crew_walking``), which
+    depends only on the walkable tiles and the crew rooms and destinations. An env that knows
+    what an edit changed passes the ones it kept (``vector.py``); the numbers are ``score``'s."""
     H, W = tiles.shape
     rules = np.zeros(NUM_RULES, np.bool_)
     detail = np.zeros(5, np.int64)
@@ -255,7 +307,6 @@ def score(tiles, parts):
     lost_doors = np.empty((H * W, 2), np.int64)
     raw = np.full(6, np.nan)
     terms = np.zeros(6)
-    pieces = K.count_pieces(tiles)
     rules[0] = pieces == 1
     n_cockpits, cockpit = _count(parts, COCKPIT)
     n_reactors, reactor = _count(parts, REACTOR)
@@ -271,23 +322,29 @@ def score(tiles, parts):
     first_x = np.full(H, W, np.int64)
     last_x = np.full(H, -1, np.int64)
     for y in range(H):
+        row = 0
+        row_x = 0
         for x in range(W):
             t = tiles[y, x]
             if t != EMPTY:
-                n += 1
-                sy += y
-                sx += x
-                y_lo = min(y_lo, y)
-                y_hi = max(y_hi, y)
-                first_x[y] = min(first_x[y], x)
+                row += 1
+                row_x += x
                 last_x[y] = x
-                if t == ARMOR:
-                    armor += 1
+                armor += t == ARMOR
+        if row:  # (the sums are of whole numbers: exact in any grouping)
+            n += row
+            sy += y * row
+            sx += row_x
+            y_lo = min(y_lo, y)
+            y_hi = y
+            x = 0
+            while tiles[y, x] == EMPTY:
+                x += 1
+            first_x[y] = x
     cy = sy / n if n else 0.0
     cx = sx / n if n else 0.0
     # cockpit_protection
     if n_cockpits:
-        hull = K.hull_distance(tiles)
         y0, x0, h, w = parts[cockpit, PY], parts[cockpit, PX], parts[cockpit, PH], parts[cockpit, PW]
         low = hull[y0, x0]
         for y in range(y0, y0 + h):
@@ -335,7 +392,7 @@ def score(tiles, parts):
             points += parts[p, PH] * parts[p, PW]
     raw[3] = points
     terms[3] = min(points / FIREPOWER_TARGET, 1.0)
-    raw[4], terms[4] = _crew_walking(tiles, parts)
+    raw[4], terms[4] = crew_raw, crew_term
     raw[5] = armor / n if n else 0.0
     terms[5] = raw[5]
     total = 0.0

@@ -51,7 +51,7 @@ from tablegym.envs.starship.conditioned import _BRUSH_POINTS, TARGETS, TargetSta
 from tablegym.envs.starship.env import (BRUSHES, FIRST_BRUSH_PART, NUM_BRUSHES, OBS_CHANNELS, StarshipEnv, _observe,
                                         brush_mask, seal_mask)
 from tablegym.envs.starship.quality import VALIDITY_RULES
-from tablegym.envs.starship.scoring import TERMS, score
+from tablegym.envs.starship.scoring import TERMS, crew_kind, crew_walking, score_from
 from tablegym.envs.starship.ship import (COCKPIT, CORRIDOR, DX, DY, EMPTY, FACED, FACING, FIRST_PART, KIND,
                                          NUM_TILE_KINDS, PART_FIELDS, REACTOR, THRUSTER, WEAPON, Ship, footprint)
 from tablegym.envs.starship.stages import STRATEGIES
@@ -85,8 +85,9 @@ MAX_STAGES = 6
 O_TURTLE, O_MASKS, O_GATED, O_MAX_CHANGES, O_PATIENCE, O_MAX_STEPS, O_TARGETS, O_CAPS, O_SIZE = range(9)
 MASK_NONE, MASK_REPAIRABLE, MASK_BUILD, MASK_SAFE = range(4)
 # a board's integer and float counters
-I_CY, I_CX, I_CHANGES, I_STEPS, I_STALE, I_PASSED, I_VALID, I_NPARTS, I_SIZE = range(9)
-F_QUALITY, F_BEST, F_FIREPOWER, F_TPHI, F_CLOSENESS, F_SIZE = range(6)
+I_CY, I_CX, I_CHANGES, I_STEPS, I_STALE, I_PASSED, I_VALID, I_NPARTS, I_PIECES, I_SIZE = range(10)
+F_QUALITY, F_BEST, F_FIREPOWER, F_TPHI, F_CLOSENESS, F_CREW, F_CREW_TERM, F_SIZE = range(8)
+# (I_PIECES, F_CREW, F_CREW_TERM and the board's hull distances: the scoring's walks, kept until an edit changes them)
 
 
 # -- the ship's edits ----------------------------------------------------------------------------
@@ -380,9 +381,17 @@ def generate_start(pipeline: Any, seed: int, *, start: str = "partial", partial_
 
 
 @njit(cache=True)
-def _score_board(tiles, parts, n, iv, fv, terms):
-    """Score the ship (``StarshipEnv._score``) into the board's counters."""
-    rules, raw, t, total, _, _, _ = score(tiles, parts[:n])
+def _score_board(tiles, parts, n, iv, fv, terms, hull, occupancy, crew):
+    """Score the ship (``StarshipEnv._score``) into the board's counters: ``scoring.score``'s
+    numbers, its walks made again only where the edit could change them (``occupancy``: a tile
+    became empty or stopped being empty; ``crew``: the walkable tiles or the crew rooms and
+    destinations changed). Most edits change one or neither."""
+    if occupancy:
+        iv[I_PIECES] = K.count_pieces(tiles)
+        K.hull_distance_into(tiles, hull)
+    if crew:
+        fv[F_CREW], fv[F_CREW_TERM] = crew_walking(tiles, parts[:n])
+    rules, raw, t, total, _, _, _ = score_from(tiles, parts[:n], iv[I_PIECES], hull, fv[F_CREW], fv[F_CREW_TERM])
     passed = 0
     for k in range(rules.shape[0]):
         passed += rules[k]
@@ -466,7 +475,7 @@ def _finish(tiles, part, parts, n, iv, o, obs, full, mask, act_mask, targets, go
 
 
 @njit(cache=True)
-def _reset_board(tiles, part, parts, iv, fv, terms, row, trow, g, circle, o, given, weight, targets, got):
+def _reset_board(tiles, part, parts, iv, fv, terms, hull, row, trow, g, circle, o, given, weight, targets, got):
     """``StarshipEnv.reset`` (and the targets wrapper's) of one board."""
     H, W = tiles.shape
     iv[I_NPARTS] = n = _start_ship(tiles, part, parts, row, g, circle)
@@ -475,7 +484,7 @@ def _reset_board(tiles, part, parts, iv, fv, terms, row, trow, g, circle, o, giv
         iv[I_CX] = integers(row, W)
     else:
         iv[I_CY] = iv[I_CX] = 0
-    _score_board(tiles, parts, n, iv, fv, terms)
+    _score_board(tiles, parts, n, iv, fv, terms, hull, True, True)
     fv[F_BEST] = fv[F_QUALITY]
     iv[I_STALE] = iv[I_CHANGES] = iv[I_STEPS] = 0
     if o[O_TARGETS]:
@@ -485,7 +494,7 @@ def _reset_board(tiles, part, parts, iv, fv, terms, row, trow, g, circle, o, giv
 
 
 @njit(cache=True)
-def _step_board(tiles, part, parts, iv, fv, terms, a, o, bonus, weight, targets, got, obs):
+def _step_board(tiles, part, parts, iv, fv, terms, hull, a, o, bonus, weight, targets, got, obs, before_tiles):
     """``StarshipEnv.step`` (and the targets wrapper's) of one board: (reward, terminated,
     truncated); the observation is redrawn where the edit and the cursor changed it."""
     H, W = tiles.shape
@@ -505,10 +514,19 @@ def _step_board(tiles, part, parts, iv, fv, terms, a, o, bonus, weight, targets,
             ry, rx, rh, rw = parts[p, 3], parts[p, 4], parts[p, 5], parts[p, 6]
         else:
             ry, rx, rh, rw = y, x, 1, 1
+        gone = parts[p, KIND] if p >= 0 and _BRUSH[brush, 0] < FIRST_PART else EMPTY  # the part a tile replaces
+        for k in range(rh * rw):
+            before_tiles[k] = tiles[ry + k // rw, rx + k % rw]
         n, changed = _apply_edit(tiles, part, parts, n, brush, y, x)
         iv[I_NPARTS] = n
         if changed:
             _observe_rect(tiles, part, parts, obs, ry, rx, rh, rw)
+            occupancy = False
+            crew = crew_kind(gone) or crew_kind(_BRUSH[brush, 0])
+            for k in range(rh * rw):
+                old, new = before_tiles[k], tiles[ry + k // rw, rx + k % rw]
+                occupancy |= (old == EMPTY) != (new == EMPTY)
+                crew |= K.walkable(old) != K.walkable(new)
     if not o[O_TURTLE]:
         i = (y * W + x + 1) % (H * W)
         iv[I_CY], iv[I_CX] = i // W, i % W
@@ -519,7 +537,7 @@ def _step_board(tiles, part, parts, iv, fv, terms, a, o, bonus, weight, targets,
     obs[OBS_CHANNELS - 1, iv[I_CY], iv[I_CX]] = 1
     if changed:
         iv[I_CHANGES] += 1
-        _score_board(tiles, parts, n, iv, fv, terms)
+        _score_board(tiles, parts, n, iv, fv, terms, hull, occupancy, crew)
     iv[I_STEPS] += 1
     reward = _potential(iv, fv, bonus, gated) - before
     if fv[F_QUALITY] > fv[F_BEST] + 1e-12:
@@ -540,33 +558,35 @@ def _step_board(tiles, part, parts, iv, fv, terms, a, o, bonus, weight, targets,
 
 
 @njit(cache=True)
-def reset_boards(tiles, part, parts, iv, fv, terms, streams, tstreams, which, g, circle, o, given, weight, targets,
-                 got, obs, masks, act_masks, tobs):
+def reset_boards(tiles, part, parts, iv, fv, terms, hull, streams, tstreams, which, g, circle, o, given, weight,
+                 targets, got, obs, masks, act_masks, tobs):
     """Deal a new ship on every board ``i`` with ``which[i]``."""
     for i in range(tiles.shape[0]):
         if which[i]:
-            _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], streams[i], tstreams[i], g, circle, o,
-                         given, weight, targets[i], got[i])
+            _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], hull[i], streams[i], tstreams[i], g,
+                         circle, o, given, weight, targets[i], got[i])
             _finish(tiles[i], part[i], parts[i], iv[i, I_NPARTS], iv[i], o, obs[i], True, masks[i], act_masks[i],
                     targets[i], got[i], tobs[i])
 
 
 @njit(cache=True)
-def step_boards(tiles, part, parts, iv, fv, terms, streams, tstreams, pending, actions, g, circle, o, bonus, weight,
-                targets, got, obs, masks, act_masks, tobs, rewards, terms_out, truncs):
+def step_boards(tiles, part, parts, iv, fv, terms, hull, streams, tstreams, pending, actions, g, circle, o, bonus,
+                weight, targets, got, obs, masks, act_masks, tobs, rewards, terms_out, truncs):
     """One step of every board; a board that ended on the last step is dealt again instead (its
     action ignored: Gymnasium's next-step auto-reset). ``pending`` becomes the boards that ended."""
     no_targets = np.full(3, -1.0)
+    before_tiles = np.empty(tiles.shape[1] * tiles.shape[2], np.int8)  # the tiles an edit may change
     for i in range(tiles.shape[0]):
         full = pending[i]
         if full:
-            _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], streams[i], tstreams[i], g, circle, o,
-                         no_targets, weight, targets[i], got[i])
+            _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], hull[i], streams[i], tstreams[i], g,
+                         circle, o, no_targets, weight, targets[i], got[i])
             rewards[i] = 0.0
             terms_out[i] = truncs[i] = pending[i] = False
         else:
             rewards[i], terms_out[i], truncs[i] = _step_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i],
-                                                              actions[i], o, bonus, weight, targets[i], got[i], obs[i])
+                                                              hull[i], actions[i], o, bonus, weight, targets[i], got[i],
+                                                              obs[i], before_tiles)
             pending[i] = terms_out[i] or truncs[i]
         _finish(tiles[i], part[i], parts[i], iv[i, I_NPARTS], iv[i], o, obs[i], full, masks[i], act_masks[i],
                 targets[i], got[i], tobs[i])
@@ -653,6 +673,7 @@ class StarshipVectorEnv(KernelVectorEnv):
         self._iv = np.zeros((n, I_SIZE), np.int64)
         self._fv = np.zeros((n, F_SIZE))
         self._terms = np.zeros((n, len(TERMS)))
+        self._hull = np.zeros((n, H, W), np.int32)
         self._streams: np.ndarray | None = None
         self._tstreams = np.zeros_like(stream_rows([0] * n))
         self._targets = np.zeros((n, 3))
@@ -682,7 +703,7 @@ class StarshipVectorEnv(KernelVectorEnv):
             self._tstreams = self._streams.copy() if seed is not None else stream_rows([None] * self.num_envs)
         which = self._boards_to_reset(options)
         given = self._given_targets(options)
-        reset_boards(self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._streams,
+        reset_boards(self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._hull, self._streams,
                      self._tstreams, which, self._g, self._circle, self._o, given, self._weight, self._targets,
                      self._got, self._obs, self._masks, self._act_masks, self._tobs)
         self._reset_done(which)
@@ -693,7 +714,7 @@ class StarshipVectorEnv(KernelVectorEnv):
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
-        step_boards(self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._streams,
+        step_boards(self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._hull, self._streams,
                     self._tstreams, self._pending, a, self._g, self._circle, self._o, self._bonus, self._weight,
                     self._targets, self._got, self._obs, self._masks, self._act_masks, self._tobs, self._rewards,
                     self._terms_out, self._truncs)
