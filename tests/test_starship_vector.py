@@ -145,3 +145,27 @@ def test_a_partial_reset_deals_only_the_masked_boards() -> None:
     assert info["steps"].tolist() == [3, 0, 3]
     with pytest.raises(ValueError, match="first reset"):
         gymnasium.make_vec("tablegym/Starship-v0", num_envs=3, **kwargs).reset(options={"reset_mask": mask})
+
+
+@pytest.mark.parametrize("env_id, kwargs", [("tablegym/Starship-v0", {"size": 16}),
+                                            ("tablegym/Starship-v0", {"size": 16, "representation": "turtle",
+                                                                      "masks": "build"}),
+                                            ("tablegym/StarshipTargets-v0", {"size": 16})])
+def test_kept_walks_give_a_full_score_after_every_step(env_id: str, kwargs: dict) -> None:
+    """A board keeps its piece count, hull distances and crew term until an edit changes what
+    they read: after every step of random edits, its quality and terms are a fresh
+    ``scoring.score`` of its ship, to the bit."""
+    from tablegym.envs.starship.scoring import score
+    envs = gymnasium.make_vec(env_id, num_envs=16, vectorization_mode="vector_entry_point", **kwargs)
+    envs.reset(seed=5)
+    rng = np.random.default_rng(5)
+    changed = 0
+    for _ in range(300):
+        before = envs._iv[:, vector.I_CHANGES].copy()
+        envs.step(np.array([rng.choice(np.flatnonzero(m)) for m in envs.action_masks()]))
+        changed += int((envs._iv[:, vector.I_CHANGES] != before).sum())
+        for i in range(16):
+            _, _, terms, total, *_ = score(envs._tiles[i], envs._parts[i, :envs._iv[i, vector.I_NPARTS]])
+            assert total == envs._fv[i, vector.F_QUALITY]
+            assert np.array_equal(terms, envs._terms[i], equal_nan=True)
+    assert changed > 1000  # the edits did change the ships
