@@ -112,6 +112,28 @@ def test_flags_from_a_dataclass_take_tuples_and_refuse_what_the_dataclass_refuse
     assert "--odd must be odd, got 2" in capsys.readouterr().err
 
 
+@dataclass
+class SuffixArgs(FlagArgs):
+    RUN_SUFFIX = "algo"
+    run_dir: str = "runs/toy-algo"
+
+
+def test_the_run_folder_follows_the_game_and_its_help_says_so(capsys):
+    """A trainer whose default folder is runs/GAME-SUFFIX writes another game's run to that
+    game's folder, and --help shows that rule, not the default game's folder; a trainer with a
+    fixed folder keeps it; --run-dir wins in both."""
+    assert parse_dataclass_args(SuffixArgs, [], "toy", "a toy").run_dir == "runs/toy-algo"
+    assert parse_dataclass_args(SuffixArgs, ["trap"], "toy", "a toy").run_dir == "runs/trap-algo"
+    assert parse_dataclass_args(SuffixArgs, ["trap", "--run-dir", "x"], "toy", "a toy").run_dir == "x"
+    assert parse_dataclass_args(FlagArgs, [], "toy", "a toy").run_dir == "runs/toy"
+    with pytest.raises(SystemExit):
+        parse_dataclass_args(SuffixArgs, ["--help"], "toy", "a toy")
+    assert "(default: runs/GAME-algo)" in " ".join(capsys.readouterr().out.split())
+    with pytest.raises(SystemExit):
+        parse_dataclass_args(FlagArgs, ["--help"], "toy", "a toy")
+    assert "(default: runs/toy)" in " ".join(capsys.readouterr().out.split())
+
+
 def test_threes_resumed_in_two_runs_learns_what_one_run_learns(tmp_path):
     """Each chunk's seed comes from the games before it and the checkpoint holds the tables
     exactly, so 20 + 20 games (the budget is per run) end where 40 games in one go do."""

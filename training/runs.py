@@ -272,6 +272,8 @@ def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, descripti
     helps = field_help(cls)
     parser.add_argument("game", nargs="?", default=cls.game, help=helps.get("game", "the game to train"))
     tuples = set()
+    suffix = getattr(cls, 'RUN_SUFFIX', 'td')
+    shown = f"runs/GAME-{suffix}" if cls.run_dir == f"runs/{cls.game}-{suffix}" else cls.run_dir
     for f in dataclasses.fields(cls):
         if f.name in ("game", "game_options"):
             continue
@@ -291,6 +293,10 @@ def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, descripti
             kw = dict(choices=("process", "ray"))
         else:
             kw = dict(type=type(default))
+        if f.name == "run_dir":  # its default follows the game trained
+            parser.add_argument(flag, default=argparse.SUPPRESS, type=str, metavar="RUN_DIR",
+                                help=f"{text} (default: {shown})")
+            continue
         parser.add_argument(flag, default=default, help=text, **{**kw, **f.metadata})
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="a rule option of the game (e.g. n=6)")
@@ -308,10 +314,10 @@ def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, descripti
         if not eq:
             parser.error(f"--option takes KEY=VALUE, got {item!r}")
         options[key] = int(value) if value.lstrip("-").isdigit() else value
-    values = {f.name: getattr(ns, f.name) for f in dataclasses.fields(cls) if f.name != "game_options"}
+    values = {f.name: getattr(ns, f.name) for f in dataclasses.fields(cls) if f.name not in ("game_options", "run_dir")}
     values.update({name: tuple(values[name]) for name in tuples})
-    if ns.game != cls.game and ns.run_dir == cls.run_dir:
-        values["run_dir"] = f"runs/{ns.game}-{getattr(cls, 'RUN_SUFFIX', 'td')}"  # a game's own default folder
+    default_dir = cls.run_dir if ns.game == cls.game else f"runs/{ns.game}-{suffix}"  # a game's own default folder
+    values["run_dir"] = getattr(ns, "run_dir", default_dir)
     try:
         return cls(**values, game_options=options)
     except ValueError as err:
