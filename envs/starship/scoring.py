@@ -190,16 +190,43 @@ _CHUNK = 62
 @njit(cache=True)
 def crew_walking(tiles, parts):
     """``quality.crew_walking``: the mean over (crew room, destination) pairs of the walking steps
-    between their access tiles (H + W where there is no way).
+    between their access tiles (H + W where there is no way), and its term.
 
     A pair's steps are the same searched from either end, so the walks start from the side with
-    fewer parts (one multi-source walk each) and look for the other side's parts: each tile next
-    to a target part carries that target's bit, and a walk ends as soon as it has reached every
-    target (a breadth-first walk reaches a tile at its fewest steps, so the first access tile it
-    reaches gives the pair's steps). The steps are whole numbers, so their sum is exact in any
-    order. The walks run on the grid framed by one tile that is never walkable, as flat indices:
-    no step needs a bounds check."""
-    H, W = tiles.shape
+    fewer parts (one multi-source walk each) and look for the other side's parts
+    (``_steps_to``). The steps are whole numbers, so their sum is exact in any order."""
+    return crew_mean(crew_total(tiles, parts), *crew_counts(parts))
+
+
+@njit(cache=True)
+def crew_total(tiles, parts):
+    """The walking steps summed over every (crew room, destination) pair (0.0 without pairs)."""
+    n_rooms, n_dests = crew_counts(parts)
+    if n_rooms == 0 or n_dests == 0:
+        return 0.0
+    return _steps_to(tiles, parts, n_rooms <= n_dests, -1)
+
+
+@njit(cache=True)
+def crew_steps_of(tiles, parts, p):
+    """The walking steps summed over the pairs crew part ``p`` makes with the other side (its
+    share of ``crew_walking``'s sum): what one more room or destination adds where the walkable
+    tiles stay as they were."""
+    return _steps_to(tiles, parts, _is_room(parts[p, KIND]), p)
+
+
+@njit(cache=True)
+def crew_mean(total, n_rooms, n_dests):
+    """``crew_walking``'s (mean steps, term) from the summed steps of all pairs."""
+    if n_rooms == 0 or n_dests == 0:
+        return math.nan, 0.0
+    raw = total / (n_rooms * n_dests)
+    return raw, CREW_SCALE / (CREW_SCALE + raw)
+
+
+@njit(cache=True)
+def crew_counts(parts):
+    """(crew rooms, destinations) among ``parts``."""
     n_rooms = 0
     n_dests = 0
     for p in range(parts.shape[0]):
@@ -208,20 +235,25 @@ def crew_walking(tiles, parts):
             n_rooms += 1
         elif _is_destination(k):
             n_dests += 1
-    if n_rooms == 0 or n_dests == 0:
-        return math.nan, 0.0
-    from_rooms = n_rooms <= n_dests
-    sources = np.empty(min(n_rooms, n_dests), np.int64)
-    targets = np.empty(max(n_rooms, n_dests), np.int64)
-    n_sources = n_targets = 0
+    return n_rooms, n_dests
+
+
+@njit(cache=True)
+def _steps_to(tiles, parts, from_rooms, only):
+    """The steps summed over the pairs whose room (``from_rooms``) or destination walks start
+    from, every such part or only part ``only`` (>= 0), to each part of the other side.
+
+    Each tile next to a target part carries that target's bit, and a walk ends as soon as it has
+    reached every target (a breadth-first walk reaches a tile at its fewest steps, so the first
+    access tile it reaches gives the pair's steps). The walks run on the grid framed by one tile
+    that is never walkable, as flat indices: no step needs a bounds check."""
+    H, W = tiles.shape
+    targets = np.empty(parts.shape[0], np.int64)
+    n_targets = 0
     for p in range(parts.shape[0]):
-        if crew_kind(parts[p, KIND]):
-            if _is_room(parts[p, KIND]) == from_rooms:
-                sources[n_sources] = p
-                n_sources += 1
-            else:
-                targets[n_targets] = p
-                n_targets += 1
+        if crew_kind(parts[p, KIND]) and _is_room(parts[p, KIND]) != from_rooms:
+            targets[n_targets] = p
+            n_targets += 1
     Wf = W + 2
     walk = np.zeros((H + 2) * Wf, np.bool_)
     for y in range(H):
@@ -242,8 +274,9 @@ def crew_walking(tiles, parts):
                     if (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w):
                         ring[yy * Wf + xx] |= np.int64(1) << b
         every = (np.int64(1) << m) - 1
-        for s in range(n_sources):
-            p = sources[s]
+        for p in range(parts.shape[0]):
+            if not (crew_kind(parts[p, KIND]) and _is_room(parts[p, KIND]) == from_rooms) or (only >= 0 and p != only):
+                continue
             found = np.int64(0)
             tail = 0
             y0, x0, h, w = parts[p, PY] + 1, parts[p, PX] + 1, parts[p, PH], parts[p, PW]
@@ -279,8 +312,7 @@ def crew_walking(tiles, parts):
             total += steps
             for k in range(tail):
                 dist[queue[k]] = -1
-    raw = total / (n_rooms * n_dests)
-    return raw, CREW_SCALE / (CREW_SCALE + raw)
+    return total
 
 
 @njit(cache=True)
@@ -290,12 +322,13 @@ def score(tiles, parts):
     ``Ship.parts``). ``detail``: pieces, cockpits, reactors, thrusters facing backwards, the
     cockpit has no walkable tile next to it; the lost parts and doors are the reachability rule's
     (what ``describe`` words)."""
-    crew_raw, crew_term = crew_walking(tiles, parts)
-    return score_from(tiles, parts, K.count_pieces(tiles), K.hull_distance(tiles), crew_raw, crew_term)
+    crew_raw, crew_value = crew_walking(tiles, parts)
+    hull = K.hull_distance(tiles)
+    return score_from(tiles, parts, K.count_pieces(tiles), hull, hull.max(), crew_raw, crew_value)
 
 
 @njit(cache=True)
-def score_from(tiles, parts, pieces, hull, crew_raw, crew_term):
+def score_from(tiles, parts, pieces, hull, hull_max, crew_raw, crew_value):
     """``score`` given its three whole-grid walks: the piece count and the hull distances, which
     depend only on which tiles are empty, and the crew's walking term (``crew_walking``), which
     depends only on the walkable tiles and the crew rooms and destinations. An env that knows
@@ -351,7 +384,7 @@ def score_from(tiles, parts, pieces, hull, crew_raw, crew_term):
             for x in range(x0, x0 + w):
                 low = min(low, hull[y, x])
         raw[0] = float(low)
-        terms[0] = raw[0] / max(float(hull.max()), 1.0)
+        terms[0] = raw[0] / max(float(hull_max), 1.0)
     else:
         raw[0] = 0.0
     # reactor_centrality
@@ -392,7 +425,7 @@ def score_from(tiles, parts, pieces, hull, crew_raw, crew_term):
             points += parts[p, PH] * parts[p, PW]
     raw[3] = points
     terms[3] = min(points / FIREPOWER_TARGET, 1.0)
-    raw[4], terms[4] = crew_raw, crew_term
+    raw[4], terms[4] = crew_raw, crew_value
     raw[5] = armor / n if n else 0.0
     terms[5] = raw[5]
     total = 0.0

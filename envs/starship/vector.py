@@ -51,7 +51,7 @@ from tablegym.envs.starship.conditioned import _BRUSH_POINTS, TARGETS, TargetSta
 from tablegym.envs.starship.env import (BRUSHES, FIRST_BRUSH_PART, NUM_BRUSHES, OBS_CHANNELS, StarshipEnv, _observe,
                                         brush_mask, seal_mask)
 from tablegym.envs.starship.quality import VALIDITY_RULES
-from tablegym.envs.starship.scoring import TERMS, crew_kind, crew_walking, score_from
+from tablegym.envs.starship.scoring import TERMS, crew_counts, crew_kind, crew_mean, crew_steps_of, crew_total, score_from
 from tablegym.envs.starship.ship import (COCKPIT, CORRIDOR, DX, DY, EMPTY, FACED, FACING, FIRST_PART, KIND,
                                          NUM_TILE_KINDS, PART_FIELDS, REACTOR, THRUSTER, WEAPON, Ship, footprint)
 from tablegym.envs.starship.stages import STRATEGIES
@@ -85,9 +85,12 @@ MAX_STAGES = 6
 O_TURTLE, O_MASKS, O_GATED, O_MAX_CHANGES, O_PATIENCE, O_MAX_STEPS, O_TARGETS, O_CAPS, O_SIZE = range(9)
 MASK_NONE, MASK_REPAIRABLE, MASK_BUILD, MASK_SAFE = range(4)
 # a board's integer and float counters
-I_CY, I_CX, I_CHANGES, I_STEPS, I_STALE, I_PASSED, I_VALID, I_NPARTS, I_PIECES, I_SIZE = range(10)
-F_QUALITY, F_BEST, F_FIREPOWER, F_TPHI, F_CLOSENESS, F_CREW, F_CREW_TERM, F_SIZE = range(8)
-# (I_PIECES, F_CREW, F_CREW_TERM and the board's hull distances: the scoring's walks, kept until an edit changes them)
+I_CY, I_CX, I_CHANGES, I_STEPS, I_STALE, I_PASSED, I_VALID, I_NPARTS, I_PIECES, I_HULL_MAX, I_SIZE = range(11)
+F_QUALITY, F_BEST, F_FIREPOWER, F_TPHI, F_CLOSENESS, F_CREW, F_SIZE = range(7)
+# (I_PIECES, F_CREW (the crew's summed steps) and the board's hull distances with I_HULL_MAX: the scoring's walks, kept until an edit
+# changes what they read)
+CREW_KEPT, CREW_AGAIN, CREW_ADDED = range(3)
+"""How a step leaves the crew's summed steps: as they were, to be walked again, or plus the pairs of the part it added."""
 
 
 # -- the ship's edits ----------------------------------------------------------------------------
@@ -384,14 +387,20 @@ def generate_start(pipeline: Any, seed: int, *, start: str = "partial", partial_
 def _score_board(tiles, parts, n, iv, fv, terms, hull, occupancy, crew):
     """Score the ship (``StarshipEnv._score``) into the board's counters: ``scoring.score``'s
     numbers, its walks made again only where the edit could change them (``occupancy``: a tile
-    became empty or stopped being empty; ``crew``: the walkable tiles or the crew rooms and
-    destinations changed). Most edits change one or neither."""
+    became empty or stopped being empty; ``crew``: ``CREW_AGAIN`` where the walkable tiles
+    changed or a crew room or destination went, ``CREW_ADDED`` where one came (the last part)
+    and nothing walkable changed: only its own pairs are walked). Most edits change little."""
     if occupancy:
         iv[I_PIECES] = K.count_pieces(tiles)
         K.hull_distance_into(tiles, hull)
-    if crew:
-        fv[F_CREW], fv[F_CREW_TERM] = crew_walking(tiles, parts[:n])
-    rules, raw, t, total, _, _, _ = score_from(tiles, parts[:n], iv[I_PIECES], hull, fv[F_CREW], fv[F_CREW_TERM])
+        iv[I_HULL_MAX] = hull.max()
+    if crew == CREW_AGAIN:
+        fv[F_CREW] = crew_total(tiles, parts[:n])
+    elif crew == CREW_ADDED:
+        fv[F_CREW] += crew_steps_of(tiles, parts[:n], n - 1)
+    crew_raw, crew_value = crew_mean(fv[F_CREW], *crew_counts(parts[:n]))
+    rules, raw, t, total, _, _, _ = score_from(tiles, parts[:n], iv[I_PIECES], hull, iv[I_HULL_MAX], crew_raw,
+                                               crew_value)
     passed = 0
     for k in range(rules.shape[0]):
         passed += rules[k]
@@ -484,7 +493,7 @@ def _reset_board(tiles, part, parts, iv, fv, terms, hull, row, trow, g, circle, 
         iv[I_CX] = integers(row, W)
     else:
         iv[I_CY] = iv[I_CX] = 0
-    _score_board(tiles, parts, n, iv, fv, terms, hull, True, True)
+    _score_board(tiles, parts, n, iv, fv, terms, hull, True, CREW_AGAIN)
     fv[F_BEST] = fv[F_QUALITY]
     iv[I_STALE] = iv[I_CHANGES] = iv[I_STEPS] = 0
     if o[O_TARGETS]:
@@ -522,11 +531,16 @@ def _step_board(tiles, part, parts, iv, fv, terms, hull, a, o, bonus, weight, ta
         if changed:
             _observe_rect(tiles, part, parts, obs, ry, rx, rh, rw)
             occupancy = False
-            crew = crew_kind(gone) or crew_kind(_BRUSH[brush, 0])
+            walkable = False
             for k in range(rh * rw):
                 old, new = before_tiles[k], tiles[ry + k // rw, rx + k % rw]
                 occupancy |= (old == EMPTY) != (new == EMPTY)
-                crew |= K.walkable(old) != K.walkable(new)
+                walkable |= K.walkable(old) != K.walkable(new)
+            crew = CREW_KEPT
+            if walkable or crew_kind(gone):
+                crew = CREW_AGAIN
+            elif crew_kind(_BRUSH[brush, 0]):  # a part brush: its part is the last
+                crew = CREW_ADDED
     if not o[O_TURTLE]:
         i = (y * W + x + 1) % (H * W)
         iv[I_CY], iv[I_CX] = i // W, i % W
