@@ -51,7 +51,8 @@ from tablegym.envs.starship.conditioned import _BRUSH_POINTS, TARGETS, TargetSta
 from tablegym.envs.starship.env import (BRUSHES, FIRST_BRUSH_PART, NUM_BRUSHES, OBS_CHANNELS, StarshipEnv, _observe,
                                         brush_mask, seal_mask)
 from tablegym.envs.starship.quality import VALIDITY_RULES
-from tablegym.envs.starship.scoring import TERMS, crew_counts, crew_kind, crew_mean, crew_steps_of, crew_total, score_from
+from tablegym.envs.starship.scoring import (TERMS, crew_counts, crew_kind, crew_mean, crew_steps_of, crew_total,
+                                            score_from)
 from tablegym.envs.starship.ship import (COCKPIT, CORRIDOR, DX, DY, EMPTY, FACED, FACING, FIRST_PART, KIND,
                                          NUM_TILE_KINDS, PART_FIELDS, REACTOR, THRUSTER, WEAPON, Ship, footprint)
 from tablegym.envs.starship.stages import STRATEGIES
@@ -87,10 +88,10 @@ MASK_NONE, MASK_REPAIRABLE, MASK_BUILD, MASK_SAFE = range(4)
 # a board's integer and float counters
 I_CY, I_CX, I_CHANGES, I_STEPS, I_STALE, I_PASSED, I_VALID, I_NPARTS, I_PIECES, I_HULL_MAX, I_SIZE = range(11)
 F_QUALITY, F_BEST, F_FIREPOWER, F_TPHI, F_CLOSENESS, F_CREW, F_SIZE = range(7)
-# (I_PIECES, F_CREW (the crew's summed steps) and the board's hull distances with I_HULL_MAX: the scoring's walks, kept until an edit
-# changes what they read)
+# (I_PIECES, I_HULL_MAX with the board's hull distances, and F_CREW, the crew's summed steps: the scoring's walks,
+# kept until an edit changes what they read)
 CREW_KEPT, CREW_AGAIN, CREW_ADDED = range(3)
-"""How a step leaves the crew's summed steps: as they were, to be walked again, or plus the pairs of the part it added."""
+"""How a step leaves the crew's summed steps: as they were, walked again, or plus the pairs of the part it added."""
 
 
 # -- the ship's edits ----------------------------------------------------------------------------
@@ -513,7 +514,8 @@ def _step_board(tiles, part, parts, iv, fv, terms, hull, a, o, bonus, weight, ta
     move, brush = -1, a - 1
     if o[O_TURTLE]:
         move, brush = (a, -1) if a < 4 else (-1, a - 4)
-    changed = False
+    changed = occupancy = False
+    crew = CREW_KEPT
     n = iv[I_NPARTS]
     if brush >= 0:
         p = part[y, x]  # what the edit may change: the brush's footprint, or the part a tile replaces
@@ -530,13 +532,11 @@ def _step_board(tiles, part, parts, iv, fv, terms, hull, a, o, bonus, weight, ta
         iv[I_NPARTS] = n
         if changed:
             _observe_rect(tiles, part, parts, obs, ry, rx, rh, rw)
-            occupancy = False
             walkable = False
             for k in range(rh * rw):
                 old, new = before_tiles[k], tiles[ry + k // rw, rx + k % rw]
                 occupancy |= (old == EMPTY) != (new == EMPTY)
                 walkable |= K.walkable(old) != K.walkable(new)
-            crew = CREW_KEPT
             if walkable or crew_kind(gone):
                 crew = CREW_AGAIN
             elif crew_kind(_BRUSH[brush, 0]):  # a part brush: its part is the last
