@@ -267,6 +267,63 @@ def step_two_player_search(states, streams, seats, episodes, init, pending, acti
                  draw, observe, width, search)
 
 
+@njit(cache=True)
+def no_eval(s, player, params):
+    """The evaluator kernel a reference player's batch is handed (``MoverOpponent``): never called."""
+    return 0.0
+
+
+def search_kernels(state: Any, moves: Any, evaluate: Any) -> tuple:
+    """``SEARCH_KERNELS_T``'s kernels for the batch kernels: ``moves`` (the game's, or its move
+    filter's), the game's push, pop, to_move, outcome, key and chance kernels, and ``evaluate``."""
+    k = state.kernels
+    return (CompiledKernel(moves, MOVES_T), CompiledKernel(k.push, PUSH_T), CompiledKernel(k.pop, POP_T),
+            CompiledKernel(k.to_move, INT_OF_STATE_T), CompiledKernel(k.outcome, INT_OF_STATE_T),
+            CompiledKernel(k.key, INT_OF_STATE_T),
+            CompiledKernel(no_chance if k.chance is None else k.chance, CHANCE_T), CompiledKernel(evaluate, EVAL_T))
+
+
+class BatchOpponent:
+    """The other seat of a batch as the ``*_search`` batch kernels take it: ``mover`` (``MOVER_T``),
+    ``kernels`` (``SEARCH_KERNELS_T``) and ``data`` (``SEARCH_DATA_T``), filled by
+    ``SearchOpponent`` (a compiled search, in the search layer) or ``MoverOpponent`` (a game's own
+    compiled reference player)."""
+
+    name: str
+    mover: CompiledKernel
+    kernels: tuple
+    data: tuple
+
+    def reset(self, *args: Any) -> None:
+        """``reset_two_player``'s arguments: its boards dealt with this opponent as the other seat."""
+        reset_two_player_search(*args, self.mover, *self.kernels, self.data)
+
+    def step(self, *args: Any) -> None:
+        """``step_two_player``'s arguments: one step of its boards with this opponent as the other seat."""
+        step_two_player_search(*args, self.mover, *self.kernels, self.data)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+class MoverOpponent(BatchOpponent):
+    """A game's reference player, compiled, as the other seat of a batch (Trap's course Medium and
+    Hard: its vector env lists them in ``reference_opponents``). ``mover`` has ``MOVER_T``'s
+    arguments and reads only the board, ``data``'s depth (its second item) and ``data``'s scratch
+    copy of a board (its fifth); the search tables it would hold are left empty."""
+
+    def __init__(self, game: Game, name: str, mover: Any, depth: int = 0) -> None:
+        state = game.new_initial_state()
+        self.name = name
+        self.mover = CompiledKernel(mover, MOVER_T)
+        self.kernels = search_kernels(state, state.kernels.moves, no_eval)
+        i1, i2 = np.zeros(1, dtype=np.int64), np.zeros((1, 1), dtype=np.int64)
+        f1, f2 = np.zeros(1), np.zeros((1, 1))
+        bufs = np.zeros((1, game.spec.num_actions), dtype=np.int64)
+        self.data = (0, int(depth), 0.0, f1, state.array.copy(), i1, i1, i2, f2, i2, i2, i2, i2, f1, bufs, f2, i2, i1,
+                     i2, f2, i1, f1)
+
+
 @njit(types.none(_I2, _U2, _I1, _F1, _I1, _B1, types.boolean, _F2, _M2, _I2, MOVES_T, PUSH_T, INT_OF_STATE_T,
                  INT_OF_STATE_T, CHANCE_T, DRAW_T, OBSERVE_T, SCORE_T, INFO_T, _I), cache=True)
 def reset_single(states, streams, steps, last_score, init, which, from_start, obs, masks, info, moves, push, to_move,
@@ -573,7 +630,9 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
       drawn from the board's stream); a compiled search at a depth, by the spec the single env
       takes (``alphabeta:eval=advanced,depth=2``; Trap's ``search:eval=composite,depth=2``, its
       move filter's keys included; ``eval`` any compiled evaluator: hand-made, ``learned``,
-      ``learned:PATH``) or the agent that spec builds (``SearchOpponent``); or None: self-play.
+      ``learned:PATH``) or the agent that spec builds (``SearchOpponent``); a reference player
+      the game compiles for its batch (``reference_opponents``: Trap's "medium" and "hard"); or
+      None: self-play.
       With None nobody else moves: each step plays the action for the player to move, the
       observation is that of the player to move next (``info["seat"]``; the observation carries
       whose turn it is), and the reward is the mover's (+1 when its move won). At the end the
@@ -593,6 +652,11 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
     ``info`` holds "action_mask" and "seat" (the single env's "opponent_actions" is left out).
     """
 
+    reference_opponents: ClassVar[dict[str, tuple[Any, int]]] = {}
+    """The game's reference players that play a batch's other seat by name, compiled: ``name ->
+    (mover, depth)``, ``mover`` a kernel with ``MOVER_T``'s arguments (``MoverOpponent``) that makes
+    the single env's opponent of that name's choices."""
+
     def __init__(self, num_envs: int = 1, *, opponent: Any = "random", agent_seat: Any = 0,
                  illegal_action: str = "raise", render_mode: str | None = None,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True, **kwargs: Any) -> None:
@@ -607,10 +671,14 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
             self._opponent = SELF_PLAY
         elif isinstance(opponent, str) and opponent == "random":
             self._opponent = RANDOM
+        elif isinstance(opponent, str) and opponent in self.reference_opponents:
+            mover, depth = self.reference_opponents[opponent]
+            self._search = MoverOpponent(self.game, opponent, mover, depth)
+            self._opponent = SEARCH
         else:
             from tablegym.search.batch_opponent import SearchOpponent  # the search layer, on demand
 
-            self._search = SearchOpponent(self.game, opponent)
+            self._search = SearchOpponent(self.game, opponent, tuple(self.reference_opponents))
             self._opponent = SEARCH
         self._seats = np.zeros(n, dtype=np.int64)
         self._episodes = np.zeros(n, dtype=np.int64)
@@ -619,7 +687,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
 
     @property
     def opponent_agent(self) -> Any:
-        """The compiled search playing the other seat (None: random or self-play)."""
+        """The compiled search or reference player playing the other seat (None: random or self-play)."""
         return self._search
 
     def reset(self, *, seed: int | list[int | None] | None = None,

@@ -10,14 +10,13 @@ the one route (tablegym.models.agents.make_agent).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, POP_T, PUSH_T, Game
-from tablegym.envs.vector import (MOVER_T, CompiledKernel, no_chance, reset_two_player_search,
-                                  step_two_player_search)
+from tablegym.envs.core import Game
+from tablegym.envs.vector import MOVER_T, BatchOpponent, CompiledKernel, search_kernels
 from tablegym.search.alphabeta import root_search as alphabeta_root
 from tablegym.search.expectiminimax import MAX_OUTCOMES
 from tablegym.search.expectiminimax import root_search as expectiminimax_root
@@ -73,7 +72,7 @@ TT_BITS = {"alphabeta": 16, "expectiminimax": 12}
 expectiminimax's is cleared before each (the cost of a clear grows with it)."""
 
 
-def _accepted(game: Game) -> str:
+def _accepted(game: Game, references: Sequence[str] = ()) -> str:
     """What a batch of ``game`` takes as ``opponent``, in words."""
     from tablegym.envs import plugin
     from tablegym.models.agents import game_evaluators
@@ -84,11 +83,12 @@ def _accepted(game: Game) -> str:
              for s in record.searchers if s in COMPILED_SEARCHERS and not record.searchers[s]]
     evaluators = [n for n, e in sorted(game_evaluators(game).items()) if e.compiled] + ["learned", "learned:PATH"]
     searches = " or ".join(forms) if forms else "none for this game"
+    players = f", or a reference player: {', '.join(references)}" if references else ""
     return (f"a vector env's opponent must be 'random' or None (self-play), or a compiled search at a depth: "
-            f"{searches}, E one of {', '.join(evaluators)}")
+            f"{searches}, E one of {', '.join(evaluators)}{players}")
 
 
-class SearchOpponent:
+class SearchOpponent(BatchOpponent):
     """A compiled search as the other seat of a batch, from a spec of the one route
     (``tablegym.models.agents.make_agent``: ``alphabeta:eval=advanced,depth=2``, Trap's
     ``search:eval=composite,depth=2``) or from the agent it builds.
@@ -100,7 +100,7 @@ class SearchOpponent:
     and a compiled evaluator; anything else is refused with a ``ValueError`` saying what is taken.
     """
 
-    def __init__(self, game: Game, opponent: Any) -> None:
+    def __init__(self, game: Game, opponent: Any, references: Sequence[str] = ()) -> None:
         from tablegym.envs import plugin
         from tablegym.models.agents import make_agent
         from tablegym.search.agents import AlphaBetaAgent, ExpectiminimaxAgent, parse_spec
@@ -114,23 +114,23 @@ class SearchOpponent:
             searcher = searcher_named(record.aliases.get(name, name))
             if searcher is None or searcher.name not in allowed:
                 what = "no compiled search" if searcher is None else f"{searcher.name}, not one for {game.spec.name}"
-                raise ValueError(f"{_accepted(game)}; got {opponent!r} ({what})")
+                raise ValueError(f"{_accepted(game, references)}; got {opponent!r} ({what})")
             agent = make_agent(game, opponent)
         elif isinstance(opponent, (AlphaBetaAgent, ExpectiminimaxAgent)):
             agent = opponent
         else:
-            raise ValueError(f"{_accepted(game)}; got {opponent!r}")
+            raise ValueError(f"{_accepted(game, references)}; got {opponent!r}")
         name = "alphabeta" if isinstance(agent, AlphaBetaAgent) else "expectiminimax"
         if name not in allowed:
-            raise ValueError(f"{_accepted(game)}; got {getattr(agent, 'name', agent)!r} ({name} does not play "
-                             f"{game.spec.name})")
+            raise ValueError(f"{_accepted(game, references)}; got {getattr(agent, 'name', agent)!r} ({name} does "
+                             f"not play {game.spec.name})")
         if agent.time_limit is not None:
-            raise ValueError(f"{_accepted(game)}; got {agent.name!r} (a time budget: give depth=D, so that the "
-                             f"moves do not depend on the machine)")
+            raise ValueError(f"{_accepted(game, references)}; got {agent.name!r} (a time budget: give depth=D, so "
+                             f"that the moves do not depend on the machine)")
         evaluator = agent.evaluator
         if not evaluator.compiled:
-            raise ValueError(f"{_accepted(game)}; got {agent.name!r} (evaluator {evaluator.name!r} has no compiled "
-                             f"kernel)")
+            raise ValueError(f"{_accepted(game, references)}; got {agent.name!r} (evaluator {evaluator.name!r} has "
+                             f"no compiled kernel)")
         state = game.new_initial_state()
         check_game(evaluator, state)
         self.agent = agent
@@ -151,11 +151,7 @@ class SearchOpponent:
         else:
             kind, depth = EXPECTIMINIMAX, min(agent.depth, MAX_PLY // 2 - 4)
         moves = move_filter.moves if move_filter is not None else k.moves
-        self.kernels = (CompiledKernel(moves, MOVES_T), CompiledKernel(k.push, PUSH_T), CompiledKernel(k.pop, POP_T),
-                        CompiledKernel(k.to_move, INT_OF_STATE_T), CompiledKernel(k.outcome, INT_OF_STATE_T),
-                        CompiledKernel(k.key, INT_OF_STATE_T),
-                        CompiledKernel(no_chance if k.chance is None else k.chance, CHANCE_T),
-                        CompiledKernel(evaluator.kernel, EVAL_T))
+        self.kernels = search_kernels(state, moves, evaluator.kernel)
         """The kernels in ``SEARCH_KERNELS_T``'s order."""
         self.mover = CompiledKernel(searched_move, MOVER_T)
         """``searched_move`` as the batch kernels call it."""
@@ -172,13 +168,3 @@ class SearchOpponent:
                      np.zeros(max(width, MAX_OUTCOMES)))
         """``SEARCH_DATA_T``: kind, depth, bound, params, root, settings' words and values, tables."""
 
-    def reset(self, *args: Any) -> None:
-        """``reset_two_player``'s arguments: its boards dealt with this search as the other seat."""
-        reset_two_player_search(*args, self.mover, *self.kernels, self.data)
-
-    def step(self, *args: Any) -> None:
-        """``step_two_player``'s arguments: one step of its boards with this search as the other seat."""
-        step_two_player_search(*args, self.mover, *self.kernels, self.data)
-
-    def __repr__(self) -> str:
-        return f"<SearchOpponent {self.name}>"

@@ -86,6 +86,8 @@ def test_the_reward_flag_trains_on_the_env_s_other_reward_and_evaluates_the_defa
     (["train", "starship", "--algo", "ppo", "--out", "critic.pt"], "starship has none"),
     (["train", "trilobite-tiny", "--algo", "ppo", "--pool-share", "0.8"], "with a sum <= 1"),
     (["train", "trilobite-tiny", "--algo", "ppo", "--opponent", "alphabeta:depth=-1"], "--opponent 'alphabeta:depth=-1'"),
+    (["train", "trap", "--algo", "ppo", "--opponent", "medium", "easy"], "--opponent 'medium easy'"),
+    (["train", "trap", "--algo", "ppo", "--opponent", "hard", "hard"], "one or more different opponents"),
     (["train", "friday", "--algo", "ppo", "--reward", "moves"], "--reward 'moves': reward must be one of"),
     (["train", "friday", "--algo", "dqn", "--reward", "moves"], "--reward 'moves': reward must be one of"),
 ])
@@ -150,6 +152,19 @@ def test_a_league_of_past_snapshots(tmp_path):
     assert max(scalars["pool/snapshots"]) == 3 and scalars["pool/snapshots"][0] == 1
     assert all(-1 <= v <= 1 for v in scalars["pool/return"])
     assert ppo.evaluate(_net(tmp_path), "tablegym/TrilobiteTiny-v0", 400, seed=1) >= 0.5
+
+
+def test_the_fixed_boards_shared_out_among_several_opponents(tmp_path):
+    """--opponent medium hard random: each plays a third of the fixed boards inside the batch and
+    gets its own logged return; a random policy does worst against Hard and best against random."""
+    assert ppo.main(["trap", "--num-envs", "48", "--num-steps", "40", "--total-steps", str(48 * 40 * 3),
+                     "--random-share", "1", "--lr", "0", "--eval-every", "0", "--no-progress", "--opponent", "medium",
+                     "hard", "random", "--run-dir", str(tmp_path)]) == 0
+    last = {name: _scalars(tmp_path)[f"charts/return_vs/{name}"][-1] for name in ("medium", "hard", "random")}
+    assert last["hard"] < last["random"] - 0.5 and last["medium"] < last["random"] - 0.5, last
+    boards = ppo.Boards("tablegym/Trap-v0", 2, 5, {}, opponent=("medium", "hard"))
+    assert boards.opponent_of == [None, None, "medium", "medium", "medium", "hard", "hard"]
+    assert boards.sizes == [2, 3, 2]
 
 
 def test_a_compiled_search_as_the_fixed_opponent(tmp_path):

@@ -6,7 +6,8 @@ import pytest
 from tablegym.envs.core import CHANCE
 from tablegym.envs.trap.core import HDR, N_, NUM_DIRS, POS0, TrapGame, free_neighbours, is_free, mobility, step
 from tablegym.envs.trap.opponents import (COURSE_ORDER, OPPONENTS, EasyOpponent, HardOpponent, MediumOpponent,
-                                          RandomOpponent, SoundHardOpponent, hard_decision, sound_hard_decision)
+                                          RandomOpponent, SoundHardOpponent, hard_decision, medium_decision,
+                                          sound_hard_decision)
 from tests.trap_course_hard import reference_course_hard
 
 
@@ -120,6 +121,18 @@ def test_medium_breaks_ties_in_the_course_neighbour_order_by_default():
     state = TrapGame(n=5).from_board(text)
     assert [MediumOpponent()(state, np.random.default_rng(seed)) for seed in range(5)] == [6] * 5  # W
     assert MediumOpponent(ties="first")(state, np.random.default_rng(0)) == 2  # E
+
+
+@pytest.mark.parametrize("n", [4, 7])
+def test_compiled_medium_makes_the_class_s_choice_and_leaves_the_state_alone(n):
+    """The batch's Medium (``medium_decision``) against the class on every decision of random
+    games, both phases and seats, on two board sides."""
+    medium = MediumOpponent()
+    rng = np.random.default_rng(0)
+    for state in STATES if n == 7 else random_states(300, seed=1, n=n):
+        s = state._s.copy()
+        assert medium_decision(s) == medium(state, rng)
+        assert np.array_equal(s, state._s)
 
 
 def test_medium_with_course_ties_gives_the_first_player_the_spec_s_edge():

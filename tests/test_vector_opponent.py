@@ -157,3 +157,19 @@ def test_bench_vec_opponent_reports_the_batch_and_python() -> None:
     assert row["us/search python"] > 0 and row["us/search kernel"] > 0
     with pytest.raises(ValueError, match="batches must be integers >= 1"):
         bench_vec_opponent(batches="0")
+
+
+@pytest.mark.parametrize("opponent", ["medium", "hard", "hard-sound"])
+def test_trap_s_reference_players_play_the_single_envs_moves(opponent: str) -> None:
+    """The course's Medium and Hard inside the batch (compiled) make the single env's choices,
+    step for step, across terminations and auto-resets, on a 5x5 and the 7x7 board."""
+    ended = _against_single_env("tablegym/Trap-v0", opponent, num_envs=4, steps=60, agent_seat="alternate")
+    assert ended >= 2, "the run should cross terminations and auto-resets"
+    _against_single_env("tablegym/Trap-v0", opponent, num_envs=3, steps=40, seed=3, n=5)
+
+
+def test_a_bad_trap_opponent_names_the_reference_players() -> None:
+    with pytest.raises(ValueError, match=ACCEPTED + r".*or a reference player: medium, hard, hard-sound; got 'easy'"):
+        gymnasium.make_vec("tablegym/Trap-v0", num_envs=2, opponent="easy")
+    with pytest.raises(ValueError, match=r"or a reference player: medium, hard, hard-sound; got 'medium:ties=random'"):
+        gymnasium.make_vec("tablegym/Trap-v0", num_envs=2, opponent="medium:ties=random")

@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Callable
+from typing import Callable, Sequence
 
 import gymnasium
 import numpy as np
@@ -51,9 +51,10 @@ class Args:
     random_share: float = 0.25
     """two-player games: the share of the boards where the policy plays a fixed opponent (seats
     alternating) rather than itself; pure self-play teaches nothing to a seat that loses by force"""
-    opponent: str = "random"
-    """the fixed opponent of those boards: random, or any compiled searcher the vector env plays in
-    the batch (alphabeta:eval=advanced,depth=2)"""
+    opponent: tuple[str, ...] = ("random",)
+    """the fixed opponents of those boards, which they share out in turn: random, a reference player
+    the vector env compiles (Trap's medium, hard) or any compiled searcher it plays in the batch
+    (alphabeta:eval=advanced,depth=2); each one's mean return is logged (charts/return_vs/...)"""
     pool_share: float = 0.0
     """two-player games: the share of the boards where the policy plays a past snapshot of itself
     (seats alternating; the snapshot samples its own masked policy), so it keeps beating what it
@@ -128,6 +129,10 @@ class Args:
                              f"{self.random_share} and {self.pool_share}")
         if self.snapshot_every < 1 or self.pool_size < 1:
             raise ValueError(f"--snapshot-every and --pool-size must be >= 1, got {self.snapshot_every}, {self.pool_size}")
+        if isinstance(self.opponent, str):  # Args(opponent="hard") from Python: one opponent
+            self.opponent = (self.opponent,)
+        if not self.opponent or len(set(self.opponent)) != len(self.opponent):
+            raise ValueError(f"--opponent takes one or more different opponents, got {' '.join(self.opponent)!r}")
         if self.algo != "ppo":
             raise ValueError(f"--algo must be ppo for this trainer, got {self.algo!r}")
 
@@ -195,21 +200,28 @@ class Boards:
     """The boards of a run as one batch, in this order: ``selfplay`` boards where the policy plays
     both seats (``opponent=None``), ``pool`` boards where a trainer plays one seat and past
     snapshots the other (also ``opponent=None``: the trainer picks each mover's action), and
-    ``fixed`` boards against ``opponent`` (random or a compiled search, seats alternating); the
-    same calls as a vector env, over the concatenation. On a fixed board the agent keeps its
-    seat, so ``info["seat"]`` stays put there and the negamax sign is +1."""
+    ``fixed`` boards against ``opponent`` (random, a reference player or a compiled search, seats
+    alternating; several opponents share the fixed boards out, the first ones taking one more
+    where they do not divide: ``opponent_of`` names each board's); the same calls as a vector env,
+    over the concatenation. On a fixed board the agent keeps its seat, so ``info["seat"]`` stays
+    put there and the negamax sign is +1."""
 
     def __init__(self, env_id: str, selfplay: int, fixed: int, options: dict, *, pool: int = 0,
-                 opponent: str = "random") -> None:
+                 opponent: str | Sequence[str] = "random") -> None:
         two_player = env_id in tablegym.envs.ENV_IDS
         self.parts = []
         for n in (selfplay, pool):
             if n:
                 self.parts.append(gymnasium.make_vec(env_id, num_envs=n, **options,
                                                      **({"opponent": None} if two_player else {})))
-        if fixed:
-            self.parts.append(gymnasium.make_vec(env_id, num_envs=fixed, opponent=opponent, agent_seat="alternate",
-                                                 **options))
+        opponents = [opponent] if isinstance(opponent, str) else list(opponent)
+        self.opponent_of: list[str | None] = [None] * (selfplay + pool)
+        for k, name in enumerate(opponents):
+            n = fixed // len(opponents) + (k < fixed % len(opponents))
+            if n:
+                self.parts.append(gymnasium.make_vec(env_id, num_envs=n, opponent=name, agent_seat="alternate",
+                                                     **options))
+                self.opponent_of += [name] * n
         first = self.parts[0]
         self.inputs = int(np.prod(first.single_observation_space.shape))
         self.actions = int(first.single_action_space.n)
@@ -369,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         envs = Boards(env_id, S, fixed, options, pool=P, opponent=args.opponent)
     except (ValueError, TypeError) as err:  # an opponent spec the vector env refuses
-        print(f"tablegym train GAME --algo ppo: error: --opponent {args.opponent!r}: {err}", file=sys.stderr)
+        print(f"tablegym train GAME --algo ppo: error: --opponent {' '.join(args.opponent)!r}: {err}", file=sys.stderr)
         return 2
     inputs, actions = envs.inputs, envs.actions
     learner = PPOLearner(args, game, inputs, actions)
@@ -393,7 +405,8 @@ def main(argv: list[str] | None = None) -> int:
     obs, info = envs.reset(seed=args.seed + run.iteration)
     seat = info.get("seat", np.zeros(N, dtype=np.int64))
     restarting = np.zeros(N, dtype=bool)  # the next step of these boards restarts them
-    episode_return, episodes = np.zeros(N), []  # episodes: the agent's returns against the fixed opponent (or alone)
+    episode_return, episodes = np.zeros(N), []  # episodes: the agent's returns against the fixed opponents (or alone)
+    versus: dict[str, list[float]] = {name: [] for name in args.opponent}  # the same, by fixed opponent
     # The pool boards [S, S + P): the trainer's seat alternates by board; the snapshot a board
     # plays is drawn again when its game ends; results[k] holds the trainer's returns against k.
     pool = Pool(net, args, P, np.random.default_rng(args.seed))
@@ -441,6 +454,8 @@ def main(argv: list[str] | None = None) -> int:
                     pool.finished(i - S, episode_return[i])
                 elif i >= S + P or not two_player:  # a self-play board's return is nobody's
                     episodes.append(episode_return[i])
+                    if two_player:
+                        versus[envs.opponent_of[i]].append(episode_return[i])
             episode_return[ended | restarting] = 0.0
             restarting, seat = ended, next_seat
         finished = int(done_buf.mul(valid_buf).sum())
@@ -494,6 +509,7 @@ def main(argv: list[str] | None = None) -> int:
                 | {"charts/steps_per_s": run.iteration * batch / max(run.seconds(), 1e-9),
                    "charts/ent_coef": ent_coef}
                 | ({"charts/episode_return": float(np.mean(episodes[-500:]))} if episodes else {})
+                | {f"charts/return_vs/{name}": float(np.mean(r[-500:])) for name, r in versus.items() if r}
                 | pool.scores())
         # 4. evaluate, save
         if run.due(args.eval_every):

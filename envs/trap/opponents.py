@@ -193,6 +193,42 @@ class MediumOpponent:
         return int(best[rng.integers(len(best))] if self.ties == "random" else best[0])
 
 
+@njit(types.int64(types.int64[::1]), cache=True)
+def medium_decision(s):
+    """``MediumOpponent()``'s choice (course ties) for the player to decide in ``s``, compiled for
+    a vector env's batch (envs/trap/vector.py): the first best step or throw in the course's
+    neighbour order, as the class picks it. -1 where the class would fall back to a random cell
+    (no step, or no empty cell around the opponent: only in positions set up by hand, since a
+    player with no empty neighbour has already lost).
+
+    ``s`` is a scratch copy: it is changed and restored.
+    """
+    player, n = s[TO_MOVE], s[N_]
+    if s[PHASE] == THROW:
+        opp = s[POS0 + 1 - player]
+        best, pick = 1 << 30, -1
+        for c in COURSE_ORDER[n, opp]:
+            if c < 0 or not is_free(s, c):
+                continue
+            s[HDR + c] = 1
+            v = mobility(s, 1 - player) - mobility(s, player)
+            s[HDR + c] = 0
+            if v < best:
+                best, pick = v, NUM_DIRS + c
+        return pick
+    here = s[POS0 + player]
+    best, pick = -1, -1
+    for c in COURSE_ORDER[n, here]:
+        if c < 0 or not is_free(s, c):
+            continue
+        s[POS0 + player] = c
+        v = mobility(s, player)
+        s[POS0 + player] = here
+        if v > best:
+            best, pick = v, step_direction(n, here, c)
+    return pick
+
+
 # -- Hard: the course's depth-limited expectiminimax, compiled --------------------------------------
 
 @njit(cache=True)
