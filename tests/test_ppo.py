@@ -88,6 +88,7 @@ def test_the_reward_flag_trains_on_the_env_s_other_reward_and_evaluates_the_defa
     (["train", "trilobite-tiny", "--algo", "ppo", "--opponent", "alphabeta:depth=-1"], "--opponent 'alphabeta:depth=-1'"),
     (["train", "trap", "--algo", "ppo", "--opponent", "medium", "easy"], "--opponent 'medium easy'"),
     (["train", "trap", "--algo", "ppo", "--opponent", "hard", "hard"], "one or more different opponents"),
+    (["train", "trap", "--algo", "ppo", "--opening-moves", "-1"], "--opening-moves must be >= 0"),
     (["train", "friday", "--algo", "ppo", "--reward", "moves"], "--reward 'moves': reward must be one of"),
     (["train", "friday", "--algo", "dqn", "--reward", "moves"], "--reward 'moves': reward must be one of"),
 ])
@@ -139,6 +140,19 @@ def _scalars(run_dir) -> dict[str, list[float]]:
     events = EventAccumulator(str(run_dir))
     events.Reload()
     return {tag: [e.value for e in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
+
+
+def test_opening_moves_are_random_and_not_trained_on(tmp_path):
+    """--opening-moves: a game's first steps are random legal moves that no update learns from;
+    with every step an opening step the network ends as it began (as with a zero step size)."""
+    common = ["trilobite-tiny", "--num-envs", "16", "--num-steps", "8", "--total-steps", str(16 * 8 * 3),
+              "--eval-every", "0", "--no-progress", "--random-share", "0.5", "--opponent", "alphabeta:eval=win-loss,depth=2"]
+    assert ppo.main(common + ["--opening-moves", "100", "--run-dir", str(tmp_path / "open")]) == 0
+    assert ppo.main(common + ["--lr", "0", "--run-dir", str(tmp_path / "still")]) == 0
+    assert ppo.main(common + ["--opening-moves", "1", "--run-dir", str(tmp_path / "one")]) == 0
+    opened, still, one = (_net(tmp_path / d).state_dict() for d in ("open", "still", "one"))
+    assert all(torch.equal(opened[k], still[k]) for k in still)
+    assert not all(torch.equal(one[k], still[k]) for k in still)
 
 
 def test_a_league_of_past_snapshots(tmp_path):

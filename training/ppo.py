@@ -59,6 +59,10 @@ class Args:
     """two-player games: the share of the boards where the policy plays a past snapshot of itself
     (seats alternating; the snapshot samples its own masked policy), so it keeps beating what it
     used to be; the pool's scores are logged (pool/...)"""
+    opening_moves: int = 0
+    """two-player games: the first steps of every game on every board are uniformly random legal
+    moves, not trained on, so that a deterministic opponent (a search) is not met in the same
+    few games again and again"""
     snapshot_every: int = 20
     """updates between snapshots added to the pool"""
     pool_size: int = 8
@@ -127,6 +131,8 @@ class Args:
         if not 0 <= self.random_share <= 1 or not 0 <= self.pool_share <= 1 or self.random_share + self.pool_share > 1:
             raise ValueError(f"--random-share and --pool-share must lie in [0, 1] with a sum <= 1, got "
                              f"{self.random_share} and {self.pool_share}")
+        if self.opening_moves < 0:
+            raise ValueError(f"--opening-moves must be >= 0, got {self.opening_moves}")
         if self.snapshot_every < 1 or self.pool_size < 1:
             raise ValueError(f"--snapshot-every and --pool-size must be >= 1, got {self.snapshot_every}, {self.pool_size}")
         if isinstance(self.opponent, str):  # Args(opponent="hard") from Python: one opponent
@@ -415,6 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     trainer_seat = np.zeros(N, dtype=np.int64)
     trainer_seat[S:S + P] = np.arange(P) % 2
     last_t = np.full(N, -1)  # a pool board's last step of the trainer in this rollout
+    game_steps = np.zeros(N, dtype=np.int64)  # steps of each board's game so far (--opening-moves)
     while run.next_iteration():
         frac = min(1.0, (run.iteration - 1) / updates)
         ent_coef = args.ent_coef + frac * (args.ent_final - args.ent_coef)
@@ -432,8 +439,12 @@ def main(argv: list[str] | None = None) -> int:
             if theirs.any():
                 rows = torch.as_tensor(theirs)
                 action[rows] = pool.act(x[rows], mask[rows], np.flatnonzero(theirs) - S)
+            opening = (game_steps < args.opening_moves) & ~restarting if two_player else np.zeros(N, dtype=bool)
+            if opening.any():
+                rows = torch.as_tensor(opening)
+                action[rows] = torch.multinomial(mask[rows].float(), 1).squeeze(1)
             obs_buf[t], mask_buf[t], act_buf[t], logp_buf[t] = x, mask, action, dist.log_prob(action)
-            valid_buf[t] = torch.as_tensor(~restarting & ~theirs, dtype=torch.float32)
+            valid_buf[t] = torch.as_tensor(~restarting & ~theirs & ~opening, dtype=torch.float32)
             obs, reward, term, trunc, info = envs.step(action.numpy())
             next_seat = info.get("seat", seat)
             ended = term | trunc
@@ -457,6 +468,7 @@ def main(argv: list[str] | None = None) -> int:
                     if two_player:
                         versus[envs.opponent_of[i]].append(episode_return[i])
             episode_return[ended | restarting] = 0.0
+            game_steps = np.where(restarting, 0, game_steps + 1)
             restarting, seat = ended, next_seat
         finished = int(done_buf.mul(valid_buf).sum())
         run.played(finished)
