@@ -11,6 +11,11 @@ once per board. A search as the other seat is the searcher's own compiled root s
 that the same ``opponent`` spec builds by the one route (``SearchOpponent``, in
 tablegym.search.batch_opponent: the search layer hands the batch its move function).
 
+Large batches step in several threads at once, a contiguous slice of the boards each
+(``BoardThreads``: the batch kernels release the GIL and a board touches only its own rows, so
+the results do not depend on the number of threads); by default one thread per 256 boards, at
+most one a core, and one thread where a search opponent's tables serve every board.
+
 Board ``i`` of a batch seeded ``s`` plays exactly the game of the game's single env seeded
 ``s + i`` (``SyncVectorEnv``'s convention): each board keeps NumPy's PCG64 stream as a row of
 ``uint64`` words and draws from it with envs/streams.py, which repeats NumPy's draws bit for bit.
@@ -36,7 +41,9 @@ default for an id that has one)::
 
 from __future__ import annotations
 
+import os
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, ClassVar
 
 import gymnasium
@@ -196,7 +203,7 @@ _TWO_PLAYER_KERNELS = (MOVES_T, PUSH_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T
 _RESET_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I, _F2, _M2, *_TWO_PLAYER_KERNELS, _I)
 _STEP_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I1, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _M2,
               *_TWO_PLAYER_KERNELS, _I)
-@njit(types.none(*_RESET_ARGS), cache=True)
+@njit(types.none(*_RESET_ARGS), cache=True, nogil=True)
 def reset_two_player(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
                      moves, push, to_move, outcome, chance, draw, observe, width):
     """Start a new game on every board ``i`` with ``which[i]``, the other seat (random or
@@ -206,7 +213,7 @@ def reset_two_player(states, streams, seats, episodes, init, which, seat_modes, 
                   moves, push, to_move, outcome, chance, draw, observe, width, None)
 
 
-@njit(types.none(*_STEP_ARGS), cache=True)
+@njit(types.none(*_STEP_ARGS), cache=True, nogil=True)
 def step_two_player(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
                     illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
                     draw, observe, width):
@@ -325,7 +332,7 @@ class MoverOpponent(BatchOpponent):
 
 
 @njit(types.none(_I2, _U2, _I1, _F1, _I1, _B1, types.boolean, _F2, _M2, _I2, MOVES_T, PUSH_T, INT_OF_STATE_T,
-                 INT_OF_STATE_T, CHANCE_T, DRAW_T, OBSERVE_T, SCORE_T, INFO_T, _I), cache=True)
+                 INT_OF_STATE_T, CHANCE_T, DRAW_T, OBSERVE_T, SCORE_T, INFO_T, _I), cache=True, nogil=True)
 def reset_single(states, streams, steps, last_score, init, which, from_start, obs, masks, info, moves, push, to_move,
                  outcome, chance, draw, observe, score, info_fn, width):
     """Deal a new game on every board ``i`` with ``which[i]`` (chance resolved); a step's reward is
@@ -345,7 +352,7 @@ def reset_single(states, streams, steps, last_score, init, which, from_start, ob
 
 @njit(types.none(_I2, _U2, _I1, _F1, _I1, _B1, types.boolean, _I1, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _B1,
                  _M2, _I2, MOVES_T, PUSH_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, DRAW_T, OBSERVE_T, SCORE_T,
-                 INFO_T, _I), cache=True)
+                 INFO_T, _I), cache=True, nogil=True)
 def step_single(states, streams, steps, last_score, init, pending, from_start, actions, limit, penalty,
                 illegal_reward, obs, rewards, terms, truncs, illegal, masks, info, moves, push, to_move, outcome,
                 chance, draw, observe, score, info_fn, width):
@@ -446,6 +453,63 @@ def _check_copy(copy: Any) -> bool:
     return bool(copy)
 
 
+BOARDS_A_THREAD = 256
+"""The fewest boards a thread steps when the number of threads is automatic: below it the
+hand-over to a second thread (some 20-40 us a step) costs more than the boards' steps it takes."""
+
+
+def available_cores() -> int:
+    """The cores this process may run on (``os.sched_getaffinity`` where the system has it)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _check_threads(threads: Any, num_envs: int, shared_tables: bool) -> int:
+    """``threads`` as a number of threads: None picks one thread per ``BOARDS_A_THREAD`` boards,
+    at most one per core (one thread where the other seat keeps tables that the boards share)."""
+    if threads is None:
+        return 1 if shared_tables else max(1, min(available_cores(), num_envs // BOARDS_A_THREAD))
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"threads must be None (automatic) or an integer >= 1, got {threads!r}")
+    if threads > 1 and shared_tables:
+        raise ValueError(f"threads must be 1 (or None) with a search or reference player as the other seat "
+                         f"(its tables serve every board), got threads={threads!r}")
+    return int(min(threads, num_envs))
+
+
+class BoardThreads:
+    """Runs a batch kernel over ``threads`` contiguous slices of the boards at once, one thread a
+    slice (the calling thread takes the first). The batch kernels release the GIL (``nogil``) and
+    a board reads and writes only its own rows (state, stream, observation, mask...), so each
+    slice is the same call on fewer boards and the result is the same as one call over all of
+    them, bit for bit, for any number of threads."""
+
+    def __init__(self, num_envs: int, threads: int) -> None:
+        bounds = np.linspace(0, num_envs, threads + 1).round().astype(int)
+        self.slices = [slice(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+        self._pool = ThreadPoolExecutor(threads - 1, thread_name_prefix="tablegym-boards") if threads > 1 else None
+
+    @property
+    def threads(self) -> int:
+        return len(self.slices)
+
+    def run(self, call: Callable[[slice], None]) -> None:
+        """``call(boards)`` for every slice ``boards`` of the batch, the slices at once."""
+        if self._pool is None:
+            call(slice(None))
+            return
+        futures = [self._pool.submit(call, boards) for boards in self.slices[1:]]
+        try:
+            call(self.slices[0])
+        finally:
+            for future in futures:
+                future.result()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+
 class KernelVectorEnv(gymnasium.vector.VectorEnv):
     """``num_envs`` boards of a kernel game stepped in one compiled call (the shared part).
 
@@ -465,6 +529,11 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
     ``copy=False`` (as for Gymnasium's ``SyncVectorEnv``): ``reset`` and ``step`` return the
     env's own observation buffer, not a copy, valid until the next call; a training loop that
     copies the observations into its own buffer anyway saves one copy of the batch a step.
+
+    ``threads``: how many threads step the boards, each a contiguous slice of them
+    (``BoardThreads``; the results are the same for any number). None (the default) takes one
+    thread per ``BOARDS_A_THREAD`` boards, at most one per core: 1024 boards on 2 cores step in
+    two threads, 64 boards in one.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -605,6 +674,20 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
             return None
         return tuple(self.game_state(i).to_text() for i in range(self.num_envs))
 
+    def _start_threads(self, threads: Any, shared_tables: bool = False) -> None:
+        self._boards = BoardThreads(self.num_envs, _check_threads(threads, self.num_envs, shared_tables))
+
+    @property
+    def threads(self) -> int:
+        """The number of threads that step the boards."""
+        return self._boards.threads
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Stop the threads that step the boards."""
+        boards = getattr(self, "_boards", None)
+        if boards is not None:
+            boards.close()
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} num_envs={self.num_envs} {self.game!r}>"
 
@@ -638,6 +721,8 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
       whose turn it is), and the reward is the mover's (+1 when its move won). At the end the
       seat stays the last mover's.
     - ``autoreset_mode``: ``AutoresetMode.NEXT_STEP`` (the only one).
+    - ``threads``: as ``KernelVectorEnv``'s; 1 with a search or reference player as the other seat
+      (its tables serve every board).
 
     A search opponent runs inside the step's compiled call. Alpha-beta plays the moves of the
     single env with the same ``opponent`` (its move does not depend on the tables it keeps).
@@ -659,7 +744,8 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
 
     def __init__(self, num_envs: int = 1, *, opponent: Any = "random", agent_seat: Any = 0,
                  illegal_action: str = "raise", render_mode: str | None = None,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True, **kwargs: Any) -> None:
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True,
+                 threads: int | None = None, **kwargs: Any) -> None:
         n = _check_num_envs(num_envs)
         one_seat = isinstance(agent_seat, (str, int, np.integer))
         proto = self.single_env(agent_seat=agent_seat if one_seat else 0, illegal_action=illegal_action, **kwargs)
@@ -680,6 +766,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
 
             self._search = SearchOpponent(self.game, opponent, tuple(self.reference_opponents))
             self._opponent = SEARCH
+        self._start_threads(threads, shared_tables=self._search is not None)
         self._seats = np.zeros(n, dtype=np.int64)
         self._episodes = np.zeros(n, dtype=np.int64)
         self._rewards = np.zeros(n)
@@ -704,24 +791,33 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
                 raise ValueError(f"options['seat'] must be 0, 1 or a sequence of {self.num_envs} of them, got {seat!r}")
             seat_modes = np.array(seats, dtype=np.int64)
         which = self._boards_to_reset(options)
-        args = (self._states, self._streams, self._seats, self._episodes, self._init, which, seat_modes,
-                self._opponent, self._obs, self._masks, *self._compiled, self._width)
-        if self._search is None:
-            reset_two_player(*args)
-        else:
-            self._search.reset(*args)
+
+        def reset(b: slice) -> None:
+            args = (self._states[b], self._streams[b], self._seats[b], self._episodes[b], self._init, which[b],
+                    seat_modes[b], self._opponent, self._obs[b], self._masks[b], *self._compiled, self._width)
+            if self._search is None:
+                reset_two_player(*args)
+            else:
+                self._search.reset(*args)
+
+        self._boards.run(reset)
         self._reset_done(which)
         return self._observations(), self._info()
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
-        args = (self._states, self._streams, self._seats, self._episodes, self._init, self._pending, a,
-                self._seat_modes, self._opponent, self.illegal_action == "penalty", -1.0, self._obs, self._rewards,
-                self._terms, self._illegal, self._masks, *self._compiled, self._width)
-        if self._search is None:
-            step_two_player(*args)
-        else:
-            self._search.step(*args)
+        penalty = self.illegal_action == "penalty"
+
+        def step(b: slice) -> None:
+            args = (self._states[b], self._streams[b], self._seats[b], self._episodes[b], self._init, self._pending[b],
+                    a[b], self._seat_modes[b], self._opponent, penalty, -1.0, self._obs[b], self._rewards[b],
+                    self._terms[b], self._illegal[b], self._masks[b], *self._compiled, self._width)
+            if self._search is None:
+                step_two_player(*args)
+            else:
+                self._search.step(*args)
+
+        self._boards.run(step)
         truncs = np.zeros(self.num_envs, dtype=bool)
         return self._observations(), self._rewards.copy(), self._terms.copy(), truncs, self._info()
 
@@ -736,7 +832,8 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
     """A single-player game's batch (``SinglePlayerEnv``): the agent decides, each board's stream
     plays the chance nodes, a step's reward is the change of the game's compiled ``score``.
 
-    Arguments: those of the game's single env, ``num_envs`` and ``autoreset_mode``. A subclass
+    Arguments: those of the game's single env, ``num_envs``, ``autoreset_mode``, ``copy`` and
+    ``threads`` (as ``KernelVectorEnv``'s). A subclass
     also names ``score_kernel`` and the integer ``info`` entries (``info_keys``, written by
     ``info_kernel(s, out)``), and ``limit_keyword``, the single env's episode-limit argument.
     """
@@ -750,9 +847,11 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
     """Whether the first step's reward counts from the dealt position's score (else from 0)."""
 
     def __init__(self, num_envs: int = 1, *, illegal_action: str = "raise", render_mode: str | None = None,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True, **kwargs: Any) -> None:
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True,
+                 threads: int | None = None, **kwargs: Any) -> None:
         proto = self.single_env(illegal_action=illegal_action, **kwargs)
         self._setup(num_envs, proto.game, proto, autoreset_mode, illegal_action, render_mode, copy)
+        self._start_threads(threads)
         cls = type(self)
         self._compiled += (CompiledKernel(self._score_kernel(proto), SCORE_T), CompiledKernel(cls.info_kernel, INFO_T))
         limit = getattr(proto, self.limit_keyword) if self.limit_keyword else None  # the single env's default too
@@ -774,18 +873,20 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
         """Deal every board again (or those of ``options["reset_mask"]``)."""
         self._seed(seed)
         which = self._boards_to_reset(options)
-        reset_single(self._states, self._streams, self._steps, self._last_score, self._init, which,
-                     self.score_from_start, self._obs, self._masks, self._info_values, *self._compiled, self._width)
+        self._boards.run(lambda b: reset_single(
+            self._states[b], self._streams[b], self._steps[b], self._last_score[b], self._init, which[b],
+            self.score_from_start, self._obs[b], self._masks[b], self._info_values[b], *self._compiled, self._width))
         self._reset_done(which)
         return self._observations(), self._info()
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
-        step_single(self._states, self._streams, self._steps, self._last_score, self._init, self._pending,
-                    self.score_from_start, a,
-                    self._limit, self.illegal_action == "penalty", self.illegal_reward, self._obs, self._rewards,
-                    self._terms, self._truncs, self._illegal, self._masks, self._info_values, *self._compiled,
-                    self._width)
+        penalty = self.illegal_action == "penalty"
+        self._boards.run(lambda b: step_single(
+            self._states[b], self._streams[b], self._steps[b], self._last_score[b], self._init, self._pending[b],
+            self.score_from_start, a[b], self._limit, penalty, self.illegal_reward, self._obs[b], self._rewards[b],
+            self._terms[b], self._truncs[b], self._illegal[b], self._masks[b], self._info_values[b], *self._compiled,
+            self._width))
         return self._observations(), self._rewards.copy(), self._terms.copy(), self._truncs.copy(), self._info()
 
     def _info(self) -> dict[str, Any]:

@@ -123,7 +123,7 @@ def pgx_available() -> bool:
 
 def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,8192", ids: str | None = None,
               sync_max: int = 1024, pgx: bool = True, copy: bool = True,
-              self_play: bool = True) -> dict[str, dict[str, Any]]:
+              self_play: bool = True, threads: int | None = None) -> dict[str, dict[str, Any]]:
     """Rows "<id> x <batch>": compiled and SyncVectorEnv steps/s (medians) and their ratio; the
     ids with a pgx peer (``PGX_PEERS``) add its steps/s and the compiled env's ratio to it
     ("pgx not installed" where pgx does not import; ``pgx=False`` leaves the peers out).
@@ -136,7 +136,9 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
     ``batches`` and ``ids`` are comma-separated (``ids``: every id with a vector entry point when
     not given; a short name such as ``Trilobite`` matches ``tablegym/Trilobite-v0``). ``copy``:
     both envs' ``copy`` option (False: each returns its own observation buffer, no copy of the
-    batch a step; pgx returns new arrays either way)."""
+    batch a step; pgx returns new arrays either way). ``threads``: the compiled envs' ``threads``
+    (None: automatic, one thread per 256 boards up to one a core; the column "threads" says how
+    many stepped each row's boards)."""
     for key, value in (("copy", copy), ("self_play", self_play)):
         if not isinstance(value, bool):
             raise ValueError(f"{key} must be true or false, got {value!r}")
@@ -155,7 +157,7 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
     for env_id in chosen:
         peer = PGX_PEERS.get(env_id) if pgx else None
         for n in sizes:
-            compiled = gymnasium.make_vec(env_id, num_envs=n, copy=copy)
+            compiled = gymnasium.make_vec(env_id, num_envs=n, copy=copy, threads=threads)
             sync = gymnasium.make_vec(env_id, num_envs=min(n, sync_max), vectorization_mode="sync",
                                       vector_kwargs={"copy": copy})
             sides: dict[str, Any] = {"compiled": lambda s, env=compiled: random_steps(env, s, rng),
@@ -165,7 +167,7 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
                 reference = PgxRandom(peer, n)
                 sides["pgx"] = lambda s, ref=reference: ref.steps_per_second(s, rng)
             if peer and self_play and isinstance(compiled.unwrapped, TwoPlayerVectorEnv):
-                alone = gymnasium.make_vec(env_id, num_envs=n, copy=copy, opponent=None)
+                alone = gymnasium.make_vec(env_id, num_envs=n, copy=copy, opponent=None, threads=threads)
                 sides["self-play"] = lambda s, env=alone: random_steps(env, s, rng)
                 envs.append(alone)
             for measure in sides.values():  # compile and warm up outside the timing
@@ -185,11 +187,12 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
 
             f, s = med["compiled"], med["sync"]
             name = env_id.removeprefix("tablegym/")
-            row: dict[str, Any] = {"compiled steps/s": f, "sync steps/s": s, "sync boards": min(n, sync_max),
-                                   "ratio": f / s}
+            row: dict[str, Any] = {"threads": compiled.unwrapped.threads, "compiled steps/s": f, "sync steps/s": s,
+                                   "sync boards": min(n, sync_max), "ratio": f / s}
             rows[f"{name} x {n}"] = {**row, **pgx_cells(f)} if peer else row
             if "self-play" in med:
                 alone = med["self-play"]
-                rows[f"{name} self-play x {n}"] = {"compiled steps/s": alone, "sync steps/s": "", "sync boards": "",
-                                                   "ratio": "", **pgx_cells(alone)}
+                rows[f"{name} self-play x {n}"] = {"threads": row["threads"], "compiled steps/s": alone,
+                                                   "sync steps/s": "", "sync boards": "", "ratio": "",
+                                                   **pgx_cells(alone)}
     return rows

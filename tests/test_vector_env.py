@@ -89,6 +89,50 @@ def test_boards_match_sync_vector_env(env_id: str) -> None:
     assert ended >= 3, "the run should cross several terminations and auto-resets"
 
 
+def _compiled_run(env_id: str, kwargs: dict, *, num_envs: int, steps: int, seed: int) -> list:
+    """Every reset and step result of the compiled env over random masked actions, a partial
+    reset half-way (what ``test_threads_step_the_same_boards`` compares between thread counts)."""
+    env = gymnasium.make_vec(env_id, num_envs=num_envs, **kwargs)
+    rng = np.random.default_rng(seed)
+    out = [env.reset(seed=seed)]
+    for t in range(steps):
+        if t == steps // 2:
+            out.append(env.reset(options={"reset_mask": np.arange(num_envs) % 2 == 0}))
+        masks = env.unwrapped.action_masks()
+        out.append(env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks])))
+    threads = env.unwrapped.threads
+    env.close()
+    return [threads, out]
+
+
+@pytest.mark.parametrize("env_id", sorted(VECTOR_IDS))
+def test_threads_step_the_same_boards(env_id: str) -> None:
+    """Boards stepped in three threads (a slice each) give what one thread gives, bit for bit:
+    a board touches only its own rows. Self-play too where the game has two players."""
+    kwargs = [SHORT_EPISODES.get(env_id, {})] + ([{"opponent": None}] if env_id in TWO_PLAYER_IDS else [])
+    for kw in kwargs:
+        one_thread, one = _compiled_run(env_id, {**kw, "threads": 1}, num_envs=7, steps=120, seed=2)
+        three_threads, three = _compiled_run(env_id, {**kw, "threads": 3}, num_envs=7, steps=120, seed=2)
+        assert (one_thread, three_threads) == (1, 3)
+        for t, (a, b) in enumerate(zip(one, three)):
+            _same_step(b, a, f"{kw} step {t}")
+
+
+def test_threads_default_to_one_per_core_and_256_boards(monkeypatch) -> None:
+    monkeypatch.setattr(tablegym.envs.vector, "available_cores", lambda: 2)
+    for boards, threads in ((1, 1), (255, 1), (512, 2), (4096, 2)):
+        env = gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=boards)
+        assert env.unwrapped.threads == threads, boards
+        env.close()
+    assert gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=2, threads=5).unwrapped.threads == 2
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])
+def test_bad_threads_are_refused(bad) -> None:
+    with pytest.raises(ValueError, match="threads must be None"):
+        gymnasium.make_vec("tablegym/Threes-v0", num_envs=2, threads=bad)
+
+
 @pytest.mark.parametrize("env_id", TWO_PLAYER_IDS)
 def test_alternating_seats_match_sync_vector_env(env_id: str) -> None:
     """With ``agent_seat="alternate"`` the opponent moves first on every other episode."""
@@ -234,6 +278,9 @@ def test_bench_vec_reports_both_envs() -> None:
     rows = bench_vec(seconds=0.01, repeats=1, batches="2", ids="TrilobiteTiny")
     row = rows["TrilobiteTiny-v0 x 2"]
     assert row["compiled steps/s"] > 0 and row["sync steps/s"] > 0 and row["sync boards"] == 2
+    assert row["threads"] == 1
+    two = bench_vec(seconds=0.01, repeats=1, batches="2", ids="TrilobiteTiny", threads=2)["TrilobiteTiny-v0 x 2"]
+    assert two["threads"] == 2 and two["compiled steps/s"] > 0
     with pytest.raises(ValueError, match="match no env id with a vector entry point"):
         bench_vec(ids="Nonesuch")
     assert bench_vec(seconds=0.01, repeats=1, batches="2", ids="TrilobiteTiny", copy=False)["TrilobiteTiny-v0 x 2"]["ratio"] > 0

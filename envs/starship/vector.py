@@ -571,7 +571,7 @@ def _step_board(tiles, part, parts, iv, fv, terms, hull, a, o, bonus, weight, ta
 # -- the batch -----------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def reset_boards(tiles, part, parts, iv, fv, terms, hull, streams, tstreams, which, g, circle, o, given, weight,
                  targets, got, obs, masks, act_masks, tobs):
     """Deal a new ship on every board ``i`` with ``which[i]``."""
@@ -583,7 +583,7 @@ def reset_boards(tiles, part, parts, iv, fv, terms, hull, streams, tstreams, whi
                     targets[i], got[i], tobs[i])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def step_boards(tiles, part, parts, iv, fv, terms, hull, streams, tstreams, pending, actions, g, circle, o, bonus,
                 weight, targets, got, obs, masks, act_masks, tobs, rewards, terms_out, truncs):
     """One step of every board; a board that ended on the last step is dealt again instead (its
@@ -635,8 +635,8 @@ class StarshipVectorEnv(KernelVectorEnv):
 
     Arguments: ``StarshipEnv``'s (``representation`` "narrow" or "turtle", ``start``, ``size``,
     ``partial_stages`` up to 6, ``generator``, ``validity_bonus``, ``reward``, ``masks``,
-    ``max_changes``, ``patience``, ``max_steps``), ``num_envs``, ``autoreset_mode`` and ``copy`` (as for
-    ``KernelVectorEnv``);
+    ``max_changes``, ``patience``, ``max_steps``), ``num_envs``, ``autoreset_mode``, ``copy`` and
+    ``threads`` (as for ``KernelVectorEnv``);
     ``render_mode`` "ansi" or None. Every action in range is accepted, as the single env
     accepts it (a masked one too); one out of range raises ``IllegalActionError``. ``info``:
     see the module docstring.
@@ -645,7 +645,8 @@ class StarshipVectorEnv(KernelVectorEnv):
     single_env: ClassVar[Any] = StarshipEnv
 
     def __init__(self, num_envs: int = 1, *, render_mode: str | None = None,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True, **kwargs: Any) -> None:
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True,
+                 threads: int | None = None, **kwargs: Any) -> None:
         self.num_envs = _check_num_envs(num_envs)
         self.copy = _check_copy(copy)
         _check_autoreset(autoreset_mode)
@@ -702,6 +703,7 @@ class StarshipVectorEnv(KernelVectorEnv):
         self._rewards = np.zeros(n)
         self._terms_out = np.zeros(n, dtype=bool)
         self._truncs = np.zeros(n, dtype=bool)
+        self._start_threads(threads)
 
     def _prototype(self, **kwargs: Any) -> gymnasium.Env:
         """The single env these boards copy (its spaces and options)."""
@@ -717,9 +719,10 @@ class StarshipVectorEnv(KernelVectorEnv):
             self._tstreams = self._streams.copy() if seed is not None else stream_rows([None] * self.num_envs)
         which = self._boards_to_reset(options)
         given = self._given_targets(options)
-        reset_boards(self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._hull, self._streams,
-                     self._tstreams, which, self._g, self._circle, self._o, given, self._weight, self._targets,
-                     self._got, self._obs, self._masks, self._act_masks, self._tobs)
+        self._boards.run(lambda b: reset_boards(
+            self._tiles[b], self._part[b], self._parts[b], self._iv[b], self._fv[b], self._terms[b], self._hull[b],
+            self._streams[b], self._tstreams[b], which[b], self._g, self._circle, self._o, given, self._weight,
+            self._targets[b], self._got[b], self._obs[b], self._masks[b], self._act_masks[b], self._tobs[b]))
         self._reset_done(which)
         return self._observations(), self._info()
 
@@ -728,10 +731,11 @@ class StarshipVectorEnv(KernelVectorEnv):
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
-        step_boards(self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._hull, self._streams,
-                    self._tstreams, self._pending, a, self._g, self._circle, self._o, self._bonus, self._weight,
-                    self._targets, self._got, self._obs, self._masks, self._act_masks, self._tobs, self._rewards,
-                    self._terms_out, self._truncs)
+        self._boards.run(lambda b: step_boards(
+            self._tiles[b], self._part[b], self._parts[b], self._iv[b], self._fv[b], self._terms[b], self._hull[b],
+            self._streams[b], self._tstreams[b], self._pending[b], a[b], self._g, self._circle, self._o, self._bonus,
+            self._weight, self._targets[b], self._got[b], self._obs[b], self._masks[b], self._act_masks[b],
+            self._tobs[b], self._rewards[b], self._terms_out[b], self._truncs[b]))
         return self._observations(), self._rewards.copy(), self._terms_out.copy(), self._truncs.copy(), self._info()
 
     def _actions(self, actions: Any) -> np.ndarray:
