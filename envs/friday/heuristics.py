@@ -201,7 +201,7 @@ def search_apply(s, a):
         if s[PHASE] != P_DESTROY or s[PENDING] != PD_NONE:
             return
     if s[PHASE] == P_DESTROY:
-        k_apply(s, DONE)
+        k_apply(s, np.int64(DONE))  # an int64, not the literal: one compiled k_apply, not two
 
 
 @njit(cache=True)
