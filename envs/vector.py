@@ -51,6 +51,8 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 from numba.core.errors import NumbaExperimentalFeatureWarning
 
 from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, Game,
@@ -75,6 +77,49 @@ RANDOM, SELF_PLAY, SEARCH = 0, 1, 3
 """How the other seat of a two-player batch moves (the kernel's ``opponent`` argument)."""
 ALTERNATE = 2
 """``agent_seat="alternate"`` as the kernel's ``seat_mode`` (0 and 1 are the seats)."""
+
+
+def _function_at(kind: types.FunctionType) -> Any:
+    """A compiled cast: the int64 address of a kernel's C wrapper (``CompiledKernel.address``) as
+    a first-class function of type ``kind``. Why: numba unboxes a first-class function argument
+    through Python at every call (some 6 us each, the GIL held), so the batch entry points take
+    the game's kernels as one int64 array of addresses and make the functions inside."""
+
+    @intrinsic
+    def function_at(typingctx: Any, address: Any) -> Any:
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            fn = cgutils.create_struct_proxy(kind)(context, builder)  # zero-filled: no Python object, no jit address
+            fn.c_addr = builder.inttoptr(args[0], context.get_value_type(types.voidptr))
+            return fn._getvalue()
+
+        return kind(types.int64), codegen
+
+    return function_at
+
+
+def _quiet_njit(signature: Any, **options: Any) -> Callable[[Callable], Any]:
+    """``njit(signature, cache=True, **options)`` without numba's notice that first-class function
+    types are experimental: the entry points hold the game's kernels (and a search opponent's
+    move) as such on purpose, and their eager compile would print the notice to every user at
+    the first import."""
+    def compile_(fn: Callable) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NumbaExperimentalFeatureWarning)
+            return njit(signature, cache=True, **options)(fn)
+    return compile_
+
+
+_moves_at, _push_at, _int_of_state_at = _function_at(MOVES_T), _function_at(PUSH_T), _function_at(INT_OF_STATE_T)
+_chance_at, _draw_at, _observe_at = _function_at(CHANCE_T), _function_at(DRAW_T), _function_at(OBSERVE_T)
+_score_at, _info_at = _function_at(SCORE_T), _function_at(INFO_T)
+
+
+@njit(cache=True)
+def _kernels_at(k):
+    """The kernels at the addresses ``k`` (``KernelVectorEnv._kernels``' order): moves, push,
+    to_move, outcome, chance, draw, observation."""
+    return (_moves_at(k[0]), _push_at(k[1]), _int_of_state_at(k[2]), _int_of_state_at(k[3]), _chance_at(k[4]),
+            _draw_at(k[5]), _observe_at(k[6]))
 
 
 @njit(cache=True)
@@ -199,43 +244,34 @@ def _step_boards(states, streams, seats, episodes, init, pending, actions, seat_
         _finish(s, i, seats[i], moves, outcome, observe, obs, masks, buf)
 
 
-_TWO_PLAYER_KERNELS = (MOVES_T, PUSH_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, DRAW_T, OBSERVE_T)
-_RESET_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I, _F2, _M2, *_TWO_PLAYER_KERNELS, _I)
-_STEP_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I1, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _M2,
-              *_TWO_PLAYER_KERNELS, _I)
-@njit(types.none(*_RESET_ARGS), cache=True, nogil=True)
-def reset_two_player(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
-                     moves, push, to_move, outcome, chance, draw, observe, width):
+_RESET_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I, _F2, _M2, _I1, _I)
+_STEP_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I1, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _M2, _I1, _I)
+"""The batch entry points' argument types; the game's kernels come as one array of addresses
+(``kernels``: ``_kernels_at``)."""
+
+
+@_quiet_njit(types.none(*_RESET_ARGS), nogil=True)
+def reset_two_player(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks, kernels, width):
     """Start a new game on every board ``i`` with ``which[i]``, the other seat (random or
     nobody) moving first when it is to move (``seat_modes[i]``: 0, 1 or ``ALTERNATE`` by the
     board's episode count)."""
+    moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
     _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
                   moves, push, to_move, outcome, chance, draw, observe, width, None)
 
 
-@njit(types.none(*_STEP_ARGS), cache=True, nogil=True)
+@_quiet_njit(types.none(*_STEP_ARGS), nogil=True)
 def step_two_player(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
-                    illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
-                    draw, observe, width):
+                    illegal_reward, obs, rewards, terms, illegal, masks, kernels, width):
     """One step of every board: a board that ended on the last step starts again (its action is
     ignored: Gymnasium's next-step auto-reset); the others play their action, then chance and
     the other seat (random or nobody). ``pending`` becomes the boards that ended now. With
     ``penalty`` an illegal action ends its board with ``illegal_reward`` (``illegal[i]``); else
     actions are legal."""
+    moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
     _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
                  illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
                  draw, observe, width, None)
-
-
-def _quiet_njit(signature: Any) -> Callable[[Callable], Any]:
-    """``njit(signature, cache=True)`` without numba's notice that first-class function types are
-    experimental: the search entry points hold the other seat's move as one on purpose, and their
-    eager compile would print the notice to every user at the first import."""
-    def compile_(fn: Callable) -> Any:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NumbaExperimentalFeatureWarning)
-            return njit(signature, cache=True)(fn)
-    return compile_
 
 
 SEARCH_KERNELS_T = (MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, EVAL_T)
@@ -254,9 +290,10 @@ move by a compiled search (tablegym.search.batch_opponent.searched_move)."""
 
 @_quiet_njit(types.none(*_RESET_ARGS, MOVER_T, *SEARCH_KERNELS_T, SEARCH_DATA_T))
 def reset_two_player_search(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
-                            moves, push, to_move, outcome, chance, draw, observe, width, mover, s_moves, s_push, s_pop,
-                            s_to_move, s_outcome, s_key, s_chance, s_eval, data):
+                            kernels, width, mover, s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance,
+                            s_eval, data):
     """``reset_two_player`` with a compiled search as the other seat (``mover``: tablegym.search.batch_opponent.searched_move)."""
+    moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
     search = (mover, s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance, s_eval, data)
     _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
                   moves, push, to_move, outcome, chance, draw, observe, width, search)
@@ -264,10 +301,10 @@ def reset_two_player_search(states, streams, seats, episodes, init, which, seat_
 
 @_quiet_njit(types.none(*_STEP_ARGS, MOVER_T, *SEARCH_KERNELS_T, SEARCH_DATA_T))
 def step_two_player_search(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
-                           illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
-                           draw, observe, width, mover, s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance,
-                           s_eval, data):
+                           illegal_reward, obs, rewards, terms, illegal, masks, kernels, width, mover, s_moves, s_push,
+                           s_pop, s_to_move, s_outcome, s_key, s_chance, s_eval, data):
     """``step_two_player`` with a compiled search as the other seat (``mover``: tablegym.search.batch_opponent.searched_move)."""
+    moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
     search = (mover, s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance, s_eval, data)
     _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
                  illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
@@ -331,12 +368,13 @@ class MoverOpponent(BatchOpponent):
                      i2, f2, i1, f1)
 
 
-@njit(types.none(_I2, _U2, _I1, _F1, _I1, _B1, types.boolean, _F2, _M2, _I2, MOVES_T, PUSH_T, INT_OF_STATE_T,
-                 INT_OF_STATE_T, CHANCE_T, DRAW_T, OBSERVE_T, SCORE_T, INFO_T, _I), cache=True, nogil=True)
-def reset_single(states, streams, steps, last_score, init, which, from_start, obs, masks, info, moves, push, to_move,
-                 outcome, chance, draw, observe, score, info_fn, width):
+@_quiet_njit(types.none(_I2, _U2, _I1, _F1, _I1, _B1, types.boolean, _F2, _M2, _I2, _I1, _I), nogil=True)
+def reset_single(states, streams, steps, last_score, init, which, from_start, obs, masks, info, kernels, width):
     """Deal a new game on every board ``i`` with ``which[i]`` (chance resolved); a step's reward is
-    the change of ``score`` from the dealt position's (``from_start``) or from 0."""
+    the change of ``score`` from the dealt position's (``from_start``) or from 0 (``kernels``:
+    ``_kernels_at``'s, then score and info)."""
+    moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
+    score, info_fn = _score_at(kernels[7]), _info_at(kernels[8])
     buf = np.empty(width, np.int64)
     probs = np.empty(width)
     for i in range(states.shape[0]):
@@ -350,16 +388,16 @@ def reset_single(states, streams, steps, last_score, init, which, from_start, ob
             info_fn(s, info[i])
 
 
-@njit(types.none(_I2, _U2, _I1, _F1, _I1, _B1, types.boolean, _I1, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _B1,
-                 _M2, _I2, MOVES_T, PUSH_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, DRAW_T, OBSERVE_T, SCORE_T,
-                 INFO_T, _I), cache=True, nogil=True)
+@_quiet_njit(types.none(_I2, _U2, _I1, _F1, _I1, _B1, types.boolean, _I1, _I, types.boolean, _F, _F2, _F1, _B1, _B1,
+                      _B1, _M2, _I2, _I1, _I), nogil=True)
 def step_single(states, streams, steps, last_score, init, pending, from_start, actions, limit, penalty,
-                illegal_reward, obs, rewards, terms, truncs, illegal, masks, info, moves, push, to_move, outcome,
-                chance, draw, observe, score, info_fn, width):
+                illegal_reward, obs, rewards, terms, truncs, illegal, masks, info, kernels, width):
     """One step of every board of a single-player game (``SinglePlayerEnv.step``): the reward
     is the change of ``score`` (the first step's counts from the dealt position's score with
     ``from_start``, else from 0), a board truncates after
     ``limit`` steps (0: never), and a board that ended on the last step is dealt again."""
+    moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
+    score, info_fn = _score_at(kernels[7]), _info_at(kernels[8])
     buf = np.empty(width, np.int64)
     probs = np.empty(width)
     for i in range(states.shape[0]):
@@ -583,6 +621,8 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
                           CompiledKernel(type(self).draw_kernel, DRAW_T), CompiledKernel(observe, OBSERVE_T))
         """The kernels in the batch kernels' argument order: moves, push, to_move, outcome,
         chance, draw, observation."""
+        self._kernels = np.array([kernel.address for kernel in self._compiled], dtype=np.int64)
+        """Their addresses, as the batch entry points take them (``_kernels_at``)."""
 
     # -- what the subclasses run ---------------------------------------------------------
 
@@ -794,7 +834,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
 
         def reset(b: slice) -> None:
             args = (self._states[b], self._streams[b], self._seats[b], self._episodes[b], self._init, which[b],
-                    seat_modes[b], self._opponent, self._obs[b], self._masks[b], *self._compiled, self._width)
+                    seat_modes[b], self._opponent, self._obs[b], self._masks[b], self._kernels, self._width)
             if self._search is None:
                 reset_two_player(*args)
             else:
@@ -811,7 +851,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
         def step(b: slice) -> None:
             args = (self._states[b], self._streams[b], self._seats[b], self._episodes[b], self._init, self._pending[b],
                     a[b], self._seat_modes[b], self._opponent, penalty, -1.0, self._obs[b], self._rewards[b],
-                    self._terms[b], self._illegal[b], self._masks[b], *self._compiled, self._width)
+                    self._terms[b], self._illegal[b], self._masks[b], self._kernels, self._width)
             if self._search is None:
                 step_two_player(*args)
             else:
@@ -854,6 +894,7 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
         self._start_threads(threads)
         cls = type(self)
         self._compiled += (CompiledKernel(self._score_kernel(proto), SCORE_T), CompiledKernel(cls.info_kernel, INFO_T))
+        self._kernels = np.array([kernel.address for kernel in self._compiled], dtype=np.int64)
         limit = getattr(proto, self.limit_keyword) if self.limit_keyword else None  # the single env's default too
         self._limit = 0 if limit is None else int(limit)
         n = self.num_envs
@@ -875,7 +916,7 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
         which = self._boards_to_reset(options)
         self._boards.run(lambda b: reset_single(
             self._states[b], self._streams[b], self._steps[b], self._last_score[b], self._init, which[b],
-            self.score_from_start, self._obs[b], self._masks[b], self._info_values[b], *self._compiled, self._width))
+            self.score_from_start, self._obs[b], self._masks[b], self._info_values[b], self._kernels, self._width))
         self._reset_done(which)
         return self._observations(), self._info()
 
@@ -885,7 +926,7 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
         self._boards.run(lambda b: step_single(
             self._states[b], self._streams[b], self._steps[b], self._last_score[b], self._init, self._pending[b],
             self.score_from_start, a[b], self._limit, penalty, self.illegal_reward, self._obs[b], self._rewards[b],
-            self._terms[b], self._truncs[b], self._illegal[b], self._masks[b], self._info_values[b], *self._compiled,
+            self._terms[b], self._truncs[b], self._illegal[b], self._masks[b], self._info_values[b], self._kernels,
             self._width))
         return self._observations(), self._rewards.copy(), self._terms.copy(), self._truncs.copy(), self._info()
 
