@@ -288,24 +288,35 @@ MOVER_T = types.FunctionType(types.int64(STATE_T, *SEARCH_KERNELS_T, SEARCH_DATA
 move by a compiled search (tablegym.search.batch_opponent.searched_move)."""
 
 
-@_quiet_njit(types.none(*_RESET_ARGS, MOVER_T, *SEARCH_KERNELS_T, SEARCH_DATA_T))
+_mover_at, _pop_at, _eval_at = _function_at(MOVER_T), _function_at(POP_T), _function_at(EVAL_T)
+
+
+@njit(cache=True)
+def _search_at(k, data):
+    """The other seat's search as ``_opponent_move`` takes it, from the addresses ``k`` (``mover``,
+    then ``SEARCH_KERNELS_T``'s kernels: ``BatchOpponent.addresses``) and its ``data``."""
+    return (_mover_at(k[0]), _moves_at(k[1]), _push_at(k[2]), _pop_at(k[3]), _int_of_state_at(k[4]),
+            _int_of_state_at(k[5]), _int_of_state_at(k[6]), _chance_at(k[7]), _eval_at(k[8]), data)
+
+
+@_quiet_njit(types.none(*_RESET_ARGS, _I1, SEARCH_DATA_T))
 def reset_two_player_search(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
-                            kernels, width, mover, s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance,
-                            s_eval, data):
-    """``reset_two_player`` with a compiled search as the other seat (``mover``: tablegym.search.batch_opponent.searched_move)."""
+                            kernels, width, search_kernels, data):
+    """``reset_two_player`` with a compiled search as the other seat (``search_kernels``: its
+    mover, tablegym.search.batch_opponent.searched_move, and its kernels, as addresses)."""
     moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
-    search = (mover, s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance, s_eval, data)
+    search = _search_at(search_kernels, data)
     _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
                   moves, push, to_move, outcome, chance, draw, observe, width, search)
 
 
-@_quiet_njit(types.none(*_STEP_ARGS, MOVER_T, *SEARCH_KERNELS_T, SEARCH_DATA_T))
+@_quiet_njit(types.none(*_STEP_ARGS, _I1, SEARCH_DATA_T))
 def step_two_player_search(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
-                           illegal_reward, obs, rewards, terms, illegal, masks, kernels, width, mover, s_moves, s_push,
-                           s_pop, s_to_move, s_outcome, s_key, s_chance, s_eval, data):
-    """``step_two_player`` with a compiled search as the other seat (``mover``: tablegym.search.batch_opponent.searched_move)."""
+                           illegal_reward, obs, rewards, terms, illegal, masks, kernels, width, search_kernels, data):
+    """``step_two_player`` with a compiled search as the other seat (``search_kernels`` as for
+    ``reset_two_player_search``)."""
     moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
-    search = (mover, s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance, s_eval, data)
+    search = _search_at(search_kernels, data)
     _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
                  illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
                  draw, observe, width, search)
@@ -338,13 +349,20 @@ class BatchOpponent:
     kernels: tuple
     data: tuple
 
+    @property
+    def addresses(self) -> np.ndarray:
+        """``mover`` and ``kernels`` as the ``*_search`` entry points take them (``_search_at``)."""
+        if getattr(self, "_addresses", None) is None:
+            self._addresses = np.array([k.address for k in (self.mover, *self.kernels)], dtype=np.int64)
+        return self._addresses
+
     def reset(self, *args: Any) -> None:
         """``reset_two_player``'s arguments: its boards dealt with this opponent as the other seat."""
-        reset_two_player_search(*args, self.mover, *self.kernels, self.data)
+        reset_two_player_search(*args, self.addresses, self.data)
 
     def step(self, *args: Any) -> None:
         """``step_two_player``'s arguments: one step of its boards with this opponent as the other seat."""
-        step_two_player_search(*args, self.mover, *self.kernels, self.data)
+        step_two_player_search(*args, self.addresses, self.data)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
