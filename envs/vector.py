@@ -11,10 +11,11 @@ once per board. A search as the other seat is the searcher's own compiled root s
 that the same ``opponent`` spec builds by the one route (``SearchOpponent``, in
 tablegym.search.batch_opponent: the search layer hands the batch its move function).
 
-Large batches step in several threads at once, a contiguous slice of the boards each
+Large batches may step in several threads at once, a contiguous slice of the boards each
 (``BoardThreads``: the batch kernels release the GIL and a board touches only its own rows, so
-the results do not depend on the number of threads); by default one thread per 256 boards, at
-most one a core, and one thread where a search opponent's tables serve every board.
+the results do not depend on the number of threads); by default the faster of one thread and
+one per 256 boards (at most one a core), timed on the first steps, and one thread where a search
+opponent's tables serve every board.
 
 Board ``i`` of a batch seeded ``s`` plays exactly the game of the game's single env seeded
 ``s + i`` (``SyncVectorEnv``'s convention): each board keeps NumPy's PCG64 stream as a row of
@@ -42,6 +43,7 @@ default for an id that has one)::
 from __future__ import annotations
 
 import os
+import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, ClassVar
@@ -510,8 +512,9 @@ def _check_copy(copy: Any) -> bool:
 
 
 BOARDS_A_THREAD = 256
-"""The fewest boards a thread steps when the number of threads is automatic: below it the
-hand-over to a second thread (some 20-40 us a step) costs more than the boards' steps it takes."""
+"""The fewest boards a thread steps when the number of threads is automatic."""
+TRIAL_CALLS = 8
+"""Calls timed with one thread and as many with several before an automatic count chooses."""
 
 
 def available_cores() -> int:
@@ -519,43 +522,68 @@ def available_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _check_threads(threads: Any, num_envs: int, shared_tables: bool) -> int:
-    """``threads`` as a number of threads: None picks one thread per ``BOARDS_A_THREAD`` boards,
-    at most one per core (one thread where the other seat keeps tables that the boards share)."""
+def _check_threads(threads: Any, num_envs: int, shared_tables: bool) -> tuple[int, bool]:
+    """``threads`` as (the most threads, whether to choose by measurement): None tries one thread
+    per ``BOARDS_A_THREAD`` boards, at most one per core, against one thread (one thread where the
+    other seat keeps tables that the boards share)."""
     if threads is None:
-        return 1 if shared_tables else max(1, min(available_cores(), num_envs // BOARDS_A_THREAD))
+        most = 1 if shared_tables else max(1, min(available_cores(), num_envs // BOARDS_A_THREAD))
+        return most, most > 1
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
         raise ValueError(f"threads must be None (automatic) or an integer >= 1, got {threads!r}")
     if threads > 1 and shared_tables:
         raise ValueError(f"threads must be 1 (or None) with a search or reference player as the other seat "
                          f"(its tables serve every board), got threads={threads!r}")
-    return int(min(threads, num_envs))
+    return int(min(threads, num_envs)), False
 
 
 class BoardThreads:
-    """Runs a batch kernel over ``threads`` contiguous slices of the boards at once, one thread a
-    slice (the calling thread takes the first). The batch kernels release the GIL (``nogil``) and
-    a board reads and writes only its own rows (state, stream, observation, mask...), so each
-    slice is the same call on fewer boards and the result is the same as one call over all of
-    them, bit for bit, for any number of threads."""
+    """Runs a batch kernel over contiguous slices of the boards at once, one thread a slice (the
+    calling thread takes the first). The batch kernels release the GIL (``nogil``) and a board
+    reads and writes only its own rows (state, stream, observation, mask...), so each slice is the
+    same call on fewer boards and the result is the same as one call over all of them, bit for
+    bit, for any number of threads.
 
-    def __init__(self, num_envs: int, threads: int) -> None:
+    Handing a slice to another thread and back costs some 100-300 us a call here (thread wake-ups
+    and the GIL), more than a light game's step of 1024 boards gains from it (Trilobite: 0.4 us a
+    board). With ``choose`` the first ``TRIAL_CALLS`` calls of each count are timed by ``clock``,
+    alternating, and the faster count (median) is kept; the other threads stop if it is one."""
+
+    def __init__(self, num_envs: int, threads: int, choose: bool = False,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
         bounds = np.linspace(0, num_envs, threads + 1).round().astype(int)
-        self.slices = [slice(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+        self._slices = [slice(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
         self._pool = ThreadPoolExecutor(threads - 1, thread_name_prefix="tablegym-boards") if threads > 1 else None
-
-    @property
-    def threads(self) -> int:
-        return len(self.slices)
+        self.most = threads
+        """The most threads this batch steps in."""
+        self.threads = 1 if choose and threads > 1 else threads
+        """The threads stepping the boards now (one while an automatic count is being chosen)."""
+        self._clock = clock
+        self._trials: dict[int, list[float]] | None = {1: [], threads: []} if choose and threads > 1 else None
 
     def run(self, call: Callable[[slice], None]) -> None:
         """``call(boards)`` for every slice ``boards`` of the batch, the slices at once."""
-        if self._pool is None:
+        if self._trials is None:
+            self._run(call, self.threads)
+            return
+        trials = self._trials
+        threads = 1 if len(trials[1]) <= len(trials[self.most]) else self.most
+        start = self._clock()
+        self._run(call, threads)
+        trials[threads].append(self._clock() - start)
+        if len(trials[self.most]) >= TRIAL_CALLS:
+            self.threads = min(trials, key=lambda n: (float(np.median(trials[n])), n))
+            self._trials = None
+            if self.threads == 1:
+                self.close()
+
+    def _run(self, call: Callable[[slice], None], threads: int) -> None:
+        if threads == 1:
             call(slice(None))
             return
-        futures = [self._pool.submit(call, boards) for boards in self.slices[1:]]
+        futures = [self._pool.submit(call, boards) for boards in self._slices[1:]]
         try:
-            call(self.slices[0])
+            call(self._slices[0])
         finally:
             for future in futures:
                 future.result()
@@ -587,9 +615,10 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
     copies the observations into its own buffer anyway saves one copy of the batch a step.
 
     ``threads``: how many threads step the boards, each a contiguous slice of them
-    (``BoardThreads``; the results are the same for any number). None (the default) takes one
-    thread per ``BOARDS_A_THREAD`` boards, at most one per core: 1024 boards on 2 cores step in
-    two threads, 64 boards in one.
+    (``BoardThreads``; the results are the same for any number). None (the default) tries one
+    thread per ``BOARDS_A_THREAD`` boards, at most one per core, against one thread on the first
+    calls and keeps the faster: on 2 cores a batch of 256 boards or more may step in two threads
+    (Starship's heavy steps do), 255 in one.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -733,11 +762,11 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         return tuple(self.game_state(i).to_text() for i in range(self.num_envs))
 
     def _start_threads(self, threads: Any, shared_tables: bool = False) -> None:
-        self._boards = BoardThreads(self.num_envs, _check_threads(threads, self.num_envs, shared_tables))
+        self._boards = BoardThreads(self.num_envs, *_check_threads(threads, self.num_envs, shared_tables))
 
     @property
     def threads(self) -> int:
-        """The number of threads that step the boards."""
+        """The number of threads that step the boards (while an automatic count is being chosen, one)."""
         return self._boards.threads
 
     def close_extras(self, **kwargs: Any) -> None:

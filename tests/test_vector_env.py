@@ -17,7 +17,7 @@ import tablegym.envs
 from tablegym.envs import plugins
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.streams import choice, integers, next_double, next_uint64, pairwise_sum, row_state, stream_rows
-from tablegym.envs.vector import KernelVectorEnv
+from tablegym.envs.vector import TRIAL_CALLS, BoardThreads, KernelVectorEnv
 
 GYM_IDS = [i for p in plugins() for i in p.gym]
 VECTOR_IDS = {i for p in plugins() for i in p.vector}
@@ -118,13 +118,43 @@ def test_threads_step_the_same_boards(env_id: str) -> None:
             _same_step(b, a, f"{kw} step {t}")
 
 
-def test_threads_default_to_one_per_core_and_256_boards(monkeypatch) -> None:
+def test_threads_default_to_the_faster_of_one_and_one_per_core_and_256_boards(monkeypatch) -> None:
     monkeypatch.setattr(tablegym.envs.vector, "available_cores", lambda: 2)
-    for boards, threads in ((1, 1), (255, 1), (512, 2), (4096, 2)):
+    for boards, most in ((1, 1), (255, 1), (512, 2), (4096, 2)):
         env = gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=boards)
-        assert env.unwrapped.threads == threads, boards
+        assert (env.unwrapped._boards.most, env.unwrapped.threads) == (most, 1), boards
+        env.reset(seed=0)
+        for _ in range(2 * TRIAL_CALLS):
+            env.step(np.argmax(env.unwrapped.action_masks(), axis=1))
+        assert env.unwrapped.threads in (1, most)
         env.close()
     assert gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=2, threads=5).unwrapped.threads == 2
+
+
+@pytest.mark.parametrize("faster", [1, 3])
+def test_an_automatic_count_keeps_the_faster_by_the_clock(faster: int) -> None:
+    """Calls alternate one thread and three, timed by the injected clock (a call over all nine
+    boards costs 2 s, or 1 s when one thread is to be the faster; three slices 1 s in all, or 2
+    s), until each count has ``TRIAL_CALLS``; then the faster stays (the pool stops if it is one)."""
+    now = [0.0]
+    one_costs = 1.0 if faster == 1 else 2.0
+    boards = BoardThreads(9, 3, choose=True, clock=lambda: now[0])
+    runs: list[list[slice]] = []
+
+    def call(b: slice) -> None:
+        runs[-1].append(b)
+        now[0] += one_costs if b == slice(None) else (3.0 - one_costs) / 3
+
+    for k in range(2 * TRIAL_CALLS + 3):
+        runs.append([])
+        boards.run(call)
+        if k < 2 * TRIAL_CALLS - 1:
+            assert boards.threads == 1
+    assert runs[0] == [slice(None)] and sorted(runs[1], key=lambda b: b.start) == [slice(0, 3), slice(3, 6), slice(6, 9)]
+    assert [len(r) for r in runs[:2 * TRIAL_CALLS]] == [1, 3] * TRIAL_CALLS
+    assert boards.threads == faster and all(len(r) == faster for r in runs[2 * TRIAL_CALLS:])
+    assert (boards._pool is None) == (faster == 1)
+    boards.close()
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])
