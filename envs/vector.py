@@ -731,8 +731,7 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         self._dealt = True
 
     def _observations(self) -> np.ndarray:
-        obs = self._obs.reshape((self.num_envs, *self._obs_shape))
-        return obs.copy() if self.copy else obs
+        return self._obs_out.reshape((self.num_envs, *self._obs_shape))
 
     def _info(self) -> dict[str, Any]:
         everywhere = np.ones(self.num_envs, dtype=bool)
@@ -763,6 +762,24 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
 
     def _start_threads(self, threads: Any, shared_tables: bool = False) -> None:
         self._boards = BoardThreads(self.num_envs, *_check_threads(threads, self.num_envs, shared_tables))
+        self._obs_out = self._obs
+
+    def _run_boards(self, call: Callable[[slice], None]) -> None:
+        """``call(boards)`` over the board slices (``BoardThreads``); with ``copy`` each slice's
+        thread then copies its boards' observations out (a large batch's copy is a share of the
+        step: Starship's 17 kB a board), into ``_obs_out``."""
+        if not self.copy:
+            self._boards.run(call)
+            self._obs_out = self._obs
+            return
+        out = np.empty_like(self._obs)
+
+        def call_and_copy(boards: slice) -> None:
+            call(boards)
+            out[boards] = self._obs[boards]
+
+        self._boards.run(call_and_copy)
+        self._obs_out = out
 
     @property
     def threads(self) -> int:
@@ -887,7 +904,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
             else:
                 self._search.reset(*args)
 
-        self._boards.run(reset)
+        self._run_boards(reset)
         self._reset_done(which)
         return self._observations(), self._info()
 
@@ -904,7 +921,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
             else:
                 self._search.step(*args)
 
-        self._boards.run(step)
+        self._run_boards(step)
         truncs = np.zeros(self.num_envs, dtype=bool)
         return self._observations(), self._rewards.copy(), self._terms.copy(), truncs, self._info()
 
@@ -961,7 +978,7 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
         """Deal every board again (or those of ``options["reset_mask"]``)."""
         self._seed(seed)
         which = self._boards_to_reset(options)
-        self._boards.run(lambda b: reset_single(
+        self._run_boards(lambda b: reset_single(
             self._states[b], self._streams[b], self._steps[b], self._last_score[b], self._init, which[b],
             self.score_from_start, self._obs[b], self._masks[b], self._info_values[b], self._kernels, self._width))
         self._reset_done(which)
@@ -970,7 +987,7 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
         penalty = self.illegal_action == "penalty"
-        self._boards.run(lambda b: step_single(
+        self._run_boards(lambda b: step_single(
             self._states[b], self._streams[b], self._steps[b], self._last_score[b], self._init, self._pending[b],
             self.score_from_start, a[b], self._limit, penalty, self.illegal_reward, self._obs[b], self._rewards[b],
             self._terms[b], self._truncs[b], self._illegal[b], self._masks[b], self._info_values[b], self._kernels,

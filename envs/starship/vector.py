@@ -719,7 +719,7 @@ class StarshipVectorEnv(KernelVectorEnv):
             self._tstreams = self._streams.copy() if seed is not None else stream_rows([None] * self.num_envs)
         which = self._boards_to_reset(options)
         given = self._given_targets(options)
-        self._boards.run(lambda b: reset_boards(
+        self._run_boards(lambda b: reset_boards(
             self._tiles[b], self._part[b], self._parts[b], self._iv[b], self._fv[b], self._terms[b], self._hull[b],
             self._streams[b], self._tstreams[b], which[b], self._g, self._circle, self._o, given, self._weight,
             self._targets[b], self._got[b], self._obs[b], self._masks[b], self._act_masks[b], self._tobs[b]))
@@ -731,7 +731,7 @@ class StarshipVectorEnv(KernelVectorEnv):
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
-        self._boards.run(lambda b: step_boards(
+        self._run_boards(lambda b: step_boards(
             self._tiles[b], self._part[b], self._parts[b], self._iv[b], self._fv[b], self._terms[b], self._hull[b],
             self._streams[b], self._tstreams[b], self._pending[b], a[b], self._g, self._circle, self._o, self._bonus,
             self._weight, self._targets[b], self._got[b], self._obs[b], self._masks[b], self._act_masks[b],
@@ -749,7 +749,7 @@ class StarshipVectorEnv(KernelVectorEnv):
         return a
 
     def _observations(self) -> Any:
-        return self._obs.copy() if self.copy else self._obs
+        return self._obs_out
 
     def _info(self) -> dict[str, Any]:
         n = self.num_envs
@@ -817,7 +817,7 @@ class StarshipTargetsVectorEnv(StarshipVectorEnv):
         return out
 
     def _observations(self) -> Any:
-        grid = self._obs.copy() if self.copy else self._obs
+        grid = self._obs_out
         return {"grid": grid, "targets": self._tobs[:, :3].copy(), "deficits": self._tobs[:, 3:].copy()}
 
     def _info(self) -> dict[str, Any]:
