@@ -561,6 +561,11 @@ class BoardThreads:
         self._clock = clock
         self._trials: dict[int, list[float]] | None = {1: [], threads: []} if choose and threads > 1 else None
 
+    @property
+    def choosing(self) -> bool:
+        """Whether the calls are still being timed to choose the number of threads."""
+        return self._trials is not None
+
     def run(self, call: Callable[[slice], None]) -> None:
         """``call(boards)`` for every slice ``boards`` of the batch, the slices at once."""
         if self._trials is None:
@@ -785,6 +790,11 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
     def threads(self) -> int:
         """The number of threads that step the boards (while an automatic count is being chosen, one)."""
         return self._boards.threads
+
+    @property
+    def choosing_threads(self) -> bool:
+        """Whether the first calls are still being timed to choose ``threads`` (``threads=None``)."""
+        return self._boards.choosing
 
     def close_extras(self, **kwargs: Any) -> None:
         """Stop the threads that step the boards."""

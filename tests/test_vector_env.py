@@ -123,10 +123,11 @@ def test_threads_default_to_the_faster_of_one_and_one_per_core_and_256_boards(mo
     for boards, most in ((1, 1), (255, 1), (512, 2), (4096, 2)):
         env = gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=boards)
         assert (env.unwrapped._boards.most, env.unwrapped.threads) == (most, 1), boards
+        assert env.unwrapped.choosing_threads == (most > 1)
         env.reset(seed=0)
         for _ in range(2 * TRIAL_CALLS):
             env.step(np.argmax(env.unwrapped.action_masks(), axis=1))
-        assert env.unwrapped.threads in (1, most)
+        assert env.unwrapped.threads in (1, most) and not env.unwrapped.choosing_threads
         env.close()
     assert gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=2, threads=5).unwrapped.threads == 2
 
