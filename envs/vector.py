@@ -474,10 +474,10 @@ def no_info(s, out):
 
 
 class CompiledKernel:
-    """A kernel compiled for the first-class function type ``kind``, as an argument of the
-    batch kernels. Its numba type and address are found once: a dispatcher (or numba's own
-    wrapper object) passed as such an argument is typed and looked up again on every call,
-    some 25 us each, more than stepping a small batch costs."""
+    """A kernel compiled for the first-class function type ``kind``: its C wrapper's ``address``,
+    found once, which the batch entry points take in an int64 array (``_function_at``); passed
+    itself as a first-class function argument (the opponent bench's root search), it is typed
+    by ``_numba_type_`` instead of numba looking the dispatcher up again at every call."""
 
     __slots__ = ("_numba_type_", "address")
 
@@ -671,8 +671,8 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
                           CompiledKernel(k.to_move, INT_OF_STATE_T), CompiledKernel(k.outcome, INT_OF_STATE_T),
                           CompiledKernel(no_chance if k.chance is None else k.chance, CHANCE_T),
                           CompiledKernel(type(self).draw_kernel, DRAW_T), CompiledKernel(observe, OBSERVE_T))
-        """The kernels in the batch kernels' argument order: moves, push, to_move, outcome,
-        chance, draw, observation."""
+        """The kernels in ``_kernels_at``'s order: moves, push, to_move, outcome, chance, draw,
+        observation."""
         self._kernels = np.array([kernel.address for kernel in self._compiled], dtype=np.int64)
         """Their addresses, as the batch entry points take them (``_kernels_at``)."""
 
