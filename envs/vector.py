@@ -11,9 +11,9 @@ once per board. A search as the other seat is the searcher's own compiled root s
 that the same ``opponent`` spec builds by the one route (``SearchOpponent``, in
 tablegym.search.batch_opponent: the search layer hands the batch its move function).
 
-Large batches may step in several threads at once, a contiguous slice of the boards each
-(``BoardThreads``: the batch kernels release the GIL and a board touches only its own rows, so
-the results do not depend on the number of threads); by default the faster of one thread and
+Large batches may step in several of numba's threads at once, a contiguous slice of the boards
+each (``BoardThreads``, the ``*_slices`` entry points: a board touches only its own rows, so the
+results do not depend on the number of threads); by default the faster of one thread and
 one per 256 boards (at most one a core), timed on the first steps, and one thread where a search
 opponent's tables serve every board.
 
@@ -43,16 +43,16 @@ default for an id that has one)::
 from __future__ import annotations
 
 import os
+import threading
 import time
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, ClassVar
 
 import gymnasium
 import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
-from numba import njit, types
+from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 from numba.core.errors import NumbaExperimentalFeatureWarning
@@ -97,6 +97,24 @@ def _function_at(kind: types.FunctionType) -> Any:
         return kind(types.int64), codegen
 
     return function_at
+
+
+@intrinsic
+def unowned(typingctx: Any, array: Any) -> Any:
+    """A view of ``array`` that holds no reference to its memory (no meminfo): every board's
+    rows taken from it in a thread of a ``*_slices`` call then skip the reference counts, which
+    the threads would otherwise update on one shared counter (Starship's boards take a dozen
+    views each). The caller keeps ``array`` alive for the call."""
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        src = context.make_array(array)(context, builder, value=args[0])
+        out = context.make_array(array)(context, builder)
+        for field in ("nitems", "itemsize", "data", "shape", "strides"):
+            setattr(out, field, getattr(src, field))
+        out.meminfo = cgutils.get_null_value(out.meminfo.type)
+        out.parent = cgutils.get_null_value(out.parent.type)
+        return out._getvalue()
+
+    return array(array), codegen
 
 
 def _quiet_njit(signature: Any, **options: Any) -> Callable[[Callable], Any]:
@@ -274,6 +292,61 @@ def step_two_player(states, streams, seats, episodes, init, pending, actions, se
     _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
                  illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
                  draw, observe, width, None)
+
+
+@intrinsic
+def _copy_items(typingctx: Any, out: Any, src: Any, start: Any, count: Any) -> Any:
+    """``memcpy`` of ``count`` items from item ``start`` of C-contiguous ``src`` to ``out`` (same dtype)."""
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        dst = context.make_array(signature.args[0])(context, builder, value=args[0])
+        source = context.make_array(signature.args[1])(context, builder, value=args[1])
+        size = context.get_constant(types.intp, context.get_abi_sizeof(context.get_data_type(out.dtype)))
+        offset = builder.mul(args[2], size)
+        to = builder.gep(builder.bitcast(dst.data, cgutils.voidptr_t), [offset])
+        frm = builder.gep(builder.bitcast(source.data, cgutils.voidptr_t), [offset])
+        cgutils.raw_memcpy(builder, to, frm, builder.mul(args[3], size), 1)
+        return context.get_dummy_value()
+
+    return types.none(out, src, types.intp, types.intp), codegen
+
+
+@njit(cache=True, nogil=True)
+def copy_rows(out, src, lo, hi):
+    """``out[lo:hi] = src[lo:hi]`` for C-contiguous arrays of one shape and dtype, as one
+    ``memcpy`` (numba's slice assignment copies item by item: Starship's 17 MB of uint8 planes
+    took 15 ms against NumPy's 2)."""
+    row = src.size // src.shape[0] if src.shape[0] else 0
+    _copy_items(out, src, lo * row, (hi - lo) * row)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def reset_two_player_slices(bounds, copy, obs_out, states, streams, seats, episodes, init, which, seat_modes, opponent,
+                            obs, masks, kernels, width):
+    """``reset_two_player`` on the boards ``bounds[t]:bounds[t + 1]``, one slice a thread of
+    numba's (``BoardThreads``); with ``copy`` each slice's observations are then copied into
+    ``obs_out`` in its own thread."""
+    for t in prange(bounds.size - 1):
+        lo, hi = bounds[t], bounds[t + 1]
+        reset_two_player(unowned(states[lo:hi]), unowned(streams[lo:hi]), unowned(seats[lo:hi]),
+                         unowned(episodes[lo:hi]), init, unowned(which[lo:hi]), unowned(seat_modes[lo:hi]), opponent,
+                         unowned(obs[lo:hi]), unowned(masks[lo:hi]), kernels, width)
+        if copy:
+            copy_rows(obs_out, obs, lo, hi)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def step_two_player_slices(bounds, copy, obs_out, states, streams, seats, episodes, init, pending, actions, seat_modes,
+                           opponent, penalty, illegal_reward, obs, rewards, terms, illegal, masks, kernels, width):
+    """``step_two_player`` in slices of the boards, one a thread (as ``reset_two_player_slices``)."""
+    for t in prange(bounds.size - 1):
+        lo, hi = bounds[t], bounds[t + 1]
+        step_two_player(unowned(states[lo:hi]), unowned(streams[lo:hi]), unowned(seats[lo:hi]),
+                        unowned(episodes[lo:hi]), init, unowned(pending[lo:hi]), unowned(actions[lo:hi]),
+                        unowned(seat_modes[lo:hi]), opponent, penalty, illegal_reward, unowned(obs[lo:hi]),
+                        unowned(rewards[lo:hi]), unowned(terms[lo:hi]), unowned(illegal[lo:hi]), unowned(masks[lo:hi]),
+                        kernels, width)
+        if copy:
+            copy_rows(obs_out, obs, lo, hi)
 
 
 SEARCH_KERNELS_T = (MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, EVAL_T)
@@ -456,6 +529,34 @@ def step_single(states, streams, steps, last_score, init, pending, from_start, a
         info_fn(s, info[i])
 
 
+@njit(cache=True, parallel=True, nogil=True)
+def reset_single_slices(bounds, copy, obs_out, states, streams, steps, last_score, init, which, from_start, obs, masks,
+                        info, kernels, width):
+    """``reset_single`` in slices of the boards, one a thread (as ``reset_two_player_slices``)."""
+    for t in prange(bounds.size - 1):
+        lo, hi = bounds[t], bounds[t + 1]
+        reset_single(unowned(states[lo:hi]), unowned(streams[lo:hi]), unowned(steps[lo:hi]), unowned(last_score[lo:hi]),
+                     init, unowned(which[lo:hi]), from_start, unowned(obs[lo:hi]), unowned(masks[lo:hi]),
+                     unowned(info[lo:hi]), kernels, width)
+        if copy:
+            copy_rows(obs_out, obs, lo, hi)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def step_single_slices(bounds, copy, obs_out, states, streams, steps, last_score, init, pending, from_start, actions,
+                       limit, penalty, illegal_reward, obs, rewards, terms, truncs, illegal, masks, info, kernels,
+                       width):
+    """``step_single`` in slices of the boards, one a thread (as ``reset_two_player_slices``)."""
+    for t in prange(bounds.size - 1):
+        lo, hi = bounds[t], bounds[t + 1]
+        step_single(unowned(states[lo:hi]), unowned(streams[lo:hi]), unowned(steps[lo:hi]), unowned(last_score[lo:hi]),
+                    init, unowned(pending[lo:hi]), from_start, unowned(actions[lo:hi]), limit, penalty, illegal_reward,
+                    unowned(obs[lo:hi]), unowned(rewards[lo:hi]), unowned(terms[lo:hi]), unowned(truncs[lo:hi]),
+                    unowned(illegal[lo:hi]), unowned(masks[lo:hi]), unowned(info[lo:hi]), kernels, width)
+        if copy:
+            copy_rows(obs_out, obs, lo, hi)
+
+
 @njit(types.int64(_I1, _M2, _B1), cache=True)
 def first_illegal(actions, masks, pending):
     """The first board whose action is not in its mask (a board waiting for its auto-reset takes
@@ -537,23 +638,27 @@ def _check_threads(threads: Any, num_envs: int, shared_tables: bool) -> tuple[in
     return int(min(threads, num_envs)), False
 
 
-class BoardThreads:
-    """Runs a batch kernel over contiguous slices of the boards at once, one thread a slice (the
-    calling thread takes the first). The batch kernels release the GIL (``nogil``) and a board
-    reads and writes only its own rows (state, stream, observation, mask...), so each slice is the
-    same call on fewer boards and the result is the same as one call over all of them, bit for
-    bit, for any number of threads.
+_SLICES_LOCK = threading.Lock()
+"""Held around every call in slices: numba's own thread pool may not take two such calls from two
+Python threads at once (its ``workqueue`` layer, where OpenMP is missing, ends the process)."""
 
-    Handing a slice to another thread and back costs some 100-300 us a call here (thread wake-ups
-    and the GIL), more than a light game's step of 1024 boards gains from it (Trilobite: 0.4 us a
-    board). With ``choose`` the first ``TRIAL_CALLS`` calls of each count are timed by ``clock``,
-    alternating, and the faster count (median) is kept; the other threads stop if it is one."""
+
+class BoardThreads:
+    """Chooses how a batch kernel runs: in this thread over every board, or in contiguous slices
+    of the boards at once, one of numba's threads a slice (a ``*_slices`` entry point taking the
+    slices' ``bounds``). A board reads and writes only its own rows (state, stream, observation,
+    mask...), so each slice is the same call on fewer boards and the result is the same as one
+    call over all of them, bit for bit, for any number of threads.
+
+    Starting numba's threads costs some 50-100 us a call here (a Python thread pool's hand-over
+    cost 100-300 us), a share of a light game's step of a few hundred boards (Trilobite: 0.3-0.8
+    us a board). With ``choose`` the first ``TRIAL_CALLS`` calls of each count are timed by
+    ``clock``, alternating, and the faster count (median) is kept."""
 
     def __init__(self, num_envs: int, threads: int, choose: bool = False,
                  clock: Callable[[], float] = time.perf_counter) -> None:
-        bounds = np.linspace(0, num_envs, threads + 1).round().astype(int)
-        self._slices = [slice(int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])]
-        self._pool = ThreadPoolExecutor(threads - 1, thread_name_prefix="tablegym-boards") if threads > 1 else None
+        self.bounds = np.linspace(0, num_envs, threads + 1).round().astype(np.int64)
+        """The slices' first boards, then ``num_envs``."""
         self.most = threads
         """The most threads this batch steps in."""
         self.threads = 1 if choose and threads > 1 else threads
@@ -566,8 +671,8 @@ class BoardThreads:
         """Whether the calls are still being timed to choose the number of threads."""
         return self._trials is not None
 
-    def run(self, call: Callable[[slice], None]) -> None:
-        """``call(boards)`` for every slice ``boards`` of the batch, the slices at once."""
+    def run(self, call: Callable[[np.ndarray | None], None]) -> None:
+        """``call(None)`` (every board in this thread) or ``call(bounds)`` (in slices, at once)."""
         if self._trials is None:
             self._run(call, self.threads)
             return
@@ -579,24 +684,13 @@ class BoardThreads:
         if len(trials[self.most]) >= TRIAL_CALLS:
             self.threads = min(trials, key=lambda n: (float(np.median(trials[n])), n))
             self._trials = None
-            if self.threads == 1:
-                self.close()
 
-    def _run(self, call: Callable[[slice], None], threads: int) -> None:
+    def _run(self, call: Callable[[np.ndarray | None], None], threads: int) -> None:
         if threads == 1:
-            call(slice(None))
+            call(None)
             return
-        futures = [self._pool.submit(call, boards) for boards in self._slices[1:]]
-        try:
-            call(self._slices[0])
-        finally:
-            for future in futures:
-                future.result()
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
+        with _SLICES_LOCK:
+            call(self.bounds)
 
 
 class KernelVectorEnv(gymnasium.vector.VectorEnv):
@@ -769,21 +863,22 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         self._boards = BoardThreads(self.num_envs, *_check_threads(threads, self.num_envs, shared_tables))
         self._obs_out = self._obs
 
-    def _run_boards(self, call: Callable[[slice], None]) -> None:
-        """``call(boards)`` over the board slices (``BoardThreads``); with ``copy`` each slice's
-        thread then copies its boards' observations out (a large batch's copy is a share of the
-        step: Starship's 17 kB a board), into ``_obs_out``."""
-        if not self.copy:
-            self._boards.run(call)
-            self._obs_out = self._obs
-            return
-        out = np.empty_like(self._obs)
+    def _run_boards(self, one: Callable[..., None], slices: Callable[..., None] | None, args: tuple) -> None:
+        """``one(*args)`` over every board, or ``slices(bounds, copy, obs_out, *args)`` in slices at
+        once (``BoardThreads`` chooses; ``slices`` None: one thread). With ``copy`` the observations
+        go to a new array ``_obs_out``, copied in each slice's thread (a large batch's copy is a
+        share of the step: Starship's 17 kB a board)."""
+        out = np.empty_like(self._obs) if self.copy else self._obs
 
-        def call_and_copy(boards: slice) -> None:
-            call(boards)
-            out[boards] = self._obs[boards]
+        def call(bounds: np.ndarray | None) -> None:
+            if bounds is None or slices is None:
+                one(*args)
+                if self.copy:
+                    out[...] = self._obs
+            else:
+                slices(bounds, self.copy, out, *args)
 
-        self._boards.run(call_and_copy)
+        self._boards.run(call)
         self._obs_out = out
 
     @property
@@ -795,12 +890,6 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
     def choosing_threads(self) -> bool:
         """Whether the first calls are still being timed to choose ``threads`` (``threads=None``)."""
         return self._boards.choosing
-
-    def close_extras(self, **kwargs: Any) -> None:
-        """Stop the threads that step the boards."""
-        boards = getattr(self, "_boards", None)
-        if boards is not None:
-            boards.close()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} num_envs={self.num_envs} {self.game!r}>"
@@ -905,33 +994,25 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
                 raise ValueError(f"options['seat'] must be 0, 1 or a sequence of {self.num_envs} of them, got {seat!r}")
             seat_modes = np.array(seats, dtype=np.int64)
         which = self._boards_to_reset(options)
-
-        def reset(b: slice) -> None:
-            args = (self._states[b], self._streams[b], self._seats[b], self._episodes[b], self._init, which[b],
-                    seat_modes[b], self._opponent, self._obs[b], self._masks[b], self._kernels, self._width)
-            if self._search is None:
-                reset_two_player(*args)
-            else:
-                self._search.reset(*args)
-
-        self._run_boards(reset)
+        args = (self._states, self._streams, self._seats, self._episodes, self._init, which, seat_modes, self._opponent,
+                self._obs, self._masks, self._kernels, self._width)
+        if self._search is None:
+            self._run_boards(reset_two_player, reset_two_player_slices, args)
+        else:
+            self._run_boards(self._search.reset, None, args)
         self._reset_done(which)
         return self._observations(), self._info()
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
         penalty = self.illegal_action == "penalty"
-
-        def step(b: slice) -> None:
-            args = (self._states[b], self._streams[b], self._seats[b], self._episodes[b], self._init, self._pending[b],
-                    a[b], self._seat_modes[b], self._opponent, penalty, -1.0, self._obs[b], self._rewards[b],
-                    self._terms[b], self._illegal[b], self._masks[b], self._kernels, self._width)
-            if self._search is None:
-                step_two_player(*args)
-            else:
-                self._search.step(*args)
-
-        self._run_boards(step)
+        args = (self._states, self._streams, self._seats, self._episodes, self._init, self._pending, a, self._seat_modes,
+                self._opponent, penalty, -1.0, self._obs, self._rewards, self._terms, self._illegal, self._masks,
+                self._kernels, self._width)
+        if self._search is None:
+            self._run_boards(step_two_player, step_two_player_slices, args)
+        else:
+            self._run_boards(self._search.step, None, args)
         truncs = np.zeros(self.num_envs, dtype=bool)
         return self._observations(), self._rewards.copy(), self._terms.copy(), truncs, self._info()
 
@@ -988,20 +1069,19 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
         """Deal every board again (or those of ``options["reset_mask"]``)."""
         self._seed(seed)
         which = self._boards_to_reset(options)
-        self._run_boards(lambda b: reset_single(
-            self._states[b], self._streams[b], self._steps[b], self._last_score[b], self._init, which[b],
-            self.score_from_start, self._obs[b], self._masks[b], self._info_values[b], self._kernels, self._width))
+        self._run_boards(reset_single, reset_single_slices, (
+            self._states, self._streams, self._steps, self._last_score, self._init, which, self.score_from_start,
+            self._obs, self._masks, self._info_values, self._kernels, self._width))
         self._reset_done(which)
         return self._observations(), self._info()
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
         penalty = self.illegal_action == "penalty"
-        self._run_boards(lambda b: step_single(
-            self._states[b], self._streams[b], self._steps[b], self._last_score[b], self._init, self._pending[b],
-            self.score_from_start, a[b], self._limit, penalty, self.illegal_reward, self._obs[b], self._rewards[b],
-            self._terms[b], self._truncs[b], self._illegal[b], self._masks[b], self._info_values[b], self._kernels,
-            self._width))
+        self._run_boards(step_single, step_single_slices, (
+            self._states, self._streams, self._steps, self._last_score, self._init, self._pending, self.score_from_start,
+            a, self._limit, penalty, self.illegal_reward, self._obs, self._rewards, self._terms, self._truncs,
+            self._illegal, self._masks, self._info_values, self._kernels, self._width))
         return self._observations(), self._rewards.copy(), self._terms.copy(), self._truncs.copy(), self._info()
 
     def _info(self) -> dict[str, Any]:

@@ -136,26 +136,23 @@ def test_threads_default_to_the_faster_of_one_and_one_per_core_and_256_boards(mo
 def test_an_automatic_count_keeps_the_faster_by_the_clock(faster: int) -> None:
     """Calls alternate one thread and three, timed by the injected clock (a call over all nine
     boards costs 2 s, or 1 s when one thread is to be the faster; three slices 1 s in all, or 2
-    s), until each count has ``TRIAL_CALLS``; then the faster stays (the pool stops if it is one)."""
+    s), until each count has ``TRIAL_CALLS``; then the faster stays."""
     now = [0.0]
     one_costs = 1.0 if faster == 1 else 2.0
     boards = BoardThreads(9, 3, choose=True, clock=lambda: now[0])
-    runs: list[list[slice]] = []
+    runs: list[list[int] | None] = []
 
-    def call(b: slice) -> None:
-        runs[-1].append(b)
-        now[0] += one_costs if b == slice(None) else (3.0 - one_costs) / 3
+    def call(bounds: np.ndarray | None) -> None:
+        runs.append(None if bounds is None else bounds.tolist())
+        now[0] += one_costs if bounds is None else 3.0 - one_costs
 
     for k in range(2 * TRIAL_CALLS + 3):
-        runs.append([])
         boards.run(call)
         if k < 2 * TRIAL_CALLS - 1:
             assert boards.threads == 1
-    assert runs[0] == [slice(None)] and sorted(runs[1], key=lambda b: b.start) == [slice(0, 3), slice(3, 6), slice(6, 9)]
-    assert [len(r) for r in runs[:2 * TRIAL_CALLS]] == [1, 3] * TRIAL_CALLS
-    assert boards.threads == faster and all(len(r) == faster for r in runs[2 * TRIAL_CALLS:])
-    assert (boards._pool is None) == (faster == 1)
-    boards.close()
+    assert runs[:2 * TRIAL_CALLS] == [None, [0, 3, 6, 9]] * TRIAL_CALLS
+    assert boards.threads == faster
+    assert runs[2 * TRIAL_CALLS:] == [None if faster == 1 else [0, 3, 6, 9]] * 3
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])

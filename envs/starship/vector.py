@@ -43,7 +43,7 @@ import gymnasium
 import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
-from numba import njit
+from numba import njit, prange
 
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.starship import kernels as K
@@ -57,7 +57,7 @@ from tablegym.envs.starship.ship import (COCKPIT, CORRIDOR, DX, DY, EMPTY, FACED
                                          NUM_TILE_KINDS, PART_FIELDS, REACTOR, THRUSTER, WEAPON, Ship, footprint)
 from tablegym.envs.starship.stages import STRATEGIES
 from tablegym.envs.streams import integers, next_double, stream_rows
-from tablegym.envs.vector import KernelVectorEnv, _check_autoreset, _check_copy, _check_num_envs
+from tablegym.envs.vector import KernelVectorEnv, _check_autoreset, _check_copy, _check_num_envs, copy_rows, unowned
 
 # -- fixed tables ------------------------------------------------------------------------------
 
@@ -606,6 +606,40 @@ def step_boards(tiles, part, parts, iv, fv, terms, hull, streams, tstreams, pend
                 targets[i], got[i], tobs[i])
 
 
+@njit(cache=True, parallel=True, nogil=True)
+def reset_boards_slices(bounds, copy, obs_out, tiles, part, parts, iv, fv, terms, hull, streams, tstreams, which, g,
+                        circle, o, given, weight, targets, got, obs, masks, act_masks, tobs):
+    """``reset_boards`` on the boards ``bounds[t]:bounds[t + 1]``, one slice a thread of numba's
+    (envs/vector.py's ``BoardThreads``); with ``copy`` each slice's observations are then copied
+    into ``obs_out`` in its own thread."""
+    for t in prange(bounds.size - 1):
+        lo, hi = bounds[t], bounds[t + 1]
+        reset_boards(unowned(tiles[lo:hi]), unowned(part[lo:hi]), unowned(parts[lo:hi]), unowned(iv[lo:hi]),
+                     unowned(fv[lo:hi]), unowned(terms[lo:hi]), unowned(hull[lo:hi]), unowned(streams[lo:hi]),
+                     unowned(tstreams[lo:hi]), unowned(which[lo:hi]), g, circle, o, given, weight,
+                     unowned(targets[lo:hi]), unowned(got[lo:hi]), unowned(obs[lo:hi]), unowned(masks[lo:hi]),
+                     unowned(act_masks[lo:hi]), unowned(tobs[lo:hi]))
+        if copy:
+            copy_rows(obs_out, obs, lo, hi)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def step_boards_slices(bounds, copy, obs_out, tiles, part, parts, iv, fv, terms, hull, streams, tstreams, pending,
+                       actions, g, circle, o, bonus, weight, targets, got, obs, masks, act_masks, tobs, rewards,
+                       terms_out, truncs):
+    """``step_boards`` in slices of the boards, one a thread (as ``reset_boards_slices``)."""
+    for t in prange(bounds.size - 1):
+        lo, hi = bounds[t], bounds[t + 1]
+        step_boards(unowned(tiles[lo:hi]), unowned(part[lo:hi]), unowned(parts[lo:hi]), unowned(iv[lo:hi]),
+                    unowned(fv[lo:hi]), unowned(terms[lo:hi]), unowned(hull[lo:hi]), unowned(streams[lo:hi]),
+                    unowned(tstreams[lo:hi]), unowned(pending[lo:hi]), unowned(actions[lo:hi]), g, circle, o, bonus,
+                    weight, unowned(targets[lo:hi]), unowned(got[lo:hi]), unowned(obs[lo:hi]), unowned(masks[lo:hi]),
+                    unowned(act_masks[lo:hi]), unowned(tobs[lo:hi]), unowned(rewards[lo:hi]), unowned(terms_out[lo:hi]),
+                    unowned(truncs[lo:hi]))
+        if copy:
+            copy_rows(obs_out, obs, lo, hi)
+
+
 def _generator_params(pipeline: Any, start: str, partial_stages: int) -> tuple[np.ndarray, float]:
     """The int64 parameters of the compiled start (``G_*``) and the shape stage's circle weight."""
     if start == "partial" and partial_stages > MAX_STAGES:
@@ -719,10 +753,10 @@ class StarshipVectorEnv(KernelVectorEnv):
             self._tstreams = self._streams.copy() if seed is not None else stream_rows([None] * self.num_envs)
         which = self._boards_to_reset(options)
         given = self._given_targets(options)
-        self._run_boards(lambda b: reset_boards(
-            self._tiles[b], self._part[b], self._parts[b], self._iv[b], self._fv[b], self._terms[b], self._hull[b],
-            self._streams[b], self._tstreams[b], which[b], self._g, self._circle, self._o, given, self._weight,
-            self._targets[b], self._got[b], self._obs[b], self._masks[b], self._act_masks[b], self._tobs[b]))
+        self._run_boards(reset_boards, reset_boards_slices, (
+            self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._hull, self._streams,
+            self._tstreams, which, self._g, self._circle, self._o, given, self._weight, self._targets, self._got,
+            self._obs, self._masks, self._act_masks, self._tobs))
         self._reset_done(which)
         return self._observations(), self._info()
 
@@ -731,11 +765,11 @@ class StarshipVectorEnv(KernelVectorEnv):
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
-        self._run_boards(lambda b: step_boards(
-            self._tiles[b], self._part[b], self._parts[b], self._iv[b], self._fv[b], self._terms[b], self._hull[b],
-            self._streams[b], self._tstreams[b], self._pending[b], a[b], self._g, self._circle, self._o, self._bonus,
-            self._weight, self._targets[b], self._got[b], self._obs[b], self._masks[b], self._act_masks[b],
-            self._tobs[b], self._rewards[b], self._terms_out[b], self._truncs[b]))
+        self._run_boards(step_boards, step_boards_slices, (
+            self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._hull, self._streams,
+            self._tstreams, self._pending, a, self._g, self._circle, self._o, self._bonus, self._weight, self._targets,
+            self._got, self._obs, self._masks, self._act_masks, self._tobs, self._rewards, self._terms_out,
+            self._truncs))
         return self._observations(), self._rewards.copy(), self._terms_out.copy(), self._truncs.copy(), self._info()
 
     def _actions(self, actions: Any) -> np.ndarray:
