@@ -101,10 +101,10 @@ def _function_at(kind: types.FunctionType) -> Any:
 
 @intrinsic
 def unowned(typingctx: Any, array: Any) -> Any:
-    """A view of ``array`` that holds no reference to its memory (no meminfo): every board's
-    rows taken from it in a thread of a ``*_slices`` call then skip the reference counts, which
-    the threads would otherwise update on one shared counter (Starship's boards take a dozen
-    views each). The caller keeps ``array`` alive for the call."""
+    """``array`` without its reference count (no meminfo): the batch entry points take each
+    board's rows as views of such arrays, and a view of a counted array adds to and takes from
+    its count, an atomic operation each (11% of Trilobite's step, and in threads stepping slices
+    of one batch a counter the threads share). The caller keeps ``array`` alive for the call."""
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         src = context.make_array(array)(context, builder, value=args[0])
         out = context.make_array(array)(context, builder)
@@ -276,6 +276,7 @@ def reset_two_player(states, streams, seats, episodes, init, which, seat_modes, 
     nobody) moving first when it is to move (``seat_modes[i]``: 0, 1 or ``ALTERNATE`` by the
     board's episode count)."""
     moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
+    states, streams, obs, masks = unowned(states), unowned(streams), unowned(obs), unowned(masks)
     _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
                   moves, push, to_move, outcome, chance, draw, observe, width, None)
 
@@ -289,6 +290,7 @@ def step_two_player(states, streams, seats, episodes, init, pending, actions, se
     ``penalty`` an illegal action ends its board with ``illegal_reward`` (``illegal[i]``); else
     actions are legal."""
     moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
+    states, streams, obs, masks = unowned(states), unowned(streams), unowned(obs), unowned(masks)
     _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
                  illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
                  draw, observe, width, None)
@@ -319,32 +321,24 @@ def copy_rows(out, src, lo, hi):
     _copy_items(out, src, lo * row, (hi - lo) * row)
 
 
-@njit(cache=True, parallel=True, nogil=True)
-def reset_two_player_slices(bounds, copy, obs_out, states, streams, seats, episodes, init, which, seat_modes, opponent,
-                            obs, masks, kernels, width):
-    """``reset_two_player`` on the boards ``bounds[t]:bounds[t + 1]``, one slice a thread of
-    numba's (``BoardThreads``); with ``copy`` each slice's observations are then copied into
-    ``obs_out`` in its own thread."""
-    for t in prange(bounds.size - 1):
-        lo, hi = bounds[t], bounds[t + 1]
-        reset_two_player(unowned(states[lo:hi]), unowned(streams[lo:hi]), unowned(seats[lo:hi]),
-                         unowned(episodes[lo:hi]), init, unowned(which[lo:hi]), unowned(seat_modes[lo:hi]), opponent,
-                         unowned(obs[lo:hi]), unowned(masks[lo:hi]), kernels, width)
-        if copy:
-            copy_rows(obs_out, obs, lo, hi)
+STEP_TWO_PLAYER_T = types.FunctionType(types.none(*_STEP_ARGS))
+_step_two_player_at = _function_at(STEP_TWO_PLAYER_T)
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def step_two_player_slices(bounds, copy, obs_out, states, streams, seats, episodes, init, pending, actions, seat_modes,
-                           opponent, penalty, illegal_reward, obs, rewards, terms, illegal, masks, kernels, width):
-    """``step_two_player`` in slices of the boards, one a thread (as ``reset_two_player_slices``)."""
+def step_two_player_slices(bounds, copy, obs_out, entry, states, streams, seats, episodes, init, pending, actions,
+                           seat_modes, opponent, penalty, illegal_reward, obs, rewards, terms, illegal, masks, kernels,
+                           width):
+    """``step_two_player`` (at the address ``entry``) on the boards ``bounds[t]:bounds[t + 1]``,
+    one slice a thread of numba's (``BoardThreads``); with ``copy`` each slice's observations are
+    then copied into ``obs_out`` in its own thread. Called by its address, the entry point is not
+    compiled into this function again (Starship's took 34 s so)."""
+    step = _step_two_player_at(entry)
     for t in prange(bounds.size - 1):
         lo, hi = bounds[t], bounds[t + 1]
-        step_two_player(unowned(states[lo:hi]), unowned(streams[lo:hi]), unowned(seats[lo:hi]),
-                        unowned(episodes[lo:hi]), init, unowned(pending[lo:hi]), unowned(actions[lo:hi]),
-                        unowned(seat_modes[lo:hi]), opponent, penalty, illegal_reward, unowned(obs[lo:hi]),
-                        unowned(rewards[lo:hi]), unowned(terms[lo:hi]), unowned(illegal[lo:hi]), unowned(masks[lo:hi]),
-                        kernels, width)
+        step(states[lo:hi], streams[lo:hi], seats[lo:hi], episodes[lo:hi], init, pending[lo:hi], actions[lo:hi],
+             seat_modes[lo:hi], opponent, penalty, illegal_reward, obs[lo:hi], rewards[lo:hi], terms[lo:hi],
+             illegal[lo:hi], masks[lo:hi], kernels, width)
         if copy:
             copy_rows(obs_out, obs, lo, hi)
 
@@ -381,6 +375,7 @@ def reset_two_player_search(states, streams, seats, episodes, init, which, seat_
     mover, tablegym.search.batch_opponent.searched_move, and its kernels, as addresses)."""
     moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
     search = _search_at(search_kernels, data)
+    states, streams, obs, masks = unowned(states), unowned(streams), unowned(obs), unowned(masks)
     _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
                   moves, push, to_move, outcome, chance, draw, observe, width, search)
 
@@ -392,6 +387,7 @@ def step_two_player_search(states, streams, seats, episodes, init, pending, acti
     ``reset_two_player_search``)."""
     moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
     search = _search_at(search_kernels, data)
+    states, streams, obs, masks = unowned(states), unowned(streams), unowned(obs), unowned(masks)
     _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
                  illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
                  draw, observe, width, search)
@@ -468,6 +464,7 @@ def reset_single(states, streams, steps, last_score, init, which, from_start, ob
     ``_kernels_at``'s, then score and info)."""
     moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
     score, info_fn = _score_at(kernels[7]), _info_at(kernels[8])
+    states, streams, obs, masks, info = unowned(states), unowned(streams), unowned(obs), unowned(masks), unowned(info)
     buf = np.empty(width, np.int64)
     probs = np.empty(width)
     for i in range(states.shape[0]):
@@ -481,8 +478,11 @@ def reset_single(states, streams, steps, last_score, init, which, from_start, ob
             info_fn(s, info[i])
 
 
-@_quiet_njit(types.none(_I2, _U2, _I1, _F1, _I1, _B1, types.boolean, _I1, _I, types.boolean, _F, _F2, _F1, _B1, _B1,
-                      _B1, _M2, _I2, _I1, _I), nogil=True)
+_STEP_SINGLE_ARGS = (_I2, _U2, _I1, _F1, _I1, _B1, types.boolean, _I1, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _B1,
+                     _M2, _I2, _I1, _I)
+
+
+@_quiet_njit(types.none(*_STEP_SINGLE_ARGS), nogil=True)
 def step_single(states, streams, steps, last_score, init, pending, from_start, actions, limit, penalty,
                 illegal_reward, obs, rewards, terms, truncs, illegal, masks, info, kernels, width):
     """One step of every board of a single-player game (``SinglePlayerEnv.step``): the reward
@@ -491,6 +491,7 @@ def step_single(states, streams, steps, last_score, init, pending, from_start, a
     ``limit`` steps (0: never), and a board that ended on the last step is dealt again."""
     moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
     score, info_fn = _score_at(kernels[7]), _info_at(kernels[8])
+    states, streams, obs, masks, info = unowned(states), unowned(streams), unowned(obs), unowned(masks), unowned(info)
     buf = np.empty(width, np.int64)
     probs = np.empty(width)
     for i in range(states.shape[0]):
@@ -529,30 +530,21 @@ def step_single(states, streams, steps, last_score, init, pending, from_start, a
         info_fn(s, info[i])
 
 
-@njit(cache=True, parallel=True, nogil=True)
-def reset_single_slices(bounds, copy, obs_out, states, streams, steps, last_score, init, which, from_start, obs, masks,
-                        info, kernels, width):
-    """``reset_single`` in slices of the boards, one a thread (as ``reset_two_player_slices``)."""
-    for t in prange(bounds.size - 1):
-        lo, hi = bounds[t], bounds[t + 1]
-        reset_single(unowned(states[lo:hi]), unowned(streams[lo:hi]), unowned(steps[lo:hi]), unowned(last_score[lo:hi]),
-                     init, unowned(which[lo:hi]), from_start, unowned(obs[lo:hi]), unowned(masks[lo:hi]),
-                     unowned(info[lo:hi]), kernels, width)
-        if copy:
-            copy_rows(obs_out, obs, lo, hi)
+STEP_SINGLE_T = types.FunctionType(types.none(*_STEP_SINGLE_ARGS))
+_step_single_at = _function_at(STEP_SINGLE_T)
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def step_single_slices(bounds, copy, obs_out, states, streams, steps, last_score, init, pending, from_start, actions,
-                       limit, penalty, illegal_reward, obs, rewards, terms, truncs, illegal, masks, info, kernels,
-                       width):
-    """``step_single`` in slices of the boards, one a thread (as ``reset_two_player_slices``)."""
+def step_single_slices(bounds, copy, obs_out, entry, states, streams, steps, last_score, init, pending, from_start,
+                       actions, limit, penalty, illegal_reward, obs, rewards, terms, truncs, illegal, masks, info,
+                       kernels, width):
+    """``step_single`` in slices of the boards, one a thread (as ``step_two_player_slices``)."""
+    step = _step_single_at(entry)
     for t in prange(bounds.size - 1):
         lo, hi = bounds[t], bounds[t + 1]
-        step_single(unowned(states[lo:hi]), unowned(streams[lo:hi]), unowned(steps[lo:hi]), unowned(last_score[lo:hi]),
-                    init, unowned(pending[lo:hi]), from_start, unowned(actions[lo:hi]), limit, penalty, illegal_reward,
-                    unowned(obs[lo:hi]), unowned(rewards[lo:hi]), unowned(terms[lo:hi]), unowned(truncs[lo:hi]),
-                    unowned(illegal[lo:hi]), unowned(masks[lo:hi]), unowned(info[lo:hi]), kernels, width)
+        step(states[lo:hi], streams[lo:hi], steps[lo:hi], last_score[lo:hi], init, pending[lo:hi], from_start,
+             actions[lo:hi], limit, penalty, illegal_reward, obs[lo:hi], rewards[lo:hi], terms[lo:hi], truncs[lo:hi],
+             illegal[lo:hi], masks[lo:hi], info[lo:hi], kernels, width)
         if copy:
             copy_rows(obs_out, obs, lo, hi)
 
@@ -588,6 +580,12 @@ class CompiledKernel:
 
     def __wrapper_address__(self) -> int:
         return self.address
+
+
+STEP_TWO_PLAYER_SLICES = (step_two_player_slices, CompiledKernel(step_two_player, STEP_TWO_PLAYER_T).address)
+STEP_SINGLE_SLICES = (step_single_slices, CompiledKernel(step_single, STEP_SINGLE_T).address)
+"""What ``KernelVectorEnv._run_boards`` takes to step the boards in slices: the entry point in
+slices and the address of the entry point it calls."""
 
 
 def _check_num_envs(num_envs: Any) -> int:
@@ -863,22 +861,33 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         self._boards = BoardThreads(self.num_envs, *_check_threads(threads, self.num_envs, shared_tables))
         self._obs_out = self._obs
 
-    def _run_boards(self, one: Callable[..., None], slices: Callable[..., None] | None, args: tuple) -> None:
-        """``one(*args)`` over every board, or ``slices(bounds, copy, obs_out, *args)`` in slices at
-        once (``BoardThreads`` chooses; ``slices`` None: one thread). With ``copy`` the observations
-        go to a new array ``_obs_out``, copied in each slice's thread (a large batch's copy is a
-        share of the step: Starship's 17 kB a board)."""
+    def _run_once(self, entry: Callable[..., None], args: tuple) -> None:
+        """``entry(*args)`` over every board in this thread (a reset); with ``copy`` the
+        observations then go to a new array ``_obs_out``."""
+        entry(*args)
+        self._obs_out = self._obs.copy() if self.copy else self._obs
+
+    def _run_boards(self, entry: Callable[..., None], args: tuple,
+                    slices: tuple[Callable[..., None], int] | None) -> None:
+        """A step: ``entry(*args)`` over every board, or with ``slices`` (a ``*_slices`` entry point
+        and the address of ``entry``) ``slices[0](bounds, copy, obs_out, slices[1], *args)``, the
+        boards in slices at once (``BoardThreads`` chooses). With ``copy`` the observations go to a
+        new array ``_obs_out``, copied in each slice's thread (a large batch's copy is a share of
+        the step: Starship's 17 kB a board)."""
         out = np.empty_like(self._obs) if self.copy else self._obs
 
         def call(bounds: np.ndarray | None) -> None:
-            if bounds is None or slices is None:
-                one(*args)
+            if bounds is None:
+                entry(*args)
                 if self.copy:
                     out[...] = self._obs
             else:
-                slices(bounds, self.copy, out, *args)
+                slices[0](bounds, self.copy, out, slices[1], *args)
 
-        self._boards.run(call)
+        if slices is None:
+            call(None)
+        else:
+            self._boards.run(call)
         self._obs_out = out
 
     @property
@@ -996,10 +1005,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
         which = self._boards_to_reset(options)
         args = (self._states, self._streams, self._seats, self._episodes, self._init, which, seat_modes, self._opponent,
                 self._obs, self._masks, self._kernels, self._width)
-        if self._search is None:
-            self._run_boards(reset_two_player, reset_two_player_slices, args)
-        else:
-            self._run_boards(self._search.reset, None, args)
+        self._run_once(reset_two_player if self._search is None else self._search.reset, args)
         self._reset_done(which)
         return self._observations(), self._info()
 
@@ -1010,9 +1016,9 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
                 self._opponent, penalty, -1.0, self._obs, self._rewards, self._terms, self._illegal, self._masks,
                 self._kernels, self._width)
         if self._search is None:
-            self._run_boards(step_two_player, step_two_player_slices, args)
+            self._run_boards(step_two_player, args, STEP_TWO_PLAYER_SLICES)
         else:
-            self._run_boards(self._search.step, None, args)
+            self._run_boards(self._search.step, args, None)
         truncs = np.zeros(self.num_envs, dtype=bool)
         return self._observations(), self._rewards.copy(), self._terms.copy(), truncs, self._info()
 
@@ -1069,7 +1075,7 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
         """Deal every board again (or those of ``options["reset_mask"]``)."""
         self._seed(seed)
         which = self._boards_to_reset(options)
-        self._run_boards(reset_single, reset_single_slices, (
+        self._run_once(reset_single, (
             self._states, self._streams, self._steps, self._last_score, self._init, which, self.score_from_start,
             self._obs, self._masks, self._info_values, self._kernels, self._width))
         self._reset_done(which)
@@ -1078,10 +1084,10 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
         penalty = self.illegal_action == "penalty"
-        self._run_boards(step_single, step_single_slices, (
+        self._run_boards(step_single, (
             self._states, self._streams, self._steps, self._last_score, self._init, self._pending, self.score_from_start,
             a, self._limit, penalty, self.illegal_reward, self._obs, self._rewards, self._terms, self._truncs,
-            self._illegal, self._masks, self._info_values, self._kernels, self._width))
+            self._illegal, self._masks, self._info_values, self._kernels, self._width), STEP_SINGLE_SLICES)
         return self._observations(), self._rewards.copy(), self._terms.copy(), self._truncs.copy(), self._info()
 
     def _info(self) -> dict[str, Any]:

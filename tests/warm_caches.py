@@ -93,13 +93,20 @@ def warm_rules(name: str) -> str:
     return name
 
 
+SLICED = ("threes", "trilobite", "starship")
+"""Games whose vector envs also step in two threads here: the entry points in slices (envs/vector.py's
+``*_slices``) are the same for every one- or two-player game, so one game of each kind compiles them
+(Threes and Friday, run side by side, would compile the one-player ones twice at once), and Starship
+its own."""
+
+
 def _warm_vector_envs(record) -> None:
     """A few random steps of each of the game's compiled vector envs (its batch kernels' bindings)."""
     import gymnasium
     import numpy as np
 
     for env_id in record.vector:
-        envs = gymnasium.make_vec(env_id, num_envs=2)
+        envs = gymnasium.make_vec(env_id, num_envs=2, threads=2 if record.name in SLICED else 1)
         envs.reset(seed=0)
         for _ in range(3):
             envs.step(np.argmax(envs.unwrapped.action_masks(), axis=1))

@@ -43,7 +43,7 @@ import gymnasium
 import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
-from numba import njit, prange
+from numba import njit, prange, types
 
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.starship import kernels as K
@@ -57,7 +57,8 @@ from tablegym.envs.starship.ship import (COCKPIT, CORRIDOR, DX, DY, EMPTY, FACED
                                          NUM_TILE_KINDS, PART_FIELDS, REACTOR, THRUSTER, WEAPON, Ship, footprint)
 from tablegym.envs.starship.stages import STRATEGIES
 from tablegym.envs.streams import integers, next_double, stream_rows
-from tablegym.envs.vector import KernelVectorEnv, _check_autoreset, _check_copy, _check_num_envs, copy_rows, unowned
+from tablegym.envs.vector import (CompiledKernel, KernelVectorEnv, _check_autoreset, _check_copy, _check_num_envs,
+                                  _function_at, copy_rows, unowned)
 
 # -- fixed tables ------------------------------------------------------------------------------
 
@@ -575,6 +576,10 @@ def _step_board(tiles, part, parts, iv, fv, terms, hull, a, o, bonus, weight, ta
 def reset_boards(tiles, part, parts, iv, fv, terms, hull, streams, tstreams, which, g, circle, o, given, weight,
                  targets, got, obs, masks, act_masks, tobs):
     """Deal a new ship on every board ``i`` with ``which[i]``."""
+    tiles, part, parts, iv, fv, terms, hull = (unowned(tiles), unowned(part), unowned(parts), unowned(iv), unowned(fv),
+                                               unowned(terms), unowned(hull))  # no counts: envs/vector.py
+    streams, tstreams, targets, got = unowned(streams), unowned(tstreams), unowned(targets), unowned(got)
+    obs, masks, act_masks, tobs = unowned(obs), unowned(masks), unowned(act_masks), unowned(tobs)
     for i in range(tiles.shape[0]):
         if which[i]:
             _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], hull[i], streams[i], tstreams[i], g,
@@ -583,11 +588,25 @@ def reset_boards(tiles, part, parts, iv, fv, terms, hull, streams, tstreams, whi
                     targets[i], got[i], tobs[i])
 
 
-@njit(cache=True, nogil=True)
+_B3, _H3, _I3 = types.int8[:, :, ::1], types.int16[:, :, ::1], types.int32[:, :, ::1]
+_I1, _I2, _U2 = types.int64[::1], types.int64[:, ::1], types.uint64[:, ::1]
+_F, _F1, _F2, _BOOL1, _M2 = types.float64, types.float64[::1], types.float64[:, ::1], types.boolean[::1], types.int8[:, ::1]
+STEP_BOARDS_T = types.FunctionType(types.none(
+    _B3, _H3, _H3, _I2, _F2, _F2, _I3, _U2, _U2, _BOOL1, _I1, _I1, _F, _I1, _F, _F, _F2, _F2, types.uint8[:, :, :, ::1],
+    _M2, _M2, types.float32[:, ::1], _F1, _BOOL1, _BOOL1))
+"""``step_boards``' type: the envs' arrays (``StarshipVectorEnv.__init__``), compiled once for
+them, so that its address steps the boards in slices (``step_boards_slices``)."""
+
+
+@njit(STEP_BOARDS_T.signature, cache=True, nogil=True)
 def step_boards(tiles, part, parts, iv, fv, terms, hull, streams, tstreams, pending, actions, g, circle, o, bonus,
                 weight, targets, got, obs, masks, act_masks, tobs, rewards, terms_out, truncs):
     """One step of every board; a board that ended on the last step is dealt again instead (its
     action ignored: Gymnasium's next-step auto-reset). ``pending`` becomes the boards that ended."""
+    tiles, part, parts, iv, fv, terms, hull = (unowned(tiles), unowned(part), unowned(parts), unowned(iv), unowned(fv),
+                                               unowned(terms), unowned(hull))  # no counts: envs/vector.py
+    streams, tstreams, targets, got = unowned(streams), unowned(tstreams), unowned(targets), unowned(got)
+    obs, masks, act_masks, tobs = unowned(obs), unowned(masks), unowned(act_masks), unowned(tobs)
     no_targets = np.full(3, -1.0)
     before_tiles = np.empty(tiles.shape[1] * tiles.shape[2], np.int8)  # the tiles an edit may change
     for i in range(tiles.shape[0]):
@@ -606,38 +625,28 @@ def step_boards(tiles, part, parts, iv, fv, terms, hull, streams, tstreams, pend
                 targets[i], got[i], tobs[i])
 
 
+_step_boards_at = _function_at(STEP_BOARDS_T)
+
+
 @njit(cache=True, parallel=True, nogil=True)
-def reset_boards_slices(bounds, copy, obs_out, tiles, part, parts, iv, fv, terms, hull, streams, tstreams, which, g,
-                        circle, o, given, weight, targets, got, obs, masks, act_masks, tobs):
-    """``reset_boards`` on the boards ``bounds[t]:bounds[t + 1]``, one slice a thread of numba's
-    (envs/vector.py's ``BoardThreads``); with ``copy`` each slice's observations are then copied
-    into ``obs_out`` in its own thread."""
+def step_boards_slices(bounds, copy, obs_out, entry, tiles, part, parts, iv, fv, terms, hull, streams, tstreams,
+                       pending, actions, g, circle, o, bonus, weight, targets, got, obs, masks, act_masks, tobs,
+                       rewards, terms_out, truncs):
+    """``step_boards`` (at the address ``entry``) on the boards ``bounds[t]:bounds[t + 1]``, one
+    slice a thread of numba's, as envs/vector.py's ``step_two_player_slices``."""
+    step = _step_boards_at(entry)
     for t in prange(bounds.size - 1):
         lo, hi = bounds[t], bounds[t + 1]
-        reset_boards(unowned(tiles[lo:hi]), unowned(part[lo:hi]), unowned(parts[lo:hi]), unowned(iv[lo:hi]),
-                     unowned(fv[lo:hi]), unowned(terms[lo:hi]), unowned(hull[lo:hi]), unowned(streams[lo:hi]),
-                     unowned(tstreams[lo:hi]), unowned(which[lo:hi]), g, circle, o, given, weight,
-                     unowned(targets[lo:hi]), unowned(got[lo:hi]), unowned(obs[lo:hi]), unowned(masks[lo:hi]),
-                     unowned(act_masks[lo:hi]), unowned(tobs[lo:hi]))
+        step(tiles[lo:hi], part[lo:hi], parts[lo:hi], iv[lo:hi], fv[lo:hi], terms[lo:hi], hull[lo:hi], streams[lo:hi],
+             tstreams[lo:hi], pending[lo:hi], actions[lo:hi], g, circle, o, bonus, weight, targets[lo:hi], got[lo:hi],
+             obs[lo:hi], masks[lo:hi], act_masks[lo:hi], tobs[lo:hi], rewards[lo:hi], terms_out[lo:hi],
+             truncs[lo:hi])
         if copy:
             copy_rows(obs_out, obs, lo, hi)
 
 
-@njit(cache=True, parallel=True, nogil=True)
-def step_boards_slices(bounds, copy, obs_out, tiles, part, parts, iv, fv, terms, hull, streams, tstreams, pending,
-                       actions, g, circle, o, bonus, weight, targets, got, obs, masks, act_masks, tobs, rewards,
-                       terms_out, truncs):
-    """``step_boards`` in slices of the boards, one a thread (as ``reset_boards_slices``)."""
-    for t in prange(bounds.size - 1):
-        lo, hi = bounds[t], bounds[t + 1]
-        step_boards(unowned(tiles[lo:hi]), unowned(part[lo:hi]), unowned(parts[lo:hi]), unowned(iv[lo:hi]),
-                    unowned(fv[lo:hi]), unowned(terms[lo:hi]), unowned(hull[lo:hi]), unowned(streams[lo:hi]),
-                    unowned(tstreams[lo:hi]), unowned(pending[lo:hi]), unowned(actions[lo:hi]), g, circle, o, bonus,
-                    weight, unowned(targets[lo:hi]), unowned(got[lo:hi]), unowned(obs[lo:hi]), unowned(masks[lo:hi]),
-                    unowned(act_masks[lo:hi]), unowned(tobs[lo:hi]), unowned(rewards[lo:hi]), unowned(terms_out[lo:hi]),
-                    unowned(truncs[lo:hi]))
-        if copy:
-            copy_rows(obs_out, obs, lo, hi)
+STEP_BOARDS_SLICES = (step_boards_slices, CompiledKernel(step_boards, STEP_BOARDS_T).address)
+"""``step_boards`` in slices, as ``KernelVectorEnv._run_boards`` takes it."""
 
 
 def _generator_params(pipeline: Any, start: str, partial_stages: int) -> tuple[np.ndarray, float]:
@@ -712,7 +721,7 @@ class StarshipVectorEnv(KernelVectorEnv):
         o[O_TARGETS] = isinstance(proto, TargetStarshipEnv)
         o[O_CAPS] = bool(getattr(proto, "caps", False))
         self._o = o
-        self._bonus = inner.validity_bonus
+        self._bonus = float(inner.validity_bonus)
         self._weight = float(getattr(proto, "target_weight", 0.0))
         n = self.num_envs
         self._num_actions = int(self.single_action_space.n)
@@ -753,7 +762,7 @@ class StarshipVectorEnv(KernelVectorEnv):
             self._tstreams = self._streams.copy() if seed is not None else stream_rows([None] * self.num_envs)
         which = self._boards_to_reset(options)
         given = self._given_targets(options)
-        self._run_boards(reset_boards, reset_boards_slices, (
+        self._run_once(reset_boards, (
             self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._hull, self._streams,
             self._tstreams, which, self._g, self._circle, self._o, given, self._weight, self._targets, self._got,
             self._obs, self._masks, self._act_masks, self._tobs))
@@ -765,11 +774,11 @@ class StarshipVectorEnv(KernelVectorEnv):
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
-        self._run_boards(step_boards, step_boards_slices, (
+        self._run_boards(step_boards, (
             self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._hull, self._streams,
             self._tstreams, self._pending, a, self._g, self._circle, self._o, self._bonus, self._weight, self._targets,
             self._got, self._obs, self._masks, self._act_masks, self._tobs, self._rewards, self._terms_out,
-            self._truncs))
+            self._truncs), STEP_BOARDS_SLICES)
         return self._observations(), self._rewards.copy(), self._terms_out.copy(), self._truncs.copy(), self._info()
 
     def _actions(self, actions: Any) -> np.ndarray:
