@@ -11,11 +11,10 @@ once per board. A search as the other seat is the searcher's own compiled root s
 that the same ``opponent`` spec builds by the one route (``SearchOpponent``, in
 tablegym.search.batch_opponent: the search layer hands the batch its move function).
 
-Large batches may step in several of numba's threads at once, a contiguous slice of the boards
-each (``BoardThreads``, the ``*_slices`` entry points: a board touches only its own rows, so the
-results do not depend on the number of threads); by default the faster of one thread and
-one per 256 boards (at most one a core), timed on the first steps, and one thread where a search
-opponent's tables serve every board.
+Large batches step in several of numba's threads at once, a contiguous slice of the boards each
+(the ``*_slices`` entry points: a board touches only its own rows, so the results do not depend
+on the number of threads); by default one thread per 128 boards, at most one a core, and one
+thread where a search opponent's tables serve every board.
 
 Board ``i`` of a batch seeded ``s`` plays exactly the game of the game's single env seeded
 ``s + i`` (``SyncVectorEnv``'s convention): each board keeps NumPy's PCG64 stream as a row of
@@ -44,7 +43,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 import warnings
 from typing import Any, Callable, ClassVar
 
@@ -330,7 +328,7 @@ def step_two_player_slices(bounds, copy, obs_out, entry, states, streams, seats,
                            seat_modes, opponent, penalty, illegal_reward, obs, rewards, terms, illegal, masks, kernels,
                            width):
     """``step_two_player`` (at the address ``entry``) on the boards ``bounds[t]:bounds[t + 1]``,
-    one slice a thread of numba's (``BoardThreads``); with ``copy`` each slice's observations are
+    one slice a thread of numba's (``KernelVectorEnv.threads``); with ``copy`` each slice's observations are
     then copied into ``obs_out`` in its own thread. Called by its address, the entry point is not
     compiled into this function again (Starship's took 34 s so)."""
     step = _step_two_player_at(entry)
@@ -610,10 +608,10 @@ def _check_copy(copy: Any) -> bool:
     return bool(copy)
 
 
-BOARDS_A_THREAD = 256
-"""The fewest boards a thread steps when the number of threads is automatic."""
-TRIAL_CALLS = 8
-"""Calls timed with one thread and as many with several before an automatic count chooses."""
+BOARDS_A_THREAD = 128
+"""The fewest boards a thread steps when the number of threads is automatic. Measured on 2
+cores (results/bench/vec/threads.py), two threads against one: every env id faster from 256
+boards (1.10x Friday to 1.89x Starship), 1.38-2.26x at 1024; at 128 boards Trilobite 1.11x."""
 
 
 def available_cores() -> int:
@@ -621,74 +619,22 @@ def available_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _check_threads(threads: Any, num_envs: int, shared_tables: bool) -> tuple[int, bool]:
-    """``threads`` as (the most threads, whether to choose by measurement): None tries one thread
-    per ``BOARDS_A_THREAD`` boards, at most one per core, against one thread (one thread where the
-    other seat keeps tables that the boards share)."""
+def _check_threads(threads: Any, num_envs: int, shared_tables: bool) -> int:
+    """``threads`` as a number of threads: None is one thread per ``BOARDS_A_THREAD`` boards, at
+    most one per core (one thread where the other seat keeps tables that the boards share)."""
     if threads is None:
-        most = 1 if shared_tables else max(1, min(available_cores(), num_envs // BOARDS_A_THREAD))
-        return most, most > 1
+        return 1 if shared_tables else max(1, min(available_cores(), num_envs // BOARDS_A_THREAD))
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
         raise ValueError(f"threads must be None (automatic) or an integer >= 1, got {threads!r}")
     if threads > 1 and shared_tables:
         raise ValueError(f"threads must be 1 (or None) with a search or reference player as the other seat "
                          f"(its tables serve every board), got threads={threads!r}")
-    return int(min(threads, num_envs)), False
+    return int(min(threads, num_envs))
 
 
 _SLICES_LOCK = threading.Lock()
-"""Held around every call in slices: numba's own thread pool may not take two such calls from two
+"""Held around every step in slices: numba's own thread pool may not take two such calls from two
 Python threads at once (its ``workqueue`` layer, where OpenMP is missing, ends the process)."""
-
-
-class BoardThreads:
-    """Chooses how a batch kernel runs: in this thread over every board, or in contiguous slices
-    of the boards at once, one of numba's threads a slice (a ``*_slices`` entry point taking the
-    slices' ``bounds``). A board reads and writes only its own rows (state, stream, observation,
-    mask...), so each slice is the same call on fewer boards and the result is the same as one
-    call over all of them, bit for bit, for any number of threads.
-
-    Starting numba's threads costs some 50-100 us a call here (a Python thread pool's hand-over
-    cost 100-300 us), a share of a light game's step of a few hundred boards (Trilobite: 0.3-0.8
-    us a board). With ``choose`` the first ``TRIAL_CALLS`` calls of each count are timed by
-    ``clock``, alternating, and the faster count (median) is kept."""
-
-    def __init__(self, num_envs: int, threads: int, choose: bool = False,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
-        self.bounds = np.linspace(0, num_envs, threads + 1).round().astype(np.int64)
-        """The slices' first boards, then ``num_envs``."""
-        self.most = threads
-        """The most threads this batch steps in."""
-        self.threads = 1 if choose and threads > 1 else threads
-        """The threads stepping the boards now (one while an automatic count is being chosen)."""
-        self._clock = clock
-        self._trials: dict[int, list[float]] | None = {1: [], threads: []} if choose and threads > 1 else None
-
-    @property
-    def choosing(self) -> bool:
-        """Whether the calls are still being timed to choose the number of threads."""
-        return self._trials is not None
-
-    def run(self, call: Callable[[np.ndarray | None], None]) -> None:
-        """``call(None)`` (every board in this thread) or ``call(bounds)`` (in slices, at once)."""
-        if self._trials is None:
-            self._run(call, self.threads)
-            return
-        trials = self._trials
-        threads = 1 if len(trials[1]) <= len(trials[self.most]) else self.most
-        start = self._clock()
-        self._run(call, threads)
-        trials[threads].append(self._clock() - start)
-        if len(trials[self.most]) >= TRIAL_CALLS:
-            self.threads = min(trials, key=lambda n: (float(np.median(trials[n])), n))
-            self._trials = None
-
-    def _run(self, call: Callable[[np.ndarray | None], None], threads: int) -> None:
-        if threads == 1:
-            call(None)
-            return
-        with _SLICES_LOCK:
-            call(self.bounds)
 
 
 class KernelVectorEnv(gymnasium.vector.VectorEnv):
@@ -711,11 +657,11 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
     env's own observation buffer, not a copy, valid until the next call; a training loop that
     copies the observations into its own buffer anyway saves one copy of the batch a step.
 
-    ``threads``: how many threads step the boards, each a contiguous slice of them
-    (``BoardThreads``; the results are the same for any number). None (the default) tries one
-    thread per ``BOARDS_A_THREAD`` boards, at most one per core, against one thread on the first
-    calls and keeps the faster: on 2 cores a batch of 256 boards or more may step in two threads
-    (Starship's heavy steps do), 255 in one.
+    ``threads``: how many of numba's threads step the boards, each a contiguous slice of them
+    at once (a ``*_slices`` entry point; a board reads and writes only its own rows, so the
+    results are the same for any number). None (the default) is one thread per
+    ``BOARDS_A_THREAD`` (128) boards, at most one per core. Starting the threads costs some
+    50-100 us a step here, so small batches step in the calling thread; resets always do.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -858,7 +804,10 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         return tuple(self.game_state(i).to_text() for i in range(self.num_envs))
 
     def _start_threads(self, threads: Any, shared_tables: bool = False) -> None:
-        self._boards = BoardThreads(self.num_envs, *_check_threads(threads, self.num_envs, shared_tables))
+        self.threads = _check_threads(threads, self.num_envs, shared_tables)
+        """The number of threads that step the boards."""
+        self._bounds = np.linspace(0, self.num_envs, self.threads + 1).round().astype(np.int64)
+        """The slices' first boards, then ``num_envs``."""
         self._obs_out = self._obs
 
     def _run_once(self, entry: Callable[..., None], args: tuple) -> None:
@@ -869,36 +818,20 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
 
     def _run_boards(self, entry: Callable[..., None], args: tuple,
                     slices: tuple[Callable[..., None], int] | None) -> None:
-        """A step: ``entry(*args)`` over every board, or with ``slices`` (a ``*_slices`` entry point
-        and the address of ``entry``) ``slices[0](bounds, copy, obs_out, slices[1], *args)``, the
-        boards in slices at once (``BoardThreads`` chooses). With ``copy`` the observations go to a
-        new array ``_obs_out``, copied in each slice's thread (a large batch's copy is a share of
-        the step: Starship's 17 kB a board)."""
+        """A step: ``entry(*args)`` over every board, or in several threads with ``slices`` (a
+        ``*_slices`` entry point and the address of ``entry``):
+        ``slices[0](bounds, copy, obs_out, slices[1], *args)``. With ``copy`` the observations go
+        to a new array ``_obs_out``, copied in each slice's thread (a large batch's copy is a share
+        of the step: Starship's 17 kB a board)."""
         out = np.empty_like(self._obs) if self.copy else self._obs
-
-        def call(bounds: np.ndarray | None) -> None:
-            if bounds is None:
-                entry(*args)
-                if self.copy:
-                    out[...] = self._obs
-            else:
-                slices[0](bounds, self.copy, out, slices[1], *args)
-
-        if slices is None:
-            call(None)
+        if slices is None or self.threads == 1:
+            entry(*args)
+            if self.copy:
+                out[...] = self._obs
         else:
-            self._boards.run(call)
+            with _SLICES_LOCK:
+                slices[0](self._bounds, self.copy, out, slices[1], *args)
         self._obs_out = out
-
-    @property
-    def threads(self) -> int:
-        """The number of threads that step the boards (while an automatic count is being chosen, one)."""
-        return self._boards.threads
-
-    @property
-    def choosing_threads(self) -> bool:
-        """Whether the first calls are still being timed to choose ``threads`` (``threads=None``)."""
-        return self._boards.choosing
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} num_envs={self.num_envs} {self.game!r}>"

@@ -137,7 +137,7 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
     not given; a short name such as ``Trilobite`` matches ``tablegym/Trilobite-v0``). ``copy``:
     both envs' ``copy`` option (False: each returns its own observation buffer, no copy of the
     batch a step; pgx returns new arrays either way). ``threads``: the compiled envs' ``threads``
-    (None: automatic, one thread per 256 boards up to one a core; the column "threads" says how
+    (None: automatic, one thread per 128 boards up to one a core; the column "threads" says how
     many stepped each row's boards)."""
     for key, value in (("copy", copy), ("self_play", self_play)):
         if not isinstance(value, bool):
@@ -172,9 +172,6 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
                 envs.append(alone)
             for measure in sides.values():  # compile and warm up outside the timing
                 measure(0.05)
-            for env in envs:  # and an automatic thread count chosen (its first calls are timed trials)
-                while getattr(env.unwrapped, "choosing_threads", False):
-                    random_steps(env, 0.05, rng)
             rates: dict[str, list[float]] = {side: [] for side in sides}
             for _ in range(repeats):  # the sides in turn, so that a slower spell of the machine hits each
                 for side, measure in sides.items():
