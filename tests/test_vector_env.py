@@ -89,10 +89,14 @@ def test_boards_match_sync_vector_env(env_id: str) -> None:
     assert ended >= 3, "the run should cross several terminations and auto-resets"
 
 
-def _compiled_run(env_id: str, kwargs: dict, *, num_envs: int, steps: int, seed: int) -> list:
+def _compiled_run(env_id: str, kwargs: dict, *, num_envs: int, steps: int, seed: int, header: bool = True) -> list:
     """Every reset and step result of the compiled env over random masked actions, a partial
-    reset half-way (what ``test_threads_step_the_same_boards`` compares between thread counts)."""
+    reset half-way (what ``test_threads_step_the_same_boards`` compares between thread counts).
+    ``header=False``: the player to move and the outcome asked of the game's kernels, never read
+    off the state's header."""
     env = gymnasium.make_vec(env_id, num_envs=num_envs, **kwargs)
+    if not header:
+        env.unwrapped._kernels[7:9] = -1
     rng = np.random.default_rng(seed)
     out = [env.reset(seed=seed)]
     for t in range(steps):
@@ -115,6 +119,19 @@ def test_threads_step_the_same_boards(env_id: str) -> None:
         three_threads, three = _compiled_run(env_id, {**kw, "threads": 3}, num_envs=7, steps=120, seed=2)
         assert (one_thread, three_threads) == (1, 3)
         for t, (a, b) in enumerate(zip(one, three)):
+            _same_step(b, a, f"{kw} step {t}")
+
+
+@pytest.mark.parametrize("env_id", sorted(i for i in VECTOR_IDS if "Starship" not in i))
+def test_to_move_and_outcome_from_the_header_or_the_kernels_alike(env_id: str) -> None:
+    """Every game keeps the player to move and the outcome in envs/core.py's header, which the
+    batch reads directly; a game with kernels of its own for them gets them called (slots -1):
+    the same steps either way, self-play too."""
+    kwargs = [SHORT_EPISODES.get(env_id, {})] + ([{"opponent": None}] if env_id in TWO_PLAYER_IDS else [])
+    for kw in kwargs:
+        header = _compiled_run(env_id, kw, num_envs=3, steps=80, seed=5)
+        kernels = _compiled_run(env_id, kw, num_envs=3, steps=80, seed=5, header=False)
+        for t, (a, b) in enumerate(zip(header[1], kernels[1])):
             _same_step(b, a, f"{kw} step {t}")
 
 
