@@ -13,8 +13,9 @@ tablegym.search.batch_opponent: the search layer hands the batch its move functi
 
 Large batches step in several of numba's threads at once, a contiguous slice of the boards each
 (the ``*_slices`` entry points: a board touches only its own rows, so the results do not depend
-on the number of threads); by default one thread per 128 boards, at most one a core, and one
-thread where a search opponent's tables serve every board.
+on the number of threads); by default the faster of one thread and one per 128 boards (at most
+one a core), timed now and then, and one thread where a search opponent's tables serve every
+board.
 
 Board ``i`` of a batch seeded ``s`` plays exactly the game of the game's single env seeded
 ``s + i`` (``SyncVectorEnv``'s convention): each board keeps NumPy's PCG64 stream as a row of
@@ -43,6 +44,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import warnings
 from typing import Any, Callable, ClassVar
 
@@ -338,7 +340,7 @@ def step_two_player_slices(bounds, copy, obs_out, entry, states, streams, seats,
                            seat_modes, opponent, penalty, illegal_reward, obs, rewards, terms, illegal, masks, kernels,
                            width):
     """``step_two_player`` (at the address ``entry``) on the boards ``bounds[t]:bounds[t + 1]``,
-    one slice a thread of numba's (``KernelVectorEnv.threads``); with ``copy`` each slice's observations are
+    one slice a thread of numba's (``BoardThreads``); with ``copy`` each slice's observations are
     then copied into ``obs_out`` in its own thread. Called by its address, the entry point is not
     compiled into this function again (Starship's took 34 s so)."""
     step = _step_two_player_at(entry)
@@ -619,9 +621,13 @@ def _check_copy(copy: Any) -> bool:
 
 
 BOARDS_A_THREAD = 128
-"""The fewest boards a thread steps when the number of threads is automatic. Measured on 2
+"""The fewest boards a thread steps when the number of threads is automatic. Measured on 2 idle
 cores (results/bench/vec/threads.py), two threads against one: every env id faster from 256
 boards (1.10x Friday to 1.89x Starship), 1.38-2.26x at 1024; at 128 boards Trilobite 1.11x."""
+TRIAL_CALLS = 8
+"""Steps timed with one thread and as many with several before an automatic count chooses."""
+RETRIAL_CALLS = 1000
+"""Steps after which an automatic count is timed and chosen again."""
 
 
 def available_cores() -> int:
@@ -629,22 +635,75 @@ def available_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _check_threads(threads: Any, num_envs: int, shared_tables: bool) -> int:
-    """``threads`` as a number of threads: None is one thread per ``BOARDS_A_THREAD`` boards, at
-    most one per core (one thread where the other seat keeps tables that the boards share)."""
+def _check_threads(threads: Any, num_envs: int, shared_tables: bool) -> tuple[int, bool]:
+    """``threads`` as (the most threads, whether to choose by timing): None tries one thread per
+    ``BOARDS_A_THREAD`` boards, at most one per core, against one thread (one thread where the
+    other seat keeps tables that the boards share)."""
     if threads is None:
-        return 1 if shared_tables else max(1, min(available_cores(), num_envs // BOARDS_A_THREAD))
+        most = 1 if shared_tables else max(1, min(available_cores(), num_envs // BOARDS_A_THREAD))
+        return most, most > 1
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
         raise ValueError(f"threads must be None (automatic) or an integer >= 1, got {threads!r}")
     if threads > 1 and shared_tables:
         raise ValueError(f"threads must be 1 (or None) with a search or reference player as the other seat "
                          f"(its tables serve every board), got threads={threads!r}")
-    return int(min(threads, num_envs))
+    return int(min(threads, num_envs)), False
 
 
 _SLICES_LOCK = threading.Lock()
 """Held around every step in slices: numba's own thread pool may not take two such calls from two
 Python threads at once (its ``workqueue`` layer, where OpenMP is missing, ends the process)."""
+
+
+class BoardThreads:
+    """How many of numba's threads step a batch's boards, each a contiguous slice of them (a
+    ``*_slices`` entry point given ``bounds``), or one (the entry point itself, in this thread).
+
+    Threads pay only on idle cores: on 2 cores at 1024 boards two threads stepped 1.4-2.3x
+    faster than one, but with a second such process beside it 4-6x slower (OpenMP's threads spin
+    while they wait, and each step waits for its slowest slice). So an automatic count is timed:
+    ``TRIAL_CALLS`` steps with one thread and as many with ``most``, alternating, by ``clock``, and
+    the faster (median) is kept, then timed again every ``RETRIAL_CALLS`` steps, as other work on
+    the machine comes and goes."""
+
+    def __init__(self, num_envs: int, most: int, choose: bool = False,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.bounds = np.linspace(0, num_envs, most + 1).round().astype(np.int64)
+        """The slices' first boards, then ``num_envs``."""
+        self.most = most
+        self.threads = 1 if choose else most
+        """The threads stepping the boards now."""
+        self._choose = choose
+        self._clock = clock
+        self._calls = 0
+        self._trials: dict[int, list[float]] = {1: [], most: []}
+
+    def run(self, call: Callable[[np.ndarray | None], None]) -> None:
+        """``call(None)`` (every board in this thread) or ``call(bounds)`` (in slices, at once)."""
+        self._calls += 1
+        if not self._choose or (self._calls - 1) % RETRIAL_CALLS >= 2 * TRIAL_CALLS:
+            self._run(call, self.threads)
+            return
+        trials = self._trials
+        threads = 1 if len(trials[1]) <= len(trials[self.most]) else self.most
+        start = self._clock()
+        self._run(call, threads)
+        trials[threads].append(self._clock() - start)
+        if len(trials[self.most]) == TRIAL_CALLS:
+            self.threads = min(trials, key=lambda n: (float(np.median(trials[n])), n))
+            self._trials = {1: [], self.most: []}
+
+    @property
+    def choosing(self) -> bool:
+        """Whether the next steps are timed to choose the number of threads."""
+        return self._choose and self._calls % RETRIAL_CALLS < 2 * TRIAL_CALLS
+
+    def _run(self, call: Callable[[np.ndarray | None], None], threads: int) -> None:
+        if threads == 1:
+            call(None)
+        else:
+            with _SLICES_LOCK:
+                call(self.bounds)
 
 
 class KernelVectorEnv(gymnasium.vector.VectorEnv):
@@ -668,10 +727,10 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
     copies the observations into its own buffer anyway saves one copy of the batch a step.
 
     ``threads``: how many of numba's threads step the boards, each a contiguous slice of them
-    at once (a ``*_slices`` entry point; a board reads and writes only its own rows, so the
-    results are the same for any number). None (the default) is one thread per
-    ``BOARDS_A_THREAD`` (128) boards, at most one per core. Starting the threads costs some
-    50-100 us a step here, so small batches step in the calling thread; resets always do.
+    at once (``BoardThreads``; a board reads and writes only its own rows, so the results are the
+    same for any number). None (the default) times one thread against one per
+    ``BOARDS_A_THREAD`` (128) boards, at most one per core, on the first steps and now and then,
+    and keeps the faster: threads pay on idle cores only. Resets step in the calling thread.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -823,10 +882,7 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         return tuple(self.game_state(i).to_text() for i in range(self.num_envs))
 
     def _start_threads(self, threads: Any, shared_tables: bool = False) -> None:
-        self.threads = _check_threads(threads, self.num_envs, shared_tables)
-        """The number of threads that step the boards."""
-        self._bounds = np.linspace(0, self.num_envs, self.threads + 1).round().astype(np.int64)
-        """The slices' first boards, then ``num_envs``."""
+        self._boards = BoardThreads(self.num_envs, *_check_threads(threads, self.num_envs, shared_tables))
         self._obs_out = self._obs
 
     def _run_once(self, entry: Callable[..., None], args: tuple) -> None:
@@ -843,14 +899,30 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         to a new array ``_obs_out``, copied in each slice's thread (a large batch's copy is a share
         of the step: Starship's 17 kB a board)."""
         out = np.empty_like(self._obs) if self.copy else self._obs
-        if slices is None or self.threads == 1:
-            entry(*args)
-            if self.copy:
-                out[...] = self._obs
+
+        def call(bounds: np.ndarray | None) -> None:
+            if bounds is None:
+                entry(*args)
+                if self.copy:
+                    out[...] = self._obs
+            else:
+                slices[0](bounds, self.copy, out, slices[1], *args)
+
+        if slices is None:
+            call(None)
         else:
-            with _SLICES_LOCK:
-                slices[0](self._bounds, self.copy, out, slices[1], *args)
+            self._boards.run(call)
         self._obs_out = out
+
+    @property
+    def threads(self) -> int:
+        """The number of threads stepping the boards now (an automatic count may change)."""
+        return self._boards.threads
+
+    @property
+    def choosing_threads(self) -> bool:
+        """Whether the next steps are timed to choose ``threads`` (``threads=None``)."""
+        return self._boards.choosing
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} num_envs={self.num_envs} {self.game!r}>"

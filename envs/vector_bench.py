@@ -172,6 +172,9 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
                 envs.append(alone)
             for measure in sides.values():  # compile and warm up outside the timing
                 measure(0.05)
+            for env in envs:  # and an automatic thread count chosen (its first steps are timed trials)
+                while getattr(env.unwrapped, "choosing_threads", False):
+                    random_steps(env, 0.01, rng)
             rates: dict[str, list[float]] = {side: [] for side in sides}
             for _ in range(repeats):  # the sides in turn, so that a slower spell of the machine hits each
                 for side, measure in sides.items():
