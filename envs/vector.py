@@ -11,11 +11,10 @@ once per board. A search as the other seat is the searcher's own compiled root s
 that the same ``opponent`` spec builds by the one route (``SearchOpponent``, in
 tablegym.search.batch_opponent: the search layer hands the batch its move function).
 
-Large batches step in several of numba's threads at once, a contiguous slice of the boards each
-(the ``*_slices`` entry points: a board touches only its own rows, so the results do not depend
-on the number of threads); by default the faster of one thread and one per 128 boards (at most
-one a core), timed now and then, and one thread where a search opponent's tables serve every
-board.
+Large batches may step in several of numba's threads at once (``threads=N`` or "auto"), a
+contiguous slice of the boards each (the ``*_slices`` entry points: a board touches only its own
+rows, so the results do not depend on the number of threads); one thread by default, and always
+where a search opponent's tables serve every board.
 
 Board ``i`` of a batch seeded ``s`` plays exactly the game of the game's single env seeded
 ``s + i`` (``SyncVectorEnv``'s convention): each board keeps NumPy's PCG64 stream as a row of
@@ -625,7 +624,10 @@ BOARDS_A_THREAD = 128
 cores (results/bench/vec/threads.py), two threads against one: every env id faster from 256
 boards (1.10x Friday to 1.89x Starship), 1.38-2.26x at 1024; at 128 boards Trilobite 1.11x."""
 TRIAL_CALLS = 8
-"""Steps timed with one thread and as many with several before an automatic count chooses."""
+"""Steps timed with several threads, then as many with one, before an automatic count chooses."""
+WAKE_CALLS = 2
+"""The first steps of each count left out of its time: numba's threads, asleep after a while
+without work, wake up in them (Trap x 1024: 2-18 ms against 1.3 ms once they are awake)."""
 RETRIAL_CALLS = 1000
 """Steps after which an automatic count is timed and chosen again."""
 
@@ -636,16 +638,18 @@ def available_cores() -> int:
 
 
 def _check_threads(threads: Any, num_envs: int, shared_tables: bool) -> tuple[int, bool]:
-    """``threads`` as (the most threads, whether to choose by timing): None tries one thread per
-    ``BOARDS_A_THREAD`` boards, at most one per core, against one thread (one thread where the
-    other seat keeps tables that the boards share)."""
+    """``threads`` as (the most threads, whether to choose by timing): 1 (or None, the default),
+    an integer, or "auto", which tries one thread per ``BOARDS_A_THREAD`` boards, at most one per
+    core, against one thread (one thread where the other seat keeps tables the boards share)."""
     if threads is None:
+        return 1, False
+    if isinstance(threads, str) and threads == "auto":
         most = 1 if shared_tables else max(1, min(available_cores(), num_envs // BOARDS_A_THREAD))
         return most, most > 1
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise ValueError(f"threads must be None (automatic) or an integer >= 1, got {threads!r}")
+        raise ValueError(f"threads must be an integer >= 1 (default 1) or 'auto', got {threads!r}")
     if threads > 1 and shared_tables:
-        raise ValueError(f"threads must be 1 (or None) with a search or reference player as the other seat "
+        raise ValueError(f"threads must be 1 with a search or reference player as the other seat "
                          f"(its tables serve every board), got threads={threads!r}")
     return int(min(threads, num_envs)), False
 
@@ -659,12 +663,13 @@ class BoardThreads:
     """How many of numba's threads step a batch's boards, each a contiguous slice of them (a
     ``*_slices`` entry point given ``bounds``), or one (the entry point itself, in this thread).
 
-    Threads pay only on idle cores: on 2 cores at 1024 boards two threads stepped 1.4-2.3x
-    faster than one, but with a second such process beside it 4-6x slower (OpenMP's threads spin
+    Threads pay only on idle cores: on 2 cores at 1024 boards two threads stepped 1.3-2.2x
+    faster than one, but with a second such process beside it 4-40x slower (OpenMP's threads spin
     while they wait, and each step waits for its slowest slice). So an automatic count is timed:
-    ``TRIAL_CALLS`` steps with one thread and as many with ``most``, alternating, by ``clock``, and
-    the faster (median) is kept, then timed again every ``RETRIAL_CALLS`` steps, as other work on
-    the machine comes and goes."""
+    ``TRIAL_CALLS`` steps with ``most`` threads, then as many with one, by ``clock`` (each count's
+    steps in a row: steps alternating with one thread's found the other threads asleep every time),
+    and the faster (median after ``WAKE_CALLS``) is kept, then timed again every ``RETRIAL_CALLS``
+    steps, as other work on the machine comes and goes."""
 
     def __init__(self, num_envs: int, most: int, choose: bool = False,
                  clock: Callable[[], float] = time.perf_counter) -> None:
@@ -681,16 +686,17 @@ class BoardThreads:
     def run(self, call: Callable[[np.ndarray | None], None]) -> None:
         """``call(None)`` (every board in this thread) or ``call(bounds)`` (in slices, at once)."""
         self._calls += 1
-        if not self._choose or (self._calls - 1) % RETRIAL_CALLS >= 2 * TRIAL_CALLS:
+        trial = (self._calls - 1) % RETRIAL_CALLS
+        if not self._choose or trial >= 2 * TRIAL_CALLS:
             self._run(call, self.threads)
             return
-        trials = self._trials
-        threads = 1 if len(trials[1]) <= len(trials[self.most]) else self.most
+        threads = self.most if trial < TRIAL_CALLS else 1
         start = self._clock()
         self._run(call, threads)
-        trials[threads].append(self._clock() - start)
-        if len(trials[self.most]) == TRIAL_CALLS:
-            self.threads = min(trials, key=lambda n: (float(np.median(trials[n])), n))
+        self._trials[threads].append(self._clock() - start)
+        if trial == 2 * TRIAL_CALLS - 1:
+            times = {n: float(np.median(t[WAKE_CALLS:])) for n, t in self._trials.items()}
+            self.threads = min(times, key=lambda n: (times[n], n))
             self._trials = {1: [], self.most: []}
 
     @property
@@ -728,9 +734,11 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
 
     ``threads``: how many of numba's threads step the boards, each a contiguous slice of them
     at once (``BoardThreads``; a board reads and writes only its own rows, so the results are the
-    same for any number). None (the default) times one thread against one per
-    ``BOARDS_A_THREAD`` (128) boards, at most one per core, on the first steps and now and then,
-    and keeps the faster: threads pay on idle cores only. Resets step in the calling thread.
+    same for any number). 1 by default: threads pay on idle cores only, and two processes each
+    stepping in two threads on 2 cores ran 4-40x slower than in one thread each. "auto" times one
+    thread against one per ``BOARDS_A_THREAD`` (128) boards, at most one per core, on the first
+    steps and now and then, and keeps the faster (for one process on a machine of its own).
+    Resets step in the calling thread.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -921,7 +929,7 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
 
     @property
     def choosing_threads(self) -> bool:
-        """Whether the next steps are timed to choose ``threads`` (``threads=None``)."""
+        """Whether the next steps are timed to choose ``threads`` (``threads="auto"``)."""
         return self._boards.choosing
 
     def __repr__(self) -> str:
@@ -981,7 +989,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
     def __init__(self, num_envs: int = 1, *, opponent: Any = "random", agent_seat: Any = 0,
                  illegal_action: str = "raise", render_mode: str | None = None,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True,
-                 threads: int | None = None, **kwargs: Any) -> None:
+                 threads: int | str = 1, **kwargs: Any) -> None:
         n = _check_num_envs(num_envs)
         one_seat = isinstance(agent_seat, (str, int, np.integer))
         proto = self.single_env(agent_seat=agent_seat if one_seat else 0, illegal_action=illegal_action, **kwargs)
@@ -1073,7 +1081,7 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
 
     def __init__(self, num_envs: int = 1, *, illegal_action: str = "raise", render_mode: str | None = None,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True,
-                 threads: int | None = None, **kwargs: Any) -> None:
+                 threads: int | str = 1, **kwargs: Any) -> None:
         proto = self.single_env(illegal_action=illegal_action, **kwargs)
         self._setup(num_envs, proto.game, proto, autoreset_mode, illegal_action, render_mode, copy)
         self._start_threads(threads)

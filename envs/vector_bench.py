@@ -123,7 +123,7 @@ def pgx_available() -> bool:
 
 def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,8192", ids: str | None = None,
               sync_max: int = 1024, pgx: bool = True, copy: bool = True,
-              self_play: bool = True, threads: int | None = None) -> dict[str, dict[str, Any]]:
+              self_play: bool = True, threads: int | str = "auto") -> dict[str, dict[str, Any]]:
     """Rows "<id> x <batch>": compiled and SyncVectorEnv steps/s (medians) and their ratio; the
     ids with a pgx peer (``PGX_PEERS``) add its steps/s and the compiled env's ratio to it
     ("pgx not installed" where pgx does not import; ``pgx=False`` leaves the peers out).
@@ -137,8 +137,9 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
     not given; a short name such as ``Trilobite`` matches ``tablegym/Trilobite-v0``). ``copy``:
     both envs' ``copy`` option (False: each returns its own observation buffer, no copy of the
     batch a step; pgx returns new arrays either way). ``threads``: the compiled envs' ``threads``
-    (None: automatic, one thread per 128 boards up to one a core; the column "threads" says how
-    many stepped each row's boards)."""
+    ("auto" here, as a benchmark runs alone: the faster of one thread and one per 128 boards up to
+    one a core, timed; the envs' own default is 1; the column "threads" says how many stepped each
+    row's boards)."""
     for key, value in (("copy", copy), ("self_play", self_play)):
         if not isinstance(value, bool):
             raise ValueError(f"{key} must be true or false, got {value!r}")

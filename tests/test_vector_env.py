@@ -17,7 +17,7 @@ import tablegym.envs
 from tablegym.envs import plugins
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.streams import choice, integers, next_double, next_uint64, pairwise_sum, row_state, stream_rows
-from tablegym.envs.vector import RETRIAL_CALLS, TRIAL_CALLS, BoardThreads, KernelVectorEnv
+from tablegym.envs.vector import RETRIAL_CALLS, TRIAL_CALLS, WAKE_CALLS, BoardThreads, KernelVectorEnv
 
 GYM_IDS = [i for p in plugins() for i in p.gym]
 VECTOR_IDS = {i for p in plugins() for i in p.vector}
@@ -135,10 +135,11 @@ def test_to_move_and_outcome_from_the_header_or_the_kernels_alike(env_id: str) -
             _same_step(b, a, f"{kw} step {t}")
 
 
-def test_threads_default_to_the_faster_of_one_and_one_per_core_and_128_boards(monkeypatch) -> None:
+def test_threads_default_to_one_and_auto_to_the_faster_of_one_and_one_per_core_and_128_boards(monkeypatch) -> None:
     monkeypatch.setattr(tablegym.envs.vector, "available_cores", lambda: 2)
+    assert gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=4096).unwrapped._boards.most == 1
     for boards, most in ((1, 1), (255, 1), (256, 2), (4096, 2)):
-        env = gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=boards)
+        env = gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=boards, threads="auto")
         assert (env.unwrapped._boards.most, env.unwrapped.threads) == (most, 1), boards
         assert env.unwrapped.choosing_threads == (most > 1)
         env.reset(seed=0)
@@ -146,16 +147,18 @@ def test_threads_default_to_the_faster_of_one_and_one_per_core_and_128_boards(mo
             env.step(np.argmax(env.unwrapped.action_masks(), axis=1))
         assert env.unwrapped.threads in (1, most) and not env.unwrapped.choosing_threads
     monkeypatch.setattr(tablegym.envs.vector, "available_cores", lambda: 16)
-    assert gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=1000).unwrapped._boards.most == 7
+    assert gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=1000, threads="auto").unwrapped._boards.most == 7
     assert gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=2, threads=5).unwrapped.threads == 2
 
 
 @pytest.mark.parametrize("faster", [1, 3])
 def test_an_automatic_count_keeps_the_faster_by_the_clock_and_times_again(faster: int) -> None:
-    """Steps alternate one thread and three, timed by the injected clock (a call over all nine
-    boards costs 2 s, or 1 s when one thread is to be the faster; three slices 1 s in all, or 2
-    s), until each count has ``TRIAL_CALLS``; then the faster steps until ``RETRIAL_CALLS`` steps
-    have passed, when the two are timed again (the other one faster now: the machine got busy)."""
+    """``TRIAL_CALLS`` steps in three threads, then as many in one, timed by the injected clock (a
+    call over all nine boards costs 2 s, or 1 s when one thread is to be the faster; three slices
+    1 s in all, or 2 s; the first ``2 * WAKE_CALLS`` steps in threads 100 s more, waking them:
+    counted from the first, their median would be 50 s more); then the
+    faster steps until ``RETRIAL_CALLS`` steps have passed, when the two are timed again (the
+    other one faster now: the machine got busy)."""
     now = [0.0]
     one_costs = [1.0 if faster == 1 else 2.0]
     boards = BoardThreads(9, 3, choose=True, clock=lambda: now[0])
@@ -163,25 +166,27 @@ def test_an_automatic_count_keeps_the_faster_by_the_clock_and_times_again(faster
 
     def call(bounds: np.ndarray | None) -> None:
         runs.append(None if bounds is None else bounds.tolist())
-        now[0] += one_costs[0] if bounds is None else 3.0 - one_costs[0]
+        waking = bounds is not None and (len(runs) - 1) % RETRIAL_CALLS < 2 * WAKE_CALLS  # threads asleep
+        now[0] += (one_costs[0] if bounds is None else 3.0 - one_costs[0]) + (100.0 if waking else 0.0)
 
+    slices = [0, 3, 6, 9]
     for k in range(RETRIAL_CALLS):
         boards.run(call)
         if k < 2 * TRIAL_CALLS - 1:
             assert boards.threads == 1
-    assert runs[:2 * TRIAL_CALLS] == [None, [0, 3, 6, 9]] * TRIAL_CALLS
+    assert runs[:2 * TRIAL_CALLS] == [slices] * TRIAL_CALLS + [None] * TRIAL_CALLS
     assert boards.threads == faster
-    assert runs[2 * TRIAL_CALLS:] == [None if faster == 1 else [0, 3, 6, 9]] * (RETRIAL_CALLS - 2 * TRIAL_CALLS)
+    assert runs[2 * TRIAL_CALLS:] == [None if faster == 1 else slices] * (RETRIAL_CALLS - 2 * TRIAL_CALLS)
     one_costs[0] = 3.0 - one_costs[0]
     for _ in range(2 * TRIAL_CALLS):
         boards.run(call)
-    assert runs[RETRIAL_CALLS:] == [None, [0, 3, 6, 9]] * TRIAL_CALLS
+    assert runs[RETRIAL_CALLS:] == [slices] * TRIAL_CALLS + [None] * TRIAL_CALLS
     assert boards.threads == (3 if faster == 1 else 1)
 
 
-@pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "2", "Auto", True])
 def test_bad_threads_are_refused(bad) -> None:
-    with pytest.raises(ValueError, match="threads must be None"):
+    with pytest.raises(ValueError, match="threads must be an integer >= 1 .default 1. or 'auto'"):
         gymnasium.make_vec("tablegym/Threes-v0", num_envs=2, threads=bad)
 
 

@@ -689,7 +689,7 @@ class StarshipVectorEnv(KernelVectorEnv):
 
     def __init__(self, num_envs: int = 1, *, render_mode: str | None = None,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True,
-                 threads: int | None = None, **kwargs: Any) -> None:
+                 threads: int | str = 1, **kwargs: Any) -> None:
         self.num_envs = _check_num_envs(num_envs)
         self.copy = _check_copy(copy)
         _check_autoreset(autoreset_mode)
