@@ -157,6 +157,10 @@ class TwoPlayerEnv(gymnasium.Env[np.ndarray, np.int64]):
             learners that ignore the action mask, such as DQN.
         render_mode: None, "ansi" (``state.to_text()``) or "rgb_array" (needs ``renderer``).
         renderer: ``State -> HxWx3 uint8`` image, supplied by per-game subclasses.
+        opening_plies: moves played at random for both seats at every reset (default 0), drawn
+            from ``self.np_random`` as the random opponent draws them, before the agent's seat
+            comes to move: a deterministic opponent (a search) then meets varied positions, as
+            in matches with random openings (``--opening-plies``).
 
     ``info`` holds "action_mask" (int8, all zeros once the game is over), "seat" and
     "opponent_actions" (the opponent's moves since the agent's last action).
@@ -173,6 +177,7 @@ class TwoPlayerEnv(gymnasium.Env[np.ndarray, np.int64]):
         illegal_action: str = "raise",
         render_mode: str | None = None,
         renderer: Renderer | None = None,
+        opening_plies: int = 0,
     ) -> None:
         spec = game.spec
         if spec.num_players != 2:
@@ -185,6 +190,9 @@ class TwoPlayerEnv(gymnasium.Env[np.ndarray, np.int64]):
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         if render_mode == "rgb_array" and renderer is None:
             raise ValueError(f"render_mode 'rgb_array' needs a renderer for {game!r}")
+        if isinstance(opening_plies, bool) or not isinstance(opening_plies, (int, np.integer)) or opening_plies < 0:
+            raise ValueError(f"opening_plies must be an integer >= 0, got {opening_plies!r}")
+        self.opening_plies = int(opening_plies)
         self.game = game
         self.opponent = resolve_opponent(game, opponent)
         self.agent_seat = agent_seat
@@ -233,6 +241,17 @@ class TwoPlayerEnv(gymnasium.Env[np.ndarray, np.int64]):
             player = cursor.state.current_player()
         return moves
 
+    def _play_opening(self) -> None:
+        """``opening_plies`` uniformly random legal moves, chance resolved before each."""
+        cursor, rng = self._cursor, self.np_random
+        cursor.resolve_chance(rng)
+        for _ in range(self.opening_plies):
+            if cursor.state.current_player() == TERMINAL:
+                break
+            legal = cursor.state.legal_actions()
+            cursor.play(int(legal[rng.integers(len(legal))]))
+            cursor.resolve_chance(rng)
+
     def _info(self, opponent_actions: list[int]) -> dict[str, Any]:
         mask = self._no_actions if self._done else self._cursor.mask
         return {"action_mask": mask.copy(), "seat": self._seat, "opponent_actions": opponent_actions}
@@ -252,6 +271,7 @@ class TwoPlayerEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._seat = int(seat)
         self._cursor.set(self.game.new_initial_state())
         self._done = False
+        self._play_opening()
         opponent_actions = self._advance_opponent()
         self._done = self._cursor.state.current_player() == TERMINAL
         return self._cursor.state.observation(self._seat), self._info(opponent_actions)

@@ -206,13 +206,19 @@ def _reward_of(s, seat, outcome):
 
 
 @njit(cache=True)
-def _reset_two_player(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
+def _reset_two_player(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks,
                       moves, push, to_move, outcome, chance, draw, observe, buf, probs, search):
     i = which
     s = states[i]
     s[:] = init
     seat = episodes[i] % 2 if seat_modes[i] == ALTERNATE else seat_modes[i]
     episodes[i] += 1
+    _resolve_chance(s, streams[i], to_move, outcome, chance, draw, push, buf, probs)
+    for _ in range(opening):  # the single env's opening plies: random moves for both seats
+        if _read(outcome, s) != ONGOING:
+            break
+        push(s, _opponent_move(s, streams[i], moves, buf, None))
+        _resolve_chance(s, streams[i], to_move, outcome, chance, draw, push, buf, probs)
     if opponent == SELF_PLAY:
         _resolve_chance(s, streams[i], to_move, outcome, chance, draw, push, buf, probs)
         seat = _read(to_move, s)
@@ -223,18 +229,18 @@ def _reset_two_player(states, streams, seats, episodes, init, which, seat_modes,
 
 
 @njit(cache=True)
-def _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
+def _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks,
                   moves, push, to_move, outcome, chance, draw, observe, width, search):
     buf = np.empty(width, np.int64)
     probs = np.empty(width)
     for i in range(states.shape[0]):
         if which[i]:
-            _reset_two_player(states, streams, seats, episodes, init, i, seat_modes, opponent, obs, masks,
+            _reset_two_player(states, streams, seats, episodes, init, i, seat_modes, opponent, opening, obs, masks,
                               moves, push, to_move, outcome, chance, draw, observe, buf, probs, search)
 
 
 @njit(cache=True)
-def _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
+def _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, opening, penalty,
                  illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
                  draw, observe, width, search):
     buf = np.empty(width, np.int64)
@@ -243,7 +249,7 @@ def _step_boards(states, streams, seats, episodes, init, pending, actions, seat_
         s = states[i]
         illegal[i] = False
         if pending[i]:
-            _reset_two_player(states, streams, seats, episodes, init, i, seat_modes, opponent, obs, masks,
+            _reset_two_player(states, streams, seats, episodes, init, i, seat_modes, opponent, opening, obs, masks,
                               moves, push, to_move, outcome, chance, draw, observe, buf, probs, search)
             rewards[i] = 0.0
             terms[i] = False
@@ -273,25 +279,27 @@ def _step_boards(states, streams, seats, episodes, init, pending, actions, seat_
         _finish(s, i, seats[i], moves, outcome, observe, obs, masks, buf)
 
 
-_RESET_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I, _F2, _M2, _I1, _I)
-_STEP_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I1, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _M2, _I1, _I)
+_RESET_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I, _I, _F2, _M2, _I1, _I)
+_STEP_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I1, _I, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _M2, _I1,
+              _I)
 """The batch entry points' argument types; the game's kernels come as one array of addresses
 (``kernels``: ``_kernels_at``)."""
 
 
 @_quiet_njit(types.none(*_RESET_ARGS), nogil=True)
-def reset_two_player(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks, kernels, width):
+def reset_two_player(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks, kernels,
+                     width):
     """Start a new game on every board ``i`` with ``which[i]``, the other seat (random or
     nobody) moving first when it is to move (``seat_modes[i]``: 0, 1 or ``ALTERNATE`` by the
     board's episode count)."""
     moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
     states, streams, obs, masks = unowned(states), unowned(streams), unowned(obs), unowned(masks)
-    _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
+    _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks,
                   moves, push, to_move, outcome, chance, draw, observe, width, None)
 
 
 @_quiet_njit(types.none(*_STEP_ARGS), nogil=True)
-def step_two_player(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
+def step_two_player(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, opening, penalty,
                     illegal_reward, obs, rewards, terms, illegal, masks, kernels, width):
     """One step of every board: a board that ended on the last step starts again (its action is
     ignored: Gymnasium's next-step auto-reset); the others play their action, then chance and
@@ -300,7 +308,7 @@ def step_two_player(states, streams, seats, episodes, init, pending, actions, se
     actions are legal."""
     moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
     states, streams, obs, masks = unowned(states), unowned(streams), unowned(obs), unowned(masks)
-    _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
+    _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, opening, penalty,
                  illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
                  draw, observe, width, None)
 
@@ -336,8 +344,8 @@ _step_two_player_at = _function_at(STEP_TWO_PLAYER_T)
 
 @njit(cache=True, parallel=True, nogil=True)
 def step_two_player_slices(bounds, copy, obs_out, entry, states, streams, seats, episodes, init, pending, actions,
-                           seat_modes, opponent, penalty, illegal_reward, obs, rewards, terms, illegal, masks, kernels,
-                           width):
+                           seat_modes, opponent, opening, penalty, illegal_reward, obs, rewards, terms, illegal, masks,
+                           kernels, width):
     """``step_two_player`` (at the address ``entry``) on the boards ``bounds[t]:bounds[t + 1]``,
     one slice a thread of numba's (``BoardThreads``); with ``copy`` each slice's observations are
     then copied into ``obs_out`` in its own thread. Called by its address, the entry point is not
@@ -346,7 +354,7 @@ def step_two_player_slices(bounds, copy, obs_out, entry, states, streams, seats,
     for t in prange(bounds.size - 1):
         lo, hi = bounds[t], bounds[t + 1]
         step(states[lo:hi], streams[lo:hi], seats[lo:hi], episodes[lo:hi], init, pending[lo:hi], actions[lo:hi],
-             seat_modes[lo:hi], opponent, penalty, illegal_reward, obs[lo:hi], rewards[lo:hi], terms[lo:hi],
+             seat_modes[lo:hi], opponent, opening, penalty, illegal_reward, obs[lo:hi], rewards[lo:hi], terms[lo:hi],
              illegal[lo:hi], masks[lo:hi], kernels, width)
         if copy:
             copy_rows(obs_out, obs, lo, hi)
@@ -378,26 +386,27 @@ def _search_at(k, data):
 
 
 @_quiet_njit(types.none(*_RESET_ARGS, _I1, SEARCH_DATA_T))
-def reset_two_player_search(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
+def reset_two_player_search(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks,
                             kernels, width, search_kernels, data):
     """``reset_two_player`` with a compiled search as the other seat (``search_kernels``: its
     mover, tablegym.search.batch_opponent.searched_move, and its kernels, as addresses)."""
     moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
     search = _search_at(search_kernels, data)
     states, streams, obs, masks = unowned(states), unowned(streams), unowned(obs), unowned(masks)
-    _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, obs, masks,
+    _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks,
                   moves, push, to_move, outcome, chance, draw, observe, width, search)
 
 
 @_quiet_njit(types.none(*_STEP_ARGS, _I1, SEARCH_DATA_T))
-def step_two_player_search(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
-                           illegal_reward, obs, rewards, terms, illegal, masks, kernels, width, search_kernels, data):
+def step_two_player_search(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, opening,
+                           penalty, illegal_reward, obs, rewards, terms, illegal, masks, kernels, width, search_kernels,
+                           data):
     """``step_two_player`` with a compiled search as the other seat (``search_kernels`` as for
     ``reset_two_player_search``)."""
     moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
     search = _search_at(search_kernels, data)
     states, streams, obs, masks = unowned(states), unowned(streams), unowned(obs), unowned(masks)
-    _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, penalty,
+    _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, opening, penalty,
                  illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
                  draw, observe, width, search)
 
@@ -948,7 +957,9 @@ def _seat_modes(agent_seat: Any, n: int) -> np.ndarray:
 class TwoPlayerVectorEnv(KernelVectorEnv):
     """A two-player game's batch: the agent plays one seat of every board (``TwoPlayerEnv``).
 
-    Arguments: those of the game's single env (rules, ``illegal_action``), and:
+    Arguments: those of the game's single env (rules, ``illegal_action``, ``opening_plies``: random
+    moves of both seats at every reset, drawn from the board's stream as the single env draws
+    them), and:
 
     - ``num_envs``: the number of boards.
     - ``agent_seat``: 0, 1 or "alternate" (as the single env), or a sequence of ``num_envs`` of
@@ -1011,6 +1022,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
             self._search = SearchOpponent(self.game, opponent, tuple(self.reference_opponents))
             self._opponent = SEARCH
         self._start_threads(threads, shared_tables=self._search is not None)
+        self._opening = proto.opening_plies
         self._seats = np.zeros(n, dtype=np.int64)
         self._episodes = np.zeros(n, dtype=np.int64)
         self._rewards = np.zeros(n)
@@ -1036,7 +1048,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
             seat_modes = np.array(seats, dtype=np.int64)
         which = self._boards_to_reset(options)
         args = (self._states, self._streams, self._seats, self._episodes, self._init, which, seat_modes, self._opponent,
-                self._obs, self._masks, self._kernels, self._width)
+                self._opening, self._obs, self._masks, self._kernels, self._width)
         self._run_once(reset_two_player if self._search is None else self._search.reset, args)
         self._reset_done(which)
         return self._observations(), self._info()
@@ -1045,8 +1057,8 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
         a = self._actions(actions)
         penalty = self.illegal_action == "penalty"
         args = (self._states, self._streams, self._seats, self._episodes, self._init, self._pending, a, self._seat_modes,
-                self._opponent, penalty, -1.0, self._obs, self._rewards, self._terms, self._illegal, self._masks,
-                self._kernels, self._width)
+                self._opponent, self._opening, penalty, -1.0, self._obs, self._rewards, self._terms, self._illegal,
+                self._masks, self._kernels, self._width)
         if self._search is None:
             self._run_boards(step_two_player, args, STEP_TWO_PLAYER_SLICES)
         else:

@@ -189,6 +189,9 @@ def test_bad_constructor_arguments():
         SimEnv(render_mode="human")
     with pytest.raises(ValueError, match="unknown agent"):
         SimEnv(opponent="no-such-agent")
+    for bad in (-1, 1.5, "2", True):
+        with pytest.raises(ValueError, match="opening_plies must be an integer >= 0"):
+            SimEnv(opening_plies=bad)
 
 
 # -- rewards, seats, opponents ---------------------------------------------------------------------
@@ -230,6 +233,23 @@ def test_alternate_seats_and_seat_option():
     assert env.seat == 0
     with pytest.raises(ValueError, match="seat"):
         env.reset(options={"seat": 2})
+
+
+def test_opening_plies_are_random_moves_of_both_seats_then_the_agent_moves():
+    """Three opening plies on an 8x7 board: three chips, the agent (seat 0) to move after an odd
+    count only if the opponent (a fixed column) has replied; the openings vary with the seed and
+    repeat under it."""
+    env = TrilobiteEnv(opening_plies=3, opponent=first_legal)
+    boards = []
+    for seed in range(6):
+        obs, info = env.reset(seed=seed)
+        assert obs[2].all() and info["seat"] == 0  # the agent to move
+        assert int(obs[:2].sum()) == 4  # three random plies, then the opponent's reply
+        assert int(obs[0].sum()) == 2 and int(obs[1].sum()) == 2
+        boards.append(env.game_state.board.tobytes())
+        assert env.reset(seed=seed)[0].tobytes() == obs.tobytes()
+    assert len(set(boards)) > 1
+    assert int(TrilobiteEnv(opening_plies=0).reset(seed=0)[0][:2].sum()) == 0
 
 
 def test_opponent_callable_gets_state_and_env_rng():

@@ -3,6 +3,7 @@ searches, it resumes, and bad arguments get one line."""
 
 from __future__ import annotations
 
+import gymnasium
 import numpy as np
 import pytest
 import torch
@@ -88,7 +89,9 @@ def test_the_reward_flag_trains_on_the_env_s_other_reward_and_evaluates_the_defa
     (["train", "trilobite-tiny", "--algo", "ppo", "--opponent", "alphabeta:depth=-1"], "--opponent 'alphabeta:depth=-1'"),
     (["train", "trap", "--algo", "ppo", "--opponent", "medium", "easy"], "--opponent 'medium easy'"),
     (["train", "trap", "--algo", "ppo", "--opponent", "hard", "hard"], "one or more different opponents"),
-    (["train", "trap", "--algo", "ppo", "--opening-moves", "-1"], "--opening-moves must be >= 0"),
+    (["train", "trap", "--algo", "ppo", "--opening-moves", "-1"], "--opening-moves and --opening-plies must be >= 0"),
+    (["train", "trap", "--algo", "ppo", "--opening-plies", "-2"], "--opening-moves and --opening-plies must be >= 0"),
+    (["train", "threes", "--algo", "ppo", "--opening-plies", "2"], "--opening-plies is for two-player games"),
     (["train", "friday", "--algo", "ppo", "--reward", "moves"], "--reward 'moves': reward must be one of"),
     (["train", "friday", "--algo", "dqn", "--reward", "moves"], "--reward 'moves': reward must be one of"),
 ])
@@ -153,6 +156,18 @@ def test_opening_moves_are_random_and_not_trained_on(tmp_path):
     opened, still, one = (_net(tmp_path / d).state_dict() for d in ("open", "still", "one"))
     assert all(torch.equal(opened[k], still[k]) for k in still)
     assert not all(torch.equal(one[k], still[k]) for k in still)
+
+
+def test_opening_plies_reach_every_board_and_the_run_trains(tmp_path, monkeypatch):
+    """--opening-plies 2: the env's opening plies on the self-play and the fixed boards alike."""
+    made = []
+    make_vec = gymnasium.make_vec
+    monkeypatch.setattr(gymnasium, "make_vec", lambda *a, **kw: made.append(kw) or make_vec(*a, **kw))
+    argv = ["trilobite-tiny", "--num-envs", "8", "--num-steps", "4", "--total-steps", str(8 * 4 * 2), "--eval-every",
+            "0", "--no-progress", "--random-share", "0.5", "--opening-plies", "2", "--run-dir", str(tmp_path / "r")]
+    assert ppo.main(argv) == 0
+    boards = [kw for kw in made if kw.get("num_envs") == 4]
+    assert len(boards) == 2 and all(kw["opening_plies"] == 2 for kw in boards)
 
 
 def test_a_league_of_past_snapshots(tmp_path):

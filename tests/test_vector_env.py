@@ -196,6 +196,14 @@ def test_alternating_seats_match_sync_vector_env(env_id: str) -> None:
     _play_against_sync(env_id, {"agent_seat": "alternate"}, num_envs=2, steps=150, seed=3)
 
 
+@pytest.mark.parametrize("env_id", TWO_PLAYER_IDS)
+def test_random_opening_plies_match_sync_vector_env(env_id: str) -> None:
+    """``opening_plies=3``: three random moves for both seats at every reset, then the seats'
+    logic (the opponent first on every other episode), the same draws as the single env's."""
+    _play_against_sync(env_id, {**SHORT_EPISODES.get(env_id, {}), "opening_plies": 3, "agent_seat": "alternate"},
+                       num_envs=3, steps=150, seed=7)
+
+
 @pytest.mark.parametrize("env_id", ["tablegym/TrilobiteTiny-v0", "tablegym/Threes-v0"])
 def test_penalised_illegal_actions_match_sync_vector_env(env_id: str) -> None:
     """``illegal_action="penalty"``: an unmasked random action ends its board as the single env does."""

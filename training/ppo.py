@@ -63,6 +63,11 @@ class Args:
     """two-player games: the first steps of every game on every board are uniformly random legal
     moves, not trained on, so that a deterministic opponent (a search) is not met in the same
     few games again and again"""
+    opening_plies: int = 0
+    """two-player games: uniformly random moves for both seats at the start of every game on
+    every board, played inside the env (its opening_plies) before the trainer's seat moves: a
+    deterministic opponent (a search) then opens from varied positions, as in matches with
+    random opening plies (--opening-moves randomises only the trainer's own first steps)"""
     snapshot_every: int = 20
     """updates between snapshots added to the pool"""
     pool_size: int = 8
@@ -131,8 +136,9 @@ class Args:
         if not 0 <= self.random_share <= 1 or not 0 <= self.pool_share <= 1 or self.random_share + self.pool_share > 1:
             raise ValueError(f"--random-share and --pool-share must lie in [0, 1] with a sum <= 1, got "
                              f"{self.random_share} and {self.pool_share}")
-        if self.opening_moves < 0:
-            raise ValueError(f"--opening-moves must be >= 0, got {self.opening_moves}")
+        if self.opening_moves < 0 or self.opening_plies < 0:
+            raise ValueError(f"--opening-moves and --opening-plies must be >= 0, got {self.opening_moves}, "
+                             f"{self.opening_plies}")
         if self.snapshot_every < 1 or self.pool_size < 1:
             raise ValueError(f"--snapshot-every and --pool-size must be >= 1, got {self.snapshot_every}, {self.pool_size}")
         if isinstance(self.opponent, str):  # Args(opponent="hard") from Python: one opponent
@@ -377,6 +383,10 @@ def main(argv: list[str] | None = None) -> int:
         env_id = env_id_of(args.game)
         game = trained_game(args.game, args.game_options, args.out)
         options = training_options(args, env_id)
+        if args.opening_plies:
+            if env_id not in tablegym.envs.ENV_IDS:
+                raise ValueError(f"--opening-plies is for two-player games; {args.game} has one player")
+            options["opening_plies"] = args.opening_plies
     except (ValueError, TypeError) as err:
         print(f"tablegym train GAME --algo ppo: error: {err}", file=sys.stderr)
         return 2

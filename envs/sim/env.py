@@ -91,6 +91,7 @@ class SimEnv(TwoPlayerEnv):
         agent_seat: int | str = 0,
         illegal_action: str = "raise",
         render_mode: str | None = None,
+        opening_plies: int = 0,
     ) -> None:
         super().__init__(
             game=SimGame(n),
@@ -98,6 +99,7 @@ class SimEnv(TwoPlayerEnv):
             agent_seat=agent_seat,
             illegal_action=illegal_action,
             render_mode=render_mode,
+            opening_plies=opening_plies,
             renderer=sim_rgb,
         )
 

@@ -162,6 +162,7 @@ class TrapEnv(TwoPlayerEnv):
         agent_seat: int | str = 0,
         illegal_action: str = "raise",
         render_mode: str | None = None,
+        opening_plies: int = 0,
     ) -> None:
         game = TrapGame(n, turn_cap, first_player)
         self.league = League(game, opponent) if isinstance(opponent, (list, tuple)) else None
@@ -171,6 +172,7 @@ class TrapEnv(TwoPlayerEnv):
             agent_seat=agent_seat,
             illegal_action=illegal_action,
             render_mode=render_mode,
+            opening_plies=opening_plies,
             renderer=trap_rgb,
         )
 

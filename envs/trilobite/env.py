@@ -92,6 +92,7 @@ class TrilobiteEnv(TwoPlayerEnv):
         agent_seat: int | str = 0,
         illegal_action: str = "raise",
         render_mode: str | None = None,
+        opening_plies: int = 0,
     ) -> None:
         super().__init__(
             game=TrilobiteGame(width, height, win_length, first_player),
@@ -99,6 +100,7 @@ class TrilobiteEnv(TwoPlayerEnv):
             agent_seat=agent_seat,
             illegal_action=illegal_action,
             render_mode=render_mode,
+            opening_plies=opening_plies,
             renderer=trilobite_rgb,
         )
 
