@@ -289,9 +289,10 @@ _STEP_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I1, _I, _I, types.boolean, _F,
 @_quiet_njit(types.none(*_RESET_ARGS), nogil=True)
 def reset_two_player(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks, kernels,
                      width):
-    """Start a new game on every board ``i`` with ``which[i]``, the other seat (random or
-    nobody) moving first when it is to move (``seat_modes[i]``: 0, 1 or ``ALTERNATE`` by the
-    board's episode count)."""
+    """Start a new game on every board ``i`` with ``which[i]``: ``opening`` random moves of both
+    seats (the single env's ``opening_plies``), then the other seat (random or nobody) moving
+    first when it is to move (``seat_modes[i]``: 0, 1 or ``ALTERNATE`` by the board's episode
+    count)."""
     moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
     states, streams, obs, masks = unowned(states), unowned(streams), unowned(obs), unowned(masks)
     _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks,
