@@ -220,7 +220,6 @@ def _reset_two_player(states, streams, seats, episodes, init, which, seat_modes,
         push(s, _opponent_move(s, streams[i], moves, buf, None))
         _resolve_chance(s, streams[i], to_move, outcome, chance, draw, push, buf, probs)
     if opponent == SELF_PLAY:
-        _resolve_chance(s, streams[i], to_move, outcome, chance, draw, push, buf, probs)
         seat = _read(to_move, s)
     else:
         _advance(s, streams[i], seat, opponent, moves, push, to_move, outcome, chance, draw, buf, probs, search)
@@ -903,34 +902,26 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         self._boards = BoardThreads(self.num_envs, *_check_threads(threads, self.num_envs, shared_tables))
         self._obs_out = self._obs
 
-    def _run_once(self, entry: Callable[..., None], args: tuple) -> None:
-        """``entry(*args)`` over every board in this thread (a reset); with ``copy`` the
-        observations then go to a new array ``_obs_out``."""
-        entry(*args)
-        self._obs_out = self._obs.copy() if self.copy else self._obs
-
     def _run_boards(self, entry: Callable[..., None], args: tuple,
-                    slices: tuple[Callable[..., None], int] | None) -> None:
-        """A step: ``entry(*args)`` over every board, or in several threads with ``slices`` (a
+                    slices: tuple[Callable[..., None], int] | None = None) -> None:
+        """``entry(*args)`` over every board in this thread (a reset always; a step with a search
+        opponent), or, where ``BoardThreads`` says, in several threads with ``slices`` (a
         ``*_slices`` entry point and the address of ``entry``):
         ``slices[0](bounds, copy, obs_out, slices[1], *args)``. With ``copy`` the observations go
         to a new array ``_obs_out``, copied in each slice's thread (a large batch's copy is a share
         of the step: Starship's 17 kB a board)."""
-        out = np.empty_like(self._obs) if self.copy else self._obs
-
         def call(bounds: np.ndarray | None) -> None:
             if bounds is None:
                 entry(*args)
-                if self.copy:
-                    out[...] = self._obs
+                self._obs_out = self._obs.copy() if self.copy else self._obs
             else:
-                slices[0](bounds, self.copy, out, slices[1], *args)
+                self._obs_out = np.empty_like(self._obs) if self.copy else self._obs
+                slices[0](bounds, self.copy, self._obs_out, slices[1], *args)
 
         if slices is None:
             call(None)
         else:
             self._boards.run(call)
-        self._obs_out = out
 
     @property
     def threads(self) -> int:
@@ -1050,7 +1041,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
         which = self._boards_to_reset(options)
         args = (self._states, self._streams, self._seats, self._episodes, self._init, which, seat_modes, self._opponent,
                 self._opening, self._obs, self._masks, self._kernels, self._width)
-        self._run_once(reset_two_player if self._search is None else self._search.reset, args)
+        self._run_boards(reset_two_player if self._search is None else self._search.reset, args)
         self._reset_done(which)
         return self._observations(), self._info()
 
@@ -1063,7 +1054,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
         if self._search is None:
             self._run_boards(step_two_player, args, STEP_TWO_PLAYER_SLICES)
         else:
-            self._run_boards(self._search.step, args, None)
+            self._run_boards(self._search.step, args)
         truncs = np.zeros(self.num_envs, dtype=bool)
         return self._observations(), self._rewards.copy(), self._terms.copy(), truncs, self._info()
 
@@ -1120,7 +1111,7 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
         """Deal every board again (or those of ``options["reset_mask"]``)."""
         self._seed(seed)
         which = self._boards_to_reset(options)
-        self._run_once(reset_single, (
+        self._run_boards(reset_single, (
             self._states, self._streams, self._steps, self._last_score, self._init, which, self.score_from_start,
             self._obs, self._masks, self._info_values, self._kernels, self._width))
         self._reset_done(which)

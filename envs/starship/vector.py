@@ -762,7 +762,7 @@ class StarshipVectorEnv(KernelVectorEnv):
             self._tstreams = self._streams.copy() if seed is not None else stream_rows([None] * self.num_envs)
         which = self._boards_to_reset(options)
         given = self._given_targets(options)
-        self._run_once(reset_boards, (
+        self._run_boards(reset_boards, (
             self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._hull, self._streams,
             self._tstreams, which, self._g, self._circle, self._o, given, self._weight, self._targets, self._got,
             self._obs, self._masks, self._act_masks, self._tobs))
