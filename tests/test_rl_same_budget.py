@@ -24,6 +24,24 @@ def test_both_trainers_train_for_the_budget_and_the_report_scores_both(tmp_path)
     assert len(rows) == 2 and all(line.count("+-") == 2 for line in rows)
 
 
+@pytest.mark.parametrize("game", ["trilobite-tiny", "threes"])
+def test_both_dqns_train_for_the_budget_and_the_report_scores_both(game, tmp_path):
+    """SB3's DQN trains on boards that lose on an illegal move and is judged on legal moves only,
+    as tablegym's; a single-player game's row reports the mean score."""
+    for trainer in R.TRAINERS:
+        assert R.main([game, "--algo", "dqn", "--trainer", trainer, "--minutes", "0.05", "--num-envs", "16",
+                       "--reward-scale", "0.01", "--run-dir", str(tmp_path)]) == 0
+        budget = json.loads((tmp_path / f"{trainer}-dqn" / "budget.json").read_text())
+        assert budget["steps"] > 0 and budget["seconds"] >= 3.0
+    out = tmp_path / "report.md"
+    assert R.main([game, "--algo", "dqn", "--report", "--games", "8", "--run-dir", str(tmp_path), "--out", str(out)]) == 0
+    text = out.read_text()
+    rows = [line for line in text.splitlines() if line.startswith(("| tablegym |", "| sb3 |"))]
+    assert "tablegym DQN and SB3 DQN" in text and len(rows) == 2 and all(line.count("+-") == 1 for line in rows)
+    if game == "threes":  # the deck deals 3s and a card of 3 or more scores: every game scores above 0
+        assert all(float(line.split("|")[5].split("+-")[0]) > 0 for line in rows)
+
+
 def test_episode_returns_are_each_games_win_or_loss_and_their_mean_is_mean_return():
     rng = np.random.default_rng(0)
 
