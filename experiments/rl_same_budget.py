@@ -64,20 +64,20 @@ TRAINERS = ("tablegym", "sb3")
 ALGOS = ("ppo", "dqn")
 
 
-def train_tablegym(game: str, minutes: float, run_dir: Path, num_envs: int, num_steps: int,
-                   hidden: tuple[int, ...], seed: int) -> dict:
+def run_ours(train: Callable[[list[str]], int], game: str, minutes: float, run_dir: Path, flags: list[str],
+             steps_an_iteration: int) -> dict:
+    """One of tablegym's trainers (``train``: its ``main``) for ``minutes``, with ``flags``."""
     start = time.perf_counter()
-    status = ppo.main([game, "--minutes", str(minutes), "--total-steps", str(10**12), "--num-envs", str(num_envs),
-                       "--num-steps", str(num_steps), "--hidden", *map(str, hidden), "--seed", str(seed),
-                       "--eval-every", "0", "--no-progress", "--run-dir", str(run_dir)])
+    status = train([game, "--minutes", str(minutes), "--total-steps", str(10**12), *flags, "--eval-every", "0",
+                    "--no-progress", "--run-dir", str(run_dir)])
     if status:
         raise SystemExit(status)
     iteration = load_checkpoint(run_dir / "checkpoint.pt", game=make_game(game).spec.name)["metadata"]["iteration"]
-    return {"seconds": time.perf_counter() - start, "steps": iteration * num_envs * num_steps}
+    return {"seconds": time.perf_counter() - start, "steps": iteration * steps_an_iteration}
 
 
-def train_sb3(game: str, minutes: float, run_dir: Path, num_envs: int, num_steps: int,
-              hidden: tuple[int, ...], seed: int) -> dict:
+def learn_sb3(model, minutes: float, run_dir: Path, exclude: list[str] | None = None) -> dict:
+    """An SB3 model's ``learn`` until ``minutes`` have passed; saved as run_dir/model.zip."""
     from stable_baselines3.common.callbacks import BaseCallback
 
     class Deadline(BaseCallback):
@@ -88,24 +88,30 @@ def train_sb3(game: str, minutes: float, run_dir: Path, num_envs: int, num_steps
         def _on_step(self) -> bool:
             return time.perf_counter() < self.end
 
-    model = sb3_model(ppo.env_id_of(game), num_envs, num_steps, ppo.Args.minibatches, hidden, single=False, seed=seed)
     start = time.perf_counter()
     model.learn(total_timesteps=10**12, callback=Deadline(start + 60 * minutes))
     run_dir.mkdir(parents=True, exist_ok=True)
-    model.save(run_dir / "model.zip")
+    model.save(run_dir / "model.zip", exclude=exclude)
     return {"seconds": time.perf_counter() - start, "steps": int(model.num_timesteps)}
+
+
+def train_tablegym(game: str, minutes: float, run_dir: Path, num_envs: int, num_steps: int,
+                   hidden: tuple[int, ...], seed: int) -> dict:
+    flags = ["--num-envs", str(num_envs), "--num-steps", str(num_steps), "--hidden", *map(str, hidden), "--seed", str(seed)]
+    return run_ours(ppo.main, game, minutes, run_dir, flags, num_envs * num_steps)
+
+
+def train_sb3(game: str, minutes: float, run_dir: Path, num_envs: int, num_steps: int,
+              hidden: tuple[int, ...], seed: int) -> dict:
+    model = sb3_model(ppo.env_id_of(game), num_envs, num_steps, ppo.Args.minibatches, hidden, single=False, seed=seed)
+    return learn_sb3(model, minutes, run_dir)
 
 
 def train_tablegym_dqn(game: str, minutes: float, run_dir: Path, num_envs: int, hidden: tuple[int, ...], seed: int,
                        reward_scale: float) -> dict:
-    start = time.perf_counter()
-    status = dqn.main([game, "--minutes", str(minutes), "--total-steps", str(10**12), "--num-envs", str(num_envs),
-                       "--hidden", *map(str, hidden), "--seed", str(seed), "--reward-scale", str(reward_scale),
-                       "--eval-every", "0", "--no-progress", "--run-dir", str(run_dir)])
-    if status:
-        raise SystemExit(status)
-    iteration = load_checkpoint(run_dir / "checkpoint.pt", game=make_game(game).spec.name)["metadata"]["iteration"]
-    return {"seconds": time.perf_counter() - start, "steps": iteration * num_envs}
+    flags = ["--num-envs", str(num_envs), "--hidden", *map(str, hidden), "--seed", str(seed), "--reward-scale",
+             str(reward_scale)]
+    return run_ours(dqn.main, game, minutes, run_dir, flags, num_envs)
 
 
 def sb3_dqn(game: str, num_envs: int, hidden: tuple[int, ...], seed: int, reward_scale: float, minutes: float):
@@ -134,22 +140,8 @@ def sb3_dqn(game: str, num_envs: int, hidden: tuple[int, ...], seed: int, reward
 
 def train_sb3_dqn(game: str, minutes: float, run_dir: Path, num_envs: int, hidden: tuple[int, ...], seed: int,
                   reward_scale: float) -> dict:
-    from stable_baselines3.common.callbacks import BaseCallback
-
-    class Deadline(BaseCallback):
-        def __init__(self, end: float) -> None:
-            super().__init__()
-            self.end = end
-
-        def _on_step(self) -> bool:
-            return time.perf_counter() < self.end
-
     model = sb3_dqn(game, num_envs, hidden, seed, reward_scale, minutes)
-    start = time.perf_counter()
-    model.learn(total_timesteps=10**12, callback=Deadline(start + 60 * minutes))
-    run_dir.mkdir(parents=True, exist_ok=True)
-    model.save(run_dir / "model.zip", exclude=["exploration_schedule"])  # (a function of the clock: code)
-    return {"seconds": time.perf_counter() - start, "steps": int(model.num_timesteps)}
+    return learn_sb3(model, minutes, run_dir, exclude=["exploration_schedule"])  # (a function of the clock: code)
 
 
 def greedy_tablegym_dqn(run_dir: Path) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
