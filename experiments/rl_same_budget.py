@@ -97,7 +97,8 @@ def learn_sb3(model, minutes: float, run_dir: Path, exclude: list[str] | None = 
 
 def train_tablegym(game: str, minutes: float, run_dir: Path, num_envs: int, num_steps: int,
                    hidden: tuple[int, ...], seed: int) -> dict:
-    flags = ["--num-envs", str(num_envs), "--num-steps", str(num_steps), "--hidden", *map(str, hidden), "--seed", str(seed)]
+    flags = ["--num-envs", str(num_envs), "--num-steps", str(num_steps), "--hidden", *map(str, hidden),
+             "--seed", str(seed)]
     return run_ours(ppo.main, game, minutes, run_dir, flags, num_envs * num_steps)
 
 
@@ -134,7 +135,8 @@ def sb3_dqn(game: str, num_envs: int, hidden: tuple[int, ...], seed: int, reward
                 device="cpu")
     start = time.perf_counter()
     decay = 60 * minutes * d.eps_fraction  # epsilon by the wall clock, as training/dqn.py under --minutes
-    model.exploration_schedule = lambda _: d.eps_start + min(1.0, (time.perf_counter() - start) / decay) * (d.eps_end - d.eps_start)
+    model.exploration_schedule = lambda _: (d.eps_start + min(1.0, (time.perf_counter() - start) / decay)
+                                            * (d.eps_end - d.eps_start))
     return model
 
 
@@ -258,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
             meta = train(args.game, args.minutes, folder, args.num_envs, args.num_steps, tuple(args.hidden), args.seed)
         else:
             train = train_tablegym_dqn if args.trainer == "tablegym" else train_sb3_dqn
-            meta = train(args.game, args.minutes, folder, args.num_envs, tuple(args.hidden), args.seed, args.reward_scale)
+            meta = train(args.game, args.minutes, folder, args.num_envs, tuple(args.hidden), args.seed,
+                         args.reward_scale)
         (folder / "budget.json").write_text(json.dumps({**meta, "minutes": args.minutes, "hidden": args.hidden}))
         print(f"{args.trainer}: {meta['steps']:,} env steps in {meta['seconds']:.0f} s")
         return 0
