@@ -204,11 +204,15 @@ def report(game: str, run_dir: Path, games: int, opponent: str | None, algo: str
     env_id = ppo.env_id_of(game)
     opponents = ["random"] + ([opponent] if opponent else [])
     names = {"ppo": "tablegym PPO and SB3 MaskablePPO", "dqn": "tablegym DQN and SB3 DQN"}[algo]
-    lines = [f"# Same wall clock, same network: {names} on {game}", "",
-             f"Greedy masked policies, {games} games each (both seats), scored +1 win, -1 loss, 0 draw "
-             "(mean +- 1.96 se); single-player games: mean return.", "",
-             "| trainer | minutes | env steps | steps/s | " + " | ".join(f"vs `{o}`" for o in opponents) + " |",
-             "|---|---|---|---|" + "---|" * len(opponents)]
+    if env_id in tablegym.envs.ENV_IDS:
+        about = f"{games} games each (both seats), scored +1 win, -1 loss, 0 draw (mean +- 1.96 se)"
+        columns = [f"vs `{o}`" for o in opponents]
+    else:  # alone: the mean return under the env's own reward (Threes: the score)
+        about, columns, opponents = f"{games} games each, the mean return (mean +- 1.96 se)", ["mean return"], ["random"]
+    lines = [f"# Same wall clock, same network: {names} on {game}", "", f"Greedy masked policies, {about}.", "",
+             "| trainer | minutes | env steps | steps/s | " + " | ".join(columns) + " |",
+             "|---|---|---|---|" + "---|" * len(columns)]
+    commands = []
     for trainer in TRAINERS:
         folder = folder_of(run_dir, trainer, algo)
         meta = json.loads((folder / "budget.json").read_text())
@@ -216,7 +220,9 @@ def report(game: str, run_dir: Path, games: int, opponent: str | None, algo: str
         cells = ["{:+.3f} +- {:.3f}".format(*score(choose, env_id, games, 10_000, o)) for o in opponents]
         lines.append(f"| {trainer} | {meta['seconds'] / 60:.1f} | {meta['steps']:,} | {meta['steps'] / meta['seconds']:,.0f} | "
                      + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        if "command" in meta:
+            commands.append(meta["command"])
+    return "\n".join(lines + ["", "Trained by:", "", "```", *commands, "```"] if commands else lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -262,7 +268,9 @@ def main(argv: list[str] | None = None) -> int:
             train = train_tablegym_dqn if args.trainer == "tablegym" else train_sb3_dqn
             meta = train(args.game, args.minutes, folder, args.num_envs, tuple(args.hidden), args.seed,
                          args.reward_scale)
-        (folder / "budget.json").write_text(json.dumps({**meta, "minutes": args.minutes, "hidden": args.hidden}))
+        command = " ".join([PROG, *(argv if argv is not None else sys.argv[1:])])
+        (folder / "budget.json").write_text(json.dumps({**meta, "minutes": args.minutes, "hidden": args.hidden,
+                                                        "command": command}))
         print(f"{args.trainer}: {meta['steps']:,} env steps in {meta['seconds']:.0f} s")
         return 0
     missing = [t for t in TRAINERS if not (folder_of(run_dir, t, args.algo) / "budget.json").is_file()]
@@ -271,9 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     text = report(args.game, run_dir, args.games, args.opponent, args.algo)
     print(text)
     if args.out:
-        Path(args.out).write_text(text + "\n\nCommands: `" + PROG + " " + args.game + f" --algo {args.algo} --trainer "
-                                  f"tablegym|sb3 --minutes {args.minutes:g}`, then "
-                                  f"`{PROG} {' '.join(argv if argv is not None else sys.argv[1:])}`\n")
+        Path(args.out).write_text(text + f"\n\nThe report: `{PROG} {' '.join(argv if argv is not None else sys.argv[1:])}`\n")
     return 0
 
 

@@ -38,6 +38,7 @@ def test_both_dqns_train_for_the_budget_and_the_report_scores_both(game, tmp_pat
     text = out.read_text()
     rows = [line for line in text.splitlines() if line.startswith(("| tablegym |", "| sb3 |"))]
     assert "tablegym DQN and SB3 DQN" in text and len(rows) == 2 and all(line.count("+-") == 1 for line in rows)
+    assert all(f"--algo dqn --trainer {trainer} --minutes 0.05" in text for trainer in R.TRAINERS)  # how each was trained
     if game == "threes":  # the deck deals 3s and a card of 3 or more scores: every game scores above 0
         assert all(float(line.split("|")[5].split("+-")[0]) > 0 for line in rows)
 
