@@ -54,8 +54,7 @@ import tablegym.envs
 from tablegym.envs import make_game
 from tablegym.experiments.stats import mean_interval
 from tablegym.models.checkpoint import load_checkpoint
-from tablegym.models.policy import load_actor_critic
-from tablegym.models.policy import MASKED
+from tablegym.models.policy import MASKED, load_actor_critic
 from tablegym.training import dqn, ppo
 from tablegym.training.rl_bench import sb3_model
 
@@ -117,8 +116,8 @@ def train_tablegym_dqn(game: str, minutes: float, run_dir: Path, num_envs: int, 
 
 def sb3_dqn(game: str, num_envs: int, hidden: tuple[int, ...], seed: int, reward_scale: float, minutes: float):
     """SB3's DQN with training/dqn.py's settings (module docstring) over the compiled vector env."""
-    from stable_baselines3 import DQN
     from gymnasium.wrappers.vector import TransformReward
+    from stable_baselines3 import DQN
 
     from tablegym.training.sb3_vec import SB3VecEnv
 
