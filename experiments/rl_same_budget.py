@@ -44,7 +44,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import gymnasium
 import numpy as np
@@ -75,7 +75,7 @@ def run_ours(train: Callable[[list[str]], int], game: str, minutes: float, run_d
     return {"seconds": time.perf_counter() - start, "steps": iteration * steps_an_iteration}
 
 
-def learn_sb3(model, minutes: float, run_dir: Path, exclude: list[str] | None = None) -> dict:
+def learn_sb3(model: Any, minutes: float, run_dir: Path, exclude: list[str] | None = None) -> dict:
     """An SB3 model's ``learn`` until ``minutes`` have passed; saved as run_dir/model.zip."""
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -114,7 +114,8 @@ def train_tablegym_dqn(game: str, minutes: float, run_dir: Path, num_envs: int, 
     return run_ours(dqn.main, game, minutes, run_dir, flags, num_envs)
 
 
-def sb3_dqn(game: str, num_envs: int, hidden: tuple[int, ...], seed: int, reward_scale: float, minutes: float):
+def sb3_dqn(game: str, num_envs: int, hidden: tuple[int, ...], seed: int, reward_scale: float,
+            minutes: float) -> Any:
     """SB3's DQN with training/dqn.py's settings (module docstring) over the compiled vector env."""
     from gymnasium.wrappers.vector import TransformReward
     from stable_baselines3 import DQN
@@ -256,6 +257,12 @@ def main(argv: list[str] | None = None) -> int:
             gymnasium.make_vec(env_id, num_envs=1, opponent=args.opponent).close()
     except ValueError as err:
         p.error(str(err))
+    if args.algo == "dqn" and args.trainer != "tablegym":  # SB3's DQN trains (and is rebuilt) on penalty boards
+        try:
+            gymnasium.make_vec(env_id, num_envs=1, illegal_action="penalty").close()
+        except (TypeError, ValueError):
+            p.error(f"{env_id} has no illegal_action='penalty' boards, which SB3's DQN needs (it cannot mask); "
+                    f"compare the DQNs on a board game, Threes or Friday")
     torch.set_num_threads(1)
     run_dir = Path(args.run_dir)
     if args.trainer:

@@ -60,6 +60,8 @@ def test_episode_returns_are_each_games_win_or_loss_and_their_mean_is_mean_retur
     (["trilobite-tiny", "--report", "--games", "3"], "--games an even number"),
     (["nosuchgame", "--report"], "unknown game"),
     (["trilobite-tiny", "--report", "--opponent", "search:eval=advanced,depth=1"], "a vector env's opponent must be"),
+    (["starship", "--algo", "dqn", "--trainer", "sb3"], "no illegal_action='penalty' boards"),
+    (["threes", "--algo", "dqn", "--trainer", "sb3", "--reward-scale", "0"], "--reward-scale > 0"),
 ])
 def test_bad_arguments_are_one_line(argv, words, capsys, tmp_path):
     with pytest.raises(SystemExit) as exit_:
