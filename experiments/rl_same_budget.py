@@ -156,7 +156,8 @@ def greedy_sb3_dqn(game: str, run_dir: Path, hidden: tuple[int, ...]) -> Callabl
     the largest Q-value over the legal actions."""
     from tablegym.models.sb3_files import restore
 
-    model = restore(sb3_dqn(game, 1, hidden, 0, 1.0, 1.0), run_dir / "model.zip")
+    model = restore(sb3_dqn(game, num_envs=1, hidden=hidden, seed=0, reward_scale=1.0, minutes=1.0),
+                    run_dir / "model.zip")
 
     def choose(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         with torch.no_grad():
