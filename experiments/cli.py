@@ -665,9 +665,9 @@ def _train(argv: list[str]) -> int:
     if name is None and not any(a == "--game" or a.startswith("--game=") for a in argv):
         return _usage_error(f"train: name a game ({PROG} train GAME [ARGUMENTS]); games with a trainer: {trainable}")
     algo = _algo(argv)
-    if algo not in (None, "ppo", "dqn"):
-        return _usage_error(f"train: --algo must be ppo or dqn (masked PPO or DQN over the vector envs), or left out "
-                            f"for the game's own trainer; got {algo!r}")
+    if algo not in (None, "ppo", "dqn", "imitate"):
+        return _usage_error(f"train: --algo must be ppo or dqn (masked PPO or DQN over the vector envs), imitate (PPO's "
+                            f"network fitted to a teacher's games) or left out for the game's own trainer; got {algo!r}")
     if algo is not None:
         return importlib.import_module(f"tablegym.training.{algo}").cli_main(argv)
     trainer = _DEFAULT_TRAINER
@@ -698,7 +698,9 @@ def _train_help() -> str:
     first line of its module's docstring)."""
     lines = [f"usage: {PROG} train GAME [ARGUMENTS]   ({PROG} train GAME --help: that trainer's arguments)",
              f"       {PROG} train GAME --algo ppo|dqn [ARGUMENTS]   (masked PPO or DQN over the game's vector env, "
-             "any game with one)", "",
+             "any game with one)",
+             f"       {PROG} train GAME --algo imitate --teacher SPEC [ARGUMENTS]   (PPO's network fitted to the "
+             "moves of any agent, a start for --algo ppo)", "",
              "games and what their trainer learns:"]
     width = max(len(p.name) for p in plugins())
     for record in plugins():
