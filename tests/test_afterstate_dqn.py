@@ -14,6 +14,7 @@ import tablegym.envs  # noqa: F401
 from tablegym.envs import make_game
 from tablegym.envs.threes.ntuple import NTupleNet, load_ntuple, ranks_tensor
 from tablegym.experiments.cli import main as cli
+from tests.cli_errors import assert_one_error_line
 from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.training import afterstate_dqn
@@ -119,13 +120,7 @@ def test_a_second_run_in_the_same_folder_resumes(trained, capsys):
     (["threes", "--afterstate", "--stage-ranks", "20"], "stage_ranks must be increasing ranks in 1..15"),
 ])
 def test_bad_arguments_get_one_error_line(argv, words, capsys, tmp_path):
-    try:
-        status = cli(["train", argv[0], "--algo", "dqn", *argv[1:], "--run-dir", str(tmp_path / "r")])
-    except SystemExit as exit_:  # argparse's usage error
-        status = exit_.code
-    err = capsys.readouterr().err
-    errors = [line for line in err.splitlines() if "error:" in line]
-    assert status == 2 and len(errors) == 1 and words in errors[0] and "Traceback" not in err, err
+    assert_one_error_line(["train", argv[0], "--algo", "dqn", *argv[1:], "--run-dir", str(tmp_path / "r")], words, capsys)
     assert not (tmp_path / "r").exists()  # refused before a run directory was made
 
 

@@ -10,6 +10,7 @@ import torch
 from tablegym.envs import make_game
 from tablegym.envs.core import CHANCE, sample_outcome
 from tablegym.experiments.cli import main as cli
+from tests.cli_errors import assert_one_error_line
 from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.models.export import load_exported
@@ -107,10 +108,4 @@ def test_a_single_player_game_trains_and_its_q_network_plays_greedy(tmp_path):
     (["train", "nosuchgame", "--algo", "dqn"], "unknown game 'nosuchgame'"),
 ])
 def test_bad_arguments_get_one_error_line(argv, words, capsys):
-    try:
-        status = cli(argv)
-    except SystemExit as exit_:  # argparse's usage error
-        status = exit_.code
-    err = capsys.readouterr().err
-    errors = [line for line in err.splitlines() if "error:" in line]
-    assert status == 2 and len(errors) == 1 and words in errors[0] and "Traceback" not in err, err
+    assert_one_error_line(argv, words, capsys)

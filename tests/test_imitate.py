@@ -5,12 +5,14 @@ PPO's network fitted to them picks the teacher's moves, plays as ``policy:path=`
 from __future__ import annotations
 
 import json
+import shutil
 
+import gymnasium
 import numpy as np
 import pytest
 
 from tablegym.envs import make_game
-from tablegym.experiments.cli import main as cli
+from tests.cli_errors import assert_one_error_line
 from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.models.policy import load_actor_critic
@@ -18,8 +20,6 @@ from tablegym.training import imitate, ppo
 
 @pytest.mark.parametrize("name", ["friday", "threes", "trilobite-tiny", "sim"])
 def test_each_recorded_decision_is_the_teachers_legal_move_with_its_mover_s_return(name):
-    import gymnasium
-
     envs = gymnasium.make_vec(ppo.env_id_of(name), num_envs=1)
     inputs, actions = int(np.prod(envs.single_observation_space.shape)), int(envs.single_action_space.n)
     envs.close()
@@ -62,8 +62,6 @@ def test_the_fitted_policy_picks_the_teachers_moves(fitted):
 def test_a_rerun_records_only_the_missing_games_and_ppo_goes_on_from_the_fit(fitted, tmp_path):
     run, argv = fitted
     copy = tmp_path / "run"
-    import shutil
-
     shutil.copytree(run, copy)
     before = {p.name: p.stat().st_mtime_ns for p in (copy / "demos").iterdir()}
     argv = [a if a != str(run) else str(copy) for a in argv]
@@ -84,10 +82,4 @@ def test_a_rerun_records_only_the_missing_games_and_ppo_goes_on_from_the_fit(fit
     (["train", "starship", "--algo", "imitate", "--teacher", "random"], "starship"),
 ])
 def test_bad_arguments_get_one_error_line(argv, words, capsys):
-    try:
-        status = cli(argv)
-    except SystemExit as exit_:  # argparse's usage error
-        status = exit_.code
-    err = capsys.readouterr().err
-    errors = [line for line in err.splitlines() if "error:" in line]
-    assert status == 2 and len(errors) == 1 and words in errors[0] and "Traceback" not in err, err
+    assert_one_error_line(argv, words, capsys)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from tablegym.envs import make_game
-from tablegym.experiments.cli import main as cli
+from tests.cli_errors import assert_one_error_line
 from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.training import ppo
@@ -96,13 +96,7 @@ def test_the_reward_flag_trains_on_the_env_s_other_reward_and_evaluates_the_defa
     (["train", "friday", "--algo", "dqn", "--reward", "moves"], "--reward 'moves': reward must be one of"),
 ])
 def test_bad_arguments_get_one_error_line(argv, words, capsys):
-    try:
-        status = cli(argv)
-    except SystemExit as exit_:  # argparse's usage error
-        status = exit_.code
-    err = capsys.readouterr().err
-    errors = [line for line in err.splitlines() if "error:" in line]
-    assert status == 2 and len(errors) == 1 and words in errors[0] and "Traceback" not in err, err
+    assert_one_error_line(argv, words, capsys)
 
 
 def test_the_policy_alone_plays_matches_as_an_agent(trained):
