@@ -109,3 +109,17 @@ def test_a_single_player_game_trains_and_its_q_network_plays_greedy(tmp_path):
 ])
 def test_bad_arguments_get_one_error_line(argv, words, capsys):
     assert_one_error_line(argv, words, capsys)
+
+
+def test_double_dqn_values_the_online_choice_and_plain_dqn_the_target_s_legal_max():
+    """Two fixed networks over one position with moves 0 and 2 legal: the online network prefers
+    move 2, the target network prefers move 1 (illegal) and then move 0."""
+    online = torch.nn.Linear(1, 3, bias=True)
+    target = torch.nn.Linear(1, 3, bias=True)
+    with torch.no_grad():
+        for net, bias in ((online, [0.0, 5.0, 1.0]), (target, [3.0, 9.0, 2.0])):
+            net.weight.zero_()
+            net.bias.copy_(torch.tensor(bias))
+    obs, mask = torch.zeros((1, 1)), torch.tensor([[True, False, True]])
+    assert dqn.bootstrap(online, target, obs, mask, double=True).item() == 2.0  # target's Q of online's move 2
+    assert dqn.bootstrap(online, target, obs, mask, double=False).item() == 3.0  # target's largest legal Q (move 0)

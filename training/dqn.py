@@ -8,8 +8,8 @@ is the player to move's (``opponent=None``), so Q(s, a) is the value of move ``a
 and the value of the next position counts against the mover when the other player moves there
 (negamax: the n-step return and its discount carry a sign per step). A share of the boards plays
 a random opponent. Targets are n-step Double DQN: ``r_n + gamma^n * sign * Q_target(s_n,
-argmax_legal Q(s_n, .))``, no bootstrap once the board ended (terminated, or truncated by a
-``max_moves`` option). ``--afterstate``: Q(s, a) = gain + V(afterstate) over the game's afterstate
+argmax_legal Q(s_n, .))`` (``--no-double``: ``max_legal Q_target(s_n, .)``), no bootstrap once the
+board ended (terminated, or truncated by a ``max_moves`` option). ``--afterstate``: Q(s, a) = gain + V(afterstate) over the game's afterstate
 network instead (training/afterstate_dqn.py; Threes). ``--out`` writes the Q-network as a tablegym checkpoint whose compiled
 evaluator takes the largest Q over the legal actions, so ``eval=learned:PATH`` runs it in every
 searcher of the game.
@@ -88,6 +88,9 @@ class Args:
     eps_fraction: float = 0.5
     """share of the budget (steps or minutes, whichever is further along) over which epsilon
     decays linearly"""
+    double: bool = True
+    """Double DQN: the online network picks the next position's move and the target network values
+    it (--no-double: the target network's own largest legal Q, as plain DQN and SB3's DQN)"""
     max_grad_norm: float = 10.0
     """gradient clipping"""
     hidden: tuple[int, ...] = (128, 128)
@@ -249,6 +252,16 @@ class DQNLearner(Learner):
         save(self.qnet, self.game, out, output="max", metadata={"trainer": "dqn", **progress})
 
 
+def bootstrap(qnet: nn.Module, target: nn.Module, next_obs: torch.Tensor, next_mask: torch.Tensor,
+              double: bool) -> torch.Tensor:
+    """The value a target bootstraps from, over the legal moves of the next position: the target
+    network's Q of the online network's best move (Double DQN, which counters max's upward bias)
+    or, with ``double`` off, the target network's own largest Q."""
+    chooser = qnet if double else target
+    best = chooser(next_obs).masked_fill(~next_mask, MASKED).argmax(-1, keepdim=True)
+    return target(next_obs).gather(1, best).squeeze(1)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_dataclass_args(Args, argv, "tablegym train GAME --algo dqn", __doc__.splitlines()[0])
     try:
@@ -320,14 +333,12 @@ def main(argv: list[str] | None = None) -> int:
         episode_return[ended | restarting] = 0.0
         run.played(int((ended & ~restarting).sum()))
         restarting, seat = ended, next_seat
-        # 4. learn: n-step Double DQN targets over the legal actions, Huber loss
+        # 4. learn: n-step (Double) DQN targets over the legal actions, Huber loss
         if replay.n >= max(args.learning_starts, 1) and run.due(args.train_every):
             for _ in range(args.updates):
                 b_obs, b_act, b_ret, b_disc, b_done, b_next, b_mask = replay.sample(rng, args.batch_size)
                 with torch.no_grad():
-                    best = qnet(b_next).masked_fill(~b_mask, MASKED).argmax(-1, keepdim=True)
-                    bootstrap = target(b_next).gather(1, best).squeeze(1)
-                    y = b_ret + b_disc * (1.0 - b_done) * bootstrap
+                    y = b_ret + b_disc * (1.0 - b_done) * bootstrap(qnet, target, b_next, b_mask, args.double)
                 q = qnet(b_obs).gather(1, b_act[:, None]).squeeze(1)
                 loss = F.smooth_l1_loss(q, y)
                 optimizer.zero_grad()
