@@ -135,6 +135,10 @@ class GamePlugin:
     outcome: str | None = None
     """``(finished state) -> dict``: what a single-player run records of a game beyond its
     return (a score, a win)."""
+    max_decisions: int | None = None
+    """A cap on the decisions of a single-player run's game (Friday: its env's ``max_steps``):
+    where moves can go round in circles a deterministic agent may never finish; a game stopped
+    there is recorded as truncated, not won, return 0 (what the env gives at truncation)."""
     command: str | None = None
     """``add_command(subparsers)``: the game's own ``tablegym`` subcommand, named after the game
     (the starship generator's ``tablegym starship``)."""

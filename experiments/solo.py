@@ -44,11 +44,13 @@ def play_deal(game: Game, agent: Any, seed: int, index: int) -> dict:
     state, rng = deal(game, seed, index)
     chance = load(record.chance) if record.chance else None
     start = time.perf_counter()
-    played = play_game(game, [agent], rng, start=state, chance=chance)
+    played = play_game(game, [agent], rng, start=state, chance=chance, max_decisions=record.max_decisions)
     out = {"game": index, "seed": seed, "return": played.returns[0], "decisions": played.move_counts[0],
            "seconds": time.perf_counter() - start}
     if record.outcome:
         out.update(load(record.outcome)(played.final))
+    if not played.final.is_terminal():  # stopped at the record's max_decisions
+        out["truncated"] = True
     return out
 
 

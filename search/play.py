@@ -78,6 +78,7 @@ def play_game(
     opening: Sequence[int] | None = None,
     start: State | None = None,
     chance: Callable[[State, np.random.Generator], State] | None = None,
+    max_decisions: int | None = None,
 ) -> GameRecord:
     """Play one game, ``agents[p]`` moving for player ``p``, and return its record.
 
@@ -85,7 +86,8 @@ def play_game(
     else ``opening_plies`` random moves drawn from ``rng``; the agents then receive ``rng`` too,
     so one seed fixes the whole game. Chance nodes draw one outcome each from ``rng``, or are
     resolved by ``chance(state, rng) -> state`` when a game has a faster sampler of its own
-    (its outcomes are then not in the record's actions). An illegal agent move raises
+    (its outcomes are then not in the record's actions). With ``max_decisions`` the game stops
+    after that many agent moves, unfinished (its record's ``final`` is not terminal). An illegal agent move raises
     ``IllegalActionError`` with a note naming the agent.
     """
     n = game.spec.num_players
@@ -100,7 +102,7 @@ def play_game(
         actions.append(int(a))
     counts = [0] * n
     seconds = [0.0] * n
-    while not state.is_terminal():
+    while not state.is_terminal() and (max_decisions is None or sum(counts) < max_decisions):
         player = state.current_player()
         if player == CHANCE and chance is not None:
             state = chance(state, rng)
