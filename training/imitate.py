@@ -212,7 +212,7 @@ def load_demos(demos: Path) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray
     if not files:
         raise ValueError(f"no demonstrations in {demos}")
     held = len(files) // 10
-    chunks = [dict(np.load(f)) for f in files]
+    chunks = [dict(np.load(f, allow_pickle=False)) for f in files]
     games = sum(len(c["game_returns"]) for c in chunks)
 
     def join(part: list[dict]) -> dict[str, np.ndarray]:
