@@ -137,8 +137,9 @@ class Recorder:
 
 def record_chunk(task: tuple[str, str, str, int, int, int, int, int]) -> dict[str, np.ndarray]:
     """Games ``first .. first+count-1`` of the deals seeded ``seed``, played by the teacher in
-    every seat: the decisions' arrays, each with the mover's final return (a module-level
-    function so that it runs in a worker process)."""
+    every seat (stopped at the record's ``max_decisions``, as single-player runs are): the
+    decisions' arrays, each with the mover's final return (a module-level function so that it
+    runs in a worker process)."""
     from tablegym.experiments.solo import deal
     from tablegym.models.agents import make_agent
     from tablegym.search.play import play_game
@@ -153,7 +154,8 @@ def record_chunk(task: tuple[str, str, str, int, int, int, int, int]) -> dict[st
         start, rng = deal(game, seed, index)
         before = len(recorder.moves)
         played = play_game(game, [recorder] * game.spec.num_players, rng,
-                           opening_plies if game.spec.num_players > 1 else 0, start=start, chance=chance)
+                           opening_plies if game.spec.num_players > 1 else 0, start=start, chance=chance,
+                           max_decisions=record.max_decisions)
         returns += [played.returns[p] for p in recorder.players[before:]]
         games += [index - first] * (len(recorder.moves) - before)
         results.append(played.returns[0])
@@ -206,8 +208,8 @@ def _chunk_path(demos: Path, first: int) -> Path:
 
 
 def load_demos(demos: Path) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], int]:
-    """The decisions of the training chunks, those of the held-out chunks (the last tenth, none
-    when there is one chunk) and the number of games recorded."""
+    """The decisions of the training chunks, those of the held-out chunks (the last tenth, rounded
+    down: none under ten chunks) and the number of games recorded."""
     files = sorted(demos.glob("games_*[0-9].npz"))
     if not files:
         raise ValueError(f"no demonstrations in {demos}")
