@@ -73,6 +73,7 @@ env draws it (``streams.choice`` by default)."""
 _I, _F = types.int64, types.float64
 _I1, _I2, _U2 = types.int64[::1], types.int64[:, ::1], types.uint64[:, ::1]
 _B1, _F1, _F2, _M2 = types.boolean[::1], types.float64[::1], types.float32[:, ::1], types.int8[:, ::1]
+_B2, _F2_64 = types.boolean[:, ::1], types.float64[:, ::1]
 
 RANDOM, SELF_PLAY, SEARCH = 0, 1, 3
 """How the other seat of a two-player batch moves (the kernel's ``opponent`` argument)."""
@@ -600,6 +601,36 @@ class CompiledKernel:
         return self.address
 
 
+_CHILDREN_ARGS = (_I2, _M2, types.float32[:, :, ::1], _B2, _F2_64, _I1, _I)
+
+
+@_quiet_njit(types.none(*_CHILDREN_ARGS))
+def children_of(states, masks, obs, ended, result, kernels, width):
+    """Each board's children: for every legal move ``a`` of board ``i`` (``masks``), the position
+    after it, as the observation of the player to move there (``obs[i, a]``), whether the move
+    ended the game (``ended[i, a]``) and then the game's result for the board's mover
+    (``result[i, a]``: +1 won, -1 lost, 0 drawn). Games without chance only: the mover's
+    opponent is to move in every unfinished child. What an afterstate learner values
+    (training/negamax_dqn.py); the boards are left as they were."""
+    moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
+    child = np.empty(states.shape[1], np.int64)
+    for i in range(states.shape[0]):
+        s = states[i]
+        mover = _read(to_move, s)
+        for a in range(masks.shape[1]):
+            ended[i, a] = False
+            result[i, a] = 0.0
+            if masks[i, a] == 0:
+                continue
+            child[:] = s
+            push(child, a)
+            if _read(outcome, child) != ONGOING:
+                ended[i, a] = True
+                result[i, a] = _reward_of(child, mover, outcome)
+            else:
+                observe(child, _read(to_move, child), obs[i, a])
+
+
 STEP_TWO_PLAYER_SLICES = (step_two_player_slices, CompiledKernel(step_two_player, STEP_TWO_PLAYER_T).address)
 STEP_SINGLE_SLICES = (step_single_slices, CompiledKernel(step_single, STEP_SINGLE_T).address)
 """What ``KernelVectorEnv._run_boards`` takes to step the boards in slices: the entry point in
@@ -1057,6 +1088,23 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
             self._run_boards(self._search.step, args)
         truncs = np.zeros(self.num_envs, dtype=bool)
         return self._observations(), self._rewards.copy(), self._terms.copy(), truncs, self._info()
+
+    def children(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every board's children, for learners that value positions rather than moves
+        (training/negamax_dqn.py): ``(obs, ended, result, legal)`` of shapes ``(N, A, *obs)``,
+        ``(N, A)``, ``(N, A)``, ``(N, A)``: for each legal move of the player to move, the next
+        position as its new mover observes it; whether the move ends the game, and then the
+        result for the player who moved (+1, -1, 0). A board waiting for its auto-reset has no
+        legal move. Games with chance nodes are refused (their children are distributions)."""
+        if self._state_class.kernels.chance is not None:
+            raise ValueError(f"children(): {self.game.spec.name} has chance nodes; only games without chance "
+                             f"have one position a move")
+        n, a = self.num_envs, self._num_actions
+        obs = np.zeros((n, a, self._obs.shape[1]), dtype=np.float32)
+        ended, result = np.zeros((n, a), dtype=bool), np.zeros((n, a))
+        legal = self._masks.astype(bool)
+        children_of(self._states, self._masks, obs, ended, result, self._kernels, self._width)
+        return obs.reshape((n, a, *self._obs_shape)), ended, result, legal
 
     def _info(self) -> dict[str, Any]:
         info = super()._info()

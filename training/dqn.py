@@ -371,11 +371,18 @@ def main(argv: list[str] | None = None) -> int:
 
 def cli_main(argv: list[str] | None = None) -> int:
     """``tablegym train GAME --algo dqn ...`` (the CLI hands over the arguments as typed); with
-    ``--afterstate``, Q-learning over afterstates (training/afterstate_dqn.py)."""
+    ``--afterstate``, Q-learning over afterstates: the game's afterstate network where its record
+    names one (training/afterstate_dqn.py: Threes), else a value of the children of two-player
+    games without chance (training/negamax_dqn.py)."""
     if argv is not None and "--afterstate" in argv:
-        from tablegym.training import afterstate_dqn
+        from tablegym.training import afterstate_dqn, negamax_dqn
 
-        return afterstate_dqn.main(argv)
+        game = argv[0] if argv and not argv[0].startswith("-") else Args.game
+        try:
+            by_children = tablegym.envs.plugin(game).afterstate is None
+        except ValueError:  # an unknown game: the afterstate trainer names the known ones
+            by_children = False
+        return (negamax_dqn if by_children else afterstate_dqn).main(argv)
     return main(argv)
 
 

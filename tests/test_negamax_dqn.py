@@ -1,0 +1,151 @@
+"""Q-learning in afterstate form for two-player games (training/negamax_dqn.py, ``tablegym train
+trilobite --algo dqn --afterstate``): the vector env's children are the rules' own, Q is the
+negamax of V over them, the learner beats a random player on TrilobiteTiny, its file plays in
+the searches, it resumes, and bad arguments get one line."""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+
+import tablegym.envs  # noqa: F401
+from tablegym.envs import make_game
+from tablegym.envs.core import KEY
+from tablegym.experiments.cli import main as cli
+from tablegym.models.agents import make_agent
+from tablegym.models.checkpoint import load_checkpoint
+from tablegym.search.solver import solved_values
+from tablegym.training import negamax_dqn
+from tests.cli_errors import assert_one_error_line
+
+negamax_q = negamax_dqn.negamax_q
+
+TINY = ["--num-envs", "64", "--learning-starts", "2000", "--batch-size", "256", "--hidden", "32", "32",
+        "--eval-every", "0", "--no-progress"]
+
+
+@pytest.mark.parametrize("env_id", ["tablegym/Trilobite-v0", "tablegym/TrilobiteTiny-v0", "tablegym/Sim-v0"])
+def test_children_are_the_positions_the_rules_move_to(env_id):
+    envs = gymnasium.make_vec(env_id, num_envs=12, opponent=None)
+    envs.reset(seed=5)
+    boards, rng = envs.unwrapped, np.random.default_rng(5)
+    seen_end = seen_live = 0
+    for _ in range(30):
+        before = boards._states.copy()
+        obs, ended, result, legal = boards.children()
+        assert np.array_equal(boards._states, before)  # the boards are left as they were
+        for i in range(boards.num_envs):
+            state = boards.game_state(i)
+            moves = state.legal_actions() if not state.is_terminal() else []
+            assert sorted(np.flatnonzero(legal[i])) == sorted(moves)
+            for a in moves:
+                child = state.child(a)
+                if child.is_terminal():
+                    seen_end += 1
+                    assert ended[i, a] and result[i, a] == child.returns()[state.current_player()]
+                else:
+                    seen_live += 1
+                    assert not ended[i, a]
+                    mover = child.current_player()
+                    assert mover == 1 - state.current_player()
+                    assert np.array_equal(obs[i, a].ravel(), np.asarray(child.observation(mover), np.float32).ravel())
+        masks = boards.action_masks()
+        envs.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+    assert seen_end and seen_live
+    envs.close()
+
+
+def test_games_with_chance_have_no_children():
+    envs = gymnasium.make_vec("tablegym/Trap-v0", num_envs=2, opponent=None)
+    envs.reset(seed=0)
+    with pytest.raises(ValueError, match="chance"):
+        envs.unwrapped.children()
+    envs.close()
+
+
+def test_q_is_the_result_or_minus_the_childs_value():
+    obs = np.zeros((2, 3, 4), dtype=np.float32)
+    obs[0, 1] = 1.0
+    ended = np.array([[True, False, False], [False, False, False]])
+    result = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    legal = np.array([[True, True, False], [True, False, True]])
+    net = torch.nn.Sequential(torch.nn.Linear(4, 1))
+    with torch.no_grad():
+        net[0].weight[:] = 0.25
+        net[0].bias[:] = 0.5
+    q = negamax_q(net, (obs, ended, result, legal))
+    assert q.tolist() == [[1.0, -1.5, -np.inf], [-0.5, -np.inf, -0.5]]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    run = tmp_path_factory.mktemp("negamax") / "run"
+    argv = ["trilobite-tiny", "--algo", "dqn", "--afterstate", "--total-steps", str(64 * 800), *TINY,
+            "--run-dir", str(run), "--out", str(run / "v.pt")]
+    assert cli(["train", *argv]) == 0
+    return run, argv
+
+
+def _positions(state, seen):
+    """Every unfinished position reachable from ``state`` (by its key)."""
+    if state.is_terminal() or state.array[KEY] in seen:
+        return
+    seen[state.array[KEY]] = state
+    for a in state.legal_actions():
+        _positions(state.child(a), seen)
+
+
+def _solved_share(net) -> float:
+    """The share of TrilobiteTiny's unfinished positions whose exact result for the player to
+    move (won, drawn, lost: the solver's) ``net`` tells (V above 1/3, between, below -1/3)."""
+    game = make_game("trilobite-tiny")
+    positions = {}
+    _positions(game.new_initial_state(), positions)
+    obs = np.stack([np.asarray(p.observation(p.current_player()), np.float32).ravel() for p in positions.values()])
+    with torch.no_grad():
+        v = net(torch.from_numpy(obs)).squeeze(1).numpy()
+    told = np.digitize(v, [-1 / 3, 1 / 3]) - 1
+    exact = np.sign([max(solved_values(p).values()) for p in positions.values()])
+    return float(np.mean(told == exact))
+
+
+def test_it_learns_the_solvers_values(trained):
+    run, _ = trained
+    payload = load_checkpoint(run / "checkpoint.pt")
+    net = negamax_dqn.value_network(27, (32, 32))
+    net.load_state_dict({k.partition(".")[2]: v for k, v in payload["model"].items() if k.startswith("v.")})
+    torch.manual_seed(0)
+    learned, untrained = _solved_share(net), _solved_share(negamax_dqn.value_network(27, (32, 32)))
+    assert learned >= 0.45 and learned > untrained + 0.25, (learned, untrained)
+
+
+def test_its_file_plays_in_the_search_and_through_the_cli(trained, capsys):
+    run, _ = trained
+    game = make_game("trilobite-tiny")
+    state = game.new_initial_state()
+    for spec in (f"alphabeta:eval=learned:{run / 'v.pt'},depth=3", f"alphabeta:eval=learned:{run / 'v.pt'},time=0.01"):
+        assert make_agent(game, spec)(state, np.random.default_rng(0)) in state.legal_actions()
+    assert cli(["eval", "trilobite-tiny", f"alphabeta:eval=learned:{run / 'v.pt'},depth=2", "random", "--games", "2",
+                "--no-progress"]) == 0
+    assert "| 2 (" in capsys.readouterr().out
+
+
+def test_it_resumes_at_the_next_iteration(trained):
+    run, argv = trained
+    assert load_checkpoint(run / "checkpoint.pt")["metadata"]["iteration"] == 800
+    more = [a if a != str(64 * 800) else str(64 * 850) for a in argv]
+    assert cli(["train", *more]) == 0
+    assert load_checkpoint(run / "checkpoint.pt")["metadata"]["iteration"] == 850
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["train", "trap", "--algo", "dqn", "--afterstate"], "without chance"),
+    (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--epsilon", "2"], "--epsilon"),
+    (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--hidden", "0"], "--hidden"),
+    (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--learning-starts", "10",
+      "--buffer-size", "5"], "--learning-starts"),
+])
+def test_bad_arguments_get_one_line(argv, words, capsys):
+    assert_one_error_line(argv, words, capsys)
