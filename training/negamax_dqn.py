@@ -87,7 +87,8 @@ class Args:
     eval_every: int = 2_000
     """iterations between evaluations (0: never)"""
     eval_games: int = 200
-    """games of an evaluation: one-ply greedy play against --eval-opponent, seats alternating"""
+    """games of an evaluation: one-ply greedy play against --eval-opponent, seats alternating, from
+    --opening-plies random moves (at least 2)"""
     eval_opponent: str = "alphabeta:eval=advanced,depth=2"
     """the other seat of the evaluation (a compiled search spec, or random)"""
     save_every: int = 2_000
@@ -170,10 +171,13 @@ class Replay:
         return torch.from_numpy(self.obs[idx]), torch.from_numpy(self.y[idx])
 
 
-def evaluate(net: nn.Module, env_id: str, opponent: str, games: int, seed: int, options: dict) -> float:
+def evaluate(net: nn.Module, env_id: str, opponent: str, games: int, seed: int, options: dict,
+             opening_plies: int = 2) -> float:
     """The mean result (+1 a win, -1 a loss) of one-ply greedy play against ``opponent``, which
-    moves inside the batch, seats alternating; one game a board."""
-    envs = gymnasium.make_vec(env_id, num_envs=games, opponent=opponent, agent_seat="alternate", **options)
+    moves inside the batch, seats alternating, from ``opening_plies`` random moves (without them
+    a deterministic opponent plays two distinct games); one game a board."""
+    envs = gymnasium.make_vec(env_id, num_envs=games, opponent=opponent, agent_seat="alternate",
+                              opening_plies=opening_plies, **options)
     envs.reset(seed=seed)
     boards = envs.unwrapped
     results, done = np.zeros(games), np.zeros(games, dtype=bool)
@@ -286,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         # 4. evaluate, save
         if run.due(args.eval_every):
             score = evaluate(net, env_id, args.eval_opponent, args.eval_games, 10_000 + run.iteration,
-                             args.game_options)
+                             args.game_options, max(args.opening_plies, 2))
             run.log({"eval/return_vs_opponent": score})
             run.bar.write(f"iteration {run.iteration}: one-ply greedy vs {args.eval_opponent} {score:+.3f} "
                           f"({args.eval_games} games)")
