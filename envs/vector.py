@@ -74,6 +74,7 @@ _I, _F = types.int64, types.float64
 _I1, _I2, _U2 = types.int64[::1], types.int64[:, ::1], types.uint64[:, ::1]
 _B1, _F1, _F2, _M2 = types.boolean[::1], types.float64[::1], types.float32[:, ::1], types.int8[:, ::1]
 _B2, _F2_64 = types.boolean[:, ::1], types.float64[:, ::1]
+_B3, _F3 = types.boolean[:, :, ::1], types.float64[:, :, ::1]
 
 RANDOM, SELF_PLAY, SEARCH = 0, 1, 3
 """How the other seat of a two-player batch moves (the kernel's ``opponent`` argument)."""
@@ -631,6 +632,45 @@ def children_of(states, masks, obs, ended, result, kernels, width):
                 observe(child, _read(to_move, child), obs[i, a])
 
 
+_GRANDCHILDREN_ARGS = (_I2, _M2, types.float32[:, :, :, ::1], _B3, _F3, _B3, _I1, _I)
+
+
+@_quiet_njit(types.none(*_GRANDCHILDREN_ARGS))
+def grandchildren_of(states, masks, obs, ended, result, legal, kernels, width):
+    """Each board's positions two moves on: for every legal move ``a`` of board ``i`` that does
+    not end the game and every legal reply ``b`` (``legal[i, a, b]``), the position after both,
+    as its player to move (the board's mover again) observes it (``obs[i, a, b]``), whether the
+    reply ended the game (``ended[i, a, b]``) and then the result for the board's mover
+    (``result[i, a, b]``). Games without chance only (``children_of``)."""
+    moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
+    child = np.empty(states.shape[1], np.int64)
+    grandchild = np.empty(states.shape[1], np.int64)
+    buf = np.empty(width, np.int64)
+    for i in range(states.shape[0]):
+        s = states[i]
+        mover = _read(to_move, s)
+        for a in range(masks.shape[1]):
+            legal[i, a, :] = False
+            ended[i, a, :] = False
+            result[i, a, :] = 0.0
+            if masks[i, a] == 0:
+                continue
+            child[:] = s
+            push(child, a)
+            if _read(outcome, child) != ONGOING:
+                continue
+            for k in range(moves(child, buf)):
+                b = buf[k]
+                legal[i, a, b] = True
+                grandchild[:] = child
+                push(grandchild, b)
+                if _read(outcome, grandchild) != ONGOING:
+                    ended[i, a, b] = True
+                    result[i, a, b] = _reward_of(grandchild, mover, outcome)
+                else:
+                    observe(grandchild, _read(to_move, grandchild), obs[i, a, b])
+
+
 STEP_TWO_PLAYER_SLICES = (step_two_player_slices, CompiledKernel(step_two_player, STEP_TWO_PLAYER_T).address)
 STEP_SINGLE_SLICES = (step_single_slices, CompiledKernel(step_single, STEP_SINGLE_T).address)
 """What ``KernelVectorEnv._run_boards`` takes to step the boards in slices: the entry point in
@@ -1096,15 +1136,31 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
         position as its new mover observes it; whether the move ends the game, and then the
         result for the player who moved (+1, -1, 0). A board waiting for its auto-reset has no
         legal move. Games with chance nodes are refused (their children are distributions)."""
-        if self._state_class.kernels.chance is not None:
-            raise ValueError(f"children(): {self.game.spec.name} has chance nodes; only games without chance "
-                             f"have one position a move")
+        self._no_chance("children")
         n, a = self.num_envs, self._num_actions
         obs = np.zeros((n, a, self._obs.shape[1]), dtype=np.float32)
         ended, result = np.zeros((n, a), dtype=bool), np.zeros((n, a))
         legal = self._masks.astype(bool)
         children_of(self._states, self._masks, obs, ended, result, self._kernels, self._width)
         return obs.reshape((n, a, *self._obs_shape)), ended, result, legal
+
+    def grandchildren(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every board's positions two moves on (a search of two plies in one compiled call):
+        ``(obs, ended, result, legal)`` of shapes ``(N, A, A, *obs)`` and ``(N, A, A)``: for each
+        legal move ``a`` that does not end the game (``children()`` tells those) and each legal
+        reply ``b``, the position after both as the board's mover observes it, whether the reply
+        ends the game, and then the result for the board's mover."""
+        self._no_chance("grandchildren")
+        n, a = self.num_envs, self._num_actions
+        obs = np.zeros((n, a, a, self._obs.shape[1]), dtype=np.float32)
+        ended, result, legal = np.zeros((n, a, a), dtype=bool), np.zeros((n, a, a)), np.zeros((n, a, a), dtype=bool)
+        grandchildren_of(self._states, self._masks, obs, ended, result, legal, self._kernels, self._width)
+        return obs.reshape((n, a, a, *self._obs_shape)), ended, result, legal
+
+    def _no_chance(self, what: str) -> None:
+        if self._state_class.kernels.chance is not None:
+            raise ValueError(f"{what}(): {self.game.spec.name} has chance nodes; only games without chance "
+                             f"have one position a move")
 
     def _info(self) -> dict[str, Any]:
         info = super()._info()

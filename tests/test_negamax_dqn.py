@@ -57,11 +57,54 @@ def test_children_are_the_positions_the_rules_move_to(env_id):
     envs.close()
 
 
+def test_grandchildren_are_the_positions_two_moves_on_and_q_is_their_minimax():
+    envs = gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=8, opponent=None)
+    envs.reset(seed=2)
+    boards, rng = envs.unwrapped, np.random.default_rng(2)
+    net = negamax_dqn.value_network(27, (8,))
+    checked = 0
+    for _ in range(12):
+        children, grandchildren = boards.children(), boards.grandchildren()
+        obs2, ended2, result2, legal2 = grandchildren
+        q = negamax_q(net, children, grandchildren)
+        for i in range(boards.num_envs):
+            state = boards.game_state(i)
+            if state.is_terminal():
+                continue
+            me = state.current_player()
+            for a in state.legal_actions():
+                child = state.child(a)
+                if child.is_terminal():
+                    assert not legal2[i, a].any() and q[i, a] == child.returns()[me]
+                    continue
+                assert sorted(np.flatnonzero(legal2[i, a])) == sorted(child.legal_actions())
+                values = []
+                for b in child.legal_actions():
+                    grand = child.child(b)
+                    if grand.is_terminal():
+                        assert ended2[i, a, b] and result2[i, a, b] == grand.returns()[me]
+                        values.append(grand.returns()[me])
+                    else:
+                        assert grand.current_player() == me and not ended2[i, a, b]
+                        seen = np.asarray(grand.observation(me), np.float32).ravel()
+                        assert np.array_equal(obs2[i, a, b].ravel(), seen)
+                        with torch.no_grad():
+                            values.append(float(net(torch.from_numpy(seen)[None])[0, 0]))
+                assert q[i, a] == pytest.approx(min(values), abs=1e-6)
+                checked += 1
+        masks = boards.action_masks()
+        envs.step(np.argmax(rng.random(masks.shape) * masks, axis=1))
+    assert checked > 50
+    envs.close()
+
+
 def test_games_with_chance_have_no_children():
     envs = gymnasium.make_vec("tablegym/Trap-v0", num_envs=2, opponent=None)
     envs.reset(seed=0)
     with pytest.raises(ValueError, match="chance"):
         envs.unwrapped.children()
+    with pytest.raises(ValueError, match="chance"):
+        envs.unwrapped.grandchildren()
     envs.close()
 
 
@@ -144,6 +187,7 @@ def test_it_resumes_at_the_next_iteration(trained):
     (["train", "trap", "--algo", "dqn", "--afterstate"], "without chance"),
     (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--epsilon", "2"], "--epsilon"),
     (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--hidden", "0"], "--hidden"),
+    (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--plies", "3"], "--plies"),
     (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--learning-starts", "10",
       "--buffer-size", "5"], "--learning-starts"),
 ])

@@ -17,15 +17,18 @@ learns directly (its Trilobite critic scored 0.278 against the shipped TD networ
 Every board plays itself (``opponent=None``; the env's random opening plies and epsilon-greedy
 moves make the positions vary). At each position s reached the target is the best child by
 the target network, ``y(s) = max_a Q_target(s, a)``, stored with the observation of s in the
-replay buffer; the learner fits V(s) to y(s) (MSE, Adam), and the target network follows the
-online one every ``--target-every`` iterations. This is TD(0) of Tesauro's TD-Gammon with a
-one-ply max as in Q-learning; the children of all boards come from one compiled call of the
-vector env (``children()``), so millions of positions a run are valued where the TD-leaf
-trainer (training/td.py) searches a few hundred thousand games.
+replay buffer; the boards move by the same Q (epsilon-greedy), the learner fits V(s) to y(s)
+(MSE, Adam), and the target network follows the online one every ``--target-every``
+iterations. This is TD(0) of Tesauro's TD-Gammon with a one-ply max as in Q-learning; with
+``--plies 2`` each Q is a two-ply search instead (the reply worst for the mover), the targets
+of the TD-leaf trainer (training/td.py) at its depth 2 with lambda 0. The children (and their
+replies) of all boards come from one compiled call of the vector env (``children()``,
+``grandchildren()``), so millions of positions a run are valued and only the network runs in
+torch.
 
 The script reads top to bottom: arguments, the network and its negamax Q, the replay buffer,
 the evaluation against a compiled alpha-beta in the batch, the learner (saved and resumed),
-then the loop: value the children, store targets, act, learn, log, evaluate, save.
+then the loop: search the children, store targets, act, learn, log, evaluate, save.
 """
 
 from __future__ import annotations
@@ -60,6 +63,9 @@ class Args:
     """Q(s, a) = -V(child) (this trainer; --no-afterstate is training/dqn.py's Q-network)"""
     num_envs: int = 256
     """boards stepped together (an iteration steps each once)"""
+    plies: int = 1
+    """the search behind each target and move: 1 (the children) or 2 (their replies too, as the
+    TD-leaf trainer's depth 2)"""
     opening_plies: int = 2
     """random moves of both seats at each board's start (the env's opening_plies)"""
     total_steps: int = 1_000_000_000
@@ -114,6 +120,8 @@ class Args:
         for name in ("learning_starts", "eval_every", "save_every", "minutes", "opening_plies"):
             if getattr(self, name) < 0:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
+        if self.plies not in (1, 2):
+            raise ValueError(f"--plies must be 1 or 2, got {self.plies}")
         if not self.lr > 0:
             raise ValueError(f"--lr must be > 0, got {self.lr}")
         if not 0 <= self.epsilon <= 1:
@@ -133,14 +141,25 @@ def value_network(inputs: int, hidden: tuple[int, ...]) -> nn.Sequential:
     return nn.Sequential(*mlp(inputs, tuple(hidden), 1, 1.0), nn.Tanh())
 
 
-def negamax_q(net: nn.Module, children: tuple[np.ndarray, ...]) -> torch.Tensor:
+def negamax_q(net: nn.Module, children: tuple[np.ndarray, ...],
+              grandchildren: tuple[np.ndarray, ...] | None = None) -> torch.Tensor:
     """Q(s, a) of every board (rows) and move (columns) from the env's ``children()``: the
-    result where the move ends the game, else -V(child); -inf where illegal."""
+    result where the move ends the game, else -V(child); -inf where illegal. With the env's
+    ``grandchildren()``, a search of two plies instead: the reply worst for the mover, each
+    reply valued by its result or V of the position after it (the mover's own view)."""
     obs, ended, result, legal = children
     n, a = legal.shape
-    with torch.no_grad():
-        v = net(torch.from_numpy(obs.reshape(n * a, -1))).view(n, a)
-    q = torch.where(torch.from_numpy(ended), torch.from_numpy(result).float(), -v)
+    if grandchildren is None:
+        with torch.no_grad():
+            v = -net(torch.from_numpy(obs.reshape(n * a, -1))).view(n, a)
+    else:
+        obs2, ended2, result2, legal2 = grandchildren
+        live = legal2 & ~ended2  # only these need the network
+        values = torch.from_numpy(np.where(ended2, result2, np.inf)).float()
+        with torch.no_grad():
+            values[torch.from_numpy(live)] = net(torch.from_numpy(obs2[live].reshape(int(live.sum()), -1))).squeeze(1)
+        v = values.masked_fill(~torch.from_numpy(legal2), torch.inf).min(2).values
+    q = torch.where(torch.from_numpy(ended), torch.from_numpy(result).float(), v)
     return q.masked_fill(~torch.from_numpy(legal), -torch.inf)
 
 
@@ -258,14 +277,16 @@ def main(argv: list[str] | None = None) -> int:
     obs, _ = envs.reset(seed=args.seed + run.iteration)
     losses, values = [], []
     while run.next_iteration():
-        # 1. value every board's children; the target of each position is its best child
+        # 1. search every board's children; the target of each position is its best child
         children = boards.children()
+        grandchildren = boards.grandchildren() if args.plies == 2 else None
         legal = children[3]
         live = legal.any(1)  # a board that ended on the last step restarts now: no position
-        y = negamax_q(target, children).max(1).values.numpy()
-        replay.add(obs.reshape(len(obs), -1)[live], y[live])
-        # 2. one move on every board, epsilon-greedy over the online network's Q
-        action = act(negamax_q(net, children), legal, args.epsilon, rng)
+        q = negamax_q(target, children, grandchildren)
+        replay.add(obs.reshape(len(obs), -1)[live], q.max(1).values.numpy()[live])
+        # 2. one move on every board, epsilon-greedy over the same Q (one search a step; the
+        # target network is at most --target-every iterations behind)
+        action = act(q, legal, args.epsilon, rng)
         obs, _, term, trunc, _ = envs.step(action)
         run.played(int((term | trunc).sum()))
         # 3. learn: V(s) towards y(s)
