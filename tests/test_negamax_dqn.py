@@ -122,6 +122,17 @@ def test_q_is_the_result_or_minus_the_childs_value():
     assert q.tolist() == [[1.0, -1.5, -np.inf], [-0.5, -np.inf, -0.5]]
 
 
+def test_lambda_returns_by_hand():
+    # three positions, movers alternating; the last mover won
+    values = np.array([0.2, -0.4, 0.6], dtype=np.float32)
+    g2 = 0.5 * 0.6 + 0.5 * 1.0
+    g1 = 0.5 * -0.4 + 0.5 * -g2
+    g0 = 0.5 * 0.2 + 0.5 * -g1
+    assert negamax_dqn.lambda_returns(values, 1.0, 0.5) == pytest.approx([g0, g1, g2])
+    assert negamax_dqn.lambda_returns(values, 1.0, 0.0) == pytest.approx(values)  # lambda 0: the search values
+    assert negamax_dqn.lambda_returns(values, -1.0, 1.0) == pytest.approx([-1.0, 1.0, -1.0])  # 1: the result
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     run = tmp_path_factory.mktemp("negamax") / "run"
@@ -188,6 +199,7 @@ def test_it_resumes_at_the_next_iteration(trained):
     (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--epsilon", "2"], "--epsilon"),
     (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--hidden", "0"], "--hidden"),
     (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--plies", "3"], "--plies"),
+    (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--lam", "1.5"], "--lam"),
     (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--learning-starts", "10",
       "--buffer-size", "5"], "--learning-starts"),
 ])

@@ -66,6 +66,10 @@ class Args:
     plies: int = 1
     """the search behind each target and move: 1 (the children) or 2 (their replies too, as the
     TD-leaf trainer's depth 2)"""
+    lam: float = 0.0
+    """lambda of the targets: 0 stores each position's search value at once; above 0 a board's
+    positions wait for its game's end and get lambda-returns of the search values and the result
+    (the TD-leaf trainer's lambda, 0.7 there)"""
     opening_plies: int = 2
     """random moves of both seats at each board's start (the env's opening_plies)"""
     total_steps: int = 1_000_000_000
@@ -122,6 +126,8 @@ class Args:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
         if self.plies not in (1, 2):
             raise ValueError(f"--plies must be 1 or 2, got {self.plies}")
+        if not 0 <= self.lam <= 1:
+            raise ValueError(f"--lam must lie in [0, 1], got {self.lam}")
         if not self.lr > 0:
             raise ValueError(f"--lr must be > 0, got {self.lr}")
         if not 0 <= self.epsilon <= 1:
@@ -168,6 +174,18 @@ def act(q: torch.Tensor, legal: np.ndarray, epsilon: float, rng: np.random.Gener
     greedy = q.argmax(1).numpy()
     explore = (rng.random(len(greedy)) < epsilon) & legal.any(1)
     return np.where(explore, np.argmax(rng.random(legal.shape) * legal, axis=1), greedy)
+
+
+def lambda_returns(values: np.ndarray, result: float, lam: float) -> np.ndarray:
+    """The lambda-return of each position of one game, players alternating: ``values[t]`` is
+    the search value of position t for its mover, ``result`` the last mover's result;
+    ``G_t = (1 - lam) * values[t] + lam * (-G_{t+1})``, the last position's next term the result."""
+    returns = np.empty(len(values), dtype=np.float32)
+    ahead = result
+    for t in range(len(values) - 1, -1, -1):
+        returns[t] = (1 - lam) * values[t] + lam * ahead
+        ahead = -returns[t]
+    return returns
 
 
 class Replay:
@@ -275,6 +293,10 @@ def main(argv: list[str] | None = None) -> int:
     replay = Replay(args.buffer_size, inputs)
     boards = envs.unwrapped
     obs, _ = envs.reset(seed=args.seed + run.iteration)
+    longest = game.spec.max_game_length + 1
+    game_obs = np.zeros((args.num_envs, longest if args.lam else 0, inputs), dtype=np.float32)
+    game_y = np.zeros((args.num_envs, longest if args.lam else 0), dtype=np.float32)
+    game_length = np.zeros(args.num_envs, dtype=np.int64)
     losses, values = [], []
     while run.next_iteration():
         # 1. search every board's children; the target of each position is its best child
@@ -283,12 +305,24 @@ def main(argv: list[str] | None = None) -> int:
         legal = children[3]
         live = legal.any(1)  # a board that ended on the last step restarts now: no position
         q = negamax_q(target, children, grandchildren)
-        replay.add(obs.reshape(len(obs), -1)[live], q.max(1).values.numpy()[live])
+        y = q.max(1).values.numpy()
+        if args.lam == 0:
+            replay.add(obs.reshape(len(obs), -1)[live], y[live])
+        else:  # kept until the game ends
+            t = game_length[live]
+            game_obs[live, t], game_y[live, t] = obs.reshape(len(obs), -1)[live], y[live]
+            game_length[live] += 1
         # 2. one move on every board, epsilon-greedy over the same Q (one search a step; the
         # target network is at most --target-every iterations behind)
         action = act(q, legal, args.epsilon, rng)
-        obs, _, term, trunc, _ = envs.step(action)
+        obs, reward, term, trunc, _ = envs.step(action)
         run.played(int((term | trunc).sum()))
+        # 2b. lambda-returns of the games that ended, backwards from the mover's result of the
+        # last move; each step back is the other player's view
+        for i in np.flatnonzero((term | trunc) & (game_length > 0)):
+            n = game_length[i]
+            replay.add(game_obs[i, :n], lambda_returns(game_y[i, :n], reward[i] if term[i] else 0.0, args.lam))
+            game_length[i] = 0
         # 3. learn: V(s) towards y(s)
         if replay.n >= max(args.learning_starts, args.batch_size):
             for _ in range(args.updates):
