@@ -41,7 +41,7 @@ from tablegym.envs import load, plugin
 from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.training.ppo import env_id_of, trained_game
-from tablegym.training.runs import Learner, Run, parse_dataclass_args
+from tablegym.training.runs import Learner, Run, parse_dataclass_args, require_at_least
 
 
 @dataclass
@@ -103,13 +103,9 @@ class Args:
     """rule options (--option KEY=VALUE): only the defaults, which the network's file records"""
 
     def __post_init__(self) -> None:
-        for name in ("num_envs", "total_steps", "buffer_size", "batch_size", "updates", "target_every", "log_every",
-                     "eval_games", "threads"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
-        for name in ("learning_starts", "eval_every", "save_every", "minutes"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
+        require_at_least(self, 1, ("num_envs", "total_steps", "buffer_size", "batch_size", "updates", "target_every",
+                                   "log_every", "eval_games", "threads"))
+        require_at_least(self, 0, ("learning_starts", "eval_every", "save_every", "minutes"))
         if not self.alpha > 0:
             raise ValueError(f"--alpha must be > 0, got {self.alpha}")
         if not 0 <= self.epsilon <= 1:

@@ -39,7 +39,7 @@ from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.policy import MASKED, mlp
 from tablegym.training.ppo import Boards, env_id_of, mean_return, trained_game, training_options
-from tablegym.training.runs import Learner, Run, parse_dataclass_args
+from tablegym.training.runs import Learner, Run, parse_dataclass_args, require_at_least
 
 
 @dataclass
@@ -120,13 +120,9 @@ class Args:
     """rule options of the game (--option KEY=VALUE): the env id's keyword arguments"""
 
     def __post_init__(self) -> None:
-        for name in ("num_envs", "total_steps", "n_step", "buffer_size", "batch_size", "train_every", "updates",
-                     "target_every", "log_every", "eval_games", "threads"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
-        for name in ("learning_starts", "eval_every", "save_every", "minutes"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
+        require_at_least(self, 1, ("num_envs", "total_steps", "n_step", "buffer_size", "batch_size", "train_every",
+                                   "updates", "target_every", "log_every", "eval_games", "threads"))
+        require_at_least(self, 0, ("learning_starts", "eval_every", "save_every", "minutes"))
         for name in ("lr", "reward_scale", "max_grad_norm"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"--{name.replace('_', '-')} must be > 0, got {getattr(self, name)}")

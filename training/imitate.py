@@ -39,7 +39,7 @@ from tablegym.envs import load, make_game, plugin
 from tablegym.envs.core import Game, State
 from tablegym.models.policy import MASKED
 from tablegym.training.ppo import PPOLearner, env_id_of, evaluate
-from tablegym.training.runs import Run, parse_dataclass_args
+from tablegym.training.runs import Run, parse_dataclass_args, require_at_least
 
 
 @dataclass
@@ -97,12 +97,8 @@ class Args:
     def __post_init__(self) -> None:
         if not self.teacher:
             raise ValueError("--teacher is required: the agent spec to imitate (e.g. mc:rollouts=64,horizon=2,eval=learned)")
-        for name in ("games", "chunk", "workers", "epochs", "batch_size", "threads"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
-        for name in ("record_minutes", "minutes", "opening_plies", "eval_games"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
+        require_at_least(self, 1, ("games", "chunk", "workers", "epochs", "batch_size", "threads"))
+        require_at_least(self, 0, ("record_minutes", "minutes", "opening_plies", "eval_games"))
         for name in ("lr", "ppo_lr"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"--{name.replace('_', '-')} must be > 0, got {getattr(self, name)}")

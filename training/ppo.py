@@ -36,7 +36,7 @@ from tablegym.envs import make_game, plugin
 from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.policy import MASKED, ActorCritic
-from tablegym.training.runs import Learner, Run, parse_dataclass_args
+from tablegym.training.runs import Learner, Run, parse_dataclass_args, require_at_least
 
 @dataclass
 class Args:
@@ -125,9 +125,7 @@ class Args:
     """rule options of the game (--option KEY=VALUE): the env id's keyword arguments"""
 
     def __post_init__(self) -> None:
-        for name in ("num_envs", "num_steps", "total_steps", "epochs", "minibatches"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
+        require_at_least(self, 1, ("num_envs", "num_steps", "total_steps", "epochs", "minibatches"))
         if (self.num_envs * self.num_steps) % self.minibatches:
             raise ValueError(f"--minibatches ({self.minibatches}) must divide num_envs x num_steps "
                              f"({self.num_envs * self.num_steps})")

@@ -259,6 +259,14 @@ def field_help(cls: type) -> dict[str, str]:
     return out
 
 
+def require_at_least(args: Any, low: int, names: tuple[str, ...]) -> None:
+    """A ValueError naming the first of the ``names`` arguments below ``low`` (as its flag:
+    ``--num-envs must be >= 1, got 0``): the bound checks every trainer's ``Args`` makes."""
+    for name in names:
+        if getattr(args, name) < low:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= {low}, got {getattr(args, name)}")
+
+
 def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, description: str):
     """Command-line flags named after the fields of the ``Args`` dataclass ``cls``
     (``--games-per-iter 100``), a positional game name and repeatable ``--option KEY=VALUE``.
