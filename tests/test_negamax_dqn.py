@@ -200,6 +200,8 @@ def test_it_resumes_at_the_next_iteration(trained):
     (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--hidden", "0"], "--hidden"),
     (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--plies", "3"], "--plies"),
     (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--lam", "1.5"], "--lam"),
+    (["train", "sim", "--algo", "dqn", "--afterstate", "--eval-opponent", "alphabeta:eval=advanced,depth=2"],
+     "unknown Sim evaluator 'advanced'"),
     (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--learning-starts", "10",
       "--buffer-size", "5"], "--learning-starts"),
 ])

@@ -10,7 +10,8 @@ and the value of the next position counts against the mover when the other playe
 a random opponent. Targets are n-step Double DQN: ``r_n + gamma^n * sign * Q_target(s_n,
 argmax_legal Q(s_n, .))`` (``--no-double``: ``max_legal Q_target(s_n, .)``), no bootstrap once the
 board ended (terminated, or truncated by a ``max_moves`` option). ``--afterstate``: Q(s, a) = gain + V(afterstate) over the game's afterstate
-network instead (training/afterstate_dqn.py; Threes). ``--out`` writes the Q-network as a tablegym checkpoint whose compiled
+network instead (training/afterstate_dqn.py; Threes), or for two-player games without chance
+Q(s, a) = -V(child) (training/negamax_dqn.py; Trilobite, Sim). ``--out`` writes the Q-network as a tablegym checkpoint whose compiled
 evaluator takes the largest Q over the legal actions, so ``eval=learned:PATH`` runs it in every
 searcher of the game.
 
@@ -259,7 +260,10 @@ def bootstrap(qnet: nn.Module, target: nn.Module, next_obs: torch.Tensor, next_m
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_dataclass_args(Args, argv, "tablegym train GAME --algo dqn", __doc__.splitlines()[0])
+    args = parse_dataclass_args(Args, argv, "tablegym train GAME --algo dqn",
+                                __doc__.splitlines()[0] + " --afterstate: Q-learning in afterstate form instead (Threes: "
+                                "the n-tuple network; two-player games without chance: -V of the child), whose own "
+                                "flags --afterstate --help lists.")
     try:
         env_id = env_id_of(args.game)
         game = trained_game(args.game, args.game_options, args.out)

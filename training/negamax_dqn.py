@@ -99,8 +99,9 @@ class Args:
     eval_games: int = 200
     """games of an evaluation: one-ply greedy play against --eval-opponent, seats alternating, from
     --opening-plies random moves (at least 2)"""
-    eval_opponent: str = "alphabeta:eval=advanced,depth=2"
-    """the other seat of the evaluation (a compiled search spec, or random)"""
+    eval_opponent: str = "random"
+    """the other seat of the evaluation: random, or a compiled search spec of the game (Trilobite:
+    alphabeta:eval=advanced,depth=2)"""
     save_every: int = 2_000
     """iterations between checkpoints"""
     threads: int = 1
@@ -272,6 +273,8 @@ def main(argv: list[str] | None = None) -> int:
                              f"(threes); {args.game!r} is neither")
         envs = gymnasium.make_vec(env_id, num_envs=args.num_envs, opponent=None, opening_plies=args.opening_plies,
                                   **args.game_options)
+        if args.eval_every:  # the evaluation's opponent, built now rather than refused an evaluation later
+            gymnasium.make_vec(env_id, num_envs=1, opponent=args.eval_opponent, **args.game_options).close()
     except (ValueError, TypeError) as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
