@@ -112,7 +112,7 @@ def test_a_second_run_in_the_same_folder_resumes(trained, capsys):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["trilobite", "--afterstate"], "names no afterstate network; --afterstate trains threes"),
+    (["trap", "--afterstate"], "'trap' is neither"),  # chance nodes, and no afterstate network in its record
     (["threes", "--afterstate", "--alpha", "0"], "--alpha must be > 0"),
     (["threes", "--afterstate", "--option", "hint=candidates"], "saved for the default rules"),
     (["threes", "--afterstate", "--learning-starts", "10", "--buffer-size", "5"], "--learning-starts (10)"),
@@ -151,3 +151,9 @@ def test_coherent_sgd_steps_by_the_mean_gradient_times_the_coherence_of_each_ent
     assert step([[1]], [5.0]) == [-1.0, 0.0, -2.0, 0.0]
     # entry 0: +2, then +2 again: fully coherent, rate 1
     assert step([[0]], [2.0]) == [-2.0, 0.0, -2.0, 0.0]
+
+
+def test_the_trainer_called_directly_refuses_a_game_without_an_afterstate_network(capsys):
+    assert afterstate_dqn.main(["trilobite", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and "names no afterstate network" in err and "negamax_dqn" in err
