@@ -73,8 +73,7 @@ env draws it (``streams.choice`` by default)."""
 _I, _F = types.int64, types.float64
 _I1, _I2, _U2 = types.int64[::1], types.int64[:, ::1], types.uint64[:, ::1]
 _B1, _F1, _F2, _M2 = types.boolean[::1], types.float64[::1], types.float32[:, ::1], types.int8[:, ::1]
-_B2, _F2_64 = types.boolean[:, ::1], types.float64[:, ::1]
-_B3, _F3 = types.boolean[:, :, ::1], types.float64[:, :, ::1]
+_B2, _B3, _D2, _D3 = types.boolean[:, ::1], types.boolean[:, :, ::1], types.float64[:, ::1], types.float64[:, :, ::1]
 
 RANDOM, SELF_PLAY, SEARCH = 0, 1, 3
 """How the other seat of a two-player batch moves (the kernel's ``opponent`` argument)."""
@@ -602,11 +601,11 @@ class CompiledKernel:
         return self.address
 
 
-_CHILDREN_ARGS = (_I2, _M2, types.float32[:, :, ::1], _B2, _F2_64, _I1, _I)
+_CHILDREN_ARGS = (_I2, _M2, types.float32[:, :, ::1], _B2, _D2, _I1)
 
 
 @_quiet_njit(types.none(*_CHILDREN_ARGS))
-def children_of(states, masks, obs, ended, result, kernels, width):
+def children_of(states, masks, obs, ended, result, kernels):
     """Each board's children: for every legal move ``a`` of board ``i`` (``masks``), the position
     after it, as the observation of the player to move there (``obs[i, a]``), whether the move
     ended the game (``ended[i, a]``) and then the game's result for the board's mover
@@ -632,7 +631,7 @@ def children_of(states, masks, obs, ended, result, kernels, width):
                 observe(child, _read(to_move, child), obs[i, a])
 
 
-_GRANDCHILDREN_ARGS = (_I2, _M2, types.float32[:, :, :, ::1], _B3, _F3, _B3, _I1, _I)
+_GRANDCHILDREN_ARGS = (_I2, _M2, types.float32[:, :, :, ::1], _B3, _D3, _B3, _I1, _I)
 
 
 @_quiet_njit(types.none(*_GRANDCHILDREN_ARGS))
@@ -1141,7 +1140,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
         obs = np.zeros((n, a, self._obs.shape[1]), dtype=np.float32)
         ended, result = np.zeros((n, a), dtype=bool), np.zeros((n, a))
         legal = self._masks.astype(bool)
-        children_of(self._states, self._masks, obs, ended, result, self._kernels, self._width)
+        children_of(self._states, self._masks, obs, ended, result, self._kernels)
         return obs.reshape((n, a, *self._obs_shape)), ended, result, legal
 
     def grandchildren(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
