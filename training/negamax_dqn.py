@@ -26,9 +26,11 @@ replies) of all boards come from one compiled call of the vector env (``children
 ``grandchildren()``), so millions of positions a run are valued and only the network runs in
 torch.
 
-The script reads top to bottom: arguments, the network and its negamax Q, the replay buffer,
-the evaluation against a compiled alpha-beta in the batch, the learner (saved and resumed),
-then the loop: search the children, store targets, act, learn, log, evaluate, save.
+The script reads top to bottom: arguments, the network and its negamax Q, lambda-returns, the
+evaluation against a compiled alpha-beta in the batch, the learner (saved and resumed), then the
+loop: search the children, store targets, act, learn, log, evaluate, save. Moves are
+epsilon-greedy as training/afterstate_dqn.py's (``act``); positions and their targets wait in
+training.runs' ``ReplayBuffer``.
 """
 
 from __future__ import annotations
@@ -47,8 +49,9 @@ import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.policy import mlp
+from tablegym.training.afterstate_dqn import act
 from tablegym.training.ppo import env_id_of, trained_game
-from tablegym.training.runs import Learner, Run, parse_dataclass_args, require_at_least
+from tablegym.training.runs import Learner, ReplayBuffer, Run, parse_dataclass_args, require_at_least
 
 
 @dataclass
@@ -166,13 +169,6 @@ def negamax_q(net: nn.Module, children: tuple[np.ndarray, ...],
     return q.masked_fill(~torch.from_numpy(legal), -torch.inf)
 
 
-def act(q: torch.Tensor, legal: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
-    """Epsilon-greedy over the legal moves (a board with none, waiting for its reset: move 0)."""
-    greedy = q.argmax(1).numpy()
-    explore = (rng.random(len(greedy)) < epsilon) & legal.any(1)
-    return np.where(explore, np.argmax(rng.random(legal.shape) * legal, axis=1), greedy)
-
-
 def lambda_returns(values: np.ndarray, result: float, lam: float) -> np.ndarray:
     """The lambda-return of each position of one game, players alternating: ``values[t]`` is
     the search value of position t for its mover, ``result`` the last mover's result;
@@ -183,26 +179,6 @@ def lambda_returns(values: np.ndarray, result: float, lam: float) -> np.ndarray:
         returns[t] = (1 - lam) * values[t] + lam * ahead
         ahead = -returns[t]
     return returns
-
-
-class Replay:
-    """The newest ``capacity`` positions (a ring): the observation of the player to move and its
-    target y(s), as numpy arrays."""
-
-    def __init__(self, capacity: int, inputs: int) -> None:
-        self.capacity, self.n, self.pos = capacity, 0, 0
-        self.obs = np.zeros((capacity, inputs), dtype=np.float32)
-        self.y = np.zeros(capacity, dtype=np.float32)
-
-    def add(self, obs: np.ndarray, y: np.ndarray) -> None:
-        idx = (self.pos + np.arange(len(y))) % self.capacity
-        self.obs[idx], self.y[idx] = obs, y
-        self.pos = int((self.pos + len(y)) % self.capacity)
-        self.n = min(self.n + len(y), self.capacity)
-
-    def sample(self, rng: np.random.Generator, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
-        idx = rng.integers(self.n, size=batch)
-        return torch.from_numpy(self.obs[idx]), torch.from_numpy(self.y[idx])
 
 
 def evaluate(net: nn.Module, env_id: str, opponent: str, games: int, seed: int, options: dict,
@@ -289,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     net, target, optimizer = learner.net, learner.target, learner.optimizer
     rng = np.random.default_rng([args.seed, run.iteration])
-    replay = Replay(args.buffer_size, inputs)
+    replay = ReplayBuffer(args.buffer_size, inputs, dtype=np.float32)  # (observation, target y) pairs
     boards = envs.unwrapped
     obs, _ = envs.reset(seed=args.seed + run.iteration)
     longest = game.spec.max_game_length + 1
@@ -325,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         # 3. learn: V(s) towards y(s)
         if replay.n >= max(args.learning_starts, args.batch_size):
             for _ in range(args.updates):
-                b_obs, b_y = replay.sample(rng, args.batch_size)
+                b_obs, b_y = map(torch.from_numpy, replay.sample(rng, args.batch_size))
                 v = net(b_obs).squeeze(1)
                 loss = 0.5 * ((v - b_y) ** 2).mean()
                 optimizer.zero_grad()
