@@ -37,10 +37,10 @@ from torch.nn import functional as F
 
 import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs.core import Game
-from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
+from tablegym.models.checkpoint import load_checkpoint
 from tablegym.models.policy import MASKED, mlp
 from tablegym.training.ppo import Boards, env_id_of, mean_return, trained_game, training_options
-from tablegym.training.runs import Learner, Run, parse_dataclass_args, require_at_least
+from tablegym.training.runs import Run, TorchLearner, parse_dataclass_args, require_at_least
 
 
 @dataclass
@@ -209,10 +209,12 @@ def load_qnet(checkpoint: str | Path) -> nn.Sequential:
     return qnet
 
 
-class DQNLearner(Learner):
+class DQNLearner(TorchLearner):
     """The Q-network, its target network and their Adam optimizer (saved and resumed together).
     The replay buffer is not saved: a resumed run refills it and waits --learning-starts
     transitions before it learns again."""
+
+    checkpoint_key = "dqn"
 
     def __init__(self, args: Args, game: Game, inputs: int, actions: int) -> None:
         self.args, self.game = args, game
@@ -225,23 +227,7 @@ class DQNLearner(Learner):
         self.target.requires_grad_(False)
         self.optimizer = torch.optim.Adam(self.qnet.parameters(), lr=args.lr)
         self.shape = {"inputs": inputs, "actions": actions, "hidden": list(args.hidden)}
-
-    def start(self, checkpoint: Path | None) -> dict:
-        if checkpoint is None:
-            return {}
-        payload = load_checkpoint(checkpoint, game=self.game.spec.name, options=self.game.spec.options)
-        meta = payload["metadata"]
-        if meta.get("dqn") != self.shape:
-            raise ValueError(f"{checkpoint} holds another network ({meta.get('dqn')}); use a new --run-dir "
-                             f"or the same --hidden")
-        self.nets.load_state_dict(payload["model"])
-        self.optimizer.load_state_dict(payload["optimizer"])
-        return meta
-
-    def save(self, path: Path, progress: dict) -> None:
-        meta = {"game": self.game.spec.name, "options": dict(self.game.spec.options), "dqn": self.shape,
-                "args": dataclasses.asdict(self.args), **progress}
-        save_checkpoint(path, model=self.nets, metadata=meta, optimizer=self.optimizer)
+        self.model = self.nets
 
     def export(self, checkpoint: Path, out: Path, progress: dict) -> None:
         from tablegym.models.export import save

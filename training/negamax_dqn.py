@@ -47,11 +47,10 @@ from torch import nn
 
 import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs.core import Game
-from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.policy import mlp
 from tablegym.training.afterstate_dqn import act
 from tablegym.training.ppo import env_id_of, trained_game
-from tablegym.training.runs import Learner, ReplayBuffer, Run, parse_dataclass_args, require_at_least
+from tablegym.training.runs import ReplayBuffer, Run, TorchLearner, parse_dataclass_args, require_at_least
 
 
 @dataclass
@@ -199,9 +198,11 @@ def evaluate(net: nn.Module, env_id: str, opponent: str, games: int, seed: int, 
     return float(results.mean())
 
 
-class NegamaxLearner(Learner):
+class NegamaxLearner(TorchLearner):
     """V, its target copy and their Adam optimizer (saved and resumed together; the replay
     buffer is not saved: a resumed run refills it)."""
+
+    checkpoint_key = "negamax_dqn"
 
     def __init__(self, args: Args, game: Game, inputs: int) -> None:
         self.args, self.game = args, game
@@ -213,23 +214,7 @@ class NegamaxLearner(Learner):
         self.target.requires_grad_(False)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.lr)
         self.shape = {"inputs": inputs, "hidden": list(args.hidden)}
-
-    def start(self, checkpoint: Path | None) -> dict:
-        if checkpoint is None:
-            return {}
-        payload = load_checkpoint(checkpoint, game=self.game.spec.name, options=self.game.spec.options)
-        meta = payload["metadata"]
-        if meta.get("negamax_dqn") != self.shape:
-            raise ValueError(f"{checkpoint} holds another network ({meta.get('negamax_dqn')}); use a new --run-dir "
-                             f"or the same --hidden")
-        self.nets.load_state_dict(payload["model"])
-        self.optimizer.load_state_dict(payload["optimizer"])
-        return meta
-
-    def save(self, path: Path, progress: dict) -> None:
-        meta = {"game": self.game.spec.name, "options": dict(self.game.spec.options), "negamax_dqn": self.shape,
-                "args": dataclasses.asdict(self.args), **progress}
-        save_checkpoint(path, model=self.nets, metadata=meta, optimizer=self.optimizer)
+        self.model = self.nets
 
     def export(self, checkpoint: Path, out: Path, progress: dict) -> None:
         from tablegym.models.export import save

@@ -34,9 +34,8 @@ from torch import nn
 import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs import make_game, plugin
 from tablegym.envs.core import Game
-from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.policy import MASKED, ActorCritic
-from tablegym.training.runs import Learner, Run, parse_dataclass_args, require_at_least
+from tablegym.training.runs import Run, TorchLearner, parse_dataclass_args, require_at_least
 
 @dataclass
 class Args:
@@ -172,8 +171,10 @@ def trained_game(name: str, options: dict, out: str | None) -> Game | SimpleName
     return SimpleNamespace(spec=SimpleNamespace(name=name, options=dict(options)))
 
 
-class PPOLearner(Learner):
+class PPOLearner(TorchLearner):
     """The actor-critic and its Adam optimizer (saved and resumed together)."""
+
+    checkpoint_key = "ppo"
 
     def __init__(self, args: Args, game: Game, inputs: int, actions: int) -> None:
         self.args, self.game = args, game
@@ -182,23 +183,7 @@ class PPOLearner(Learner):
         self.net = ActorCritic(inputs, actions, tuple(args.hidden))
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.lr, eps=1e-5)
         self.shape = {"inputs": inputs, "actions": actions, "hidden": list(args.hidden)}
-
-    def start(self, checkpoint: Path | None) -> dict:
-        if checkpoint is None:
-            return {}
-        payload = load_checkpoint(checkpoint, game=self.game.spec.name, options=self.game.spec.options)
-        meta = payload["metadata"]
-        if meta.get("ppo") != self.shape:
-            raise ValueError(f"{checkpoint} holds another network ({meta.get('ppo')}); use a new --run-dir "
-                             f"or the same --hidden")
-        self.net.load_state_dict(payload["model"])
-        self.optimizer.load_state_dict(payload["optimizer"])
-        return meta
-
-    def save(self, path: Path, progress: dict) -> None:
-        meta = {"game": self.game.spec.name, "options": dict(self.game.spec.options), "ppo": self.shape,
-                "args": dataclasses.asdict(self.args), **progress}
-        save_checkpoint(path, model=self.net, metadata=meta, optimizer=self.optimizer)
+        self.model = self.net
 
     def export(self, checkpoint: Path, out: Path, progress: dict) -> None:
         from tablegym.models.export import save

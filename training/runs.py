@@ -69,6 +69,38 @@ class Learner:
         shutil.copyfile(checkpoint, out)
 
 
+class TorchLearner(Learner):
+    """A trainer's torch ``model`` (its networks in one module) and ``optimizer``, saved and
+    resumed together; the checkpoint's metadata keeps the network's ``shape`` under
+    ``checkpoint_key``, and a run directory holding another shape is refused (ValueError). The
+    vector-env trainers' learners (PPO, DQN, afterstate DQN of two-player games) subclass it."""
+
+    checkpoint_key: str
+    args: Any
+    game: Game
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    shape: dict
+
+    def start(self, checkpoint: Path | None) -> dict:
+        if checkpoint is None:
+            return {}
+        payload = load_checkpoint(checkpoint, game=self.game.spec.name, options=self.game.spec.options)
+        meta = payload["metadata"]
+        key = self.checkpoint_key
+        if meta.get(key) != self.shape:
+            raise ValueError(f"{checkpoint} holds another network ({meta.get(key)}); use a new --run-dir "
+                             f"or the same --hidden")
+        self.model.load_state_dict(payload["model"])
+        self.optimizer.load_state_dict(payload["optimizer"])
+        return meta
+
+    def save(self, path: Path, progress: dict) -> None:
+        meta = {"game": self.game.spec.name, "options": dict(self.game.spec.options), self.checkpoint_key: self.shape,
+                "args": dataclasses.asdict(self.args), **progress}
+        save_checkpoint(path, model=self.model, metadata=meta, optimizer=self.optimizer)
+
+
 class ValueLearner(Learner):
     """A ValueMLP and its Adam optimizer, seeded by ``args.seed`` (``args.lr`` the step), and
     ``rng``, the numpy generator of the trainer's own draws (reseeded by the iteration on resume)."""
