@@ -148,6 +148,10 @@ class GamePlugin:
     ``afterstates()``: a ``torch.nn.Module`` class with ``for_training(tuples, stage_ranks)``,
     ``value_of(keys, hints)``, ``save(path, metadata)`` and ``load_with_metadata(path)``, saved in
     the file its ``loader`` reads."""
+    board_symmetries: int = 1
+    """The symmetries of its observation planes (the last two axes) under which the rules and
+    every value stay the same: 8 for the square's rotations and reflections (Trap), else 1. A
+    trainer may learn each position under any of them (``--symmetries``)."""
     training_metrics: str | None = None
     """``metrics(game, evaluator) -> dict`` that TD training logs besides its own (exact
     measures a game allows, such as Sim's agreement with its solver)."""

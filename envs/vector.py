@@ -56,8 +56,8 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 from numba.core.errors import NumbaExperimentalFeatureWarning
 
-from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, OUTCOME, POP_T, PUSH_T, STATE_T,
-                                TO_MOVE, Game, IllegalActionError, k_outcome, k_to_move, no_chance)
+from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, KEY, MOVES_T, ONGOING, OUTCOME, POP_T, PUSH_T,
+                                STATE_T, TO_MOVE, Game, IllegalActionError, k_outcome, k_to_move, no_chance)
 from tablegym.envs.streams import choice, integers, stream_rows
 
 OBSERVE_T = types.FunctionType(types.none(STATE_T, types.int64, types.float32[::1]))
@@ -670,6 +670,75 @@ def grandchildren_of(states, masks, obs, ended, result, legal, kernels, width):
                     observe(grandchild, _read(to_move, grandchild), obs[i, a, b])
 
 
+_OUTCOMES_ARGS = (_I2, _M2, _F2, _I1, _I1, _F1, _I1, _F1, _I1, _I)
+
+
+@_quiet_njit(types.UniTuple(_I, 2)(*_OUTCOMES_ARGS))
+def outcomes_of(states, masks, obs, keys, index, weight, position, result, kernels, width):
+    """Each board's children in a game with chance, as rows: for every legal move ``a`` of board
+    ``i`` and, where the move leads to a chance node, every outcome of it: ``index[r] = i * A +
+    a``; ``weight[r]`` the outcome's probability, negative where the player to move there is
+    the board's mover's opponent (so ``sum weight * V`` is the move's expected value for the
+    mover); ``position[r]`` the row of ``obs`` holding the position reached, as its player to
+    move observes it, or -1 where the game ended, with ``result[r]`` the result for the board's
+    mover. A board's positions are kept once (by the header's position key, ``keys``): Trap's
+    throws land on the same few cells. A game without chance has one row a move.
+
+    Returns (rows, positions) needed: at most ``len(index)`` rows and ``len(obs)`` positions are
+    written, so a caller whose arrays were too short calls again with longer ones. One chance
+    node a move at most (a second in a row raises). What training/negamax_dqn.py values."""
+    moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
+    child = np.empty(states.shape[1], np.int64)
+    grandchild = np.empty(states.shape[1], np.int64)
+    cells = np.empty(width, np.int64)
+    probs = np.empty(width)
+    rows, places = index.shape[0], obs.shape[0]
+    r = 0
+    p = 0
+    for i in range(states.shape[0]):
+        s = states[i]
+        mover = _read(to_move, s)
+        first = p  # this board's positions start here
+        for a in range(masks.shape[1]):
+            if masks[i, a] == 0:
+                continue
+            child[:] = s
+            push(child, a)
+            at_chance = _read(outcome, child) == ONGOING and _read(to_move, child) == CHANCE
+            n = chance(child, cells, probs) if at_chance else 1
+            for k in range(n):
+                grandchild[:] = child
+                prob = 1.0
+                if at_chance:
+                    push(grandchild, cells[k])
+                    prob = probs[k]
+                at = -1
+                sign = 1.0
+                if _read(outcome, grandchild) == ONGOING:
+                    player = _read(to_move, grandchild)
+                    if player == CHANCE:
+                        raise ValueError("outcomes_of: two chance nodes in a row")
+                    sign = 1.0 if player == mover else -1.0
+                    key = grandchild[KEY] * 2 + (player != mover)
+                    for j in range(first, min(p, places)):
+                        if keys[j] == key:
+                            at = j
+                            break
+                    if at < 0:
+                        at = p
+                        if p < places:
+                            keys[p] = key
+                            observe(grandchild, player, obs[p])
+                        p += 1
+                if r < rows:
+                    index[r] = i * masks.shape[1] + a
+                    weight[r] = sign * prob
+                    position[r] = at
+                    result[r] = _reward_of(grandchild, mover, outcome) if at < 0 else 0.0
+                r += 1
+    return r, p
+
+
 STEP_TWO_PLAYER_SLICES = (step_two_player_slices, CompiledKernel(step_two_player, STEP_TWO_PLAYER_T).address)
 STEP_SINGLE_SLICES = (step_single_slices, CompiledKernel(step_single, STEP_SINGLE_T).address)
 """What ``KernelVectorEnv._run_boards`` takes to step the boards in slices: the entry point in
@@ -1155,6 +1224,31 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
         ended, result, legal = np.zeros((n, a, a), dtype=bool), np.zeros((n, a, a)), np.zeros((n, a, a), dtype=bool)
         grandchildren_of(self._states, self._masks, obs, ended, result, legal, self._kernels, self._width)
         return obs.reshape((n, a, a, *self._obs_shape)), ended, result, legal
+
+    def outcomes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every board's children in a game with chance nodes, for learners that value positions
+        (training/negamax_dqn.py): ``(obs, index, weight, position, result, legal)``. ``legal``
+        is ``(N, A)`` as in ``children()``; ``obs`` the distinct positions reached, each as its
+        player to move observes it; the others one row per (move, chance outcome): ``index =
+        board * A + move``, the outcome's probability (negative where the mover's opponent is to
+        move there), the row of ``obs`` reached (-1 where the game ended) and then the result for
+        the mover. A move's expected value for the mover is ``sum over its rows of |weight| *
+        result`` where the game ended, ``weight * V(obs[position])`` elsewhere. Games without
+        chance give one row a move."""
+        rows, places = getattr(self, "_outcome_sizes", (4 * self.num_envs * self._num_actions,
+                                                         self.num_envs * self._num_actions))
+        while True:
+            obs = np.empty((places, self._obs.shape[1]), dtype=np.float32)
+            keys = np.empty(places, dtype=np.int64)
+            index, weight = np.empty(rows, dtype=np.int64), np.empty(rows)
+            position, result = np.empty(rows, dtype=np.int64), np.empty(rows)
+            need_rows, need_places = outcomes_of(self._states, self._masks, obs, keys, index, weight, position, result,
+                                                 self._kernels, self._width)
+            if need_rows <= rows and need_places <= places:
+                self._outcome_sizes = (rows, places)
+                return (obs[:need_places].reshape((need_places, *self._obs_shape)), index[:need_rows],
+                        weight[:need_rows], position[:need_rows], result[:need_rows], self._masks.astype(bool))
+            rows, places = max(rows, 2 * need_rows), max(places, 2 * need_places)
 
     def _no_chance(self, what: str) -> None:
         if self._state_class.kernels.chance is not None:

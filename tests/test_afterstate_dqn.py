@@ -112,7 +112,7 @@ def test_a_second_run_in_the_same_folder_resumes(trained, capsys):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["trap", "--afterstate"], "'trap' is neither"),  # chance nodes, and no afterstate network in its record
+    (["friday", "--afterstate"], "'friday' is neither"),  # one player, and no afterstate network in its record
     (["threes", "--afterstate", "--alpha", "0"], "--alpha must be > 0"),
     (["threes", "--afterstate", "--option", "hint=candidates"], "saved for the default rules"),
     (["threes", "--afterstate", "--learning-starts", "10", "--buffer-size", "5"], "--learning-starts (10)"),

@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         if plugin(args.game).afterstate is None:
             with_one = [p.name for p in tablegym.envs.plugins() if p.afterstate]
             raise ValueError(f"game {args.game!r} names no afterstate network; this trainer trains {', '.join(with_one)} "
-                             f"(two-player games without chance: training/negamax_dqn.py)")
+                             f"(two-player games: training/negamax_dqn.py)")
     except (ValueError, TypeError) as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 2

@@ -10,8 +10,8 @@ and the value of the next position counts against the mover when the other playe
 a random opponent. Targets are n-step Double DQN: ``r_n + gamma^n * sign * Q_target(s_n,
 argmax_legal Q(s_n, .))`` (``--no-double``: ``max_legal Q_target(s_n, .)``), no bootstrap once the
 board ended (terminated, or truncated by a ``max_moves`` option). ``--afterstate``: Q(s, a) = gain + V(afterstate) over the game's afterstate
-network instead (training/afterstate_dqn.py; Threes), or for two-player games without chance
-Q(s, a) = -V(child) (training/negamax_dqn.py; Trilobite, Sim). ``--out`` writes the Q-network as a tablegym checkpoint whose compiled
+network instead (training/afterstate_dqn.py; Threes), or for two-player games Q(s, a) = -V(child)
+(training/negamax_dqn.py; Trilobite, Sim; with chance, as Trap's throws, the expectation over the outcomes). ``--out`` writes the Q-network as a tablegym checkpoint whose compiled
 evaluator takes the largest Q over the legal actions, so ``eval=learned:PATH`` runs it in every
 searcher of the game.
 
@@ -248,8 +248,8 @@ def bootstrap(qnet: nn.Module, target: nn.Module, next_obs: torch.Tensor, next_m
 def main(argv: list[str] | None = None) -> int:
     args = parse_dataclass_args(Args, argv, "tablegym train GAME --algo dqn",
                                 __doc__.splitlines()[0] + " --afterstate: Q-learning in afterstate form instead (Threes: "
-                                "the n-tuple network; two-player games without chance: -V of the child), whose own "
-                                "flags --afterstate --help lists.")
+                                "the n-tuple network; two-player games: -V of the child, its expectation where chance "
+                                "moves), whose own flags --afterstate --help lists.")
     try:
         env_id = env_id_of(args.game)
         game = trained_game(args.game, args.game_options, args.out)
@@ -359,7 +359,7 @@ def cli_main(argv: list[str] | None = None) -> int:
     """``tablegym train GAME --algo dqn ...`` (the CLI hands over the arguments as typed); with
     ``--afterstate``, Q-learning over afterstates: the game's afterstate network where its record
     names one (training/afterstate_dqn.py: Threes), else a value of the children of two-player
-    games without chance (training/negamax_dqn.py)."""
+    games (training/negamax_dqn.py)."""
     if argv is not None and "--afterstate" in argv:
         from tablegym.training import afterstate_dqn, negamax_dqn
 

@@ -1,4 +1,4 @@
-"""Q-learning in afterstate form for two-player games without chance (CleanRL-shaped).
+"""Q-learning in afterstate form for two-player games (CleanRL-shaped).
 
 ``tablegym train trilobite --algo dqn --afterstate [--minutes M] [--run-dir D] [--out v.pt]``.
 In a game without chance a move's result is the next position itself, so Q(s, a) needs no
@@ -7,6 +7,10 @@ child for the player who moves there (negamax)::
 
     Q(s, a) = result(s, a)            if a ends the game (+1 won, -1 lost, 0 drawn)
             = -V(child(s, a))         otherwise
+
+In a game with chance (Trap's throws) a move leads to a distribution of positions, and Q(s, a)
+is the expectation over the outcomes (expectimax), with V's sign + where the mover decides
+again (Trap's throw after its move) and - where the opponent does (``expected_q``).
 
 One network V over the observation of the player to move, which is what a search wants at its
 leaves: ``--out`` writes V (a ReLU MLP and a final Tanh) as a tablegym checkpoint that
@@ -58,7 +62,7 @@ class Args:
     RUN_SUFFIX = "negamax-dqn"  # runs/GAME-negamax-dqn unless --run-dir says otherwise
 
     game: str = "trilobite"
-    """the game (two players, no chance: trilobite, trilobite-tiny, sim)"""
+    """the game (two players: trilobite, trilobite-tiny, sim, trap)"""
     algo: str = "dqn"
     """the algorithm (this trainer: dqn)"""
     afterstate: bool = True
@@ -72,6 +76,9 @@ class Args:
     """lambda of the targets: 0 stores each position's search value at once; above 0 a board's
     positions wait for its game's end and get lambda-returns of the search values and the result
     (the TD-leaf trainer's lambda, 0.7 there)"""
+    symmetries: bool = False
+    """learn each position under a random one of the square board's 8 symmetries (rotations and
+    reflections of the observation planes; games whose record says the rules keep them: Trap)"""
     opening_plies: int = 2
     """random moves of both seats at each board's start (the env's opening_plies)"""
     total_steps: int = 1_000_000_000
@@ -168,15 +175,61 @@ def negamax_q(net: nn.Module, children: tuple[np.ndarray, ...],
     return q.masked_fill(~torch.from_numpy(legal), -torch.inf)
 
 
-def lambda_returns(values: np.ndarray, result: float, lam: float) -> np.ndarray:
-    """The lambda-return of each position of one game, players alternating: ``values[t]`` is
-    the search value of position t for its mover, ``result`` the last mover's result;
-    ``G_t = (1 - lam) * values[t] + lam * (-G_{t+1})``, the last position's next term the result."""
+def expected_q(net: nn.Module, outcomes: tuple[np.ndarray, ...]) -> torch.Tensor:
+    """Q(s, a) of every board and move in a game with chance, from the env's ``outcomes()``: the
+    expectation over the move's chance outcomes of the result where the game ended, else V of
+    the position reached, negated where the mover's opponent is to move there; -inf where
+    illegal. Without chance it is ``negamax_q`` (one outcome a move, weight -1)."""
+    obs, index, weight, position, result, legal = outcomes
+    n, a = legal.shape
+    with torch.no_grad():
+        v = net(torch.from_numpy(obs.reshape(len(obs), -1))).squeeze(1).double()
+    reached = position >= 0
+    values = torch.from_numpy(np.where(reached, 0.0, np.abs(weight) * result))
+    values[torch.from_numpy(reached)] = torch.from_numpy(weight[reached]) * v[torch.from_numpy(position[reached])]
+    q = torch.zeros(n * a, dtype=torch.float64).index_add_(0, torch.from_numpy(index), values).float().view(n, a)
+    return q.masked_fill(~torch.from_numpy(legal), -torch.inf)
+
+
+def board_q(net: nn.Module, boards: gymnasium.vector.VectorEnv, plies: int = 1) -> tuple[torch.Tensor, np.ndarray]:
+    """Q of every board's moves by ``net`` and the legal moves: the children's values
+    (``negamax_q``), or their expected values where the game has chance (``expected_q``)."""
+    if boards.game.new_initial_state().kernels.chance is not None:
+        outcomes = boards.outcomes()
+        return expected_q(net, outcomes), outcomes[-1]
+    children = boards.children()
+    return negamax_q(net, children, boards.grandchildren() if plies == 2 else None), children[3]
+
+
+def dihedral(planes: torch.Tensor, k: int) -> torch.Tensor:
+    """The ``k``-th (0-7) of the square's 8 symmetries of a batch of planes (last two dims):
+    ``k % 4`` quarter turns, then a mirror where ``k >= 4``."""
+    planes = torch.rot90(planes, k % 4, dims=(-2, -1))
+    return planes.flip(-1) if k >= 4 else planes
+
+
+def random_symmetries(obs: torch.Tensor, shape: tuple[int, ...], rng: np.random.Generator) -> torch.Tensor:
+    """Each row of ``obs`` (flattened planes of ``shape``) under a random one of the 8 symmetries."""
+    planes = obs.view(len(obs), *shape)
+    out = torch.empty_like(planes)
+    which = torch.from_numpy(rng.integers(8, size=len(obs)))
+    for k in range(8):
+        rows = which == k
+        out[rows] = dihedral(planes[rows], k)
+    return out.view(len(obs), -1)
+
+
+def lambda_returns(values: np.ndarray, result: float, lam: float, same: np.ndarray | None = None) -> np.ndarray:
+    """The lambda-return of each position of one game: ``values[t]`` is the search value of
+    position t for its mover, ``result`` the last mover's result;
+    ``G_t = (1 - lam) * values[t] + lam * (+-G_{t+1})``, the last position's next term the result,
+    the sign - where players alternate, + where ``same[t]`` says the mover of position t moves
+    again at t + 1 (Trap's move, then its throw)."""
     returns = np.empty(len(values), dtype=np.float32)
     ahead = result
     for t in range(len(values) - 1, -1, -1):
         returns[t] = (1 - lam) * values[t] + lam * ahead
-        ahead = -returns[t]
+        ahead = returns[t] if same is not None and t > 0 and same[t - 1] else -returns[t]
     return returns
 
 
@@ -191,7 +244,7 @@ def evaluate(net: nn.Module, env_id: str, opponent: str, games: int, seed: int, 
     boards = envs.unwrapped
     results, done = np.zeros(games), np.zeros(games, dtype=bool)
     while not done.all():
-        _, reward, term, trunc, _ = envs.step(negamax_q(net, boards.children()).argmax(1).numpy())
+        _, reward, term, trunc, _ = envs.step(board_q(net, boards)[0].argmax(1).numpy())
         first = (term | trunc) & ~done
         results[first], done[first] = reward[first], True
     envs.close()
@@ -228,12 +281,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         env_id = env_id_of(args.game)
         game = trained_game(args.game, args.game_options, args.out)
-        if env_id not in tablegym.envs.ENV_IDS or game.new_initial_state().kernels.chance is not None:
-            raise ValueError(f"--afterstate trains a two-player game without chance nodes by its children "
-                             f"(trilobite, trilobite-tiny, sim) or a game whose record names an afterstate network "
-                             f"(threes); {args.game!r} is neither")
+        if env_id not in tablegym.envs.ENV_IDS or game.spec.num_players != 2:
+            raise ValueError(f"--afterstate trains a two-player game by its children (trilobite, trilobite-tiny, sim, "
+                             f"trap) or a game whose record names an afterstate network (threes); {args.game!r} is "
+                             f"neither")
+        if args.plies == 2 and game.new_initial_state().kernels.chance is not None:
+            raise ValueError(f"--plies 2 searches games without chance nodes; {args.game!r} has them (--plies 1)")
         envs = gymnasium.make_vec(env_id, num_envs=args.num_envs, opponent=None, opening_plies=args.opening_plies,
                                   **args.game_options)
+        shape = tuple(envs.single_observation_space.shape)
+        if args.symmetries and tablegym.envs.plugin(args.game).board_symmetries != 8:
+            envs.close()
+            raise ValueError(f"--symmetries needs rules that the square's 8 symmetries keep (its record's "
+                             f"board_symmetries: trap); {args.game!r} has none")
         if args.eval_every:  # the evaluation's opponent, built now rather than refused an evaluation later
             gymnasium.make_vec(env_id, num_envs=1, opponent=args.eval_opponent, **args.game_options).close()
     except (ValueError, TypeError) as err:
@@ -252,41 +312,43 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng([args.seed, run.iteration])
     replay = ReplayBuffer(args.buffer_size, inputs, dtype=np.float32)  # (observation, target y) pairs
     boards = envs.unwrapped
-    obs, _ = envs.reset(seed=args.seed + run.iteration)
+    obs, info = envs.reset(seed=args.seed + run.iteration)
     longest = game.spec.max_game_length + 1
     game_obs = np.zeros((args.num_envs, longest if args.lam else 0, inputs), dtype=np.float32)
     game_y = np.zeros((args.num_envs, longest if args.lam else 0), dtype=np.float32)
+    game_mover = np.zeros((args.num_envs, longest if args.lam else 0), dtype=np.int64)
     game_length = np.zeros(args.num_envs, dtype=np.int64)
     losses, values = [], []
     while run.next_iteration():
         # 1. search every board's children; the target of each position is its best child
-        children = boards.children()
-        grandchildren = boards.grandchildren() if args.plies == 2 else None
-        legal = children[3]
+        q, legal = board_q(target, boards, args.plies)
         live = legal.any(1)  # a board that ended on the last step restarts now: no position
-        q = negamax_q(target, children, grandchildren)
         y = q.max(1).values.numpy()
         if args.lam == 0:
             replay.add(obs.reshape(len(obs), -1)[live], y[live])
-        else:  # kept until the game ends
+        else:  # kept until the game ends, with each position's mover
             t = game_length[live]
             game_obs[live, t], game_y[live, t] = obs.reshape(len(obs), -1)[live], y[live]
+            game_mover[live, t] = info["seat"][live]
             game_length[live] += 1
         # 2. one move on every board, epsilon-greedy over the same Q (one search a step; the
         # target network is at most --target-every iterations behind)
         action = act(q, legal, args.epsilon, rng)
-        obs, reward, term, trunc, _ = envs.step(action)
+        obs, reward, term, trunc, info = envs.step(action)
         run.played(int((term | trunc).sum()))
         # 2b. lambda-returns of the games that ended, backwards from the mover's result of the
-        # last move; each step back is the other player's view
+        # last move; a step back is the other player's view unless the same player moved twice
         for i in np.flatnonzero((term | trunc) & (game_length > 0)):
             n = game_length[i]
-            replay.add(game_obs[i, :n], lambda_returns(game_y[i, :n], reward[i] if term[i] else 0.0, args.lam))
+            same = game_mover[i, 1:n] == game_mover[i, :n - 1]
+            replay.add(game_obs[i, :n], lambda_returns(game_y[i, :n], reward[i] if term[i] else 0.0, args.lam, same))
             game_length[i] = 0
         # 3. learn: V(s) towards y(s)
         if replay.n >= max(args.learning_starts, args.batch_size):
             for _ in range(args.updates):
                 b_obs, b_y = map(torch.from_numpy, replay.sample(rng, args.batch_size))
+                if args.symmetries:
+                    b_obs = random_symmetries(b_obs, shape, rng)
                 v = net(b_obs).squeeze(1)
                 loss = 0.5 * ((v - b_y) ** 2).mean()
                 optimizer.zero_grad()
