@@ -266,6 +266,17 @@ def test_lambda_returns_by_hand():
     assert negamax_dqn.lambda_returns(values, -1.0, 1.0) == pytest.approx([-1.0, 1.0, -1.0])  # 1: the result
 
 
+def test_lambda_returns_keep_the_sign_where_the_mover_decides_again():
+    # Trap: position 0 is a step, 1 the same player's throw, 2 the opponent's step; it won
+    values = np.array([0.2, 0.4, -0.6], dtype=np.float32)
+    g2 = 0.5 * -0.6 + 0.5 * 1.0
+    g1 = 0.5 * 0.4 + 0.5 * -g2
+    g0 = 0.5 * 0.2 + 0.5 * g1  # the same mover: no sign change
+    same = np.array([True, False])
+    assert negamax_dqn.lambda_returns(values, 1.0, 0.5, same) == pytest.approx([g0, g1, g2])
+    assert negamax_dqn.lambda_returns(values, -1.0, 1.0, same) == pytest.approx([1.0, 1.0, -1.0])
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     run = tmp_path_factory.mktemp("negamax") / "run"
