@@ -1127,6 +1127,13 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
     """The game's reference players that play a batch's other seat by name, compiled: ``name ->
     (mover, depth)``, ``mover`` a kernel with ``MOVER_T``'s arguments (``MoverOpponent``) that makes
     the single env's opponent of that name's choices."""
+    _outcome_sizes: tuple[int, int] | None = None
+    """The rows and positions ``outcomes()`` last needed room for (its arrays start that long)."""
+
+    @property
+    def has_chance(self) -> bool:
+        """Whether the game has chance nodes: its children are then ``outcomes()``, not ``children()``."""
+        return self._state_class.kernels.chance is not None
 
     def __init__(self, num_envs: int = 1, *, opponent: Any = "random", agent_seat: Any = 0,
                  illegal_action: str = "raise", render_mode: str | None = None,
@@ -1235,8 +1242,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
         the mover. A move's expected value for the mover is ``sum over its rows of |weight| *
         result`` where the game ended, ``weight * V(obs[position])`` elsewhere. Games without
         chance give one row a move."""
-        rows, places = getattr(self, "_outcome_sizes", (4 * self.num_envs * self._num_actions,
-                                                         self.num_envs * self._num_actions))
+        rows, places = self._outcome_sizes or (4 * self.num_envs * self._num_actions, self.num_envs * self._num_actions)
         while True:
             obs = np.empty((places, self._obs.shape[1]), dtype=np.float32)
             keys = np.empty(places, dtype=np.int64)
@@ -1251,7 +1257,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
             rows, places = max(rows, 2 * need_rows), max(places, 2 * need_places)
 
     def _no_chance(self, what: str) -> None:
-        if self._state_class.kernels.chance is not None:
+        if self.has_chance:
             raise ValueError(f"{what}(): {self.game.spec.name} has chance nodes; only games without chance "
                              f"have one position a move")
 

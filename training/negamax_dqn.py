@@ -194,7 +194,7 @@ def expected_q(net: nn.Module, outcomes: tuple[np.ndarray, ...]) -> torch.Tensor
 def board_q(net: nn.Module, boards: gymnasium.vector.VectorEnv, plies: int = 1) -> tuple[torch.Tensor, np.ndarray]:
     """Q of every board's moves by ``net`` and the legal moves: the children's values
     (``negamax_q``), or their expected values where the game has chance (``expected_q``)."""
-    if boards.game.new_initial_state().kernels.chance is not None:
+    if boards.has_chance:
         outcomes = boards.outcomes()
         return expected_q(net, outcomes), outcomes[-1]
     children = boards.children()
