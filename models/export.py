@@ -33,6 +33,7 @@ from torch import nn
 
 from tablegym.envs.core import CHANCE, Game, State
 from tablegym.models.netkernel import MAX_LEGAL, VALUE, pack
+from tablegym.models.value_net import VALUE_CACHE
 from tablegym.search.evaluator import Evaluator, WrongGameError, check_game
 
 ACTIVATION_LAYERS = {nn.ReLU: "relu", nn.LeakyReLU: "leaky_relu", nn.Tanh: "tanh", nn.Sigmoid: "sigmoid",
@@ -84,7 +85,13 @@ class NetEvaluator(Evaluator):
         self.kernel = load(record.network_value)
         self.layers = layers
         self.output = output
-        self.params = pack(layers, reduce=VALUE if output == "value" else MAX_LEGAL)
+        if output == "value" and game.spec.num_players == 2:
+            # A critic of a two-player game keeps its first layer per player to move and
+            # remembers recent positions' values (netkernel.observed_value): its searches visit
+            # many leaves a few cells apart, and the same leaf by many move orders.
+            self.params = pack(layers, binary=True, slots=2, cache=VALUE_CACHE)
+        else:
+            self.params = pack(layers, reduce=VALUE if output == "value" else MAX_LEGAL)
         self.win_value = self.bound = 1.0
 
     def evaluate(self, state: State, player: int = 0) -> float:

@@ -44,7 +44,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from tablegym.envs.core import CHANCE, DRAW, ONGOING, TO_MOVE
+from tablegym.envs.core import CHANCE, DRAW, KEY, ONGOING, TO_MOVE
 
 MAGIC = 31_071_993.0
 """``params[1]`` of a network vector (where ValueMLP's older export has its first hidden width,
@@ -555,6 +555,22 @@ def observation_value(outcome, mover, player, x, legal, n_legal, params, win):
     return terminal_or(outcome, mover, player, v, win)
 
 
+@njit(cache=True)
+def observed_value(x, slot, params):
+    """The network (one output, packed with cache ``slots``) on the observation ``x``: where every
+    entry is 0 or 1 (board planes) its first layer is kept in ``slot`` and only the rows of the
+    entries that changed since that slot's last position are added or taken away, as for a
+    game's binary features (``forward_binary``); otherwise the whole network. Both give the same
+    value bit for bit (the first layer is on the exact grid), so which path ran never shows."""
+    f = int(params[0])
+    active = index_buffer(params)[:f]
+    n = _list_nonzero(x, f, active, COMPRESS)
+    for k in range(n):
+        if x[active[k]] != 1.0:
+            return forward_dense(x, params, active, 0)
+    return forward_binary(active, n, slot, params)
+
+
 @njit(cache=True, inline="always")
 def network_value(s, player, params, moves, outcome, to_move, observe):
     """The glue between a two-player game's kernels and an exported network (tablegym.models.export):
@@ -565,6 +581,12 @@ def network_value(s, player, params, moves, outcome, to_move, observe):
     kernels: numba compiles one copy a game and caches it with the game's kernel."""
     x, legal = input_buffer(params), index_buffer(params)
     mover = s[TO_MOVE]
+    if int(params[3]) > 0 and outcome(s) == ONGOING:  # a critic kept incrementally (see observed_value)
+        v = cached_value(params, s[KEY])
+        if v != v:
+            observe(s, mover, x)
+            v = remember_value(params, s[KEY], observed_value(x, mover, params))
+        return v if mover == player else -v
     n = moves(s, legal) if wants_legal(params) and to_move(s) == mover else 0
     if outcome(s) == ONGOING:
         observe(s, mover, x)

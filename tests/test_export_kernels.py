@@ -1,5 +1,8 @@
 """Exported networks in the games with chance: Trap's expectiminimax and Threes' expectimax run a
-user's torch MLP compiled, through each game's observation kernel, equal to the Python path."""
+user's torch MLP compiled, through each game's observation kernel, equal to the Python path; and
+the critics of two-player games, kept incrementally between leaves, equal the whole network."""
+
+import copy
 
 import numpy as np
 import pytest
@@ -7,7 +10,9 @@ import torch
 
 from tablegym.envs import load, make_game, plugin
 from tablegym.envs.core import CHANCE, TO_MOVE, sample_outcome
-from tablegym.models.export import InputSizeError, TorchEvaluator, from_torch
+from tablegym.models.export import InputSizeError, NetEvaluator, TorchEvaluator, from_torch
+from tablegym.models.netkernel import forward_dense, observed_value, pack
+from tablegym.search.alphabeta import alphabeta
 from tablegym.search.expectiminimax import expectiminimax, reference_expectiminimax
 from tablegym.search.expectimax import expectimax
 
@@ -219,3 +224,64 @@ def test_a_torch_q_network_takes_no_decision_at_a_chance_node():
     python = TorchEvaluator(net, game, output="max")
     chance = [s for s in random_states("threes", 19, 50) if s.current_player() == CHANCE]
     assert chance and all(python.evaluate(s, 0) == -np.inf for s in chance)
+
+
+TWO_PLAYER_NETWORKS = ["trap", "trilobite", "sim"]
+
+
+def critic(size: int, seed: int) -> torch.nn.Sequential:
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(size, 64), torch.nn.ReLU(), torch.nn.Linear(64, 16), torch.nn.ReLU(),
+                               torch.nn.Linear(16, 1), torch.nn.Tanh())
+
+
+def whole_network(ev: NetEvaluator) -> NetEvaluator:
+    """``ev`` with the same (grid-rounded) weights, evaluated whole at every leaf: no kept first
+    layer, no value cache."""
+    plain = copy.copy(ev)
+    plain.params = pack(ev.layers, binary=True)
+    return plain
+
+
+@pytest.mark.parametrize("game_name", TWO_PLAYER_NETWORKS)
+def test_a_critic_kept_incrementally_equals_the_whole_network_bit_for_bit(game_name):
+    game = make_game(game_name)
+    size = int(np.prod(game.spec.observation_shape))
+    net = critic(size, seed=5)
+    ev = from_torch(net, game)
+    whole, python = whole_network(ev), TorchEvaluator(net, game)
+    states = [s for s in random_states(game_name, 4, 400) if s.current_player() != CHANCE]
+    order = np.random.default_rng(0).permutation(len(states) * 2)  # positions far apart, revisited (the cache)
+    for i in order:
+        s, p = states[i % len(states)], int(i // len(states))
+        assert ev.evaluate(s, p) == whole.evaluate(s, p)
+        assert ev.evaluate(s, p) == pytest.approx(python.evaluate(s, p), abs=1e-6)
+
+
+@pytest.mark.parametrize("game_name", TWO_PLAYER_NETWORKS)
+def test_a_search_over_an_incremental_critic_is_the_search_over_the_whole_network(game_name):
+    game = make_game(game_name)
+    ev = from_torch(critic(int(np.prod(game.spec.observation_shape)), seed=6), game)
+    whole = whole_network(ev)
+    search = expectiminimax if game_name == "trap" else alphabeta
+    for s in random_states(game_name, 7, 60)[10::10]:
+        if s.is_terminal() or s.current_player() == CHANCE:
+            continue
+        a, b = search(s, ev, depth=3), search(s, whole, depth=3)
+        assert (a.action, a.value, a.nodes) == (b.action, b.value, b.nodes)
+
+
+def test_an_observation_that_is_not_zero_one_goes_through_the_whole_network():
+    rng = np.random.default_rng(1)
+    layers = [(rng.normal(size=(16, 40)) * 0.2, rng.normal(size=16) * 0.2, "relu", 0.0),
+              (rng.normal(size=(8, 16)) * 0.2, rng.normal(size=8) * 0.2, "relu", 0.0),
+              (rng.normal(size=(1, 8)), rng.normal(size=1) * 0.2, "tanh", 0.0)]
+    kept, whole = pack(layers, binary=True, slots=2), pack(layers, binary=True)
+    none = np.zeros(0, dtype=np.int64)
+    for _ in range(20):
+        x = (rng.random(40) * (rng.random(40) < 0.4)).astype(np.float32)  # real values and zeros
+        binary = (rng.random(40) < 0.3).astype(np.float32)
+        for obs in (x, binary, x):
+            assert observed_value(obs, 0, kept) == forward_dense(obs, whole, none, 0)
+    # (which a path that took every non-zero entry for a 1 would not give)
+    assert observed_value(x, 0, kept) != forward_dense((x > 0).astype(np.float32), whole, none, 0)
