@@ -2,14 +2,14 @@
 first layer, no value cache), as every exported critic was before: what the faster evaluation
 alone changes, with the same weights, the same openings and the same seeds.
 
-    python results/rl/trap_critic_whole_network.py runs/trap-negamax-plain/v.pt --games 200 --seed 0
+    python results/rl/trap_critic_whole_network.py runs/trap-negamax-plain/v.pt --games 200 --seed 0 > results/rl/trap_critic_plain_whole_network_vs_composite.md
 """
 
 from __future__ import annotations
 
 import argparse
 
-from tablegym.experiments.match import play_match
+from tablegym.experiments.match import markdown_table, play_match
 from tablegym.models.agents import make_agent
 from tablegym.models.netkernel import VALUE, pack
 
@@ -33,7 +33,7 @@ def main() -> None:
     args = parser.parse_args()
     r = play_match("trap", f"{WHOLE}search:eval=learned:{args.model},time=0.1", "search:eval=composite,time=0.1",
                    games=args.games, seed=args.seed, workers=args.workers, progress=False, agent_factory=factory)
-    print(r)
+    print(markdown_table([r]))
 
 
 if __name__ == "__main__":
