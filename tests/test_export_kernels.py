@@ -229,10 +229,16 @@ def test_a_torch_q_network_takes_no_decision_at_a_chance_node():
 TWO_PLAYER_NETWORKS = ["trap", "trilobite", "sim"]
 
 
-def critic(size: int, seed: int) -> torch.nn.Sequential:
+def critic(size: int, seed: int, shape: str = "relu") -> torch.nn.Sequential:
+    """A critic of the usual shape (ReLU, ReLU, Tanh out), a single Linear layer, or saturating
+    hidden layers (each takes another branch after the kept first layer)."""
     torch.manual_seed(seed)
-    return torch.nn.Sequential(torch.nn.Linear(size, 64), torch.nn.ReLU(), torch.nn.Linear(64, 16), torch.nn.ReLU(),
-                               torch.nn.Linear(16, 1), torch.nn.Tanh())
+    nn = torch.nn
+    if shape == "linear":
+        return nn.Sequential(nn.Linear(size, 1))
+    if shape == "tanh-sigmoid":
+        return nn.Sequential(nn.Flatten(), nn.Linear(size, 40), nn.Tanh(), nn.Linear(40, 8), nn.Sigmoid(), nn.Linear(8, 1))
+    return nn.Sequential(nn.Linear(size, 64), nn.ReLU(), nn.Linear(64, 16), nn.ReLU(), nn.Linear(16, 1), nn.Tanh())
 
 
 def whole_network(ev: NetEvaluator) -> NetEvaluator:
@@ -243,11 +249,12 @@ def whole_network(ev: NetEvaluator) -> NetEvaluator:
     return plain
 
 
+@pytest.mark.parametrize("shape", ["relu", "linear", "tanh-sigmoid"])
 @pytest.mark.parametrize("game_name", TWO_PLAYER_NETWORKS)
-def test_a_critic_kept_incrementally_equals_the_whole_network_bit_for_bit(game_name):
+def test_a_critic_kept_incrementally_equals_the_whole_network_bit_for_bit(game_name, shape):
     game = make_game(game_name)
     size = int(np.prod(game.spec.observation_shape))
-    net = critic(size, seed=5)
+    net = critic(size, seed=5, shape=shape)
     ev = from_torch(net, game)
     whole, python = whole_network(ev), TorchEvaluator(net, game)
     states = [s for s in random_states(game_name, 4, 400) if s.current_player() != CHANCE]
