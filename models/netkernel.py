@@ -25,7 +25,8 @@ Binary inputs (a game's active features) are summed as weight rows. With cache s
 layer of the last position evaluated for each player to move is kept and only the rows of the
 features that changed are added or taken away: along a search path, siblings differ in a few
 features, so a leaf costs a few rows instead of all (NNUE's accumulator, kept by the evaluator
-itself, so no searcher needs push/pop hooks). The first layer's weights and bias are rounded to
+itself, so no searcher needs push/pop hooks; an exported critic over 0/1 observation planes gets
+the same through ``observed_value``). The first layer's weights and bias are rounded to
 multiples of 2**-q, with q chosen so that every partial sum is exact in float64: the result
 does not depend on the order of the updates, and equals the full sum bit for bit.
 
