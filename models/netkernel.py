@@ -125,6 +125,17 @@ def without_value_cache(params: np.ndarray) -> np.ndarray:
     return params
 
 
+def evaluated_whole(params: np.ndarray) -> np.ndarray:
+    """A copy of ``params`` that computes the whole network at every evaluation: no kept first
+    layer, no value cache (the same values; the baseline of what those two save). Other parameter
+    vectors come back unchanged."""
+    params = without_value_cache(params)
+    if params.shape[0] > HEADER and params[1] == MAGIC and params[3] > 0:
+        params = params.copy()
+        params[3] = 0
+    return params
+
+
 def _exact_grid(w: np.ndarray, b: np.ndarray) -> int:
     """The finest grid 2**-q on which every partial sum of first-layer rows and bias is an exact
     float64 (its largest magnitude, times 2**q, below 2**52)."""

@@ -11,7 +11,7 @@ import torch
 from tablegym.envs import load, make_game, plugin
 from tablegym.envs.core import CHANCE, TO_MOVE, sample_outcome
 from tablegym.models.export import InputSizeError, NetEvaluator, TorchEvaluator, from_torch
-from tablegym.models.netkernel import forward_dense, observed_value, pack
+from tablegym.models.netkernel import evaluated_whole, forward_dense, observed_value, pack
 from tablegym.search.alphabeta import alphabeta
 from tablegym.search.expectiminimax import expectiminimax, reference_expectiminimax
 from tablegym.search.expectimax import expectimax
@@ -245,7 +245,7 @@ def whole_network(ev: NetEvaluator) -> NetEvaluator:
     """``ev`` with the same (grid-rounded) weights, evaluated whole at every leaf: no kept first
     layer, no value cache."""
     plain = copy.copy(ev)
-    plain.params = pack(ev.layers, binary=True)
+    plain.params = evaluated_whole(ev.params)
     return plain
 
 

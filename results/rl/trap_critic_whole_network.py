@@ -11,16 +11,16 @@ import argparse
 
 from tablegym.experiments.match import markdown_table, play_match
 from tablegym.models.agents import make_agent
-from tablegym.models.netkernel import VALUE, pack
+from tablegym.models.netkernel import evaluated_whole
 
 WHOLE = "whole:"
 
 
 def factory(game, spec: str):
-    """``make_agent``, where a spec starting ``whole:`` gets its evaluator's layers packed whole."""
+    """``make_agent``, where a spec starting ``whole:`` evaluates its network whole at every leaf."""
     agent = make_agent(game, spec.removeprefix(WHOLE))
     if spec.startswith(WHOLE):
-        agent.evaluator.params = pack(agent.evaluator.layers, reduce=VALUE)
+        agent.evaluator.params = evaluated_whole(agent.evaluator.params)
     return agent
 
 

@@ -21,7 +21,7 @@ import torch
 from tablegym.envs import make_game
 from tablegym.envs.trap.bench import bench_positions
 from tablegym.models.export import from_torch
-from tablegym.models.netkernel import VALUE, pack
+from tablegym.models.netkernel import evaluated_whole, without_value_cache
 from tablegym.search.alphabeta import alphabeta
 from tablegym.search.expectiminimax import expectiminimax
 
@@ -61,7 +61,7 @@ def main() -> None:
     for name, hidden, act, search, depth in cases:
         game = make_game(name)
         ev = from_torch(critic(int(np.prod(game.spec.observation_shape)), hidden, act), game)
-        packings = (pack(ev.layers, reduce=VALUE), pack(ev.layers, binary=True, slots=2), ev.params)
+        packings = (evaluated_whole(ev.params), without_value_cache(ev.params), ev.params)
         label = "-".join(map(str, hidden)) + " " + act.__name__
         for where, s in positions(name).items():
             rates, seen = [[] for _ in packings], set()
