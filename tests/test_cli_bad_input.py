@@ -52,3 +52,18 @@ def test_a_ray_cluster_that_is_not_there_is_one_line_and_exit_2(capsys, monkeypa
                    "--no-progress"])
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1 and "Ray cluster at 'auto'" in err
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly():
+    """``tablegym starship | head -1``: the pipe closes under the printing, and the command stops
+    without a traceback (exit 141, as a shell reports SIGPIPE)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from tablegym.experiments.cli import main; "
+            "sys.exit(main(['starship', '--seed', '0', '--audit']))")
+    run = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert run.stdout.readline().strip()  # the first line of the ship's drawing
+    run.stdout.close()
+    err = run.stderr.read()
+    assert run.wait(timeout=120) == 141 and "Traceback" not in err, err

@@ -13,7 +13,11 @@ row is what the shipped checkpoint builds.
 
 A step: the observation's cursor crop and pooled grid (``cursor_inputs``, the network
 ``rl.CursorView`` trains), the policy's logits, masked by the env's action mask, and the
-highest one played (MaskablePPO's deterministic action).
+highest one played (MaskablePPO's deterministic action), or, for a generator fitted to the
+staged generator's edits (``imitate.py``, checkpoint metadata ``"decode": "sample"``), one drawn
+from the policy's probabilities with a stream seeded by the ship's seed: a fitted policy spreads
+its belief over the places the staged generator might put a part, and the highest logit at each
+tile would put none.
 """
 
 from __future__ import annotations
@@ -31,8 +35,17 @@ from tablegym.envs.starship.ship import Ship
 from tablegym.models.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from tablegym.models.learned import CHECKPOINT_DIR
 
-CHECKPOINT = CHECKPOINT_DIR / "starship.pt"
+CHECKPOINT = CHECKPOINT_DIR / "starship_imitated.pt"
+"""The shipped generator (``LearnedGenerator.load()``, ``tablegym starship --generator learned``):
+the policy fitted to the staged generator's edits (``imitate.py``), which passes far more of the
+audit's layout rules than the PPO policy (results/starship/README.md)."""
+PPO_CHECKPOINT = CHECKPOINT_DIR / "starship.pt"
+"""The MaskablePPO generator (``rl.py``, gated quality): what the targets and audit-reward runs
+start from (``--init-from``), kept beside the shipped one."""
 GAME = "starship"
+SAMPLE_STREAM = 0x5A3
+"""The first word of a sampling generator's per-seed stream (``default_rng([SAMPLE_STREAM, seed])``),
+apart from the env's own stream of the same seed."""
 
 
 def crop(obs: torch.Tensor, radius: int) -> torch.Tensor:
@@ -112,7 +125,16 @@ def export(model: Any, env_kwargs: dict[str, Any], path: str | os.PathLike, *, r
            targets: bool = False, caps: bool = False, metadata: dict[str, Any] | None = None) -> Path:
     """Write the policy of a trained (Maskable)PPO ``model`` whose features extractor is
     ``rl.CursorView`` as a generator checkpoint (float16 weights) at ``path``."""
-    linears = policy_linears(model)
+    return save_policy(torch.nn.Sequential(*policy_linears(model)), env_kwargs, path, radius=radius, pool=pool,
+                       targets=targets, caps=caps, metadata=metadata)
+
+
+def save_policy(net: torch.nn.Sequential, env_kwargs: dict[str, Any], path: str | os.PathLike, *, radius: int,
+                pool: int = 2, targets: bool = False, caps: bool = False,
+                metadata: dict[str, Any] | None = None) -> Path:
+    """Write the linear layers of ``net`` (``policy_layers``' shape: features, hidden layers,
+    action logits) as a generator checkpoint (float16 weights) at ``path``."""
+    linears = [m for m in net if isinstance(m, torch.nn.Linear)]
     state = {}
     for i, layer in enumerate(linears):
         state[f"{2 * i}.weight"] = layer.weight.detach().to(torch.float16).clone()
@@ -152,8 +174,11 @@ class LearnedGenerator:
         return cls(net, meta["env_kwargs"], int(meta["radius"]), int(meta["pool"]), meta, targets, caps)
 
     @torch.no_grad()
-    def act(self, obs: np.ndarray | dict[str, np.ndarray], mask: np.ndarray) -> int:
-        """The policy's deterministic action: the highest logit among the allowed actions."""
+    def act(self, obs: np.ndarray | dict[str, np.ndarray], mask: np.ndarray,
+            rng: np.random.Generator | None = None) -> int:
+        """The policy's action among the allowed ones: the highest logit, or with ``rng`` one
+        drawn from the policy's probabilities (a generator whose checkpoint says
+        ``"decode": "sample"`` draws, from a stream seeded by the ship's seed)."""
         if isinstance(obs, dict):
             batch: Any = {k: torch.as_tensor(v[None], dtype=torch.float32) for k, v in obs.items()}
         else:
@@ -161,7 +186,10 @@ class LearnedGenerator:
         x = policy_inputs(batch, self.radius, self.pool)
         logits = self.net(x)[0]
         logits[~torch.as_tensor(mask, dtype=torch.bool)] = -torch.inf
-        return int(logits.argmax())
+        if rng is None:
+            return int(logits.argmax())
+        cdf = np.cumsum(torch.softmax(logits.double(), 0).numpy())
+        return int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"))  # (a masked action adds 0: never drawn)
 
     def generate(self, seed: int, targets: dict[str, float] | None = None) -> tuple[Ship, dict[str, Any]]:
         """The ship this policy builds from the env's start ship for ``seed``, and the env's last
@@ -171,8 +199,9 @@ class LearnedGenerator:
         if targets and not self.targets:
             raise ValueError("this generator was trained without targets (train with --targets to ask for some)")
         obs, info = env.reset(seed=seed, options={"targets": targets} if targets else None)
+        rng = np.random.default_rng([SAMPLE_STREAM, seed]) if self.metadata.get("decode") == "sample" else None
         done = False
         while not done:
-            obs, _, terminated, truncated, info = env.step(self.act(obs, env.action_masks()))
+            obs, _, terminated, truncated, info = env.step(self.act(obs, env.action_masks(), rng))
             done = terminated or truncated
         return env.ship, info
