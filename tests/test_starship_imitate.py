@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tablegym.envs.starship.env import BRUSHES, StarshipEnv
-from tablegym.envs.starship.imitate import ENV_KWARGS, FIRST_SEED, PASSES, demonstrate, main, teacher_action
+from tablegym.envs.starship.imitate import ENV_KWARGS, FIRST_SEED, demonstrate, editing_env, main, teacher_action
 from tablegym.envs.starship.learned import LearnedGenerator
 from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.quality import validate
@@ -15,7 +15,8 @@ from tablegym.envs.starship.ship import ARMOR, CORRIDOR, FIRST_PART
 
 @pytest.mark.parametrize("seed", [0, 7, FIRST_SEED])
 def test_the_teacher_builds_the_staged_ship_and_no_edit_of_it_is_masked(seed):
-    obs, masks, actions, ship = demonstrate(seed)
+    obs, masks, actions, ship = demonstrate(seed, editing_env(3))
+    assert (demonstrate(seed)[2] == actions[:2 * 32 * 32]).all()  # the shipped env: the first two passes
     staged = Pipeline().generate(seed)
     differ = ship.tiles != staged.tiles  # only where the fill pass armoured a corridor the staged fill left open
     assert ((staged.tiles[differ] == CORRIDOR) & (ship.tiles[differ] == ARMOR)).all() and differ.sum() <= 2
@@ -23,7 +24,7 @@ def test_the_teacher_builds_the_staged_ship_and_no_edit_of_it_is_masked(seed):
     assert sorted(map(tuple, ship.parts.tolist())) == sorted(map(tuple, staged.parts.tolist()))  # (stamped in another order)
     assert masks[np.arange(len(actions)), actions].all()  # every teacher edit is allowed under masks="safe"
     steps = 32 * 32
-    assert len(actions) == PASSES * steps == ENV_KWARGS["max_steps"]
+    assert len(actions) == 3 * steps and ENV_KWARGS["max_steps"] == 2 * steps
     kinds = np.array([BRUSHES[a - 1].kind if a else -1 for a in actions])
     parts, tiles, fill = kinds[:steps], kinds[steps:2 * steps], kinds[2 * steps:]
     assert (parts >= FIRST_PART).sum() > 0 and not ((parts >= 0) & (parts < FIRST_PART)).any()  # parts first,
@@ -43,7 +44,7 @@ def test_the_fill_pass_on_a_drawn_ship_armours_only_corridor_no_path_needs():
     from tablegym.envs.starship.learned import policy_inputs, policy_layers
 
     side = 16  # (a smaller grid: the policy's passes are torch forward passes, one a step)
-    kwargs = {**ENV_KWARGS, "size": side, "max_steps": PASSES * side * side}
+    kwargs = {**editing_env(3), "size": side, "max_steps": 3 * side * side}
     env = StarshipEnv(**kwargs)
     obs, _ = env.reset(seed=11)
     n_in = policy_inputs(torch.as_tensor(obs[None], dtype=torch.float32), 1, 2).shape[1]
@@ -72,22 +73,22 @@ def test_the_teacher_does_nothing_once_the_ship_is_the_staged_one():
 def test_a_fit_writes_a_generator_that_loads_and_draws_the_same_ship_for_a_seed(tmp_path, capsys):
     out = tmp_path / "gen.pt"
     assert main(["--seeds", "2", "--epochs", "2", "--hidden", "32", "--data", str(tmp_path / "d.npz"),
-                 "--out", str(out), "--rollouts", "1", "--rollout-epochs", "1", "--workers", "1"]) == 0
+                 "--out", str(out), "--passes", "3", "--rollouts", "1", "--rollout-epochs", "1", "--workers", "1"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in lines] == ["demonstrations epoch 1", "demonstrations epoch 2",
                                                        "fill passes on 1 drawn ships", "with fill passes epoch 1"]
     gen = LearnedGenerator.load(out)
     assert gen.metadata["imitated"] == "staged" and gen.metadata["seeds"] == [FIRST_SEED, FIRST_SEED + 1]
     assert gen.metadata["epochs"] == 3 and gen.metadata["rollouts"] == 1
-    assert gen.env_kwargs == ENV_KWARGS
+    assert gen.env_kwargs == editing_env(3)
     assert gen.metadata["decode"] == "sample"
-    short = LearnedGenerator(gen.net, {**ENV_KWARGS, "max_steps": 96}, gen.radius, gen.pool, gen.metadata)
+    short = LearnedGenerator(gen.net, {**editing_env(3), "max_steps": 96}, gen.radius, gen.pool, gen.metadata)
     ship, info = short.generate(2000)
     assert info["steps"] == 96 and info["valid"] in (True, False)
     assert ship == short.generate(2000)[0]  # drawn from the seed's own stream: the same ship every time
     # the recorded demonstrations are reused: a second fit with the same --data records nothing
     assert main(["--seeds", "2", "--epochs", "0", "--hidden", "32", "--data", str(tmp_path / "d.npz"),
-                 "--out", str(tmp_path / "again.pt"), "--resume", str(out)]) == 0
+                 "--out", str(tmp_path / "again.pt"), "--resume", str(out), "--passes", "3"]) == 0
     again = LearnedGenerator.load(tmp_path / "again.pt")  # --epochs 0: the resumed weights as they were
     assert all((again.net.state_dict()[k] == gen.net.state_dict()[k]).all() for k in gen.net.state_dict())
 
@@ -95,6 +96,7 @@ def test_a_fit_writes_a_generator_that_loads_and_draws_the_same_ship_for_a_seed(
 @pytest.mark.parametrize("argv,words", [(["--seeds", "1"], "--seeds must be at least 2"),
                                         (["--epochs", "0"], "--epochs must be at least 1 (0 only with --resume)"),
                                         (["--rollouts", "5", "--seeds", "4"], "--rollouts must be 0..--seeds (4)"),
+                                        (["--rollouts", "2"], "--rollouts record the fill pass: give --passes 3"),
                                         (["--hidden", "0"], "--hidden sizes must be at least 1"),
                                         (["--lr", "-1"], "--lr must be positive")])
 def test_bad_arguments_are_one_line_and_exit_2(argv, words, capsys, tmp_path):
@@ -127,3 +129,13 @@ def test_a_drawn_action_is_always_an_allowed_one_and_follows_the_policy():
     p = torch.softmax(logits.double(), 0).numpy()
     assert np.abs(draws[mask] / 2000 - p).max() < 4 * np.sqrt(p * (1 - p) / 2000).max() + 1e-3
     assert gen.act(obs, mask) == np.flatnonzero(mask)[int(np.argmax(p))]  # no stream: the highest allowed logit
+
+
+def test_demonstrations_of_another_number_of_passes_are_refused(tmp_path, capsys):
+    from tablegym.envs.starship.imitate import record
+
+    np.savez(tmp_path / "d.npz", **record(range(FIRST_SEED, FIRST_SEED + 2), progress=False))  # two passes
+    with pytest.raises(SystemExit) as stop:
+        main(["--seeds", "2", "--passes", "3", "--data", str(tmp_path / "d.npz"), "--out", str(tmp_path / "g.pt")])
+    assert stop.value.code == 2 and "another number of passes than 3" in capsys.readouterr().err
+    assert not (tmp_path / "g.pt").exists()

@@ -200,14 +200,18 @@ def test_resume_trains_the_saved_model_further(tmp_path):
 
 
 def test_the_shipped_generator_builds_a_ship_from_the_command_line(tmp_path, capsys):
-    """models/checkpoints/starship.pt loads (float16 layers, the env it was trained in) and
-    ``tablegym starship --generator learned`` draws the ship it builds, the same every time."""
-    from tablegym.envs.starship.learned import CHECKPOINT, LearnedGenerator
+    """The shipped generator (models/checkpoints/starship_imitated.pt) and the PPO one beside it
+    (starship.pt) load (float16 layers, the env each was trained in), and ``tablegym starship
+    --generator learned`` draws the ship the shipped one builds, the same every time."""
+    from tablegym.envs.starship.learned import CHECKPOINT, PPO_CHECKPOINT, LearnedGenerator
     from tablegym.envs.starship.quality import validate
     from tablegym.experiments.cli import main
 
+    ppo = LearnedGenerator.load(PPO_CHECKPOINT)
+    assert PPO_CHECKPOINT.stat().st_size < 4_000_000 and ppo.env_kwargs["masks"] == "safe"
     gen = LearnedGenerator.load()
-    assert CHECKPOINT.stat().st_size < 4_000_000 and gen.env_kwargs["masks"] == "safe"
+    assert CHECKPOINT.stat().st_size < 8_000_000 and gen.env_kwargs["masks"] == "safe"
+    assert gen.metadata["decode"] == "sample" and gen.metadata["imitated"] == "staged"
     ship, info = gen.generate(7)
     assert ship == gen.generate(7)[0] and info["valid"] == validate(ship).ok
     png = tmp_path / "ship.png"

@@ -22,7 +22,7 @@ def add_command(sub: Any) -> None:
                    help="staged: the 14-stage generator (default); learned: the trained editing policy "
                         "(envs/starship/learned.py), which finishes the staged generator's ship after stage 6")
     p.add_argument("--checkpoint", help="with --generator learned: its checkpoint (default: the shipped "
-                                        "models/checkpoints/starship.pt)")
+                                        "models/checkpoints/starship_imitated.pt)")
     p.add_argument("--out", help="write the picture (with --stages: the strip of stages) to this PNG file")
     p.add_argument("--stages", action="store_true", help="draw the ship after each stage, as a strip")
     p.add_argument("--config", help="generator options from a TOML (.toml) or JSON file")
@@ -82,6 +82,7 @@ def _learned_ship(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         generator = learned.load(args.checkpoint)
     except checkpoint.CheckpointError as err:
         raise CommandError(str(err)) from None
+    importlib.import_module("torch").set_num_threads(1)  # one observation a forward pass: threads only wait
     return generator.generate(args.seed)[0]
 
 

@@ -1,27 +1,34 @@
 """The learned starship generator fitted to the staged generator's own edits (behaviour cloning).
 
-``python -m tablegym.envs.starship.imitate [--seeds N] [--epochs E] [--out PATH]``
+``python -m tablegym.envs.starship.imitate [--seeds N] [--epochs E] [--rollouts R] [--out PATH]``
 
 Why: a generator trained by PPO on a score learns what the score pays for, and the score's holes
 with it (results/starship: open corridor floors, weapons inside the hull, 1.7 of the 13 audit
 rules against the staged generator's 12.96). The staged generator shows what a ship is. From the
 env's start ship (stages 1-6 of the seed, as ``StarshipEnv`` deals it) the rest of the staged
 ship for that seed (stages 7-14: thrusters, weapons, supplies, crew, corridors, fill, doors) can be
-written by the env's own cursor in two row-major passes over the grid: the first stamps each new
-part at its top-left tile, the second writes every tile that differs. ``teacher_action`` is that
-edit; replayed in the env with ``masks="safe"`` it builds the staged ship tile for tile and no
-edit of it is masked (``tests/test_starship_imitate.py``). The policy (``learned.py``'s network:
-the cursor's crop and the pooled grid into an MLP) is then fitted to pick the teacher's edit
-(cross-entropy over the allowed edits). It generates by drawing each edit from its
-probabilities (``learned.LearnedGenerator``, ``"decode": "sample"``, a stream per seed): the
-staged generator's choice of where a weapon or a cabin goes is random given the start ship, so
-the highest logit at each tile would place none.
+written by the env's own cursor in row-major passes over the grid: the first stamps each new part
+at its top-left tile, the second writes every tile that differs, the third armours any corridor
+tile no crew path needs (the staged fill stage's test). ``teacher_action`` is that edit; replayed
+in the env with ``masks="safe"`` it builds the staged ship tile for tile and no edit of it is
+masked (``tests/test_starship_imitate.py``). The policy (``learned.py``'s network: the cursor's
+crop and the pooled grid into an MLP) is fitted to pick the teacher's edit (cross-entropy over the
+allowed edits). It generates by drawing each edit from its probabilities
+(``learned.LearnedGenerator``, ``"decode": "sample"``, a stream per seed): the staged generator's
+choice of where a weapon or a cabin goes is random given the start ship, so the highest logit at
+each tile would place none.
+
+On the staged ship the third pass has nothing to do, so demonstrations alone never show it; drawn
+edit by edit, the second pass leaves corridor that no path needs. With ``--rollouts R`` the
+fitted policy draws its first two passes on R of the seeds, the teacher's third pass on those
+ships is recorded, and the fit goes on over both (DAgger's idea, for the one pass that needs it).
 
 Seeds: the demonstrations come from seeds 10,000 on, apart from the audit's training (0-399) and
 held-out (2000-2199) seeds, so the classifiers see ships the policy never copied. The last
 twentieth of the recorded seeds is held out to report how often the policy picks the teacher's
 edit on ships it did not see. The checkpoint is ``learned.py``'s format (float16), written after
-every epoch; ``--resume`` goes on from the weights of one.
+every epoch; ``--resume`` starts from the weights of one (``--epochs 0``: no more fitting on the
+demonstrations before the rollouts).
 """
 
 from __future__ import annotations
@@ -43,12 +50,16 @@ from tablegym.envs.starship.learned import SAMPLE_STREAM, num_inputs, policy_inp
 from tablegym.envs.starship.ship import ARMOR, CORRIDOR, FACED, FACING, KIND, PX, PY, VARIANT, Ship
 
 PROG = "python -m tablegym.envs.starship.imitate"
-PASSES = 3
-"""The cursor's row-major passes over the grid: parts, tiles, fill."""
-ENV_KWARGS: dict[str, Any] = dict(representation="narrow", start="partial", size=32, max_steps=PASSES * 32 * 32,
-                                  reward="gated", masks="safe", max_changes=4096, patience=4096)
-"""The editing env of the fitted generator: three passes of the cursor, an episode that does not
-stop early (the staged ships need 145 edits on average, up to ~250)."""
+def editing_env(passes: int = 2) -> dict[str, Any]:
+    """The editing env of a fitted generator: ``passes`` passes of the cursor (parts, tiles, and
+    with 3 the fill), an episode that does not stop early (the staged ships need 145 edits on
+    average, up to ~250)."""
+    return dict(representation="narrow", start="partial", size=32, max_steps=passes * 32 * 32, reward="gated",
+                masks="safe", max_changes=4096, patience=4096)
+
+
+ENV_KWARGS = editing_env(2)
+"""The shipped generator's env: two passes (the third did not pay; results/starship/README.md)."""
 FIRST_SEED = 10_000
 _BRUSH_OF = {(b.kind, b.variant, b.facing if b.kind in FACED else 0): i for i, b in enumerate(BRUSHES)}
 _ARMOR_BRUSH = 1 + _BRUSH_OF[(ARMOR, 0, 0)]
@@ -100,6 +111,7 @@ def demonstrate(seed: int, env_kwargs: dict[str, Any] = ENV_KWARGS, policy: Any 
             y, x = info["cursor"]
             ship = env.ship
             a = teacher_action(ship, final, y, x, stage)
+            a = a if mask[a] else 0  # (the fill's armour where the safe mask forbids it: a write left out)
             observations.append(np.packbits(obs.reshape(-1)))
             masks.append(mask)
             actions.append(a)
@@ -111,12 +123,12 @@ def demonstrate(seed: int, env_kwargs: dict[str, Any] = ENV_KWARGS, policy: Any 
     return np.stack(observations), np.stack(masks), np.array(actions, np.int64), env.ship
 
 
-def record(seeds: range, progress: bool = True) -> dict[str, np.ndarray]:
+def record(seeds: range, env_kwargs: dict[str, Any] = ENV_KWARGS, progress: bool = True) -> dict[str, np.ndarray]:
     """The teacher's episodes on ``seeds``, concatenated, with each step's seed."""
     parts: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "action": [], "seed": []}
     start = time.time()
     for i, seed in enumerate(seeds):
-        obs, mask, action, _ = demonstrate(seed)
+        obs, mask, action, _ = demonstrate(seed, env_kwargs)
         parts["obs"].append(obs)
         parts["mask"].append(mask)
         parts["action"].append(action)
@@ -176,7 +188,7 @@ def agreement(net: torch.nn.Sequential, data: dict[str, np.ndarray], rows: np.nd
     return {"steps": float(hits.mean()), "edits": float(hits[edits].mean()) if edits.any() else float("nan")}
 
 
-def _fill_worker(checkpoint: str, seeds: list[int]) -> dict[str, np.ndarray]:
+def _fill_worker(checkpoint: str, env_kwargs: dict[str, Any], seeds: list[int]) -> dict[str, np.ndarray]:
     """``record_fill`` of some seeds in a process of its own (one torch thread: one observation a
     forward pass)."""
     from tablegym.envs.starship.learned import LearnedGenerator
@@ -185,20 +197,20 @@ def _fill_worker(checkpoint: str, seeds: list[int]) -> dict[str, np.ndarray]:
     policy = LearnedGenerator.load(checkpoint)
     parts: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "action": [], "seed": []}
     for seed in seeds:
-        obs, mask, action, _ = demonstrate(seed, policy=policy, record_from=2)
+        obs, mask, action, _ = demonstrate(seed, env_kwargs, policy=policy, record_from=2)
         for k, v in (("obs", obs), ("mask", mask), ("action", action), ("seed", np.full(len(action), seed, np.int64))):
             parts[k].append(v)
     return {k: np.concatenate(v) for k, v in parts.items()}
 
 
-def record_fill(checkpoint: Path, seeds: range, workers: int) -> dict[str, np.ndarray]:
+def record_fill(checkpoint: Path, env_kwargs: dict[str, Any], seeds: range, workers: int) -> dict[str, np.ndarray]:
     """The teacher's fill pass on the ships the policy at ``checkpoint`` draws in its first two
     passes, for ``seeds`` (``workers`` processes)."""
     from concurrent.futures import ProcessPoolExecutor
 
     chunks = [list(seeds)[i::workers] for i in range(workers)]
     with ProcessPoolExecutor(workers) as pool:
-        results = list(pool.map(_fill_worker, [str(checkpoint)] * workers, chunks))
+        results = list(pool.map(_fill_worker, [str(checkpoint)] * workers, [env_kwargs] * workers, chunks))
     return {k: np.concatenate([r[k] for r in results]) for k in results[0]}
 
 
@@ -206,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", type=int, default=400, help="seeds the teacher builds (default 400: 10000-10399; the last twentieth held out)")
     p.add_argument("--epochs", type=int, default=6, help="passes over the demonstrations (default 6)")
+    p.add_argument("--passes", type=int, choices=(2, 3), default=2,
+                   help="the cursor's passes: parts and tiles (default 2), or also the fill (3)")
     p.add_argument("--rollouts", type=int, default=0,
                    help="then the teacher's fill pass on this many of the seeds' ships as the fitted policy draws them "
                         "(default 0: none)")
@@ -229,11 +243,14 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--seeds must be at least 2 (one to hold out)")
     if not 0 <= args.rollouts <= args.seeds:
         p.error(f"--rollouts must be 0..--seeds ({args.seeds}), got {args.rollouts}")
+    if args.rollouts and args.passes < 3:
+        p.error("--rollouts record the fill pass: give --passes 3")
     if any(h < 1 for h in args.hidden):
         p.error(f"--hidden sizes must be at least 1, got {args.hidden}")
     if not args.lr > 0:
         p.error(f"--lr must be positive, got {args.lr}")
     torch.manual_seed(args.seed)
+    kwargs = editing_env(args.passes)
     seeds = range(FIRST_SEED, FIRST_SEED + args.seeds)
     data_path = Path(args.data)
     if data_path.exists():
@@ -243,11 +260,13 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"{data_path} holds other seeds than {seeds.start}-{seeds.stop - 1}: give another --data")
         keep = np.isin(data["seed"], np.array(seeds))
         data = {k: v[keep] for k, v in data.items()}
+        if (data["seed"] == seeds.start).sum() != kwargs["max_steps"]:
+            p.error(f"{data_path} holds demonstrations of another number of passes than {args.passes}: give another --data")
     else:
-        data = record(seeds)
+        data = record(seeds, kwargs)
         data_path.parent.mkdir(parents=True, exist_ok=True)
         np.savez(data_path, **data)
-    env = StarshipEnv(**ENV_KWARGS)
+    env = StarshipEnv(**kwargs)
     shape = env.observation_space.shape
     assert shape[0] == OBS_CHANNELS
     held = seeds.stop - max(1, args.seeds // 20)
@@ -265,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         test = np.flatnonzero(data["seed"] >= held)
         held_out = agreement(net, data, test, shape, radius=args.radius, pool=2)
         phase["epochs"] += 1
-        save_policy(net, ENV_KWARGS, out, radius=args.radius, pool=2,
+        save_policy(net, kwargs, out, radius=args.radius, pool=2,
                     metadata={"decode": "sample", "imitated": "staged", "seeds": [seeds.start, seeds.stop - 1],
                               "epochs": phase["epochs"], "rollouts": args.rollouts if phase["name"] != "demonstrations" else 0,
                               "held_out_agreement": held_out, "command": command})
@@ -274,11 +293,11 @@ def main(argv: list[str] | None = None) -> int:
 
     rng = np.random.default_rng(args.seed)
     if args.epochs == 0:  # the resumed weights are the policy the rollouts draw from
-        save_policy(net, ENV_KWARGS, out, radius=args.radius, pool=2, metadata={"decode": "sample"})
+        save_policy(net, kwargs, out, radius=args.radius, pool=2, metadata={"decode": "sample"})
     fit(net, data, np.flatnonzero(data["seed"] < held), shape, radius=args.radius, pool=2, epochs=args.epochs,
         batch=args.batch, lr=args.lr, rng=rng, on_epoch=on_epoch)
     if args.rollouts:
-        fill = record_fill(out, range(seeds.start, seeds.start + args.rollouts), args.workers)
+        fill = record_fill(out, kwargs, range(seeds.start, seeds.start + args.rollouts), args.workers)
         edits = int((fill["action"] != 0).sum())
         print(f"fill passes on {args.rollouts} drawn ships: {edits / args.rollouts:.1f} armour writes a ship "
               f"({time.time() - start:.0f} s)", flush=True)

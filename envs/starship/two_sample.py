@@ -485,7 +485,7 @@ def report(result: dict[str, Any], *, reference: dict[str, Any], picture: Path, 
         "(envs/starship/audit.py) measures what rules/starship.md asks of a ship beyond validity; each rule is one "
         "or two of its statistics against the spec's words. The staged generator's reference is "
         f"envs/starship/audit_reference.json (seeds {reference['seeds'][0]}-{reference['seeds'][1]}). Generators: "
-        f"staged (Pipeline(), 14 stages), learned ({checkpoint or 'the shipped models/checkpoints/starship.pt'}, which finishes the staged "
+        f"staged (Pipeline(), 14 stages), learned ({checkpoint or 'the shipped models/checkpoints/starship_imitated.pt'}, which finishes the staged "
         "ship after stage 6), random (uniformly random masked edits in the learned generator's env: same start, masks "
         "and step limit).",
         "",
@@ -537,7 +537,7 @@ def main(argv: list[str] | None = None) -> str:
     p.add_argument("--train", type=int, default=400, help="training seeds per side (default 400: seeds 0-399)")
     p.add_argument("--test", type=int, default=200, help="held-out seeds per side (default 200: seeds 2000-2199)")
     p.add_argument("--epochs", type=int, default=EPOCHS, help=f"conv net epochs (default {EPOCHS})")
-    p.add_argument("--checkpoint", help="the learned generator (default: the shipped models/checkpoints/starship.pt)")
+    p.add_argument("--checkpoint", help="the learned generator (default: the shipped models/checkpoints/starship_imitated.pt)")
     p.add_argument("--cache", default="runs/starship-audit", help="where generated ships are kept (default runs/starship-audit)")
     p.add_argument("--out", default="results/starship/audit.md", help="the markdown report (the picture goes beside it)")
     p.add_argument("--notes", help="a markdown file whose text the report carries under its pictures")
