@@ -161,7 +161,9 @@ def fit(net: torch.nn.Sequential, data: dict[str, np.ndarray], train: np.ndarray
             rows = np.sort(order[lo:lo + batch])
             x = policy_inputs(unpack(data["obs"][rows], shape), radius, pool)
             logits = net(x).masked_fill(~torch.from_numpy(data["mask"][rows]), -1e9)
-            loss = F.cross_entropy(logits, torch.from_numpy(data["action"][rows]))
+            losses = F.cross_entropy(logits, torch.from_numpy(data["action"][rows]), reduction="none")
+            weight = torch.from_numpy(data["weight"][rows]) if "weight" in data else torch.ones(len(rows))
+            loss = (losses * weight).sum() / weight.sum()
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -224,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="then the teacher's fill pass on this many of the seeds' ships as the fitted policy draws them "
                         "(default 0: none)")
     p.add_argument("--rollout-epochs", type=int, default=2, help="passes over the demonstrations and the fill passes (default 2)")
+    p.add_argument("--fill-weight", type=float, default=1.0,
+                   help="the weight in the loss of an armour write of the recorded fill passes (default 1)")
     p.add_argument("--workers", type=int, default=2, help="processes drawing the rollouts (default 2)")
     p.add_argument("--hidden", type=int, nargs="+", default=[512, 256], help="hidden layer sizes (default 512 256)")
     p.add_argument("--radius", type=int, default=4, help="the cursor crop's radius (default 4)")
@@ -247,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--rollouts record the fill pass: give --passes 3")
     if any(h < 1 for h in args.hidden):
         p.error(f"--hidden sizes must be at least 1, got {args.hidden}")
+    if not args.fill_weight > 0:
+        p.error(f"--fill-weight must be positive, got {args.fill_weight}")
     if not args.lr > 0:
         p.error(f"--lr must be positive, got {args.lr}")
     torch.manual_seed(args.seed)
@@ -302,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fill passes on {args.rollouts} drawn ships: {edits / args.rollouts:.1f} armour writes a ship "
               f"({time.time() - start:.0f} s)", flush=True)
         data = {k: np.concatenate([data[k], fill[k]]) for k in data}
+        if args.fill_weight != 1.0:  # the fill's armour writes, rare among its no-edits, counted more
+            data["weight"] = np.ones(len(data["action"]), np.float32)
+            data["weight"][len(data["action"]) - len(fill["action"]):][fill["action"] != 0] = args.fill_weight
         phase["name"] = "with fill passes"
         fit(net, data, np.flatnonzero(data["seed"] < held), shape, radius=args.radius, pool=2,
             epochs=args.rollout_epochs, batch=args.batch, lr=args.lr, rng=rng, on_epoch=on_epoch)
