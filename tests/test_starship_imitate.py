@@ -73,7 +73,8 @@ def test_the_teacher_does_nothing_once_the_ship_is_the_staged_one():
 def test_a_fit_writes_a_generator_that_loads_and_draws_the_same_ship_for_a_seed(tmp_path, capsys):
     out = tmp_path / "gen.pt"
     assert main(["--seeds", "2", "--epochs", "2", "--hidden", "32", "--data", str(tmp_path / "d.npz"),
-                 "--out", str(out), "--passes", "3", "--rollouts", "1", "--rollout-epochs", "1", "--workers", "1"]) == 0
+                 "--out", str(out), "--passes", "3", "--rollouts", "1", "--rollout-epochs", "1", "--workers", "1",
+                 "--fill-weight", "5"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in lines] == ["demonstrations epoch 1", "demonstrations epoch 2",
                                                        "fill passes on 1 drawn ships", "with fill passes epoch 1"]
@@ -97,6 +98,7 @@ def test_a_fit_writes_a_generator_that_loads_and_draws_the_same_ship_for_a_seed(
                                         (["--epochs", "0"], "--epochs must be at least 1 (0 only with --resume)"),
                                         (["--rollouts", "5", "--seeds", "4"], "--rollouts must be 0..--seeds (4)"),
                                         (["--rollouts", "2"], "--rollouts record the fill pass: give --passes 3"),
+                                        (["--fill-weight", "0"], "--fill-weight must be positive, got 0.0"),
                                         (["--hidden", "0"], "--hidden sizes must be at least 1"),
                                         (["--lr", "-1"], "--lr must be positive")])
 def test_bad_arguments_are_one_line_and_exit_2(argv, words, capsys, tmp_path):
@@ -139,3 +141,38 @@ def test_demonstrations_of_another_number_of_passes_are_refused(tmp_path, capsys
         main(["--seeds", "2", "--passes", "3", "--data", str(tmp_path / "d.npz"), "--out", str(tmp_path / "g.pt")])
     assert stop.value.code == 2 and "another number of passes than 3" in capsys.readouterr().err
     assert not (tmp_path / "g.pt").exists()
+
+
+def test_weighted_rows_count_more_in_the_fit():
+    """``fit`` with a "weight" column: all ones is the plain fit, and the teacher's edits weighted
+    up end with more of the policy's probability on those edits than the plain fit gives them."""
+    import torch
+
+    from tablegym.envs.starship.imitate import fit, record, unpack
+    from tablegym.envs.starship.learned import num_inputs, policy_inputs, policy_layers
+
+    env = StarshipEnv(**ENV_KWARGS)
+    data = record(range(FIRST_SEED, FIRST_SEED + 1), progress=False)
+    edits = np.flatnonzero(data["action"] != 0)
+    train = np.union1d(np.arange(0, len(data["action"]), 16), edits)
+    shape = env.observation_space.shape
+
+    def fitted(weights):
+        torch.manual_seed(0)
+        net = policy_layers(num_inputs(env.observation_space, 1, 2), [16], int(env.action_space.n))
+        fit(net, data if weights is None else {**data, "weight": weights}, train, shape, radius=1, pool=2, epochs=2,
+            batch=32, lr=3e-3, rng=np.random.default_rng(0))
+        return net
+
+    def edit_probability(net):
+        with torch.no_grad():
+            logits = net(policy_inputs(unpack(data["obs"][edits], shape), 1, 2))
+            logits = logits.masked_fill(~torch.from_numpy(data["mask"][edits]), -1e9)
+            return float(torch.softmax(logits, 1)[torch.arange(len(edits)), data["action"][edits]].mean())
+
+    plain = fitted(None)
+    ones = fitted(np.ones(len(data["action"]), np.float32))
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(plain.parameters(), ones.parameters()))
+    up = np.ones(len(data["action"]), np.float32)
+    up[edits] = 10.0
+    assert edit_probability(fitted(up)) > edit_probability(plain) + 0.05
