@@ -46,7 +46,7 @@ from torch.nn import functional as F
 from tablegym.envs.starship import kernels as K
 from tablegym.envs.starship.audit import DETOUR
 from tablegym.envs.starship.env import BRUSHES, OBS_CHANNELS, StarshipEnv
-from tablegym.envs.starship.learned import SAMPLE_STREAM, num_inputs, policy_inputs, policy_layers, save_policy
+from tablegym.envs.starship.learned import num_inputs, policy_inputs, policy_layers, sample_stream, save_policy
 from tablegym.envs.starship.ship import ARMOR, CORRIDOR, FACED, FACING, KIND, PX, PY, VARIANT, Ship
 
 PROG = "python -m tablegym.envs.starship.imitate"
@@ -99,7 +99,7 @@ def demonstrate(seed: int, env_kwargs: dict[str, Any] = ENV_KWARGS, policy: Any 
     env = StarshipEnv(**env_kwargs)
     obs, info = env.reset(seed=seed)
     final = env.pipeline.generate(seed)
-    rng = np.random.default_rng([SAMPLE_STREAM, seed])
+    rng = sample_stream(seed)
     H, W = env.pipeline.size
     observations, masks, actions = [], [], []
     done = False
@@ -124,16 +124,15 @@ def demonstrate(seed: int, env_kwargs: dict[str, Any] = ENV_KWARGS, policy: Any 
     return np.stack(observations), np.stack(masks), np.array(actions, np.int64), env.ship
 
 
-def record(seeds: range, env_kwargs: dict[str, Any] = ENV_KWARGS, progress: bool = True) -> dict[str, np.ndarray]:
-    """The teacher's episodes on ``seeds``, concatenated, with each step's seed."""
+def record(seeds: Any, env_kwargs: dict[str, Any] = ENV_KWARGS, policy: Any = None, record_from: int = 0,
+           progress: bool = True) -> dict[str, np.ndarray]:
+    """``demonstrate``'s episodes on ``seeds``, concatenated, with each step's seed."""
     parts: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "action": [], "seed": []}
     start = time.time()
     for i, seed in enumerate(seeds):
-        obs, mask, action, _ = demonstrate(seed, env_kwargs)
-        parts["obs"].append(obs)
-        parts["mask"].append(mask)
-        parts["action"].append(action)
-        parts["seed"].append(np.full(len(action), seed, np.int64))
+        obs, mask, action, _ = demonstrate(seed, env_kwargs, policy=policy, record_from=record_from)
+        for k, v in (("obs", obs), ("mask", mask), ("action", action), ("seed", np.full(len(action), seed, np.int64))):
+            parts[k].append(v)
         if progress and (i + 1) % 50 == 0:
             print(f"recorded {i + 1}/{len(seeds)} seeds ({time.time() - start:.0f} s)", file=sys.stderr, flush=True)
     return {k: np.concatenate(v) for k, v in parts.items()}
@@ -143,6 +142,13 @@ def unpack(packed: np.ndarray, shape: tuple[int, ...]) -> torch.Tensor:
     """The float observations of bit-packed rows."""
     size = int(np.prod(shape))
     return torch.from_numpy(np.unpackbits(packed, axis=1, count=size).reshape(len(packed), *shape)).float()
+
+
+def _logits(net: torch.nn.Sequential, data: dict[str, np.ndarray], rows: np.ndarray, shape: tuple[int, ...],
+            radius: int, pool: int) -> torch.Tensor:
+    """The policy's logits on recorded rows, the edits their masks forbid at -1e9."""
+    logits = net(policy_inputs(unpack(data["obs"][rows], shape), radius, pool))
+    return logits.masked_fill(~torch.from_numpy(data["mask"][rows]), -1e9)
 
 
 def fit(net: torch.nn.Sequential, data: dict[str, np.ndarray], train: np.ndarray, shape: tuple[int, ...], *,
@@ -160,9 +166,7 @@ def fit(net: torch.nn.Sequential, data: dict[str, np.ndarray], train: np.ndarray
         total, count = 0.0, 0
         for lo in range(0, len(order), batch):
             rows = np.sort(order[lo:lo + batch])
-            x = policy_inputs(unpack(data["obs"][rows], shape), radius, pool)
-            logits = net(x).masked_fill(~torch.from_numpy(data["mask"][rows]), -1e9)
-            losses = F.cross_entropy(logits, torch.from_numpy(data["action"][rows]), reduction="none")
+            losses = F.cross_entropy(_logits(net, data, rows, shape, radius, pool), torch.from_numpy(data["action"][rows]), reduction="none")
             weight = torch.from_numpy(data["weight"][rows]) if "weight" in data else torch.ones(len(rows))
             loss = (losses * weight).sum() / weight.sum()
             opt.zero_grad()
@@ -184,9 +188,7 @@ def agreement(net: torch.nn.Sequential, data: dict[str, np.ndarray], rows: np.nd
     hits = np.zeros(len(rows), bool)
     for lo in range(0, len(rows), batch):
         r = rows[lo:lo + batch]
-        logits = net(policy_inputs(unpack(data["obs"][r], shape), radius, pool))
-        logits = logits.masked_fill(~torch.from_numpy(data["mask"][r]), -1e9)
-        hits[lo:lo + batch] = logits.argmax(1).numpy() == data["action"][r]
+        hits[lo:lo + batch] = _logits(net, data, r, shape, radius, pool).argmax(1).numpy() == data["action"][r]
     edits = data["action"][rows] != 0
     return {"steps": float(hits.mean()), "edits": float(hits[edits].mean()) if edits.any() else float("nan")}
 
@@ -197,13 +199,7 @@ def _fill_worker(checkpoint: str, env_kwargs: dict[str, Any], seeds: list[int]) 
     from tablegym.envs.starship.learned import LearnedGenerator
 
     torch.set_num_threads(1)
-    policy = LearnedGenerator.load(checkpoint)
-    parts: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "action": [], "seed": []}
-    for seed in seeds:
-        obs, mask, action, _ = demonstrate(seed, env_kwargs, policy=policy, record_from=2)
-        for k, v in (("obs", obs), ("mask", mask), ("action", action), ("seed", np.full(len(action), seed, np.int64))):
-            parts[k].append(v)
-    return {k: np.concatenate(v) for k, v in parts.items()}
+    return record(seeds, env_kwargs, LearnedGenerator.load(checkpoint), record_from=2, progress=False)
 
 
 def record_fill(checkpoint: Path, env_kwargs: dict[str, Any], seeds: range, workers: int) -> dict[str, np.ndarray]:

@@ -44,8 +44,13 @@ PPO_CHECKPOINT = CHECKPOINT_DIR / "starship.pt"
 start from (``--init-from``), kept beside the shipped one."""
 GAME = "starship"
 SAMPLE_STREAM = 0x5A3
-"""The first word of a sampling generator's per-seed stream (``default_rng([SAMPLE_STREAM, seed])``),
-apart from the env's own stream of the same seed."""
+"""The first word of a sampling generator's per-seed stream (``sample_stream``), apart from the
+env's own stream of the same seed."""
+
+
+def sample_stream(seed: int) -> np.random.Generator:
+    """The stream a sampling generator draws the edits of ship ``seed`` from."""
+    return np.random.default_rng([SAMPLE_STREAM, seed])
 
 
 def crop(obs: torch.Tensor, radius: int) -> torch.Tensor:
@@ -199,7 +204,7 @@ class LearnedGenerator:
         if targets and not self.targets:
             raise ValueError("this generator was trained without targets (train with --targets to ask for some)")
         obs, info = env.reset(seed=seed, options={"targets": targets} if targets else None)
-        rng = np.random.default_rng([SAMPLE_STREAM, seed]) if self.metadata.get("decode") == "sample" else None
+        rng = sample_stream(seed) if self.metadata.get("decode") == "sample" else None
         done = False
         while not done:
             obs, _, terminated, truncated, info = env.step(self.act(obs, env.action_masks(), rng))
