@@ -7,7 +7,7 @@ import pytest
 
 from tablegym.envs.starship.env import BRUSHES, StarshipEnv
 from tablegym.envs.starship.imitate import ENV_KWARGS, FIRST_SEED, demonstrate, editing_env, main, teacher_action
-from tablegym.envs.starship.learned import LearnedGenerator
+from tablegym.envs.starship.learned import CHECKPOINT, LearnedGenerator
 from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.quality import validate
 from tablegym.envs.starship.ship import ARMOR, CORRIDOR, FIRST_PART
@@ -99,6 +99,9 @@ def test_a_fit_writes_a_generator_that_loads_and_draws_the_same_ship_for_a_seed(
                                         (["--rollouts", "5", "--seeds", "4"], "--rollouts must be 0..--seeds (4)"),
                                         (["--rollouts", "2"], "--rollouts record the fill pass: give --passes 3"),
                                         (["--fill-weight", "0"], "--fill-weight must be positive, got 0.0"),
+                                        (["--resume", "missing.pt", "--seeds", "2"], "--resume: "),
+                                        (["--resume", str(CHECKPOINT), "--seeds", "2", "--hidden", "8"],
+                                         "a generator of another shape than --hidden 8 --radius 4"),
                                         (["--hidden", "0"], "--hidden sizes must be at least 1"),
                                         (["--lr", "-1"], "--lr must be positive")])
 def test_bad_arguments_are_one_line_and_exit_2(argv, words, capsys, tmp_path):

@@ -254,6 +254,22 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--lr must be positive, got {args.lr}")
     torch.manual_seed(args.seed)
     kwargs = editing_env(args.passes)
+    env = StarshipEnv(**kwargs)
+    shape = env.observation_space.shape
+    assert shape[0] == OBS_CHANNELS
+    net = policy_layers(num_inputs(env.observation_space, args.radius, 2), args.hidden, int(env.action_space.n))
+    if args.resume:
+        from tablegym.envs.starship.learned import LearnedGenerator
+        from tablegym.models.checkpoint import CheckpointError
+
+        try:
+            resumed = LearnedGenerator.load(args.resume).net.state_dict()
+            net.load_state_dict(resumed)
+        except CheckpointError as err:
+            p.error(f"--resume: {err}")
+        except RuntimeError:  # another shape (load_state_dict lists every mismatched tensor)
+            p.error(f"--resume {args.resume}: a generator of another shape than --hidden {' '.join(map(str, args.hidden))} "
+                    f"--radius {args.radius}")
     seeds = range(FIRST_SEED, FIRST_SEED + args.seeds)
     data_path = Path(args.data)
     if data_path.exists():
@@ -269,15 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         data = record(seeds, kwargs)
         data_path.parent.mkdir(parents=True, exist_ok=True)
         np.savez(data_path, **data)
-    env = StarshipEnv(**kwargs)
-    shape = env.observation_space.shape
-    assert shape[0] == OBS_CHANNELS
     held = seeds.stop - max(1, args.seeds // 20)
-    net = policy_layers(num_inputs(env.observation_space, args.radius, 2), args.hidden, int(env.action_space.n))
-    if args.resume:
-        from tablegym.envs.starship.learned import LearnedGenerator
-
-        net.load_state_dict(LearnedGenerator.load(args.resume).net.state_dict())
     start = time.time()
     out = Path(args.out)
     command = " ".join([PROG, *(sys.argv[1:] if argv is None else argv)])
