@@ -309,8 +309,13 @@ class KernelState(State):
         except (TypeError, ValueError):
             raise IllegalActionError(action, self.legal_actions(), "(not an integer)") from None
         if a != action or a not in self._moves():
-            raise IllegalActionError(action, self.legal_actions())
+            raise IllegalActionError(action, self.legal_actions(), self._why_illegal(a))
         return self._unchecked_child(a)
+
+    def _why_illegal(self, action: int) -> str:
+        """What an illegal ``action`` ran into, for its error message (a game's rules can say
+        more than "not legal": the game is over, a card is being drawn)."""
+        return ""
 
     def _unchecked_child(self, action: int) -> "KernelState":
         s = self._s.copy()

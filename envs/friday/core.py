@@ -1283,21 +1283,13 @@ class FridayState(KernelState):
             raise ValueError("chance_outcomes() called at a decision, not at a pending draw")
         return super().chance_outcomes()
 
-    def child(self, action: int) -> "FridayState":
-        legal = self.legal_actions()
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            raise IllegalActionError(action, legal, "(not an integer)") from None
-        if a != action or a not in legal:
-            if self.is_terminal():
-                where = "(the game is over)"
-            elif self.current_player() == CHANCE:
-                where = "(a card is being drawn: pass one of the chance outcomes)"
-            else:
-                where = f"({action_name(a) if 0 <= a < NUM_ACTIONS else 'no such action'} is not legal while: {self.phase_name})"
-            raise IllegalActionError(action, legal, where)
-        return self._unchecked_child(a)
+    def _why_illegal(self, action: int) -> str:
+        if self.is_terminal():
+            return "(the game is over)"
+        if self.current_player() == CHANCE:
+            return "(a card is being drawn: pass one of the chance outcomes)"
+        name = action_name(action) if 0 <= action < NUM_ACTIONS else "no such action"
+        return f"({name} is not legal while: {self.phase_name})"
 
     def returns(self) -> np.ndarray:
         r = int(self.body[RESULT])

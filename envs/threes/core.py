@@ -317,18 +317,8 @@ class ThreesState(KernelState):
             return TERMINAL
         return int(self._s[TO_MOVE])
 
-    def child(self, action: int) -> "ThreesState":
-        legal = self.legal_actions()
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            raise IllegalActionError(action, legal, "(not an integer)") from None
-        if a != action or a not in legal:
-            where = "(no card can move that way)" if self.current_player() == 0 else "(not an outcome here)"
-            raise IllegalActionError(action, legal, where)
-        s = self._s.copy()
-        k_push(s, a)
-        return ThreesState(self.game, s)
+    def _why_illegal(self, action: int) -> str:
+        return "(no card can move that way)" if self.current_player() == 0 else "(not an outcome here)"
 
     def returns(self) -> np.ndarray:
         return np.array([float(self.score)])
