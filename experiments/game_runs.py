@@ -52,6 +52,20 @@ def refusing_bad_records(parser: argparse.ArgumentParser) -> Iterator[None]:
         parser.exit(2, f"{parser.prog}: error: {err}\n")
 
 
+def records_parser(prog: str, description: str, agent_help: str) -> argparse.ArgumentParser:
+    """The flags every game's recorded evaluation takes: an agent to play, or ``--report`` of
+    records already made; how many games, workers, the seed of the deals, and where they go."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("agent", nargs="?", help=agent_help)
+    parser.add_argument("--report", nargs="+", metavar="JSONL", help="only summarise recorded games, one row per agent")
+    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", help="append finished games here (JSON lines); a rerun resumes")
+    parser.add_argument("--no-progress", action="store_true")
+    return parser
+
+
 def recorded(out: str | None, **match: Any) -> dict[int, dict]:
     """The games already in ``out`` whose fields equal ``match``, by game index (for resuming)."""
     done: dict[int, dict] = {}

@@ -11,14 +11,13 @@ rerun skips those already there, so a long run can be stopped and resumed.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 from pathlib import Path
 
 import numpy as np
 
-from tablegym.experiments.game_runs import read_records, recorded, refusing_bad_records, run_tasks
+from tablegym.experiments.game_runs import read_records, recorded, records_parser, refusing_bad_records, run_tasks
 from tablegym.envs.friday.records import HEADER, deal, markdown_row, options_text, play_game, summarise  # noqa: F401
 
 
@@ -111,23 +110,16 @@ def report(paths: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m tablegym.envs.friday.evaluate",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("agent", nargs="?", help="random, rules, trim, bestfirst:nodes=N,eval=E, mc:rollouts=K,horizon=H,eval=E")
-    parser.add_argument("--report", nargs="+", metavar="JSONL", help="only summarise recorded games")
+    parser = records_parser("python -m tablegym.envs.friday.evaluate", __doc__.split("\n\n")[0],
+                            "random, rules, trim, bestfirst:nodes=N,eval=E, mc:rollouts=K,horizon=H,eval=E")
     parser.add_argument("--baseline", metavar="AGENT",
                         help="with --report: also each agent's score minus this agent's on the same deals")
     parser.add_argument("--against", nargs="+", metavar="JSONL",
                         help="with --report: also each agent's win rate and score minus its own on the same "
                              "deals in these records (the same agent under other rule options)")
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 3, 4])
-    parser.add_argument("--games", type=int, default=100)
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="a rule option of FridayGame, e.g. abilities=after_free (repeatable)")
-    parser.add_argument("--out", help="append finished games here (JSON lines); a rerun resumes")
-    parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if args.report:
         with refusing_bad_records(parser):

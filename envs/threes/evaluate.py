@@ -10,12 +10,11 @@ a rerun skips the games already there, so a long run can be stopped and resumed.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 from pathlib import Path
 
-from tablegym.experiments.game_runs import read_records, recorded, refusing_bad_records, run_tasks
+from tablegym.experiments.game_runs import read_records, recorded, records_parser, refusing_bad_records, run_tasks
 from tablegym.envs.threes.records import HEADER, MILESTONES, markdown_row, play_game, summarise  # noqa: F401
 
 
@@ -54,15 +53,9 @@ def report(paths: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m tablegym.envs.threes.evaluate", description=__doc__.split("\n\n")[0])
-    parser.add_argument("agent", nargs="?", help="random, greedy, threesus, expectimax:depth=D (each takes eval=openness)")
-    parser.add_argument("--report", nargs="+", metavar="JSONL", help="only summarise recorded games, one row per agent")
-    parser.add_argument("--games", type=int, default=100)
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = records_parser("python -m tablegym.envs.threes.evaluate", __doc__.split("\n\n")[0],
+                            "random, greedy, threesus, expectimax:depth=D (each takes eval=openness)")
     parser.add_argument("--hint", choices=("+", "candidates"), default="+")
-    parser.add_argument("--out", help="append finished games here (JSON lines); a rerun resumes")
-    parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if args.report:
         with refusing_bad_records(parser):
