@@ -6,29 +6,16 @@ import pytest
 
 from tablegym.envs import make_game
 from tablegym.envs.core import CHANCE, sample_outcome
-from tablegym.envs.threes.core import ThreesGame, play_random_setup, sample_chance
+from tablegym.envs.threes.core import ThreesGame
 from tablegym.envs.threes.heuristics import BoardEvaluator
 from tablegym.envs.trap.core import TrapGame, k_chance
 from tablegym.envs.trap.heuristics import IS
 from tablegym.search.evaluator import Evaluator
 from tablegym.search.expectiminimax import expectiminimax
 from tablegym.search.expectimax import expectimax
+from tests.episodes import threes_positions
 
 THREES = ThreesGame()
-
-
-def threes_positions(seed: int, count: int) -> list:
-    rng = np.random.default_rng(seed)
-    out = []
-    while len(out) < count:
-        s = play_random_setup(ThreesGame(), rng)
-        for _ in range(rng.integers(0, 40)):
-            if s.is_terminal():
-                break
-            s = sample_chance(s.child(int(rng.choice(s.legal_actions()))), rng)
-        if not s.is_terminal():
-            out.append(s)
-    return out
 
 
 def trap_positions(seed: int, count: int) -> list:

@@ -18,20 +18,7 @@ from tablegym.envs.friday.core import DRAW_FREE, DRAW_PAID, NUM_ACTIONS, OBS_SIZ
 from tablegym.envs.friday.env import FridayEnv
 from tablegym.experiments.cli import main
 from tablegym.experiments.games import GAMES, make_game
-
-
-def random_episode(env: FridayEnv, seed: int, *, policy_seed: int = 0) -> list[tuple]:
-    """One seeded episode of random legal actions; every transition as comparable bytes/numbers."""
-    rng = np.random.default_rng(policy_seed)
-    obs, info = env.reset(seed=seed)
-    trace = [(obs.tobytes(), info["action_mask"].tobytes(), info["score"])]
-    done = False
-    while not done:
-        action = int(rng.choice(np.flatnonzero(info["action_mask"])))
-        obs, reward, terminated, truncated, info = env.step(action)
-        done = terminated or truncated
-        trace.append((action, obs.tobytes(), reward, terminated, truncated, info["score"], info["action_mask"].tobytes()))
-    return trace
+from tests.episodes import random_episode
 
 
 def free_first(info: dict) -> int:

@@ -16,20 +16,7 @@ from tablegym.envs.core import IllegalActionError
 from tablegym.envs.render import draw_threes, text_mask
 from tablegym.envs.threes.env import ThreesEnv
 from tablegym.experiments.cli import main
-
-
-def random_episode(env: ThreesEnv, seed: int, *, policy_seed: int = 0) -> list[tuple]:
-    """One seeded episode of random legal swipes; every transition as comparable bytes/numbers."""
-    rng = np.random.default_rng(policy_seed)
-    obs, info = env.reset(seed=seed)
-    trace = [(obs.tobytes(), info["action_mask"].tobytes())]
-    done = False
-    while not done:
-        action = int(rng.choice(np.flatnonzero(info["action_mask"])))
-        obs, reward, terminated, truncated, info = env.step(action)
-        done = terminated or truncated
-        trace.append((action, obs.tobytes(), reward, terminated, truncated, info["score"], info["action_mask"].tobytes()))
-    return trace
+from tests.episodes import random_episode
 
 
 def blocked_position(env: ThreesEnv, seed: int = 0) -> int:

@@ -5,27 +5,18 @@ import pytest
 
 from tablegym.envs.threes.agents import ExpectimaxAgent, threesus
 from tablegym.models.agents import make_agent
-from tablegym.envs.threes.core import ThreesGame, play_random_setup, sample_chance
+from tablegym.envs.threes.core import ThreesGame, play_random_setup
 from tablegym.envs.threes.expectimax import COUNT, HINT, NONE, THREESUS_6_3, full_chance
 from tablegym.envs.threes.heuristics import EVALUATORS
 from tablegym.search.expectimax import expectimax
+from tests.episodes import threes_positions
 from tests.test_threes import board_state
 
 THREES = ThreesGame()
 
 
 def positions(seed, count, min_moves=0):
-    rng = np.random.default_rng(seed)
-    out = []
-    while len(out) < count:
-        s = play_random_setup(ThreesGame(), rng)
-        for _ in range(rng.integers(min_moves, min_moves + 30)):
-            if s.is_terminal():
-                break
-            s = sample_chance(s.child(int(rng.choice(s.legal_actions()))), rng)
-        if not s.is_terminal():
-            out.append(s)
-    return out
+    return threes_positions(seed, count, (min_moves, min_moves + 30))
 
 
 @pytest.mark.parametrize("depth", [1, 2])
