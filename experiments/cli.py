@@ -482,8 +482,8 @@ def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     game, options = _game_from_args(parser, args)
     try:
         check_backend(args.backend, args.address)
-    except BackendError as err:
-        raise CommandError(str(err)) from None
+    except BackendError as err:  # no Ray, or the cluster named by --address is not there
+        raise InputError(str(err)) from None
     if args.csv:
         _check_writable(parser, "--csv", args.csv)
     if game.spec.num_players == 1:

@@ -54,6 +54,19 @@ def test_a_ray_cluster_that_is_not_there_is_one_line_and_exit_2(capsys, monkeypa
     assert status == 2 and err.count("\n") == 1 and "Ray cluster at 'auto'" in err
 
 
+def test_a_ray_cluster_that_is_not_there_is_refused_before_the_progress_bar(capsys, monkeypatch):
+    pytest.importorskip("ray")
+    from tablegym.training import parallel
+
+    def no_cluster(workers, address=None):
+        raise parallel.BackendError(f"cannot start or join the Ray cluster at {address!r}: none running")
+
+    monkeypatch.setattr(parallel, "connect", no_cluster)
+    status = main(["eval", "trilobite", "random", "random", "--games", "2", "--backend", "ray", "--address", "auto"])
+    err = capsys.readouterr().err
+    assert status == 2 and err.startswith("tablegym") and "random vs random" not in err, err
+
+
 def test_a_reader_that_stops_early_ends_the_command_quietly():
     """``tablegym starship | head -1``: the pipe closes under the printing, and the command stops
     without a traceback (exit 141, as a shell reports SIGPIPE)."""

@@ -68,14 +68,17 @@ def require_ray() -> Any:
 
 
 def check_backend(backend: str, address: str | None = None) -> None:
-    """Refuse, in one line, an unknown backend, an ``address`` without the Ray backend, or the
-    Ray backend without Ray (what every command line and entry point checks up front)."""
+    """Refuse, in one line, an unknown backend, an ``address`` without the Ray backend, the Ray
+    backend without Ray, or a cluster at ``address`` that cannot be joined (what every command
+    line and entry point checks up front, before a progress bar or a game)."""
     if backend not in BACKENDS:
         raise BackendError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
     if address and backend != "ray":
         raise BackendError("--address is for --backend ray")
     if backend == "ray":
         require_ray()
+        if address:
+            connect(1, address)  # joined once; the pool that plays the games reuses the connection
 
 
 def connect(workers: int, address: str | None = None) -> Any:
