@@ -35,6 +35,7 @@ import numpy as np
 from tablegym.envs import load, plugin, plugins
 from tablegym.envs.core import CHANCE, Game, KernelState, State
 from tablegym.experiments.games import GAMES, make_game
+from tablegym.training.flags import OneLineParser
 
 PROG = "tablegym"
 
@@ -60,13 +61,6 @@ def require(module: str, attr: str, what: str) -> Callable[..., Any]:
 class InputError(Exception):
     """Input refused for a reason argparse cannot see (a model file that would run code, a Ray
     cluster that is not there): one line, exit status 2, like an argument error."""
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line (the problem and what is accepted), exit 2."""
-
-    def error(self, message: str):  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _make_agent(game: Game, spec: str) -> Any:
@@ -454,7 +448,7 @@ def _cmd_solve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
 # --------------------------------------------------------------------------------------------
 
 
-def _check_writable(parser: argparse.ArgumentParser, flag: str, path: str) -> None:
+def check_writable(parser: argparse.ArgumentParser, flag: str, path: str) -> None:
     """Refuse an output file that could not be written, before any game is played."""
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
@@ -484,8 +478,9 @@ def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         check_backend(args.backend, args.address)
     except BackendError as err:  # no Ray, or the cluster named by --address is not there
         raise InputError(str(err)) from None
-    if args.csv:
-        _check_writable(parser, "--csv", args.csv)
+    for flag, path in (("--csv", args.csv), ("--journal", args.journal)):
+        if path:
+            check_writable(parser, flag, path)
     if game.spec.num_players == 1:
         return _eval_single(parser, args, game, options)
     if len(args.specs) < 2:
@@ -829,5 +824,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # python -m: run the package's module, whose error classes the subcommands raise
+    from tablegym.experiments.cli import main as package_main
+
+    sys.exit(package_main())

@@ -21,6 +21,22 @@ BAD = [
     (["eval", "trilobite", "random", "random", "--csv", "/nonexistent/x.csv"], "--csv '/nonexistent/x.csv' cannot be written"),
     (["train"], "train: name a game"),
     (["eval", "trilobite", "random", "--gmaes", "3"], "unrecognized arguments: --gmaes 3"),
+    (["eval", "trilobite", "random", "random", "--journal", "/nonexistent/j.jsonl"],
+     "--journal '/nonexistent/j.jsonl' cannot be written"),
+    (["starship", "--audit", "--out", "/nonexistent/x.png"], "--out '/nonexistent/x.png' cannot be written"),
+    # every trainer refuses a value it cannot train with before it starts (not torch's traceback later)
+    (["train", "trilobite", "--lr", "-1"], "--lr must be >= 0, got -1.0"),
+    (["train", "trap", "--games-per-iter", "0"], "--games-per-iter must be >= 1, got 0"),
+    (["train", "trilobite", "--epsilon", "2"], "--epsilon must lie in [0, 1], got 2.0"),
+    (["train", "sim", "--minutes", "-1"], "--minutes must be >= 0"),
+    (["train", "trilobite", "--hidden", "0"], "--hidden needs one or more widths >= 1, got 0"),
+    (["train", "friday", "--planner", "nosuch"], "unknown planner 'nosuch'"),
+    (["train", "friday", "--lr", "-1"], "--lr must be >= 0"),
+    (["train", "friday", "--planner", "mc", "--horizon", "0"], "the mc planner needs --horizon >= 1"),
+    (["train", "trilobite-tiny", "--algo", "ppo", "--lr", "-1"], "--lr must be >= 0"),
+    (["train", "trilobite-tiny", "--algo", "ppo", "--clip", "0"], "--clip must be > 0"),
+    (["train", "trilobite-tiny", "--algo", "ppo", "--hidden", "0"], "--hidden needs one or more widths >= 1"),
+    (["train", "trilobite-tiny", "--algo", "dqn", "--hidden", "0"], "--hidden needs one or more widths >= 1"),
 ]
 
 
@@ -65,6 +81,27 @@ def test_a_ray_cluster_that_is_not_there_is_refused_before_the_progress_bar(caps
     status = main(["eval", "trilobite", "random", "random", "--games", "2", "--backend", "ray", "--address", "auto"])
     err = capsys.readouterr().err
     assert status == 2 and err.startswith("tablegym") and "random vs random" not in err, err
+
+
+def test_a_run_folder_that_cannot_be_made_is_refused_before_training(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    assert status_of(["train", "trilobite", "--run-dir", str(blocker / "run")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--run-dir" in err and "cannot be made" in err, err
+
+
+def test_python_dash_m_reports_a_subcommands_error_in_one_line(tmp_path):
+    """``python -m tablegym.experiments.cli``: the error a subcommand's own module raises is the
+    one the command line catches (not a second copy of the class in ``__main__``)."""
+    import subprocess
+    import sys
+
+    junk = tmp_path / "junk.pt"
+    junk.write_text("not a checkpoint")
+    run = subprocess.run([sys.executable, "-m", "tablegym.experiments.cli", "starship", "--generator", "learned",
+                          "--checkpoint", str(junk)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1 and run.stderr.count("\n") == 1 and "Traceback" not in run.stderr, run.stderr
 
 
 def test_a_reader_that_stops_early_ends_the_command_quietly():

@@ -41,7 +41,7 @@ from tablegym.envs import load, plugin
 from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.training.ppo import env_id_of, trained_game
-from tablegym.training.runs import Learner, Run, parse_dataclass_args, require_at_least
+from tablegym.training.runs import Learner, Run, parse_dataclass_args, require_at_least, require_positive, require_share
 
 
 @dataclass
@@ -106,10 +106,8 @@ class Args:
         require_at_least(self, 1, ("num_envs", "total_steps", "buffer_size", "batch_size", "updates", "target_every",
                                    "log_every", "eval_games", "threads"))
         require_at_least(self, 0, ("learning_starts", "eval_every", "save_every", "minutes"))
-        if not self.alpha > 0:
-            raise ValueError(f"--alpha must be > 0, got {self.alpha}")
-        if not 0 <= self.epsilon <= 1:
-            raise ValueError(f"--epsilon must lie in [0, 1], got {self.epsilon}")
+        require_positive(self, ("alpha",))
+        require_share(self, ("epsilon",))
         if self.learning_starts > self.buffer_size:
             raise ValueError(f"--learning-starts ({self.learning_starts}) must be at most --buffer-size "
                              f"({self.buffer_size})")

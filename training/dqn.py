@@ -40,7 +40,8 @@ from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.models.policy import MASKED, mlp
 from tablegym.training.ppo import Boards, env_id_of, mean_return, trained_game, training_options
-from tablegym.training.runs import Run, TorchLearner, parse_dataclass_args, require_at_least
+from tablegym.training.runs import (Run, TorchLearner, parse_dataclass_args, require_at_least, require_positive,
+                                    require_share, require_widths)
 
 
 @dataclass
@@ -124,15 +125,12 @@ class Args:
         require_at_least(self, 1, ("num_envs", "total_steps", "n_step", "buffer_size", "batch_size", "train_every",
                                    "updates", "target_every", "log_every", "eval_games", "threads"))
         require_at_least(self, 0, ("learning_starts", "eval_every", "save_every", "minutes"))
-        for name in ("lr", "reward_scale", "max_grad_norm"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"--{name.replace('_', '-')} must be > 0, got {getattr(self, name)}")
+        require_positive(self, ("lr", "reward_scale", "max_grad_norm"))
+        require_widths(self)
         for name in ("gamma", "tau"):
             if not 0 < getattr(self, name) <= 1:
                 raise ValueError(f"--{name.replace('_', '-')} must lie in (0, 1], got {getattr(self, name)}")
-        for name in ("eps_start", "eps_end", "eps_fraction", "random_share"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"--{name.replace('_', '-')} must lie in [0, 1], got {getattr(self, name)}")
+        require_share(self, ("eps_start", "eps_end", "eps_fraction", "random_share"))
         if self.buffer_size < self.num_envs * self.n_step:
             raise ValueError(f"--buffer-size ({self.buffer_size}) must hold at least num_envs x n_step "
                              f"({self.num_envs * self.n_step}) transitions")

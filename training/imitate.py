@@ -39,7 +39,7 @@ from tablegym.envs import load, make_game, plugin
 from tablegym.envs.core import Game, State
 from tablegym.models.policy import MASKED
 from tablegym.training.ppo import PPOLearner, env_id_of, evaluate
-from tablegym.training.runs import Run, parse_dataclass_args, require_at_least
+from tablegym.training.runs import Run, parse_dataclass_args, require_at_least, require_positive, require_widths
 
 
 @dataclass
@@ -99,9 +99,8 @@ class Args:
             raise ValueError("--teacher is required: the agent spec to imitate (e.g. mc:rollouts=64,horizon=2,eval=learned)")
         require_at_least(self, 1, ("games", "chunk", "workers", "epochs", "batch_size", "threads"))
         require_at_least(self, 0, ("record_minutes", "minutes", "opening_plies", "eval_games"))
-        for name in ("lr", "ppo_lr"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"--{name.replace('_', '-')} must be > 0, got {getattr(self, name)}")
+        require_positive(self, ("lr", "ppo_lr"))
+        require_widths(self)
 
 
 # --------------------------------------------------------------------------------------------

@@ -54,7 +54,8 @@ from tablegym.envs.core import Game
 from tablegym.models.policy import mlp
 from tablegym.training.afterstate_dqn import act
 from tablegym.training.ppo import env_id_of, trained_game
-from tablegym.training.runs import ReplayBuffer, Run, TorchLearner, parse_dataclass_args, require_at_least
+from tablegym.training.runs import (ReplayBuffer, Run, TorchLearner, parse_dataclass_args, require_at_least,
+                                    require_positive, require_share, require_widths)
 
 
 @dataclass
@@ -132,14 +133,9 @@ class Args:
         require_at_least(self, 0, ("learning_starts", "eval_every", "save_every", "minutes", "opening_plies"))
         if self.plies not in (1, 2):
             raise ValueError(f"--plies must be 1 or 2, got {self.plies}")
-        if not 0 <= self.lam <= 1:
-            raise ValueError(f"--lam must lie in [0, 1], got {self.lam}")
-        if not self.lr > 0:
-            raise ValueError(f"--lr must be > 0, got {self.lr}")
-        if not 0 <= self.epsilon <= 1:
-            raise ValueError(f"--epsilon must lie in [0, 1], got {self.epsilon}")
-        if not self.hidden or any(h < 1 for h in self.hidden):
-            raise ValueError(f"--hidden needs one or more widths >= 1, got {self.hidden}")
+        require_share(self, ("lam", "epsilon"))
+        require_positive(self, ("lr",))
+        require_widths(self)
         if self.learning_starts > self.buffer_size:
             raise ValueError(f"--learning-starts ({self.learning_starts}) must be at most --buffer-size "
                              f"({self.buffer_size})")

@@ -35,7 +35,8 @@ import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs import make_game, plugin
 from tablegym.envs.core import Game
 from tablegym.models.policy import MASKED, ActorCritic
-from tablegym.training.runs import Run, TorchLearner, parse_dataclass_args, require_at_least
+from tablegym.training.runs import (Run, TorchLearner, parse_dataclass_args, require_at_least, require_positive,
+                                    require_widths)
 
 @dataclass
 class Args:
@@ -138,6 +139,13 @@ class Args:
                              f"{self.opening_plies}")
         if self.snapshot_every < 1 or self.pool_size < 1:
             raise ValueError(f"--snapshot-every and --pool-size must be >= 1, got {self.snapshot_every}, {self.pool_size}")
+        require_at_least(self, 0, ("eval_every", "save_every", "minutes", "lr"))  # --lr 0: play, learn nothing
+        require_at_least(self, 1, ("eval_games", "threads"))
+        require_positive(self, ("clip", "max_grad_norm", "reward_scale"))
+        for name in ("ent_coef", "ent_final", "vf_coef"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
+        require_widths(self)
         if isinstance(self.opponent, str):  # Args(opponent="hard") from Python: one opponent
             self.opponent = (self.opponent,)
         if not self.opponent or len(set(self.opponent)) != len(self.opponent):

@@ -41,6 +41,7 @@ from tqdm import tqdm
 from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.value_net import NetConfig, ValueMLP
+from tablegym.training.flags import OneLineParser
 
 __all__ = ["Learner", "ReplayBuffer", "Run", "ValueLearner", "field_help", "metadata", "parse_dataclass_args",
            "start_or_resume"]
@@ -299,6 +300,35 @@ def require_at_least(args: Any, low: int, names: tuple[str, ...]) -> None:
             raise ValueError(f"--{name.replace('_', '-')} must be >= {low}, got {getattr(args, name)}")
 
 
+def require_positive(args: Any, names: tuple[str, ...]) -> None:
+    """A ValueError naming the first of the ``names`` arguments that is not > 0 (a step size, a
+    clip range): ``--lr must be > 0, got -1.0``."""
+    for name in names:
+        if not getattr(args, name) > 0:
+            raise ValueError(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
+
+
+def require_share(args: Any, names: tuple[str, ...]) -> None:
+    """A ValueError naming the first of the ``names`` arguments outside [0, 1] (a probability,
+    a lambda): ``--epsilon must lie in [0, 1], got 2.0``."""
+    for name in names:
+        if not 0 <= getattr(args, name) <= 1:
+            raise ValueError(f"--{name.replace('_', '-')} must lie in [0, 1], got {getattr(args, name)}")
+
+
+def require_widths(args: Any, name: str = "hidden") -> None:
+    """A ValueError unless ``name`` lists one or more layer widths, each >= 1."""
+    widths = getattr(args, name)
+    if not widths or any(w < 1 for w in widths):
+        raise ValueError(f"--{name.replace('_', '-')} needs one or more widths >= 1, got {' '.join(map(str, widths))}")
+
+
+def require_budget(args: Any) -> None:
+    """A ValueError unless ``minutes`` is None (no limit) or >= 0."""
+    if args.minutes is not None and not args.minutes >= 0:
+        raise ValueError(f"--minutes must be >= 0 (0: no time limit), got {args.minutes}")
+
+
 def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, description: str):
     """Command-line flags named after the fields of the ``Args`` dataclass ``cls``
     (``--games-per-iter 100``), a positional game name and repeatable ``--option KEY=VALUE``.
@@ -307,8 +337,7 @@ def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, descripti
     argparse's ``type``, ``nargs`` or ``metavar`` for its flag. An ``Args`` that refuses its
     values (a ``ValueError`` from ``__post_init__``) is a usage error.
     """
-    parser = argparse.ArgumentParser(prog=prog, description=description,
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = OneLineParser(prog=prog, description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     helps = field_help(cls)
     parser.add_argument("game", nargs="?", default=cls.game, help=helps.get("game", "the game to train"))
     tuples = set()
@@ -359,6 +388,29 @@ def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, descripti
     default_dir = cls.run_dir if ns.game == cls.game else f"runs/{ns.game}-{suffix}"  # a game's own default folder
     values["run_dir"] = getattr(ns, "run_dir", default_dir)
     try:
-        return cls(**values, game_options=options)
+        args = cls(**values, game_options=options)
     except ValueError as err:
         parser.error(str(err))
+    if args.run_dir:
+        try:
+            check_creatable(Path(args.run_dir))
+        except OSError as err:
+            parser.error(f"--run-dir {args.run_dir!r} cannot be made: {err.strerror or err}")
+    return args
+
+
+def check_creatable(folder: Path) -> None:
+    """Raise the OSError that making ``folder`` (and its missing parents) would raise, leaving
+    nothing behind: a run refuses a folder it cannot write before any work, and a run refused
+    later for another reason has made no folder."""
+    missing = []
+    probe = folder.absolute()
+    while not probe.exists():
+        missing.append(probe)
+        probe = probe.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    finally:
+        for made in missing:  # the deepest first
+            if made.is_dir():
+                made.rmdir()

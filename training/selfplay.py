@@ -19,7 +19,7 @@ from tablegym.envs.core import DRAW, EVAL_T, FEATURES_T, INT_OF_STATE_T, MOVES_T
 from tablegym.search.alphabeta import MAX_PLY, TABLE_TYPES, AlphaBetaTables, root_search
 from tablegym.search.evaluator import Evaluator
 from tablegym.models.value_net import ValueMLP
-from tablegym.training.runs import ReplayBuffer
+from tablegym.training.runs import ReplayBuffer, require_at_least, require_budget, require_share, require_widths
 
 _I = types.int64
 _I1 = types.int64[::1]
@@ -125,6 +125,14 @@ class TDArgs:
     """also copy the final checkpoint here (e.g. models/checkpoints/GAME.pt)"""
     progress: bool = True
     """show a progress bar"""
+
+    def __post_init__(self) -> None:
+        require_at_least(self, 1, ("total_games", "games_per_iter", "depth", "batch_size", "updates_per_iter",
+                                   "buffer_size", "eval_games", "eval_depth", "workers"))
+        require_at_least(self, 0, ("eval_every", "save_every", "lr"))  # --lr 0: play, learn nothing
+        require_budget(self)
+        require_share(self, ("epsilon", "lam"))
+        require_widths(self)
 
 
 @dataclass

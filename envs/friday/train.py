@@ -57,7 +57,8 @@ from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import CheckpointError, first_line, load_checkpoint, save_checkpoint
 from tablegym.envs.friday.learned import NUM_FEATURES, RETURNS, SCALE, TARGETS, features_of, target_of
 from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.training.runs import ReplayBuffer, Run, ValueLearner, parse_dataclass_args
+from tablegym.training.runs import (ReplayBuffer, Run, ValueLearner, parse_dataclass_args, require_at_least,
+                                    require_budget, require_positive, require_widths)
 from tablegym.training.parallel import InProcessExecutor, executor
 
 TRAIN_SEED_OFFSET = 1_000_003
@@ -121,6 +122,24 @@ class Args:
     progress: bool = True
     """show a progress bar"""
 
+    def __post_init__(self) -> None:
+        if self.target not in TARGETS:
+            raise ValueError(f"unknown target {self.target!r}; known: {', '.join(TARGETS)}")
+        if self.planner not in PLANNERS:
+            raise ValueError(f"unknown planner {self.planner!r}; known: {', '.join(PLANNERS)}")
+        require_at_least(self, 1, ("iterations", "games_per_iter", "nodes", "worlds", "rollouts", "workers",
+                                   "batch_size", "buffer_size", "eval_games", "eval_nodes"))
+        require_at_least(self, 0, ("horizon", "steps_per_iter", "eval_every", "lr"))  # --lr 0: play, learn nothing
+        if self.planner == "mc" and self.horizon < 1:
+            raise ValueError(f"the mc planner needs --horizon >= 1, got {self.horizon}")
+        require_budget(self)
+        require_positive(self, ("epochs",))
+        require_widths(self)
+
+
+PLANNERS = ("bestfirst", "mc")
+"""How the self-play games choose their moves (``--planner``)."""
+
 
 # ---- 1. self-play ---------------------------------------------------------------------------------
 
@@ -144,9 +163,6 @@ def play_recorded(task: tuple[str, int, int, int]) -> dict:
             **{f"{name}_return": float(kernel(state.body)) for name, kernel in RETURNS.items()},
             "score": state.score, "won": bool(state.won),
             "seconds": time.perf_counter() - start}
-
-
-PLANNERS = ("bestfirst", "mc")
 
 
 def search_spec(args: Args, net_path: Path | None, *, evaluating: bool = False) -> str:
@@ -362,12 +378,6 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
         raise ValueError(f"envs/friday/train.py trains Friday only, not {args.game!r}")
     if args.game_options:
         raise ValueError(f"the Friday value network trains under the default rule options only, got {args.game_options}")
-    if args.target not in TARGETS:
-        raise ValueError(f"unknown target {args.target!r}; known: {', '.join(TARGETS)}")
-    if args.planner not in PLANNERS:
-        raise ValueError(f"unknown planner {args.planner!r}; known: {', '.join(PLANNERS)}")
-    if args.planner == "mc" and (args.rollouts < 1 or args.horizon < 1):
-        raise ValueError(f"the mc planner needs rollouts >= 1 and horizon >= 1, got {args.rollouts} and {args.horizon}")
     game = FridayGame()
     learner = FridayLearner(args, game, NetConfig(NUM_FEATURES, tuple(args.hidden)))
     run = Run(args, game, learner, iterations=args.iterations, desc="friday value")

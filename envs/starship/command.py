@@ -9,7 +9,8 @@ import argparse
 import importlib
 from typing import Any
 
-from tablegym.experiments.cli import CommandError, format_table, int_at_least, key_values, parse_value, require
+from tablegym.experiments.cli import (CommandError, check_writable, format_table, int_at_least, key_values, parse_value,
+                                     require)
 
 
 def add_command(sub: Any) -> None:
@@ -92,6 +93,8 @@ def _cmd_starship(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     quality_mod = importlib.import_module("tablegym.envs.starship.quality")
     if args.checkpoint and args.generator != "learned":
         parser.error("--checkpoint is the learned generator's: add --generator learned")
+    if args.out:
+        check_writable(parser, "--out", args.out)
     if args.generator == "learned":
         ship = _learned_ship(parser, args)
     elif args.stages:
