@@ -137,8 +137,6 @@ class Args:
         if self.learning_starts > self.buffer_size:
             raise ValueError(f"--learning-starts ({self.learning_starts}) must be at most --buffer-size "
                              f"({self.buffer_size})")
-        if not self.hidden or min(self.hidden) < 1:
-            raise ValueError(f"--hidden takes one or more widths >= 1, got {' '.join(map(str, self.hidden))}")
         if self.algo != "dqn":
             raise ValueError(f"--algo must be dqn for this trainer, got {self.algo!r}")
 
