@@ -80,7 +80,8 @@ def load_checkpoint(path: str | os.PathLike, *, game: str | None = None,
     """Read a checkpoint safely and check it was made for ``game`` with rule ``options``."""
     path = Path(path)
     if not path.is_file():
-        raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+        what = "is a folder, not a checkpoint file" if path.is_dir() else "does not exist"
+        raise CheckpointError(f"checkpoint {str(path)!r} {what}")
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises many types for a damaged file, some with pages of advice

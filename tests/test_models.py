@@ -51,6 +51,11 @@ def test_checkpoint_round_trip(tmp_path):
     assert np.array_equal(ev.params, model.export())
 
 
+def test_a_folder_given_as_a_checkpoint_is_named_a_folder(tmp_path):
+    with pytest.raises(CheckpointError, match="is a folder, not a checkpoint file"):
+        load_model(tmp_path, TrilobiteGame())
+
+
 def test_missing_corrupt_and_mismatched_checkpoints_give_clear_errors(tmp_path):
     game = TrilobiteGame()
     with pytest.raises(CheckpointError, match="does not exist"):
