@@ -37,6 +37,9 @@ BAD = [
     (["train", "trilobite-tiny", "--algo", "ppo", "--clip", "0"], "--clip must be > 0"),
     (["train", "trilobite-tiny", "--algo", "ppo", "--hidden", "0"], "--hidden needs one or more widths >= 1"),
     (["train", "trilobite-tiny", "--algo", "dqn", "--hidden", "0"], "--hidden needs one or more widths >= 1"),
+    (["train", "trilobite", "--option", "width=0"], "Trilobite width must be an integer in 1..16, got 0"),
+    (["train", "sim", "--algo", "ppo", "--option", "nosuch=1"], "unknown option 'nosuch' for game 'sim'"),
+    (["train", "threes", "--tuples", "0,1,99"], "tuple (0, 1, 99) must list distinct cells 0..15"),
 ]
 
 

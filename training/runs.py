@@ -38,6 +38,7 @@ import torch
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
+from tablegym.envs import known_games, make_game
 from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.value_net import NetConfig, ValueMLP
@@ -383,6 +384,11 @@ def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, descripti
         if not eq:
             parser.error(f"--option takes KEY=VALUE, got {item!r}")
         options[key] = int(value) if value.lstrip("-").isdigit() else value
+    if ns.game in known_games():  # the rules the run trains under, refused now rather than at the first deal
+        try:
+            make_game(ns.game, **options)
+        except (ValueError, TypeError) as err:
+            parser.error(str(err))
     values = {f.name: getattr(ns, f.name) for f in dataclasses.fields(cls) if f.name not in ("game_options", "run_dir")}
     values.update({name: tuple(values[name]) for name in tuples})
     default_dir = cls.run_dir if ns.game == cls.game else f"runs/{ns.game}-{suffix}"  # a game's own default folder

@@ -114,6 +114,7 @@ class Args:
             raise ValueError("--lam must lie in [0, 1], --alpha be positive and --workers at least 1")
         if not 0.0 <= self.restart < 1.0 or not 1 <= self.restart_rank <= 15:
             raise ValueError("--restart must lie in [0, 1) and --restart-rank in 1..15")
+        NTupleConfig(tuples=tuple(map(tuple, self.tuples)), stage_ranks=tuple(self.stage_ranks))  # refuses bad cells
 
 
 _NO_COHERENCE = np.zeros((2, 0), dtype=np.float32)  # play_and_learn's "constant step" (no TC accumulators)
