@@ -10,10 +10,10 @@ import types
 
 import pytest
 
-from tablegym.envs.core import TERMINAL
 from tablegym.experiments.cli import compose_spec, format_table, main
 from tablegym.experiments.games import make_game
 from tablegym.experiments.human import HumanAgent, HumanQuit
+from tests.test_solver import brute_force
 
 
 def fake_module(monkeypatch, name: str, **attrs) -> None:
@@ -25,20 +25,7 @@ def fake_module(monkeypatch, name: str, **attrs) -> None:
 
 def exact_value(state) -> int:
     """Brute-force negamax value (+1/0/-1) for the player to move; fine for tiny boards."""
-    memo: dict[int, int] = {}
-
-    def value(s) -> int:
-        k = s.key()
-        if k not in memo:
-            p = s.current_player()
-            best = -2
-            for a in s.legal_actions():
-                c = s.child(a)
-                best = max(best, int(c.returns()[p]) if c.current_player() == TERMINAL else -value(c))
-            memo[k] = best
-        return memo[k]
-
-    return value(state)
+    return brute_force(state, {})
 
 
 def bad_args(capsys, argv: list[str]) -> str:
