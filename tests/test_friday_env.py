@@ -18,6 +18,7 @@ from tablegym.envs.friday.core import DRAW_FREE, DRAW_PAID, NUM_ACTIONS, OBS_SIZ
 from tablegym.envs.friday.env import FridayEnv
 from tablegym.experiments.cli import main
 from tablegym.experiments.games import GAMES, make_game
+from tests.cli_errors import assert_one_error_line
 from tests.episodes import random_episode
 
 
@@ -335,7 +336,4 @@ def test_play_friday_quit_and_same_seed_same_game(monkeypatch, capsys):
     ],
 )
 def test_play_friday_bad_arguments(capsys, argv, words):
-    with pytest.raises(SystemExit) as exit_:
-        main(argv)
-    assert exit_.value.code == 2
-    assert words in capsys.readouterr().err
+    assert_one_error_line(argv, words, capsys)

@@ -34,6 +34,7 @@ from tablegym.envs.starship.stages import (
     Power, Reactor, Shape, Thrusters, Weapons,
 )
 from tablegym.experiments.cli import main
+from tests.cli_errors import assert_one_error_line
 
 VALID = """
 . . . . . . . . . .
@@ -729,7 +730,4 @@ def test_bench_starship_command(capsys):
     (["starship", "--size", "2"], "must be >= 4"),
 ])
 def test_cli_bad_starship_arguments(capsys, argv, message):
-    with pytest.raises(SystemExit) as exit_info:
-        main(argv)
-    assert exit_info.value.code == 2
-    assert message in capsys.readouterr().err
+    assert_one_error_line(argv, message, capsys)

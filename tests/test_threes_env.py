@@ -16,6 +16,7 @@ from tablegym.envs.core import IllegalActionError
 from tablegym.envs.render import draw_threes, text_mask
 from tablegym.envs.threes.env import ThreesEnv
 from tablegym.experiments.cli import main
+from tests.cli_errors import assert_one_error_line
 from tests.episodes import random_episode
 
 
@@ -297,7 +298,4 @@ def test_play_threes_same_seed_same_game(monkeypatch, capsys):
     ],
 )
 def test_play_threes_bad_arguments(capsys, argv, words):
-    with pytest.raises(SystemExit) as exit_:
-        main(argv)
-    assert exit_.value.code == 2
-    assert words in capsys.readouterr().err
+    assert_one_error_line(argv, words, capsys)
