@@ -151,8 +151,8 @@ def test_weighted_rows_count_more_in_the_fit():
     up end with more of the policy's probability on those edits than the plain fit gives them."""
     import torch
 
-    from tablegym.envs.starship.imitate import fit, record, unpack
-    from tablegym.envs.starship.learned import num_inputs, policy_inputs, policy_layers
+    from tablegym.envs.starship.imitate import _logits, fit, record
+    from tablegym.envs.starship.learned import num_inputs, policy_layers
 
     env = StarshipEnv(**ENV_KWARGS)
     data = record(range(FIRST_SEED, FIRST_SEED + 1), progress=False)
@@ -169,8 +169,7 @@ def test_weighted_rows_count_more_in_the_fit():
 
     def edit_probability(net):
         with torch.no_grad():
-            logits = net(policy_inputs(unpack(data["obs"][edits], shape), 1, 2))
-            logits = logits.masked_fill(~torch.from_numpy(data["mask"][edits]), -1e9)
+            logits = _logits(net, data, edits, shape, 1, 2)  # the masked logits the fit trains on
             return float(torch.softmax(logits, 1)[torch.arange(len(edits)), data["action"][edits]].mean())
 
     plain = fitted(None)
