@@ -160,7 +160,7 @@ def test_counts_add_up():
     assert sum(s.wins for s in r.seats) == r.wins
     assert sum(s.draws for s in r.seats) == r.draws
     assert sum(s.losses for s in r.seats) == r.losses
-    assert all(t > 0 for t in r.seconds_per_move)
+    assert all(t >= 0 for t in r.seconds_per_move)  # each seat's thinking timed (NaN: none); a coarse clock can read 0
 
 
 def test_seats_alternate_and_pairs_share_an_opening():

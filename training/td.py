@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from tablegym.envs.core import Game, KernelState
+from tablegym.envs.rates import per_second
 from tablegym.models.learned import LearnedEvaluator
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.training.runs import ReplayBuffer, Run, ValueLearner, metadata, parse_dataclass_args, start_or_resume  # noqa: F401
@@ -139,7 +140,8 @@ def train_selfplay(args: TDArgs, selfplay: SelfPlay) -> Path:
         run.played(args.games_per_iter)
         # 2.-3. TD-leaf(lambda) targets, then fit on the replay buffer
         td_error, mse = td_update(model, learner.optimizer, buffer, batch, args, rng, selfplay.symmetries)
-        run.log({"losses/mse": mse, "losses/td_error": td_error, "charts/games_per_s": args.games_per_iter / gen_seconds,
+        run.log({"losses/mse": mse, "losses/td_error": td_error,
+                 "charts/games_per_s": per_second(args.games_per_iter, gen_seconds),
                  **selfplay.charts(batch)})
         # 4. evaluation and checkpoints
         postfix = {"td": f"{td_error:.3f}"}

@@ -21,6 +21,7 @@ import numpy as np
 
 from tablegym.envs.friday.agents import MOVE_FILTER, rule_action
 from tablegym.envs.friday.core import KERNELS, FridayGame, sample_chance, state_moves, state_push, state_sample
+from tablegym.envs.rates import per_second
 from tablegym.search.bestfirst import best_first_search
 from tablegym.search.bestfirst import MAX_MOVES
 
@@ -59,8 +60,8 @@ def bench_search(nodes: int = 10_000, positions: int = 24, seed: int = 0, evalua
         t0 = time.perf_counter()
         result = search(s)
         dt = time.perf_counter() - t0
-        polled_rate.append(result.polled / dt)
-        generated_rate.append(result.generated / dt)
+        polled_rate.append(per_second(result.polled, dt))
+        generated_rate.append(per_second(result.generated, dt))
         seconds.append(dt)
     return {"nodes": nodes, "positions": len(states), "polled_per_s": statistics.median(polled_rate),
             "generated_per_s": statistics.median(generated_rate), "s_per_decision": statistics.median(seconds)}
@@ -85,7 +86,7 @@ def bench_core(decisions: int = 20_000, seed: int = 0) -> dict:
                 continue
             state_push(s, buf[rng.integers(m)])
             state_sample(s, rng_state)
-        return n / (time.perf_counter() - t0)
+        return per_second(n, time.perf_counter() - t0)
 
     def objects(n: int) -> float:
         s = sample_chance(game.new_initial_state(), rng)
@@ -96,7 +97,7 @@ def bench_core(decisions: int = 20_000, seed: int = 0) -> dict:
                 continue
             legal = s.legal_actions()
             s = sample_chance(s.child(legal[rng.integers(len(legal))]), rng)
-        return n / (time.perf_counter() - t0)
+        return per_second(n, time.perf_counter() - t0)
 
     kernels(100)
     objects(100)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tablegym.envs.rates import per_second
 from tablegym.experiments.solo import play_deal
 from tablegym.experiments.stats import wilson_interval
 
@@ -45,7 +46,7 @@ def summarise(records: list[dict]) -> dict:
             "score_ci": float(1.96 * scores.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan"),
             "beaten": float(np.mean([r["pirates_beaten"] for r in records])),
             "ended_in": [float(np.mean([r["step"] == k for r in records])) for k in range(4)],
-            "s_per_game": seconds / n, "polled_per_s": polled / seconds if polled and seconds else float("nan")}
+            "s_per_game": seconds / n, "polled_per_s": per_second(polled, seconds) if polled else float("nan")}
 
 
 HEADER = ("| agent | level | games | wins | win rate [95%] | mean score ± 95% "

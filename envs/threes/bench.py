@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from tablegym.envs.rates import per_second
 from tablegym.envs.threes.agents import greedy
 from tablegym.envs.threes.core import ThreesGame, play_random_setup, sample_chance
 
@@ -55,7 +56,7 @@ def bench_threesus(agent: str = "threesus", positions: int = 24, seed: int = 0) 
         "mean_s_per_move": statistics.fmean(times),
         "max_s_per_move": max(times),
         "median_leaves": statistics.median(leaves),
-        "leaves_per_s": sum(leaves) / sum(times),
+        "leaves_per_s": per_second(sum(leaves), sum(times)),
     }
 
 
@@ -71,7 +72,7 @@ def bench_threes(positions: int = 24, seed: int = 0, learned: str = "learned") -
         spec = spec.replace("eval=learned", f"eval={learned}")
         r = bench_threesus(spec, positions, seed)
         out[spec] = {k: v for k, v in r.items() if k != "agent"}
-        out[spec]["median_moves_per_s"] = 1.0 / r["median_s_per_move"]
+        out[spec]["median_moves_per_s"] = per_second(1, r["median_s_per_move"])
     om = out["expectimax:depth=2"]["leaves_per_s"]
     for spec in out:
         if "learned" in spec:

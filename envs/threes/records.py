@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tablegym.envs.rates import per_second
 from tablegym.experiments.solo import play_deal
 
 MILESTONES = (384, 768, 1536, 3072, 6144)
@@ -32,11 +33,11 @@ def summarise(records: list[dict]) -> dict:
     n = len(records)
     out = {"games": n, "low": int(scores.min()), "median": float(np.median(scores)), "mean": float(scores.mean()),
            "mean_ci95": float(1.96 * scores.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan"),
-           "high": int(scores.max()), "moves_per_s": moves / seconds if seconds else float("nan"),
+           "high": int(scores.max()), "moves_per_s": per_second(moves, seconds),
            "s_per_move": seconds / moves if moves else float("nan")}
     leaves = sum(r.get("leaves", 0) for r in records)
     if leaves:
-        out["leaves_per_s"] = leaves / seconds
+        out["leaves_per_s"] = per_second(leaves, seconds)
     for m in MILESTONES:
         out[f"pct_{m}"] = float(100.0 * np.mean(highest >= m))
     return out

@@ -37,6 +37,7 @@ import torch
 from numba import njit
 
 from tablegym.envs.core import ONGOING, OUTCOME
+from tablegym.envs.rates import per_second
 from tablegym.envs.threes.board import board_score, highest_rank, swipe
 from tablegym.envs.threes.core import BOARD, HINT, NUM_OUTCOMES, PHASE, PLAY, ThreesGame, k_chance, k_push
 from tablegym.models.checkpoint import CheckpointError
@@ -448,8 +449,8 @@ def train(args: Args, progress: bool | None = None) -> Path:
             n = stats.shape[0]
             run.played(n)
             summary = _summary(stats)
-            summary["speed/games_per_s"] = n * max(1, args.workers) / dt
-            summary["speed/moves_per_s"] = float(stats[:, 2].sum() * max(1, args.workers) / dt)
+            summary["speed/games_per_s"] = per_second(n * max(1, args.workers), dt)
+            summary["speed/moves_per_s"] = per_second(float(stats[:, 2].sum() * max(1, args.workers)), dt)
             run.log(summary)
             run.bar.set_postfix(mean=f"{summary.get('score/mean', np.nan):,.0f}",
                                 r1536=f"{summary.get('reached/1536', np.nan):.0f}%",
