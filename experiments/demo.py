@@ -11,14 +11,14 @@
 
 from __future__ import annotations
 
-import argparse
 
 from tablegym.experiments.match import markdown_table, play_match
+from tablegym.training.flags import OneLineParser
 from tablegym.training.td import Args, train
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m tablegym.experiments.demo", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m tablegym.experiments.demo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=3.0, help="Trilobite training time")
     parser.add_argument("--games", type=int, default=100, help="games in the final match")
     parser.add_argument("--depth", type=int, default=5, help="search depth of both sides")

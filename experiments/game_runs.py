@@ -15,6 +15,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 from tqdm import tqdm
 
+from tablegym.training.flags import OneLineParser
+
 
 class RecordsError(ValueError):
     """A records file (JSON lines) with a line that is not one game's record."""
@@ -55,7 +57,7 @@ def refusing_bad_records(parser: argparse.ArgumentParser) -> Iterator[None]:
 def records_parser(prog: str, description: str, agent_help: str) -> argparse.ArgumentParser:
     """The flags every game's recorded evaluation takes: an agent to play, or ``--report`` of
     records already made; how many games, workers, the seed of the deals, and where they go."""
-    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser = OneLineParser(prog=prog, description=description)
     parser.add_argument("agent", nargs="?", help=agent_help)
     parser.add_argument("--report", nargs="+", metavar="JSONL", help="only summarise recorded games, one row per agent")
     parser.add_argument("--games", type=int, default=100)

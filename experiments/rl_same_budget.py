@@ -39,7 +39,6 @@ single-player games report the mean return under the env's own reward.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -50,6 +49,7 @@ import gymnasium
 import numpy as np
 import torch
 
+from tablegym.training.flags import OneLineParser
 import tablegym.envs
 from tablegym.envs import make_game
 from tablegym.experiments.stats import mean_interval
@@ -227,7 +227,7 @@ def report(game: str, run_dir: Path, games: int, opponent: str | None, algo: str
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    p = OneLineParser(prog=PROG, description=__doc__.splitlines()[0])
     p.add_argument("game", help="a game with a compiled vector env")
     p.add_argument("--trainer", choices=TRAINERS, help="train this one for --minutes")
     p.add_argument("--algo", choices=ALGOS, default="ppo", help="compare the PPOs or the DQNs")

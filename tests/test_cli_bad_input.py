@@ -111,3 +111,29 @@ def test_a_reader_that_stops_early_ends_the_command_quietly():
     run.stdout.close()
     err = run.stderr.read()
     assert run.wait(timeout=120) == 141 and "Traceback" not in err, err
+
+
+SCRIPTS = ["tablegym.envs.friday.evaluate", "tablegym.envs.friday.sb3", "tablegym.envs.sim.agreement",
+           "tablegym.envs.sim.regress", "tablegym.envs.starship.audit", "tablegym.envs.starship.bench",
+           "tablegym.envs.starship.imitate", "tablegym.envs.starship.rl", "tablegym.envs.starship.targets_eval",
+           "tablegym.envs.starship.two_sample", "tablegym.envs.threes.evaluate", "tablegym.envs.threes.sb3",
+           "tablegym.envs.trap.sb3", "tablegym.envs.trilobite.sb3", "tablegym.experiments.demo",
+           "tablegym.experiments.rl_same_budget"]
+REQUIRED = {"tablegym.envs.starship.audit": ["--check"], "tablegym.envs.trilobite.sb3": ["train"],
+            "tablegym.envs.starship.targets_eval": ["--checkpoint", "g.pt"], "tablegym.envs.threes.sb3": ["dqn"],
+            "tablegym.experiments.rl_same_budget": ["trap"]}
+"""What a script needs before an unknown flag is the first thing wrong."""
+
+
+@pytest.mark.parametrize("module", SCRIPTS)
+def test_a_python_dash_m_script_refuses_a_bad_flag_in_one_line(capsys, module):
+    """The ``python -m`` scripts answer a flag they do not know as ``tablegym`` does: one line
+    naming it (and where the help is), exit 2, no usage block above it."""
+    import importlib
+
+    with pytest.raises(SystemExit) as exit_info:
+        importlib.import_module(module).main(REQUIRED.get(module, []) + ["--no-such-flag"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert err.splitlines() == [f"python -m {module}: error: unrecognized arguments: --no-such-flag "
+                                f"(see python -m {module} --help)"], err

@@ -62,6 +62,7 @@ import torch
 
 from tablegym.experiments.game_runs import recorded, run_tasks
 from tablegym.training import sb3
+from tablegym.training.flags import OneLineParser
 from tablegym.training.sb3 import ScaleObservation, build_model, learn_and_save, make_policy
 
 ALGO = "maskableppo"
@@ -248,8 +249,8 @@ def evaluate(*, run_dir: str, levels: list[int] | tuple[int, ...] = LEVELS, game
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line, checked: every bad value is an argparse error naming it."""
-    parser = argparse.ArgumentParser(prog="python -m tablegym.envs.friday.sb3",
-                                     description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m tablegym.envs.friday.sb3",
+                           description=__doc__.split("\n\n")[0])
     parser.add_argument("--timesteps", type=int, default=200_000, help="training env steps")
     parser.add_argument("--seed", type=int, default=0, help="training seed and evaluation game seed")
     parser.add_argument("--run-dir", default=DEFAULT_RUN_DIR, help="model.zip, train.json and TensorBoard logs")

@@ -15,6 +15,7 @@ from tablegym.envs.sim.canonical import canonical_key, k_canonical
 from tablegym.envs.sim.core import KERNELS, SimGame, SimState
 from tablegym.search.evaluator import Evaluator
 from tablegym.search.solver import Solver
+from tablegym.training.flags import OneLineParser
 
 
 def canonical_positions(n: int = 6) -> list[SimState]:
@@ -56,11 +57,9 @@ def training_metrics(game: SimGame, evaluator: Evaluator) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> None:
     """``python -m tablegym.envs.sim.agreement [--eval learned]``: one line per evaluator."""
-    import argparse
-
     from tablegym.models.agents import make_evaluator
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m tablegym.envs.sim.agreement", description=__doc__.split("\n\n")[0])
     parser.add_argument("--eval", default="learned", help="evaluator name (learned, learned:PATH, safe-moves)")
     args = parser.parse_args(argv)
     agree, total = sign_agreement(make_evaluator(SimGame(6), args.eval))

@@ -34,7 +34,6 @@ truth. Read it top to bottom (CleanRL style): the arguments (``Args``), then ``r
 
 from __future__ import annotations
 
-import argparse
 import copy
 import dataclasses
 import itertools
@@ -60,6 +59,7 @@ from tablegym.models.export import NetEvaluator, from_torch
 from tablegym.search.agents import Agent, AlphaBetaAgent, parse_spec
 from tablegym.search.evaluator import Evaluator
 from tablegym.search.solver import Solver
+from tablegym.training.flags import OneLineParser
 
 PROG = "python -m tablegym.envs.sim.regress"
 LAYERS = ["linear", "relu", "linear", "tanh"]
@@ -330,7 +330,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     """``Args`` from flags named after its fields (``--batch-size 64``)."""
     from tablegym.training.runs import field_help
 
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0])
     helps = field_help(Args)
     for f in dataclasses.fields(Args):
         parser.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=f.default,

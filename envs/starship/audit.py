@@ -75,7 +75,6 @@ tablegym.envs.starship.audit --check`` regenerates and compares it, ``--write`` 
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -94,6 +93,7 @@ from tablegym.envs.starship.ship import (
     QUARTERS, REACTOR, THRUSTER, WEAPON, Ship,
 )
 from tablegym.envs.starship.stages import Ammo, Doors, Power, Thrusters, aligned_sides, centre_of_mass, rect_gaps, ring
+from tablegym.training.flags import OneLineParser
 
 DETOUR = DEFAULT_DETOUR
 """The path contiguity check's detour limit that "needed" uses (the pipeline's default, 5)."""
@@ -542,9 +542,9 @@ def audit_tables(a: Audit, ref: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m tablegym.envs.starship.audit --check | --write [--seeds N] [--path FILE]``."""
-    p = argparse.ArgumentParser(prog="python -m tablegym.envs.starship.audit",
-                                description="Regenerate the staged generator's audit reference (seeds 0..N-1) and "
-                                            "compare it with the stored file (--check) or write it (--write).")
+    p = OneLineParser(prog="python -m tablegym.envs.starship.audit",
+                      description="Regenerate the staged generator's audit reference (seeds 0..N-1) and "
+                                  "compare it with the stored file (--check) or write it (--write).")
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", action="store_true", help="regenerate and compare; exit status 1 if they differ")
     mode.add_argument("--write", action="store_true", help="regenerate and write the file")

@@ -10,7 +10,6 @@ or compile then): generation alone, and validity + quality scoring alone.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import platform
@@ -22,6 +21,7 @@ import numpy as np
 from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.quality import QUALITY_WEIGHTS, quality, validate
 from tablegym.envs.starship.ship import BUNK, DOOR, EMPTY, KIND, PH, PW, QUARTERS, THRUSTER, WEAPON, Ship
+from tablegym.training.flags import OneLineParser
 
 
 def _counts(ship: Ship) -> dict[str, float]:
@@ -155,7 +155,7 @@ def markdown(r: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m tablegym.envs.starship.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=1000, help="ships to generate (default 1000)")
     parser.add_argument("--first-seed", type=int, default=0, help="first seed (default 0)")
     parser.add_argument("--out", help="also write the markdown report here")

@@ -33,7 +33,6 @@ demonstrations before the rollouts).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -48,6 +47,7 @@ from tablegym.envs.starship.audit import DETOUR
 from tablegym.envs.starship.env import BRUSHES, OBS_CHANNELS, StarshipEnv
 from tablegym.envs.starship.learned import num_inputs, policy_inputs, policy_layers, sample_stream, save_policy
 from tablegym.envs.starship.ship import ARMOR, CORRIDOR, FACED, FACING, KIND, PX, PY, VARIANT, Ship
+from tablegym.training.flags import OneLineParser
 
 PROG = "python -m tablegym.envs.starship.imitate"
 def editing_env(passes: int = 2) -> dict[str, Any]:
@@ -214,7 +214,7 @@ def record_fill(checkpoint: Path, env_kwargs: dict[str, Any], seeds: range, work
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    p = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", type=int, default=400, help="seeds the teacher builds (default 400: 10000-10399; the last twentieth held out)")
     p.add_argument("--epochs", type=int, default=6, help="passes over the demonstrations (default 6)")
     p.add_argument("--passes", type=int, choices=(2, 3), default=2,

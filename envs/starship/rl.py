@@ -106,6 +106,7 @@ from tablegym.envs.starship.ship import PART_FIELDS, Ship
 from tablegym.experiments.game_runs import recorded, run_tasks
 from tablegym.models.checkpoint import CheckpointError, load_checkpoint
 from tablegym.experiments.stats import Z95, wilson_interval
+from tablegym.training.flags import OneLineParser
 from tablegym.training.runs import field_help
 from tablegym.training.sb3 import load_meta, progress_callbacks, write_report
 
@@ -203,7 +204,7 @@ class Args:
 
 def parse_args(argv: list[str] | None = None) -> Args:
     """``Args`` from command-line flags named after its fields (``--n-envs 8``, ``--no-progress``)."""
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0])
     docs = field_help(Args)
     choices = {"representation": REPRESENTATIONS, "start": STARTS, "reward": REWARDS, "masks": MASKS, "vec": VECS}
     for f in dataclasses.fields(Args):

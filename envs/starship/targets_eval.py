@@ -24,7 +24,6 @@ audit's layout rules passed) and the mean number of those rules passed. Episodes
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import math
@@ -41,6 +40,7 @@ from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.quality import quality, validate
 from tablegym.experiments.game_runs import recorded, run_tasks
 from tablegym.experiments.stats import Z95, wilson_interval
+from tablegym.training.flags import OneLineParser
 from tablegym.training.sb3 import write_report
 
 PROG = "python -m tablegym.envs.starship.targets_eval"
@@ -124,7 +124,7 @@ def table(summaries: dict[str, dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> str:
     argv = list(sys.argv[1:] if argv is None else argv)
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    p = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("--checkpoint", required=True, help="a generator trained with rl.py --targets (generator.pt)")
     p.add_argument("--episodes", type=int, default=200, help="seeds per generator (default 200)")
     p.add_argument("--eval-seed", type=int, default=10_000, help="the first seed (default 10000)")

@@ -45,7 +45,6 @@ by side (``<out stem>_seeds.png``).
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import math
 import shlex
@@ -62,6 +61,7 @@ import torch.nn.functional as F
 from tablegym.envs.starship.audit import RULES, STATISTICS, Audit, audit, layout_quality
 from tablegym.envs.starship.ship import FACED, FACING, KIND, NUM_TILE_KINDS, PART_FIELDS, Ship
 from tablegym.experiments.stats import wilson_interval
+from tablegym.training.flags import OneLineParser
 
 PROG = "python -m tablegym.envs.starship.two_sample"
 GENERATORS = ("staged", "learned", "random")
@@ -531,9 +531,9 @@ def report(result: dict[str, Any], *, reference: dict[str, Any], picture: Path, 
 
 
 def main(argv: list[str] | None = None) -> str:
-    p = argparse.ArgumentParser(prog=PROG, description="Classifiers telling staged ships from learned and random ones "
-                                                       "(held-out accuracy, 0.5 = indistinguishable), and the audit's "
-                                                       "rule pass rates on the held-out seeds, as a markdown report.")
+    p = OneLineParser(prog=PROG, description="Classifiers telling staged ships from learned and random ones "
+                                          "(held-out accuracy, 0.5 = indistinguishable), and the audit's "
+                                          "rule pass rates on the held-out seeds, as a markdown report.")
     p.add_argument("--train", type=int, default=400, help="training seeds per side (default 400: seeds 0-399)")
     p.add_argument("--test", type=int, default=200, help="held-out seeds per side (default 200: seeds 2000-2199)")
     p.add_argument("--epochs", type=int, default=EPOCHS, help=f"conv net epochs (default {EPOCHS})")

@@ -38,7 +38,6 @@ already recorded for the same trained model (same agent, hint, seed, timesteps a
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from pathlib import Path
@@ -50,6 +49,7 @@ import torch
 
 from tablegym.experiments.game_runs import recorded
 from tablegym.training import sb3
+from tablegym.training.flags import OneLineParser
 from tablegym.training.parallel import process_context
 from tablegym.training.sb3 import (ALGOS, ScaleObservation, build_model, learn_and_save, legal_argmax,  # noqa: F401
                                    make_policy)
@@ -187,7 +187,7 @@ def evaluate(algo: str, *, run_dir: str, games: int, seed: int, hint: str = "+",
 def main(argv: list[str] | None = None) -> None:
     from tablegym.envs.threes.records import HEADER, markdown_row, summarise
 
-    parser = argparse.ArgumentParser(prog="python -m tablegym.envs.threes.sb3", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m tablegym.envs.threes.sb3", description=__doc__.split("\n\n")[0])
     parser.add_argument("algo", choices=ALGOS)
     parser.add_argument("--timesteps", type=int, default=500_000)
     parser.add_argument("--seed", type=int, default=0, help="training seed and evaluation game seed")

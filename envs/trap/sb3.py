@@ -110,7 +110,6 @@ and written to ``--out``. ``--eval-only`` loads ``run-dir/model.zip`` (and its `
 
 from __future__ import annotations
 
-import argparse
 import json
 import shlex
 import sys
@@ -125,6 +124,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from tablegym.experiments.stats import MatchResult, wilson_interval
 from tablegym.training import sb3
+from tablegym.training.flags import OneLineParser
 from tablegym.training.sb3 import learn_and_save, load_meta, make_policy, write_report  # noqa: F401 (load_meta: its old home)
 
 ENV_ID = "tablegym/Trap-v0"
@@ -334,7 +334,7 @@ def report(result: MatchResult, meta: dict, command: str) -> str:
 
 def main(argv: list[str] | None = None) -> str:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("--algo", choices=ALGOS, default="maskableppo",
                         help="MaskablePPO (masked sampling) or DQN (illegal actions lose; legal argmax at evaluation)")
     parser.add_argument("--timesteps", type=int, default=200_000)

@@ -18,12 +18,13 @@ against ``advanced`` and the shipped TD network, both seats.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from pathlib import Path
 
 import torch
+
+from tablegym.training.flags import OneLineParser
 
 OPPONENTS = ("random", "alphabeta:eval=advanced,depth=1", "alphabeta:eval=advanced,depth=2",
              "alphabeta:eval=advanced,depth=3")
@@ -67,7 +68,7 @@ def train(timesteps: int, run_dir: str, seed: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m tablegym.envs.trilobite.sb3", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m tablegym.envs.trilobite.sb3", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="train MaskablePPO and save RUN_DIR/model.zip")
     t.add_argument("--timesteps", type=int, default=600_000)
