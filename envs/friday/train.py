@@ -53,6 +53,7 @@ import numpy as np
 import torch
 
 from tablegym.envs.friday.core import FridayGame, deal, sample_chance
+from tablegym.envs.rates import per_second
 from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import CheckpointError, first_line, load_checkpoint, save_checkpoint
 from tablegym.envs.friday.learned import NUM_FEATURES, RETURNS, SCALE, TARGETS, features_of, target_of
@@ -413,7 +414,8 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
                 if mine:
                     run.log({f"selfplay/win_rate_L{level}": float(np.mean([g["won"] for g in mine])),
                              f"selfplay/score_L{level}": float(np.mean([g["score"] for g in mine]))})
-            run.log({"charts/games_per_s": len(games) / gen_seconds, "charts/decisions_per_game": len(y) / len(games)})
+            run.log({"charts/games_per_s": per_second(len(games), gen_seconds),
+                     "charts/decisions_per_game": len(y) / len(games)})
             # 3. fit on the replay buffer
             learner.buffer.add(x, np.clip(y / SCALE, -0.99, 0.99).astype(np.float32))
             steps = args.steps_per_iter or int(args.epochs * learner.buffer.n / args.batch_size)

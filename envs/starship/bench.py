@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from tablegym.envs.rates import per_second
 from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.quality import QUALITY_WEIGHTS, quality, validate
 from tablegym.envs.starship.ship import BUNK, DOOR, EMPTY, KIND, PH, PW, QUARTERS, THRUSTER, WEAPON, Ship
@@ -88,9 +89,9 @@ def run(seeds: int = 1000, first_seed: int = 0, **config: Any) -> dict[str, Any]
         "valid": valid,
         "validity_rate": valid / seeds,
         "failed_rules": invalid,
-        "ships_per_s": seeds / gen_s,
+        "ships_per_s": per_second(seeds, gen_s),
         "ms_per_ship": 1000 * gen_s / seeds,
-        "scored_per_s": seeds / score_s,
+        "scored_per_s": per_second(seeds, score_s),
         "stage_ms": {k: 1000 * v / seeds for k, v in stage_s.items()},
         "raw": {k: _spread(v) for k, v in raw.items()},
         "terms": {k: _spread(v) for k, v in terms.items()},

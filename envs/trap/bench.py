@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit, types
 
 from tablegym.envs.core import CHANCE, EVAL_T
+from tablegym.envs.rates import per_second
 from tablegym.envs.trap.agents import MOVE_SHARE, SearchAgent
 from tablegym.envs.trap.core import TrapGame, TrapState
 from tablegym.models.agents import make_evaluator
@@ -141,8 +142,8 @@ def bench_trap(budgets: tuple[float, ...] = (1.0, 5.0), evaluators: tuple[str, .
                     "nodes": result.nodes,
                     "seconds": round(result.seconds, 3),
                     "nodes/s": result.nodes_per_second,
-                    "python nodes/s": py_nodes / py_secs,
-                    "ratio": result.nodes_per_second / (py_nodes / py_secs),
+                    "python nodes/s": per_second(py_nodes, py_secs),
+                    "ratio": result.nodes_per_second / per_second(py_nodes, py_secs),
                 }
     rows.update(leaf_evaluations(evaluators))
     return rows
