@@ -128,7 +128,7 @@ def test_terminal_positions_and_table_growth():
 
 def test_bench_reports_the_solve():
     out = bench_sim_solve(5, repeats=2)
-    assert out["value"] == 0 and out["positions_stored"] > 0 and out["median_seconds"] > 0
+    assert out["value"] == 0 and out["positions_stored"] > 0 and out["median_seconds"] >= 0  # a coarse clock can read 0
 
 
 # ------------------------------------------------------------------ bounds and progress (issue 43)
