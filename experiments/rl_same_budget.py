@@ -49,6 +49,7 @@ import gymnasium
 import numpy as np
 import torch
 
+from tablegym.envs.rates import per_second
 from tablegym.training.flags import OneLineParser
 import tablegym.envs
 from tablegym.envs import make_game
@@ -219,7 +220,7 @@ def report(game: str, run_dir: Path, games: int, opponent: str | None, algo: str
         meta = json.loads((folder / "budget.json").read_text())
         choose = greedy(trainer, algo, game, folder, tuple(meta["hidden"]))
         cells = ["{:+.3f} +- {:.3f}".format(*score(choose, env_id, games, 10_000, o)) for o in opponents]
-        lines.append(f"| {trainer} | {meta['seconds'] / 60:.1f} | {meta['steps']:,} | {meta['steps'] / meta['seconds']:,.0f} | "
+        lines.append(f"| {trainer} | {meta['seconds'] / 60:.1f} | {meta['steps']:,} | {per_second(meta['steps'], meta['seconds']):,.0f} | "
                      + " | ".join(cells) + " |")
         if "command" in meta:
             commands.append(meta["command"])

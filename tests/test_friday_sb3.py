@@ -49,7 +49,7 @@ class LegalityChecked:
 def test_training_saves_the_model_its_budget_and_tensorboard_logs(trained):
     run_dir, meta = trained
     assert (run_dir / "model.zip").exists() and (run_dir / "train.json").exists()
-    assert meta["timesteps"] >= 256 and meta["train_seconds"] > 0
+    assert meta["timesteps"] >= 256 and meta["train_seconds"] >= 0
     assert meta["levels"] == [1, 2, 3, 4] and meta["reward"] == "score"
     assert json.loads((run_dir / "train.json").read_text())["timesteps"] == meta["timesteps"]
     assert list(run_dir.glob("maskableppo_*/events.out.tfevents.*")), "no TensorBoard log"

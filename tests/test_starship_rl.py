@@ -86,7 +86,7 @@ def test_training_saves_the_model_its_budget_and_tensorboard_charts(tiny_run):
     run_dir, _, _ = tiny_run
     meta = json.loads((run_dir / "train.json").read_text())
     assert (run_dir / "model.zip").exists()
-    assert meta["timesteps"] == 128 and meta["train_seconds"] > 0 and meta["env_kwargs"]["size"] == 16
+    assert meta["timesteps"] == 128 and meta["train_seconds"] >= 0 and meta["env_kwargs"]["size"] == 16
     events = EventAccumulator(str(run_dir / "ppo_1"))
     events.Reload()
     tags = set(events.Tags()["scalars"])

@@ -71,7 +71,7 @@ def test_eval_observation_is_the_training_observation():
 def test_training_saves_the_model_and_its_budget(trained):
     algo, run_dir, meta = trained
     assert (run_dir / "model.zip").exists() and (run_dir / "train.json").exists()
-    assert meta["timesteps"] >= 256 and meta["train_seconds"] > 0
+    assert meta["timesteps"] >= 256 and meta["train_seconds"] >= 0
     assert list(run_dir.glob(f"{algo}_*/events.out.tfevents.*")), "no TensorBoard log"
 
 

@@ -66,7 +66,7 @@ def test_training_saves_the_model_its_budget_and_tensorboard_logs(trained):
     run_dir, _, _, _ = trained
     meta = json.loads((run_dir / "train.json").read_text())
     assert (run_dir / "model.zip").exists()
-    assert meta["timesteps"] == 256 and meta["train_seconds"] > 0 and meta["opponent"] == "medium"
+    assert meta["timesteps"] == 256 and meta["train_seconds"] >= 0 and meta["opponent"] == "medium"
     assert meta["net"] == "mlp" and meta["seed"] == 0
     assert list(run_dir.glob("maskableppo_*/events.out.tfevents.*")), "no TensorBoard log"
 

@@ -39,6 +39,7 @@ import torch
 import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs import load, plugin
 from tablegym.envs.core import Game
+from tablegym.envs.rates import per_second
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.training.ppo import env_id_of, trained_game
 from tablegym.training.runs import Learner, Run, parse_dataclass_args, require_at_least, require_positive, require_share
@@ -339,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
             if run.due(args.target_every):
                 learner.sync_target()
         if run.due(args.log_every):
-            run.log({"charts/steps_per_s": run.iteration * args.num_envs / max(run.seconds(), 1e-9)}
+            run.log({"charts/steps_per_s": per_second(run.iteration * args.num_envs, run.seconds())}
                     | ({"losses/td_abs": float(np.mean(errors))} if errors else {})
                     | ({"charts/episode_score": float(np.mean(scores[-500:]))} if scores else {}))
             errors.clear()

@@ -37,6 +37,7 @@ from torch.nn import functional as F
 
 import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs.core import Game
+from tablegym.envs.rates import per_second
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.models.policy import MASKED, mlp
 from tablegym.training.ppo import Boards, env_id_of, mean_return, trained_game, training_options
@@ -333,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
                     for t_param, param in zip(target.parameters(), qnet.parameters()):
                         t_param.lerp_(param, args.tau)
         if run.due(args.log_every):
-            run.log({"charts/epsilon": epsilon, "charts/steps_per_s": run.iteration * N / max(run.seconds(), 1e-9)}
+            run.log({"charts/epsilon": epsilon, "charts/steps_per_s": per_second(run.iteration * N, run.seconds())}
                     | ({"losses/td": td_sum / learned, "losses/q_values": q_sum / learned} if learned else {})
                     | ({"charts/episode_return": float(np.mean(episodes[-500:]))} if episodes else {}))
             td_sum, q_sum, learned = 0.0, 0.0, 0

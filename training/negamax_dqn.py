@@ -51,6 +51,7 @@ from torch import nn
 
 import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs.core import Game
+from tablegym.envs.rates import per_second
 from tablegym.models.policy import mlp
 from tablegym.training.afterstate_dqn import act
 from tablegym.training.ppo import env_id_of, trained_game
@@ -355,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
             if run.due(args.target_every):
                 target.load_state_dict(net.state_dict())
         if run.due(args.log_every):
-            run.log({"charts/steps_per_s": run.iteration * args.num_envs / max(run.seconds(), 1e-9)}
+            run.log({"charts/steps_per_s": per_second(run.iteration * args.num_envs, run.seconds())}
                     | ({"losses/mse": float(np.mean(losses)), "losses/abs_value": float(np.mean(values))}
                        if losses else {}))
             losses.clear()

@@ -34,6 +34,7 @@ from torch import nn
 import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs import make_game, plugin
 from tablegym.envs.core import Game
+from tablegym.envs.rates import per_second
 from tablegym.models.policy import MASKED, ActorCritic
 from tablegym.training.runs import (Run, TorchLearner, parse_dataclass_args, require_at_least, require_positive,
                                     require_widths)
@@ -519,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
                     stats["clipfrac"] += float((((ratio - 1).abs() > args.clip).float() * w).sum() / w.sum())
         k = args.epochs * args.minibatches
         run.log({f"losses/{name}": v / k for name, v in stats.items()}
-                | {"charts/steps_per_s": run.iteration * batch / max(run.seconds(), 1e-9),
+                | {"charts/steps_per_s": per_second(run.iteration * batch, run.seconds()),
                    "charts/ent_coef": ent_coef}
                 | ({"charts/episode_return": float(np.mean(episodes[-500:]))} if episodes else {})
                 | {f"charts/return_vs/{name}": float(np.mean(r[-500:])) for name, r in versus.items() if r}

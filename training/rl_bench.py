@@ -28,6 +28,7 @@ import gymnasium
 import torch
 
 import tablegym.envs
+from tablegym.envs.rates import per_second
 from tablegym.training import ppo
 
 
@@ -43,7 +44,7 @@ def _ppo_rate(game: str, steps: int, warmup: int, num_envs: int, num_steps: int,
         start = time.perf_counter()
         ppo.main(common + ["--total-steps", str(done + steps), "--run-dir", run])
         seconds = time.perf_counter() - start
-    return (max(1, (done + steps) // batch) * batch - done) / seconds
+    return per_second(max(1, (done + steps) // batch) * batch - done, seconds)
 
 
 def sb3_model(env_id: str, num_envs: int, num_steps: int, minibatches: int, hidden: tuple[int, ...],
@@ -76,7 +77,7 @@ def _sb3_rate(model, steps: int, warmup: int) -> float:
     start = time.perf_counter()
     before = model.num_timesteps
     model.learn(total_timesteps=steps, reset_num_timesteps=False)
-    return (model.num_timesteps - before) / (time.perf_counter() - start)
+    return per_second(model.num_timesteps - before, time.perf_counter() - start)
 
 
 def bench_rl(game: str = "trilobite", steps: int = 100_000, warmup: int = 20_000, num_envs: int = 256,

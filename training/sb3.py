@@ -14,6 +14,8 @@ import gymnasium
 import numpy as np
 import torch
 
+from tablegym.envs.rates import per_second
+
 __all__ = ["ALGOS", "ScaleObservation", "build_model", "learn_and_save", "legal_argmax", "load_meta", "load_model",
            "make_policy", "progress_callbacks"]
 
@@ -89,7 +91,7 @@ def learn_and_save(model, *, timesteps: int, run_dir: str, tb_log_name: str, pro
     seconds = time.perf_counter() - start
     model.save(Path(run_dir) / "model.zip")
     meta = {**meta, "timesteps": int(model.num_timesteps), "train_seconds": seconds,
-            "steps_per_s": model.num_timesteps / seconds}
+            "steps_per_s": per_second(model.num_timesteps, seconds)}
     (Path(run_dir) / "train.json").write_text(json.dumps(meta, indent=1) + "\n")
     return meta
 

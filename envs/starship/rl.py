@@ -99,6 +99,7 @@ from stable_baselines3.common.callbacks import BaseCallback, CheckpointCallback
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch.utils.tensorboard import SummaryWriter
 
+from tablegym.envs.rates import per_second
 from tablegym.envs.starship.env import MASKS, REPRESENTATIONS, REWARDS, STARTS
 from tablegym.envs.starship.learned import GAME, LearnedGenerator, crop, export, num_inputs, policy_inputs, policy_linears
 from tablegym.envs.starship.quality import QUALITY_WEIGHTS, quality, validate
@@ -383,7 +384,7 @@ class TensorBoardCharts(BaseCallback):
         for key, tag in LOSS_TAGS.items():
             if key in values:
                 self.writer.add_scalar(tag, values[key], step)
-        self.writer.add_scalar("charts/SPS", step / (time.perf_counter() - self.started), step)
+        self.writer.add_scalar("charts/SPS", per_second(step, time.perf_counter() - self.started), step)
 
     def _on_rollout_start(self) -> None:
         if self.num_timesteps:
@@ -457,7 +458,7 @@ def train(args: Args) -> dict[str, Any]:
     model.save(run_dir / "model.zip")
     meta = {"algo": "ppo", "env": TARGETS_ENV_ID if args.targets else ENV_ID, "env_kwargs": kwargs, "seed": args.seed, "n_envs": args.n_envs,
             "rollout": args.n_envs * args.n_steps, "budget": args.timesteps + before.get("budget", 0), "timesteps": int(model.num_timesteps), "train_seconds": seconds,
-            "steps_per_s": model.num_timesteps / seconds, "tensorboard": str(tb_dir),
+            "steps_per_s": per_second(model.num_timesteps, seconds), "tensorboard": str(tb_dir),
             "init_from": before.get("init_from", args.init_from or None)}
     (run_dir / "train.json").write_text(json.dumps(meta, indent=1) + "\n")
     return meta

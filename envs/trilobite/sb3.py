@@ -24,6 +24,7 @@ from pathlib import Path
 
 import torch
 
+from tablegym.envs.rates import per_second
 from tablegym.training.flags import OneLineParser
 
 OPPONENTS = ("random", "alphabeta:eval=advanced,depth=1", "alphabeta:eval=advanced,depth=2",
@@ -62,7 +63,7 @@ def train(timesteps: int, run_dir: str, seed: int) -> dict:
     seconds = time.perf_counter() - start
     model.save(Path(run_dir) / "model.zip")
     meta = {"timesteps": int(model.num_timesteps), "train_seconds": seconds, "seed": seed,
-            "steps_per_s": model.num_timesteps / seconds, "opponents": list(OPPONENTS)}
+            "steps_per_s": per_second(model.num_timesteps, seconds), "opponents": list(OPPONENTS)}
     (Path(run_dir) / "train.json").write_text(json.dumps(meta, indent=1) + "\n")
     return meta
 
