@@ -752,13 +752,31 @@ def _check_num_envs(num_envs: Any) -> int:
 
 
 def _check_autoreset(mode: Any) -> AutoresetMode:
-    try:
-        mode = AutoresetMode(mode)
-    except ValueError:
-        mode = None
-    if mode is not AutoresetMode.NEXT_STEP:
-        raise ValueError(f"autoreset_mode must be 'next_step' (AutoresetMode.NEXT_STEP), got {mode!r}")
-    return mode
+    """An ``AutoresetMode``, or its value or name as a string in any case ("SameStep", "same_step")."""
+    spelled = {m.value.lower(): m for m in AutoresetMode} | {m.name.lower(): m for m in AutoresetMode}
+    checked = spelled.get(mode.lower()) if isinstance(mode, str) else mode
+    if checked not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
+        raise ValueError(f"autoreset_mode must be AutoresetMode.NEXT_STEP (the default; 'next_step') or "
+                         f"AutoresetMode.SAME_STEP ('same_step'), got {mode!r}")
+    return checked
+
+
+def _rows_of(info: dict[str, Any], rows: np.ndarray) -> dict[str, Any]:
+    """``info`` as SyncVectorEnv gathers the infos of only the envs ``rows`` (its ``final_info``):
+    each entry zero outside those rows, each ``_key`` mask true only on them."""
+    out: dict[str, Any] = {}
+    for key, value in info.items():
+        if key.startswith("_"):
+            continue
+        has = info.get("_" + key, np.ones(rows.shape[0], dtype=bool)) & rows
+        if not has.any():
+            continue
+        if isinstance(value, dict):
+            out[key] = _rows_of(value, has)
+        else:
+            out[key] = np.where(has.reshape(-1, *[1] * (value.ndim - 1)), value, np.zeros_like(value))
+        out["_" + key] = has
+    return out
 
 
 def _check_copy(copy: Any) -> bool:
@@ -869,7 +887,11 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
     an action illegal on its board raises ``IllegalActionError`` (a ``ValueError``) naming the
     board, the action and the legal set, unless the env was made with
     ``illegal_action="penalty"``. Boards that ended on the last step start again on this one,
-    their action ignored (``metadata["autoreset_mode"]`` is ``AutoresetMode.NEXT_STEP``).
+    their action ignored (``metadata["autoreset_mode"]`` is ``AutoresetMode.NEXT_STEP``). With
+    ``autoreset_mode="same_step"`` a board that ends is dealt again within the step that ended it,
+    as Gymnasium's ``SyncVectorEnv`` does in that mode: the step returns its new observation and
+    info, and the last ones in ``info["final_obs"]`` and ``info["final_info"]`` (a partial reset
+    after the compiled step, so the boards' games and streams are those of the next-step mode).
 
     ``info["action_mask"]`` (int8, ``(num_envs, num_actions)``) is each board's mask as the single
     env gives it (all zeros once a board is over); ``action_masks()`` is the mask to sample the
@@ -903,7 +925,7 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         """The batch arrays, spaces and kernels shared by every kernel game."""
         self.num_envs = _check_num_envs(num_envs)
         self.copy = _check_copy(copy)
-        _check_autoreset(autoreset_mode)
+        self._autoreset(autoreset_mode)
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode of a vector env must be 'ansi' or None, got {render_mode!r}")
         self.game = game
@@ -949,6 +971,27 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         return np.array(addresses[:7] + slots + addresses[7:], dtype=np.int64)
 
     # -- what the subclasses run ---------------------------------------------------------
+
+    def _autoreset(self, mode: Any) -> None:
+        """Check and keep the auto-reset mode (in this env's ``metadata``, which wrappers read)."""
+        self.autoreset_mode = _check_autoreset(mode)
+        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
+
+    def _stepped(self, rewards: np.ndarray, terms: np.ndarray,
+                 truncs: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """A step's return after the compiled step; in the same-step mode the boards that ended
+        are dealt again now (``_pending`` holds them), their last observation and info kept."""
+        if self.autoreset_mode is AutoresetMode.NEXT_STEP or not self._pending.any():
+            return self._observations(), rewards, terms, truncs, self._info()
+        ended = self._pending.copy()
+        last, last_info = self._observations(), self._info()
+        final_obs = np.full(self.num_envs, None, dtype=object)
+        for i in np.flatnonzero(ended):
+            final_obs[i] = ({k: v[i].copy() for k, v in last.items()} if isinstance(last, dict) else last[i].copy())
+        obs, info = self.reset(options={"reset_mask": ended})
+        info.update({"final_obs": final_obs, "_final_obs": ended, "final_info": _rows_of(last_info, ended),
+                     "_final_info": ended})
+        return obs, rewards, terms, truncs, info
 
     def _seed(self, seed: int | list[int | None] | None) -> bool:
         """Seed the boards' streams as ``SyncVectorEnv`` seeds its envs (``seed + i``, or one
@@ -1201,8 +1244,7 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
             self._run_boards(step_two_player, args, STEP_TWO_PLAYER_SLICES)
         else:
             self._run_boards(self._search.step, args)
-        truncs = np.zeros(self.num_envs, dtype=bool)
-        return self._observations(), self._rewards.copy(), self._terms.copy(), truncs, self._info()
+        return self._stepped(self._rewards.copy(), self._terms.copy(), np.zeros(self.num_envs, dtype=bool))
 
     def children(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Every board's children, for learners that value positions rather than moves
@@ -1327,7 +1369,7 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
             self._states, self._streams, self._steps, self._last_score, self._init, self._pending, self.score_from_start,
             a, self._limit, penalty, self.illegal_reward, self._obs, self._rewards, self._terms, self._truncs,
             self._illegal, self._masks, self._info_values, self._kernels, self._width), STEP_SINGLE_SLICES)
-        return self._observations(), self._rewards.copy(), self._terms.copy(), self._truncs.copy(), self._info()
+        return self._stepped(self._rewards.copy(), self._terms.copy(), self._truncs.copy())
 
     def _info(self) -> dict[str, Any]:
         info = super()._info()

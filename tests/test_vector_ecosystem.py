@@ -86,11 +86,15 @@ def test_adapter_shows_the_raw_episodes_board_by_board(env_id: str, kwargs: dict
     assert (truncations > 0) == (ending == "truncated")
 
 
-def test_adapter_matches_same_step_sync_vector_env() -> None:
-    """Gymnasium's own SAME_STEP SyncVectorEnv (final_obs in the info) gives SB3 the same steps."""
+@pytest.mark.parametrize("same_step", ["sync", "compiled"])
+def test_adapter_matches_same_step_sync_vector_env(same_step: str) -> None:
+    """Gymnasium's own SAME_STEP SyncVectorEnv (final_obs in the info), and the compiled env in
+    that mode, give SB3 the steps that the compiled env in the next-step mode gives it."""
     env_id, n, seed = "tablegym/Threes-v0", 3, 2
     fast = SB3VecEnv(gymnasium.make_vec(env_id, num_envs=n, max_moves=9))
-    slow = SB3VecEnv(gymnasium.make_vec(env_id, num_envs=n, max_moves=9, vectorization_mode="sync",
+    slow = SB3VecEnv(gymnasium.make_vec(env_id, num_envs=n, max_moves=9, autoreset_mode=AutoresetMode.SAME_STEP)
+                     if same_step == "compiled" else
+                     gymnasium.make_vec(env_id, num_envs=n, max_moves=9, vectorization_mode="sync",
                                         vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP}))
     fast.seed(seed)
     slow.seed(seed)

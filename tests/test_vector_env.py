@@ -51,18 +51,27 @@ def _same_info(vec_info: dict, sync_info: dict, where: str) -> None:
     """Every ``info`` entry the compiled env gives is SyncVectorEnv's (a dict entry key by key)."""
     assert set(vec_info) <= set(sync_info), f"{where}: info keys {set(vec_info) - set(sync_info)} not in SyncVectorEnv's"
     for key, value in vec_info.items():
-        if isinstance(value, dict):
+        if key == "final_obs":  # the same-step mode's last observations: one object a board, None where none ended
+            for i, (a, b) in enumerate(zip(value, sync_info[key])):
+                assert (a is None) == (b is None), f"{where}: final_obs of board {i}"
+                if isinstance(a, dict):
+                    _same_info(a, b, f"{where}: final_obs of board {i}")
+                elif a is not None:
+                    np.testing.assert_array_equal(a, b, err_msg=f"{where}: final_obs of board {i} differs")
+        elif isinstance(value, dict):
             _same_info(value, sync_info[key], f"{where}: info[{key!r}]")
         else:
             np.testing.assert_array_equal(value, sync_info[key], err_msg=f"{where}: info[{key!r}] differs")
 
 
 def _play_against_sync(env_id: str, kwargs: dict, *, num_envs: int, steps: int, seed: int,
-                       masked: bool = True) -> int:
+                       masked: bool = True, autoreset_mode: AutoresetMode = AutoresetMode.NEXT_STEP) -> int:
     """Step the compiled env and SyncVectorEnv side by side with the same actions; return the
     number of episodes that ended."""
-    vec = gymnasium.make_vec(env_id, num_envs=num_envs, **kwargs)
-    sync = gymnasium.make_vec(env_id, num_envs=num_envs, vectorization_mode="sync", **kwargs)
+    vec = gymnasium.make_vec(env_id, num_envs=num_envs, autoreset_mode=autoreset_mode, **kwargs)
+    sync = gymnasium.make_vec(env_id, num_envs=num_envs, vectorization_mode="sync",
+                              vector_kwargs={"autoreset_mode": autoreset_mode}, **kwargs)
+    assert vec.metadata["autoreset_mode"] is sync.metadata["autoreset_mode"] is autoreset_mode
     assert isinstance(vec.unwrapped, KernelVectorEnv)
     assert isinstance(sync, SyncVectorEnv)
     _same_step(vec.reset(seed=seed), sync.reset(seed=seed), "reset")
@@ -78,6 +87,8 @@ def _play_against_sync(env_id: str, kwargs: dict, *, num_envs: int, steps: int, 
         out = vec.step(actions)
         _same_step(out, sync.step(actions), f"step {t}")
         ended += int(np.sum(out[2] | out[3]))
+        if autoreset_mode is AutoresetMode.SAME_STEP:  # (the comparison above reads only the compiled env's keys)
+            assert np.array_equal(out[-1].get("_final_obs", np.zeros(num_envs, bool)), out[2] | out[3])
     vec.close()
     sync.close()
     return ended
@@ -87,6 +98,24 @@ def _play_against_sync(env_id: str, kwargs: dict, *, num_envs: int, steps: int, 
 def test_boards_match_sync_vector_env(env_id: str) -> None:
     ended = _play_against_sync(env_id, SHORT_EPISODES.get(env_id, {}), num_envs=3, steps=250, seed=11)
     assert ended >= 3, "the run should cross several terminations and auto-resets"
+
+
+@pytest.mark.parametrize("env_id", _ids_with_vector())
+def test_boards_match_sync_vector_env_in_the_same_step_mode(env_id: str) -> None:
+    """``autoreset_mode="same_step"``: a board that ends is dealt again in that step, its last
+    observation and info in ``final_obs`` and ``final_info``, as SyncVectorEnv gives them."""
+    ended = _play_against_sync(env_id, SHORT_EPISODES.get(env_id, {}), num_envs=3, steps=250, seed=11,
+                               autoreset_mode=AutoresetMode.SAME_STEP)
+    assert ended >= 3
+
+
+@pytest.mark.parametrize("env_id", ["tablegym/Trilobite-v0", "tablegym/Trap-v0"])
+def test_alternating_seats_and_penalties_match_sync_vector_env_in_the_same_step_mode(env_id: str) -> None:
+    """The same-step deal keeps the seats' turns, and an ended board's penalty flag goes to its final_info."""
+    _play_against_sync(env_id, {"agent_seat": "alternate"}, num_envs=2, steps=150, seed=3,
+                       autoreset_mode=AutoresetMode.SAME_STEP)
+    _play_against_sync(env_id, {"illegal_action": "penalty"}, num_envs=3, steps=60, seed=5, masked=False,
+                       autoreset_mode=AutoresetMode.SAME_STEP)
 
 
 def _compiled_run(env_id: str, kwargs: dict, *, num_envs: int, steps: int, seed: int, header: bool = True) -> list:
@@ -211,6 +240,12 @@ def test_penalised_illegal_actions_match_sync_vector_env(env_id: str) -> None:
     assert ended >= 3
 
 
+@pytest.mark.parametrize("spelled", [AutoresetMode.SAME_STEP, "SameStep", "same_step", "SAME_STEP"])
+def test_the_same_step_mode_is_asked_for_as_gymnasium_spells_it(spelled) -> None:
+    assert gymnasium.make_vec("tablegym/Threes-v0", num_envs=2, autoreset_mode=spelled).metadata["autoreset_mode"] \
+        is AutoresetMode.SAME_STEP
+
+
 def test_make_vec_defaults_to_the_compiled_env() -> None:
     env = gymnasium.make_vec("tablegym/Trilobite-v0", num_envs=2)
     assert isinstance(env.unwrapped, KernelVectorEnv)
@@ -317,8 +352,11 @@ def test_a_refused_step_changes_no_board_and_an_ended_board_takes_any_action() -
 def test_unsupported_options_are_refused() -> None:
     with pytest.raises(ValueError, match="opponent must be 'random' or None"):
         gymnasium.make_vec("tablegym/Trilobite-v0", num_envs=2, opponent="hard")
-    with pytest.raises(ValueError, match="autoreset_mode must be 'next_step'"):
-        gymnasium.make_vec("tablegym/Trilobite-v0", num_envs=2, autoreset_mode=AutoresetMode.SAME_STEP)
+    for env_id in ("tablegym/Trilobite-v0", "tablegym/Starship-v0"):
+        with pytest.raises(ValueError, match=r"autoreset_mode must be AutoresetMode.NEXT_STEP .* or AutoresetMode.SAME_STEP"):
+            gymnasium.make_vec(env_id, num_envs=2, autoreset_mode=AutoresetMode.DISABLED)
+        with pytest.raises(ValueError, match="got 'sometimes'"):
+            gymnasium.make_vec(env_id, num_envs=2, autoreset_mode="sometimes")
 
 
 def test_streams_repeat_numpy() -> None:

@@ -57,7 +57,7 @@ from tablegym.envs.starship.ship import (COCKPIT, CORRIDOR, DX, DY, EMPTY, FACED
                                          NUM_TILE_KINDS, PART_FIELDS, REACTOR, THRUSTER, WEAPON, Ship, footprint)
 from tablegym.envs.starship.stages import STRATEGIES
 from tablegym.envs.streams import integers, next_double, stream_rows
-from tablegym.envs.vector import (CompiledKernel, KernelVectorEnv, _check_autoreset, _check_copy, _check_num_envs,
+from tablegym.envs.vector import (CompiledKernel, KernelVectorEnv, _check_copy, _check_num_envs,
                                   _function_at, copy_rows, unowned)
 
 # -- fixed tables ------------------------------------------------------------------------------
@@ -692,7 +692,7 @@ class StarshipVectorEnv(KernelVectorEnv):
                  threads: int | str = 1, **kwargs: Any) -> None:
         self.num_envs = _check_num_envs(num_envs)
         self.copy = _check_copy(copy)
-        _check_autoreset(autoreset_mode)
+        self._autoreset(autoreset_mode)
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode of a vector env must be 'ansi' or None, got {render_mode!r}")
         self.render_mode = render_mode
@@ -779,7 +779,7 @@ class StarshipVectorEnv(KernelVectorEnv):
             self._tstreams, self._pending, a, self._g, self._circle, self._o, self._bonus, self._weight, self._targets,
             self._got, self._obs, self._masks, self._act_masks, self._tobs, self._rewards, self._terms_out,
             self._truncs), STEP_BOARDS_SLICES)
-        return self._observations(), self._rewards.copy(), self._terms_out.copy(), self._truncs.copy(), self._info()
+        return self._stepped(self._rewards.copy(), self._terms_out.copy(), self._truncs.copy())
 
     def _actions(self, actions: Any) -> np.ndarray:
         """The actions as int64: one integer a board, in the action space (masks are not enforced,
