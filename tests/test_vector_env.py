@@ -266,8 +266,9 @@ def test_mask_never_empty_while_sampling(env_id: str) -> None:
         env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
 
 
-def test_record_episode_statistics_counts_each_board() -> None:
-    env = RecordEpisodeStatistics(gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=3))
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+def test_record_episode_statistics_counts_each_board(mode: AutoresetMode) -> None:
+    env = RecordEpisodeStatistics(gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=3, autoreset_mode=mode))
     env.reset(seed=2)
     rng = np.random.default_rng(2)
     returns, lengths, seen = np.zeros(3), np.zeros(3, dtype=int), 0
@@ -282,8 +283,11 @@ def test_record_episode_statistics_counts_each_board() -> None:
             assert info["_episode"][i]
             assert info["episode"]["r"][i] == returns[i] and info["episode"]["l"][i] == lengths[i]
             seen += 1
-        returns[pending], lengths[pending] = 0.0, 0
-        pending = done
+        if mode is AutoresetMode.NEXT_STEP:  # an ended board's next step only deals it again
+            returns[pending], lengths[pending] = 0.0, 0
+            pending = done
+        else:  # dealt again already: its next step counts in its next episode
+            returns[done], lengths[done] = 0.0, 0
     assert seen >= 3
 
 
