@@ -357,7 +357,8 @@ def test_unsupported_options_are_refused() -> None:
     with pytest.raises(ValueError, match="opponent must be 'random' or None"):
         gymnasium.make_vec("tablegym/Trilobite-v0", num_envs=2, opponent="hard")
     for env_id in ("tablegym/Trilobite-v0", "tablegym/Starship-v0"):
-        with pytest.raises(ValueError, match=r"autoreset_mode must be AutoresetMode.NEXT_STEP .* or AutoresetMode.SAME_STEP"):
+        with pytest.raises(ValueError, match=r"autoreset_mode must be AutoresetMode.NEXT_STEP .* or "
+                                             r"AutoresetMode.SAME_STEP"):
             gymnasium.make_vec(env_id, num_envs=2, autoreset_mode=AutoresetMode.DISABLED)
         with pytest.raises(ValueError, match="got 'sometimes'"):
             gymnasium.make_vec(env_id, num_envs=2, autoreset_mode="sometimes")
