@@ -166,7 +166,8 @@ def fit(net: torch.nn.Sequential, data: dict[str, np.ndarray], train: np.ndarray
         total, count = 0.0, 0
         for lo in range(0, len(order), batch):
             rows = np.sort(order[lo:lo + batch])
-            losses = F.cross_entropy(_logits(net, data, rows, shape, radius, pool), torch.from_numpy(data["action"][rows]), reduction="none")
+            losses = F.cross_entropy(_logits(net, data, rows, shape, radius, pool), torch.from_numpy(data["action"][rows]),
+                                     reduction="none")
             weight = torch.from_numpy(data["weight"][rows]) if "weight" in data else torch.ones(len(rows))
             loss = (losses * weight).sum() / weight.sum()
             opt.zero_grad()

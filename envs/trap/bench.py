@@ -131,7 +131,7 @@ def bench_trap(budgets: tuple[float, ...] = (1.0, 5.0), evaluators: tuple[str, .
         for ev_name in evaluators:
             evaluator = make_evaluator(TrapGame(), ev_name)
             evaluator(state, 0)  # load the kernel outside the baseline's timing
-            py_nodes, py_secs = _python_baseline(state, evaluator, baseline_depth)
+            python_rate = per_second(*_python_baseline(state, evaluator, baseline_depth))
             for budget in budgets:
                 clear_value_cache(evaluator.params)  # each search starts cold (the baseline filled it)
                 # time=budget/share so that the move search itself gets exactly ``budget`` seconds
@@ -142,8 +142,8 @@ def bench_trap(budgets: tuple[float, ...] = (1.0, 5.0), evaluators: tuple[str, .
                     "nodes": result.nodes,
                     "seconds": round(result.seconds, 3),
                     "nodes/s": result.nodes_per_second,
-                    "python nodes/s": per_second(py_nodes, py_secs),
-                    "ratio": result.nodes_per_second / per_second(py_nodes, py_secs),
+                    "python nodes/s": python_rate,
+                    "ratio": result.nodes_per_second / python_rate,
                 }
     rows.update(leaf_evaluations(evaluators))
     return rows
