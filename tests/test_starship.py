@@ -282,6 +282,35 @@ def test_hull_distance_and_piece_count_match_plain_references(data):
     assert K.count_pieces(tiles) == K.components(tiles != EMPTY)[1]
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_kept_hull_distances_and_piece_count_follow_edits(data):
+    """The vector env's kept numbers (kept.py) after each of a run of rectangle edits are the
+    plain walk's hull distances (the least over a footprint, the largest) and the number of
+    4-connected components of the edited grid."""
+    from tablegym.envs.starship import kept
+    H = data.draw(st.integers(1, 9))
+    W = data.draw(st.integers(1, 9))
+    tile = st.sampled_from([EMPTY, CORRIDOR, ARMOR])
+    tiles = np.array(data.draw(st.lists(tile, min_size=H * W, max_size=H * W)), np.int8).reshape(H, W)
+    keys = np.zeros((H, W), np.int32)
+    kept.hull_all(tiles, keys)
+    pieces, top = K.count_pieces(tiles), kept.hull_top(keys)
+    queue = np.empty(H * W, np.int64)
+    for _ in range(data.draw(st.integers(1, 6))):
+        y0, x0 = data.draw(st.integers(0, H - 1)), data.draw(st.integers(0, W - 1))
+        h, w = data.draw(st.integers(1, min(3, H - y0))), data.draw(st.integers(1, min(3, W - x0)))
+        before = tiles[y0:y0 + h, x0:x0 + w].ravel().copy()
+        tiles[y0:y0 + h, x0:x0 + w] = np.array(data.draw(st.lists(tile, min_size=h * w, max_size=h * w)),
+                                               np.int8).reshape(h, w)
+        pieces, top = kept.replay_occupancy(tiles, keys, pieces, top, y0, x0, h, w, before, queue)
+        dist = reference_hull_distance(tiles)
+        assert pieces == K.components(tiles != EMPTY)[1]
+        assert top == dist.max()
+        assert [kept.hull_low(keys, y, x, 1, 1) for y in range(H) for x in range(W)] == dist.ravel().tolist()
+        assert kept.hull_low(keys, y0, x0, h, w) == dist[y0:y0 + h, x0:x0 + w].min()
+
+
 def rng(seed: int = 0) -> np.random.Generator:
     return np.random.default_rng(seed)
 

@@ -17,7 +17,8 @@ import pytest
 import tablegym.envs  # noqa: F401  (registers the ids)
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.starship.env import StarshipEnv
-from tablegym.envs.starship import vector
+from tablegym.envs.starship import kept, vector
+from tablegym.envs.starship import kernels as K
 from tablegym.envs.starship.vector import StarshipVectorEnv, generate_start
 from tests.test_vector_env import _play_against_sync, _same_step
 
@@ -97,6 +98,9 @@ def test_unbatched_options_are_refused() -> None:
         gymnasium.make_vec("tablegym/Starship-v0", num_envs=2, representation="wide")
     with pytest.raises(ValueError, match="stages 1-6 only"):
         gymnasium.make_vec("tablegym/Starship-v0", num_envs=2, partial_stages=9)
+    assert kept.fits(724, 724) and not kept.fits(725, 725)  # the keys' int32 against the largest grid's
+    with pytest.raises(ValueError, match="grids up to 724 x 724"):
+        gymnasium.make_vec("tablegym/Starship-v0", num_envs=1, size=725, start="empty")
 
 
 def test_out_of_range_action_names_its_board() -> None:
@@ -168,4 +172,9 @@ def test_kept_walks_give_a_full_score_after_every_step(env_id: str, kwargs: dict
             _, _, terms, total, *_ = score(envs._tiles[i], envs._parts[i, :envs._iv[i, vector.I_NPARTS]])
             assert total == envs._fv[i, vector.F_QUALITY]
             assert np.array_equal(terms, envs._terms[i], equal_nan=True)
+            fresh = np.zeros_like(envs._keys[i])
+            kept.hull_all(envs._tiles[i], fresh)  # the kept hull keys and piece count are the grid's
+            assert np.array_equal(fresh, envs._keys[i])
+            assert envs._iv[i, vector.I_PIECES] == K.count_pieces(envs._tiles[i])
+            assert envs._iv[i, vector.I_HULL_MAX] == K.hull_distance(envs._tiles[i]).max()
     assert changed > 1000  # the edits did change the ships

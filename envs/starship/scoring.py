@@ -324,15 +324,21 @@ def score(tiles, parts):
     (what ``describe`` words)."""
     crew_raw, crew_value = crew_walking(tiles, parts)
     hull = K.hull_distance(tiles)
-    return score_from(tiles, parts, K.count_pieces(tiles), hull, hull.max(), crew_raw, crew_value)
+    n_cockpits, cockpit = _count(parts, COCKPIT)
+    low = 0
+    if n_cockpits:
+        y0, x0, h, w = parts[cockpit, PY], parts[cockpit, PX], parts[cockpit, PH], parts[cockpit, PW]
+        low = hull[y0:y0 + h, x0:x0 + w].min()
+    return score_from(tiles, parts, K.count_pieces(tiles), low, hull.max(), crew_raw, crew_value)
 
 
 @njit(cache=True)
-def score_from(tiles, parts, pieces, hull, hull_max, crew_raw, crew_value):
-    """``score`` given its three whole-grid walks: the piece count and the hull distances, which
-    depend only on which tiles are empty, and the crew's walking term (``crew_walking``), which
-    depends only on the walkable tiles and the crew rooms and destinations. An env that knows
-    what an edit changed passes the ones it kept (``vector.py``); the numbers are ``score``'s."""
+def score_from(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_value):
+    """``score`` given its three whole-grid walks: the piece count and the hull distances (the
+    least over the (first) cockpit's tiles and the most over the grid), which depend only on
+    which tiles are empty, and the crew's walking term (``crew_walking``), which depends only on
+    the walkable tiles and the crew rooms and destinations. An env that knows what an edit
+    changed passes the ones it kept (``vector.py``); the numbers are ``score``'s."""
     H, W = tiles.shape
     rules = np.zeros(NUM_RULES, np.bool_)
     detail = np.zeros(5, np.int64)
@@ -378,12 +384,7 @@ def score_from(tiles, parts, pieces, hull, hull_max, crew_raw, crew_value):
     cx = sx / n if n else 0.0
     # cockpit_protection
     if n_cockpits:
-        y0, x0, h, w = parts[cockpit, PY], parts[cockpit, PX], parts[cockpit, PH], parts[cockpit, PW]
-        low = hull[y0, x0]
-        for y in range(y0, y0 + h):
-            for x in range(x0, x0 + w):
-                low = min(low, hull[y, x])
-        raw[0] = float(low)
+        raw[0] = float(cockpit_low)
         terms[0] = raw[0] / max(float(hull_max), 1.0)
     else:
         raw[0] = 0.0

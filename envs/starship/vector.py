@@ -47,6 +47,7 @@ from numba import njit, prange, types
 
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.starship import kernels as K
+from tablegym.envs.starship import kept
 from tablegym.envs.starship.conditioned import _BRUSH_POINTS, TARGETS, TargetStarshipEnv
 from tablegym.envs.starship.env import (BRUSHES, FIRST_BRUSH_PART, NUM_BRUSHES, OBS_CHANNELS, StarshipEnv, _observe,
                                         brush_mask, seal_mask)
@@ -386,22 +387,28 @@ def generate_start(pipeline: Any, seed: int, *, start: str = "partial", partial_
 
 
 @njit(cache=True)
-def _score_board(tiles, parts, n, iv, fv, terms, hull, occupancy, crew):
+def _score_board(tiles, parts, n, iv, fv, terms, keys, anew, crew):
     """Score the ship (``StarshipEnv._score``) into the board's counters: ``scoring.score``'s
-    numbers, its walks made again only where the edit could change them (``occupancy``: a tile
-    became empty or stopped being empty; ``crew``: ``CREW_AGAIN`` where the walkable tiles
-    changed or a crew room or destination went, ``CREW_ADDED`` where one came (the last part)
-    and nothing walkable changed: only its own pairs are walked). Most edits change little."""
-    if occupancy:
+    numbers, its walks made again only where the edit could change them (``anew``: the piece
+    count and hull distances from scratch, at a reset; a step keeps them up to date itself,
+    ``kept.replay_occupancy``; ``crew``: ``CREW_AGAIN`` where the walkable tiles changed or a
+    crew room or destination went, ``CREW_ADDED`` where one came (the last part) and nothing
+    walkable changed: only its own pairs are walked). Most edits change little."""
+    if anew:
         iv[I_PIECES] = K.count_pieces(tiles)
-        K.hull_distance_into(tiles, hull)
-        iv[I_HULL_MAX] = hull.max()
+        kept.hull_all(tiles, keys)
+        iv[I_HULL_MAX] = kept.hull_top(keys)
     if crew == CREW_AGAIN:
         fv[F_CREW] = crew_total(tiles, parts[:n])
     elif crew == CREW_ADDED:
         fv[F_CREW] += crew_steps_of(tiles, parts[:n], n - 1)
     crew_raw, crew_value = crew_mean(fv[F_CREW], *crew_counts(parts[:n]))
-    rules, raw, t, total, _, _, _ = score_from(tiles, parts[:n], iv[I_PIECES], hull, iv[I_HULL_MAX], crew_raw,
+    low = 0
+    for p in range(n):  # (the first cockpit's, as score_from reads it)
+        if parts[p, KIND] == COCKPIT:
+            low = kept.hull_low(keys, parts[p, 3], parts[p, 4], parts[p, 5], parts[p, 6])
+            break
+    rules, raw, t, total, _, _, _ = score_from(tiles, parts[:n], iv[I_PIECES], low, iv[I_HULL_MAX], crew_raw,
                                                crew_value)
     passed = 0
     for k in range(rules.shape[0]):
@@ -486,7 +493,7 @@ def _finish(tiles, part, parts, n, iv, o, obs, full, mask, act_mask, targets, go
 
 
 @njit(cache=True)
-def _reset_board(tiles, part, parts, iv, fv, terms, hull, row, trow, g, circle, o, given, weight, targets, got):
+def _reset_board(tiles, part, parts, iv, fv, terms, keys, row, trow, g, circle, o, given, weight, targets, got):
     """``StarshipEnv.reset`` (and the targets wrapper's) of one board."""
     H, W = tiles.shape
     iv[I_NPARTS] = n = _start_ship(tiles, part, parts, row, g, circle)
@@ -495,7 +502,7 @@ def _reset_board(tiles, part, parts, iv, fv, terms, hull, row, trow, g, circle, 
         iv[I_CX] = integers(row, W)
     else:
         iv[I_CY] = iv[I_CX] = 0
-    _score_board(tiles, parts, n, iv, fv, terms, hull, True, CREW_AGAIN)
+    _score_board(tiles, parts, n, iv, fv, terms, keys, True, CREW_AGAIN)
     fv[F_BEST] = fv[F_QUALITY]
     iv[I_STALE] = iv[I_CHANGES] = iv[I_STEPS] = 0
     if o[O_TARGETS]:
@@ -505,9 +512,11 @@ def _reset_board(tiles, part, parts, iv, fv, terms, hull, row, trow, g, circle, 
 
 
 @njit(cache=True)
-def _step_board(tiles, part, parts, iv, fv, terms, hull, a, o, bonus, weight, targets, got, obs, before_tiles):
+def _step_board(tiles, part, parts, iv, fv, terms, keys, a, o, bonus, weight, targets, got, obs, before_tiles,
+                queue):
     """``StarshipEnv.step`` (and the targets wrapper's) of one board: (reward, terminated,
-    truncated); the observation is redrawn where the edit and the cursor changed it."""
+    truncated); the observation is redrawn where the edit and the cursor changed it.
+    ``before_tiles`` and ``queue``: H * W scratch."""
     H, W = tiles.shape
     y, x = iv[I_CY], iv[I_CX]
     gated = o[O_GATED] != 0
@@ -542,6 +551,9 @@ def _step_board(tiles, part, parts, iv, fv, terms, hull, a, o, bonus, weight, ta
                 crew = CREW_AGAIN
             elif crew_kind(_BRUSH[brush, 0]):  # a part brush: its part is the last
                 crew = CREW_ADDED
+            if occupancy:
+                iv[I_PIECES], iv[I_HULL_MAX] = kept.replay_occupancy(tiles, keys, iv[I_PIECES], iv[I_HULL_MAX], ry, rx,
+                                                                     rh, rw, before_tiles, queue)
     if not o[O_TURTLE]:
         i = (y * W + x + 1) % (H * W)
         iv[I_CY], iv[I_CX] = i // W, i % W
@@ -552,7 +564,7 @@ def _step_board(tiles, part, parts, iv, fv, terms, hull, a, o, bonus, weight, ta
     obs[OBS_CHANNELS - 1, iv[I_CY], iv[I_CX]] = 1
     if changed:
         iv[I_CHANGES] += 1
-        _score_board(tiles, parts, n, iv, fv, terms, hull, occupancy, crew)
+        _score_board(tiles, parts, n, iv, fv, terms, keys, False, crew)
     iv[I_STEPS] += 1
     reward = _potential(iv, fv, bonus, gated) - before
     if fv[F_QUALITY] > fv[F_BEST] + 1e-12:
@@ -573,16 +585,16 @@ def _step_board(tiles, part, parts, iv, fv, terms, hull, a, o, bonus, weight, ta
 
 
 @njit(cache=True, nogil=True)
-def reset_boards(tiles, part, parts, iv, fv, terms, hull, streams, tstreams, which, g, circle, o, given, weight,
+def reset_boards(tiles, part, parts, iv, fv, terms, keys, streams, tstreams, which, g, circle, o, given, weight,
                  targets, got, obs, masks, act_masks, tobs):
     """Deal a new ship on every board ``i`` with ``which[i]``."""
-    tiles, part, parts, iv, fv, terms, hull = (unowned(tiles), unowned(part), unowned(parts), unowned(iv), unowned(fv),
-                                               unowned(terms), unowned(hull))  # no counts: envs/vector.py
+    tiles, part, parts, iv, fv, terms, keys = (unowned(tiles), unowned(part), unowned(parts), unowned(iv), unowned(fv),
+                                               unowned(terms), unowned(keys))  # no counts: envs/vector.py
     streams, tstreams, targets, got = unowned(streams), unowned(tstreams), unowned(targets), unowned(got)
     obs, masks, act_masks, tobs = unowned(obs), unowned(masks), unowned(act_masks), unowned(tobs)
     for i in range(tiles.shape[0]):
         if which[i]:
-            _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], hull[i], streams[i], tstreams[i], g,
+            _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], keys[i], streams[i], tstreams[i], g,
                          circle, o, given, weight, targets[i], got[i])
             _finish(tiles[i], part[i], parts[i], iv[i, I_NPARTS], iv[i], o, obs[i], True, masks[i], act_masks[i],
                     targets[i], got[i], tobs[i])
@@ -599,27 +611,28 @@ them, so that its address steps the boards in slices (``step_boards_slices``).""
 
 
 @njit(STEP_BOARDS_T.signature, cache=True, nogil=True)
-def step_boards(tiles, part, parts, iv, fv, terms, hull, streams, tstreams, pending, actions, g, circle, o, bonus,
+def step_boards(tiles, part, parts, iv, fv, terms, keys, streams, tstreams, pending, actions, g, circle, o, bonus,
                 weight, targets, got, obs, masks, act_masks, tobs, rewards, terms_out, truncs):
     """One step of every board; a board that ended on the last step is dealt again instead (its
     action ignored: Gymnasium's next-step auto-reset). ``pending`` becomes the boards that ended."""
-    tiles, part, parts, iv, fv, terms, hull = (unowned(tiles), unowned(part), unowned(parts), unowned(iv), unowned(fv),
-                                               unowned(terms), unowned(hull))  # no counts: envs/vector.py
+    tiles, part, parts, iv, fv, terms, keys = (unowned(tiles), unowned(part), unowned(parts), unowned(iv), unowned(fv),
+                                               unowned(terms), unowned(keys))  # no counts: envs/vector.py
     streams, tstreams, targets, got = unowned(streams), unowned(tstreams), unowned(targets), unowned(got)
     obs, masks, act_masks, tobs = unowned(obs), unowned(masks), unowned(act_masks), unowned(tobs)
     no_targets = np.full(3, -1.0)
     before_tiles = np.empty(tiles.shape[1] * tiles.shape[2], np.int8)  # the tiles an edit may change
+    queue = np.empty(tiles.shape[1] * tiles.shape[2], np.int64)  # the kept hull distances' walks
     for i in range(tiles.shape[0]):
         full = pending[i]
         if full:
-            _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], hull[i], streams[i], tstreams[i], g,
+            _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], keys[i], streams[i], tstreams[i], g,
                          circle, o, no_targets, weight, targets[i], got[i])
             rewards[i] = 0.0
             terms_out[i] = truncs[i] = pending[i] = False
         else:
             rewards[i], terms_out[i], truncs[i] = _step_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i],
-                                                              hull[i], actions[i], o, bonus, weight, targets[i], got[i],
-                                                              obs[i], before_tiles)
+                                                              keys[i], actions[i], o, bonus, weight, targets[i],
+                                                              got[i], obs[i], before_tiles, queue)
             pending[i] = terms_out[i] or truncs[i]
         _finish(tiles[i], part[i], parts[i], iv[i, I_NPARTS], iv[i], o, obs[i], full, masks[i], act_masks[i],
                 targets[i], got[i], tobs[i])
@@ -629,7 +642,7 @@ _step_boards_at = _function_at(STEP_BOARDS_T)
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def step_boards_slices(bounds, copy, obs_out, entry, tiles, part, parts, iv, fv, terms, hull, streams, tstreams,
+def step_boards_slices(bounds, copy, obs_out, entry, tiles, part, parts, iv, fv, terms, keys, streams, tstreams,
                        pending, actions, g, circle, o, bonus, weight, targets, got, obs, masks, act_masks, tobs,
                        rewards, terms_out, truncs):
     """``step_boards`` (at the address ``entry``) on the boards ``bounds[t]:bounds[t + 1]``, one
@@ -637,8 +650,8 @@ def step_boards_slices(bounds, copy, obs_out, entry, tiles, part, parts, iv, fv,
     step = _step_boards_at(entry)
     for t in prange(bounds.size - 1):
         lo, hi = bounds[t], bounds[t + 1]
-        step(tiles[lo:hi], part[lo:hi], parts[lo:hi], iv[lo:hi], fv[lo:hi], terms[lo:hi], hull[lo:hi], streams[lo:hi],
-             tstreams[lo:hi], pending[lo:hi], actions[lo:hi], g, circle, o, bonus, weight, targets[lo:hi], got[lo:hi],
+        step(tiles[lo:hi], part[lo:hi], parts[lo:hi], iv[lo:hi], fv[lo:hi], terms[lo:hi], keys[lo:hi],
+             streams[lo:hi], tstreams[lo:hi], pending[lo:hi], actions[lo:hi], g, circle, o, bonus, weight, targets[lo:hi], got[lo:hi],
              obs[lo:hi], masks[lo:hi], act_masks[lo:hi], tobs[lo:hi], rewards[lo:hi], terms_out[lo:hi],
              truncs[lo:hi])
         if copy:
@@ -713,6 +726,9 @@ class StarshipVectorEnv(KernelVectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._g, self._circle = _generator_params(inner.pipeline, inner.start, inner.partial_stages)
         H, W = inner.pipeline.size
+        if not kept.fits(H, W):
+            raise ValueError(f"the compiled Starship vector env takes grids up to 724 x 724 (its hull keys are "
+                             f"int32), got size {H} x {W}; larger grids run as SyncVectorEnv (vectorization_mode='sync')")
         o = np.zeros(O_SIZE, np.int64)
         o[O_TURTLE] = inner.representation == "turtle"
         o[O_MASKS] = ("none", "repairable", "build", "safe").index(inner.masks)
@@ -731,7 +747,7 @@ class StarshipVectorEnv(KernelVectorEnv):
         self._iv = np.zeros((n, I_SIZE), np.int64)
         self._fv = np.zeros((n, F_SIZE))
         self._terms = np.zeros((n, len(TERMS)))
-        self._hull = np.zeros((n, H, W), np.int32)
+        self._keys = np.zeros((n, H, W), np.int32)  # the hull distances' keys (kept.py)
         self._streams: np.ndarray | None = None
         self._tstreams = np.zeros_like(stream_rows([0] * n))
         self._targets = np.zeros((n, 3))
@@ -763,7 +779,7 @@ class StarshipVectorEnv(KernelVectorEnv):
         which = self._boards_to_reset(options)
         given = self._given_targets(options)
         self._run_boards(reset_boards, (
-            self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._hull, self._streams,
+            self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._keys, self._streams,
             self._tstreams, which, self._g, self._circle, self._o, given, self._weight, self._targets, self._got,
             self._obs, self._masks, self._act_masks, self._tobs))
         self._reset_done(which)
@@ -775,7 +791,7 @@ class StarshipVectorEnv(KernelVectorEnv):
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
         self._run_boards(step_boards, (
-            self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._hull, self._streams,
+            self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._keys, self._streams,
             self._tstreams, self._pending, a, self._g, self._circle, self._o, self._bonus, self._weight, self._targets,
             self._got, self._obs, self._masks, self._act_masks, self._tobs, self._rewards, self._terms_out,
             self._truncs), STEP_BOARDS_SLICES)
