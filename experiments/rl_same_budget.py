@@ -58,6 +58,7 @@ from tablegym.models.checkpoint import load_checkpoint
 from tablegym.models.policy import MASKED, load_actor_critic
 from tablegym.training import dqn, ppo
 from tablegym.training.rl_bench import sb3_model
+from tablegym.training.sb3 import no_log_folder
 
 PROG = "python -m tablegym.experiments.rl_same_budget"
 TRAINERS = ("tablegym", "sb3")
@@ -134,6 +135,7 @@ def sb3_dqn(game: str, num_envs: int, hidden: tuple[int, ...], seed: int, reward
                 exploration_final_eps=d.eps_end, max_grad_norm=d.max_grad_norm,
                 policy_kwargs={"net_arch": list(hidden), "activation_fn": torch.nn.ReLU}, seed=seed, verbose=0,
                 device="cpu")
+    no_log_folder(model)
     start = time.perf_counter()
     decay = 60 * minutes * d.eps_fraction  # epsilon by the wall clock, as training/dqn.py under --minutes
     model.exploration_schedule = lambda _: (d.eps_start + min(1.0, (time.perf_counter() - start) / decay)

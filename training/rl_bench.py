@@ -30,6 +30,7 @@ import torch
 import tablegym.envs
 from tablegym.envs.rates import per_second
 from tablegym.training import ppo
+from tablegym.training.sb3 import no_log_folder
 
 
 def _ppo_rate(game: str, steps: int, warmup: int, num_envs: int, num_steps: int,
@@ -66,10 +67,12 @@ def sb3_model(env_id: str, num_envs: int, num_steps: int, minibatches: int, hidd
             env = gymnasium.make(env_id, **kw)
             return ActionMasker(env, lambda e: e.unwrapped.action_masks())
 
-        return MaskablePPO("MlpPolicy", DummyVecEnv([one]), policy_kwargs=policy, seed=seed, verbose=0, device="cpu")
+        return no_log_folder(MaskablePPO("MlpPolicy", DummyVecEnv([one]), policy_kwargs=policy, seed=seed, verbose=0,
+                                         device="cpu"))
     venv = SB3VecEnv(gymnasium.make_vec(env_id, num_envs=num_envs, **kw))
-    return MaskablePPO("MlpPolicy", venv, n_steps=num_steps, batch_size=num_envs * num_steps // minibatches,
-                       n_epochs=4, policy_kwargs=policy, seed=seed, verbose=0, device="cpu")
+    return no_log_folder(MaskablePPO("MlpPolicy", venv, n_steps=num_steps,
+                                     batch_size=num_envs * num_steps // minibatches, n_epochs=4, policy_kwargs=policy,
+                                     seed=seed, verbose=0, device="cpu"))
 
 
 def _sb3_rate(model, steps: int, warmup: int) -> float:

@@ -17,7 +17,7 @@ import torch
 from tablegym.envs.rates import per_second
 
 __all__ = ["ALGOS", "ScaleObservation", "build_model", "learn_and_save", "legal_argmax", "load_meta", "load_model",
-           "make_policy", "progress_callbacks"]
+           "make_policy", "no_log_folder", "progress_callbacks"]
 
 ALGOS = ("dqn", "maskableppo")
 
@@ -32,6 +32,20 @@ class ScaleObservation(gymnasium.ObservationWrapper):
 
     def observation(self, observation: np.ndarray) -> np.ndarray:
         return (observation / self.high).astype(np.float32)
+
+
+def no_log_folder(model):
+    """``model`` with a logger that writes nothing, where it has no TensorBoard folder and prints
+    nothing (``verbose=0``); returned for chaining.
+
+    Why: SB3 gives such a model a logger at every ``learn`` through ``configure(None)``, which
+    makes a new empty folder in the temp directory each time (``SB3-<date and time>``): one per
+    run of ``tablegym bench rl`` or a Starship training, hundreds per test run."""
+    from stable_baselines3.common.logger import Logger
+
+    if model.tensorboard_log is None and model.verbose == 0:
+        model.set_logger(Logger(folder=None, output_formats=[]))
+    return model
 
 
 def progress_callbacks(progress: bool) -> list:
@@ -66,18 +80,18 @@ def build_model(algo: str, env, *, seed: int, tensorboard_log: str | None):
     if algo == "dqn":
         from stable_baselines3 import DQN
 
-        return DQN("MlpPolicy", env, learning_rate=1e-4, buffer_size=200_000, learning_starts=10_000,
+        return no_log_folder(DQN("MlpPolicy", env, learning_rate=1e-4, buffer_size=200_000, learning_starts=10_000,
                    batch_size=128, gamma=0.99, train_freq=4, gradient_steps=1, target_update_interval=5_000,
                    exploration_fraction=0.2, exploration_initial_eps=1.0, exploration_final_eps=0.01,
                    max_grad_norm=10.0, policy_kwargs=policy_kwargs, tensorboard_log=tensorboard_log,
-                   seed=seed, device="cpu", verbose=0)
+                   seed=seed, device="cpu", verbose=0))
     if algo == "maskableppo":
         from sb3_contrib import MaskablePPO
 
-        return MaskablePPO("MlpPolicy", env, learning_rate=3e-4, n_steps=256, batch_size=256, n_epochs=4,
+        return no_log_folder(MaskablePPO("MlpPolicy", env, learning_rate=3e-4, n_steps=256, batch_size=256, n_epochs=4,
                            gamma=0.99, gae_lambda=0.95, clip_range=0.2, ent_coef=0.01, vf_coef=0.5,
                            policy_kwargs=policy_kwargs, tensorboard_log=tensorboard_log, seed=seed,
-                           device="cpu", verbose=0)
+                           device="cpu", verbose=0))
     raise ValueError(f"algo must be one of {ALGOS}, got {algo!r}")
 
 

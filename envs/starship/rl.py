@@ -109,7 +109,7 @@ from tablegym.models.checkpoint import CheckpointError, load_checkpoint
 from tablegym.experiments.stats import Z95, wilson_interval
 from tablegym.training.flags import OneLineParser
 from tablegym.training.runs import field_help
-from tablegym.training.sb3 import load_meta, progress_callbacks, write_report
+from tablegym.training.sb3 import load_meta, no_log_folder, progress_callbacks, write_report
 
 ENV_ID = "tablegym/Starship-v0"
 MAKE_ID = f"tablegym.envs:{ENV_ID}"
@@ -302,10 +302,12 @@ def build_model(env, args: Args):
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
 
-    return (MaskablePPO if args.masks != "none" else PPO)("MultiInputPolicy" if args.targets else "MlpPolicy", env, learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
-               n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
-               ent_coef=args.ent_coef, vf_coef=args.vf_coef, policy_kwargs=policy_kwargs(args.crop_radius),
-               seed=args.seed, device="cpu", verbose=0)
+    algo = MaskablePPO if args.masks != "none" else PPO
+    return no_log_folder(algo("MultiInputPolicy" if args.targets else "MlpPolicy", env, learning_rate=args.learning_rate,
+                              n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.n_epochs,
+                              gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
+                              ent_coef=args.ent_coef, vf_coef=args.vf_coef,
+                              policy_kwargs=policy_kwargs(args.crop_radius), seed=args.seed, device="cpu", verbose=0))
 
 
 def load_generator_policy(model: Any, path: str | Path) -> None:
