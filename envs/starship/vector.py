@@ -20,10 +20,11 @@ supply, crew, fill and door stages run only in Python). ``info`` holds "action_m
 "targets", "measures" and "closeness"), one entry a board; "reasons" (words) and "cursor"
 (tuples) are the single env's only.
 
-Speed: a step costs what scoring a changed ship costs (``scoring.score``: the pieces, the walk
-from the cockpit, the hull distances, the lines of fire and the crew's walks, whole-grid
-searches on 32 x 32 tiles), most steps change the ship, and the observation is redrawn only
-where a step changed it.
+Speed: a step costs what scoring a changed ship costs (``scoring.score_from``: the walk from the
+cockpit, the lines of fire, a pass over the tiles; the crew's walks where the walkable tiles
+changed), and half of random steps change the ship. The piece count and hull distances are kept
+up to date by the edit (``kept.py``), the crew's walks until the walkable tiles or the crew's
+parts change, and the observation is redrawn only where a step changed it.
 
     >>> import gymnasium, numpy as np, tablegym.envs
     >>> envs = gymnasium.make_vec("tablegym/Starship-v0", num_envs=2, size=12, max_steps=30)

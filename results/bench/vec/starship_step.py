@@ -1,0 +1,39 @@
+"""Steps a second of one compiled Starship vector env in one thread: random legal actions, 300
+warm-up steps, the median of 7 slices of 0.5 s. Run in alternating processes to compare two
+checkouts: `python results/bench/vec/starship_step.py [ENV_ID] [BOARDS]`."""
+
+import statistics
+import sys
+import time
+
+import gymnasium
+import numpy as np
+
+import tablegym.envs  # noqa: F401 (registers the ids)
+from tablegym.envs.vector_bench import random_legal
+
+
+def main() -> None:
+    env_id = sys.argv[1] if len(sys.argv) > 1 else "tablegym/Starship-v0"
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 1024
+    env = gymnasium.make_vec(env_id, num_envs=n, threads=1)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    actions = np.empty(n, np.int64)
+    masks = env.unwrapped._masks
+    for _ in range(300):
+        random_legal(masks, rng.random(n), actions)
+        env.step(actions)
+    slices = []
+    for _ in range(7):
+        start, k = time.perf_counter(), 0
+        while time.perf_counter() - start < 0.5:
+            random_legal(masks, rng.random(n), actions)
+            env.step(actions)
+            k += 1
+        slices.append(k * n / (time.perf_counter() - start))
+    print(f"{env_id} x {n}: {statistics.median(slices):,.0f} steps/s")
+
+
+if __name__ == "__main__":
+    main()
