@@ -143,7 +143,10 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
     for key, value in (("copy", copy), ("self_play", self_play)):
         if not isinstance(value, bool):
             raise ValueError(f"{key} must be true or false, got {value!r}")
-    sizes = [int(b) for b in str(batches).split(",")]
+    try:
+        sizes = [int(b) for b in str(batches).split(",")]
+    except ValueError:
+        sizes = []
     if not sizes or min(sizes) < 1:
         raise ValueError(f"batches must be comma-separated integers >= 1, got {batches!r}")
     if seconds <= 0 or repeats < 1 or sync_max < 1:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import importlib
+import inspect
 import math
 import os
 import sys
@@ -632,6 +633,12 @@ def _cmd_bench(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
     for key in ("seconds", "n", "repeats"):  # the flags some benchmarks take
         if getattr(args, key) is not None:
             params[key] = getattr(args, key)
+    taken = inspect.signature(fn).parameters
+    if not any(p.kind == p.VAR_KEYWORD for p in taken.values()):
+        unknown = sorted(set(params) - set(taken))
+        if unknown:
+            parser.error(f"bench {args.which} takes no {', '.join(map(repr, unknown))}; its parameters: "
+                         f"{', '.join(taken) or 'none'}")
     try:
         result = fn(**params)
     except TypeError as err:
