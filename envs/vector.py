@@ -1001,12 +1001,16 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
             if self._streams is None:
                 self._streams = stream_rows([None] * n)
             return False
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        def whole(x: Any) -> bool:
+            return isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x >= 0
+
+        if whole(seed):
             seeds: list[int | None] = [int(seed) + i for i in range(n)]
-        elif isinstance(seed, (list, tuple)) and len(seed) == n:
-            seeds = list(seed)
+        elif isinstance(seed, (list, tuple)) and len(seed) == n and all(s is None or whole(s) for s in seed):
+            seeds = [None if s is None else int(s) for s in seed]
         else:
-            raise ValueError(f"seed must be None, an int or a list of {n} seeds (one a board), got {seed!r}")
+            raise ValueError(f"seed must be None, an int >= 0 or a list of {n} such seeds (one a board, None for "
+                             f"fresh entropy), got {seed!r}")
         self._streams = stream_rows(seeds)
         return True
 

@@ -321,6 +321,19 @@ def test_bad_num_envs_is_refused(bad) -> None:
         gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=bad)
 
 
+@pytest.mark.parametrize("env_id", ["tablegym/TrilobiteTiny-v0", "tablegym/Starship-v0"])
+@pytest.mark.parametrize("bad", [-1, 1.5, "7", True, [0, 1], [0, -1, 2], [0, "x", 2]])
+def test_bad_seeds_are_refused_in_one_line(env_id, bad) -> None:
+    """As the single env refuses a negative seed, by name, and a list of seeds, one a board (None
+    for fresh entropy), is taken as given."""
+    env = gymnasium.make_vec(env_id, num_envs=3)
+    with pytest.raises(ValueError, match=r"seed must be None, an int >= 0 or a list of 3 such seeds"):
+        env.reset(seed=bad)
+    first, _ = env.reset(seed=[4, None, np.int64(6)])
+    again, _ = env.reset(seed=[4, 5, 6])
+    assert np.array_equal(first[0], again[0]) and np.array_equal(first[2], again[2])
+
+
 def test_illegal_action_names_its_board() -> None:
     env = gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=3)
     env.reset(seed=0)
