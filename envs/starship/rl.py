@@ -303,10 +303,10 @@ def build_model(env, args: Args):
     from stable_baselines3 import PPO
 
     algo = MaskablePPO if args.masks != "none" else PPO
-    return no_log_folder(algo("MultiInputPolicy" if args.targets else "MlpPolicy", env, learning_rate=args.learning_rate,
-                              n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.n_epochs,
-                              gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
-                              ent_coef=args.ent_coef, vf_coef=args.vf_coef,
+    return no_log_folder(algo("MultiInputPolicy" if args.targets else "MlpPolicy", env,
+                              learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
+                              n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda,
+                              clip_range=args.clip_range, ent_coef=args.ent_coef, vf_coef=args.vf_coef,
                               policy_kwargs=policy_kwargs(args.crop_radius), seed=args.seed, device="cpu", verbose=0))
 
 

@@ -53,10 +53,11 @@ from tablegym.envs.starship.conditioned import _BRUSH_POINTS, TARGETS, TargetSta
 from tablegym.envs.starship.env import (BRUSHES, FIRST_BRUSH_PART, NUM_BRUSHES, OBS_CHANNELS, StarshipEnv, _observe,
                                         brush_mask, seal_mask)
 from tablegym.envs.starship.quality import VALIDITY_RULES
-from tablegym.envs.starship.scoring import (TERMS, crew_counts, crew_kind, crew_mean, crew_steps_of, crew_total,
-                                            score_from)
+from tablegym.envs.starship.scoring import (TERMS, _count, crew_counts, crew_kind, crew_mean, crew_steps_of,
+                                            crew_total, score_from)
 from tablegym.envs.starship.ship import (COCKPIT, CORRIDOR, DX, DY, EMPTY, FACED, FACING, FIRST_PART, KIND,
-                                         NUM_TILE_KINDS, PART_FIELDS, REACTOR, THRUSTER, WEAPON, Ship, footprint)
+                                         NUM_TILE_KINDS, PART_FIELDS, PH, PW, PX, PY, REACTOR, THRUSTER, WEAPON, Ship,
+                                         footprint)
 from tablegym.envs.starship.stages import STRATEGIES
 from tablegym.envs.streams import integers, next_double, stream_rows
 from tablegym.envs.vector import (CompiledKernel, KernelVectorEnv, _check_copy, _check_num_envs,
@@ -91,8 +92,8 @@ MASK_NONE, MASK_REPAIRABLE, MASK_BUILD, MASK_SAFE = range(4)
 # a board's integer and float counters
 I_CY, I_CX, I_CHANGES, I_STEPS, I_STALE, I_PASSED, I_VALID, I_NPARTS, I_PIECES, I_HULL_MAX, I_SIZE = range(11)
 F_QUALITY, F_BEST, F_FIREPOWER, F_TPHI, F_CLOSENESS, F_CREW, F_SIZE = range(7)
-# (I_PIECES, I_HULL_MAX with the board's hull distances, and F_CREW, the crew's summed steps: the scoring's walks,
-# kept until an edit changes what they read)
+# (I_PIECES, I_HULL_MAX with the board's hull keys (kept.py), and F_CREW, the crew's summed steps: the scoring's
+# walks, kept up to date by each edit or until an edit changes what they read)
 CREW_KEPT, CREW_AGAIN, CREW_ADDED = range(3)
 """How a step leaves the crew's summed steps: as they were, walked again, or plus the pairs of the part it added."""
 
@@ -404,11 +405,8 @@ def _score_board(tiles, parts, n, iv, fv, terms, keys, anew, crew):
     elif crew == CREW_ADDED:
         fv[F_CREW] += crew_steps_of(tiles, parts[:n], n - 1)
     crew_raw, crew_value = crew_mean(fv[F_CREW], *crew_counts(parts[:n]))
-    low = 0
-    for p in range(n):  # (the first cockpit's, as score_from reads it)
-        if parts[p, KIND] == COCKPIT:
-            low = kept.hull_low(keys, parts[p, 3], parts[p, 4], parts[p, 5], parts[p, 6])
-            break
+    n_cockpits, c = _count(parts[:n], COCKPIT)  # (the first cockpit's least hull distance, as score_from reads it)
+    low = kept.hull_low(keys, parts[c, PY], parts[c, PX], parts[c, PH], parts[c, PW]) if n_cockpits else 0
     rules, raw, t, total, _, _, _ = score_from(tiles, parts[:n], iv[I_PIECES], low, iv[I_HULL_MAX], crew_raw,
                                                crew_value)
     passed = 0
@@ -652,9 +650,9 @@ def step_boards_slices(bounds, copy, obs_out, entry, tiles, part, parts, iv, fv,
     for t in prange(bounds.size - 1):
         lo, hi = bounds[t], bounds[t + 1]
         step(tiles[lo:hi], part[lo:hi], parts[lo:hi], iv[lo:hi], fv[lo:hi], terms[lo:hi], keys[lo:hi],
-             streams[lo:hi], tstreams[lo:hi], pending[lo:hi], actions[lo:hi], g, circle, o, bonus, weight, targets[lo:hi], got[lo:hi],
-             obs[lo:hi], masks[lo:hi], act_masks[lo:hi], tobs[lo:hi], rewards[lo:hi], terms_out[lo:hi],
-             truncs[lo:hi])
+             streams[lo:hi], tstreams[lo:hi], pending[lo:hi], actions[lo:hi], g, circle, o, bonus, weight,
+             targets[lo:hi], got[lo:hi], obs[lo:hi], masks[lo:hi], act_masks[lo:hi], tobs[lo:hi], rewards[lo:hi],
+             terms_out[lo:hi], truncs[lo:hi])
         if copy:
             copy_rows(obs_out, obs, lo, hi)
 
@@ -729,7 +727,8 @@ class StarshipVectorEnv(KernelVectorEnv):
         H, W = inner.pipeline.size
         if not kept.fits(H, W):
             raise ValueError(f"the compiled Starship vector env takes grids up to 724 x 724 (its hull keys are "
-                             f"int32), got size {H} x {W}; larger grids run as SyncVectorEnv (vectorization_mode='sync')")
+                             f"int32), got size {H} x {W}; larger grids run as SyncVectorEnv "
+                             f"(vectorization_mode='sync')")
         o = np.zeros(O_SIZE, np.int64)
         o[O_TURTLE] = inner.representation == "turtle"
         o[O_MASKS] = ("none", "repairable", "build", "safe").index(inner.masks)
