@@ -27,9 +27,10 @@ its ship neighbours (4-neighbours) are joined around it through the 8 tiles that
 joins or splits nothing (0, or +-1 where it has no ship neighbour). Otherwise the count is made
 again from the grid (``kernels.count_pieces``).
 
-Why this shape: at 1024 boards a step's arrays outgrow the caches, so what a step costs is
-mostly the memory it touches; the keys take the place of the distances (no second grid a
-board), and the largest distance is kept, not looked for, unless an emptied tile lowered it."""
+Why the keys take the place of the distances (no second grid a board) and the largest distance
+is kept, not looked for unless an emptied tile lowered it: a first form with an int64 key grid
+beside the distances stepped 64 boards 1.47x faster than before but 1024 boards only 1.05x,
+where the boards' arrays outgrow the caches."""
 
 from __future__ import annotations
 
