@@ -6,6 +6,7 @@ import json
 
 import warnings
 
+import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
@@ -214,3 +215,22 @@ def test_caps_keep_thrust_and_weapon_points_within_their_targets():
     assert forbidden > 0
     with pytest.raises(ValueError, match="caps=True needs action masks"):
         TargetStarshipEnv(caps=True, size=16)
+
+
+@pytest.mark.parametrize("vector", [False, True])
+@pytest.mark.parametrize("bad, message", [
+    ([1, 2], r"options\['targets'\] must be a dict of target -> number"),
+    (5, r"options\['targets'\] must be a dict of target -> number"),
+    ({"thrust_points": "x"}, "target thrust_points must be in 8..40, got 'x'"),
+    ({"thrust_points": True}, "target thrust_points must be in 8..40, got True"),
+    ({"thrust_points": float("nan")}, "target thrust_points must be in 8..40, got nan"),
+    ({3: 10}, r"unknown targets \['3'\]"),
+])
+def test_malformed_targets_are_refused_in_one_line_by_both_envs(vector, bad, message):
+    """The single env and the compiled vector env check ``options["targets"]`` alike (one check)."""
+    env = (gymnasium.make_vec("tablegym/StarshipTargets-v0", num_envs=2, size=12) if vector
+           else gymnasium.make("tablegym/StarshipTargets-v0", size=12))
+    with pytest.raises(ValueError, match=message):
+        env.reset(seed=0, options={"targets": bad})
+    _, info = env.reset(seed=0, options={"targets": {"thrust_points": np.int64(20)}})
+    assert np.all(np.asarray(info["targets"]["thrust_points"]) == 20.0)

@@ -41,6 +41,8 @@ without placing a weapon.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from numbers import Real
 from typing import Any
 
 import gymnasium
@@ -73,6 +75,26 @@ def measures(ship: Ship, forward_firepower: float) -> dict[str, float]:
     kinds, area = ship.parts[:, KIND], ship.parts[:, PH].astype(np.int64) * ship.parts[:, PW]
     return {"thrust_points": float(area[kinds == THRUSTER].sum()), "weapon_points": float(area[kinds == WEAPON].sum()),
             "forward_firepower": float(forward_firepower)}
+
+
+def asked_targets(options: dict[str, Any] | None) -> dict[str, float]:
+    """The targets ``reset(options={"targets": {...}})`` asks for (the single env's and the vector
+    env's), checked: a dict of target name -> number within its range (``TARGETS``)."""
+    given = (options or {}).get("targets", {})
+    if not isinstance(given, Mapping):
+        raise ValueError(f"options['targets'] must be a dict of target -> number (targets {list(TARGETS)}), "
+                         f"got {given!r}")
+    unknown = set(given) - set(TARGETS)
+    if unknown:
+        raise ValueError(f"unknown targets {sorted(map(str, unknown))}: the targets are {list(TARGETS)}")
+    out = {}
+    for k, (lo, hi) in TARGETS.items():
+        if k in given:
+            value = given[k]
+            if isinstance(value, bool) or not isinstance(value, Real) or not lo <= value <= hi:
+                raise ValueError(f"target {k} must be in {lo}..{hi}, got {value!r}")
+            out[k] = float(value)
+    return out
 
 
 def closeness(got: dict[str, float], targets: dict[str, float]) -> float:
@@ -123,17 +145,9 @@ class TargetStarshipEnv(gymnasium.Env[dict, Any]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict[str, Any]]:
         super().reset(seed=seed)
         grid, info = self.env.reset(seed=seed)
-        given = dict((options or {}).get("targets", {}))
-        unknown = set(given) - set(TARGETS)
-        if unknown:
-            raise ValueError(f"unknown targets {sorted(unknown)}: the targets are {list(TARGETS)}")
+        given = asked_targets(options)
         for k, (lo, hi) in TARGETS.items():
-            if k in given:
-                if not lo <= given[k] <= hi:
-                    raise ValueError(f"target {k} must be in {lo}..{hi}, got {given[k]!r}")
-                self.targets[k] = float(given[k])
-            else:
-                self.targets[k] = float(self.np_random.integers(lo, hi + 1))
+            self.targets[k] = given[k] if k in given else float(self.np_random.integers(lo, hi + 1))
         self._phi, info = self._measured(info)
         return self._observation(grid), info
 

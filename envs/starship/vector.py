@@ -49,7 +49,7 @@ from numba import njit, prange, types
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.starship import kernels as K
 from tablegym.envs.starship import kept
-from tablegym.envs.starship.conditioned import _BRUSH_POINTS, TARGETS, TargetStarshipEnv
+from tablegym.envs.starship.conditioned import _BRUSH_POINTS, TARGETS, TargetStarshipEnv, asked_targets
 from tablegym.envs.starship.env import (BRUSHES, FIRST_BRUSH_PART, NUM_BRUSHES, OBS_CHANNELS, StarshipEnv, _observe,
                                         brush_mask, seal_mask)
 from tablegym.envs.starship.quality import VALIDITY_RULES
@@ -863,17 +863,8 @@ class StarshipTargetsVectorEnv(StarshipVectorEnv):
         return TargetStarshipEnv(**kwargs)
 
     def _given_targets(self, options: dict[str, Any] | None) -> np.ndarray:
-        given = dict((options or {}).get("targets", {}))
-        unknown = set(given) - set(TARGETS)
-        if unknown:
-            raise ValueError(f"unknown targets {sorted(unknown)}: the targets are {list(TARGETS)}")
-        out = np.full(3, -1.0)
-        for j, (k, (lo, hi)) in enumerate(TARGETS.items()):
-            if k in given:
-                if not lo <= given[k] <= hi:
-                    raise ValueError(f"target {k} must be in {lo}..{hi}, got {given[k]!r}")
-                out[j] = float(given[k])
-        return out
+        given = asked_targets(options)
+        return np.array([given.get(k, -1.0) for k in TARGETS])
 
     def _observations(self) -> Any:
         grid = self._obs_out
