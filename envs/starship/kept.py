@@ -46,51 +46,37 @@ _RING_X = np.array([-1, 0, 1, 1, 1, 0, -1, -1], np.int64)
 """The 8 tiles around a tile in a cycle, each next to the one before it (the odd ones are its 4-neighbours)."""
 
 
-@njit(cache=True)
-def key_shift(H, W):
-    """``kernels.hull_distance_into``'s shift: the bits of a row-major index."""
-    shift = 1
-    while (1 << shift) < H * W:
-        shift += 1
-    return shift
-
-
 def fits(H: int, W: int) -> bool:
-    """Whether an H x W grid's keys fit in int32 (with room for ``_INF``): square grids up to 724 x 724."""
-    return (H + W + 1) << (key_shift(H, W) + 1) < _INF
+    """Whether an H x W grid's keys fit in int32 (with room for ``_INF``, above every key):
+    square grids up to 724 x 724."""
+    return bool(K.keys_fit_int32(H, W))
 
 
 @njit(cache=True)
 def hull_all(tiles, keys):
     """Every tile's key from scratch (``hull_distance_into``'s passes): at a reset."""
-    K._hull_keys(tiles, keys, key_shift(tiles.shape[0], tiles.shape[1]))
-
-
-@njit(cache=True)
-def _value(k, shift):
-    """A key's hull distance: its steps plus its start's number."""
-    return (k >> (shift + 1)) + (k & 1)
+    K._hull_keys(tiles, keys, K.key_shift(tiles.shape[0], tiles.shape[1]))
 
 
 @njit(cache=True)
 def hull_low(keys, y0, x0, h, w):
     """The least hull distance over the tiles of footprint (y0, x0, h, w)."""
-    shift = key_shift(keys.shape[0], keys.shape[1])
-    low = _value(keys[y0, x0], shift)
+    shift = K.key_shift(keys.shape[0], keys.shape[1])
+    low = K.key_value(keys[y0, x0], shift)
     for y in range(y0, y0 + h):
         for x in range(x0, x0 + w):
-            low = min(low, _value(keys[y, x], shift))
+            low = min(low, K.key_value(keys[y, x], shift))
     return low
 
 
 @njit(cache=True)
 def hull_top(keys):
     """The largest hull distance (``hull_distance(tiles).max()``)."""
-    shift = key_shift(keys.shape[0], keys.shape[1])
+    shift = K.key_shift(keys.shape[0], keys.shape[1])
     top = 0
     for y in range(keys.shape[0]):
         for x in range(keys.shape[1]):
-            top = max(top, _value(keys[y, x], shift))
+            top = max(top, K.key_value(keys[y, x], shift))
     return top
 
 
@@ -110,9 +96,9 @@ def hull_emptied(tiles, keys, y, x, top, queue):
     """Tile (y, x) has just become empty: its key and the keys it lowers. Returns whether a
     tile at distance ``top`` (the largest before) was lowered. ``queue``: H * W int64 scratch."""
     H, W = tiles.shape
-    shift = key_shift(H, W)
+    shift = K.key_shift(H, W)
     step = np.int64(1) << (shift + 1)
-    lowered_top = _value(keys[y, x], shift) == top
+    lowered_top = K.key_value(keys[y, x], shift) == top
     keys[y, x] = _start_key(tiles, y, x)
     queue[0] = y * W + x
     head, tail = 0, 1
@@ -125,7 +111,7 @@ def hull_emptied(tiles, keys, y, x, top, queue):
             ny, nx = cy + K._DY[d], cx + K._DX[d]
             # only tiles inside the frame can be lowered: the rest are starts
             if 0 < ny < H - 1 and 0 < nx < W - 1 and tiles[ny, nx] != EMPTY and k < keys[ny, nx]:
-                lowered_top |= _value(keys[ny, nx], shift) == top
+                lowered_top |= K.key_value(keys[ny, nx], shift) == top
                 keys[ny, nx] = k
                 queue[tail] = ny * W + nx
                 tail += 1
@@ -137,7 +123,7 @@ def hull_filled(tiles, keys, y, x, queue):
     """Tile (y, x) has just stopped being empty: the keys of its cell found again. Returns the
     largest distance in the cell's box (distances only grow)."""
     H, W = tiles.shape
-    shift = key_shift(H, W)
+    shift = K.key_shift(H, W)
     step = np.int64(1) << (shift + 1)
     mine = np.int64(y * W + x)
     low = (np.int64(1) << shift) - 1
@@ -176,7 +162,7 @@ def hull_filled(tiles, keys, y, x, queue):
                 if x_ < W - 1:
                     k = min(k, keys[y_, x_ + 1] + step)
                 keys[y_, x_] = k
-            top = max(top, _value(k, shift))
+            top = max(top, K.key_value(k, shift))
     return top
 
 

@@ -324,16 +324,36 @@ def hull_distance_into(tiles, dist):
     integer in that order, so the smallest is the nearest start and, among equals, the first:
     the walk's numbers, at a fraction of its cost (no queue, no division)."""
     H, W = tiles.shape
-    shift = 1
-    while (1 << shift) < H * W:
-        shift += 1
-    if (H + W + 1) << (shift + 1) < 2 ** 31:  # the keys fit in ``dist`` itself
+    shift = key_shift(H, W)
+    if keys_fit_int32(H, W):  # the keys fit in ``dist`` itself
         _hull_keys(tiles, dist, shift)
         _hull_values(dist, dist, shift)
     else:
         key = np.empty((H, W), np.int64)
         _hull_keys(tiles, key, shift)
         _hull_values(key, dist, shift)
+
+
+@njit(cache=True)
+def key_shift(H, W):
+    """The bits of a row-major index of an H x W grid: where a hull key's steps start, above the
+    index and the start's own number."""
+    shift = 1
+    while (1 << shift) < H * W:
+        shift += 1
+    return shift
+
+
+@njit(cache=True)
+def keys_fit_int32(H, W):
+    """Whether every hull key of an H x W grid fits in int32 (square grids up to 724 x 724)."""
+    return (H + W + 1) << (key_shift(H, W) + 1) < 2 ** 31
+
+
+@njit(cache=True)
+def key_value(k, shift):
+    """A hull key's distance: its steps plus its start's number."""
+    return (k >> (shift + 1)) + (k & 1)
 
 
 @njit(cache=True)
@@ -360,8 +380,7 @@ def _hull_values(key, dist, shift):
     H, W = key.shape
     for y in range(H):
         for x in range(W):
-            k = key[y, x]
-            dist[y, x] = (k >> (shift + 1)) + (k & 1)
+            dist[y, x] = key_value(key[y, x], shift)
 
 
 @njit(cache=True)
