@@ -340,18 +340,34 @@ def score_from(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_value
     the walkable tiles and the crew rooms and destinations. An env that knows what an edit
     changed passes the ones it kept (``vector.py``); the numbers are ``score``'s."""
     H, W = tiles.shape
-    rules = np.zeros(NUM_RULES, np.bool_)
-    detail = np.zeros(5, np.int64)
     lost_parts = np.empty(parts.shape[0], np.int64)
     lost_doors = np.empty((H * W, 2), np.int64)
+    n_cockpits, cockpit = _count(parts, COCKPIT)
+    reachable, n_lost, n_lost_doors, no_access = _reachable(tiles, parts, n_cockpits, cockpit, lost_parts, lost_doors)
+    rules, raw, terms, total, detail = score_given(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_value,
+                                                   reachable)
+    detail[4] = no_access
+    return rules, raw, terms, total, detail, lost_parts[:n_lost], lost_doors[:n_lost_doors]
+
+
+@njit(cache=True)
+def score_given(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_value, reachable):
+    """``score_from`` given the reachability rule as well, without the parts and doors it lost:
+    (rules, raw, terms, score, detail with detail[4] left 0). The vector env asks the rule of
+    ``all_reached``, which stops at the first part or door the cockpit's walk missed (most
+    random ships miss one early) and needs no words."""
+    H, W = tiles.shape
+    rules = np.zeros(NUM_RULES, np.bool_)
+    detail = np.zeros(5, np.int64)
     raw = np.full(6, np.nan)
     terms = np.zeros(6)
     rules[0] = pieces == 1
     n_cockpits, cockpit = _count(parts, COCKPIT)
     n_reactors, reactor = _count(parts, REACTOR)
     rules[1] = n_cockpits == 1 and n_reactors == 1
-    rules[2], n_lost, n_lost_doors, no_access = _reachable(tiles, parts, n_cockpits, cockpit, lost_parts, lost_doors)
-    # the ship's tiles, their centre of mass and extent, each row's first and last
+    rules[2] = reachable
+    # the ship's tiles, their centre of mass and extent, each row's first and last (the row sums
+    # branch-free, so that they compile to vector instructions)
     n = 0
     sy = 0.0
     sx = 0.0
@@ -363,23 +379,27 @@ def score_from(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_value
     for y in range(H):
         row = 0
         row_x = 0
+        row_armor = 0
         for x in range(W):
             t = tiles[y, x]
-            if t != EMPTY:
-                row += 1
-                row_x += x
-                last_x[y] = x
-                armor += t == ARMOR
+            row += t != EMPTY
+            row_x += x * (t != EMPTY)
+            row_armor += t == ARMOR
         if row:  # (the sums are of whole numbers: exact in any grouping)
             n += row
             sy += y * row
             sx += row_x
+            armor += row_armor
             y_lo = min(y_lo, y)
             y_hi = y
             x = 0
             while tiles[y, x] == EMPTY:
                 x += 1
             first_x[y] = x
+            x = W - 1
+            while tiles[y, x] == EMPTY:
+                x -= 1
+            last_x[y] = x
     cy = sy / n if n else 0.0
     cx = sx / n if n else 0.0
     # cockpit_protection
@@ -415,7 +435,6 @@ def score_from(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_value
     detail[1] = n_cockpits
     detail[2] = n_reactors
     detail[3] = backward
-    detail[4] = no_access
     if thrust > 0 and n:
         raw[2] = abs(moment / thrust - cy)
         terms[2] = max(0.0, 1.0 - raw[2] / max((y_hi - y_lo + 1.0) / 2.0, 1.0))
@@ -432,7 +451,7 @@ def score_from(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_value
     total = 0.0
     for i in range(6):
         total += _WEIGHTS[i] * terms[i]
-    return rules, raw, terms, total / _WEIGHTS.sum(), detail, lost_parts[:n_lost], lost_doors[:n_lost_doors]
+    return rules, raw, terms, total / _WEIGHTS.sum(), detail
 
 
 def scored(ship: Ship) -> tuple[Validity, Quality]:

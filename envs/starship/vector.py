@@ -20,7 +20,7 @@ supply, crew, fill and door stages run only in Python). ``info`` holds "action_m
 "targets", "measures" and "closeness"), one entry a board; "reasons" (words) and "cursor"
 (tuples) are the single env's only.
 
-Speed: a step costs what scoring a changed ship costs (``scoring.score_from``: the walk from the
+Speed: a step costs what scoring a changed ship costs (``scoring.score_given``: the walk from the
 cockpit, the lines of fire, a pass over the tiles; the crew's walks where the walkable tiles
 changed), and half of random steps change the ship. The piece count and hull distances are kept
 up to date by the edit (``kept.py``), the crew's walks until the walkable tiles or the crew's
@@ -53,8 +53,8 @@ from tablegym.envs.starship.conditioned import _BRUSH_POINTS, TARGETS, TargetSta
 from tablegym.envs.starship.env import (BRUSHES, FIRST_BRUSH_PART, NUM_BRUSHES, OBS_CHANNELS, StarshipEnv, _observe,
                                         brush_mask, seal_mask)
 from tablegym.envs.starship.quality import VALIDITY_RULES
-from tablegym.envs.starship.scoring import (TERMS, _count, crew_counts, crew_kind, crew_mean, crew_steps_of,
-                                            crew_total, score_from)
+from tablegym.envs.starship.scoring import (TERMS, _count, all_reached, crew_counts, crew_kind, crew_mean,
+                                            crew_steps_of, crew_total, score_given)
 from tablegym.envs.starship.ship import (COCKPIT, CORRIDOR, DX, DY, EMPTY, FACED, FACING, FIRST_PART, KIND,
                                          NUM_TILE_KINDS, PART_FIELDS, PH, PW, PX, PY, REACTOR, THRUSTER, WEAPON, Ship,
                                          footprint)
@@ -388,14 +388,28 @@ def generate_start(pipeline: Any, seed: int, *, start: str = "partial", partial_
 # -- one board -----------------------------------------------------------------------------------
 
 
+_NO_PART = np.zeros(4, np.int64)
+"""``all_reached``'s extra footprint: none."""
+
+
 @njit(cache=True)
-def _score_board(tiles, parts, n, iv, fv, terms, keys, anew, crew):
+def _scratch(H, W):
+    """The arrays a board's step works in, made once a batch: the tiles an edit may change, the
+    kept hull distances' queue (``kept.replay_occupancy``), and the reachability walk's
+    distances and queue (``scoring.all_reached``)."""
+    return (np.empty(H * W, np.int8), np.empty(H * W, np.int64), np.empty((H, W), np.int32),
+            np.empty(H * W, np.int64), np.empty(H * W, np.int64))
+
+
+@njit(cache=True)
+def _score_board(tiles, parts, n, iv, fv, terms, keys, anew, crew, scratch):
     """Score the ship (``StarshipEnv._score``) into the board's counters: ``scoring.score``'s
     numbers, its walks made again only where the edit could change them (``anew``: the piece
     count and hull distances from scratch, at a reset; a step keeps them up to date itself,
     ``kept.replay_occupancy``; ``crew``: ``CREW_AGAIN`` where the walkable tiles changed or a
     crew room or destination went, ``CREW_ADDED`` where one came (the last part) and nothing
-    walkable changed: only its own pairs are walked). Most edits change little."""
+    walkable changed: only its own pairs are walked). Most edits change little. ``scratch``:
+    ``_scratch``'s arrays."""
     if anew:
         iv[I_PIECES] = K.count_pieces(tiles)
         kept.hull_all(tiles, keys)
@@ -405,10 +419,12 @@ def _score_board(tiles, parts, n, iv, fv, terms, keys, anew, crew):
     elif crew == CREW_ADDED:
         fv[F_CREW] += crew_steps_of(tiles, parts[:n], n - 1)
     crew_raw, crew_value = crew_mean(fv[F_CREW], *crew_counts(parts[:n]))
-    n_cockpits, c = _count(parts[:n], COCKPIT)  # (the first cockpit's least hull distance, as score_from reads it)
+    n_cockpits, c = _count(parts[:n], COCKPIT)  # (the first cockpit's least hull distance, as score_given reads it)
     low = kept.hull_low(keys, parts[c, PY], parts[c, PX], parts[c, PH], parts[c, PW]) if n_cockpits else 0
-    rules, raw, t, total, _, _, _ = score_from(tiles, parts[:n], iv[I_PIECES], low, iv[I_HULL_MAX], crew_raw,
-                                               crew_value)
+    _, _, dist, qy, qx = scratch
+    reachable = all_reached(tiles, parts[:n], _NO_PART, dist, qy, qx)
+    rules, raw, t, total, _ = score_given(tiles, parts[:n], iv[I_PIECES], low, iv[I_HULL_MAX], crew_raw, crew_value,
+                                          reachable)
     passed = 0
     for k in range(rules.shape[0]):
         passed += rules[k]
@@ -492,7 +508,8 @@ def _finish(tiles, part, parts, n, iv, o, obs, full, mask, act_mask, targets, go
 
 
 @njit(cache=True)
-def _reset_board(tiles, part, parts, iv, fv, terms, keys, row, trow, g, circle, o, given, weight, targets, got):
+def _reset_board(tiles, part, parts, iv, fv, terms, keys, row, trow, g, circle, o, given, weight, targets, got,
+                 scratch):
     """``StarshipEnv.reset`` (and the targets wrapper's) of one board."""
     H, W = tiles.shape
     iv[I_NPARTS] = n = _start_ship(tiles, part, parts, row, g, circle)
@@ -501,7 +518,7 @@ def _reset_board(tiles, part, parts, iv, fv, terms, keys, row, trow, g, circle, 
         iv[I_CX] = integers(row, W)
     else:
         iv[I_CY] = iv[I_CX] = 0
-    _score_board(tiles, parts, n, iv, fv, terms, keys, True, CREW_AGAIN)
+    _score_board(tiles, parts, n, iv, fv, terms, keys, True, CREW_AGAIN, scratch)
     fv[F_BEST] = fv[F_QUALITY]
     iv[I_STALE] = iv[I_CHANGES] = iv[I_STEPS] = 0
     if o[O_TARGETS]:
@@ -511,11 +528,11 @@ def _reset_board(tiles, part, parts, iv, fv, terms, keys, row, trow, g, circle, 
 
 
 @njit(cache=True)
-def _step_board(tiles, part, parts, iv, fv, terms, keys, a, o, bonus, weight, targets, got, obs, before_tiles,
-                queue):
+def _step_board(tiles, part, parts, iv, fv, terms, keys, a, o, bonus, weight, targets, got, obs, scratch):
     """``StarshipEnv.step`` (and the targets wrapper's) of one board: (reward, terminated,
     truncated); the observation is redrawn where the edit and the cursor changed it.
-    ``before_tiles`` and ``queue``: H * W scratch."""
+    ``scratch``: ``_scratch``'s arrays."""
+    before_tiles, queue, _, _, _ = scratch
     H, W = tiles.shape
     y, x = iv[I_CY], iv[I_CX]
     gated = o[O_GATED] != 0
@@ -563,7 +580,7 @@ def _step_board(tiles, part, parts, iv, fv, terms, keys, a, o, bonus, weight, ta
     obs[OBS_CHANNELS - 1, iv[I_CY], iv[I_CX]] = 1
     if changed:
         iv[I_CHANGES] += 1
-        _score_board(tiles, parts, n, iv, fv, terms, keys, False, crew)
+        _score_board(tiles, parts, n, iv, fv, terms, keys, False, crew, scratch)
     iv[I_STEPS] += 1
     reward = _potential(iv, fv, bonus, gated) - before
     if fv[F_QUALITY] > fv[F_BEST] + 1e-12:
@@ -591,10 +608,11 @@ def reset_boards(tiles, part, parts, iv, fv, terms, keys, streams, tstreams, whi
                                                unowned(terms), unowned(keys))  # no counts: envs/vector.py
     streams, tstreams, targets, got = unowned(streams), unowned(tstreams), unowned(targets), unowned(got)
     obs, masks, act_masks, tobs = unowned(obs), unowned(masks), unowned(act_masks), unowned(tobs)
+    scratch = _scratch(tiles.shape[1], tiles.shape[2])
     for i in range(tiles.shape[0]):
         if which[i]:
             _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], keys[i], streams[i], tstreams[i], g,
-                         circle, o, given, weight, targets[i], got[i])
+                         circle, o, given, weight, targets[i], got[i], scratch)
             _finish(tiles[i], part[i], parts[i], iv[i, I_NPARTS], iv[i], o, obs[i], True, masks[i], act_masks[i],
                     targets[i], got[i], tobs[i])
 
@@ -619,19 +637,18 @@ def step_boards(tiles, part, parts, iv, fv, terms, keys, streams, tstreams, pend
     streams, tstreams, targets, got = unowned(streams), unowned(tstreams), unowned(targets), unowned(got)
     obs, masks, act_masks, tobs = unowned(obs), unowned(masks), unowned(act_masks), unowned(tobs)
     no_targets = np.full(3, -1.0)
-    before_tiles = np.empty(tiles.shape[1] * tiles.shape[2], np.int8)  # the tiles an edit may change
-    queue = np.empty(tiles.shape[1] * tiles.shape[2], np.int64)  # the kept hull distances' walks
+    scratch = _scratch(tiles.shape[1], tiles.shape[2])
     for i in range(tiles.shape[0]):
         full = pending[i]
         if full:
             _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], keys[i], streams[i], tstreams[i], g,
-                         circle, o, no_targets, weight, targets[i], got[i])
+                         circle, o, no_targets, weight, targets[i], got[i], scratch)
             rewards[i] = 0.0
             terms_out[i] = truncs[i] = pending[i] = False
         else:
             rewards[i], terms_out[i], truncs[i] = _step_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i],
                                                               keys[i], actions[i], o, bonus, weight, targets[i],
-                                                              got[i], obs[i], before_tiles, queue)
+                                                              got[i], obs[i], scratch)
             pending[i] = terms_out[i] or truncs[i]
         _finish(tiles[i], part[i], parts[i], iv[i, I_NPARTS], iv[i], o, obs[i], full, masks[i], act_masks[i],
                 targets[i], got[i], tobs[i])
