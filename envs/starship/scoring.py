@@ -183,6 +183,16 @@ def _queue_access(tiles, dist, qy, qx, y0, x0, h, w):
     return tail
 
 
+@njit(cache=True)
+def _bits(v):
+    """How many bits of ``v`` are set (``v >= 0``)."""
+    n = 0
+    while v != 0:
+        v &= v - 1
+        n += 1
+    return n
+
+
 _CHUNK = 62
 """Targets one walk looks for at a time: each has a bit in an int64 (``crew_walking``)."""
 
@@ -257,8 +267,10 @@ def _steps_to(tiles, parts, from_rooms, only):
     Wf = W + 2
     walk = np.zeros((H + 2) * Wf, np.bool_)
     for y in range(H):
+        row = (y + 1) * Wf + 1
         for x in range(W):
-            walk[(y + 1) * Wf + x + 1] = tiles[y, x] == CORRIDOR or tiles[y, x] == DOOR
+            t = tiles[y, x]
+            walk[row + x] = (t == CORRIDOR) | (t == DOOR)
     dist = np.full((H + 2) * Wf, -1, np.int32)
     ring = np.zeros((H + 2) * Wf, np.int64)
     queue = np.empty(H * W, np.int32)
@@ -302,13 +314,8 @@ def _steps_to(tiles, parts, from_rooms, only):
                         new = ring[j] & ~found
                         if new != 0:
                             found |= new
-                            while new != 0:  # d steps for each target newly reached
-                                steps += d * (new & 1)
-                                new >>= 1
-            missing = every & ~found
-            while missing != 0:
-                steps += (H + W) * (missing & 1)
-                missing >>= 1
+                            steps += d * _bits(new)  # d steps for each target newly reached
+            steps += (H + W) * _bits(every & ~found)
             total += steps
             for k in range(tail):
                 dist[queue[k]] = -1
@@ -415,22 +422,25 @@ def score_given(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_valu
         raw[1] = math.hypot(ry - cy, rx - cx)
         radius = 0.0
         for y in range(y_lo, y_hi + 1):  # a row's farthest tile from the centre is its first or last
-            if last_x[y] >= 0:
-                radius = max(radius, math.hypot(y - cy, first_x[y] - cx), math.hypot(y - cy, last_x[y] - cx))
+            if last_x[y] >= 0:  # (the one farther across: hypot reads only its arguments' sizes)
+                radius = max(radius, math.hypot(y - cy, max(abs(first_x[y] - cx), abs(last_x[y] - cx))))
         terms[1] = max(0.0, 1.0 - raw[1] / max(radius, 1.0))
     # thrust_balance, and the backward-thruster rule
+    # and forward_firepower's points, in one pass over the parts
     thrust = 0.0
     moment = 0.0
-    for p in range(parts.shape[0]):
-        if parts[p, KIND] == THRUSTER and parts[p, FACING] == BACKWARD and _working(first_x, last_x, parts, p):
-            a = float(parts[p, PH] * parts[p, PW])
-            thrust += a
-            moment += a * (parts[p, PY] + (parts[p, PH] - 1) / 2.0)
-    rules[3] = thrust > 0
     backward = 0
+    points = 0.0
     for p in range(parts.shape[0]):
         if parts[p, KIND] == THRUSTER and parts[p, FACING] == BACKWARD:
             backward += 1
+            if _working(first_x, last_x, parts, p):
+                a = float(parts[p, PH] * parts[p, PW])
+                thrust += a
+                moment += a * (parts[p, PY] + (parts[p, PH] - 1) / 2.0)
+        elif parts[p, KIND] == WEAPON and parts[p, FACING] == FORWARD and _working(first_x, last_x, parts, p):
+            points += parts[p, PH] * parts[p, PW]
+    rules[3] = thrust > 0
     detail[0] = pieces
     detail[1] = n_cockpits
     detail[2] = n_reactors
@@ -439,10 +449,6 @@ def score_given(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_valu
         raw[2] = abs(moment / thrust - cy)
         terms[2] = max(0.0, 1.0 - raw[2] / max((y_hi - y_lo + 1.0) / 2.0, 1.0))
     # forward_firepower
-    points = 0.0
-    for p in range(parts.shape[0]):
-        if parts[p, KIND] == WEAPON and parts[p, FACING] == FORWARD and _working(first_x, last_x, parts, p):
-            points += parts[p, PH] * parts[p, PW]
     raw[3] = points
     terms[3] = min(points / FIREPOWER_TARGET, 1.0)
     raw[4], terms[4] = crew_raw, crew_value
