@@ -193,6 +193,17 @@ def _bits(v):
     return n
 
 
+@njit(cache=True)
+def _start_at(i, walk, dist, queue, tail):
+    """Start a walk at flat tile ``i`` (step 0, queued) if it is walkable and not yet started;
+    returns the queue's new length."""
+    if walk[i] and dist[i] < 0:
+        dist[i] = 0
+        queue[tail] = i
+        tail += 1
+    return tail
+
+
 _CHUNK = 62
 """Targets one walk looks for at a time: each has a bit in an int64 (``crew_walking``)."""
 
@@ -273,49 +284,52 @@ def _steps_to(tiles, parts, from_rooms, only):
             walk[row + x] = (t == CORRIDOR) | (t == DOOR)
     dist = np.full((H + 2) * Wf, -1, np.int32)
     ring = np.zeros((H + 2) * Wf, np.int64)
-    queue = np.empty(H * W, np.int32)
+    queue = np.empty(H * W + 1, np.int32)  # (one more: a walk writes each neighbour before it counts it)
     total = 0.0
     for first in range(0, n_targets, _CHUNK):  # (one chunk unless a ship has more than 62 targets)
         m = min(_CHUNK, n_targets - first)
         ring[:] = 0
-        for b in range(m):
+        for b in range(m):  # (the four sides of each footprint)
             t = targets[first + b]
             y0, x0, h, w = parts[t, PY] + 1, parts[t, PX] + 1, parts[t, PH], parts[t, PW]
-            for yy in range(y0 - 1, y0 + h + 1):
-                for xx in range(x0 - 1, x0 + w + 1):
-                    if (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w):
-                        ring[yy * Wf + xx] |= np.int64(1) << b
+            bit = np.int64(1) << b
+            for xx in range(x0, x0 + w):
+                ring[(y0 - 1) * Wf + xx] |= bit
+                ring[(y0 + h) * Wf + xx] |= bit
+            for yy in range(y0, y0 + h):
+                ring[yy * Wf + x0 - 1] |= bit
+                ring[yy * Wf + x0 + w] |= bit
         every = (np.int64(1) << m) - 1
         for p in range(parts.shape[0]):
             if not (crew_kind(parts[p, KIND]) and _is_room(parts[p, KIND]) == from_rooms) or (only >= 0 and p != only):
                 continue
-            found = np.int64(0)
             tail = 0
             y0, x0, h, w = parts[p, PY] + 1, parts[p, PX] + 1, parts[p, PH], parts[p, PW]
-            for yy in range(y0 - 1, y0 + h + 1):
-                for xx in range(x0 - 1, x0 + w + 1):
-                    i = yy * Wf + xx
-                    if (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w) and walk[i] and dist[i] < 0:
-                        dist[i] = 0
-                        queue[tail] = i
-                        tail += 1
-                        found |= ring[i]  # these targets are 0 steps away
+            for xx in range(x0, x0 + w):  # (the four sides of its footprint)
+                tail = _start_at((y0 - 1) * Wf + xx, walk, dist, queue, tail)
+                tail = _start_at((y0 + h) * Wf + xx, walk, dist, queue, tail)
+            for yy in range(y0, y0 + h):
+                tail = _start_at(yy * Wf + x0 - 1, walk, dist, queue, tail)
+                tail = _start_at(yy * Wf + x0 + w, walk, dist, queue, tail)
+            found = np.int64(0)
+            for k in range(tail):
+                found |= ring[queue[k]]  # these targets are 0 steps away
             steps = 0.0
             head = 0
             while head < tail and found != every:
                 i = queue[head]
                 head += 1
                 d = dist[i] + 1
-                for j in (i + 1, i + Wf, i - 1, i - Wf):
-                    if walk[j] and dist[j] < 0:
-                        dist[j] = d
-                        queue[tail] = j
-                        tail += 1
-                        new = ring[j] & ~found
-                        if new != 0:
-                            found |= new
-                            steps += d * _bits(new)  # d steps for each target newly reached
-            steps += (H + W) * _bits(every & ~found)
+                for j in (i + 1, i + Wf, i - 1, i - Wf):  # (without branches: the grid's are unpredictable)
+                    ok = walk[j] & (dist[j] < 0)
+                    dist[j] = d if ok else dist[j]
+                    queue[tail] = j
+                    tail += ok
+                    new = ring[j] & ~found & -np.int64(ok)
+                    if new != 0:
+                        found |= new
+                        steps += d * _bits(new)  # d steps for each target newly reached
+            steps += (H + W) * (m - _bits(found))
             total += steps
             for k in range(tail):
                 dist[queue[k]] = -1
