@@ -27,13 +27,6 @@ its ship neighbours (4-neighbours) are joined around it through the 8 tiles that
 joins or splits nothing (0, or +-1 where it has no ship neighbour). Otherwise the count is made
 again from the grid (``kernels.count_pieces``).
 
-**The crew's walks.** Their summed steps read only the walkable tiles of the components that hold
-a crew room's or destination's access tile (a walkable tile next to it). An edit that changes
-which tiles are walkable, but no crew part, leaves them as they were when no tile it changed and
-no walkable tile connected to one is next to a crew part (``crew_apart``): every component with
-an access tile is then the same before and after the edit. Random edits leave many corridor
-pieces that no crew part touches.
-
 Why the keys take the place of the distances (no second grid a board) and the largest distance
 is kept, not looked for unless an emptied tile lowered it: a first form with an int64 key grid
 beside the distances stepped 64 boards 1.47x faster than before but 1024 boards only 1.05x,
@@ -45,8 +38,7 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.starship import kernels as K
-from tablegym.envs.starship.scoring import crew_kind
-from tablegym.envs.starship.ship import EMPTY, KIND
+from tablegym.envs.starship.ship import EMPTY
 
 _INF = np.int32(2 ** 31 - 1)
 _RING_Y = np.array([-1, -1, -1, 0, 1, 1, 1, 0], np.int64)
@@ -230,63 +222,3 @@ def replay_occupancy(tiles, keys, pieces, top, y0, x0, h, w, before, queue):
             known, change = pieces_change(tiles, yy, xx)
             pieces += change
     return pieces if known else K.count_pieces(tiles), hull_top(keys) if again else top
-
-
-@njit(cache=True)
-def _next_to_crew(part, parts, y, x):
-    """Whether a crew room or destination has a tile next to (y, x) (not diagonally): a walkable
-    (y, x) is one of its access tiles."""
-    H, W = part.shape
-    for k in range(1, 8, 2):
-        ny, nx = y + _RING_Y[k], x + _RING_X[k]
-        if 0 <= ny < H and 0 <= nx < W and part[ny, nx] >= 0 and crew_kind(parts[part[ny, nx], KIND]):
-            return True
-    return False
-
-
-@njit(cache=True)
-def _queue_walkable(tiles, seen, queue, tail, y, x):
-    """Queue tile (y, x) if it is walkable and not yet seen; returns the queue's new length."""
-    W = tiles.shape[1]
-    if K.walkable(tiles[y, x]) and not seen[y * W + x]:
-        seen[y * W + x] = True
-        queue[tail] = y * W + x
-        tail += 1
-    return tail
-
-
-@njit(cache=True)
-def crew_apart(tiles, part, parts, y0, x0, h, w, before_tiles, seen, queue):
-    """Whether an edit of the rectangle (y0, x0, h, w) (its tiles before it in ``before_tiles``)
-    that changed no crew part leaves the crew's walks as they were: no tile whose walkability
-    it changed, and no walkable tile connected to one, is next to a crew part. ``seen``: H * W
-    bools, all False (and left so); ``queue``: H * W scratch."""
-    H, W = tiles.shape
-    tail = 0
-    apart = True
-    for k in range(h * w):
-        y, x = y0 + k // w, x0 + k % w
-        if K.walkable(before_tiles[k]) == K.walkable(tiles[y, x]):
-            continue
-        if _next_to_crew(part, parts, y, x):  # (also an access tile the edit made unwalkable)
-            apart = False
-            break
-        tail = _queue_walkable(tiles, seen, queue, tail, y, x)
-        for r in range(1, 8, 2):
-            ny, nx = y + _RING_Y[r], x + _RING_X[r]
-            if 0 <= ny < H and 0 <= nx < W:
-                tail = _queue_walkable(tiles, seen, queue, tail, ny, nx)
-    head = 0
-    while apart and head < tail:
-        y, x = queue[head] // W, queue[head] % W
-        head += 1
-        if _next_to_crew(part, parts, y, x):
-            apart = False
-            break
-        for r in range(1, 8, 2):
-            ny, nx = y + _RING_Y[r], x + _RING_X[r]
-            if 0 <= ny < H and 0 <= nx < W:
-                tail = _queue_walkable(tiles, seen, queue, tail, ny, nx)
-    for i in range(tail):
-        seen[queue[i]] = False
-    return apart

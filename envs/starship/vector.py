@@ -393,10 +393,10 @@ _NO_PART = np.zeros(4, np.int64)
 @njit(cache=True)
 def _scratch(H, W):
     """The arrays a board's step works in, made once a batch: the tiles an edit may change, the
-    kept hull distances' queue (``kept.replay_occupancy``, ``kept.crew_apart``), the reachability
-    walk's distances and queue (``scoring.all_reached``) and ``kept.crew_apart``'s tiles seen."""
+    kept hull distances' queue (``kept.replay_occupancy``), and the reachability walk's
+    distances and queue (``scoring.all_reached``)."""
     return (np.empty(H * W, np.int8), np.empty(H * W, np.int64), np.empty((H, W), np.int32),
-            np.empty(H * W, np.int64), np.empty(H * W, np.int64), np.zeros(H * W, np.bool_))
+            np.empty(H * W, np.int64), np.empty(H * W, np.int64))
 
 
 @njit(cache=True)
@@ -419,7 +419,7 @@ def _score_board(tiles, parts, n, iv, fv, terms, keys, anew, crew, scratch):
     crew_raw, crew_value = crew_mean(fv[F_CREW], *crew_counts(parts[:n]))
     n_cockpits, c = _count(parts[:n], COCKPIT)  # (the first cockpit's least hull distance, as score_given reads it)
     low = kept.hull_low(keys, parts[c, PY], parts[c, PX], parts[c, PH], parts[c, PW]) if n_cockpits else 0
-    _, _, dist, qy, qx, _ = scratch
+    _, _, dist, qy, qx = scratch
     reachable = all_reached(tiles, parts[:n], _NO_PART, dist, qy, qx)
     rules, raw, t, total, _ = score_given(tiles, parts[:n], iv[I_PIECES], low, iv[I_HULL_MAX], crew_raw, crew_value,
                                           reachable)
@@ -530,7 +530,7 @@ def _step_board(tiles, part, parts, iv, fv, terms, keys, a, o, bonus, weight, ta
     """``StarshipEnv.step`` (and the targets wrapper's) of one board: (reward, terminated,
     truncated); the observation is redrawn where the edit and the cursor changed it.
     ``scratch``: ``_scratch``'s arrays."""
-    before_tiles, queue, _, _, _, seen = scratch
+    before_tiles, queue, _, _, _ = scratch
     H, W = tiles.shape
     y, x = iv[I_CY], iv[I_CX]
     gated = o[O_GATED] != 0
@@ -561,11 +561,9 @@ def _step_board(tiles, part, parts, iv, fv, terms, keys, a, o, bonus, weight, ta
                 old, new = before_tiles[k], tiles[ry + k // rw, rx + k % rw]
                 occupancy |= (old == EMPTY) != (new == EMPTY)
                 walkable |= K.walkable(old) != K.walkable(new)
-            placed = _BRUSH[brush, 0]  # (a crew kind only for a part brush: its part is the last)
-            if crew_kind(gone) or (walkable and (crew_kind(placed) or not kept.crew_apart(
-                    tiles, part, parts, ry, rx, rh, rw, before_tiles, seen, queue))):
+            if walkable or crew_kind(gone):
                 crew = CREW_AGAIN
-            elif crew_kind(placed):
+            elif crew_kind(_BRUSH[brush, 0]):  # a part brush: its part is the last
                 crew = CREW_ADDED
             if occupancy:
                 iv[I_PIECES], iv[I_HULL_MAX] = kept.replay_occupancy(tiles, keys, iv[I_PIECES], iv[I_HULL_MAX], ry, rx,
