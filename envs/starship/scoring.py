@@ -439,8 +439,7 @@ def score_given(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_valu
             if last_x[y] >= 0:  # (the one farther across: hypot reads only its arguments' sizes)
                 radius = max(radius, math.hypot(y - cy, max(abs(first_x[y] - cx), abs(last_x[y] - cx))))
         terms[1] = max(0.0, 1.0 - raw[1] / max(radius, 1.0))
-    # thrust_balance, and the backward-thruster rule
-    # and forward_firepower's points, in one pass over the parts
+    # thrust_balance, the backward-thruster rule and forward_firepower's points: one pass over the parts
     thrust = 0.0
     moment = 0.0
     backward = 0
