@@ -258,16 +258,18 @@ def test_maskable_ppo_trains():
 
 def test_the_compiled_scoring_and_observation_equal_the_python_ones():
     """One compiled pass gives the Python rules' checks (reasons word for word) and the quality
-    terms (to 1e-9); the numba observation equals the numpy one. States: random edits from every
-    start, where most rules fail in every way (pieces, counts, reachability, thrusters)."""
+    terms (to 1e-9); the numba observation equals the numpy one; ``all_reached`` (the vector
+    env's reachability rule) says what the rule says. States: random edits from every start,
+    where most rules fail in every way (pieces, counts, reachability, thrusters)."""
     import math
 
     from tablegym.envs.starship.bench_env import reference_observe
     from tablegym.envs.starship.env import StarshipEnv, observe
     from tablegym.envs.starship.quality import quality, validate
-    from tablegym.envs.starship.scoring import scored
+    from tablegym.envs.starship.scoring import all_reached, scored
 
     failed: set[str] = set()
+    reached: set[bool] = set()
     for start in ("partial", "random", "empty"):
         env = StarshipEnv(start=start, representation="turtle")
         env.action_space.seed(1)
@@ -284,10 +286,16 @@ def test_the_compiled_scoring_and_observation_equal_the_python_ones():
                     assert abs(want.terms[k] - q.terms[k]) < 1e-9
                 assert abs(want.score - q.score) < 1e-9
                 failed |= {c.rule for c in v.checks if not c.ok}
+                H, W = ship.tiles.shape
+                walk = (np.empty((H, W), np.int32), np.empty(H * W, np.int64), np.empty(H * W, np.int64))
+                ok = all_reached(ship.tiles, ship.parts, np.zeros(4, np.int64), *walk)
+                assert ok == next(c.ok for c in v.checks if c.rule == "reachable")
+                reached.add(ok)
                 cursor = env.unwrapped._cursor
                 assert np.array_equal(observe(ship, cursor), reference_observe(ship, cursor))
                 assert np.array_equal(observe(ship, None), reference_observe(ship, None))
     assert failed == {"connected", "cockpit_and_reactor", "reachable", "backward_thruster"}
+    assert reached == {True, False}
 
 
 @pytest.mark.parametrize("representation", ["narrow", "turtle"])
