@@ -81,17 +81,17 @@ def build_model(algo: str, env, *, seed: int, tensorboard_log: str | None):
         from stable_baselines3 import DQN
 
         return no_log_folder(DQN("MlpPolicy", env, learning_rate=1e-4, buffer_size=200_000, learning_starts=10_000,
-                   batch_size=128, gamma=0.99, train_freq=4, gradient_steps=1, target_update_interval=5_000,
-                   exploration_fraction=0.2, exploration_initial_eps=1.0, exploration_final_eps=0.01,
-                   max_grad_norm=10.0, policy_kwargs=policy_kwargs, tensorboard_log=tensorboard_log,
-                   seed=seed, device="cpu", verbose=0))
+                                 batch_size=128, gamma=0.99, train_freq=4, gradient_steps=1,
+                                 target_update_interval=5_000, exploration_fraction=0.2, exploration_initial_eps=1.0,
+                                 exploration_final_eps=0.01, max_grad_norm=10.0, policy_kwargs=policy_kwargs,
+                                 tensorboard_log=tensorboard_log, seed=seed, device="cpu", verbose=0))
     if algo == "maskableppo":
         from sb3_contrib import MaskablePPO
 
-        return no_log_folder(MaskablePPO("MlpPolicy", env, learning_rate=3e-4, n_steps=256, batch_size=256, n_epochs=4,
-                           gamma=0.99, gae_lambda=0.95, clip_range=0.2, ent_coef=0.01, vf_coef=0.5,
-                           policy_kwargs=policy_kwargs, tensorboard_log=tensorboard_log, seed=seed,
-                           device="cpu", verbose=0))
+        return no_log_folder(MaskablePPO("MlpPolicy", env, learning_rate=3e-4, n_steps=256, batch_size=256,
+                                         n_epochs=4, gamma=0.99, gae_lambda=0.95, clip_range=0.2, ent_coef=0.01,
+                                         vf_coef=0.5, policy_kwargs=policy_kwargs, tensorboard_log=tensorboard_log,
+                                         seed=seed, device="cpu", verbose=0))
     raise ValueError(f"algo must be one of {ALGOS}, got {algo!r}")
 
 

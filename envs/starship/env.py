@@ -12,7 +12,7 @@ from numba import njit
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.quality import VALIDITY_RULES, Quality, Validity
-from tablegym.envs.starship.scoring import all_reached, border_reached, scored
+from tablegym.envs.starship.scoring import NO_PART, all_reached, border_reached, scored
 from tablegym.envs.starship.ship import (
     ARMOR, BUNK, COCKPIT, CORRIDOR, DOOR, DX, DY, EMPTY, FACED, FACING, FIRST_PART, KIND, NUM_TILE_KINDS,
     NUM_VARIANTS, PH, PW, PX, PY, QUARTERS, REACTOR, THRUSTER, WEAPON, AMMO, POWER, Ship, footprint, part_name,
@@ -132,8 +132,8 @@ def seal_mask(tiles, part, parts, y, x, out):
     written over it) or writing corridor only adds walkable tiles."""
     H, W = tiles.shape
     dist, scratch = np.empty((H, W), np.int32), np.empty((H, W), np.int32)
-    qy, qx, none = np.empty(H * W, np.int64), np.empty(H * W, np.int64), np.zeros(4, np.int64)
-    if not all_reached(tiles, parts, none, dist, qy, qx):  # (the walk it made stays in dist)
+    qy, qx = np.empty(H * W, np.int64), np.empty(H * W, np.int64)
+    if not all_reached(tiles, parts, NO_PART, dist, qy, qx):  # (the walk it made stays in dist)
         return
     walk = tiles[y, x] == CORRIDOR or tiles[y, x] == DOOR
     # a part's kind does not matter to the rule (no cockpit is ever added): one answer per footprint
@@ -150,7 +150,7 @@ def seal_mask(tiles, part, parts, y, x, out):
                 continue
             trial = tiles.copy()
             trial[y, x] = kind
-            out[b] = all_reached(trial, parts, none, scratch, qy, qx)
+            out[b] = all_reached(trial, parts, NO_PART, scratch, qy, qx)
             continue
         h, w = _BRUSH_H[b], _BRUSH_W[b]
         if known[h, w] >= 0:

@@ -105,6 +105,10 @@ def border_reached(dist, y0, x0, h, w):
     return False
 
 
+NO_PART = np.zeros(4, np.int64)
+"""``all_reached``'s extra footprint where there is none."""
+
+
 @njit(cache=True)
 def all_reached(tiles, parts, extra, dist, qy, qx):
     """The reachability rule on ``tiles`` with ``parts`` and one more part's footprint ``extra``

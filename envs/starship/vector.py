@@ -53,8 +53,8 @@ from tablegym.envs.starship.conditioned import _BRUSH_POINTS, TARGETS, TargetSta
 from tablegym.envs.starship.env import (BRUSHES, FIRST_BRUSH_PART, NUM_BRUSHES, OBS_CHANNELS, StarshipEnv, _observe,
                                         brush_mask, seal_mask)
 from tablegym.envs.starship.quality import VALIDITY_RULES
-from tablegym.envs.starship.scoring import (TERMS, _count, all_reached, crew_counts, crew_kind, crew_mean,
-                                            crew_steps_of, crew_total, score_given)
+from tablegym.envs.starship.scoring import (NO_PART, TERMS, _count, all_reached, crew_counts, crew_kind,
+                                            crew_mean, crew_steps_of, crew_total, score_given)
 from tablegym.envs.starship.ship import (COCKPIT, CORRIDOR, DX, DY, EMPTY, FACED, FACING, FIRST_PART, KIND,
                                          NUM_TILE_KINDS, PART_FIELDS, PH, PW, PX, PY, REACTOR, THRUSTER, WEAPON, Ship,
                                          footprint)
@@ -386,10 +386,6 @@ def generate_start(pipeline: Any, seed: int, *, start: str = "partial", partial_
 # -- one board -----------------------------------------------------------------------------------
 
 
-_NO_PART = np.zeros(4, np.int64)
-"""``all_reached``'s extra footprint: none."""
-
-
 @njit(cache=True)
 def _scratch(H, W):
     """The arrays a board's step works in, made once a batch: the tiles an edit may change, the
@@ -420,7 +416,7 @@ def _score_board(tiles, parts, n, iv, fv, terms, keys, anew, crew, scratch):
     n_cockpits, c = _count(parts[:n], COCKPIT)  # (the first cockpit's least hull distance, as score_given reads it)
     low = kept.hull_low(keys, parts[c, PY], parts[c, PX], parts[c, PH], parts[c, PW]) if n_cockpits else 0
     _, _, dist, qy, qx = scratch
-    reachable = all_reached(tiles, parts[:n], _NO_PART, dist, qy, qx)
+    reachable = all_reached(tiles, parts[:n], NO_PART, dist, qy, qx)
     rules, raw, t, total, _ = score_given(tiles, parts[:n], iv[I_PIECES], low, iv[I_HULL_MAX], crew_raw, crew_value,
                                           reachable)
     passed = 0
