@@ -790,12 +790,21 @@ BOARDS_A_THREAD = 128
 cores (results/bench/vec/threads.py), two threads against one: every env id faster from 256
 boards (1.10x Friday to 1.89x Starship), 1.38-2.26x at 1024; at 128 boards Trilobite 1.11x."""
 TRIAL_CALLS = 8
-"""Steps timed with several threads, then as many with one, before an automatic count chooses."""
+"""The fewest steps timed with several threads, then with one, before an automatic count chooses."""
+TRIAL_SECONDS = 0.25
+"""The least time by the clock that each count's timed steps take (more steps are timed until it
+has passed). A step of 1024 boards takes 0.3-1 ms and some clocks advance in steps of 20-50 ms
+(the development machine's wall clocks): timed one step at a time, both counts' steps read 0 s
+and one thread won every tie."""
 WAKE_CALLS = 2
 """The first steps of each count left out of its time: numba's threads, asleep after a while
 without work, wake up in them (Trap x 1024: 2-18 ms against 1.3 ms once they are awake)."""
 RETRIAL_CALLS = 1000
-"""Steps after which an automatic count is timed and chosen again."""
+"""Steps, counted from the start of the last trial, after which an automatic count is timed and
+chosen again (once ``RETRIAL_SECONDS`` have passed too)."""
+RETRIAL_SECONDS = 20.0
+"""The least time between two trials, so that trials (``2 * TRIAL_SECONDS``, half of it in the
+slower count) take a few percent of the steps' time however short a step is."""
 
 
 def available_cores() -> int:
@@ -832,10 +841,16 @@ class BoardThreads:
     Threads pay only on idle cores: on 2 cores at 1024 boards two threads stepped 1.3-2.2x
     faster than one, but with a second such process beside it 4-40x slower (OpenMP's threads spin
     while they wait, and each step waits for its slowest slice). So an automatic count is timed:
-    ``TRIAL_CALLS`` steps with ``most`` threads, then as many with one, by ``clock`` (each count's
-    steps in a row: steps alternating with one thread's found the other threads asleep every time),
-    and the faster (median after ``WAKE_CALLS``) is kept, then timed again every ``RETRIAL_CALLS``
-    steps, as other work on the machine comes and goes."""
+    at least ``TRIAL_CALLS`` steps with ``most`` threads, then with one, by ``clock`` (each count's
+    steps in a row: steps alternating with one thread's found the other threads asleep every
+    time), and the faster is kept, then timed again once ``RETRIAL_CALLS`` steps and
+    ``RETRIAL_SECONDS`` have passed, as other work on the machine comes and goes.
+
+    A count's time a step is the median over stretches of steps that each end when the clock's
+    reading changes (a step each where the clock is fine, tens of steps where it advances in
+    steps of milliseconds); the steps before the first change are left out, since the clock's
+    reading then began at an unknown point of its step. A stretch so read is off by at most one
+    step's time, however coarse the clock."""
 
     def __init__(self, num_envs: int, most: int, choose: bool = False,
                  clock: Callable[[], float] = time.perf_counter) -> None:
@@ -846,29 +861,60 @@ class BoardThreads:
         """The threads stepping the boards now."""
         self._choose = choose
         self._clock = clock
+        self._counts = (most, 1)
+        self._phase: int | None = 0 if choose else None
+        """The index in ``_counts`` of the count being timed; None once one is chosen."""
         self._calls = 0
-        self._trials: dict[int, list[float]] = {1: [], most: []}
+        """Steps in this phase, or since the choice."""
+        self._chosen_at = 0.0
+        self._stretch: tuple[float, int] | None = None
+        """The clock's reading and the phase's steps at the start of the stretch being timed."""
+        self._aligned = False
+        self._times: dict[int, list[float]] = {1: [], most: []}
 
     def run(self, call: Callable[[np.ndarray | None], None]) -> None:
         """``call(None)`` (every board in this thread) or ``call(bounds)`` (in slices, at once)."""
-        self._calls += 1
-        trial = (self._calls - 1) % RETRIAL_CALLS
-        if not self._choose or trial >= 2 * TRIAL_CALLS:
+        if self._phase is None:
             self._run(call, self.threads)
+            self._calls += 1
+            if (self._choose and self._calls >= RETRIAL_CALLS - 2 * TRIAL_CALLS
+                    and self._clock() - self._chosen_at >= RETRIAL_SECONDS):
+                self._phase, self._calls = 0, 0
             return
-        threads = self.most if trial < TRIAL_CALLS else 1
-        start = self._clock()
+        threads = self._counts[self._phase]
         self._run(call, threads)
-        self._trials[threads].append(self._clock() - start)
-        if trial == 2 * TRIAL_CALLS - 1:
-            times = {n: float(np.median(t[WAKE_CALLS:])) for n, t in self._trials.items()}
-            self.threads = min(times, key=lambda n: (times[n], n))
-            self._trials = {1: [], self.most: []}
+        self._calls += 1
+        if self._calls < WAKE_CALLS:
+            return
+        now = self._clock()
+        if self._stretch is None:
+            self._stretch = (now, self._calls)
+            return
+        start, calls = self._stretch
+        if now == start:
+            return
+        if self._aligned:
+            self._times[threads].append((now - start) / (self._calls - calls))
+        self._aligned = True
+        self._stretch = (now, self._calls)
+        if self._calls >= TRIAL_CALLS and len(self._times[threads]) >= TRIAL_CALLS - WAKE_CALLS - 1:
+            self._next_phase()
+
+    def _next_phase(self) -> None:
+        self._calls, self._stretch, self._aligned = 0, None, False
+        if self._phase == 0:
+            self._phase = 1
+            return
+        times = {n: float(np.median(t)) for n, t in self._times.items()}
+        self.threads = min(times, key=lambda n: (times[n], n))
+        self._times = {1: [], self.most: []}
+        self._phase = None
+        self._chosen_at = self._clock()
 
     @property
     def choosing(self) -> bool:
         """Whether the next steps are timed to choose the number of threads."""
-        return self._choose and self._calls % RETRIAL_CALLS < 2 * TRIAL_CALLS
+        return self._phase is not None
 
     def _run(self, call: Callable[[np.ndarray | None], None], threads: int) -> None:
         if threads == 1:

@@ -172,12 +172,33 @@ def test_threads_default_to_one_and_auto_to_the_faster_of_one_and_one_per_core_a
         assert (env.unwrapped._boards.most, env.unwrapped.threads) == (most, 1), boards
         assert env.unwrapped.choosing_threads == (most > 1)
         env.reset(seed=0)
-        for _ in range(2 * TRIAL_CALLS):
+        steps = 0
+        while env.unwrapped.choosing_threads and steps < 100_000:  # until the clock has advanced enough
             env.step(np.argmax(env.unwrapped.action_masks(), axis=1))
+            steps += 1
+        assert steps == 0 if most == 1 else steps >= 2 * TRIAL_CALLS
         assert env.unwrapped.threads in (1, most) and not env.unwrapped.choosing_threads
     monkeypatch.setattr(tablegym.envs.vector, "available_cores", lambda: 16)
     assert gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=1000, threads="auto").unwrapped._boards.most == 7
     assert gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=2, threads=5).unwrapped.threads == 2
+
+
+@pytest.mark.parametrize("faster", [1, 2])
+def test_an_automatic_count_keeps_the_faster_by_a_clock_coarser_than_a_step(faster: int) -> None:
+    """A clock that reads in steps of 20 ms (the development machine's wall clocks), steps of
+    0.5 ms against 0.3 ms: each step timed alone reads 0 s or 20 ms, and a median of those chose
+    one thread whichever was faster; timed over the stretches between the clock's changes, the
+    faster count is kept. The trial lasts until enough stretches were timed, and then no longer."""
+    true_time = [0.0]
+    boards = BoardThreads(1024, 2, choose=True, clock=lambda: true_time[0] // 0.02 * 0.02)
+    cost = {1: 0.0005 if faster == 1 else 0.0008, 2: 0.0008 if faster == 1 else 0.0005}
+    calls = 0
+    while boards.choosing:
+        boards.run(lambda bounds: true_time.__setitem__(0, true_time[0] + cost[1 if bounds is None else 2]))
+        calls += 1
+        assert calls < 10_000
+    assert boards.threads == faster
+    assert true_time[0] < (2 * TRIAL_CALLS - 2 * WAKE_CALLS + 2) * 0.02 + 0.1  # about a clock step a timed stretch
 
 
 @pytest.mark.parametrize("faster", [1, 3])
