@@ -11,6 +11,10 @@ once per board. A search as the other seat is the searcher's own compiled root s
 that the same ``opponent`` spec builds by the one route (``SearchOpponent``, in
 tablegym.search.batch_opponent: the search layer hands the batch its move function).
 
+The steps of a two-player batch against a random seat or in self-play are compiled for each
+game, its kernels inlined (a ``KernelSet``, envs/kernel_sets.py: 1.1-1.2x faster); the other entry
+points take the kernels' addresses and serve every game from one compile.
+
 Large batches may step in several of numba's threads at once (``threads=N`` or "auto"), a
 contiguous slice of the boards each (the ``*_slices`` entry points: a board touches only its own
 rows, so the results do not depend on the number of threads); one thread by default, and always
@@ -58,6 +62,8 @@ from numba.core.errors import NumbaExperimentalFeatureWarning
 
 from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, KEY, MOVES_T, ONGOING, OUTCOME, POP_T, PUSH_T,
                                 STATE_T, TO_MOVE, Game, IllegalActionError, k_outcome, k_to_move, no_chance)
+from tablegym.envs.kernel_sets import (KernelSet, chance_of, draw_of, moves_of, observe_of, outcome_of, push_of,
+                                      to_move_of)
 from tablegym.envs.streams import choice, integers, stream_rows
 
 OBSERVE_T = types.FunctionType(types.none(STATE_T, types.int64, types.float32[::1]))
@@ -143,64 +149,55 @@ def _kernels_at(k):
             _chance_at(k[4]), _draw_at(k[5]), _observe_at(k[6]))
 
 
-@njit(inline="always")
-def _read(kernel, s):
-    """``kernel[0](s)``, the player to move or the outcome; or, where the game keeps it in the
-    common header of envs/core.py (``k_to_move``, ``k_outcome``), the slot ``kernel[1]`` of ``s``
-    read here (-1: none). A board's step asks them some ten times: called through their address
-    each read cost 10-19% of a Trilobite step."""
-    return s[kernel[1]] if kernel[1] >= 0 else kernel[0](s)
-
-
 @njit(cache=True)
-def _resolve_chance(s, row, to_move, outcome, chance, draw, push, outcomes, probs):
+def _resolve_chance(s, row, kernels, outcomes, probs):
     """Sample chance nodes from the stream ``row`` until a player (or the end) is to move, one
     ``draw(row, probs, n)`` a node (the single env's draw: ``sample_outcome``'s one
     ``Generator.choice``, unless the game samples otherwise)."""
-    while _read(outcome, s) == ONGOING and _read(to_move, s) == CHANCE:
-        n = chance(s, outcomes, probs)
-        push(s, outcomes[draw(row, probs, n)])
+    while outcome_of(kernels, s) == ONGOING and to_move_of(kernels, s) == CHANCE:
+        n = chance_of(kernels, s, outcomes, probs)
+        push_of(kernels, s, outcomes[draw_of(kernels, row, probs, n)])
 
 
 @njit(cache=True)
-def _advance(s, row, seat, opponent, moves, push, to_move, outcome, chance, draw, buf, probs, search):
+def _advance(s, row, seat, opponent, kernels, buf, probs, search):
     """Chance, then the other seat, until ``seat`` is to move or the game is over (the single
     env's ``_advance_opponent``): a uniformly random legal move (``legal[rng.integers(len(legal))]``)
     when ``search`` is None, else the move of the compiled search it holds."""
-    _resolve_chance(s, row, to_move, outcome, chance, draw, push, buf, probs)
+    _resolve_chance(s, row, kernels, buf, probs)
     if opponent == SELF_PLAY:
         return
-    while _read(outcome, s) == ONGOING and _read(to_move, s) != seat:
-        push(s, _opponent_move(s, row, moves, buf, search))
-        _resolve_chance(s, row, to_move, outcome, chance, draw, push, buf, probs)
+    while outcome_of(kernels, s) == ONGOING and to_move_of(kernels, s) != seat:
+        push_of(kernels, s, _opponent_move(s, row, kernels, buf, search))
+        _resolve_chance(s, row, kernels, buf, probs)
 
 
 @njit(cache=True)
-def _opponent_move(s, row, moves, buf, search):
+def _opponent_move(s, row, kernels, buf, search):
     """The other seat's move: random from the board's stream (``search`` None: numba compiles
     only this branch for the random opponent), or the compiled search ``search`` (``MOVER_T``
     first, then its kernels and tables: tablegym.search.batch_opponent)."""
     if search is None:
-        n = moves(s, buf)
+        n = moves_of(kernels, s, buf)
         return buf[integers(row, n)]
     mover, s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance, s_eval, data = search
     return mover(s, s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance, s_eval, data)
 
 
 @njit(cache=True)
-def _finish(s, i, seat, moves, outcome, observe, obs, masks, buf):
+def _finish(s, i, seat, kernels, obs, masks, buf):
     """Board ``i``'s observation by ``seat`` and its legal mask (all zeros once over)."""
-    observe(s, seat, obs[i])
+    observe_of(kernels, s, seat, obs[i])
     masks[i, :] = 0
-    if _read(outcome, s) == ONGOING:
-        for k in range(moves(s, buf)):
+    if outcome_of(kernels, s) == ONGOING:
+        for k in range(moves_of(kernels, s, buf)):
             masks[i, buf[k]] = 1
 
 
 @njit(cache=True)
-def _reward_of(s, seat, outcome):
+def _reward_of(s, seat, kernels):
     """``State.returns()[seat]``: +1 won, -1 lost, 0 drawn or unfinished."""
-    out = _read(outcome, s)
+    out = outcome_of(kernels, s)
     if out == 0 or out == 1:
         return 1.0 if out == seat else -1.0
     return 0.0
@@ -208,41 +205,40 @@ def _reward_of(s, seat, outcome):
 
 @njit(cache=True)
 def _reset_two_player(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks,
-                      moves, push, to_move, outcome, chance, draw, observe, buf, probs, search):
+                      kernels, buf, probs, search):
     i = which
     s = states[i]
     s[:] = init
     seat = episodes[i] % 2 if seat_modes[i] == ALTERNATE else seat_modes[i]
     episodes[i] += 1
-    _resolve_chance(s, streams[i], to_move, outcome, chance, draw, push, buf, probs)
+    _resolve_chance(s, streams[i], kernels, buf, probs)
     for _ in range(opening):  # the single env's opening plies: random moves for both seats
-        if _read(outcome, s) != ONGOING:
+        if outcome_of(kernels, s) != ONGOING:
             break
-        push(s, _opponent_move(s, streams[i], moves, buf, None))
-        _resolve_chance(s, streams[i], to_move, outcome, chance, draw, push, buf, probs)
+        push_of(kernels, s, _opponent_move(s, streams[i], kernels, buf, None))
+        _resolve_chance(s, streams[i], kernels, buf, probs)
     if opponent == SELF_PLAY:
-        seat = _read(to_move, s)
+        seat = to_move_of(kernels, s)
     else:
-        _advance(s, streams[i], seat, opponent, moves, push, to_move, outcome, chance, draw, buf, probs, search)
+        _advance(s, streams[i], seat, opponent, kernels, buf, probs, search)
     seats[i] = seat
-    _finish(s, i, seat, moves, outcome, observe, obs, masks, buf)
+    _finish(s, i, seat, kernels, obs, masks, buf)
 
 
 @njit(cache=True)
 def _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks,
-                  moves, push, to_move, outcome, chance, draw, observe, width, search):
+                  kernels, width, search):
     buf = np.empty(width, np.int64)
     probs = np.empty(width)
     for i in range(states.shape[0]):
         if which[i]:
             _reset_two_player(states, streams, seats, episodes, init, i, seat_modes, opponent, opening, obs, masks,
-                              moves, push, to_move, outcome, chance, draw, observe, buf, probs, search)
+                              kernels, buf, probs, search)
 
 
 @njit(cache=True)
 def _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, opening, penalty,
-                 illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
-                 draw, observe, width, search):
+                 illegal_reward, obs, rewards, terms, illegal, masks, kernels, width, search):
     buf = np.empty(width, np.int64)
     probs = np.empty(width)
     for i in range(states.shape[0]):
@@ -250,33 +246,33 @@ def _step_boards(states, streams, seats, episodes, init, pending, actions, seat_
         illegal[i] = False
         if pending[i]:
             _reset_two_player(states, streams, seats, episodes, init, i, seat_modes, opponent, opening, obs, masks,
-                              moves, push, to_move, outcome, chance, draw, observe, buf, probs, search)
+                              kernels, buf, probs, search)
             rewards[i] = 0.0
             terms[i] = False
-            pending[i] = _read(outcome, s) != ONGOING
+            pending[i] = outcome_of(kernels, s) != ONGOING
             continue
         a = actions[i]
         if penalty and (a < 0 or a >= masks.shape[1] or masks[i, a] == 0):
             illegal[i] = True
-            observe(s, seats[i], obs[i])
+            observe_of(kernels, s, seats[i], obs[i])
             masks[i, :] = 0
             rewards[i] = illegal_reward
             terms[i] = True
             pending[i] = True
             continue
         mover = seats[i]
-        push(s, a)
+        push_of(kernels, s, a)
         if opponent == SELF_PLAY:
-            _resolve_chance(s, streams[i], to_move, outcome, chance, draw, push, buf, probs)
-            if _read(outcome, s) == ONGOING:
-                seats[i] = _read(to_move, s)
+            _resolve_chance(s, streams[i], kernels, buf, probs)
+            if outcome_of(kernels, s) == ONGOING:
+                seats[i] = to_move_of(kernels, s)
         else:
-            _advance(s, streams[i], mover, opponent, moves, push, to_move, outcome, chance, draw, buf, probs, search)
-        done = _read(outcome, s) != ONGOING
-        rewards[i] = _reward_of(s, mover, outcome) if done else 0.0
+            _advance(s, streams[i], mover, opponent, kernels, buf, probs, search)
+        done = outcome_of(kernels, s) != ONGOING
+        rewards[i] = _reward_of(s, mover, kernels) if done else 0.0
         terms[i] = done
         pending[i] = done
-        _finish(s, i, seats[i], moves, outcome, observe, obs, masks, buf)
+        _finish(s, i, seats[i], kernels, obs, masks, buf)
 
 
 _RESET_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I, _I, _F2, _M2, _I1, _I)
@@ -286,32 +282,29 @@ _STEP_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I1, _I, _I, types.boolean, _F,
 (``kernels``: ``_kernels_at``)."""
 
 
-@_quiet_njit(types.none(*_RESET_ARGS), nogil=True)
+@njit(cache=True, nogil=True)
 def reset_two_player(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks, kernels,
                      width):
     """Start a new game on every board ``i`` with ``which[i]``: ``opening`` random moves of both
     seats (the single env's ``opening_plies``), then the other seat (random or nobody) moving
     first when it is to move (``seat_modes[i]``: 0, 1 or ``ALTERNATE`` by the board's episode
-    count)."""
-    moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
+    count). Compiled for each game's ``KernelSet`` (``kernels``), its kernels inlined."""
     states, streams, obs, masks = unowned(states), unowned(streams), unowned(obs), unowned(masks)
     _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks,
-                  moves, push, to_move, outcome, chance, draw, observe, width, None)
+                  kernels, width, None)
 
 
-@_quiet_njit(types.none(*_STEP_ARGS), nogil=True)
+@njit(cache=True, nogil=True)
 def step_two_player(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, opening, penalty,
                     illegal_reward, obs, rewards, terms, illegal, masks, kernels, width):
     """One step of every board: a board that ended on the last step starts again (its action is
     ignored: Gymnasium's next-step auto-reset); the others play their action, then chance and
     the other seat (random or nobody). ``pending`` becomes the boards that ended now. With
     ``penalty`` an illegal action ends its board with ``illegal_reward`` (``illegal[i]``); else
-    actions are legal."""
-    moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
+    actions are legal. Compiled for each game's ``KernelSet`` (``kernels``), its kernels inlined."""
     states, streams, obs, masks = unowned(states), unowned(streams), unowned(obs), unowned(masks)
     _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, opening, penalty,
-                 illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
-                 draw, observe, width, None)
+                 illegal_reward, obs, rewards, terms, illegal, masks, kernels, width, None)
 
 
 @intrinsic
@@ -339,24 +332,18 @@ def copy_rows(out, src, lo, hi):
     _copy_items(out, src, lo * row, (hi - lo) * row)
 
 
-STEP_TWO_PLAYER_T = types.FunctionType(types.none(*_STEP_ARGS))
-_step_two_player_at = _function_at(STEP_TWO_PLAYER_T)
-
-
 @njit(cache=True, parallel=True, nogil=True)
-def step_two_player_slices(bounds, copy, obs_out, entry, states, streams, seats, episodes, init, pending, actions,
-                           seat_modes, opponent, opening, penalty, illegal_reward, obs, rewards, terms, illegal, masks,
-                           kernels, width):
-    """``step_two_player`` (at the address ``entry``) on the boards ``bounds[t]:bounds[t + 1]``,
-    one slice a thread of numba's (``BoardThreads``); with ``copy`` each slice's observations are
-    then copied into ``obs_out`` in its own thread. Called by its address, the entry point is not
-    compiled into this function again (Starship's took 34 s so)."""
-    step = _step_two_player_at(entry)
+def step_two_player_slices(bounds, copy, obs_out, states, streams, seats, episodes, init, pending, actions, seat_modes,
+                           opponent, opening, penalty, illegal_reward, obs, rewards, terms, illegal, masks, kernels,
+                           width):
+    """``step_two_player`` on the boards ``bounds[t]:bounds[t + 1]``, one slice a thread of
+    numba's (``BoardThreads``); with ``copy`` each slice's observations are then copied into
+    ``obs_out`` in its own thread."""
     for t in prange(bounds.size - 1):
         lo, hi = bounds[t], bounds[t + 1]
-        step(states[lo:hi], streams[lo:hi], seats[lo:hi], episodes[lo:hi], init, pending[lo:hi], actions[lo:hi],
-             seat_modes[lo:hi], opponent, opening, penalty, illegal_reward, obs[lo:hi], rewards[lo:hi], terms[lo:hi],
-             illegal[lo:hi], masks[lo:hi], kernels, width)
+        step_two_player(states[lo:hi], streams[lo:hi], seats[lo:hi], episodes[lo:hi], init, pending[lo:hi],
+                        actions[lo:hi], seat_modes[lo:hi], opponent, opening, penalty, illegal_reward, obs[lo:hi],
+                        rewards[lo:hi], terms[lo:hi], illegal[lo:hi], masks[lo:hi], kernels, width)
         if copy:
             copy_rows(obs_out, obs, lo, hi)
 
@@ -391,11 +378,10 @@ def reset_two_player_search(states, streams, seats, episodes, init, which, seat_
                             kernels, width, search_kernels, data):
     """``reset_two_player`` with a compiled search as the other seat (``search_kernels``: its
     mover, tablegym.search.batch_opponent.searched_move, and its kernels, as addresses)."""
-    moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
     search = _search_at(search_kernels, data)
     states, streams, obs, masks = unowned(states), unowned(streams), unowned(obs), unowned(masks)
     _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks,
-                  moves, push, to_move, outcome, chance, draw, observe, width, search)
+                  _kernels_at(kernels), width, search)
 
 
 @_quiet_njit(types.none(*_STEP_ARGS, _I1, SEARCH_DATA_T))
@@ -404,12 +390,10 @@ def step_two_player_search(states, streams, seats, episodes, init, pending, acti
                            data):
     """``step_two_player`` with a compiled search as the other seat (``search_kernels`` as for
     ``reset_two_player_search``)."""
-    moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
     search = _search_at(search_kernels, data)
     states, streams, obs, masks = unowned(states), unowned(streams), unowned(obs), unowned(masks)
     _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, opening, penalty,
-                 illegal_reward, obs, rewards, terms, illegal, masks, moves, push, to_move, outcome, chance,
-                 draw, observe, width, search)
+                 illegal_reward, obs, rewards, terms, illegal, masks, _kernels_at(kernels), width, search)
 
 
 @njit(cache=True)
@@ -447,11 +431,13 @@ class BatchOpponent:
         return self._addresses
 
     def reset(self, *args: Any) -> None:
-        """``reset_two_player``'s arguments: its boards dealt with this opponent as the other seat."""
+        """``reset_two_player``'s arguments, the game's kernels as addresses (``_kernels_at``): its
+        boards dealt with this opponent as the other seat."""
         reset_two_player_search(*args, self.addresses, self.data)
 
     def step(self, *args: Any) -> None:
-        """``step_two_player``'s arguments: one step of its boards with this opponent as the other seat."""
+        """``step_two_player``'s arguments, the game's kernels as addresses: one step of its boards
+        with this opponent as the other seat."""
         step_two_player_search(*args, self.addresses, self.data)
 
     def __repr__(self) -> str:
@@ -481,7 +467,7 @@ def reset_single(states, streams, steps, last_score, init, which, from_start, ob
     """Deal a new game on every board ``i`` with ``which[i]`` (chance resolved); a step's reward is
     the change of ``score`` from the dealt position's (``from_start``) or from 0 (``kernels``:
     ``_kernels_at``'s, then score and info)."""
-    moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
+    kern = _kernels_at(kernels)
     score, info_fn = _score_at(kernels[9]), _info_at(kernels[10])
     states, streams, obs, masks, info = unowned(states), unowned(streams), unowned(obs), unowned(masks), unowned(info)
     buf = np.empty(width, np.int64)
@@ -490,10 +476,10 @@ def reset_single(states, streams, steps, last_score, init, which, from_start, ob
         if which[i]:
             s = states[i]
             s[:] = init
-            _resolve_chance(s, streams[i], to_move, outcome, chance, draw, push, buf, probs)
+            _resolve_chance(s, streams[i], kern, buf, probs)
             steps[i] = 0
             last_score[i] = score(s) if from_start else 0.0
-            _finish(s, i, 0, moves, outcome, observe, obs, masks, buf)
+            _finish(s, i, 0, kern, obs, masks, buf)
             info_fn(s, info[i])
 
 
@@ -508,7 +494,7 @@ def step_single(states, streams, steps, last_score, init, pending, from_start, a
     is the change of ``score`` (the first step's counts from the dealt position's score with
     ``from_start``, else from 0), a board truncates after
     ``limit`` steps (0: never), and a board that ended on the last step is dealt again."""
-    moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
+    kern = _kernels_at(kernels)
     score, info_fn = _score_at(kernels[9]), _info_at(kernels[10])
     states, streams, obs, masks, info = unowned(states), unowned(streams), unowned(obs), unowned(masks), unowned(info)
     buf = np.empty(width, np.int64)
@@ -519,7 +505,7 @@ def step_single(states, streams, steps, last_score, init, pending, from_start, a
         truncs[i] = False
         if pending[i]:
             s[:] = init
-            _resolve_chance(s, streams[i], to_move, outcome, chance, draw, push, buf, probs)
+            _resolve_chance(s, streams[i], kern, buf, probs)
             steps[i] = 0
             last_score[i] = score(s) if from_start else 0.0
             rewards[i] = 0.0
@@ -529,23 +515,23 @@ def step_single(states, streams, steps, last_score, init, pending, from_start, a
             a = actions[i]
             if penalty and (a < 0 or a >= masks.shape[1] or masks[i, a] == 0):
                 illegal[i] = True
-                observe(s, 0, obs[i])
+                observe_of(kern, s, 0, obs[i])
                 masks[i, :] = 0
                 info_fn(s, info[i])
                 rewards[i] = illegal_reward
                 terms[i] = True
                 pending[i] = True
                 continue
-            push(s, a)
-            _resolve_chance(s, streams[i], to_move, outcome, chance, draw, push, buf, probs)
+            push_of(kern, s, a)
+            _resolve_chance(s, streams[i], kern, buf, probs)
             steps[i] += 1
             now = score(s)
             rewards[i] = now - last_score[i]
             last_score[i] = now
-            terms[i] = _read(outcome, s) != ONGOING
+            terms[i] = outcome_of(kern, s) != ONGOING
             truncs[i] = not terms[i] and limit > 0 and steps[i] >= limit
             pending[i] = terms[i] or truncs[i]
-        _finish(s, i, 0, moves, outcome, observe, obs, masks, buf)
+        _finish(s, i, 0, kern, obs, masks, buf)
         info_fn(s, info[i])
 
 
@@ -591,9 +577,10 @@ class CompiledKernel:
     itself as a first-class function argument (the opponent bench's root search), it is typed
     by ``_numba_type_`` instead of numba looking the dispatcher up again at every call."""
 
-    __slots__ = ("_numba_type_", "address")
+    __slots__ = ("_numba_type_", "address", "kernel")
 
     def __init__(self, kernel: Any, kind: types.FunctionType) -> None:
+        self.kernel = kernel
         self._numba_type_ = kind
         self.address = types.CompileResultWAP(kernel.get_compile_result(kind.signature)).address
 
@@ -612,23 +599,23 @@ def children_of(states, masks, obs, ended, result, kernels):
     (``result[i, a]``: +1 won, -1 lost, 0 drawn). Games without chance only: the mover's
     opponent is to move in every unfinished child. What an afterstate learner values
     (training/negamax_dqn.py); the boards are left as they were."""
-    moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
+    kern = _kernels_at(kernels)
     child = np.empty(states.shape[1], np.int64)
     for i in range(states.shape[0]):
         s = states[i]
-        mover = _read(to_move, s)
+        mover = to_move_of(kern, s)
         for a in range(masks.shape[1]):
             ended[i, a] = False
             result[i, a] = 0.0
             if masks[i, a] == 0:
                 continue
             child[:] = s
-            push(child, a)
-            if _read(outcome, child) != ONGOING:
+            push_of(kern, child, a)
+            if outcome_of(kern, child) != ONGOING:
                 ended[i, a] = True
-                result[i, a] = _reward_of(child, mover, outcome)
+                result[i, a] = _reward_of(child, mover, kern)
             else:
-                observe(child, _read(to_move, child), obs[i, a])
+                observe_of(kern, child, to_move_of(kern, child), obs[i, a])
 
 
 _GRANDCHILDREN_ARGS = (_I2, _M2, types.float32[:, :, :, ::1], _B3, _D3, _B3, _I1, _I)
@@ -641,13 +628,13 @@ def grandchildren_of(states, masks, obs, ended, result, legal, kernels, width):
     as its player to move (the board's mover again) observes it (``obs[i, a, b]``), whether the
     reply ended the game (``ended[i, a, b]``) and then the result for the board's mover
     (``result[i, a, b]``). Games without chance only (``children_of``)."""
-    moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
+    kern = _kernels_at(kernels)
     child = np.empty(states.shape[1], np.int64)
     grandchild = np.empty(states.shape[1], np.int64)
     buf = np.empty(width, np.int64)
     for i in range(states.shape[0]):
         s = states[i]
-        mover = _read(to_move, s)
+        mover = to_move_of(kern, s)
         for a in range(masks.shape[1]):
             legal[i, a, :] = False
             ended[i, a, :] = False
@@ -655,19 +642,19 @@ def grandchildren_of(states, masks, obs, ended, result, legal, kernels, width):
             if masks[i, a] == 0:
                 continue
             child[:] = s
-            push(child, a)
-            if _read(outcome, child) != ONGOING:
+            push_of(kern, child, a)
+            if outcome_of(kern, child) != ONGOING:
                 continue
-            for k in range(moves(child, buf)):
+            for k in range(moves_of(kern, child, buf)):
                 b = buf[k]
                 legal[i, a, b] = True
                 grandchild[:] = child
-                push(grandchild, b)
-                if _read(outcome, grandchild) != ONGOING:
+                push_of(kern, grandchild, b)
+                if outcome_of(kern, grandchild) != ONGOING:
                     ended[i, a, b] = True
-                    result[i, a, b] = _reward_of(grandchild, mover, outcome)
+                    result[i, a, b] = _reward_of(grandchild, mover, kern)
                 else:
-                    observe(grandchild, _read(to_move, grandchild), obs[i, a, b])
+                    observe_of(kern, grandchild, to_move_of(kern, grandchild), obs[i, a, b])
 
 
 _OUTCOMES_ARGS = (_I2, _M2, _F2, _I1, _I1, _F1, _I1, _F1, _I1, _I)
@@ -687,7 +674,7 @@ def outcomes_of(states, masks, obs, keys, index, weight, position, result, kerne
     Returns (rows, positions) needed: at most ``len(index)`` rows and ``len(obs)`` positions are
     written, so a caller whose arrays were too short calls again with longer ones. One chance
     node a move at most (a second in a row raises). What training/negamax_dqn.py values."""
-    moves, push, to_move, outcome, chance, draw, observe = _kernels_at(kernels)
+    kern = _kernels_at(kernels)
     child = np.empty(states.shape[1], np.int64)
     grandchild = np.empty(states.shape[1], np.int64)
     cells = np.empty(width, np.int64)
@@ -697,25 +684,25 @@ def outcomes_of(states, masks, obs, keys, index, weight, position, result, kerne
     p = 0
     for i in range(states.shape[0]):
         s = states[i]
-        mover = _read(to_move, s)
+        mover = to_move_of(kern, s)
         first = p  # this board's positions start here
         for a in range(masks.shape[1]):
             if masks[i, a] == 0:
                 continue
             child[:] = s
-            push(child, a)
-            at_chance = _read(outcome, child) == ONGOING and _read(to_move, child) == CHANCE
-            n = chance(child, cells, probs) if at_chance else 1
+            push_of(kern, child, a)
+            at_chance = outcome_of(kern, child) == ONGOING and to_move_of(kern, child) == CHANCE
+            n = chance_of(kern, child, cells, probs) if at_chance else 1
             for k in range(n):
                 grandchild[:] = child
                 prob = 1.0
                 if at_chance:
-                    push(grandchild, cells[k])
+                    push_of(kern, grandchild, cells[k])
                     prob = probs[k]
                 at = -1
                 sign = 1.0
-                if _read(outcome, grandchild) == ONGOING:
-                    player = _read(to_move, grandchild)
+                if outcome_of(kern, grandchild) == ONGOING:
+                    player = to_move_of(kern, grandchild)
                     if player == CHANCE:
                         raise ValueError("outcomes_of: two chance nodes in a row")
                     sign = 1.0 if player == mover else -1.0
@@ -728,18 +715,17 @@ def outcomes_of(states, masks, obs, keys, index, weight, position, result, kerne
                         at = p
                         if p < places:
                             keys[p] = key
-                            observe(grandchild, player, obs[p])
+                            observe_of(kern, grandchild, player, obs[p])
                         p += 1
                 if r < rows:
                     index[r] = i * masks.shape[1] + a
                     weight[r] = sign * prob
                     position[r] = at
-                    result[r] = _reward_of(grandchild, mover, outcome) if at < 0 else 0.0
+                    result[r] = _reward_of(grandchild, mover, kern) if at < 0 else 0.0
                 r += 1
     return r, p
 
 
-STEP_TWO_PLAYER_SLICES = (step_two_player_slices, CompiledKernel(step_two_player, STEP_TWO_PLAYER_T).address)
 STEP_SINGLE_SLICES = (step_single_slices, CompiledKernel(step_single, STEP_SINGLE_T).address)
 """What ``KernelVectorEnv._run_boards`` takes to step the boards in slices: the entry point in
 slices and the address of the entry point it calls."""
@@ -1134,12 +1120,11 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         self._boards = BoardThreads(self.num_envs, *_check_threads(threads, self.num_envs, shared_tables))
         self._obs_out = self._obs
 
-    def _run_boards(self, entry: Callable[..., None], args: tuple,
-                    slices: tuple[Callable[..., None], int] | None = None) -> None:
+    def _run_boards(self, entry: Callable[..., None], args: tuple, slices: tuple | None = None) -> None:
         """``entry(*args)`` over every board in this thread (a reset always; a step with a search
         opponent), or, where ``BoardThreads`` says, in several threads with ``slices`` (a
-        ``*_slices`` entry point and the address of ``entry``):
-        ``slices[0](bounds, copy, obs_out, slices[1], *args)``. With ``copy`` the observations go
+        ``*_slices`` entry point, then any arguments of its own before ``args``, such as the
+        address of ``entry``): ``slices[0](bounds, copy, obs_out, *slices[1:], *args)``. With ``copy`` the observations go
         to a new array ``_obs_out``, copied in each slice's thread (a large batch's copy is a share
         of the step: Starship's 17 kB a board)."""
         def call(bounds: np.ndarray | None) -> None:
@@ -1148,7 +1133,7 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
                 self._obs_out = self._obs.copy() if self.copy else self._obs
             else:
                 self._obs_out = np.empty_like(self._obs) if self.copy else self._obs
-                slices[0](bounds, self.copy, self._obs_out, slices[1], *args)
+                slices[0](bounds, self.copy, self._obs_out, *slices[1:], *args)
 
         if slices is None:
             call(None)
@@ -1237,6 +1222,8 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
         proto = self.single_env(agent_seat=agent_seat if one_seat else 0, illegal_action=illegal_action, **kwargs)
         self._seat_modes = _seat_modes(agent_seat, n)
         self._setup(n, proto.game, proto, autoreset_mode, illegal_action, render_mode, copy)
+        self._kernel_set = KernelSet(self.game.spec.name, tuple(kernel.kernel for kernel in self._compiled))
+        """The game's kernels for the entry points compiled for it (envs/kernel_sets.py)."""
         self.opponent = opponent
         self._search: Any = None
         if opponent is None:
@@ -1279,8 +1266,11 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
             seat_modes = np.array(seats, dtype=np.int64)
         which = self._boards_to_reset(options)
         args = (self._states, self._streams, self._seats, self._episodes, self._init, which, seat_modes, self._opponent,
-                self._opening, self._obs, self._masks, self._kernels, self._width)
-        self._run_boards(reset_two_player if self._search is None else self._search.reset, args)
+                self._opening, self._obs, self._masks)
+        if self._search is None:
+            self._run_boards(reset_two_player, (*args, self._kernel_set, self._width))
+        else:
+            self._run_boards(self._search.reset, (*args, self._kernels, self._width))
         self._reset_done(which)
         return self._observations(), self._info()
 
@@ -1289,11 +1279,11 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
         penalty = self.illegal_action == "penalty"
         args = (self._states, self._streams, self._seats, self._episodes, self._init, self._pending, a, self._seat_modes,
                 self._opponent, self._opening, penalty, -1.0, self._obs, self._rewards, self._terms, self._illegal,
-                self._masks, self._kernels, self._width)
+                self._masks)
         if self._search is None:
-            self._run_boards(step_two_player, args, STEP_TWO_PLAYER_SLICES)
+            self._run_boards(step_two_player, (*args, self._kernel_set, self._width), (step_two_player_slices,))
         else:
-            self._run_boards(self._search.step, args)
+            self._run_boards(self._search.step, (*args, self._kernels, self._width))
         return self._stepped(self._rewards.copy(), self._terms.copy(), np.zeros(self.num_envs, dtype=bool))
 
     def children(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -481,3 +481,35 @@ def test_copy_false_returns_the_env_s_own_buffer_with_the_same_values(env_id: st
         assert np.shares_memory(b["grid"] if isinstance(b, dict) else b, first)
     with pytest.raises(ValueError, match="copy must be True"):
         gymnasium.make_vec(env_id, num_envs=2, copy="no")
+
+
+def test_a_kernel_set_is_named_by_its_kernels_and_their_sources(tmp_path, monkeypatch) -> None:
+    """The entry points compiled for a game are cached under the type of its ``KernelSet``: the
+    same kernels give the same type, another game's another, and an edit of a kernel's source
+    file another (numba checks only the cached function's own file, so without this a changed
+    rule would keep its old compiled step)."""
+    import importlib
+
+    from tablegym.envs import kernel_sets
+    from tablegym.envs.kernel_sets import KERNEL_NAMES, KernelSet
+
+    trilobite = gymnasium.make_vec("tablegym/Trilobite-v0", num_envs=2).unwrapped
+    tiny = gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=2).unwrapped
+    sim = gymnasium.make_vec("tablegym/Sim-v0", num_envs=2).unwrapped
+    assert trilobite._kernel_set.key == tiny._kernel_set.key != sim._kernel_set.key
+    with pytest.raises(ValueError, match=f"a kernel set holds {len(KERNEL_NAMES)} kernels"):
+        KernelSet("sim", (1, 2))
+
+    source = tmp_path / "some_rules.py"
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def kernel_set() -> str:
+        module = importlib.import_module("some_rules")
+        return KernelSet("some", (module.k,) * len(KERNEL_NAMES)).key
+
+    source.write_text("from numba import njit\n\n@njit\ndef k(s):\n    return 0\n")
+    before = kernel_set()
+    assert kernel_set() == before
+    source.write_text("from numba import njit\n\n@njit\ndef k(s):\n    return 1\n")
+    kernel_sets._key.cache_clear()
+    assert kernel_set() != before

@@ -30,9 +30,10 @@ LANES = ((("rules", "starship"),   # 25 s
           ("rules", "trap"),       # 27 s
           ("rules", "sim")))       # 11 s
 """(part, game) tasks of each lane, run in order; ("vector", "") is the generic batch kernels."""
-AFTER = (("vector", "friday"), ("vector", "threes"), ("vector", "trap"), ("vector", "trilobite"),
-         ("vector", "sim"))
-"""The other vector envs (1-2 s each), once both lanes are done."""
+AFTER = (("vector", "trap"), ("vector", "trilobite"), ("vector", "sim"), ("vector", "friday"),
+         ("vector", "threes"))
+"""The other vector envs, once both lanes are done: a two-player game's entry points are compiled
+for the game (envs/kernel_sets.py; 10-15 s each), a one-player game's are shared (1-2 s)."""
 
 
 def warm_lane(tasks: tuple[tuple[str, str], ...]) -> list[str]:
@@ -93,11 +94,11 @@ def warm_rules(name: str) -> str:
     return name
 
 
-SLICED = ("threes", "trilobite", "starship")
+SLICED = ("threes", "trilobite", "sim", "trap", "starship")
 """Games whose vector envs also step in two threads here: the entry points in slices (envs/vector.py's
-``*_slices``) are the same for every one- or two-player game, so one game of each kind compiles them
-(Threes and Friday, run side by side, would compile the one-player ones twice at once), and Starship
-its own."""
+``*_slices``) are compiled for each two-player game and Starship, and are the same for every other
+one-player game, so Threes compiles those (Threes and Friday, run side by side, would compile them
+twice at once)."""
 
 
 def _warm_vector_envs(record) -> None:
