@@ -149,7 +149,7 @@ def _kernels_at(k):
             _chance_at(k[4]), _draw_at(k[5]), _observe_at(k[6]))
 
 
-@njit(cache=True)
+@njit(inline="always")
 def _resolve_chance(s, row, kernels, outcomes, probs):
     """Sample chance nodes from the stream ``row`` until a player (or the end) is to move, one
     ``draw(row, probs, n)`` a node (the single env's draw: ``sample_outcome``'s one
@@ -159,7 +159,7 @@ def _resolve_chance(s, row, kernels, outcomes, probs):
         push_of(kernels, s, outcomes[draw_of(kernels, row, probs, n)])
 
 
-@njit(cache=True)
+@njit(inline="always")
 def _advance(s, row, seat, opponent, kernels, buf, probs, search):
     """Chance, then the other seat, until ``seat`` is to move or the game is over (the single
     env's ``_advance_opponent``): a uniformly random legal move (``legal[rng.integers(len(legal))]``)
@@ -172,7 +172,7 @@ def _advance(s, row, seat, opponent, kernels, buf, probs, search):
         _resolve_chance(s, row, kernels, buf, probs)
 
 
-@njit(cache=True)
+@njit(inline="always")
 def _opponent_move(s, row, kernels, buf, search):
     """The other seat's move: random from the board's stream (``search`` None: numba compiles
     only this branch for the random opponent), or the compiled search ``search`` (``MOVER_T``
@@ -184,7 +184,7 @@ def _opponent_move(s, row, kernels, buf, search):
     return mover(s, s_moves, s_push, s_pop, s_to_move, s_outcome, s_key, s_chance, s_eval, data)
 
 
-@njit(cache=True)
+@njit(inline="always")
 def _finish(s, i, seat, kernels, obs, masks, buf):
     """Board ``i``'s observation by ``seat`` and its legal mask (all zeros once over)."""
     observe_of(kernels, s, seat, obs[i])
@@ -194,7 +194,7 @@ def _finish(s, i, seat, kernels, obs, masks, buf):
             masks[i, buf[k]] = 1
 
 
-@njit(cache=True)
+@njit(inline="always")
 def _reward_of(s, seat, kernels):
     """``State.returns()[seat]``: +1 won, -1 lost, 0 drawn or unfinished."""
     out = outcome_of(kernels, s)
@@ -203,7 +203,7 @@ def _reward_of(s, seat, kernels):
     return 0.0
 
 
-@njit(cache=True)
+@njit(inline="always")
 def _reset_two_player(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks,
                       kernels, buf, probs, search):
     i = which
