@@ -32,6 +32,8 @@ from typing import Any
 from numba import types
 from numba.extending import NativeValue, models, overload, register_model, typeof_impl, unbox
 
+from tablegym.envs.core import OUTCOME, TO_MOVE, k_outcome, k_to_move, no_chance
+
 KERNEL_NAMES = ("moves", "push", "to_move", "outcome", "chance", "draw", "observe")
 """The kernels of a set, in the order of ``_kernels_at``'s tuple (envs/vector.py)."""
 
@@ -159,6 +161,8 @@ def _read_impl(kernel, s):
 def _to_move_of(kernels, s):
     if isinstance(kernels, KernelSetType):
         fn = _kernel(kernels, "to_move")
+        if fn is k_to_move:  # the header's slot read here: a call each time is not inlined
+            return lambda kernels, s: s[TO_MOVE]
         return lambda kernels, s: fn(s)
     return lambda kernels, s: _read(kernels[2], s)
 
@@ -167,8 +171,23 @@ def _to_move_of(kernels, s):
 def _outcome_of(kernels, s):
     if isinstance(kernels, KernelSetType):
         fn = _kernel(kernels, "outcome")
+        if fn is k_outcome:
+            return lambda kernels, s: s[OUTCOME]
         return lambda kernels, s: fn(s)
     return lambda kernels, s: _read(kernels[3], s)
+
+
+def has_chance_of(kernels: Any) -> bool:
+    """False where the set's game has no chance nodes (known to the compiler, which then leaves
+    out the loops that would resolve them); True otherwise and through addresses."""
+    raise NotImplementedError("compiled code only")
+
+
+@overload(has_chance_of, inline="always")
+def _has_chance_of(kernels):
+    if isinstance(kernels, KernelSetType) and _kernel(kernels, "chance") is no_chance:
+        return lambda kernels: False
+    return lambda kernels: True
 
 
 @overload(chance_of, inline="always")

@@ -62,8 +62,8 @@ from numba.core.errors import NumbaExperimentalFeatureWarning
 
 from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, KEY, MOVES_T, ONGOING, OUTCOME, POP_T, PUSH_T,
                                 STATE_T, TO_MOVE, Game, IllegalActionError, k_outcome, k_to_move, no_chance)
-from tablegym.envs.kernel_sets import (KernelSet, chance_of, draw_of, moves_of, observe_of, outcome_of, push_of,
-                                      to_move_of)
+from tablegym.envs.kernel_sets import (KernelSet, chance_of, draw_of, has_chance_of, moves_of, observe_of, outcome_of,
+                                      push_of, to_move_of)
 from tablegym.envs.streams import choice, integers, stream_rows
 
 OBSERVE_T = types.FunctionType(types.none(STATE_T, types.int64, types.float32[::1]))
@@ -154,6 +154,8 @@ def _resolve_chance(s, row, kernels, outcomes, probs):
     """Sample chance nodes from the stream ``row`` until a player (or the end) is to move, one
     ``draw(row, probs, n)`` a node (the single env's draw: ``sample_outcome``'s one
     ``Generator.choice``, unless the game samples otherwise)."""
+    if not has_chance_of(kernels):
+        return
     while outcome_of(kernels, s) == ONGOING and to_move_of(kernels, s) == CHANCE:
         n = chance_of(kernels, s, outcomes, probs)
         push_of(kernels, s, outcomes[draw_of(kernels, row, probs, n)])
