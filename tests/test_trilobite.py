@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tablegym.envs.core import TERMINAL, IllegalActionError
-from tablegym.envs.trilobite.core import TrilobiteGame
+from tablegym.envs.trilobite.core import TrilobiteGame, TrilobiteState
 from tablegym.envs.trilobite.heuristics import ADVANCED, GAP_TOLERANT, SIMPLEST, WIN_LOSS, enemy_neighbours
 from tablegym.search.alphabeta import alphabeta
 
@@ -165,3 +165,47 @@ def test_text_rendering_is_deterministic_with_a_legend():
     assert s.string_to_action("column 2") == 2
     with pytest.raises(IllegalActionError, match="'foo'"):
         s.string_to_action("foo")
+
+
+def _has_line(board: np.ndarray, player: int, length: int) -> bool:
+    """Whether ``player`` has ``length`` chips in a row anywhere on ``board`` (rows from the top):
+    every start cell and direction scanned, independent of the kernels' bits and walks."""
+    h, w = board.shape
+    for y in range(h):
+        for x in range(w):
+            for dy, dx in ((0, 1), (1, 0), (1, 1), (1, -1)):
+                cells = [(y + k * dy, x + k * dx) for k in range(length)]
+                if all(0 <= cy < h and 0 <= cx < w and board[cy, cx] == player + 1 for cy, cx in cells):
+                    return True
+    return False
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from([(8, 7, 4), (7, 6, 4), (3, 3, 3), (5, 4, 3), (4, 12, 5), (2, 16, 2), (5, 5, 5), (9, 7, 4),
+                        (16, 5, 4), (4, 14, 6)]),
+       st.lists(st.integers(0, 15), max_size=120))
+def test_a_game_ends_exactly_when_a_line_appears_and_pop_restores_it(shape, columns):
+    """Random games on boards whose chips fit the kernel's bits (8 x 7: all 64 bits; 3 x 3; 2 x 16)
+    and on boards that fall back to the walk from the new chip (9 x 7 and 16 x 5: too many cells;
+    4 x 14 with 6 in a row: shifts past 63 bits): after every move the
+    outcome names the mover exactly when a whole-board scan finds its line (and a full board
+    with no line is a draw); popping every move gives back each array, bits included."""
+    w, h, length = shape
+    game = TrilobiteGame(w, h, length)
+    s = game.new_initial_state()
+    k, arr = s.kernels, s.array
+    history = []
+    legal = np.empty(w, dtype=np.int64)
+    for c in columns:
+        n = k.moves(arr, legal)
+        if n == 0:
+            break
+        mover = k.to_move(arr)
+        history.append(arr.copy())
+        k.push(arr, legal[c % n])
+        board = TrilobiteState(game, arr).board
+        line = _has_line(board, mover, length)
+        assert k.outcome(arr) == (mover if line else 2 if (board != 0).all() else -1)
+    for before in reversed(history):
+        k.pop(arr)
+        np.testing.assert_array_equal(arr, before)
