@@ -174,11 +174,12 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
                 alone = gymnasium.make_vec(env_id, num_envs=n, copy=copy, opponent=None, threads=threads)
                 sides["self-play"] = lambda s, env=alone: random_steps(env, s, rng)
                 envs.append(alone)
-            for measure in sides.values():  # compile and warm up outside the timing
+            for env in envs:  # compile and warm up outside the timing, and an automatic thread count
+                random_steps(env, 0.05, rng)  # chosen (its first steps are timed trials) before pgx runs:
+                while getattr(env.unwrapped, "choosing_threads", False):  # JAX's threads stay busy a while
+                    random_steps(env, 0.01, rng)  # after its steps, and a trial beside them kept one thread
+            for measure in sides.values():
                 measure(0.05)
-            for env in envs:  # and an automatic thread count chosen (its first steps are timed trials)
-                while getattr(env.unwrapped, "choosing_threads", False):
-                    random_steps(env, 0.01, rng)
             rates: dict[str, list[float]] = {side: [] for side in sides}
             for _ in range(repeats):  # the sides in turn, so that a slower spell of the machine hits each
                 for side, measure in sides.items():
