@@ -129,20 +129,26 @@ def observe_of(kernels: Any, s: Any, player: int, out: Any) -> None:
     raise NotImplementedError("compiled code only")
 
 
-@overload(moves_of, inline="always")
-def _moves_of(kernels, s, out):
-    if isinstance(kernels, KernelSetType):
-        fn = _kernel(kernels, "moves")
-        return lambda kernels, s, out: fn(s, out)
-    return lambda kernels, s, out: kernels[0](s, out)
+def _call_overload(stub: Any, name: str, arity: int) -> None:
+    """Compile ``stub(kernels, *args)`` (``arity`` args) as the call of the kernel ``name`` on
+    ``args``: by name for a ``KernelSet`` (inlined where the compiler will), else through its
+    address in the tuple. Two arities written out: numba's inliner takes no ``*args``."""
+    index = KERNEL_NAMES.index(name)
+    if arity == 2:
+        @overload(stub, inline="always")
+        def _call2(kernels, a, b):
+            fn = _kernel(kernels, name) if isinstance(kernels, KernelSetType) else None
+            return (lambda kernels, a, b: fn(a, b)) if fn else (lambda kernels, a, b: kernels[index](a, b))
+    else:
+        @overload(stub, inline="always")
+        def _call3(kernels, a, b, c):
+            fn = _kernel(kernels, name) if isinstance(kernels, KernelSetType) else None
+            return (lambda kernels, a, b, c: fn(a, b, c)) if fn else (lambda kernels, a, b, c: kernels[index](a, b, c))
 
 
-@overload(push_of, inline="always")
-def _push_of(kernels, s, action):
-    if isinstance(kernels, KernelSetType):
-        fn = _kernel(kernels, "push")
-        return lambda kernels, s, action: fn(s, action)
-    return lambda kernels, s, action: kernels[1](s, action)
+for _stub, _name, _arity in ((moves_of, "moves", 2), (push_of, "push", 2), (chance_of, "chance", 3),
+                             (draw_of, "draw", 3), (observe_of, "observe", 3)):
+    _call_overload(_stub, _name, _arity)
 
 
 def _read(kernel: Any, s: Any) -> int:
@@ -188,27 +194,3 @@ def _has_chance_of(kernels):
     if isinstance(kernels, KernelSetType) and _kernel(kernels, "chance") is no_chance:
         return lambda kernels: False
     return lambda kernels: True
-
-
-@overload(chance_of, inline="always")
-def _chance_of(kernels, s, outcomes, probs):
-    if isinstance(kernels, KernelSetType):
-        fn = _kernel(kernels, "chance")
-        return lambda kernels, s, outcomes, probs: fn(s, outcomes, probs)
-    return lambda kernels, s, outcomes, probs: kernels[4](s, outcomes, probs)
-
-
-@overload(draw_of, inline="always")
-def _draw_of(kernels, row, probs, n):
-    if isinstance(kernels, KernelSetType):
-        fn = _kernel(kernels, "draw")
-        return lambda kernels, row, probs, n: fn(row, probs, n)
-    return lambda kernels, row, probs, n: kernels[5](row, probs, n)
-
-
-@overload(observe_of, inline="always")
-def _observe_of(kernels, s, player, out):
-    if isinstance(kernels, KernelSetType):
-        fn = _kernel(kernels, "observe")
-        return lambda kernels, s, player, out: fn(s, player, out)
-    return lambda kernels, s, player, out: kernels[6](s, player, out)
