@@ -545,7 +545,9 @@ _step_single_at = _function_at(STEP_SINGLE_T)
 def step_single_slices(bounds, copy, obs_out, entry, states, streams, steps, last_score, init, pending, from_start,
                        actions, limit, penalty, illegal_reward, obs, rewards, terms, truncs, illegal, masks, info,
                        kernels, width):
-    """``step_single`` in slices of the boards, one a thread (as ``step_two_player_slices``)."""
+    """``step_single`` (at the address ``entry``) in slices of the boards, one a thread (as
+    ``step_two_player_slices``). Called by its address, the entry point is not compiled into this
+    function again (Starship's took 34 s so)."""
     step = _step_single_at(entry)
     for t in prange(bounds.size - 1):
         lo, hi = bounds[t], bounds[t + 1]
