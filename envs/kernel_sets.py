@@ -60,11 +60,19 @@ class KernelSet:
 @functools.lru_cache(maxsize=None)
 def _key(game: str, kernels: tuple[Any, ...]) -> str:
     digest = hashlib.sha256()
+    paths = {__file__}
     for kernel in kernels:
         digest.update(f"{kernel.py_func.__module__}.{kernel.py_func.__qualname__};".encode())
-    for path in sorted({inspect.getsourcefile(k.py_func) for k in kernels} | {__file__}):
-        with open(path, "rb") as source:
-            digest.update(source.read())
+        try:
+            paths.add(inspect.getsourcefile(kernel.py_func) or "")
+        except TypeError:
+            paths.add("")
+    for path in sorted(paths):
+        try:
+            with open(path, "rb") as source:
+                digest.update(source.read())
+        except OSError:  # no file (a kernel typed in a notebook): numba caches none of it either
+            digest.update(b"".join(k.py_func.__code__.co_code for k in kernels))
     return f"{game}:{digest.hexdigest()[:16]}"
 
 

@@ -513,3 +513,6 @@ def test_a_kernel_set_is_named_by_its_kernels_and_their_sources(tmp_path, monkey
     source.write_text("from numba import njit\n\n@njit\ndef k(s):\n    return 1\n")
     kernel_sets._key.cache_clear()
     assert kernel_set() != before
+    namespace: dict = {}  # kernels with no source file, as typed in a notebook, still make a set
+    exec("from numba import njit\n\n@njit\ndef k(s):\n    return 2\n", namespace)
+    assert KernelSet("typed", (namespace["k"],) * len(KERNEL_NAMES)).key.startswith("typed:")
