@@ -39,8 +39,10 @@ STEPS = 60
 
 def export(rev: str, folder: pathlib.Path, name: str) -> None:
     """The package's Python and data files at ``rev`` under ``folder/name``, ``tablegym`` renamed."""
-    files = subprocess.run(["git", "ls-tree", "-r", "--name-only", rev], cwd=ROOT, check=True, capture_output=True,
-                           text=True).stdout.split()
+    listing = subprocess.run(["git", "ls-tree", "-r", "--name-only", rev], cwd=ROOT, capture_output=True, text=True)
+    if listing.returncode != 0:
+        raise SystemExit(f"no git revision {rev!r} here: {listing.stderr.strip()}")
+    files = listing.stdout.split()
     for path in files:
         if path.startswith(("results/", "tests/")) or not path.endswith((".py", ".toml", ".json")):
             continue
