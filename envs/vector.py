@@ -12,7 +12,8 @@ that the same ``opponent`` spec builds by the one route (``SearchOpponent``, in
 tablegym.search.batch_opponent: the search layer hands the batch its move function).
 
 The steps of a two-player batch against a random seat or in self-play are compiled for each
-game, its kernels inlined (a ``KernelSet``, envs/kernel_sets.py: 1.1-1.2x faster); the other entry
+game, its kernels inlined (a ``KernelSet``, envs/kernel_sets.py; with the batch helpers inlined,
+1.1-1.7x faster in one thread: results/bench/vec/table.md); the other entry
 points take the kernels' addresses and serve every game from one compile.
 
 Large batches may step in several of numba's threads at once (``threads=N`` or "auto"), a
