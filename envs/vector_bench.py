@@ -171,16 +171,17 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
             sides: dict[str, Any] = {"compiled": lambda s, env=compiled: random_steps(env, s, rng),
                                      "sync": lambda s, env=sync: random_steps(env, s, rng)}
             envs = [compiled, sync]
-            if peer and have_pgx:
-                reference = PgxRandom(peer, n)
-                sides["pgx"] = lambda s, ref=reference: ref.steps_per_second(s, rng)
             if peer and self_play and isinstance(compiled.unwrapped, TwoPlayerVectorEnv):
                 alone = gymnasium.make_vec(env_id, num_envs=n, copy=copy, opponent=None, threads=threads)
                 sides["self-play"] = lambda s, env=alone: random_steps(env, s, rng)
                 envs.append(alone)
             for env in envs:  # compile and warm up outside the timing, and an automatic thread count
-                random_steps(env, 0.05, rng, until_chosen=True)  # chosen before pgx runs: JAX's threads
-                # stay busy a while after its steps, and a trial beside them kept one thread
+                random_steps(env, 0.05, rng, until_chosen=True)  # chosen before pgx is built and runs:
+                # JAX's threads stay busy a while after its compile and steps, and a trial beside them
+                # kept one thread
+            if peer and have_pgx:
+                reference = PgxRandom(peer, n)
+                sides["pgx"] = lambda s, ref=reference: ref.steps_per_second(s, rng)
             for measure in sides.values():
                 measure(0.05)
             rates: dict[str, list[float]] = {side: [] for side in sides}
