@@ -281,8 +281,9 @@ def _step_boards(states, streams, seats, episodes, init, pending, actions, seat_
 _RESET_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I, _I, _F2, _M2, _I1, _I)
 _STEP_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I1, _I, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _M2, _I1,
               _I)
-"""The batch entry points' argument types; the game's kernels come as one array of addresses
-(``kernels``: ``_kernels_at``)."""
+"""The argument types of the entry points with a search as the other seat (``*_search``, which add
+its own); the game's kernels come as one array of addresses (``kernels``: ``_kernels_at``).
+``reset_two_player`` and ``step_two_player`` take the same arguments with a ``KernelSet``."""
 
 
 @njit(cache=True, nogil=True)

@@ -119,7 +119,7 @@ def k_push(s, col):
     s[LAST] = cell
     s[KEY] ^= _ZOBRIST[p, cell] ^ _ZOBRIST[0, MAX_SIDE * MAX_SIDE]
     s[TO_MOVE] = 1 - p
-    if w * (h + 1) <= 64 and (s[L_] - 1) * (h + 2) < 64:
+    if _bits_fit(w, h, s[L_]):
         s[BITS + p] |= np.int64(1) << (col * (h + 1) + height)
         won = _line_of_bits(s[BITS + p], h, s[L_])
     else:
@@ -128,6 +128,13 @@ def k_push(s, col):
         s[OUTCOME] = p
     elif s[PLY] == w * h:
         s[OUTCOME] = DRAW
+
+
+@njit(cache=True, inline="always")
+def _bits_fit(w, h, length):
+    """Whether the chips are kept as bits (``BITS``): every cell and the row above each column in
+    64 bits, and a line's longest shift under 64 (push sets the bits and pop clears them only then)."""
+    return w * (h + 1) <= 64 and (length - 1) * (h + 2) < 64
 
 
 @njit(cache=True, inline="always")
@@ -155,7 +162,7 @@ def k_pop(s):
     p = s[HDR + cell] - 1
     s[HDR + cell] = 0
     s[HDR + w * h + cell % w] -= 1
-    if w * (h + 1) <= 64 and (s[L_] - 1) * (h + 2) < 64:
+    if _bits_fit(w, h, s[L_]):
         s[BITS + p] &= ~(np.int64(1) << ((cell % w) * (h + 1) + h - 1 - cell // w))
     s[KEY] ^= _ZOBRIST[p, cell] ^ _ZOBRIST[0, MAX_SIDE * MAX_SIDE]
     s[TO_MOVE] = p

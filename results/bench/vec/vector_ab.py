@@ -37,11 +37,17 @@ ROOT = pathlib.Path(__file__).resolve().parents[3]
 STEPS = 60
 
 
+def fail(message: str) -> None:
+    """Bad input: one line on stderr, exit status 2 (as the command line's)."""
+    print(f"vector_ab.py: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def export(rev: str, folder: pathlib.Path, name: str) -> None:
     """The package's Python and data files at ``rev`` under ``folder/name``, ``tablegym`` renamed."""
     listing = subprocess.run(["git", "ls-tree", "-r", "--name-only", rev], cwd=ROOT, capture_output=True, text=True)
     if listing.returncode != 0:
-        raise SystemExit(f"no git revision {rev!r} here: {listing.stderr.strip()}")
+        fail(f"no git revision {rev!r} here: {listing.stderr.strip()}")
     files = listing.stdout.split()
     for path in files:
         if path.startswith(("results/", "tests/")) or not path.endswith((".py", ".toml", ".json")):
@@ -61,7 +67,7 @@ def vector_class(env_id: str, package: str) -> Any:
         if env_id in record.vector:
             module, name = record.vector[env_id].split(":")
             return getattr(importlib.import_module(re.sub(r"^tablegym\b", package, module)), name)
-    raise SystemExit(f"no compiled vector env for {env_id!r}")
+    fail(f"no compiled vector env for {env_id!r}")
 
 
 def literal(text: str) -> Any:
