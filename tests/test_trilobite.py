@@ -209,3 +209,26 @@ def test_a_game_ends_exactly_when_a_line_appears_and_pop_restores_it(shape, colu
     for before in reversed(history):
         k.pop(arr)
         np.testing.assert_array_equal(arr, before)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([(8, 7, 4), (8, 8, 4), (3, 3, 3), (7, 6, 4), (2, 16, 2), (9, 7, 4), (16, 5, 4), (8, 9, 4)]),
+       st.lists(st.integers(0, 15), max_size=120))
+def test_moves_are_the_open_columns_by_landing_cell(shape, columns):
+    """The legal columns after random moves, on boards up to 8 x 8 (read from one word's bits) and
+    wider or taller ones (the insertion sort): every open column once, in increasing landing-cell
+    index ((h - 1 - height) * w + column, the original's cell order)."""
+    w, h, length = shape
+    game = TrilobiteGame(w, h, length)
+    s = game.new_initial_state()
+    k, arr = s.kernels, s.array
+    legal = np.empty(w, dtype=np.int64)
+    for c in columns:
+        n = k.moves(arr, legal)
+        if n == 0:
+            break
+        board = TrilobiteState(game, arr).board
+        heights = (board != 0).sum(axis=0)
+        cells = {x: (h - 1 - heights[x]) * w + x for x in range(w) if heights[x] < h}
+        assert legal[:n].tolist() == sorted(cells, key=cells.get)
+        k.push(arr, legal[c % n])

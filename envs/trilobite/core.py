@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from tablegym.envs.core import (DRAW, HEADER, KEY, LAST, ONGOING, OUTCOME, PLY, TO_MOVE, Game, GameSpec,
                                  IllegalActionError, Kernels, KernelState, k_outcome, k_to_move)
@@ -53,8 +54,22 @@ def k_moves(s, out):
     h = s[H_]
     heights = HDR + w * h
     n = 0
-    # Increasing landing-cell index ((h - 1 - height) * w + column): each open column inserted
-    # into place, w steps and a few shifts instead of a scan of every cell.
+    # Increasing landing-cell index ((h - 1 - height) * w + column).
+    if w <= 8 and h <= 8:
+        # Each open column's bit at (h - 1 - height) * 8 + column of one word, read back lowest
+        # first: the same order without the sort's unpredictable branches (a full column's bit
+        # is 0, its shift wrapped into range).
+        b = np.uint64(0)
+        for x in range(w):
+            height = s[heights + x]
+            b |= np.uint64(height < h) << np.uint64(((h - 1 - height) * 8 + x) & 63)
+        while b != 0:
+            out[n] = trailing_zeros(b) & 7
+            n += 1
+            b &= b - np.uint64(1)
+        return n
+    # Wider boards: each open column inserted into place, w steps and a few shifts instead of a
+    # scan of every cell.
     for x in range(w):
         height = s[heights + x]
         if height < h:
