@@ -1,0 +1,71 @@
+"""Depth-3 expectimax with the shipped network, one swipe deeper where the board is full.
+
+An experiment, not a spec option: on a move whose board has at most K empty cells the player
+searches ``expectimax:depth=4,eval=learned`` instead of depth 3. Games are seeded as
+``python -m tablegym.envs.threes.evaluate`` seeds them (seed 0, game g), so each game pairs with
+the depth-3 game of the same deal in results/threes/learned.jsonl (and deals 200-399 in
+depth3.jsonl here). Records are appended as games end; a rerun skips those already there.
+
+    python results/threes/deepening/deepen.py K OUT.jsonl [GAMES]
+
+Each record adds "deep" (moves searched deeper) and "cpu" (the searches' process time, s)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from multiprocessing import Pool
+
+_AGENT = None
+
+
+class Deepened:
+    """Depth 3, or depth 4 on a board with at most ``k`` empty cells."""
+
+    def __init__(self, k: int) -> None:
+        from tablegym.envs.threes.agents import expectimax
+
+        self.shallow, self.deep = expectimax(3, "learned"), expectimax(4, "learned")
+        self.k, self.deepened, self.cpu, self.leaves = k, 0, 0.0, 0
+
+    def __call__(self, state, rng=None) -> int:
+        board = int(state.search_inputs()[0])
+        empty = sum((board >> (4 * c)) & 15 == 0 for c in range(16))
+        start = time.process_time()
+        deeper = empty <= self.k
+        action = (self.deep if deeper else self.shallow)(state, rng)
+        self.cpu += time.process_time() - start
+        self.deepened += deeper
+        return action
+
+
+def play(task: tuple[int, int]) -> dict:
+    global _AGENT
+    from tablegym.envs.threes.records import play_game
+
+    k, game = task
+    if _AGENT is None:
+        _AGENT = Deepened(k)
+    deep, cpu = _AGENT.deepened, _AGENT.cpu
+    record = play_game(_AGENT, f"expectimax:depth=3,eval=learned, depth 4 at <= {k} empty", "+", 0, game)
+    return {**record, "deep": _AGENT.deepened - deep, "cpu": _AGENT.cpu - cpu}
+
+
+def main() -> None:
+    try:
+        k, out = int(sys.argv[1]), sys.argv[2]
+        games = int(sys.argv[3]) if len(sys.argv) > 3 else 200
+    except (IndexError, ValueError):
+        print("usage: deepen.py K OUT.jsonl [GAMES] (K, GAMES: integers)", file=sys.stderr)
+        raise SystemExit(2)
+    done = {json.loads(line)["game"] for line in open(out)} if os.path.exists(out) else set()
+    with Pool(2) as pool, open(out, "a") as f:
+        for record in pool.imap_unordered(play, [(k, g) for g in range(games) if g not in done]):
+            f.write(json.dumps(record) + "\n")
+            f.flush()
+
+
+if __name__ == "__main__":
+    main()
