@@ -178,3 +178,33 @@ def test_kept_walks_give_a_full_score_after_every_step(env_id: str, kwargs: dict
             assert envs._iv[i, vector.I_PIECES] == K.count_pieces(envs._tiles[i])
             assert envs._iv[i, vector.I_HULL_MAX] == K.hull_distance(envs._tiles[i]).max()
     assert changed > 1000  # the edits did change the ships
+
+
+def test_the_crew_walks_stand_after_an_edit_of_a_tile_they_did_not_read() -> None:
+    """``scoring._steps_to`` marks where its walks went: every tile that ``walks_read`` calls
+    unread can turn from corridor to armour or back and each pair's steps stay as they were (so
+    the vector env keeps the sum); some read tiles do change them."""
+    from tablegym.envs.starship.scoring import crew_total, seen_size, walks_read
+    from tablegym.envs.starship.ship import ARMOR, CORRIDOR
+    envs = gymnasium.make_vec("tablegym/Starship-v0", num_envs=8, vectorization_mode="vector_entry_point", size=16)
+    envs.reset(seed=3)
+    rng = np.random.default_rng(3)
+    for _ in range(150):
+        envs.step(np.array([rng.choice(np.flatnonzero(m)) for m in envs.action_masks()]))
+    unread = changed = 0
+    for i in range(8):
+        tiles, parts = envs._tiles[i], envs._parts[i, :envs._iv[i, vector.I_NPARTS]]
+        H, W = tiles.shape
+        seen = np.zeros(seen_size(H, W), np.uint8)
+        total = crew_total(tiles, parts, seen)
+        assert total == crew_total(tiles, parts, np.zeros(0, np.uint8)) == envs._fv[i, vector.F_CREW]
+        for y, x in zip(*np.nonzero((tiles == CORRIDOR) | (tiles == ARMOR))):
+            edited = tiles.copy()
+            edited[y, x] = ARMOR if tiles[y, x] == CORRIDOR else CORRIDOR
+            after = crew_total(edited, parts, np.zeros(0, np.uint8))
+            if walks_read(seen, W, y, x):
+                changed += after != total
+            else:
+                unread += 1
+                assert after == total, (i, y, x)
+    assert unread > 50 and changed > 50

@@ -220,24 +220,40 @@ def crew_walking(tiles, parts):
     A pair's steps are the same searched from either end, so the walks start from the side with
     fewer parts (one multi-source walk each) and look for the other side's parts
     (``_steps_to``). The steps are whole numbers, so their sum is exact in any order."""
-    return crew_mean(crew_total(tiles, parts), *crew_counts(parts))
+    return crew_mean(crew_total(tiles, parts, np.zeros(0, np.uint8)), *crew_counts(parts))
 
 
 @njit(cache=True)
-def crew_total(tiles, parts):
-    """The walking steps summed over every (crew room, destination) pair (0.0 without pairs)."""
+def crew_total(tiles, parts, seen):
+    """The walking steps summed over every (crew room, destination) pair (0.0 without pairs).
+    ``seen``: see ``_steps_to`` (empty where nobody keeps it); cleared first."""
+    seen[:] = 0
     n_rooms, n_dests = crew_counts(parts)
     if n_rooms == 0 or n_dests == 0:
         return 0.0
-    return _steps_to(tiles, parts, n_rooms <= n_dests, -1)
+    return _steps_to(tiles, parts, n_rooms <= n_dests, -1, seen)
 
 
 @njit(cache=True)
-def crew_steps_of(tiles, parts, p):
+def crew_steps_of(tiles, parts, p, seen):
     """The walking steps summed over the pairs crew part ``p`` makes with the other side (its
     share of ``crew_walking``'s sum): what one more room or destination adds where the walkable
-    tiles stay as they were."""
-    return _steps_to(tiles, parts, _is_room(parts[p, KIND]), p)
+    tiles stay as they were. ``seen``: see ``_steps_to``; its walk's tiles are added."""
+    return _steps_to(tiles, parts, _is_room(parts[p, KIND]), p, seen)
+
+
+def seen_size(H: int, W: int) -> int:
+    """The length of a ``seen`` array (``_steps_to``) for an H x W grid: its tiles and the frame around it."""
+    return (H + 2) * (W + 2)
+
+
+@njit(cache=True)
+def walks_read(seen, W, y, x):
+    """Whether the walks that marked ``seen`` may have read tile (y, x): it, or a tile next to
+    it, was queued, or it borders a part a walk started from. If not, the walks run the same
+    whatever the tile is, so their steps stand after an edit of it."""
+    i = (y + 1) * (W + 2) + x + 1
+    return (seen[i] | seen[i + 1] | seen[i - 1] | seen[i + W + 2] | seen[i - W - 2]) != 0
 
 
 @njit(cache=True)
@@ -264,9 +280,14 @@ def crew_counts(parts):
 
 
 @njit(cache=True)
-def _steps_to(tiles, parts, from_rooms, only):
+def _steps_to(tiles, parts, from_rooms, only, seen):
     """The steps summed over the pairs whose room (``from_rooms``) or destination walks start
     from, every such part or only part ``only`` (>= 0), to each part of the other side.
+
+    ``seen`` (flat over the framed grid, ``seen_size``; or empty): set at the tiles around each
+    start footprint and at every tile a walk queued. A walk reads no other tile's walkability
+    but those next to the tiles it takes from the queue, so an edit of a tile that is not next
+    to a set one leaves every pair's steps as they are (``walks_read``).
 
     Each tile next to a target part carries that target's bit, and a walk ends as soon as it has
     reached every target (a breadth-first walk reaches a tile at its fewest steps, so the first
@@ -289,6 +310,7 @@ def _steps_to(tiles, parts, from_rooms, only):
     dist = np.full((H + 2) * Wf, -1, np.int32)
     ring = np.zeros((H + 2) * Wf, np.int64)
     queue = np.empty(H * W + 1, np.int32)  # (one more: a walk writes each neighbour before it counts it)
+    marking = seen.size > 0
     total = 0.0
     for first in range(0, n_targets, _CHUNK):  # (one chunk unless a ship has more than 62 targets)
         m = min(_CHUNK, n_targets - first)
@@ -312,9 +334,13 @@ def _steps_to(tiles, parts, from_rooms, only):
             for xx in range(x0, x0 + w):  # (the four sides of its footprint)
                 tail = _start_at((y0 - 1) * Wf + xx, walk, dist, queue, tail)
                 tail = _start_at((y0 + h) * Wf + xx, walk, dist, queue, tail)
+                if marking:
+                    seen[(y0 - 1) * Wf + xx] = seen[(y0 + h) * Wf + xx] = 1
             for yy in range(y0, y0 + h):
                 tail = _start_at(yy * Wf + x0 - 1, walk, dist, queue, tail)
                 tail = _start_at(yy * Wf + x0 + w, walk, dist, queue, tail)
+                if marking:
+                    seen[yy * Wf + x0 - 1] = seen[yy * Wf + x0 + w] = 1
             found = np.int64(0)
             for k in range(tail):
                 found |= ring[queue[k]]  # these targets are 0 steps away
@@ -337,6 +363,8 @@ def _steps_to(tiles, parts, from_rooms, only):
             total += steps
             for k in range(tail):
                 dist[queue[k]] = -1
+                if marking:
+                    seen[queue[k]] = 1
     return total
 
 

@@ -23,8 +23,10 @@ supply, crew, fill and door stages run only in Python). ``info`` holds "action_m
 Speed: a step costs what scoring a changed ship costs (``scoring.score_given``: the walk from the
 cockpit, the lines of fire, a pass over the tiles; the crew's walks where the walkable tiles
 changed), and half of random steps change the ship. The piece count and hull distances are kept
-up to date by the edit (``kept.py``), the crew's walks until the walkable tiles or the crew's
-parts change, and the observation is redrawn only where a step changed it.
+up to date by the edit (``kept.py``), the crew's walks until a tile they read changes its
+walkability or the crew's parts change (``scoring.walks_read``: a third of the edits that change
+the walkable tiles leave what the walks read alone), and the observation is redrawn only where a
+step changed it.
 
     >>> import gymnasium, numpy as np, tablegym.envs
     >>> envs = gymnasium.make_vec("tablegym/Starship-v0", num_envs=2, size=12, max_steps=30)
@@ -54,7 +56,8 @@ from tablegym.envs.starship.env import (BRUSHES, FIRST_BRUSH_PART, NUM_BRUSHES, 
                                         brush_mask, seal_mask)
 from tablegym.envs.starship.quality import VALIDITY_RULES
 from tablegym.envs.starship.scoring import (NO_PART, TERMS, _count, all_reached, crew_counts, crew_kind,
-                                            crew_mean, crew_steps_of, crew_total, score_given)
+                                            crew_mean, crew_steps_of, crew_total, score_given, seen_size,
+                                            walks_read)
 from tablegym.envs.starship.ship import (COCKPIT, CORRIDOR, DX, DY, EMPTY, FACED, FACING, FIRST_PART, KIND,
                                          NUM_TILE_KINDS, PART_FIELDS, PH, PW, PX, PY, REACTOR, THRUSTER, WEAPON, Ship,
                                          footprint)
@@ -396,22 +399,22 @@ def _scratch(H, W):
 
 
 @njit(cache=True)
-def _score_board(tiles, parts, n, iv, fv, terms, keys, anew, crew, scratch):
+def _score_board(tiles, parts, n, iv, fv, terms, keys, seen, anew, crew, scratch):
     """Score the ship (``StarshipEnv._score``) into the board's counters: ``scoring.score``'s
     numbers, its walks made again only where the edit could change them (``anew``: the piece
     count and hull distances from scratch, at a reset; a step keeps them up to date itself,
-    ``kept.replay_occupancy``; ``crew``: ``CREW_AGAIN`` where the walkable tiles changed or a
-    crew room or destination went, ``CREW_ADDED`` where one came (the last part) and nothing
-    walkable changed: only its own pairs are walked). Most edits change little. ``scratch``:
-    ``_scratch``'s arrays."""
+    ``kept.replay_occupancy``; ``crew``: ``CREW_AGAIN`` where a tile the crew's walks read
+    (``seen``: ``scoring.walks_read``) changed its walkability or a crew room or destination
+    went, ``CREW_ADDED`` where one came (the last part) and nothing they read changed: only its
+    own pairs are walked). Most edits change little. ``scratch``: ``_scratch``'s arrays."""
     if anew:
         iv[I_PIECES] = K.count_pieces(tiles)
         kept.hull_all(tiles, keys)
         iv[I_HULL_MAX] = kept.hull_top(keys)
     if crew == CREW_AGAIN:
-        fv[F_CREW] = crew_total(tiles, parts[:n])
+        fv[F_CREW] = crew_total(tiles, parts[:n], seen)
     elif crew == CREW_ADDED:
-        fv[F_CREW] += crew_steps_of(tiles, parts[:n], n - 1)
+        fv[F_CREW] += crew_steps_of(tiles, parts[:n], n - 1, seen)
     crew_raw, crew_value = crew_mean(fv[F_CREW], *crew_counts(parts[:n]))
     n_cockpits, c = _count(parts[:n], COCKPIT)  # (the first cockpit's least hull distance, as score_given reads it)
     low = kept.hull_low(keys, parts[c, PY], parts[c, PX], parts[c, PH], parts[c, PW]) if n_cockpits else 0
@@ -502,7 +505,7 @@ def _finish(tiles, part, parts, n, iv, o, obs, full, mask, act_mask, targets, go
 
 
 @njit(cache=True)
-def _reset_board(tiles, part, parts, iv, fv, terms, keys, row, trow, g, circle, o, given, weight, targets, got,
+def _reset_board(tiles, part, parts, iv, fv, terms, keys, seen, row, trow, g, circle, o, given, weight, targets, got,
                  scratch):
     """``StarshipEnv.reset`` (and the targets wrapper's) of one board."""
     H, W = tiles.shape
@@ -512,7 +515,7 @@ def _reset_board(tiles, part, parts, iv, fv, terms, keys, row, trow, g, circle, 
         iv[I_CX] = integers(row, W)
     else:
         iv[I_CY] = iv[I_CX] = 0
-    _score_board(tiles, parts, n, iv, fv, terms, keys, True, CREW_AGAIN, scratch)
+    _score_board(tiles, parts, n, iv, fv, terms, keys, seen, True, CREW_AGAIN, scratch)
     fv[F_BEST] = fv[F_QUALITY]
     iv[I_STALE] = iv[I_CHANGES] = iv[I_STEPS] = 0
     if o[O_TARGETS]:
@@ -522,7 +525,7 @@ def _reset_board(tiles, part, parts, iv, fv, terms, keys, row, trow, g, circle, 
 
 
 @njit(cache=True)
-def _step_board(tiles, part, parts, iv, fv, terms, keys, a, o, bonus, weight, targets, got, obs, scratch):
+def _step_board(tiles, part, parts, iv, fv, terms, keys, seen, a, o, bonus, weight, targets, got, obs, scratch):
     """``StarshipEnv.step`` (and the targets wrapper's) of one board: (reward, terminated,
     truncated); the observation is redrawn where the edit and the cursor changed it.
     ``scratch``: ``_scratch``'s arrays."""
@@ -552,11 +555,12 @@ def _step_board(tiles, part, parts, iv, fv, terms, keys, a, o, bonus, weight, ta
         iv[I_NPARTS] = n
         if changed:
             _observe_rect(tiles, part, parts, obs, ry, rx, rh, rw)
-            walkable = False
+            walkable = False  # (where the crew's walks read it: elsewhere they walk as before)
             for k in range(rh * rw):
                 old, new = before_tiles[k], tiles[ry + k // rw, rx + k % rw]
                 occupancy |= (old == EMPTY) != (new == EMPTY)
-                walkable |= K.walkable(old) != K.walkable(new)
+                if K.walkable(old) != K.walkable(new):
+                    walkable |= walks_read(seen, W, ry + k // rw, rx + k % rw)
             if walkable or crew_kind(gone):
                 crew = CREW_AGAIN
             elif crew_kind(_BRUSH[brush, 0]):  # a part brush: its part is the last
@@ -574,7 +578,7 @@ def _step_board(tiles, part, parts, iv, fv, terms, keys, a, o, bonus, weight, ta
     obs[OBS_CHANNELS - 1, iv[I_CY], iv[I_CX]] = 1
     if changed:
         iv[I_CHANGES] += 1
-        _score_board(tiles, parts, n, iv, fv, terms, keys, False, crew, scratch)
+        _score_board(tiles, parts, n, iv, fv, terms, keys, seen, False, crew, scratch)
     iv[I_STEPS] += 1
     reward = _potential(iv, fv, bonus, gated) - before
     if fv[F_QUALITY] > fv[F_BEST] + 1e-12:
@@ -595,18 +599,19 @@ def _step_board(tiles, part, parts, iv, fv, terms, keys, a, o, bonus, weight, ta
 
 
 @njit(cache=True, nogil=True)
-def reset_boards(tiles, part, parts, iv, fv, terms, keys, streams, tstreams, which, g, circle, o, given, weight,
+def reset_boards(tiles, part, parts, iv, fv, terms, keys, seen, streams, tstreams, which, g, circle, o, given, weight,
                  targets, got, obs, masks, act_masks, tobs):
     """Deal a new ship on every board ``i`` with ``which[i]``."""
-    tiles, part, parts, iv, fv, terms, keys = (unowned(tiles), unowned(part), unowned(parts), unowned(iv), unowned(fv),
-                                               unowned(terms), unowned(keys))  # no counts: envs/vector.py
+    tiles, part, parts, iv, fv, terms, keys, seen = (unowned(tiles), unowned(part), unowned(parts), unowned(iv),
+                                                     unowned(fv), unowned(terms), unowned(keys),
+                                                     unowned(seen))  # no counts: envs/vector.py
     streams, tstreams, targets, got = unowned(streams), unowned(tstreams), unowned(targets), unowned(got)
     obs, masks, act_masks, tobs = unowned(obs), unowned(masks), unowned(act_masks), unowned(tobs)
     scratch = _scratch(tiles.shape[1], tiles.shape[2])
     for i in range(tiles.shape[0]):
         if which[i]:
-            _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], keys[i], streams[i], tstreams[i], g,
-                         circle, o, given, weight, targets[i], got[i], scratch)
+            _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], keys[i], seen[i], streams[i],
+                         tstreams[i], g, circle, o, given, weight, targets[i], got[i], scratch)
             _finish(tiles[i], part[i], parts[i], iv[i, I_NPARTS], iv[i], o, obs[i], True, masks[i], act_masks[i],
                     targets[i], got[i], tobs[i])
 
@@ -615,19 +620,20 @@ _B3, _H3, _I3 = types.int8[:, :, ::1], types.int16[:, :, ::1], types.int32[:, :,
 _I1, _I2, _U2 = types.int64[::1], types.int64[:, ::1], types.uint64[:, ::1]
 _F, _F1, _F2, _BOOL1, _M2 = types.float64, types.float64[::1], types.float64[:, ::1], types.boolean[::1], types.int8[:, ::1]
 STEP_BOARDS_T = types.FunctionType(types.none(
-    _B3, _H3, _H3, _I2, _F2, _F2, _I3, _U2, _U2, _BOOL1, _I1, _I1, _F, _I1, _F, _F, _F2, _F2, types.uint8[:, :, :, ::1],
-    _M2, _M2, types.float32[:, ::1], _F1, _BOOL1, _BOOL1))
+    _B3, _H3, _H3, _I2, _F2, _F2, _I3, types.uint8[:, ::1], _U2, _U2, _BOOL1, _I1, _I1, _F, _I1, _F, _F, _F2, _F2,
+    types.uint8[:, :, :, ::1], _M2, _M2, types.float32[:, ::1], _F1, _BOOL1, _BOOL1))
 """``step_boards``' type: the envs' arrays (``StarshipVectorEnv.__init__``), compiled once for
 them, so that its address steps the boards in slices (``step_boards_slices``)."""
 
 
 @njit(STEP_BOARDS_T.signature, cache=True, nogil=True)
-def step_boards(tiles, part, parts, iv, fv, terms, keys, streams, tstreams, pending, actions, g, circle, o, bonus,
+def step_boards(tiles, part, parts, iv, fv, terms, keys, seen, streams, tstreams, pending, actions, g, circle, o, bonus,
                 weight, targets, got, obs, masks, act_masks, tobs, rewards, terms_out, truncs):
     """One step of every board; a board that ended on the last step is dealt again instead (its
     action ignored: Gymnasium's next-step auto-reset). ``pending`` becomes the boards that ended."""
-    tiles, part, parts, iv, fv, terms, keys = (unowned(tiles), unowned(part), unowned(parts), unowned(iv), unowned(fv),
-                                               unowned(terms), unowned(keys))  # no counts: envs/vector.py
+    tiles, part, parts, iv, fv, terms, keys, seen = (unowned(tiles), unowned(part), unowned(parts), unowned(iv),
+                                                     unowned(fv), unowned(terms), unowned(keys),
+                                                     unowned(seen))  # no counts: envs/vector.py
     streams, tstreams, targets, got = unowned(streams), unowned(tstreams), unowned(targets), unowned(got)
     obs, masks, act_masks, tobs = unowned(obs), unowned(masks), unowned(act_masks), unowned(tobs)
     no_targets = np.full(3, -1.0)
@@ -635,14 +641,14 @@ def step_boards(tiles, part, parts, iv, fv, terms, keys, streams, tstreams, pend
     for i in range(tiles.shape[0]):
         full = pending[i]
         if full:
-            _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], keys[i], streams[i], tstreams[i], g,
-                         circle, o, no_targets, weight, targets[i], got[i], scratch)
+            _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], keys[i], seen[i], streams[i],
+                         tstreams[i], g, circle, o, no_targets, weight, targets[i], got[i], scratch)
             rewards[i] = 0.0
             terms_out[i] = truncs[i] = pending[i] = False
         else:
             rewards[i], terms_out[i], truncs[i] = _step_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i],
-                                                              keys[i], actions[i], o, bonus, weight, targets[i],
-                                                              got[i], obs[i], scratch)
+                                                              keys[i], seen[i], actions[i], o, bonus, weight,
+                                                              targets[i], got[i], obs[i], scratch)
             pending[i] = terms_out[i] or truncs[i]
         _finish(tiles[i], part[i], parts[i], iv[i, I_NPARTS], iv[i], o, obs[i], full, masks[i], act_masks[i],
                 targets[i], got[i], tobs[i])
@@ -652,7 +658,7 @@ _step_boards_at = _function_at(STEP_BOARDS_T)
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def step_boards_slices(bounds, copy, obs_out, entry, tiles, part, parts, iv, fv, terms, keys, streams, tstreams,
+def step_boards_slices(bounds, copy, obs_out, entry, tiles, part, parts, iv, fv, terms, keys, seen, streams, tstreams,
                        pending, actions, g, circle, o, bonus, weight, targets, got, obs, masks, act_masks, tobs,
                        rewards, terms_out, truncs):
     """``step_boards`` (at the address ``entry``) on the boards ``bounds[t]:bounds[t + 1]``, one
@@ -660,7 +666,7 @@ def step_boards_slices(bounds, copy, obs_out, entry, tiles, part, parts, iv, fv,
     step = _step_boards_at(entry)
     for t in prange(bounds.size - 1):
         lo, hi = bounds[t], bounds[t + 1]
-        step(tiles[lo:hi], part[lo:hi], parts[lo:hi], iv[lo:hi], fv[lo:hi], terms[lo:hi], keys[lo:hi],
+        step(tiles[lo:hi], part[lo:hi], parts[lo:hi], iv[lo:hi], fv[lo:hi], terms[lo:hi], keys[lo:hi], seen[lo:hi],
              streams[lo:hi], tstreams[lo:hi], pending[lo:hi], actions[lo:hi], g, circle, o, bonus, weight,
              targets[lo:hi], got[lo:hi], obs[lo:hi], masks[lo:hi], act_masks[lo:hi], tobs[lo:hi], rewards[lo:hi],
              terms_out[lo:hi], truncs[lo:hi])
@@ -759,6 +765,7 @@ class StarshipVectorEnv(KernelVectorEnv):
         self._fv = np.zeros((n, F_SIZE))
         self._terms = np.zeros((n, len(TERMS)))
         self._keys = np.zeros((n, H, W), np.int32)  # the hull distances' keys (kept.py)
+        self._seen = np.zeros((n, seen_size(H, W)), np.uint8)  # where the crew's walks went (scoring._steps_to)
         self._streams: np.ndarray | None = None
         self._tstreams = np.zeros_like(stream_rows([0] * n))
         self._targets = np.zeros((n, 3))
@@ -790,9 +797,9 @@ class StarshipVectorEnv(KernelVectorEnv):
         which = self._boards_to_reset(options)
         given = self._given_targets(options)
         self._run_boards(reset_boards, (
-            self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._keys, self._streams,
-            self._tstreams, which, self._g, self._circle, self._o, given, self._weight, self._targets, self._got,
-            self._obs, self._masks, self._act_masks, self._tobs))
+            self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._keys, self._seen,
+            self._streams, self._tstreams, which, self._g, self._circle, self._o, given, self._weight, self._targets,
+            self._got, self._obs, self._masks, self._act_masks, self._tobs))
         self._reset_done(which)
         return self._observations(), self._info()
 
@@ -802,10 +809,10 @@ class StarshipVectorEnv(KernelVectorEnv):
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
         self._run_boards(step_boards, (
-            self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._keys, self._streams,
-            self._tstreams, self._pending, a, self._g, self._circle, self._o, self._bonus, self._weight, self._targets,
-            self._got, self._obs, self._masks, self._act_masks, self._tobs, self._rewards, self._terms_out,
-            self._truncs), STEP_BOARDS_SLICES)
+            self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._keys, self._seen,
+            self._streams, self._tstreams, self._pending, a, self._g, self._circle, self._o, self._bonus, self._weight,
+            self._targets, self._got, self._obs, self._masks, self._act_masks, self._tobs, self._rewards,
+            self._terms_out, self._truncs), STEP_BOARDS_SLICES)
         return self._stepped(self._rewards.copy(), self._terms_out.copy(), self._truncs.copy())
 
     def _actions(self, actions: Any) -> np.ndarray:

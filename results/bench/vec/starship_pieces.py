@@ -33,7 +33,7 @@ def _scores(tiles, parts, iv, fv):
 def _crews(tiles, parts, iv):
     s = 0.0
     for i in range(tiles.shape[0]):
-        s += crew_total(tiles[i], parts[i, :iv[i, V.I_NPARTS]])
+        s += crew_total(tiles[i], parts[i, :iv[i, V.I_NPARTS]], np.zeros(0, np.uint8))
     return s
 
 
