@@ -1,12 +1,14 @@
 """Depth-3 expectimax with the shipped network, one swipe deeper where the board is full.
 
 An experiment, not a spec option: on a move whose board has at most K empty cells the player
-searches ``expectimax:depth=4,eval=learned`` instead of depth 3. Games are seeded as
+searches ``expectimax:depth=4,eval=learned`` instead of depth 3 (K = -1: never). With
+``--penalty P`` both searches score a leaf where the game is over P below its score
+(``ExpectimaxAgent``'s ``terminal_penalty``; 0 by default, as the spec's searches). Games are seeded as
 ``python -m tablegym.envs.threes.evaluate`` seeds them (seed 0, game g), so each game pairs with
 the depth-3 game of the same deal in results/threes/learned.jsonl (and deals 200-399 in
 depth3.jsonl here). Records are appended as games end; a rerun skips those already there.
 
-    python results/threes/deepening/deepen.py K OUT.jsonl [GAMES]
+    python results/threes/deepening/deepen.py K OUT.jsonl [GAMES] [--penalty P]
 
 Each record adds "deep" (moves searched deeper) and "cpu" (the searches' process time, s)."""
 
@@ -24,10 +26,11 @@ _AGENT = None
 class Deepened:
     """Depth 3, or depth 4 on a board with at most ``k`` empty cells."""
 
-    def __init__(self, k: int) -> None:
+    def __init__(self, k: int, penalty: float) -> None:
         from tablegym.envs.threes.agents import expectimax
 
-        self.shallow, self.deep = expectimax(3, "learned"), expectimax(4, "learned")
+        self.shallow = expectimax(3, "learned", terminal_penalty=penalty)
+        self.deep = expectimax(4, "learned", terminal_penalty=penalty)
         self.k, self.deepened, self.cpu, self.leaves = k, 0, 0.0, 0
 
     def __call__(self, state, rng=None) -> int:
@@ -41,28 +44,38 @@ class Deepened:
         return action
 
 
-def play(task: tuple[int, int]) -> dict:
+def play(task: tuple[int, float, int]) -> dict:
     global _AGENT
     from tablegym.envs.threes.records import play_game
 
-    k, game = task
+    k, penalty, game = task
     if _AGENT is None:
-        _AGENT = Deepened(k)
+        _AGENT = Deepened(k, penalty)
     deep, cpu = _AGENT.deepened, _AGENT.cpu
-    record = play_game(_AGENT, f"expectimax:depth=3,eval=learned, depth 4 at <= {k} empty", "+", 0, game)
+    label = f"expectimax:depth=3,eval=learned, depth 4 at <= {k} empty" + (f", penalty {penalty:g}" if penalty else "")
+    record = play_game(_AGENT, label, "+", 0, game)
     return {**record, "deep": _AGENT.deepened - deep, "cpu": _AGENT.cpu - cpu}
 
 
 def main() -> None:
+    args = sys.argv[1:]
     try:
-        k, out = int(sys.argv[1]), sys.argv[2]
-        games = int(sys.argv[3]) if len(sys.argv) > 3 else 200
+        penalty = 0.0
+        if "--penalty" in args:
+            at = args.index("--penalty")
+            penalty = float(args[at + 1])
+            del args[at:at + 2]
+        k, out = int(args[0]), args[1]
+        games = int(args[2]) if len(args) > 2 else 200
+        if len(args) > 3 or penalty < 0:
+            raise ValueError
     except (IndexError, ValueError):
-        print("usage: deepen.py K OUT.jsonl [GAMES] (K, GAMES: integers)", file=sys.stderr)
+        print("usage: deepen.py K OUT.jsonl [GAMES] [--penalty P] (K, GAMES: integers; P: a number >= 0)",
+              file=sys.stderr)
         raise SystemExit(2)
     done = {json.loads(line)["game"] for line in open(out)} if os.path.exists(out) else set()
     with Pool(2) as pool, open(out, "a") as f:
-        for record in pool.imap_unordered(play, [(k, g) for g in range(games) if g not in done]):
+        for record in pool.imap_unordered(play, [(k, penalty, g) for g in range(games) if g not in done]):
             f.write(json.dumps(record) + "\n")
             f.flush()
 
