@@ -31,7 +31,12 @@ class Deepened:
 
         self.shallow = expectimax(3, "learned", terminal_penalty=penalty)
         self.deep = expectimax(4, "learned", terminal_penalty=penalty)
-        self.k, self.deepened, self.cpu, self.leaves = k, 0, 0.0, 0
+        self.k, self.deepened, self.cpu = k, 0, 0.0
+
+    @property
+    def leaves(self) -> int:
+        """The leaves both searches scored (what ``play_game`` records; the earlier records hold 0)."""
+        return self.shallow.leaves + self.deep.leaves
 
     def __call__(self, state, rng=None) -> int:
         board = int(state.search_inputs()[0])
