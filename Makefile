@@ -14,7 +14,7 @@ unexport PYTHONDONTWRITEBYTECODE
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e ".[dev,rl,distributed]"
+	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e ".[dev,rl,distributed,openspiel]"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -30,11 +30,27 @@ written twice. What OpenSpiel learns of a game comes from its ``GameSpec``:
 
 Legal actions and chance outcomes are listed in increasing order, as OpenSpiel wants; the
 observation tensor is the core's ``observation(player)`` (its shape is the spec's), the
-observation string its ``to_text()``. ``clone()`` shares the immutable tablegym state;
-``serialize()`` is OpenSpiel's own (the history, and the Python attributes pickled).
+observation string its ``to_text()``. ``clone()`` shares the immutable tablegym state.
+
+A state string is the action history and nothing else: ``state.serialize()`` writes one action a
+line, chance outcomes included (OpenSpiel's own history form), and ``game.deserialize_state(text)``
+replays it from the first position, each action checked against the legal ones, at most
+``max_game_length`` of them (``max_actions=`` raises the budget); the rule options travel as the
+game's parameters, in the game string. OpenSpiel's own writer and reader of Python states pickle
+the state's attributes into a ``__dict__=`` field and unpickle it, so a forged string runs code;
+tablegym's refuse that field like any string they cannot read (``StateStringError``, one line).
+Importing this module puts tablegym's pair in front of ``pyspiel.serialize_game_and_state`` and
+``pyspiel.deserialize_game_and_state`` for strings that name a tablegym game (other games' go
+straight to OpenSpiel). OpenSpiel's C++ code calls its own pair, which Python cannot override, so
+these still pickle and unpickle: ``pyspiel.random_sim_test(serialize=True)``, pickling or copying
+a state (pybind11's ``__getstate__``/``__setstate__``), the unbound bindings
+``pyspiel.State.serialize`` and ``pyspiel.Game.deserialize_state``, and the C++
+``pyspiel.deserialize_game_and_state`` (its ``__wrapped__`` now) held from before this module was
+imported: never give them a string from outside.
 
 ``TablegymGame.new_initial_state(state)`` also wraps a position reached outside OpenSpiel (a
-match's state): its OpenSpiel history then starts there. ``MCTSAgent`` is how the agent spec
+match's state): its OpenSpiel history then starts there, so it has no state string
+(``UnserializableStateError``). ``MCTSAgent`` is how the agent spec
 ``openspiel-mcts`` (tablegym.interop) plays: OpenSpiel's ``MCTSBot`` with random rollouts or a
 tablegym evaluator as its value function, on that wrapped position.
 """
@@ -42,6 +58,7 @@ tablegym evaluator as its value function, on that wrapped position.
 from __future__ import annotations
 
 import math
+import re
 import time
 from typing import Any, Mapping
 
@@ -53,7 +70,8 @@ from open_spiel.python.observation import IIGObserverForPublicInfoGame
 from tablegym.envs import GamePlugin, make_game, plugin, plugins
 from tablegym.envs.core import CHANCE, TERMINAL, Game, State
 
-__all__ = ["GAMES", "MCTSAgent", "TablegymGame", "TablegymState", "game_type", "openspiel_game", "register_games",
+__all__ = ["GAMES", "MCTSAgent", "StateStringError", "TablegymGame", "TablegymState", "UnserializableStateError",
+           "deserialize_game_and_state", "game_type", "openspiel_game", "register_games", "serialize_game_and_state",
            "short_name"]
 
 PREFIX = "python_tablegym_"
@@ -138,6 +156,23 @@ class TablegymGame(pyspiel.Game):
         (its OpenSpiel history starts there)."""
         return TablegymState(self, state)
 
+    def deserialize_state(self, text: str, *, max_actions: int | None = None) -> "TablegymState":
+        """The state whose ``serialize()`` is ``text``: its action history (one action a line,
+        chance outcomes included) replayed from the first position, each action checked against
+        the legal ones. OpenSpiel's own reader unpickles a ``__dict__=`` field (code, in a forged
+        string); this one reads integers only, at most ``max_actions`` of them (default the
+        game's ``max_game_length``, which bounds every history, chance included), and raises
+        ``StateStringError`` on anything else."""
+        limit = self.max_game_length() if max_actions is None else max_actions
+        state = self.new_initial_state()
+        for line, action in enumerate(_history(text, limit), 1):
+            legal = state.legal_actions()
+            if action not in legal:
+                there = f"; legal: {legal}" if legal else ": the game is over"
+                raise StateStringError(f"line {line} of the state string plays {action}, which is not legal there{there}")
+            state.apply_action(action)
+        return state
+
     def make_py_observer(self, iig_obs_type=None, params=None):
         """The observer of the core's observation tensor; the history for perfect-recall
         information states (a perfect-information game's public information)."""
@@ -170,6 +205,9 @@ class TablegymState(pyspiel.State):
         if state is not None and state.game.spec != game.tablegym_game.spec:
             raise ValueError(f"a state of {state.game!r} given to the OpenSpiel game of {game.tablegym_game!r}")
         self._held = _Shared(game.tablegym_game.new_initial_state() if state is None else state)
+        self._from_start = state is None
+        """Whether the OpenSpiel history starts at the game's first position (a wrapped
+        position's starts where it was wrapped, so it has no state string)."""
 
     @property
     def tablegym_state(self) -> State:
@@ -203,6 +241,146 @@ class TablegymState(pyspiel.State):
 
     def __str__(self) -> str:
         return self._held.state.to_text()
+
+    def serialize(self) -> str:
+        """The action history, one action a line (chance outcomes included): what
+        ``TablegymGame.deserialize_state`` replays. No Python attribute is written, so no reader
+        ever has a pickle to load (OpenSpiel's own form for Python states pickles them)."""
+        if not self._from_start:
+            raise UnserializableStateError(
+                f"a position wrapped from outside OpenSpiel ({self.get_game()}.new_initial_state(state)) has no history "
+                "from the first position, so no state string; serialise the game's own actions from its start instead")
+        return "\n".join(map(str, self.history())) + "\n"
+
+
+# ---- state strings: the action history, never a pickle -----------------------------------------
+
+
+class StateStringError(ValueError):
+    """A state string (or game-and-state string) tablegym does not read: a ``__dict__=`` field, a
+    line that is not an action, an illegal action, more lines than the budget. The message names
+    the problem and what is read instead."""
+
+
+class UnserializableStateError(ValueError):
+    """A state with no state string: a position wrapped from outside OpenSpiel, whose history does
+    not start at the game's first position."""
+
+
+_PICKLED = "__dict__="
+"""The field in which OpenSpiel's C++ writer puts a Python state's attributes, pickled."""
+
+_READ = "a tablegym state string is its action history, one action (an integer) per line"
+
+_DIGITS = 19
+"""The most digits of an action (an int64's)."""
+
+_ACTION = re.compile(f"[0-9]{{1,{_DIGITS}}}")
+"""An action as a line of a state string: ASCII digits only (``int()`` would also take signs,
+spaces, underscores and other scripts' digits)."""
+
+
+def _shown(text: str, width: int = 40) -> str:
+    """``repr`` of ``text``, cut to ``width`` characters (a forged line can be megabytes)."""
+    return repr(text) if len(text) <= width else f"{text[:width]!r}... ({len(text)} characters)"
+
+
+def _history(text: str, max_actions: int) -> list[int]:
+    """The actions of state string ``text``, sized up before it is split: at most
+    ``max_actions`` lines of at most ``_DIGITS`` digits each."""
+    if not isinstance(text, str):
+        raise StateStringError(f"a state string is a str, not {type(text).__name__}: {_READ}")
+    if _PICKLED in text:
+        raise StateStringError(f"a state string with a {_PICKLED!r} field (pickled Python attributes) is refused: {_READ}")
+    lines = text.count("\n")
+    if lines > max_actions + 1 or len(text) > (max_actions + 1) * (_DIGITS + 1):
+        raise StateStringError(f"a state string of {lines} lines ({len(text)} characters) is longer than the game's "
+                               f"longest history, {max_actions} actions; pass a larger max_actions to read it")
+    body = text.rstrip("\n")
+    actions = body.split("\n") if body else []
+    if len(actions) > max_actions:
+        raise StateStringError(f"a state string of {len(actions)} lines is longer than the game's longest history, "
+                               f"{max_actions} actions; pass a larger max_actions to read it")
+    for line, action in enumerate(actions, 1):
+        if not _ACTION.fullmatch(action):
+            raise StateStringError(f"line {line} of the state string is {_shown(action)}, not an action: {_READ}")
+    return [int(a) for a in actions]
+
+
+_SECTIONS = ("[Meta]", "[Game]", "[State]")
+"""The section headers of an OpenSpiel game-and-state string, in their order."""
+
+
+def _sections(data: str) -> tuple[str, str]:
+    """The game string and the state string of game-and-state string ``data``, its lines read as
+    OpenSpiel's ``DeserializeGameAndState`` reads them (blank lines and '#' comments skipped, the
+    headers in order) up to the [State] header; the state string is the rest, as written."""
+    section, game, start, number = -1, [], 0, 0
+    while start <= len(data):
+        end = data.find("\n", start)
+        end = len(data) if end < 0 else end
+        line, number = data[start:end], number + 1
+        if line and line[0] != "#":
+            if line in _SECTIONS:
+                if _SECTIONS.index(line) != section + 1:
+                    raise StateStringError(f"section {line} out of order at line {number}: a game-and-state string has "
+                                           f"the sections {', '.join(_SECTIONS)}, in that order")
+                section += 1
+                if section == 2:
+                    return "\n".join(game), data[end + 1:]
+            elif section < 0:
+                raise StateStringError(f"line {number} of the game-and-state string, {_shown(line)}, comes before the "
+                                       f"[Meta] section: a game-and-state string has the sections {', '.join(_SECTIONS)}")
+            elif section == 1:
+                game.append(line)
+        start = end + 1
+    raise StateStringError(f"no [State] section in the game-and-state string: it has the sections "
+                           f"{', '.join(_SECTIONS)}, in that order")
+
+
+_OPENSPIEL_SERIALIZE = getattr(pyspiel.serialize_game_and_state, "__wrapped__", pyspiel.serialize_game_and_state)
+_OPENSPIEL_DESERIALIZE = getattr(pyspiel.deserialize_game_and_state, "__wrapped__",
+                                 pyspiel.deserialize_game_and_state)
+
+
+def serialize_game_and_state(game: pyspiel.Game, state: pyspiel.State) -> str:
+    """``pyspiel.serialize_game_and_state`` (this module puts it there): a tablegym state's
+    string is its ``serialize()``, the history (OpenSpiel's C++ writer would pickle the state's
+    Python attributes); other games' strings are OpenSpiel's."""
+    if not isinstance(state, TablegymState):
+        return _OPENSPIEL_SERIALIZE(game, state)
+    return (f"# Automatically generated by OpenSpiel SerializeGameAndState\n[Meta]\nVersion: 1\n\n"
+            f"[Game]\n{game.serialize()}\n[State]\n{state.serialize()}\n")
+
+
+def deserialize_game_and_state(data: str | bytes, *,
+                               max_actions: int | None = None) -> tuple[pyspiel.Game, pyspiel.State]:
+    """``pyspiel.deserialize_game_and_state`` (this module puts it there): a string naming a
+    tablegym game is read by its ``deserialize_state`` (``max_actions`` passed on), never by
+    OpenSpiel's C++ reader, which unpickles the ``__dict__=`` field of Python states; a string
+    naming none goes to OpenSpiel's. Bytes (which OpenSpiel's binding also takes) are read as
+    UTF-8."""
+    if isinstance(data, (bytes, bytearray)):
+        if PREFIX.encode() not in data:
+            return _OPENSPIEL_DESERIALIZE(data)
+        try:
+            data = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise StateStringError(f"a game-and-state string of bytes that are not UTF-8 ({exc.reason} at byte "
+                                   f"{exc.start}): it is text, its sections {', '.join(_SECTIONS)}") from None
+    elif not isinstance(data, str) or PREFIX not in data:
+        return _OPENSPIEL_DESERIALIZE(data)
+    game_text, state_text = _sections(data)
+    game = pyspiel.deserialize_game(game_text)
+    if isinstance(game, TablegymGame):
+        return game, game.deserialize_state(state_text, max_actions=max_actions)
+    # an OpenSpiel game over a tablegym one (a transform): its C++ reader replays the history
+    lines = [line for line in state_text.split("\n") if line and line[0] != "#"]
+    return game, game.deserialize_state("\n".join(lines))
+
+
+serialize_game_and_state.__wrapped__ = _OPENSPIEL_SERIALIZE  # type: ignore[attr-defined]
+deserialize_game_and_state.__wrapped__ = _OPENSPIEL_DESERIALIZE  # type: ignore[attr-defined]
 
 
 class Observer:
@@ -242,6 +420,10 @@ def register_games() -> dict[str, type[TablegymGame]]:
 GAMES: dict[str, type[TablegymGame]] = {}
 """The OpenSpiel game class of each registered tablegym game, by its tablegym name."""
 register_games()
+# Python callers of pyspiel's pair (OpenSpiel's rl_environment and mcts_agent among them) get
+# tablegym's for tablegym games: OpenSpiel's would unpickle a state string's __dict__= field.
+pyspiel.serialize_game_and_state = serialize_game_and_state
+pyspiel.deserialize_game_and_state = deserialize_game_and_state
 
 
 def openspiel_game(game: Game) -> TablegymGame:

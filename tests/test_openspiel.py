@@ -210,3 +210,177 @@ def test_mcts_in_tablegym_eval(capsys):
     assert "`openspiel-mcts:sims=50`" in row
     w, d, l = map(int, row.split("|")[4].split("/"))
     assert w + d + l == 2
+
+
+# ---- state strings: the action history, never a pickle ------------------------------------------
+
+
+def _random_state(game, rng: np.random.Generator, stop: int) -> "osp.TablegymState":
+    """A state reached from the start by random moves and chance outcomes: ``stop`` actions, or
+    fewer where the game ends first."""
+    state = game.new_initial_state()
+    while not state.is_terminal() and len(state.history()) < stop:
+        if state.is_chance_node():
+            actions, probs = zip(*state.chance_outcomes())
+            state.apply_action(int(rng.choice(actions, p=np.asarray(probs) / sum(probs))))
+        else:
+            state.apply_action(int(rng.choice(state.legal_actions())))
+    return state
+
+
+def _assert_same(read, state) -> None:
+    assert isinstance(read, osp.TablegymState)
+    assert read.history() == state.history() and read.move_number() == state.move_number()
+    assert [(x.player, x.action) for x in read.full_history()] == [(x.player, x.action) for x in state.full_history()]
+    assert read.current_player() == state.current_player() and read.is_terminal() == state.is_terminal()
+    assert read.returns() == state.returns() and read.legal_actions() == state.legal_actions()
+    assert read.tablegym_state == state.tablegym_state and str(read) == str(state)
+
+
+def _game_and_state(game, state_text: str) -> str:
+    """A game-and-state string in the form ``pyspiel.serialize_game_and_state`` writes."""
+    return f"# a comment\n[Meta]\nVersion: 1\n\n[Game]\n{game.serialize()}\n[State]\n{state_text}\n"
+
+
+@pytest.mark.parametrize("stop", [0, 5, 10**9])
+@pytest.mark.parametrize("name", GAMES)
+def test_a_serialised_state_is_its_history_and_replays(name, stop):
+    game = _load(name)
+    state = _random_state(game, np.random.default_rng(stop), stop)
+    text = state.serialize()
+    assert "__dict__" not in text and "history=" not in text
+    assert text.split() == [str(a) for a in state.history()]  # one action a line, chance outcomes included
+    _assert_same(game.deserialize_state(text), state)
+    both = pyspiel.serialize_game_and_state(game, state)
+    assert "__dict__" not in both
+    again, read = pyspiel.deserialize_game_and_state(both)
+    assert isinstance(again, osp.TablegymGame) and again.get_parameters() == game.get_parameters()
+    _assert_same(read, state)
+    _assert_same(osp.deserialize_game_and_state(both)[1], state)
+
+
+@pytest.mark.parametrize("name,params", [("trilobite", {"width": 5, "height": 4, "win_length": 3}),
+                                         ("threes", {"hint": "candidates"}),
+                                         ("trap", {"n": 5, "first_player": 1})])
+def test_rule_options_come_back_with_the_game_parameters(name, params):
+    game = _load(name, **params)
+    state = _random_state(game, np.random.default_rng(3), 12)
+    text = pyspiel.serialize_game_and_state(game, state)
+    assert f"[Game]\n{game.serialize()}\n" in text and "__dict__" not in text
+    again, read = pyspiel.deserialize_game_and_state(text)
+    assert again.tablegym_game.spec == game.tablegym_game.spec
+    _assert_same(read, state)
+
+
+class _Plant:
+    """Unpickling this creates the file ``path``: a stand-in for any code a pickle can run."""
+
+    def __init__(self, path) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (type(self.path).touch, (self.path,))
+
+
+def _forged(marker) -> str:
+    """A state string in the form OpenSpiel's C++ ``PyState::Serialize`` writes for Python
+    states, its ``__dict__=`` field a base64 pickle that creates ``marker`` when unpickled."""
+    import base64
+    import pickle
+
+    payload = base64.b64encode(pickle.dumps({"planted": _Plant(marker)})).decode()
+    return f"history=\nmove_number=0\n__dict__={payload}"
+
+
+@pytest.mark.parametrize("route", ["game.deserialize_state", "pyspiel.deserialize_game_and_state",
+                                   "pyspiel.deserialize_game_and_state(bytes)"])
+@pytest.mark.parametrize("name", GAMES)
+def test_a_forged_pickle_in_a_state_string_runs_nothing(name, route, tmp_path):
+    marker = tmp_path / "pwned"
+    game = _load(name)
+    try:
+        if route == "game.deserialize_state":
+            game.deserialize_state(_forged(marker))
+        elif route == "pyspiel.deserialize_game_and_state":
+            pyspiel.deserialize_game_and_state(_game_and_state(game, _forged(marker)))
+        else:  # OpenSpiel's binding takes bytes too
+            pyspiel.deserialize_game_and_state(_game_and_state(game, _forged(marker)).encode())
+    except ValueError as exc:
+        error = exc
+    else:
+        error = None
+    assert not marker.exists(), f"{route} unpickled the forged __dict__= field"
+    assert isinstance(error, osp.StateStringError)
+    assert "'__dict__=' field" in str(error) and "one action" in str(error) and "\n" not in str(error)
+
+
+def test_openspiels_own_form_of_a_tablegym_state_is_refused():
+    # OpenSpiel's C++ writer (reached by calling the binding itself) pickles the Python attributes
+    game = _load("trilobite")
+    state = game.new_initial_state()
+    state.apply_action(3)
+    native = pyspiel.State.serialize(state)
+    assert native.startswith("history=0:3\nmove_number=1\n__dict__=")
+    with pytest.raises(osp.StateStringError, match="'__dict__=' field"):
+        game.deserialize_state(native)
+
+
+def test_malformed_state_strings_are_refused_in_one_line():
+    # trilobite-tiny: 3 columns, 3 rows; X (0) wins column 0 at the fifth move
+    game = _load("trilobite-tiny")
+    cases = {"1\nx\n": r"line 2 of the state string is 'x', not an action",
+             "-1\n": r"line 1 of the state string is '-1', not an action",
+             " 1\n": r"is ' 1', not an action",
+             "1.0\n": r"is '1.0', not an action",
+             "\uff11\n": r"is '\uff11', not an action",  # a full-width digit: int() would take it
+             "1\n\n2\n": r"line 2 of the state string is '', not an action",
+             "starting_state=0\n1\n": r"is 'starting_state=0', not an action",
+             "history=0:1\nmove_number=1\n": r"is 'history=0:1', not an action",
+             "7\n": r"line 1 of the state string plays 7, which is not legal there; legal: \[0, 1, 2\]",
+             "0\n1\n0\n1\n0\n1\n": r"line 6 of the state string plays 1, which is not legal there: the game is over",
+             "0\n" * 10: r"a state string of 10 lines .* longer than the game's longest history, 9 actions",
+             "0\n" * 10**6: r"a state string of 1000000 lines .* pass a larger max_actions",
+             "1" * 30 + "\n": r"is '1{30}', not an action",
+             b"0\n": r"a state string is a str, not bytes"}
+    for text, message in cases.items():
+        with pytest.raises(osp.StateStringError, match=message) as err:
+            game.deserialize_state(text)
+        assert isinstance(err.value, ValueError) and "\n" not in str(err.value)
+        assert any(accepted in str(err.value) for accepted in ("one action (an integer) per line", "legal",
+                                                               "max_actions"))
+    assert game.deserialize_state("").history() == game.deserialize_state("\n").history() == []
+    long = "0\n1\n" * 5  # ten actions, one more than max_game_length: refused by the budget, read past it
+    with pytest.raises(osp.StateStringError, match="longer than"):
+        game.deserialize_state(long)
+    with pytest.raises(osp.StateStringError, match="line 6 .* the game is over"):
+        game.deserialize_state(long, max_actions=10)
+
+
+def test_malformed_game_and_state_strings_are_refused_in_one_line():
+    game = _load("trilobite-tiny")
+    head = f"[Meta]\nVersion: 1\n\n[Game]\n{game.serialize()}\n"
+    cases = {head: r"no \[State\] section",
+             f"[Game]\n{game.serialize()}\n[State]\n1\n": r"section \[Game\] out of order",
+             f"{game.serialize()}\n[Meta]\n": r"line 1 .* before the \[Meta\] section",
+             head + "[State]\n1\n[State]\n": r"line 2 of the state string is '\[State\]', not an action",
+             head + "[State]\n1\n# note\n": r"line 2 of the state string is '# note', not an action"}
+    for text, message in cases.items():
+        with pytest.raises(osp.StateStringError, match=message) as err:
+            pyspiel.deserialize_game_and_state(text)
+        assert "\n" not in str(err.value)
+    # other games' strings are OpenSpiel's own, read by OpenSpiel
+    ttt = pyspiel.load_game("tic_tac_toe")
+    state = ttt.new_initial_state()
+    state.apply_action(4)
+    again, read = pyspiel.deserialize_game_and_state(pyspiel.serialize_game_and_state(ttt, state))
+    assert str(again) == "tic_tac_toe()" and read.history() == [4]
+
+
+def test_a_wrapped_position_has_no_state_string():
+    tg = make_game("trilobite-tiny")
+    state = osp.openspiel_game(tg).new_initial_state(tg.new_initial_state().child(1))
+    for route in (state.serialize, state.clone().serialize,
+                  lambda: pyspiel.serialize_game_and_state(state.get_game(), state)):
+        with pytest.raises(osp.UnserializableStateError, match="wrapped from outside OpenSpiel") as err:
+            route()
+        assert "\n" not in str(err.value)
