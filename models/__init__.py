@@ -13,6 +13,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, globals(),
     agents=['make_agent', 'make_evaluator', 'game_evaluators', 'known_agents'],
     learned=['load_evaluator', 'LearnedEvaluator', 'load_model', 'default_checkpoint'],
     checkpoint=['save_checkpoint', 'load_checkpoint', 'CheckpointError', 'UnsafeModelError'],
-    sb3_files=['trusting'],
+    trust=['trusting', 'trust_model_code'],
     value_net=['ValueMLP', 'NetConfig'],
 )

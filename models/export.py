@@ -202,11 +202,12 @@ def load_sb3_evaluator(game: Game, path: str | os.PathLike, *, trust_code: bool 
     evaluator: what ``eval=learned:PATH.zip`` loads (tablegym.models.learned.load_evaluator).
 
     The zip is read as data (tablegym.models.sb3_files): its critic or Q-network from
-    ``policy.pth`` and the JSON, nothing unpickled. ``trust_code=True`` (default: the
-    ``--trust-model-code`` setting, ``sb3_files.trust_model_code``) uses SB3's own loader instead,
-    which runs code the file carries, with a warning: only for files one trusts."""
+    ``policy.pth`` and the JSON, nothing unpickled. ``trust_code=True`` (default: the decision in
+    force, tablegym.models.trust) uses SB3's own loader instead, which runs code the file carries,
+    with a warning naming who trusted it: only for files one trusts."""
     from tablegym.models.checkpoint import CheckpointError
-    from tablegym.models.sb3_files import read_sb3_network, trust_model_code, warn_trusted
+    from tablegym.models.sb3_files import read_sb3_network
+    from tablegym.models.trust import trust_model_code, warn_trusted
 
     if not Path(path).is_file():
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
@@ -216,7 +217,7 @@ def load_sb3_evaluator(game: Game, path: str | os.PathLike, *, trust_code: bool 
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import DQN, PPO
 
-    warn_trusted(path)
+    warn_trusted(path, trust_code)
     errors = []
     for cls in (MaskablePPO, PPO, DQN):
         try:
@@ -278,7 +279,7 @@ def load_exported(game: Game, path: str | os.PathLike) -> NetEvaluator:
     """A network saved by ``save`` as an evaluator of ``game`` (checked: same game and rules)."""
     from tablegym.models.checkpoint import CheckpointError, load_checkpoint
 
-    payload = load_checkpoint(path, game=game.spec.name, options=game.spec.options)
+    payload = load_checkpoint(path, game=game.spec.name, options=game.spec.options)  # budgets, storages, finite
     meta, state = payload["metadata"], payload["model"]
     if not is_exported(meta):
         raise CheckpointError(f"checkpoint {str(path)!r} is not an exported network (saved by tablegym.models.export.save)")

@@ -13,6 +13,9 @@ record is the one it would have been.
 At most ``workers`` games are in flight at once (the window): on a cluster, set it to the CPUs
 you want busy. Ray is an optional extra: ``pip install "tablegym[distributed]"``.
 
+Every task runs under the caller's decision on model files that carry code and the caller's file
+budgets (tablegym.models.trust, ``as_caller``), whatever the worker's own environment says.
+
 Self-play: the learner stays in the driver; each iteration, ``map_shared`` puts the current
 weights in Ray's object store once (``ray.put``) and every chunk of games reads them from there,
 rather than each task carrying its own copy.
@@ -20,8 +23,9 @@ rather than each task carrying its own copy.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from tablegym.models.trust import as_caller, caller, run_as_caller
 
 BACKENDS = ("process", "ray")
 INSTALL = 'pip install "tablegym[distributed]"'
@@ -87,10 +91,6 @@ def connect(workers: int, address: str | None = None) -> Any:
     ray = require_ray()
     if not ray.is_initialized():
         options: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
-        from tablegym.models.sb3_files import TRUST_ENV
-
-        if os.environ.get(TRUST_ENV) == "1":  # --trust-model-code reaches the tasks that load models
-            options["runtime_env"] = {"env_vars": {TRUST_ENV: "1"}}
         try:
             if address:
                 ray.init(address=address, **options)
@@ -100,6 +100,30 @@ def connect(workers: int, address: str | None = None) -> Any:
             where = f"the Ray cluster at {address!r}" if address else "a local Ray instance"
             raise BackendError(f"cannot start or join {where}: {str(err).splitlines()[0] if str(err) else err}") from None
     return ray
+
+
+class ProcessPool:
+    """``multiprocessing.Pool`` of ``process_context`` whose tasks run under the caller's decision
+    on model files that carry code and its file budgets, as RayPool's do."""
+
+    def __init__(self, workers: int, *modules: str) -> None:
+        self.pool = process_context(*modules).Pool(workers)
+
+    def __enter__(self) -> "ProcessPool":
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        self.pool.terminate()
+        return False
+
+    def imap_unordered(self, fn: Callable[[Any], Any], tasks: Iterable, chunksize: int = 1) -> Iterator[Any]:
+        return self.pool.imap_unordered(as_caller(fn), tasks, chunksize)
+
+
+def task_pool(backend: str, workers: int, address: str | None = None, *modules: str) -> "ProcessPool | RayPool":
+    """The pool matches and single-player runs play their games in: ``workers`` processes here
+    (``modules`` preloaded in them), or Ray tasks."""
+    return RayPool(workers, address) if backend == "ray" else ProcessPool(workers, *modules)
 
 
 class RayPool:
@@ -126,7 +150,8 @@ class RayPool:
         slot in the window is free, and only after the previous result was handed over (a
         caller's generator may wait on that result, as ``match._run_until`` does)."""
         ray = self.ray
-        remote = ray.remote(max_retries=self.max_retries, num_cpus=1)(fn)
+        remote = ray.remote(max_retries=self.max_retries, num_cpus=1)(run_as_caller)
+        settings = caller()
         source = iter(tasks)
         pending: list[Any] = []
         exhausted = False
@@ -138,7 +163,7 @@ class RayPool:
                 if task is _END:
                     exhausted = True
                 else:
-                    pending.append(remote.remote(task))
+                    pending.append(remote.remote(settings, fn, task))
 
         top_up()
         while pending:
@@ -173,10 +198,10 @@ class ProcessExecutor(InProcessExecutor):
         self.pool = ProcessPoolExecutor(workers, mp_context=process_context())
 
     def map(self, fn: Callable[[Any], Any], items: Iterable) -> list:
-        return list(self.pool.map(fn, items))
+        return list(self.pool.map(as_caller(fn), items))
 
     def map_shared(self, fn: Callable[[Any, Any], Any], shared: Any, items: Sequence) -> list:
-        return list(self.pool.map(fn, [shared] * len(items), items))
+        return list(self.pool.map(as_caller(fn), [shared] * len(items), items))
 
     def shutdown(self) -> None:
         self.pool.shutdown()
@@ -190,13 +215,15 @@ class RayExecutor(InProcessExecutor):
         self.max_retries = max_retries
 
     def map(self, fn: Callable[[Any], Any], items: Iterable) -> list:
-        remote = self.ray.remote(max_retries=self.max_retries, num_cpus=1)(fn)
-        return self.ray.get([remote.remote(item) for item in items])
+        remote = self.ray.remote(max_retries=self.max_retries, num_cpus=1)(run_as_caller)
+        settings = caller()
+        return self.ray.get([remote.remote(settings, fn, item) for item in items])
 
     def map_shared(self, fn: Callable[[Any, Any], Any], shared: Any, items: Sequence) -> list:
-        remote = self.ray.remote(max_retries=self.max_retries, num_cpus=1)(_call_shared)
+        remote = self.ray.remote(max_retries=self.max_retries, num_cpus=1)(run_as_caller)
         ref = self.ray.put(shared)  # a top-level argument: each task receives the object itself
-        return self.ray.get([remote.remote(fn, ref, item) for item in items])
+        settings = caller()
+        return self.ray.get([remote.remote(settings, _call_shared, fn, ref, item) for item in items])
 
 
 def _writable(obj: Any) -> Any:
