@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.core import DRAW, KEY, ONGOING, Game
-from tablegym.models.checkpoint import CheckpointError, load_checkpoint
+from tablegym.models.checkpoint import CheckpointError, declared_widths, load_checkpoint, rebuild
 from tablegym.models.netkernel import cached_value, forward_binary, forward_mixed, index_buffer, remember_value
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.search.evaluator import Evaluator
@@ -124,14 +124,16 @@ def default_checkpoint(game_name: str) -> Path:
 def load_model(path: str | os.PathLike, game: Game) -> tuple[ValueMLP, dict]:
     """Rebuild the network saved at ``path``, checking it was trained for ``game``'s rules."""
     payload = load_checkpoint(path, game=game.spec.name, options=game.spec.options)
-    meta = payload["metadata"]
+    meta, state = payload["metadata"], payload["model"]
+    what = f"checkpoint {str(path)!r}"
     try:
-        config = NetConfig.from_dict(meta["net"])
-        model = ValueMLP(config)
-        model.load_state_dict(payload["model"])
-    except (KeyError, RuntimeError, TypeError, ValueError) as exc:
-        raise CheckpointError(f"checkpoint {str(path)!r} does not match its network description: {exc}") from None
-    return model, meta
+        net = meta["net"]
+        config = NetConfig(int(net["num_features"]), declared_widths(net["hidden"], what, most=len(state)))
+    except CheckpointError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"{what} does not match its network description: {exc}") from None
+    return rebuild(lambda: ValueMLP(config), state, what), meta
 
 
 def mlp_evaluator(game: Game, path: Path) -> LearnedEvaluator:

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from tablegym.envs.core import Game, State
-from tablegym.models.checkpoint import CheckpointError, load_checkpoint
+from tablegym.models.checkpoint import CheckpointError, declared_widths, load_checkpoint, rebuild
 
 MASKED = -1e9
 """The logit of an illegal action: zero probability after the softmax, finite for the gradient."""
@@ -65,8 +65,16 @@ def load_actor_critic(path: str | os.PathLike, game: Game) -> ActorCritic:
     if not isinstance(shape, dict):
         raise CheckpointError(f"{str(path)!r} holds no PPO policy (train one with tablegym train GAME --algo ppo; "
                               f"a critic written by --out plays as eval=learned:PATH instead)")
-    net = ActorCritic(int(shape["inputs"]), int(shape["actions"]), tuple(shape["hidden"]))
-    net.load_state_dict(payload["model"])
+    what = f"checkpoint {str(path)!r}"
+    state = payload["model"]
+    try:
+        inputs, actions = int(shape["inputs"]), int(shape["actions"])
+        hidden = declared_widths(shape["hidden"], what, most=len(state))
+    except CheckpointError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"{what} does not match its network description: {exc}") from None
+    net = rebuild(lambda: ActorCritic(inputs, actions, hidden), state, what)  # shapes checked before it is built
     net.eval()
     return net
 

@@ -13,40 +13,39 @@ of the classes the compiled format has (ReLU, LeakyReLU, Tanh, Sigmoid, Identity
 opcodes with ``pickletools``, never run: ``os.system``, ``builtins.eval``, a cloudpickled
 function) is refused, as is anything the compiled format cannot rebuild (a custom policy class, a
 features extractor with weights), in one line that says how to export the network in the
-user's own process instead.
+user's own process instead. Sizes are read before anything is inflated (tablegym.envs.limits):
+the zip's members together within ``model_bytes``, its ``data`` within ``json_bytes`` and
+``json_depth``, each ``.pth`` a torch archive of stored members whose tensors fit their storages
+and, over all members, the same budget; the policy's weights must be finite.
 
-``trust_code=True`` (the CLI's ``--trust-model-code``) is the explicit opt-in for files one
-trusts: SB3's own loader, with a warning. ``restore`` puts a zip's weights into a model the
+``trust_code=True`` (the CLI's ``--trust-model-code``; tablegym.models.trust says where else the
+decision comes from) is the explicit opt-in for files one trusts: SB3's own loader, with a warning
+naming who trusted the file. ``restore`` puts a zip's weights into a model the
 caller built with its own constructor (what tablegym's SB3 scripts do to evaluate or resume a run).
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import io
-import json
 import os
 import pickle
 import pickletools
-import warnings
 import zipfile
 from base64 import b64decode
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import torch
 
-from tablegym.models.checkpoint import CheckpointError, UnsafeModelError, first_line, load_error
+from tablegym.envs.limits import LimitError, checked_zip, current, loads_json, read_member, refuse
+from tablegym.models.checkpoint import (CheckpointError, UnsafeModelError, check_finite_weights, check_tensors,
+                                        check_torch_archive, first_line, load_error, model_limits)
+from tablegym.models.trust import TRUST_ENV, TrustedCodeWarning, trust_model_code, trusting, warn_trusted
 
 __all__ = ["SB3Network", "TRUST_ENV", "TrustedCodeWarning", "UnsafeModelError", "read_sb3_network", "restore",
            "trust_model_code", "trusting"]
-
-TRUST_ENV = "TABLEGYM_TRUST_MODEL_CODE"
-"""Set to 1 by ``--trust-model-code``, so the processes a command starts (match workers, Ray
-tasks) trust the same files as the command itself."""
 
 EXPORT_HINT = ("export the network in your own process instead: tablegym.models.export.save(model, game, "
                "'critic.pt'), then eval=learned:critic.pt; or pass --trust-model-code (trust_code=True) for a "
@@ -76,38 +75,6 @@ FLATTEN = ("stable_baselines3.common.torch_layers", "FlattenExtractor")
 HARMLESS_KWARGS = {"net_arch", "activation_fn", "features_extractor_class", "features_extractor_kwargs",
                    "share_features_extractor", "normalize_images", "optimizer_class", "optimizer_kwargs",
                    "ortho_init", "log_std_init", "use_sde", "full_std", "use_expln", "squash_output"}
-MAX_MEMBER_BYTES = 1 << 30  # a zip member larger than this is refused before it is inflated
-
-
-class TrustedCodeWarning(UserWarning):
-    """A model file is being loaded with a loader that runs the code it carries."""
-
-
-_TRUST: contextvars.ContextVar[bool] = contextvars.ContextVar("tablegym_trust_model_code", default=False)
-
-
-def trust_model_code(trust_code: bool | None = None) -> bool:
-    """Whether SB3's own (code-running) loader may be used: ``trust_code`` when given, else the
-    innermost ``trusting()`` block, else the ``TABLEGYM_TRUST_MODEL_CODE`` environment variable."""
-    if trust_code is not None:
-        return bool(trust_code)
-    return _TRUST.get() or os.environ.get(TRUST_ENV, "") == "1"
-
-
-@contextlib.contextmanager
-def trusting(trust_code: bool = True) -> Iterator[None]:
-    """Within the block, model files load as ``trust_code`` says (e.g. around ``make_agent``,
-    whose specs reach loaders several calls down)."""
-    token = _TRUST.set(bool(trust_code))
-    try:
-        yield
-    finally:
-        _TRUST.reset(token)
-
-
-def warn_trusted(path: str | os.PathLike) -> None:
-    warnings.warn(f"loading {str(path)!r} with Stable-Baselines3's own loader, which runs any code the file "
-                  "carries (trusted: --trust-model-code / trust_code=True)", TrustedCodeWarning, stacklevel=3)
 
 
 # -- the restricted unpickler --------------------------------------------------------------------
@@ -232,14 +199,39 @@ class SB3Network:
     policy: str
 
 
+def _open(path: str) -> zipfile.ZipFile:
+    """The zip at ``path`` once its directory is within the budgets (tablegym.envs.limits
+    ``checked_zip``: members stored or deflated, all of them together within ``model_bytes``)."""
+    with model_limits():
+        return checked_zip(path, repr(path))
+
+
 def _member(archive: zipfile.ZipFile, name: str, path: str) -> bytes:
     try:
         info = archive.getinfo(name)
     except KeyError:
         raise CheckpointError(f"{path!r} is not a MaskablePPO, PPO or DQN model: the zip has no {name!r}") from None
-    if info.file_size > MAX_MEMBER_BYTES:
-        raise UnsafeModelError(f"{path!r}: its {name!r} would inflate to {info.file_size:,} bytes (refused)")
-    return archive.read(name)
+    return read_member(archive, info, f"{path!r}")
+
+
+def _data(archive: zipfile.ZipFile, path: str) -> dict:
+    """The archive's ``data`` JSON, its declared size and its nesting within the budgets
+    (``json_bytes``, ``json_depth``) before it is inflated and parsed."""
+    what = f"{path!r}: its data"
+    with model_limits():
+        info = archive.getinfo("data") if "data" in archive.namelist() else None
+        if info is not None and info.file_size > current().json_bytes:
+            raise refuse(what, f"{info.file_size:,} bytes of JSON", "json_bytes")
+        blob = _member(archive, "data", path)
+        try:
+            data = loads_json(blob, what)
+        except LimitError:
+            raise
+        except ValueError:
+            raise CheckpointError(f"{path!r} is not a MaskablePPO, PPO or DQN model: its data is not JSON") from None
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{path!r} is not a MaskablePPO, PPO or DQN model: its data is not a JSON object")
+    return data
 
 
 def _serialized(data: dict, key: str, path: str) -> Any:
@@ -291,17 +283,26 @@ def _activation(data: dict, kind: str, path: str) -> tuple[str, float]:
 
 def _torch_members(archive: zipfile.ZipFile, path: str) -> dict[str, Any]:
     """Every ``.pth`` member (policy, optimizer, pytorch_variables) loaded with
-    ``weights_only=True``, as SB3 itself does; one that holds anything else is refused by name."""
+    ``weights_only=True``, as SB3 itself does; one that holds anything else is refused by name.
+    Each is a torch archive checked before torch reads it (its own members stored, its pickle
+    within ``pickle_bytes``: tablegym.models.checkpoint ``check_torch_archive``), and the tensors
+    of all of them together fit ``model_bytes`` and their storages; the policy's weights are finite."""
     members = {}
+    spent = 0
     for name in archive.namelist():
         if not name.endswith(".pth"):
             continue
+        what = f"{path!r}: its {name}"
+        blob = _member(archive, name, path)
+        check_torch_archive(blob, what)
         try:
-            members[name] = torch.load(io.BytesIO(_member(archive, name, path)), map_location="cpu", weights_only=True)
-        except CheckpointError:
-            raise
+            members[name] = torch.load(io.BytesIO(blob), map_location="cpu", weights_only=True)
         except Exception as exc:  # weights_only refuses anything but tensors and plain values
-            raise load_error(f"{path!r}: its {name}", exc) from None
+            raise load_error(what, exc) from None
+        del blob
+        spent = check_tensors(members[name], what, spent)
+    if "policy.pth" in members:
+        check_finite_weights(members["policy.pth"], f"{path!r}: its policy.pth")
     return members
 
 
@@ -345,13 +346,8 @@ def read_sb3_network(path: str | os.PathLike) -> SB3Network:
     if not Path(path).is_file():
         raise CheckpointError(f"checkpoint {path!r} does not exist")
     try:
-        with zipfile.ZipFile(path) as archive:
-            try:
-                data = json.loads(_member(archive, "data", path))
-            except ValueError:
-                raise CheckpointError(f"{path!r} is not a MaskablePPO, PPO or DQN model: its data is not JSON") from None
-            if not isinstance(data, dict):
-                raise CheckpointError(f"{path!r} is not a MaskablePPO, PPO or DQN model: its data is not a JSON object")
+        with _open(path) as archive:
+            data = _data(archive, path)
             code = carried_code(data)
             if code is not None:
                 raise UnsafeModelError(f"{path!r}: its {code[0]} carries code ({code[1]}), refused; {EXPORT_HINT}")
@@ -398,19 +394,20 @@ def restore(model: Any, path: str | os.PathLike) -> Any:
     if not Path(path).is_file():
         raise CheckpointError(f"model {path!r} does not exist")
     try:
-        with zipfile.ZipFile(path) as archive:
-            data = json.loads(_member(archive, "data", path))
-            if not isinstance(data, dict):
-                raise CheckpointError(f"model {path!r}: its data is not a JSON object")
+        with _open(path) as archive:
+            data = _data(archive, path)
             code = carried_code(data)
             if code is not None:
                 raise UnsafeModelError(f"model {path!r}: its {code[0]} carries code ({code[1]}), refused")
-            _torch_members(archive, path)
+            members = _torch_members(archive, path)
         saved = _serialized(data, "policy_class", path)
         policy = type(model.policy)
         if isinstance(saved, Reference) and saved.key != (policy.__module__, policy.__qualname__):
             raise CheckpointError(f"model {path!r} holds a {saved.name}, this model a {policy.__qualname__}")
-        model.set_parameters(path, exact_match=True, device="cpu")
+        # the members read and checked above, as SB3's own load_from_zip_file names them (the file is not read twice)
+        params = {name[:-len(".pth")]: obj for name, obj in members.items()
+                  if name not in ("pytorch_variables.pth", "tensors.pth")}
+        model.set_parameters(params, exact_match=True, device="cpu")
     except zipfile.BadZipFile:
         raise CheckpointError(f"model {path!r} is not a Stable-Baselines3 zip") from None
     except CheckpointError:

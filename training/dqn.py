@@ -38,7 +38,7 @@ from torch.nn import functional as F
 import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
-from tablegym.models.checkpoint import load_checkpoint
+from tablegym.models.checkpoint import CheckpointError, declared_widths, load_checkpoint, rebuild
 from tablegym.models.policy import MASKED, mlp
 from tablegym.training.ppo import Boards, env_id_of, mean_return, trained_game, training_options
 from tablegym.training.runs import (Run, TorchLearner, parse_dataclass_args, require_at_least, require_positive,
@@ -198,12 +198,20 @@ def evaluate(qnet: nn.Module, env_id: str, games: int, seed: int, *, epsilon: fl
 
 
 def load_qnet(checkpoint: str | Path) -> nn.Sequential:
-    """The online Q-network of a run's ``checkpoint.pt``."""
+    """The online Q-network of a run's ``checkpoint.pt``: the shapes its metadata declares are
+    checked against the file's before the network is built (``rebuild``)."""
     payload = load_checkpoint(checkpoint)
-    shape = payload["metadata"]["dqn"]
-    qnet = qnetwork(shape["inputs"], shape["actions"], tuple(shape["hidden"]))
-    qnet.load_state_dict({k.partition(".")[2]: v for k, v in payload["model"].items() if k.startswith("q.")})
-    return qnet
+    what = f"checkpoint {str(checkpoint)!r}"
+    state = {k.partition(".")[2]: v for k, v in payload["model"].items() if k.startswith("q.")}
+    try:
+        shape = payload["metadata"]["dqn"]
+        inputs, actions = int(shape["inputs"]), int(shape["actions"])
+        hidden = declared_widths(shape["hidden"], what, most=len(state))
+    except CheckpointError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"{what} holds no DQN Q-network of the shape its metadata says: {exc}") from None
+    return rebuild(lambda: qnetwork(inputs, actions, hidden), state, what)
 
 
 class DQNLearner(TorchLearner):

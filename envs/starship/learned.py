@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 
 from tablegym.envs.starship.ship import Ship
-from tablegym.models.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from tablegym.models.checkpoint import CheckpointError, declared_widths, load_checkpoint, rebuild, save_checkpoint
 from tablegym.models.learned import CHECKPOINT_DIR
 
 CHECKPOINT = CHECKPOINT_DIR / "starship_imitated.pt"
@@ -171,8 +171,9 @@ class LearnedGenerator:
             targets, caps = bool(meta.get("targets", False)), bool(meta.get("caps", False))
             env = editing_env(meta["env_kwargs"], targets, caps)
             n_in = num_inputs(env.observation_space, int(meta["radius"]), int(meta["pool"]))
-            net = policy_layers(n_in, [int(s) for s in meta["sizes"]], int(env.action_space.n))
-            net.load_state_dict({k: v.float() for k, v in state.items()})
+            sizes = declared_widths(meta["sizes"], f"checkpoint {str(path)!r}", most=len(state))
+            net = rebuild(lambda: policy_layers(n_in, list(sizes), int(env.action_space.n)),
+                          {k: v.float() for k, v in state.items()}, f"checkpoint {str(path)!r}")
         except (KeyError, TypeError, ValueError, RuntimeError) as err:
             first = (str(err).strip().splitlines() or [type(err).__name__])[0]
             raise CheckpointError(f"checkpoint {str(path)!r} is not a starship generator: {first}") from None

@@ -18,12 +18,19 @@ the same in TOML or JSON::
     [fill_armor]
     enabled = false
 
+A file is read as data within the budgets of ``tablegym.envs.limits``: at most ``json_bytes``
+of text, nested at most ``json_depth`` deep (``read_config``).
+
 A run is deterministic for a seed: every random choice comes from one ``numpy.random.Generator``.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import reprlib
+import stat
 import tomllib
 from dataclasses import fields
 from pathlib import Path
@@ -31,8 +38,9 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from tablegym.envs.limits import LimitError, current, loads_json, refuse
 from tablegym.envs.starship.ship import Ship
-from tablegym.envs.starship.stages import STAGE_NAMES, STAGES, ConfigError, Stage, _snake
+from tablegym.envs.starship.stages import STAGE_NAMES, STAGES, ConfigError, ConfigLimitError, Stage, _snake
 
 DEFAULT_SIZE = 32
 DEFAULT_DETOUR = 5
@@ -56,20 +64,21 @@ def make_stage(name: str, config: bool | dict[str, Any] | Stage | None = None) -
     if config is False:
         return cls(enabled=False)
     if not isinstance(config, dict):
-        raise ConfigError(f"stage {name!r}: expected a dict of parameters or a bool, got {config!r}")
+        raise ConfigError(f"stage {name!r}: expected a dict of parameters or a bool, got {reprlib.repr(config)}")
     known = {f.name: f.type for f in fields(cls)}
     params = {}
     for key, value in config.items():
         k = _snake(str(key))
         if k not in known:
-            raise ConfigError(f"stage {name!r} has no parameter {key!r}; its parameters are {', '.join(known)}")
+            raise ConfigError(f"stage {name!r} has no parameter {reprlib.repr(key)}; its parameters are "
+                              f"{', '.join(known)}")
         default = getattr(cls(), k)
         if isinstance(default, bool) and not isinstance(value, bool):
-            raise ConfigError(f"stage {name!r}: {key} must be true or false, got {value!r}")
+            raise ConfigError(f"stage {name!r}: {key} must be true or false, got {reprlib.repr(value)}")
         if isinstance(default, (int, float)) and not isinstance(default, bool) and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise ConfigError(f"stage {name!r}: {key} must be a number, got {value!r}")
+            raise ConfigError(f"stage {name!r}: {key} must be a number, got {reprlib.repr(value)}")
         if isinstance(default, int) and not isinstance(default, bool) and isinstance(value, float) and not value.is_integer():
-            raise ConfigError(f"stage {name!r}: {key} must be an integer, got {value!r}")
+            raise ConfigError(f"stage {name!r}: {key} must be an integer, got {reprlib.repr(value)}")
         params[k] = int(value) if isinstance(default, int) and not isinstance(default, bool) else value
     return cls(**params)
 
@@ -83,13 +92,13 @@ class Pipeline:
     def __init__(self, *, size: int | tuple[int, int] = DEFAULT_SIZE, detour: int = DEFAULT_DETOUR, **stages: Any) -> None:
         height, width = (size, size) if isinstance(size, (int, np.integer)) else tuple(size)
         if not (isinstance(height, (int, np.integer)) and isinstance(width, (int, np.integer)) and height >= 4 and width >= 4):
-            raise ConfigError(f"size must be an int >= 4 or a (height, width) pair of them, got {size!r}")
+            raise ConfigError(f"size must be an int >= 4 or a (height, width) pair of them, got {reprlib.repr(size)}")
         if isinstance(detour, bool) or not isinstance(detour, (int, np.integer)) or detour < 0:
-            raise ConfigError(f"detour must be an int >= 0, got {detour!r}")
+            raise ConfigError(f"detour must be an int >= 0, got {reprlib.repr(detour)}")
         unknown = sorted(set(stages) - set(STAGE_NAMES))
         if unknown:
-            raise ConfigError(f"unknown pipeline option(s) {', '.join(map(repr, unknown))}; the options are size, detour "
-                              f"and the stages {', '.join(STAGE_NAMES)}")
+            raise ConfigError(f"unknown pipeline option(s) {', '.join(map(reprlib.repr, unknown))}; the options are size, "
+                              f"detour and the stages {', '.join(STAGE_NAMES)}")
         self.size = (int(height), int(width))
         self.detour = int(detour)
         self.stages: list[Stage] = [make_stage(name, stages.get(name)) for name in STAGE_NAMES]
@@ -100,16 +109,9 @@ class Pipeline:
 
     @classmethod
     def from_file(cls, path: str | Path) -> "Pipeline":
-        """A pipeline from a TOML (``.toml``) or JSON (anything else) file of the same keys."""
-        path = Path(path)
-        text = path.read_text()
-        try:
-            config = tomllib.loads(text) if path.suffix.lower() == ".toml" else json.loads(text)
-        except (tomllib.TOMLDecodeError, json.JSONDecodeError) as err:
-            raise ConfigError(f"{path}: not valid {'TOML' if path.suffix.lower() == '.toml' else 'JSON'}: {err}") from None
-        if not isinstance(config, dict):
-            raise ConfigError(f"{path}: expected a table/object of options, got {type(config).__name__}")
-        return cls(**config)
+        """A pipeline from a TOML (``.toml``) or JSON (anything else) file of the same keys
+        (``read_config``)."""
+        return cls(**read_config(path))
 
     def config(self) -> dict[str, Any]:
         """Every option, stage parameters included (``Pipeline(**p.config())`` is the same pipeline)."""
@@ -163,6 +165,75 @@ class Pipeline:
     def __repr__(self) -> str:
         off = [s.name for s in self.stages if not s.enabled]
         return f"Pipeline(size={self.size}, detour={self.detour}" + (f", off={off})" if off else ")")
+
+
+def read_config(path: str | Path) -> dict[str, Any]:
+    """The options in a TOML (``.toml``) or JSON (anything else) file. Nothing in it is trusted:
+    its size is checked against ``json_bytes`` before it is read whole, and its nesting against
+    ``json_depth`` before it is parsed (``ConfigLimitError``, one line); a file that is not UTF-8,
+    TOML or JSON, or not a table of options, is a ``ConfigError``."""
+    path = Path(path)
+    what, kind, limits = f"config {str(path)!r}", "TOML" if path.suffix.lower() == ".toml" else "JSON", current()
+    with path.open("rb") as file:
+        info = os.fstat(file.fileno())
+        data = file.read(limits.json_bytes + 1)
+    if len(data) > limits.json_bytes:
+        size = f"{info.st_size:,} bytes" if stat.S_ISREG(info.st_mode) else f"more than {limits.json_bytes:,} bytes"
+        raise ConfigLimitError(str(refuse(what, f"{size} of {kind}", "json_bytes")))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    try:
+        if kind == "TOML":
+            depth = toml_depth(text)
+            if depth > limits.json_depth:
+                raise refuse(what, f"TOML nested {depth:,} deep", "json_depth")
+            config = tomllib.loads(text)
+            depth = _nesting(config)
+            if depth > limits.json_depth:
+                raise refuse(what, f"TOML nested {depth:,} deep", "json_depth")
+        else:
+            config = loads_json(text, what)
+    except LimitError as err:
+        raise ConfigLimitError(str(err)) from None
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as err:
+        raise ConfigError(f"{path}: not valid {kind}: {err}") from None
+    except RecursionError:  # not expected past the depth checks; the refusal stays one line if it comes
+        raise ConfigLimitError(f"{what}: {kind} nested deeper than the parser can follow (json_depth "
+                               f"{limits.json_depth}); refused") from None
+    if not isinstance(config, dict):
+        raise ConfigError(f"{path}: expected a table/object of options, got {type(config).__name__}")
+    return config
+
+
+_TOML_SKIPPED = re.compile(r'"""(?:\\.|[^\\])*?"""(?!")|\'\'\'.*?\'\'\'(?!\')|"(?:\\.|[^"\\\n])*"|\'[^\'\n]*\'|#[^\n]*',
+                           re.DOTALL)
+"""A TOML string of any of the four kinds (what it holds is not structure), or a comment."""
+
+
+def toml_depth(text: str) -> int:
+    """How deep a TOML text nests, counted without parsing it (strings and comments blanked
+    first): the deepest nesting of ``[``/``{``, or the most dots on one line plus one (a dotted
+    key ``a.b.c`` or a table header ``[a.b.c]`` nests one table a dot; floats count too, so it
+    errs high). Why: ``tomllib`` recurses once a bracket, and its cost grows with the square of
+    a dotted key's length (a key 20,000 parts long takes 18 s and 1.5 GB)."""
+    blank = _TOML_SKIPPED.sub(lambda m: "" if m.group().startswith("#") else '""', text)
+    codes = np.frombuffer(blank.encode(), dtype=np.uint8)
+    steps = np.isin(codes, (0x5B, 0x7B)).astype(np.int64) - np.isin(codes, (0x5D, 0x7D))
+    brackets = int(np.cumsum(steps).max(initial=0))
+    return max(brackets, max((line.count(".") for line in blank.splitlines()), default=-1) + 1)
+
+
+def _nesting(value: Any) -> int:
+    """How deep parsed configuration nests (tables and arrays), walked without recursion."""
+    deepest, todo = 0, [(value, 0)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth + 1)
+            todo.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def generate(seed: int | np.random.Generator | None = None, **config: Any) -> Ship:

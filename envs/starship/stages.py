@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
+from tablegym.envs.limits import LimitError
 from tablegym.envs.starship import kernels as K
 from tablegym.envs.starship.ship import (
     AMMO, BACKWARD, BUNK, COCKPIT, CORRIDOR, DOOR, DX, DY, EMPTY, FACING, KIND, NUM_VARIANTS, PH, POWER, PW, PX, PY,
@@ -35,6 +36,11 @@ from tablegym.envs.starship.ship import (
 
 class ConfigError(ValueError):
     """A stage or pipeline parameter that is unknown or out of range."""
+
+
+class ConfigLimitError(ConfigError, LimitError):
+    """A configuration file refused before it is parsed: larger or more deeply nested than the
+    budgets of ``tablegym.envs.limits`` allow (one line naming the file and the limit)."""
 
 
 def _snake(name: str) -> str:

@@ -59,6 +59,7 @@ import torch
 import torch.nn.functional as F
 
 from tablegym.envs.starship.audit import RULES, STATISTICS, Audit, audit, layout_quality
+from tablegym.envs.limits import load_npz
 from tablegym.envs.starship.ship import FACED, FACING, KIND, NUM_TILE_KINDS, PART_FIELDS, Ship
 from tablegym.experiments.stats import wilson_interval
 from tablegym.training.flags import OneLineParser
@@ -153,9 +154,9 @@ def ships(generators: Generators, generator: str, seeds: Sequence[int], cache: s
     path = Path(cache) / f"{generator}.npz" if cache else None
     key = generators.key(generator) if path else ""
     if path and path.exists():
-        with np.load(path, allow_pickle=False) as data:
-            if str(data["key"]) == key:
-                have = dict(zip((int(s) for s in data["seeds"]), _unpack(data)))
+        data = load_npz(path)
+        if str(data["key"]) == key:
+            have = dict(zip((int(s) for s in data["seeds"]), _unpack(data)))
 
     def save() -> None:
         assert path is not None

@@ -25,13 +25,14 @@ import lzma
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import torch
 from numba import njit
 from torch import nn
 
+from tablegym.envs.limits import LimitError, check_finite, current, refuse
 from tablegym.envs.threes.board import board_score, highest_rank, swipe
 from tablegym.envs.threes.core import BOARD, HINT
 from tablegym.models.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
@@ -41,6 +42,26 @@ from tablegym.search.evaluator import Evaluator, KernelEvaluator
 HINT_CELL = 16
 RADIX = 16  # a cell's rank (or the hint code) is one base-16 digit of the index
 BOARD_PART, HINT_PART, WHOLE = 0, 1, 2  # which tuples a value sums (ntuple_value's ``part``)
+LONGEST = 6  # cells of the longest tuple: a 16**6 table of 16.7 M entries
+MAX_STAGES = 16  # one stage, then one more for each highest rank 1..15 a board can reach
+MAX_TUPLES = 256
+"""The most tuples a network has: a value reads 8 entries a tuple, so 256 tuples are 2,048 reads
+a leaf, 40 times the shipped network's 48 and beyond any network trained for Threes or 2048."""
+UNPACK_BYTES = 8
+"""Bytes a sparse entry takes while a file is read, besides the tables: its value as float32 and
+its index as the inflated stream (indices are converted a block at a time)."""
+LZMA_MEMLIMIT = 1 << 27
+"""Memory the lzma decoder may take (its dictionary): xz's largest preset needs 65 MiB, the
+shipped file's 9 MiB."""
+_BLOCK = 1 << 20  # entries converted and written at a time
+
+
+class NTupleLimitError(CheckpointError, LimitError):
+    """An n-tuple file refused before its tables are built: more tuples, stages or bytes than the
+    game or a budget (``tablegym.envs.limits``) allows, packed entries that inflate past what
+    they declare, or weights that are not finite. The message is one line naming the file and
+    the limit."""
+
 
 # Cells are numbered 4 * row + column from the top-left. The default tuples: the outer and the
 # second row each with one cell beyond, a 2x2 corner block and a 2x2 edge block each with one
@@ -66,9 +87,11 @@ class NTupleConfig:
     def __post_init__(self) -> None:
         if not self.tuples:
             raise ValueError("an n-tuple network needs at least one tuple")
+        if len(self.tuples) > MAX_TUPLES:
+            raise ValueError(f"an n-tuple network has at most {MAX_TUPLES} tuples (MAX_TUPLES), got {len(self.tuples)}")
         for t in self.tuples:
-            if not 1 <= len(t) <= 6:
-                raise ValueError(f"tuple {t} must have 1 to 6 cells (a 16**6 table is the largest)")
+            if not 1 <= len(t) <= LONGEST:
+                raise ValueError(f"tuple {t} must have 1 to {LONGEST} cells (a 16**{LONGEST} table is the largest)")
             if len(set(t)) != len(t) or not all(0 <= c <= HINT_CELL for c in t):
                 raise ValueError(f"tuple {t} must list distinct cells 0..15 (or {HINT_CELL}, the hint)")
         if list(self.stage_ranks) != sorted(set(self.stage_ranks)) or not all(1 <= r <= 15 for r in self.stage_ranks):
@@ -151,6 +174,11 @@ def layout(config: NTupleConfig) -> tuple[np.ndarray, np.ndarray, int]:
         offsets[i] = size
         size += RADIX ** len(t)
     return cells, offsets, size
+
+
+def table_bytes(config: NTupleConfig) -> int:
+    """Bytes of ``config``'s tables (float32, every stage), known before any is built."""
+    return 4 * config.num_stages * sum(RADIX ** len(t) for t in config.tuples)
 
 
 @njit(cache=True)
@@ -450,17 +478,68 @@ class NTupleNet(nn.Module):
         return {"index_lzma": _pack_bytes(gaps), "value_lzma": _pack_bytes(codes), "scale": torch.tensor([scale], dtype=torch.float64),
                 "count": torch.tensor([index.size], dtype=torch.int64)}
 
-    def load_sparse_state(self, state: dict[str, torch.Tensor]) -> None:
-        if "index_lzma" in state:
-            state = _unpack_compact(state)
-        index = state["index"].to(torch.int64)
-        value = state["value"].to(torch.float32) * state.get("scale", torch.ones(1))
+    def load_sparse_state(self, state: dict[str, torch.Tensor], what: str = "sparse n-tuple state") -> None:
+        """Set the tables to ``state`` (``sparse_state``'s or ``compact_state``'s form; entries it
+        does not list are zero). The entries' count, their bytes and the inflated size of packed
+        ones are checked against the tables and ``model_bytes`` before anything is built, and the
+        values must be finite; ``what`` names the file in a refusal (``NTupleLimitError``)."""
         n = self.table.weight.shape[0]
-        if index.ndim != 1 or index.shape != value.shape or (index.numel() and (index.min() < 0 or index.max() >= n)):
-            raise ValueError(f"sparse n-tuple state does not fit a table of {n} entries")
+        if "index_lzma" in state:
+            count = _count(state["count"])
+            _check_entries(count, n, what)
+            codes = _unshuffle(_inflate(state["value_lzma"], 2 * count, count, "values", what), "<i2")
+            values = torch.from_numpy(codes.astype(np.float32)).mul_(_scale(state["scale"]).to(torch.float32))
+            _check_values(values, what)
+            rows = _gap_rows(_inflate(state["index_lzma"], 4 * count, count, "indices", what), count)
+        else:
+            index, value = state["index"], state["value"]
+            if not (isinstance(index, torch.Tensor) and isinstance(value, torch.Tensor)) or index.ndim != 1 \
+                    or index.shape != value.shape or index.is_floating_point() or index.is_complex():
+                raise ValueError("sparse n-tuple state needs an integer index and values of one shape")
+            _check_entries(index.numel(), n, what)
+            values = value.to(torch.float32) * _scale(state.get("scale", torch.ones(1))).to(torch.float32)
+            _check_values(values, what)
+            rows = (index[a:a + _BLOCK].to(torch.int64).numpy() for a in range(0, index.numel(), _BLOCK))
         weights = _zeros(n)
-        weights.view(-1)[index] = value.to(torch.float32)
+        flat, done = weights.view(-1).numpy(), 0
+        for block in rows:
+            if block.size and (block.min() < 0 or block.max() >= n):
+                raise ValueError(f"sparse n-tuple state does not fit a table of {n} entries")
+            flat[block] = values.numpy()[done:done + block.size]
+            done += block.size
         self.table.weight.data = weights
+
+
+def _check_entries(count: int, n: int, what: str) -> None:
+    """Refuse ``count`` sparse entries for tables of ``n``: more than the tables hold, or more
+    bytes (tables and entries while read) than ``model_bytes``."""
+    if not 0 <= count <= n:
+        raise NTupleLimitError(f"{what}: declares {count:,} sparse entries, its tables hold {n:,}; refused")
+    asked = 4 * n + UNPACK_BYTES * count
+    if asked > current().model_bytes:
+        raise NTupleLimitError(str(refuse(what, f"tables of {n:,} entries and {count:,} sparse ones to read, "
+                                                f"{asked:,} bytes", "model_bytes")))
+
+
+def _check_values(values: torch.Tensor, what: str) -> None:
+    try:
+        check_finite(values.numpy(), what)
+    except LimitError as exc:
+        raise NTupleLimitError(str(exc)) from None
+
+
+def _count(t: Any) -> int:
+    """A compact state's count of entries (a one-element integer tensor)."""
+    if not isinstance(t, torch.Tensor) or t.numel() != 1 or t.is_floating_point() or t.is_complex():
+        raise ValueError("packed n-tuple state's count is not one integer")
+    return int(t.reshape(-1)[0])
+
+
+def _scale(t: Any) -> torch.Tensor:
+    """A sparse state's scale of its values (a one-element tensor), shaped (1,)."""
+    if not isinstance(t, torch.Tensor) or t.numel() != 1:
+        raise ValueError("sparse n-tuple state's scale is not one number")
+    return t.reshape(1)
 
 
 def _zeros(n: int) -> torch.Tensor:
@@ -478,25 +557,46 @@ def _pack_bytes(a: np.ndarray) -> torch.Tensor:
     return torch.frombuffer(bytearray(lzma.compress(shuffled.tobytes(), preset=6)), dtype=torch.uint8)
 
 
-def _unpack_bytes(t: torch.Tensor, dtype: str, count: int) -> np.ndarray:
-    """The inverse of ``_pack_bytes`` for ``count`` elements of ``dtype``."""
-    size = np.dtype(dtype).itemsize
+def _inflate(t: Any, size: int, count: int, name: str, what: str) -> np.ndarray:
+    """The ``size`` bytes ``_pack_bytes`` packed into ``t`` (``count`` entries' ``name``), inflated
+    no further: a stream that holds more is refused once ``size`` bytes are out (an lzma bomb
+    costs what its entries declare, never what it would inflate to)."""
+    if not isinstance(t, torch.Tensor):
+        raise ValueError(f"packed n-tuple {name} are not a tensor")
+    decompressor = lzma.LZMADecompressor(lzma.FORMAT_XZ, memlimit=LZMA_MEMLIMIT)
     try:
-        raw = np.frombuffer(lzma.decompress(t.numpy().tobytes()), dtype=np.uint8)
+        raw = decompressor.decompress(np.ascontiguousarray(t.numpy()).reshape(-1).view(np.uint8), max_length=size)
+        more = not decompressor.eof and not decompressor.needs_input and decompressor.decompress(b"", max_length=1)
     except lzma.LZMAError as exc:
+        if "limit" in str(exc):
+            raise NTupleLimitError(f"{what}: its packed {name} ask the lzma decoder for more than "
+                                   f"{LZMA_MEMLIMIT:,} bytes (LZMA_MEMLIMIT); refused") from None
         raise ValueError(f"packed n-tuple entries do not decompress ({exc})") from None
-    if raw.size != count * size:
-        raise ValueError(f"packed n-tuple entries hold {raw.size} bytes, {count} entries need {count * size}")
-    return np.ascontiguousarray(raw.reshape(size, count).T).view(dtype).reshape(-1)
+    if more:
+        raise NTupleLimitError(f"{what}: its packed {name} inflate past the {size:,} bytes its {count:,} entries "
+                               "declare; refused (an lzma bomb?)")
+    if not decompressor.eof:
+        raise ValueError(f"packed n-tuple {name} end before their lzma stream does")
+    if decompressor.unused_data:
+        raise ValueError(f"packed n-tuple {name} have {len(decompressor.unused_data):,} bytes after their lzma stream")
+    if len(raw) != size:
+        raise ValueError(f"packed n-tuple {name} hold {len(raw)} bytes, {count} entries need {size}")
+    return np.frombuffer(raw, dtype=np.uint8)
 
 
-def _unpack_compact(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """``compact_state``'s entries back as (index, value, scale)."""
-    count = int(state["count"].reshape(-1)[0])
-    index = np.cumsum(_unpack_bytes(state["index_lzma"], "<u4", count).astype(np.int64))
-    value = _unpack_bytes(state["value_lzma"], "<i2", count).astype(np.float32)
-    return {"index": torch.from_numpy(index), "value": torch.from_numpy(value),
-            "scale": state["scale"].to(torch.float32).reshape(1)}
+def _unshuffle(raw: np.ndarray, dtype: str) -> np.ndarray:
+    """The inverse of ``_pack_bytes``' shuffle: elements of ``dtype`` from their bytes, grouped."""
+    size = np.dtype(dtype).itemsize
+    return raw.reshape(size, -1).T.copy().view(dtype).reshape(-1)
+
+
+def _gap_rows(raw: np.ndarray, count: int) -> Iterator[np.ndarray]:
+    """``compact_state``'s indices (a running sum of the gaps packed in ``raw``), a block at a time."""
+    shuffled, start = raw.reshape(4, count), 0
+    for a in range(0, count, _BLOCK):
+        block = np.cumsum(_unshuffle(shuffled[:, a:a + _BLOCK].ravel(), "<u4"), dtype=np.int64) + start
+        start = int(block[-1])
+        yield block
 
 
 def restage(net: NTupleNet, stage_ranks: tuple[int, ...]) -> NTupleNet:
@@ -549,17 +649,47 @@ def load_ntuple(path: str | os.PathLike | None = None) -> NTupleNet:
 
 
 def load_ntuple_with_metadata(path: str | os.PathLike | None = None) -> tuple[NTupleNet, dict[str, Any]]:
+    """The network saved at ``path`` and its metadata. Nothing in the file is trusted:
+    ``load_checkpoint`` reads it within the budgets of ``tablegym.envs.limits``, then its
+    description (tuples, stages) and its entries are checked against the game and the budgets
+    before the tables are built; a refusal is one line (``NTupleLimitError``, a ``CheckpointError``)."""
     path = CHECKPOINT if path in (None, "") else Path(path)
+    what = f"n-tuple checkpoint {str(path)!r}"
     payload = load_checkpoint(path, game="threes", options={"hint": "+"})
     meta = payload["metadata"]
     if meta.get("kind") != KIND:
         raise CheckpointError(f"checkpoint {str(path)!r} holds a {meta.get('kind', 'dense')!r} network, not an n-tuple one")
     try:
-        net = NTupleNet(NTupleConfig.from_dict(meta["net"]))
-        net.load_sparse_state(payload["model"])
+        config = _described_config(meta["net"], what)
+        net = NTupleNet(config)
+        net.load_sparse_state(payload["model"], what)
+    except NTupleLimitError:
+        raise
     except (KeyError, TypeError, ValueError) as exc:
         raise CheckpointError(f"checkpoint {str(path)!r} does not match its n-tuple description: {exc}") from None
     return net, meta
+
+
+def _described_config(described: Any, what: str) -> NTupleConfig:
+    """The network shape a file describes, refused when its tables could not serve the game
+    (more tuples than ``MAX_TUPLES``, a tuple longer than ``LONGEST``, more than ``MAX_STAGES``)
+    or would take more than ``model_bytes``: counted from the description, before any is built."""
+    tuples, ranks = described["tuples"], described["stage_ranks"]
+    if len(tuples) > MAX_TUPLES:
+        raise NTupleLimitError(f"{what}: describes {len(tuples):,} tuples, over the {MAX_TUPLES} of MAX_TUPLES; refused")
+    longest = max((len(t) for t in tuples), default=0)
+    if longest > LONGEST:
+        raise NTupleLimitError(f"{what}: describes a tuple of {longest:,} cells, over the {LONGEST} of LONGEST "
+                               f"(a 16**{LONGEST} table); refused")
+    if len(ranks) >= MAX_STAGES:
+        raise NTupleLimitError(f"{what}: describes {len(ranks) + 1:,} stages, over the {MAX_STAGES} a board's ranks "
+                               "make (MAX_STAGES); refused")
+    config = NTupleConfig.from_dict(described)
+    asked = table_bytes(config)
+    if asked > current().model_bytes:
+        raise NTupleLimitError(str(refuse(what, f"{len(config.tuples)} tuples x {config.num_stages} stages = "
+                                                f"{asked // 4:,} table entries, {asked:,} bytes", "model_bytes")))
+    return config
 
 
 class NTupleEvaluator(Evaluator):
