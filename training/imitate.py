@@ -24,6 +24,7 @@ import dataclasses
 import json
 import sys
 import time
+import zipfile
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,8 +38,10 @@ from torch.nn import functional as F
 import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs import load, make_game, plugin
 from tablegym.envs.core import Game, State
+from tablegym.envs.limits import load_npz
 from tablegym.models.policy import MASKED
 from tablegym.training.ppo import PPOLearner, env_id_of, evaluate
+from tablegym.training.files import RunFolderError, open_atomic, real_folder
 from tablegym.training.runs import Run, parse_dataclass_args, require_at_least, require_positive, require_widths
 
 
@@ -163,8 +166,7 @@ def record_chunk(task: tuple[str, str, str, int, int, int, int, int]) -> dict[st
 def record(args: Args, run: Run, actions: int) -> None:
     """The chunks of ``args.games`` not yet in ``run_dir/demos``, played in ``args.workers``
     processes and written as each finishes (np.savez; a file appears only whole)."""
-    demos = run.dir / "demos"
-    demos.mkdir(exist_ok=True)
+    demos = real_folder(run.dir / "demos")
     options = json.dumps(args.game_options, sort_keys=True)
     todo = [(args.game, options, args.teacher, args.seed, first, min(args.chunk, args.games - first), args.opening_plies,
              actions)
@@ -185,9 +187,8 @@ def record(args: Args, run: Run, actions: int) -> None:
             done = next(as_completed(pending))
             task = pending.pop(done)
             arrays = done.result()
-            partial = _chunk_path(demos, task[4]).with_suffix(".part.npz")
-            np.savez(partial, **arrays)
-            partial.rename(_chunk_path(demos, task[4]))
+            with open_atomic(_chunk_path(demos, task[4])) as f:
+                np.savez(f, **arrays)
             run.played(task[5])
             run.log({"teacher/mean_return": float(arrays["game_returns"].mean())})
             submit()
@@ -209,7 +210,12 @@ def load_demos(demos: Path) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray
     if not files:
         raise ValueError(f"no demonstrations in {demos}")
     held = len(files) // 10
-    chunks = [dict(np.load(f, allow_pickle=False)) for f in files]
+    chunks = []
+    for f in files:  # plain arrays, their headers and sizes checked before they are read (LimitError)
+        try:
+            chunks.append(load_npz(f))
+        except (OSError, zipfile.BadZipFile) as err:
+            raise ValueError(f"demonstrations {str(f)!r} are damaged: {err}") from None
     games = sum(len(c["game_returns"]) for c in chunks)
 
     def join(part: list[dict]) -> dict[str, np.ndarray]:
@@ -256,10 +262,22 @@ def main(argv: list[str] | None = None) -> int:
     shapes.close()
     learner = ImitationLearner(args, game, inputs, actions)
     net = learner.net
-    run = Run(args, game, learner, iterations=args.epochs, desc=f"imitate {args.game}")
+    try:
+        run = Run(args, game, learner, iterations=args.epochs, desc=f"imitate {args.game}")
+    except ValueError as err:  # the run folder in use by another training, or a checkpoint of another network
+        print(f"tablegym train GAME --algo imitate: error: {err}", file=sys.stderr)
+        return 2
 
-    record(args, run, actions)
-    train, held, games = load_demos(run.dir / "demos")
+    try:
+        record(args, run, actions)
+    except RunFolderError as err:  # run_dir/demos is a link, not the run's own folder
+        print(f"tablegym train GAME --algo imitate: error: {err}", file=sys.stderr)
+        return 2
+    try:
+        train, held, games = load_demos(run.dir / "demos")
+    except ValueError as err:  # a demonstrations file over a budget (tablegym.envs.limits), forged or damaged
+        print(f"tablegym train GAME --algo imitate: error: {err}", file=sys.stderr)
+        return 2
     run.games = games
     run.bar.write(f"{games} teacher games, {len(train['moves']):,} decisions to fit"
                   + (f", {len(held['moves']):,} held out" if held else ""))

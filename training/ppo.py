@@ -396,7 +396,12 @@ def main(argv: list[str] | None = None) -> int:
     net, optimizer = learner.net, learner.optimizer
     batch = args.num_envs * args.num_steps
     updates = max(1, args.total_steps // batch)
-    run = Run(args, game, learner, iterations=updates, desc=f"ppo {args.game}")
+    try:
+        run = Run(args, game, learner, iterations=updates, desc=f"ppo {args.game}")
+    except ValueError as err:  # the run folder in use by another training, or a checkpoint of another network
+        envs.close()
+        print(f"tablegym train GAME --algo ppo: error: {err}", file=sys.stderr)
+        return 2
 
     # The rollout buffers: step t of every board.
     T, N = args.num_steps, args.num_envs

@@ -27,7 +27,7 @@ import ast
 import dataclasses
 import inspect
 import json
-import shutil
+import os
 import textwrap
 import time
 from pathlib import Path
@@ -42,10 +42,12 @@ from tablegym.envs import known_games, make_game
 from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.training.flags import OneLineParser
+from tablegym.training.files import (RunFolderError, copy_file_atomic, event_file_suffix, lock_run_dir,
+                                     prepare_run_dir, run_dir_problem, write_text_atomic)
+from tablegym.training.flags import OneLineParser, unwritable
 
-__all__ = ["Learner", "ReplayBuffer", "Run", "ValueLearner", "field_help", "metadata", "parse_dataclass_args",
-           "start_or_resume"]
+__all__ = ["Learner", "ReplayBuffer", "Run", "RunFolderError", "ValueLearner", "field_help", "metadata",
+           "parse_dataclass_args", "start_or_resume"]
 
 
 class Learner:
@@ -65,10 +67,9 @@ class Learner:
         raise NotImplementedError
 
     def export(self, checkpoint: Path, out: Path, progress: dict) -> None:
-        """Write the file ``--out`` names, after the last save (at ``progress``): by default a copy
-        of the checkpoint."""
-        out.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(checkpoint, out)
+        """Write the file ``--out`` names, after the last save (at ``progress``), atomically
+        (``training.files``): by default a copy of the checkpoint."""
+        copy_file_atomic(checkpoint, out)
 
 
 class TorchLearner(Learner):
@@ -142,36 +143,49 @@ class Run:
     TensorBoard logs and ``args.json`` beside it, and a budget: ``total`` games, ``iterations``
     (either may be None: no limit) and ``args.minutes`` minutes (None or 0: no limit). The
     budget counts the resumed runs too, or with ``per_run`` only this run (each command then
-    trains that much more)."""
+    trains that much more).
+
+    The run folder is this run's alone: it is locked (``run_dir/.lock``, training.files) from
+    the start to ``finish`` or the end of the process, so a second training into it is refused
+    (RunFolderError, one line naming the holder) before it reads or writes anything there; a
+    symbolic link at ``run_dir`` is refused; every file the run writes there replaces what was
+    there (a link included) rather than writing through it."""
 
     def __init__(self, args: Any, game: Game, learner: Learner, *, total: int | None = None,
                  iterations: int | None = None, per_run: bool = False, desc: str | None = None) -> None:
         self.args, self.game, self.learner = args, game, learner
         self.dir = Path(args.run_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.checkpoint = self.dir / "checkpoint.pt"
-        meta = learner.start(self.checkpoint if self.checkpoint.exists() else None)
-        self.iteration = int(meta.get("iteration", 0))
-        self.games = int(meta.get("games", 0))
-        seconds_done = float(meta.get("train_seconds", 0.0))
-        if meta:
-            print(f"resuming {self.checkpoint}: {self.games:,} games"
-                  + (f" in {self.iteration} iterations" if self.iteration else "")
-                  + f", {seconds_done / 60:.1f} min trained")
-        self.total = None if total is None else total + (self.games if per_run else 0)
-        self.iterations = None if iterations is None else iterations + (self.iteration if per_run else 0)
-        self.writer = SummaryWriter(str(self.dir))
-        text = json.dumps(dataclasses.asdict(args), default=list, indent=1)
-        self.writer.add_text("args", text)
-        (self.dir / "args.json").write_text(text)
-        self.t_start = time.perf_counter() - seconds_done
-        self.last_save = time.perf_counter()
-        # the deadline reads all training time, or with per_run this run's
-        self.budget_start = self.t_start + (seconds_done if per_run else 0.0)
-        self.deadline = args.minutes * 60.0 if args.minutes else None
-        # Under a time budget the game count is open-ended: the bar then shows games and rate only.
-        self.bar = tqdm(total=None if self.deadline else self.total, initial=self.games,
-                        disable=not getattr(args, "progress", True), unit="game", desc=desc)
+        problem = out_problem(args)
+        if problem:
+            raise ValueError(problem)
+        self.lock = lock_run_dir(prepare_run_dir(self.dir))
+        try:
+            self.checkpoint = self.dir / "checkpoint.pt"
+            meta = learner.start(self.checkpoint if self.checkpoint.exists() else None)
+            self.iteration = int(meta.get("iteration", 0))
+            self.games = int(meta.get("games", 0))
+            seconds_done = float(meta.get("train_seconds", 0.0))
+            if meta:
+                print(f"resuming {self.checkpoint}: {self.games:,} games"
+                      + (f" in {self.iteration} iterations" if self.iteration else "")
+                      + f", {seconds_done / 60:.1f} min trained")
+            self.total = None if total is None else total + (self.games if per_run else 0)
+            self.iterations = None if iterations is None else iterations + (self.iteration if per_run else 0)
+            self.writer = SummaryWriter(str(self.dir), filename_suffix=event_file_suffix())
+            text = json.dumps(dataclasses.asdict(args), default=list, indent=1)
+            self.writer.add_text("args", text)
+            write_text_atomic(self.dir / "args.json", text)
+            self.t_start = time.perf_counter() - seconds_done
+            self.last_save = time.perf_counter()
+            # the deadline reads all training time, or with per_run this run's
+            self.budget_start = self.t_start + (seconds_done if per_run else 0.0)
+            self.deadline = args.minutes * 60.0 if args.minutes else None
+            # Under a time budget the game count is open-ended: the bar then shows games and rate only.
+            self.bar = tqdm(total=None if self.deadline else self.total, initial=self.games,
+                            disable=not getattr(args, "progress", True), unit="game", desc=desc)
+        except BaseException:  # refused (another network in the folder...): the folder is free again
+            self.lock.release()
+            raise
 
     def in_budget(self, games: int | None = None) -> bool:
         """Whether games, iterations and time are left, counting ``games`` games (default: those
@@ -222,12 +236,14 @@ class Run:
         return progress
 
     def finish(self) -> Path:
-        """Close the bar, save, close the logs and write ``args.out``; the checkpoint's path."""
+        """Close the bar, save, close the logs, write ``args.out`` and give the run folder's lock
+        back; the checkpoint's path."""
         self.bar.close()
         progress = self.save()
         self.writer.close()
         if self.args.out:
             self.learner.export(self.checkpoint, Path(self.args.out), progress)
+        self.lock.release()
         return self.checkpoint
 
 
@@ -397,12 +413,29 @@ def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, descripti
         args = cls(**values, game_options=options)
     except ValueError as err:
         parser.error(str(err))
+    problem = (args.run_dir and run_dir_problem(args.run_dir)) or out_problem(args)
+    if problem:
+        parser.error(problem)
     if args.run_dir:
         try:
             check_creatable(Path(args.run_dir))
         except OSError as err:
             parser.error(f"--run-dir {args.run_dir!r} cannot be made: {err.strerror or err}")
     return args
+
+
+def out_problem(args: Any) -> str | None:
+    """Why ``args.out`` (when given) could not be written, or None: as ``--csv``'s check
+    (training.flags.unwritable), its folder must exist, unless it is the run folder, which the
+    run makes. Nothing is made for it: a mistyped folder is refused, not created."""
+    out = getattr(args, "out", None)
+    if not out:
+        return None
+    run_dir = getattr(args, "run_dir", None)
+    if (run_dir and not os.path.isdir(run_dir)
+            and os.path.dirname(os.path.abspath(out)) == os.path.abspath(run_dir)):
+        return None  # in the run folder the run is about to make
+    return unwritable("--out", out)
 
 
 def check_creatable(folder: Path) -> None:

@@ -1,6 +1,9 @@
 """What the Stable-Baselines3 baselines share (experiments/threes_sb3.py, friday_sb3.py,
 trap_sb3.py, starship_rl.py): observation scaling, the default model, timed training that saves
 ``model.zip`` and ``train.json``, loading, and a deterministic policy over legal actions only.
+
+A training locks its run folder and writes every file there atomically (training.files), as
+``training.runs.Run`` does: ``model.zip`` through ``save_model``.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ import numpy as np
 import torch
 
 from tablegym.envs.rates import per_second
+from tablegym.training.files import lock_run_dir, prepare_run_dir, replacing, write_text_atomic
 
 __all__ = ["ALGOS", "ScaleObservation", "build_model", "learn_and_save", "legal_argmax", "load_meta", "load_model",
-           "make_policy", "no_log_folder", "progress_callbacks"]
+           "make_policy", "no_log_folder", "progress_callbacks", "save_model", "write_report"]
 
 ALGOS = ("dqn", "maskableppo")
 
@@ -98,16 +102,28 @@ def build_model(algo: str, env, *, seed: int, tensorboard_log: str | None):
 def learn_and_save(model, *, timesteps: int, run_dir: str, tb_log_name: str, progress: bool = True, **meta) -> dict:
     """Train ``model`` for ``timesteps`` env steps, timed (TensorBoard run ``tb_log_name``); save
     run_dir/model.zip and run_dir/train.json: ``meta`` plus timesteps, train_seconds and steps_per_s.
+    The run folder is locked meanwhile: one already in use is refused (training.files.RunFolderError).
     """
-    Path(run_dir).mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
-    model.learn(total_timesteps=timesteps, tb_log_name=tb_log_name, callback=progress_callbacks(progress))
-    seconds = time.perf_counter() - start
-    model.save(Path(run_dir) / "model.zip")
-    meta = {**meta, "timesteps": int(model.num_timesteps), "train_seconds": seconds,
-            "steps_per_s": per_second(model.num_timesteps, seconds)}
-    (Path(run_dir) / "train.json").write_text(json.dumps(meta, indent=1) + "\n")
+    lock = lock_run_dir(prepare_run_dir(run_dir))
+    try:
+        start = time.perf_counter()
+        model.learn(total_timesteps=timesteps, tb_log_name=tb_log_name, callback=progress_callbacks(progress))
+        seconds = time.perf_counter() - start
+        save_model(model, Path(run_dir) / "model.zip")
+        meta = {**meta, "timesteps": int(model.num_timesteps), "train_seconds": seconds,
+                "steps_per_s": per_second(model.num_timesteps, seconds)}
+        write_text_atomic(Path(run_dir) / "train.json", json.dumps(meta, indent=1) + "\n")
+    finally:
+        lock.release()
     return meta
+
+
+def save_model(model, path: str | Path) -> Path:
+    """``model.save(path)`` atomically: SB3 writes a new file beside ``path``, which then replaces
+    it (a link there is replaced, never written through); ``path``."""
+    with replacing(path) as tmp:
+        model.save(tmp)
+    return Path(path)
 
 
 def load_model(algo: str, run_dir: str, env, *, build: Callable | None = None):
@@ -154,9 +170,11 @@ def load_meta(run_dir: str, model) -> dict:
 
 
 def write_report(text: str, out: str | None) -> str:
-    """Print a script's markdown report and write it to ``out`` (its folder made) when given."""
+    """Print a script's markdown report and write it to ``out`` when given (atomically: a link
+    there is replaced, not written through). The trainers refuse an ``--out`` whose folder is
+    missing before they start; for a script that does not, the folder is made here."""
     if out:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_text(text)
+        write_text_atomic(out, text)
     print(text, end="")
     return text

@@ -62,7 +62,8 @@ import torch
 
 from tablegym.experiments.game_runs import recorded, run_tasks
 from tablegym.training import sb3
-from tablegym.training.flags import OneLineParser
+from tablegym.training.files import RunFolderError, exit_refused, open_append
+from tablegym.training.flags import OneLineParser, check_appendable
 from tablegym.training.sb3 import ScaleObservation, build_model, learn_and_save, make_policy
 
 ALGO = "maskableppo"
@@ -228,12 +229,13 @@ def evaluate(*, run_dir: str, levels: list[int] | tuple[int, ...] = LEVELS, game
              out: str | None = None, workers: int = 1, max_steps: int | None = None,
              progress: bool = True) -> dict[int, list[dict]]:
     """Play games 0..games-1 at each level with run_dir's model, appending records to ``out`` and
-    skipping those already there for this model; all records per level."""
+    skipping those already there for this model; all records per level. ``out`` is a plain file
+    in a folder that exists (a link there is refused, training.files.open_append)."""
     meta = load_meta(run_dir)
     timesteps, train_seconds = meta["timesteps"], meta["train_seconds"]
     max_steps = max_steps or meta.get("max_steps") or default_max_steps()
     if out:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        open_append(out).close()  # made now, and refused if a link (the records are appended by name)
     results = {}
     for level in levels:
         done = recorded(out, agent=AGENT, level=level, seed=seed, timesteps=timesteps, train_seconds=train_seconds)
@@ -275,6 +277,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error(f"--levels repeats a level: {args.levels}")
     if args.n_envs % len(LEVELS):
         parser.error(f"--n-envs must be a multiple of {len(LEVELS)} (env i plays level 1 + i % 4), got {args.n_envs}")
+    if args.out:
+        check_appendable(parser, "--out", args.out)
     if args.eval_only:
         missing = [f for f in ("model.zip", "train.json") if not (Path(args.run_dir) / f).exists()]
         if missing:
@@ -288,8 +292,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     torch.set_num_threads(1)
     if not args.eval_only:
-        meta = train(timesteps=args.timesteps, seed=args.seed, run_dir=args.run_dir, n_envs=args.n_envs,
-                     progress=not args.no_progress)
+        try:
+            meta = train(timesteps=args.timesteps, seed=args.seed, run_dir=args.run_dir, n_envs=args.n_envs,
+                         progress=not args.no_progress)
+        except RunFolderError as err:  # another training holds the run folder, or it is a link: one line, exit 2
+            exit_refused("python -m tablegym.envs.friday.sb3", err)
         print(f"trained {AGENT}: {meta['timesteps']:,} steps in {meta['train_seconds']:.0f} s "
               f"({meta['steps_per_s']:,.0f} steps/s); saved {args.run_dir}/model.zip", flush=True)
     start = time.perf_counter()

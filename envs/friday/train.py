@@ -44,6 +44,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -53,11 +54,14 @@ import numpy as np
 import torch
 
 from tablegym.envs.friday.core import FridayGame, deal, sample_chance
+from tablegym.envs.limits import LimitError, load_npz
 from tablegym.envs.rates import per_second
 from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import CheckpointError, first_line, load_checkpoint, save_checkpoint
 from tablegym.envs.friday.learned import NUM_FEATURES, RETURNS, SCALE, TARGETS, features_of, target_of
 from tablegym.models.value_net import NetConfig, ValueMLP
+from tablegym.training.files import (RunFolderError, exit_refused, open_atomic, real_folder, write_bytes_atomic,
+                                     write_text_atomic)
 from tablegym.training.runs import (ReplayBuffer, Run, ValueLearner, parse_dataclass_args, require_at_least,
                                     require_budget, require_positive, require_widths)
 from tablegym.training.parallel import InProcessExecutor, executor
@@ -200,13 +204,48 @@ def _play_with_network(shared: tuple[str, bytes], task: tuple[str, int, int, int
 
 @functools.lru_cache(maxsize=4)
 def _local_copy(path: str, data: bytes) -> str:
-    """The network's bytes as a file of this machine, named by their hash (written once)."""
-    local = Path(tempfile.gettempdir()) / f"tablegym-net-{hashlib.sha1(data).hexdigest()[:16]}{Path(path).suffix}"
-    if not local.exists():
-        tmp = local.with_name(f"{local.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, local)
+    """The network's bytes as a file of this machine, named by their SHA-256 in this user's own
+    cache folder (``_cache_folder``): reused only when it is a plain file holding exactly these
+    bytes, written anew otherwise (a temporary file and ``os.replace``, which replaces a link
+    planted there rather than writing through it)."""
+    digest = hashlib.sha256(data).hexdigest()
+    local = _cache_folder() / f"tablegym-net-{digest[:32]}{Path(path).suffix}"
+    if _sha256_of(local) != digest:
+        write_bytes_atomic(local, data)
     return str(local)
+
+
+def _cache_folder() -> Path:
+    """``TMPDIR/tablegym-UID``: a folder of this user's alone (mode 0700), so no other user can
+    put a file where a worker looks for its network; if that name is taken by anything else (a
+    link, another user's folder), a new private folder for this process."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0  # (no user ids on Windows: st_uid is 0 there)
+    folder = Path(tempfile.gettempdir()) / f"tablegym-{uid}"
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(folder)
+    if stat.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o077:
+        return folder
+    return Path(_private_folder())
+
+
+@functools.lru_cache(maxsize=1)
+def _private_folder() -> str:
+    return tempfile.mkdtemp(prefix="tablegym-")
+
+
+def _sha256_of(path: Path) -> str | None:
+    """The SHA-256 of the plain file at ``path`` (None: missing, a link or not a plain file)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 # ---- 2. what the network predicted --------------------------------------------------------------
@@ -279,22 +318,18 @@ def fit(model: ValueMLP, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer,
 def save_buffer(path: Path, buffer: ReplayBuffer) -> None:
     """Atomically write the buffer's states oldest first (a crash mid-save keeps the old file)."""
     order = (buffer.pos + np.arange(buffer.n)) % buffer.n if buffer.n == len(buffer.y) else np.arange(buffer.n)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp.npz")
-    os.close(fd)
-    try:
-        np.savez(tmp, x=buffer.x[order], y=buffer.y[order])
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    with open_atomic(path) as f:
+        np.savez(f, x=buffer.x[order], y=buffer.y[order])
 
 
 def load_buffer(path: Path, buffer: ReplayBuffer) -> None:
     """Refill ``buffer`` with the newest states saved at ``path`` (if any)."""
     if path.exists():
         try:
-            with np.load(path, allow_pickle=False) as data:  # plain arrays only: an object array is refused
-                x, y = data["x"], data["y"]
+            data = load_npz(path)  # plain arrays only, their headers checked before anything is inflated
+            x, y = data["x"], data["y"]
+        except LimitError:
+            raise
         except (OSError, ValueError, KeyError) as err:
             raise CheckpointError(f"cannot resume: replay buffer {str(path)!r} is corrupt or holds other than "
                                   f"plain arrays x, y ({first_line(err)})") from None
@@ -338,6 +373,7 @@ class FridayLearner(ValueLearner):
         self.win_buffer = ReplayBuffer(args.buffer_size, NUM_FEATURES, dtype=np.float32)
 
     def start(self, checkpoint: Path | None) -> dict:
+        real_folder(self.nets)  # the run's own folder: a link there is refused before any game
         meta = super().start(checkpoint)
         if meta.get("iteration") and target_of(meta) != self.args.target:
             raise ValueError(f"{checkpoint} learns another return than --target {self.args.target}; use a new --run-dir")
@@ -353,7 +389,6 @@ class FridayLearner(ValueLearner):
 
     def save_net(self, progress: dict) -> None:
         """This iteration's network, for the next self-play."""
-        self.nets.mkdir(parents=True, exist_ok=True)
         self.net_path = self.nets / f"iter{progress['iteration']:04d}.pt"
         save_checkpoint(self.net_path, model=self.model, metadata=self.metadata(progress))
 
@@ -405,7 +440,7 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
                           "P(win)": win_calibration_table(calibration(win_probability(win_model, x), won, won))}
                 for name, table in tables.items():
                     run.writer.add_text(f"calibration/{name}", table, run.games)
-                (run.dir / "calibration.md").write_text(
+                write_text_atomic(run.dir / "calibration.md",
                     f"Calibration on the {len(games)} self-play games of iteration {run.iteration} ({len(y)} states), "
                     "predicted before the networks were fitted on them.\n\n"
                     + "\n\n".join(f"{name}:\n\n{table}" for name, table in tables.items()) + "\n")
@@ -451,7 +486,11 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 
 def cli_main(argv: list[str] | None = None) -> int:
-    print(f"checkpoint: {train(parse_args(argv))}")
+    try:
+        path = train(parse_args(argv))
+    except RunFolderError as err:  # another training holds the run folder: one line, exit 2
+        exit_refused("tablegym train friday", err)
+    print(f"checkpoint: {path}")
     return 0
 
 

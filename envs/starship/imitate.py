@@ -43,11 +43,13 @@ import torch
 from torch.nn import functional as F
 
 from tablegym.envs.starship import kernels as K
+from tablegym.envs.limits import load_npz
 from tablegym.envs.starship.audit import DETOUR
 from tablegym.envs.starship.env import BRUSHES, OBS_CHANNELS, StarshipEnv
 from tablegym.envs.starship.learned import num_inputs, policy_inputs, policy_layers, sample_stream, save_policy
 from tablegym.envs.starship.ship import ARMOR, CORRIDOR, FACED, FACING, KIND, PX, PY, VARIANT, Ship
-from tablegym.training.flags import OneLineParser
+from tablegym.training.files import open_atomic
+from tablegym.training.flags import OneLineParser, check_writable
 
 PROG = "python -m tablegym.envs.starship.imitate"
 def editing_env(passes: int = 2) -> dict[str, Any]:
@@ -253,6 +255,9 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--fill-weight must be positive, got {args.fill_weight}")
     if not args.lr > 0:
         p.error(f"--lr must be positive, got {args.lr}")
+    for flag, path in (("--data", args.data), ("--out", args.out)):
+        if path != p.get_default(flag[2:]):  # a file given must be in a folder that exists; the defaults' is made
+            check_writable(p, flag, path)
     torch.manual_seed(args.seed)
     kwargs = editing_env(args.passes)
     env = StarshipEnv(**kwargs)
@@ -274,8 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     seeds = range(FIRST_SEED, FIRST_SEED + args.seeds)
     data_path = Path(args.data)
     if data_path.exists():
-        with np.load(data_path, allow_pickle=False) as f:
-            data = {k: f[k] for k in f.files}
+        data = load_npz(data_path)
         if not set(seeds).issubset(set(np.unique(data["seed"]).tolist())):
             p.error(f"{data_path} holds other seeds than {seeds.start}-{seeds.stop - 1}: give another --data")
         keep = np.isin(data["seed"], np.array(seeds))
@@ -285,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         data = record(seeds, kwargs)
         data_path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(data_path, **data)
+        with open_atomic(data_path) as f:  # a link at --data is replaced, not written through
+            np.savez(f, **data)
     held = seeds.stop - max(1, args.seeds // 20)
     start = time.time()
     out = Path(args.out)

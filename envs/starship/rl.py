@@ -107,9 +107,11 @@ from tablegym.envs.starship.ship import PART_FIELDS, Ship
 from tablegym.experiments.game_runs import recorded, run_tasks
 from tablegym.models.checkpoint import CheckpointError, load_checkpoint
 from tablegym.experiments.stats import Z95, wilson_interval
+from tablegym.training.files import (RunFolderError, event_file_suffix, exit_refused, lock_run_dir, open_append,
+                                     prepare_run_dir, real_folder, write_bytes_atomic, write_text_atomic)
 from tablegym.training.flags import OneLineParser
 from tablegym.training.runs import field_help
-from tablegym.training.sb3 import load_meta, no_log_folder, progress_callbacks, write_report
+from tablegym.training.sb3 import load_meta, no_log_folder, progress_callbacks, save_model, write_report
 
 ENV_ID = "tablegym/Starship-v0"
 MAKE_ID = f"tablegym.envs:{ENV_ID}"
@@ -397,6 +399,16 @@ class TensorBoardCharts(BaseCallback):
         self.writer.flush()
 
 
+class Snapshots(CheckpointCallback):
+    """SB3's ``CheckpointCallback`` (``model_<steps>_steps.zip`` every ``save_freq`` calls) saving
+    atomically (training.sb3.save_model): a link at a snapshot's name is replaced, not written through."""
+
+    def _on_step(self) -> bool:
+        if self.n_calls % self.save_freq == 0:
+            save_model(self.model, self._checkpoint_path(extension="zip"))
+        return True
+
+
 def seed_everything(seed: int) -> None:
     """Seed python's, numpy's and torch's global generators (PPO seeds its envs itself)."""
     random.seed(seed)
@@ -405,14 +417,21 @@ def seed_everything(seed: int) -> None:
 
 
 def train(args: Args) -> dict[str, Any]:
-    """Train PPO for ``args.timesteps`` env steps; save model.zip, train.json and the TensorBoard run."""
+    """Train PPO for ``args.timesteps`` env steps; save model.zip, train.json and the TensorBoard run
+    (the run folder locked meanwhile, every file written atomically: training.files)."""
+    lock = lock_run_dir(prepare_run_dir(args.run_dir))
+    try:
+        return _train(args, Path(args.run_dir))
+    finally:
+        lock.release()
+
+
+def _train(args: Args, run_dir: Path) -> dict[str, Any]:
     from stable_baselines3.common.utils import get_latest_run_id
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     seed_everything(args.seed)
     torch.set_num_threads(1)
-    run_dir = Path(args.run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
     kwargs = env_kwargs(args)
     envs = [functools.partial(make_env, kwargs, args.targets, args.target_weight, args.target_caps) for _ in range(args.n_envs)]
     venv = SubprocVecEnv(envs, start_method="forkserver") if args.vec == "subproc" else DummyVecEnv(envs)
@@ -437,14 +456,14 @@ def train(args: Args) -> dict[str, Any]:
     else:
         model = build_model(venv, args)
 
-    tb_dir = run_dir / f"ppo_{get_latest_run_id(str(run_dir), 'ppo') + 1}"
-    writer = SummaryWriter(str(tb_dir))
+    tb_dir = real_folder(run_dir / f"ppo_{get_latest_run_id(str(run_dir), 'ppo') + 1}")
+    writer = SummaryWriter(str(tb_dir), filename_suffix=event_file_suffix())
     writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
         f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
 
     started = time.perf_counter()
     # a snapshot every save_every steps (model_<steps>_steps.zip): a long run can be evaluated before it ends
-    snapshots = CheckpointCallback(max(1, args.save_every // args.n_envs), str(run_dir), name_prefix="model")
+    snapshots = Snapshots(max(1, args.save_every // args.n_envs), str(run_dir), name_prefix="model")
     callbacks = [TensorBoardCharts(writer), snapshots, *progress_callbacks(args.progress)]
     if args.value_warmup:  # the value head learns the returns of the policy it was given before the policy moves
         train_policy(model, False)
@@ -457,12 +476,12 @@ def train(args: Args) -> dict[str, Any]:
     writer.close()
     venv.close()
 
-    model.save(run_dir / "model.zip")
+    save_model(model, run_dir / "model.zip")
     meta = {"algo": "ppo", "env": TARGETS_ENV_ID if args.targets else ENV_ID, "env_kwargs": kwargs, "seed": args.seed, "n_envs": args.n_envs,
             "rollout": args.n_envs * args.n_steps, "budget": args.timesteps + before.get("budget", 0), "timesteps": int(model.num_timesteps), "train_seconds": seconds,
             "steps_per_s": per_second(model.num_timesteps, seconds), "tensorboard": str(tb_dir),
             "init_from": before.get("init_from", args.init_from or None)}
-    (run_dir / "train.json").write_text(json.dumps(meta, indent=1) + "\n")
+    write_text_atomic(run_dir / "train.json", json.dumps(meta, indent=1) + "\n")
     return meta
 
 
@@ -582,8 +601,8 @@ def evaluate(args: Args, meta: dict, generator_path: Path) -> dict[str, list[dic
     torch.set_num_threads(1)
     kwargs_json = json.dumps(env_kwargs(args), sort_keys=True)
     seeds = range(args.eval_seed, args.eval_seed + args.episodes)
-    Path(args.run_dir).mkdir(parents=True, exist_ok=True)
-    out = str(Path(args.run_dir) / "eval_episodes.jsonl")
+    out = str(Path(prepare_run_dir(args.run_dir)) / "eval_episodes.jsonl")
+    open_append(out).close()  # made now, and refused if a link (run_tasks appends to it by name)
     model_id = {"ppo": f"{generator_path.name}: {meta['timesteps']} steps in {meta['train_seconds']:.3f} s",
                 "random": f"seed {args.seed}"}
     results = {}
@@ -653,18 +672,18 @@ def image_paths(out: str) -> dict[str, Path]:
 
 def write_images(results: dict[str, list[dict]], out: str) -> dict[str, Path]:
     """One picture per row: the final ship of the first evaluation seed, titled with its numbers."""
-    from tablegym.envs.starship.render import draw_ship, draw_ships, write_png
+    from tablegym.envs.starship.render import draw_ship, draw_ships, encode_png
 
     paths = image_paths(out)
     paths["seeds"].parent.mkdir(parents=True, exist_ok=True)
     for row in ROWS:
         rec = results[row][0]
         title = f"{row} seed {rec['seed']} q={rec['quality']:.3f} {'valid' if rec['valid'] else 'invalid'}"
-        write_png(paths[row], draw_ship(ship_of(rec), title=title))
+        write_bytes_atomic(paths[row], encode_png(draw_ship(ship_of(rec), title=title)))
     pictured = [[rec for rec in results[row] if "ship" in rec] for row in ROWS]
     titled = [(f"{rec['row']} {rec['seed']} q {rec['quality']:.2f} {'valid' if rec['valid'] else 'invalid'}", ship_of(rec))
               for recs in pictured for rec in recs]
-    write_png(paths["seeds"], draw_ships(titled, cell=6, columns=max(1, len(pictured[0]))))
+    write_bytes_atomic(paths["seeds"], encode_png(draw_ships(titled, cell=6, columns=max(1, len(pictured[0])))))
     return paths
 
 
@@ -709,6 +728,17 @@ def report(args: Args, meta: dict, results: dict[str, list[dict]], images: dict[
 def main(argv: list[str] | None = None) -> str:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
+    try:  # training and evaluation both write the run folder: it is this command's until it ends
+        lock = lock_run_dir(prepare_run_dir(args.run_dir))
+    except RunFolderError as err:
+        exit_refused(PROG, err)
+    try:
+        return _train_and_report(args, argv)
+    finally:
+        lock.release()
+
+
+def _train_and_report(args: Args, argv: list[str]) -> str:
     torch.set_num_threads(1)
     model_path = Path(args.model or Path(args.run_dir) / "model.zip")
     if args.eval_only:

@@ -49,7 +49,8 @@ import torch
 
 from tablegym.experiments.game_runs import recorded
 from tablegym.training import sb3
-from tablegym.training.flags import OneLineParser
+from tablegym.training.files import RunFolderError, exit_refused, open_append
+from tablegym.training.flags import OneLineParser, check_appendable
 from tablegym.training.parallel import process_context
 from tablegym.training.sb3 import (ALGOS, ScaleObservation, build_model, learn_and_save, legal_argmax,  # noqa: F401
                                    make_policy)
@@ -106,7 +107,6 @@ def train(algo: str, *, timesteps: int, seed: int, run_dir: str, hint: str = "+"
     torch.set_num_threads(1)
     n_envs = n_envs or (8 if algo == "maskableppo" else 1)  # PPO batches its rollouts over 8 envs
     venv = DummyVecEnv([lambda: make_env(algo, hint) for _ in range(n_envs)])
-    Path(run_dir).mkdir(parents=True, exist_ok=True)
     model = build_model(algo, venv, seed=seed, tensorboard_log=run_dir)
     meta = learn_and_save(model, timesteps=timesteps, run_dir=run_dir, tb_log_name=algo, progress=progress,
                           algo=algo, seed=seed, hint=hint, n_envs=n_envs)
@@ -146,7 +146,8 @@ def _play_task(task: tuple[int, int, str]) -> dict:
 
 def evaluate(algo: str, *, run_dir: str, games: int, seed: int, hint: str = "+", out: str | None = None,
              workers: int = 1, model=None, meta: dict | None = None) -> list[dict]:
-    """Play games 0..games-1 with the model of run_dir (or ``model``), appending records to ``out``."""
+    """Play games 0..games-1 with the model of run_dir (or ``model``), appending records to ``out``
+    (a plain file in a folder that exists: a link there is refused, training.files.open_append)."""
     torch.set_num_threads(1)
     agent = f"sb3-{algo}"
     if meta is None:
@@ -154,9 +155,7 @@ def evaluate(algo: str, *, run_dir: str, games: int, seed: int, hint: str = "+",
     extra = {"timesteps": meta["timesteps"], "train_seconds": meta["train_seconds"]}
     done = recorded(out, agent=agent, hint=hint, seed=seed, **extra)
     tasks = [(seed, i, hint) for i in range(games) if i not in done]
-    if out:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-    sink = open(out, "a") if out else None
+    sink = open_append(out) if out else None
     try:
         if workers > 1:
             pool = process_context().Pool(workers, _init_worker, (algo, run_dir, hint))
@@ -201,16 +200,24 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     run_dir = args.run_dir or f"runs/threes-sb3-{args.algo}"
+    if args.out:
+        check_appendable(parser, "--out", args.out)
     torch.set_num_threads(1)
 
     if not args.eval_only:
-        meta = train(args.algo, timesteps=args.timesteps, seed=args.seed, run_dir=run_dir, hint=args.hint,
-                     n_envs=args.n_envs, progress=not args.no_progress)
+        try:
+            meta = train(args.algo, timesteps=args.timesteps, seed=args.seed, run_dir=run_dir, hint=args.hint,
+                         n_envs=args.n_envs, progress=not args.no_progress)
+        except RunFolderError as err:  # another training holds the run folder, or it is a link: one line, exit 2
+            exit_refused(parser.prog, err)
         print(f"trained {args.algo}: {meta['timesteps']:,} steps in {meta['train_seconds']:.0f} s "
               f"({meta['steps_per_s']:,.0f} steps/s); saved {run_dir}/model.zip", flush=True)
     start = time.perf_counter()
-    records = evaluate(args.algo, run_dir=run_dir, games=args.eval_games, seed=args.seed, hint=args.hint,
-                       out=args.out, workers=args.workers)
+    try:
+        records = evaluate(args.algo, run_dir=run_dir, games=args.eval_games, seed=args.seed, hint=args.hint,
+                           out=args.out, workers=args.workers)
+    except RunFolderError as err:  # --out is a link: records are not appended through it
+        exit_refused(parser.prog, err)
     print(f"evaluated {len(records)} games in {time.perf_counter() - start:.0f} s", flush=True)
     print(HEADER)
     print(markdown_row(f"sb3-{args.algo}", summarise(records), args.hint))

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,12 +36,14 @@ import torch
 from numba import njit
 
 from tablegym.envs.core import ONGOING, OUTCOME
+from tablegym.envs.limits import LimitError, load_npy
 from tablegym.envs.rates import per_second
 from tablegym.envs.threes.board import board_score, highest_rank, swipe
 from tablegym.envs.threes.core import BOARD, HINT, NUM_OUTCOMES, PHASE, PLAY, ThreesGame, k_chance, k_push
 from tablegym.models.checkpoint import CheckpointError
 from tablegym.envs.threes.ntuple import (DEFAULT_TUPLES, NTupleConfig, NTupleNet, layout, load_ntuple_with_metadata,
                                     ntuple_update, ntuple_update_tc, ntuple_value, parse_tuple, restage, save_ntuple)
+from tablegym.training.files import RunFolderError, exit_refused, open_atomic
 from tablegym.training.runs import Learner, Run, parse_dataclass_args
 
 MILESTONE_RANKS = {"768": 11, "1536": 12, "3072": 13}
@@ -379,10 +380,8 @@ class NTupleLearner(Learner):
 
     def save(self, path: Path, progress: dict) -> None:
         if self.args.tc:  # accumulators first: a checkpoint never outruns its coherence
-            tmp = self.coherence_file.with_suffix(".tmp")
-            with open(tmp, "wb") as f:
+            with open_atomic(self.coherence_file) as f:
                 np.save(f, self.coherence)
-            os.replace(tmp, self.coherence_file)
         save_ntuple(path, self.net, self.metadata(progress))
 
     def export(self, checkpoint: Path, out: Path, progress: dict) -> None:
@@ -474,7 +473,9 @@ def train(args: Args, progress: bool | None = None) -> Path:
 def _load_coherence(path: Path, size: int) -> np.ndarray:
     """The TC accumulators a resumed run saved (they are half of what it learned)."""
     try:
-        coherence = np.load(path, allow_pickle=False)  # a plain array: an object array is refused
+        coherence = load_npy(path)  # a plain array, its header checked before anything is read
+    except LimitError:
+        raise
     except (OSError, ValueError) as e:
         raise CheckpointError(f"cannot resume temporal coherence learning: {path} is missing or corrupt ({e})") from None
     if coherence.shape != (2, size):
@@ -508,7 +509,10 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 def cli_main(argv: list[str] | None = None) -> int:
     """``tablegym train threes ...``: the arguments as typed (the game's name first, or left out)."""
-    train(parse_args(argv))
+    try:
+        train(parse_args(argv))
+    except RunFolderError as err:  # another training holds the run folder: one line, exit 2
+        exit_refused("tablegym train threes", err)
     return 0
 
 

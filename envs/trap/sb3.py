@@ -124,6 +124,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 
 from tablegym.experiments.stats import MatchResult, wilson_interval
 from tablegym.training import sb3
+from tablegym.training.files import RunFolderError, exit_refused
 from tablegym.training.flags import OneLineParser
 from tablegym.training.sb3 import learn_and_save, load_meta, make_policy, write_report  # noqa: F401 (load_meta: its old home)
 
@@ -378,8 +379,11 @@ def main(argv: list[str] | None = None) -> str:
         model = load_model(args.algo, run_dir)
         meta = load_meta(run_dir, model)
     else:
-        meta = train(timesteps=args.timesteps, seed=args.seed, run_dir=run_dir, opponent=league, algo=args.algo,
-                     net=args.net, n_envs=args.n_envs, progress=not args.no_progress)
+        try:
+            meta = train(timesteps=args.timesteps, seed=args.seed, run_dir=run_dir, opponent=league, algo=args.algo,
+                         net=args.net, n_envs=args.n_envs, progress=not args.no_progress)
+        except RunFolderError as err:  # another training holds the run folder, or it is a link: one line, exit 2
+            exit_refused(PROG, err)
         print(f"trained {args.algo} ({args.net}) vs {meta['opponent']}: {meta['timesteps']:,} steps in "
               f"{meta['train_seconds']:.0f} s ({meta['steps_per_s']:,.0f} steps/s); saved {run_dir}/model.zip",
               flush=True)

@@ -25,6 +25,7 @@ from pathlib import Path
 import torch
 
 from tablegym.envs.rates import per_second
+from tablegym.training.files import RunFolderError, exit_refused, lock_run_dir, prepare_run_dir, write_text_atomic
 from tablegym.training.flags import OneLineParser
 
 OPPONENTS = ("random", "alphabeta:eval=advanced,depth=1", "alphabeta:eval=advanced,depth=2",
@@ -47,24 +48,30 @@ def make_vec_env(seed: int):
 
 
 def train(timesteps: int, run_dir: str, seed: int) -> dict:
-    """MaskablePPO with separate [128, 128] ReLU policy and value networks, ``timesteps`` env steps."""
+    """MaskablePPO with separate [128, 128] ReLU policy and value networks, ``timesteps`` env steps;
+    the run folder is locked meanwhile and written atomically (training.files)."""
     from sb3_contrib import MaskablePPO
 
+    from tablegym.training.sb3 import save_model
+
     torch.set_num_threads(1)
-    Path(run_dir).mkdir(parents=True, exist_ok=True)
-    env = make_vec_env(seed)
-    model = MaskablePPO("MlpPolicy", env, learning_rate=3e-4, n_steps=512, batch_size=256, n_epochs=4,
-                        gamma=0.99, gae_lambda=0.95, clip_range=0.2, ent_coef=0.01, vf_coef=0.5,
-                        policy_kwargs=dict(net_arch=dict(pi=[128, 128], vf=[128, 128]),
-                                           activation_fn=torch.nn.ReLU),
-                        tensorboard_log=run_dir, seed=seed, device="cpu", verbose=0)
-    start = time.perf_counter()
-    model.learn(total_timesteps=timesteps, tb_log_name="maskableppo", progress_bar=False)
-    seconds = time.perf_counter() - start
-    model.save(Path(run_dir) / "model.zip")
-    meta = {"timesteps": int(model.num_timesteps), "train_seconds": seconds, "seed": seed,
-            "steps_per_s": per_second(model.num_timesteps, seconds), "opponents": list(OPPONENTS)}
-    (Path(run_dir) / "train.json").write_text(json.dumps(meta, indent=1) + "\n")
+    lock = lock_run_dir(prepare_run_dir(run_dir))
+    try:
+        env = make_vec_env(seed)
+        model = MaskablePPO("MlpPolicy", env, learning_rate=3e-4, n_steps=512, batch_size=256, n_epochs=4,
+                            gamma=0.99, gae_lambda=0.95, clip_range=0.2, ent_coef=0.01, vf_coef=0.5,
+                            policy_kwargs=dict(net_arch=dict(pi=[128, 128], vf=[128, 128]),
+                                               activation_fn=torch.nn.ReLU),
+                            tensorboard_log=run_dir, seed=seed, device="cpu", verbose=0)
+        start = time.perf_counter()
+        model.learn(total_timesteps=timesteps, tb_log_name="maskableppo", progress_bar=False)
+        seconds = time.perf_counter() - start
+        save_model(model, Path(run_dir) / "model.zip")
+        meta = {"timesteps": int(model.num_timesteps), "train_seconds": seconds, "seed": seed,
+                "steps_per_s": per_second(model.num_timesteps, seconds), "opponents": list(OPPONENTS)}
+        write_text_atomic(Path(run_dir) / "train.json", json.dumps(meta, indent=1) + "\n")
+    finally:
+        lock.release()
     return meta
 
 
@@ -77,7 +84,11 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.command == "train":
-        print(json.dumps(train(args.timesteps, args.run_dir, args.seed), indent=1))
+        try:
+            meta = train(args.timesteps, args.run_dir, args.seed)
+        except RunFolderError as err:  # another training holds the run folder, or it is a link: one line, exit 2
+            exit_refused(f"{parser.prog} train", err)
+        print(json.dumps(meta, indent=1))
 
 
 if __name__ == "__main__":
