@@ -54,7 +54,7 @@ import numpy as np
 import torch
 
 from tablegym.envs.friday.core import FridayGame, deal, sample_chance
-from tablegym.envs.limits import LimitError, load_npz
+from tablegym.envs.limits import load_npz
 from tablegym.envs.rates import per_second
 from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import CheckpointError, first_line, load_checkpoint, save_checkpoint
@@ -328,8 +328,6 @@ def load_buffer(path: Path, buffer: ReplayBuffer) -> None:
         try:
             data = load_npz(path)  # plain arrays only, their headers checked before anything is inflated
             x, y = data["x"], data["y"]
-        except LimitError:
-            raise
         except (OSError, ValueError, KeyError) as err:
             raise CheckpointError(f"cannot resume: replay buffer {str(path)!r} is corrupt or holds other than "
                                   f"plain arrays x, y ({first_line(err)})") from None

@@ -36,7 +36,7 @@ import torch
 from numba import njit
 
 from tablegym.envs.core import ONGOING, OUTCOME
-from tablegym.envs.limits import LimitError, load_npy
+from tablegym.envs.limits import load_npy
 from tablegym.envs.rates import per_second
 from tablegym.envs.threes.board import board_score, highest_rank, swipe
 from tablegym.envs.threes.core import BOARD, HINT, NUM_OUTCOMES, PHASE, PLAY, ThreesGame, k_chance, k_push
@@ -474,8 +474,6 @@ def _load_coherence(path: Path, size: int) -> np.ndarray:
     """The TC accumulators a resumed run saved (they are half of what it learned)."""
     try:
         coherence = load_npy(path)  # a plain array, its header checked before anything is read
-    except LimitError:
-        raise
     except (OSError, ValueError) as e:
         raise CheckpointError(f"cannot resume temporal coherence learning: {path} is missing or corrupt ({e})") from None
     if coherence.shape != (2, size):
