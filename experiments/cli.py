@@ -22,6 +22,7 @@ module is not installed ends in a one-line error (exit status 1); never in a tra
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import importlib
 import inspect
@@ -35,8 +36,9 @@ import numpy as np
 
 from tablegym.envs import load, plugin, plugins
 from tablegym.envs.core import CHANCE, Game, KernelState, State
+from tablegym.envs.limits import LimitError
 from tablegym.experiments.games import GAMES, make_game
-from tablegym.training.flags import OneLineParser
+from tablegym.training.flags import OneLineParser, check_writable
 
 PROG = "tablegym"
 
@@ -149,6 +151,9 @@ def _game_options_parser() -> argparse.ArgumentParser:
     p.add_argument("--trust-model-code", action="store_true",
                    help="load Stable-Baselines3 zips with SB3's own loader, which runs code the file carries: "
                         "only for files you trust (default: read as data, refuse what carries code)")
+    p.add_argument("--max-model-mb", type=int_at_least(1), metavar="MB",
+                   help="the most memory a model file may ask for once inflated (default: 1024); a larger one is "
+                        "refused before it is read")
     return p
 
 
@@ -447,14 +452,6 @@ def _cmd_solve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
 # --------------------------------------------------------------------------------------------
 # eval
 # --------------------------------------------------------------------------------------------
-
-
-def check_writable(parser: argparse.ArgumentParser, flag: str, path: str) -> None:
-    """Refuse an output file that could not be written, before any game is played."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-        what = "is a folder" if os.path.isdir(path) else f"cannot be written (folder {folder!r} missing or read-only)"
-        parser.error(f"{flag} {path!r} {what}; give a file in a folder that exists")
 
 
 def _minutes(text: str) -> float:
@@ -813,15 +810,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _train(argv[1:])
         args = build_parser().parse_args(argv)
         warnings.formatwarning = _one_line_warning
-        if getattr(args, "trust_model_code", False):  # the workers a command starts inherit it
-            from tablegym.models.sb3_files import TRUST_ENV
+        with contextlib.ExitStack() as scope:  # this command only: nothing leaks into the next call or os.environ
+            if getattr(args, "trust_model_code", False):  # its workers get the decision with each task
+                from tablegym.models.trust import trusting
 
-            os.environ[TRUST_ENV] = "1"
-        return args.run(args.parser, args)
+                scope.enter_context(trusting(True, "--trust-model-code"))
+            if getattr(args, "max_model_mb", None):
+                from tablegym.envs.limits import raised_limits
+
+                scope.enter_context(raised_limits(model_bytes=args.max_model_mb << 20))
+            return args.run(args.parser, args)
     except CommandError as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 1
     except InputError as err:
+        return _usage_error(str(err))
+    except LimitError as err:  # a file over a budget (a journal line, a config): refused like bad input
         return _usage_error(str(err))
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)

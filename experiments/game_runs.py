@@ -92,14 +92,10 @@ class InProcess:
 
 
 def _pool(backend: str, workers: int, address: str | None, any_tasks: bool):
-    if backend == "ray" and any_tasks:
-        from tablegym.training.parallel import RayPool
+    if (backend == "ray" or workers > 1) and any_tasks:
+        from tablegym.training.parallel import task_pool
 
-        return RayPool(workers, address)
-    if workers > 1 and any_tasks:
-        from tablegym.training.parallel import process_context
-
-        return process_context().Pool(workers)
+        return task_pool(backend, workers, address)
     return InProcess()
 
 

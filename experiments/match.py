@@ -118,13 +118,6 @@ def _tasks(match: int, game_name: str, options: tuple, spec_a: str, spec_b: str,
     ]
 
 
-def _context() -> Any:
-    """The package's worker start method (``training.parallel.process_context``), this module preloaded too."""
-    from tablegym.training.parallel import process_context
-
-    return process_context(__name__)
-
-
 # --------------------------------------------------------------------------------------------
 # Journals: resumable tournaments
 # --------------------------------------------------------------------------------------------
@@ -292,11 +285,9 @@ def _open_journal(path: str | os.PathLike[str] | None) -> contextlib.AbstractCon
 
 def _pool(backend: str, processes: int, address: str | None) -> Any:
     """Where games run: worker processes here, or Ray tasks (training/parallel.py)."""
-    if backend == "ray":
-        from tablegym.training.parallel import RayPool
+    from tablegym.training.parallel import task_pool
 
-        return RayPool(processes, address)
-    return _context().Pool(processes)
+    return task_pool(backend, processes, address, __name__)
 
 
 def _run(tasks: list[_Task], workers: int, progress: bool, desc: str, *, journal: _Journal | None = None,

@@ -28,7 +28,7 @@ from tablegym import interop
 from tablegym.envs import load, plugin
 from tablegym.envs.core import Game
 from tablegym.models.learned import CHECKPOINT_DIR, load_evaluator
-from tablegym.models.sb3_files import trusting
+from tablegym.models.trust import trusting
 from tablegym.search.agents import Agent, RandomAgent, check_options, is_learned, learned_path, parse_spec
 from tablegym.search.evaluator import Evaluator, check_game
 from tablegym.search.searchers import Searcher, searcher_named
@@ -99,9 +99,9 @@ def _build(game: Game, entry: Searcher, spec: str, options: dict[str, str], buil
 def make_agent(game: Game, spec: str, *, trust_code: bool | None = None) -> Agent:
     """Build the agent named by ``spec`` for ``game`` (see the module docstring). ``trust_code``:
     whether a Stable-Baselines3 zip in the spec may load with SB3's own loader, which runs code
-    the file carries (default: the ``--trust-model-code`` setting, off: read as data)."""
+    the file carries (default: the decision in force, tablegym.models.trust; unset: read as data)."""
     if trust_code is not None:
-        with trusting(trust_code):
+        with trusting(trust_code, f"trust_code={bool(trust_code)}"):
             return make_agent(game, spec)
     record = plugin(game.spec.name)
     name, options = parse_spec(spec)
