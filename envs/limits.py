@@ -145,6 +145,12 @@ def loads_json(text: str | bytes, what: str) -> Any:
     limits = current()
     if len(text) > limits.json_bytes:
         raise refuse(what, f"{len(text):,} bytes of JSON", "json_bytes")
+    data = text.encode() if isinstance(text, str) else bytes(text)
+    # Brackets anywhere bound the nesting, and with the separators the values: a text within both
+    # budgets by these counts (most records) needs no exact pass.
+    opens = data.count(b"[") + data.count(b"{")
+    if opens <= limits.json_depth and opens + data.count(b",") + data.count(b":") < limits.json_values:
+        return json.loads(text)
     depth, values = _json_shape(text)
     if depth > limits.json_depth:
         raise refuse(what, f"JSON nested {depth:,} deep", "json_depth")

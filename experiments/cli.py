@@ -37,8 +37,10 @@ import numpy as np
 from tablegym.envs import load, plugin, plugins
 from tablegym.envs.core import CHANCE, Game, KernelState, State
 from tablegym.envs.limits import LimitError
+from tablegym.experiments.game_runs import MAX_WORKERS
 from tablegym.experiments.games import GAMES, make_game
-from tablegym.training.flags import OneLineParser, check_writable
+from tablegym.experiments.stats import MAX_GAMES
+from tablegym.training.flags import OneLineParser, bounded_int, check_writable
 
 PROG = "tablegym"
 
@@ -151,23 +153,10 @@ def _game_options_parser() -> argparse.ArgumentParser:
     p.add_argument("--trust-model-code", action="store_true",
                    help="load Stable-Baselines3 zips with SB3's own loader, which runs code the file carries: "
                         "only for files you trust (default: read as data, refuse what carries code)")
-    p.add_argument("--max-model-mb", type=int_at_least(1), metavar="MB",
+    p.add_argument("--max-model-mb", type=bounded_int(1), metavar="MB",
                    help="the most memory a model file may ask for once inflated (default: 1024); a larger one is "
                         "refused before it is read")
     return p
-
-
-def int_at_least(low: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
-        return value
-
-    return parse
 
 
 def _positive_float(text: str) -> float:
@@ -740,10 +729,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "given, else random; single-player default: human, i.e. you play; threes: random, greedy, "
                         "threesus, expectimax:depth=2)")
     p.add_argument("--eval", help="leaf evaluator for a searcher, e.g. advanced, learned, learned:path.pt")
-    p.add_argument("--depth", type=int_at_least(1), help="search depth")
+    p.add_argument("--depth", type=bounded_int(1), help="search depth")
     p.add_argument("--time", type=_positive_float, help="search time per move in seconds")
     p.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your player index (default 0)")
-    p.add_argument("--seed", type=int_at_least(0), default=None,
+    p.add_argument("--seed", type=bounded_int(0), default=None,
                    help="seed for the agent's randomness and the game's chance events (an integer >= 0)")
     p.add_argument("--quiet", action="store_true", help="single-player games with --agent: show only the final position")
     p.set_defaults(run=_cmd_play, parser=p)
@@ -753,7 +742,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "positions is bounded (default: half the free memory); a solve that reaches the "
                                    "bound stops with exit status 2, and a game whose tree is far too big for it is "
                                    "refused unless a limit is given.")
-    p.add_argument("--max-entries", type=int_at_least(1), metavar="N",
+    p.add_argument("--max-entries", type=bounded_int(1), metavar="N",
                    help="store at most N positions; also lets a game whose estimate is over the bound try")
     p.add_argument("--max-memory", type=_positive_float, metavar="MB",
                    help="keep the table within MB megabytes (default: half the free memory)")
@@ -762,17 +751,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", parents=[game_opts], help="match (two specs) or round robin (more); friday: win rates")
     p.add_argument("specs", nargs="+", metavar="SPEC", help="agent specs, e.g. random 'alphabeta:depth=3,eval=advanced'")
-    p.add_argument("--games", type=int_at_least(1), default=100, help="games per pairing (default 100)")
-    p.add_argument("--opening-plies", type=int_at_least(0), default=2, help="random opening moves (default 2)")
-    p.add_argument("--workers", type=int_at_least(1), default=1,
-                   help="worker processes, or games in flight on Ray (default 1)")
+    p.add_argument("--games", type=bounded_int(1, MAX_GAMES, "2**53, the most a float counts exactly"), default=100,
+                   help="games per pairing (default 100); made as they are played, so a large number costs nothing "
+                        "until its games are played")
+    p.add_argument("--opening-plies", type=bounded_int(0), default=2, help="random opening moves (default 2)")
+    p.add_argument("--workers", type=bounded_int(1, MAX_WORKERS), default=1,
+                   help=f"worker processes, or games in flight on Ray (default 1, at most {MAX_WORKERS})")
     p.add_argument("--backend", choices=("process", "ray"), default="process",
                    help="where games run: processes here, or Ray tasks (pip install \"tablegym[distributed]\"); "
                         "the same records either way")
     p.add_argument("--address", metavar="ADDR",
                    help="with --backend ray: the cluster to join (auto, or HOST:PORT of `ray start --head`); "
                         "default: a local Ray instance with --workers CPUs")
-    p.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the whole match (an integer >= 0; default 0)")
+    p.add_argument("--seed", type=bounded_int(0), default=0, help="seed of the whole match (an integer >= 0; default 0)")
     p.add_argument("--csv", help="also write the results to this CSV file")
     p.add_argument("--elo", action="store_true", help="show Elo differences (and fitted ratings for 3+ agents)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -788,8 +779,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="speed benchmarks")
     p.add_argument("which", choices=tuple(_benches()))
     p.add_argument("--seconds", type=_positive_float, help="envs: seconds per env; vec: seconds per measurement")
-    p.add_argument("--n", type=int_at_least(3), help="sim-solve: number of points")
-    p.add_argument("--repeats", type=int_at_least(1), help="sim-solve, vec: repetitions")
+    p.add_argument("--n", type=bounded_int(3), help="sim-solve: number of points")
+    p.add_argument("--repeats", type=bounded_int(1), help="sim-solve, vec: repetitions")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="extra keyword argument for the benchmark function (repeatable)")
     p.set_defaults(run=_cmd_bench, parser=p)

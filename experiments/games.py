@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from tablegym.envs import GamePlugin, known_games, make_game, plugins  # noqa: F401 (re-exported)
 from tablegym.envs.core import Game
@@ -60,3 +60,15 @@ class _Games(Mapping[str, GameEntry]):
 
 GAMES: Mapping[str, GameEntry] = _Games()
 """The turn-based games of the registry (``tablegym.envs.plugins()``) by name; see ``make_game``."""
+
+
+_CACHED: dict[tuple[str, tuple[tuple[str, Any], ...]], Game] = {}
+"""Per-process cache: a game is immutable, so each worker builds it once."""
+
+
+def cached_game(name: str, options: tuple[tuple[str, Any], ...]) -> Game:
+    """``make_game(name, **dict(options))``, built once per process (workers play many games of it)."""
+    key = (name, options)
+    if key not in _CACHED:
+        _CACHED[key] = make_game(name, **dict(options))
+    return _CACHED[key]

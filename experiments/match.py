@@ -16,28 +16,31 @@ game is appended to a JSON-lines file as soon as it arrives, and a later run wit
 journal replays nothing it finds there. ``time_limit_s`` stops dispatching new games after
 that many seconds; the results then count the finished games only. Because every game has
 its own seed, a resumed tournament gives the same games as one played in one go.
+
+A journal is data from outside: every line must be a game that replays on the rules core, or
+it is refused in one line (``tablegym.experiments.journal``). Games are generated as they are dispatched, never listed, so the
+number of games asked for costs nothing until they are played.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import csv
-import json
+import itertools
 import math
 import os
 import threading
 import time
-import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from tablegym.envs.core import Game
-from tablegym.experiments.games import make_game
+from tablegym.experiments.games import cached_game
+from tablegym.experiments.journal import JournalError, JournalWarning, _Journal, _open_journal  # noqa: F401 (re-exported)
 from tablegym.search.play import GameRecord, play_game, random_opening  # noqa: F401 (re-exported)
-from tablegym.experiments.stats import MatchResult, SeatRecord, format_elo
+from tablegym.experiments.stats import MAX_GAMES, MatchResult, SeatRecord, format_elo
 
 AgentFactory = Callable[[Game, str], Any]
 """``(game, spec) -> Agent``; must be a picklable top-level function when ``workers > 1``."""
@@ -70,17 +73,6 @@ class _Task:
     factory: AgentFactory | None
 
 
-_GAMES: dict[tuple[str, tuple[tuple[str, Any], ...]], Game] = {}
-"""Per-process cache: a game is immutable, so each worker builds it once."""
-
-
-def _game(name: str, options: tuple[tuple[str, Any], ...]) -> Game:
-    key = (name, options)
-    if key not in _GAMES:
-        _GAMES[key] = make_game(name, **dict(options))
-    return _GAMES[key]
-
-
 _WARM: set[tuple[Any, ...]] = set()
 """Per-process record of the (game, spec, factory) combinations already warmed up."""
 
@@ -98,7 +90,7 @@ def _warm_up(game: Game, key: tuple[Any, ...], spec: str, factory: AgentFactory)
 
 def _play_task(task: _Task) -> tuple[_Task, GameRecord]:
     """Play one game in a worker: fresh agents, the pair's shared opening, the game's own rng."""
-    game = _game(task.game_name, task.game_options)
+    game = cached_game(task.game_name, task.game_options)
     factory = task.factory or _default_factory
     for spec in (task.spec_a, task.spec_b):
         _warm_up(game, (task.game_name, task.game_options, spec, task.factory), spec, factory)
@@ -110,172 +102,46 @@ def _play_task(task: _Task) -> tuple[_Task, GameRecord]:
     return task, dataclasses.replace(record, final=None)  # the actions replay it; no need to ship the state back
 
 
+@dataclass(frozen=True)
+class _Tasks(Sequence[_Task]):
+    """The games of one match, in order, made when asked for (game ``g`` is opening pair
+    ``g // 2`` with A in seat ``g % 2``): a sequence as long as the match that holds no game."""
+
+    match: int
+    game_name: str
+    game_options: tuple[tuple[str, Any], ...]
+    spec_a: str
+    spec_b: str
+    games: int
+    seed: int
+    opening_plies: int
+    factory: AgentFactory | None
+
+    def __len__(self) -> int:
+        return self.games
+
+    def __getitem__(self, g: int) -> _Task:  # type: ignore[override]
+        if not 0 <= g < self.games:
+            raise IndexError(f"game {g} of a match of {self.games}")
+        return _Task(self.match, g // 2, g % 2, self.game_name, self.game_options, self.spec_a, self.spec_b,
+                     self.seed, self.opening_plies, self.factory)
+
+    def __iter__(self) -> Iterator[_Task]:
+        return (self[g] for g in range(self.games))
+
+    def key(self) -> dict[str, Any]:
+        """The fields its journal lines share (``_RUN_FIELDS``)."""
+        return {"game": self.game_name, "options": [list(kv) for kv in self.game_options], "spec_a": self.spec_a,
+                "spec_b": self.spec_b, "seed": self.seed, "opening_plies": self.opening_plies, "match": self.match}
+
+
 def _tasks(match: int, game_name: str, options: tuple, spec_a: str, spec_b: str, games: int,
-           seed: int, opening_plies: int, factory: AgentFactory | None) -> list[_Task]:
-    return [
-        _Task(match, g // 2, g % 2, game_name, options, spec_a, spec_b, seed, opening_plies, factory)
-        for g in range(games)
-    ]
-
-
-# --------------------------------------------------------------------------------------------
-# Journals: resumable tournaments
-# --------------------------------------------------------------------------------------------
-
-
-class JournalError(ValueError):
-    """A journal line that cannot be read. The file is left as it is, for a person to look at:
-    guessing what a damaged line meant could silently change a tournament's results."""
-
-
-class JournalWarning(UserWarning):
-    """A journal's unfinished last line (the usual trace of a killed run) is being ignored."""
-
-
-_KEY_FIELDS = ("game", "options", "spec_a", "spec_b", "seed", "opening_plies", "match", "pair", "a_seat")
-"""What identifies a game: with these the game's seed, opening and agents are fixed."""
+           seed: int, opening_plies: int, factory: AgentFactory | None) -> _Tasks:
+    return _Tasks(match, game_name, options, spec_a, spec_b, games, seed, opening_plies, factory)
 
 
 def _task_id(task: _Task) -> tuple[int, int, int]:
     return task.match, task.pair, task.a_seat
-
-
-def _key_text(key: dict[str, Any]) -> str:
-    """Canonical text of a game's key, the same for a task and for its line read back."""
-    return json.dumps([key[f] for f in _KEY_FIELDS], separators=(",", ":"))
-
-
-def _task_key(task: _Task) -> dict[str, Any]:
-    return {"game": task.game_name, "options": [list(kv) for kv in task.game_options], "spec_a": task.spec_a,
-            "spec_b": task.spec_b, "seed": task.seed, "opening_plies": task.opening_plies, "match": task.match,
-            "pair": task.pair, "a_seat": task.a_seat}
-
-
-def _record_json(record: GameRecord) -> dict[str, Any]:
-    return {"actions": list(record.actions), "opening_plies": record.opening_plies, "winner": record.winner,
-            "returns": list(record.returns), "move_counts": list(record.move_counts),
-            "move_seconds": list(record.move_seconds)}
-
-
-def _parse_entry(entry: Any) -> tuple[str, GameRecord]:
-    """The key text and the game of one decoded journal line; raises ValueError, KeyError or
-    TypeError when it is not one."""
-    if not isinstance(entry, dict) or not isinstance(entry.get("record"), dict):
-        raise ValueError("not a game: expected an object with the game's key and a 'record'")
-    missing = [f for f in _KEY_FIELDS if f not in entry]
-    if missing:
-        raise ValueError(f"missing {', '.join(missing)}")
-    rec = entry["record"]
-    winner = rec["winner"]
-    record = GameRecord(
-        actions=tuple(int(a) for a in rec["actions"]),
-        opening_plies=int(rec["opening_plies"]),
-        winner=None if winner is None else int(winner),
-        returns=tuple(float(x) for x in rec["returns"]),
-        move_counts=tuple(int(x) for x in rec["move_counts"]),
-        move_seconds=tuple(float(x) for x in rec["move_seconds"]),
-    )
-    if not len(record.returns) == len(record.move_counts) == len(record.move_seconds):
-        raise ValueError("returns, move_counts and move_seconds differ in length")
-    return _key_text(entry), record
-
-
-class _Journal:
-    """The games of earlier runs, read once, and an append-only file for this run's games.
-
-    Only the parent process writes, one line per game, flushed and fsynced at once, so a kill
-    loses at most the line being written. Such a torn last line (no newline) holds no finished
-    game: it is ignored with a warning and cut off just before the next game is written, so
-    the file stays one game per line. Any other unreadable line is an error. When a key occurs
-    twice, the first line counts.
-    """
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = os.fspath(path)
-        try:
-            with open(self.path, "rb") as f:
-                data = f.read()
-        except FileNotFoundError:
-            data = b""
-        self._size = len(data)
-        self._cut_at: int | None = None  # where a torn last line starts
-        self._needs_newline = False
-        self._games: dict[str, GameRecord] = {}
-        lines = data.split(b"\n")
-        tail = lines.pop()  # what follows the last newline: b"" in a clean file
-        for number, raw in enumerate(lines, 1):
-            if raw.strip():
-                self._add(number, self._decode(number, raw))
-        if tail.strip():
-            number = len(lines) + 1
-            try:
-                entry = json.loads(tail)
-            except ValueError:
-                warnings.warn(f"{self.path}, line {number}: ignoring the unfinished last line ({len(tail)} bytes, "
-                              "no newline), the usual trace of a killed run; its game will be played again",
-                              JournalWarning, stacklevel=4)
-                self._cut_at = len(data) - len(tail)
-            else:
-                self._add(number, entry)  # complete, only its newline is missing
-                self._needs_newline = True
-        elif tail:
-            self._needs_newline = True
-        self._file = open(self.path, "ab")  # creates the file: a bad path fails now, not after a game
-
-    def _decode(self, number: int, raw: bytes) -> Any:
-        try:
-            return json.loads(raw)
-        except ValueError as err:  # UnicodeDecodeError is one too
-            raise JournalError(f"{self.path}, line {number}: not valid JSON ({err}); each line must be one "
-                               "game: repair or delete that line and run again") from None
-
-    def _add(self, number: int, entry: Any) -> None:
-        try:
-            key, record = _parse_entry(entry)
-        except (ValueError, KeyError, TypeError) as err:
-            what = f"missing field {err}" if isinstance(err, KeyError) else str(err)
-            raise JournalError(f"{self.path}, line {number}: not a game record ({what}); repair or delete "
-                               "that line and run again") from None
-        self._games.setdefault(key, record)
-
-    def get(self, task: _Task) -> GameRecord | None:
-        """The game of ``task`` if an earlier run finished it."""
-        return self._games.get(_key_text(_task_key(task)))
-
-    def append(self, task: _Task, record: GameRecord) -> None:
-        """Write one finished game and make sure it is on disk before going on."""
-        if self._cut_at is not None or self._needs_newline:
-            self._start_fresh_line()
-        key = _task_key(task)
-        line = json.dumps({**key, "record": _record_json(record)}, separators=(",", ":"))
-        self._file.write(line.encode("utf-8") + b"\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._games.setdefault(_key_text(key), record)
-
-    def _start_fresh_line(self) -> None:
-        """Cut off a torn last line, or end a complete one, before the first append."""
-        fd = self._file.fileno()
-        if os.fstat(fd).st_size != self._size:
-            raise JournalError(f"{self.path} changed since it was read; is another run writing to it?")
-        if self._cut_at is not None:
-            os.ftruncate(fd, self._cut_at)  # the torn line held no finished game
-        else:
-            self._file.write(b"\n")
-        self._cut_at, self._needs_newline = None, False
-
-    def close(self) -> None:
-        self._file.close()
-
-    def __enter__(self) -> "_Journal":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-
-def _open_journal(path: str | os.PathLike[str] | None) -> contextlib.AbstractContextManager[_Journal | None]:
-    return contextlib.nullcontext() if path is None else _Journal(path)
 
 
 # --------------------------------------------------------------------------------------------
@@ -290,29 +156,31 @@ def _pool(backend: str, processes: int, address: str | None) -> Any:
     return task_pool(backend, processes, address, __name__)
 
 
-def _run(tasks: list[_Task], workers: int, progress: bool, desc: str, *, journal: _Journal | None = None,
-         time_limit_s: float | None = None, backend: str = "process",
+def _run(matches: Sequence[_Tasks], order: Iterable[_Task], workers: int, progress: bool, desc: str, *,
+         journal: _Journal | None = None, time_limit_s: float | None = None, backend: str = "process",
          address: str | None = None) -> dict[tuple[int, int, int], GameRecord]:
-    """Play ``tasks`` (in a pool when ``workers > 1``), dispatched in the order given; return the
-    records of the finished games by ``(match, pair, a_seat)``.
+    """Play the games of ``matches`` (in a pool when ``workers > 1``), dispatched in ``order`` (an
+    iterable of those games, each once); return the records of the finished games by
+    ``(match, pair, a_seat)``.
 
     Games found in ``journal`` are taken from it, not played. Each game played is appended to
     it here, in the parent, as soon as its result arrives, so a kill loses only games in
     progress. After ``time_limit_s`` seconds no new game starts; started games are finished.
+    Games are drawn from ``order`` one at a time as workers free up: nothing is held per game
+    that has not started.
     """
     from tqdm import tqdm
 
     done: dict[tuple[int, int, int], GameRecord] = {}
-    todo: list[_Task] = []
-    for task in tasks:
-        record = journal.get(task) if journal is not None else None
-        if record is None:
-            todo.append(task)
-        else:
-            done[_task_id(task)] = record
+    if journal is not None:
+        for tasks in matches:
+            done.update(journal.found(tasks))
+    total = sum(len(tasks) for tasks in matches)
+    remaining = total - len(done)
+    todo = (task for task in order if _task_id(task) not in done)
     deadline = math.inf if time_limit_s is None else time.monotonic() + time_limit_s
 
-    with tqdm(total=len(tasks), initial=len(done), desc=desc, unit="game", disable=not progress, leave=False) as bar:
+    with tqdm(total=total, initial=len(done), desc=desc, unit="game", disable=not progress, leave=False) as bar:
         def keep(task: _Task, record: GameRecord) -> None:
             done[_task_id(task)] = record
             if journal is not None:
@@ -324,21 +192,18 @@ def _run(tasks: list[_Task], workers: int, progress: bool, desc: str, *, journal
                 if time.monotonic() >= deadline:
                     break
                 keep(*_play_task(task))
-        elif todo and time.monotonic() < deadline:
-            processes = min(workers, len(todo))
+        elif remaining and time.monotonic() < deadline:
+            processes = min(workers, remaining)
             with _pool(backend, processes, address) as pool:
-                if time_limit_s is None:
-                    for task, record in pool.imap_unordered(_play_task, todo, chunksize=1):
-                        keep(task, record)
-                else:
-                    _run_until(pool, todo, processes, deadline, keep)
+                _run_until(pool, todo, processes, deadline, keep)
     return done
 
 
-def _run_until(pool: Any, tasks: list[_Task], processes: int, deadline: float,
+def _run_until(pool: Any, tasks: Iterable[_Task], processes: int, deadline: float,
                keep: Callable[[_Task, GameRecord], None]) -> None:
-    """Hand the pool one game per free worker while time is left, so that stopping leaves no
-    queued games behind: only games already started are waited for."""
+    """Hand the pool one game per free worker while time is left (``deadline``: ``math.inf`` for
+    none), so that no game waits in a queue: stopping leaves none behind, only games already
+    started are waited for, and a match of any length holds only the games in play."""
     slots = threading.Semaphore(processes)
     stop = threading.Event()
 
@@ -359,10 +224,17 @@ def _run_until(pool: Any, tasks: list[_Task], processes: int, deadline: float,
         slots.release()  # wake the feeder if it waits, so that the pool can shut down
 
 
-def _interleave(per_pair: list[list[_Task]]) -> list[_Task]:
+def _interleave(per_pair: Sequence[_Tasks]) -> Iterator[_Task]:
     """Opening pair 0 (both seats) of every pairing, then pair 1 of every pairing, and so on:
-    a tournament stopped early then has about as many games of every pairing."""
-    return sorted((t for ts in per_pair for t in ts), key=lambda t: (t.pair, t.match, t.a_seat))
+    a tournament stopped early then has about as many games of every pairing. Made as it is
+    consumed."""
+    matches = sorted(per_pair, key=lambda tasks: tasks.match)
+    pairs = max((len(tasks) + 1) // 2 for tasks in matches) if matches else 0
+    for pair in range(pairs):
+        for tasks in matches:
+            for seat in (0, 1):
+                if 2 * pair + seat < len(tasks):
+                    yield tasks[2 * pair + seat]
 
 
 def _summarize(game_name: str, spec_a: str, spec_b: str, tasks: list[_Task], records: list[GameRecord]) -> MatchResult:
@@ -393,11 +265,21 @@ def _summarize(game_name: str, spec_a: str, spec_b: str, tasks: list[_Task], rec
     )
 
 
-def _summarize_finished(game_name: str, spec_a: str, spec_b: str, tasks: list[_Task],
+def _summarize_finished(game_name: str, spec_a: str, spec_b: str, tasks: _Tasks,
                         done: dict[tuple[int, int, int], GameRecord]) -> MatchResult:
-    """``_summarize`` over the finished games among ``tasks``, in task order."""
-    finished = [t for t in tasks if _task_id(t) in done]
+    """``_summarize`` over the finished games among ``tasks``, in task order (found among the
+    finished games, not by going through every game asked for)."""
+    finished = [tasks[g] for g in sorted(2 * pair + seat for match, pair, seat in done
+                                         if match == tasks.match and 2 * pair + seat < len(tasks))]
     return _summarize(game_name, spec_a, spec_b, finished, [done[_task_id(t)] for t in finished])
+
+
+def _check_games(name: str, games: Any) -> None:
+    if not isinstance(games, int) or isinstance(games, bool) or games < 1:
+        raise ValueError(f"{name} must be a positive integer, got {games!r}")
+    if games > MAX_GAMES:
+        raise ValueError(f"{name} must be at most {MAX_GAMES:,} (2**53, the most a float counts exactly), "
+                         f"got {games:,}")
 
 
 def _prepare(game_name: str, specs: Iterable[str], game_options: dict[str, Any] | None, workers: int,
@@ -412,7 +294,7 @@ def _prepare(game_name: str, specs: Iterable[str], game_options: dict[str, Any] 
     if time_limit_s is not None and not time_limit_s >= 0:
         raise ValueError(f"time_limit_s must be None or >= 0, got {time_limit_s!r}")
     options = tuple(sorted((game_options or {}).items()))
-    game = _game(game_name, options)
+    game = cached_game(game_name, options)
     build = factory or _default_factory
     for spec in specs:
         if not isinstance(spec, str):
@@ -449,15 +331,14 @@ def play_match(
     result counts the finished games only (possibly none). ``backend="ray"`` plays the games as
     Ray tasks (on the cluster at ``address``, else a local instance): the same records.
     """
-    if not isinstance(games, int) or games < 1:
-        raise ValueError(f"games must be a positive integer, got {games!r}")
+    _check_games("games", games)
     if opening_plies < 0:
         raise ValueError(f"opening plies must be >= 0, got {opening_plies!r}")
     options = _prepare(game_name, (spec_a, spec_b), game_options, workers, agent_factory, time_limit_s, backend)
     tasks = _tasks(0, game_name, options, spec_a, spec_b, games, seed, opening_plies, agent_factory)
     with _open_journal(journal) as log:
-        done = _run(tasks, workers, progress, f"{spec_a} vs {spec_b}", journal=log, time_limit_s=time_limit_s,
-                    backend=backend, address=address)
+        done = _run([tasks], tasks, workers, progress, f"{spec_a} vs {spec_b}", journal=log,
+                    time_limit_s=time_limit_s, backend=backend, address=address)
     return _summarize_finished(game_name, spec_a, spec_b, tasks, done)
 
 
@@ -496,8 +377,7 @@ def round_robin(
     dupes = sorted({s for s in specs if specs.count(s) > 1})
     if dupes:
         raise ValueError(f"agent specs must be distinct, repeated: {dupes}")
-    if not isinstance(games_per_pair, int) or games_per_pair < 1:
-        raise ValueError(f"games_per_pair must be a positive integer, got {games_per_pair!r}")
+    _check_games("games_per_pair", games_per_pair)
     if opening_plies < 0:
         raise ValueError(f"opening plies must be >= 0, got {opening_plies!r}")
     options = _prepare(game_name, specs, game_options, workers, agent_factory, time_limit_s, backend)
@@ -507,9 +387,9 @@ def round_robin(
         for m, (a, b) in enumerate(pairs)
     ]
     resumable = journal is not None or time_limit_s is not None
-    order = _interleave(per_pair) if resumable else [t for ts in per_pair for t in ts]
+    order = _interleave(per_pair) if resumable else itertools.chain.from_iterable(per_pair)
     with _open_journal(journal) as log:
-        done = _run(order, workers, progress, f"round robin ({len(specs)} agents)", journal=log,
+        done = _run(per_pair, order, workers, progress, f"round robin ({len(specs)} agents)", journal=log,
                     time_limit_s=time_limit_s, backend=backend, address=address)
     results = [_summarize_finished(game_name, a, b, per_pair[m], done) for m, (a, b) in enumerate(pairs)]
     return [r for r in results if r.games]

@@ -26,7 +26,7 @@ from tablegym.experiments.game_runs import recorded, run_tasks
 from tablegym.experiments.stats import mean_interval, wilson_interval
 from tablegym.search.play import play_game
 
-__all__ = ["deal", "play_deal", "run", "table", "paired_table"]
+__all__ = ["deal", "play_deal", "record_problem", "run", "table", "paired_table"]
 
 
 def deal(game: Game, seed: int, index: int) -> tuple[State, np.random.Generator]:
@@ -75,14 +75,31 @@ def play_one(task: tuple[str, str, str, int, int]) -> dict:
     return rec
 
 
+def record_problem(game: Game, rec: dict) -> str | None:
+    """What a record of this runner says that ``game`` cannot give (beyond
+    ``game_runs.record_problem``), or None: a return that is not a number in the game's utility
+    range (a truncated game's too: an unfinished position returns zeros). The moves are not
+    recorded, so they cannot be replayed."""
+    value = rec.get("return")
+    if value is None:
+        return None
+    if type(value) not in (int, float):
+        return f"return {value!r} is not a number"[:300]
+    low, high = game.spec.min_utility, game.spec.max_utility
+    if not low <= value <= high:
+        return f"return {value!r} lies outside {game.spec.name}'s returns, {low:g}..{high:g}"
+    return None
+
+
 def run(game_name: str, spec: str, *, games: int, options: dict | None = None, seed: int = 0, workers: int = 1,
         out: str | None = None, progress: bool = True, backend: str = "process",
         address: str | None = None) -> list[dict]:
     """Play games 0..games-1 of ``spec`` (skipping those already recorded in ``out``); all records.
     ``backend="ray"``: as Ray tasks (training/parallel.py), the same records."""
     text = json.dumps(options or {}, sort_keys=True)
-    done = recorded(out, agent=spec, options=json.loads(text), seed=seed)
-    tasks = [(game_name, text, spec, seed, i) for i in range(games) if i not in done]
+    done = recorded(out, check=functools.partial(record_problem, _game(game_name, text)), agent=spec,
+                    options=json.loads(text), seed=seed)
+    tasks = ((game_name, text, spec, seed, i) for i in range(games) if i not in done)  # made as workers free up
     run_tasks(play_one, tasks, done, total=games, workers=workers, out=out, label=spec, progress=progress,
               postfix="return", backend=backend, address=address)
     return [done[i] for i in sorted(done) if i < games]

@@ -23,6 +23,10 @@ import numpy as np
 Z95 = 1.959963984540054
 """The two-sided 95% quantile of the standard normal distribution."""
 
+MAX_GAMES = 2**53
+"""The most games a match or run takes: the largest count a float holds exactly, and the scores,
+means and intervals here are computed in floats."""
+
 
 def mean_interval(values: Any) -> tuple[float, float]:
     """The mean of ``values`` and the half-width of its 95% normal interval (1.96 standard

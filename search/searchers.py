@@ -11,8 +11,16 @@ record names its own constructor for a searcher, the searcher runs on a compiled
 game (Threes' afterstate expectimax, Friday's own state); its keys are still these, plus any
 the constructor lists as its ``keys`` attribute (Friday's ``worlds``).
 
+Every key has a range, checked when the spec is read (before any game or worker starts): a
+budget beyond what a searcher supports (a depth its compiled stack cannot hold, an hour a move
+and more, a node budget that would not fit in memory) is a one-line ``BudgetError``.
+
 >>> SEARCHERS["alphabeta"].read("alphabeta:depth=5", {"depth": "5"})
 {'eval': None, 'depth': 5, 'time': None}
+>>> SEARCHERS["alphabeta"].read("alphabeta:depth=64", {"depth": "64"})
+Traceback (most recent call last):
+...
+tablegym.search.searchers.BudgetError: depth must be at most 63 in 'alphabeta:depth=64', got '64': alpha-beta reads a depth of 64 or more as no depth limit at all, a search without end; give time=SECONDS to search as deep as the time allows (up to its stack of 126 plies)
 """
 
 from __future__ import annotations
@@ -25,16 +33,58 @@ from tablegym.envs.core import Game
 from tablegym.search.agents import (AlphaBetaAgent, BestFirstAgent, ExpectiminimaxAgent, ExpectimaxAgent, check_options,
                                     is_learned)
 from tablegym.search.evaluator import Evaluator, position_evaluator
+from tablegym.search.table import MAX_PLY
 
 if TYPE_CHECKING:
     from tablegym.search.montecarlo import MonteCarloAgent
 
 
+class BudgetError(ValueError):
+    """A spec key above the range its searcher supports (a depth, a time, a count): refused when
+    the spec is read, in one line that names the bound and why it is there."""
+
+
+MAX_COUNT = 1_000_000_000
+"""The largest value of an int key without a bound of its own: a count well inside the int64 of
+the compiled searches (a value past 2**63 would overflow there, in a worker, as a traceback)."""
+
+_COUNT_WHY = "no count a spec takes is meant to be larger (a compiled search counts in 64 bits)"
+
+MAX_SECONDS = 3600.0
+"""The longest time budget a spec takes: an hour a move. A game is tens to hundreds of moves, so
+more is a tournament that ends after the user does (``time=1e300`` searched forever, silently)."""
+
+ALPHABETA_MAX_DEPTH = 63
+"""alpha-beta's deepest depth limit. ``alphabeta()`` reads a depth of 64 or more as no depth
+limit at all (its default: a search then needs a time budget, else it has no end), and deepens
+at most to ``MAX_PLY - 2`` = 126 plies, the size of its compiled stack, whatever is asked."""
+
+EXPECTIMINIMAX_MAX_DEPTH = MAX_PLY // 2 - 4
+"""expectiminimax's deepest depth (60 decisions): it clamps deeper requests there, because the
+chance plies between decisions share its compiled stack of ``MAX_PLY`` = 128 plies."""
+
+EXPECTIMAX_MAX_DEPTH = 7
+"""expectimax's deepest depth. Expectimax has no time budget and grows 15-30 times a level
+(measured, Threes' kernel: 0.5 s a move at depth 4, 1-14 s at 5, 100-140 s at 6; Friday's
+generic search: up to 100 s at 5, 140 s at 7), so depth 7 already takes the hour a move that
+``MAX_SECONDS`` allows; the generic kernel's stack (256 rows, 4 a level) would hold 62."""
+
+BESTFIRST_MAX_NODES = 5_000_000
+"""best-first's largest node budget: its search keeps every state it generates (measured on
+Friday: 840 MB and 8 s a decision at 1,000,000 nodes), so 5 million is about 4 GB a search,
+what one worker can hold beside the others."""
+
+MC_MAX_ROLLOUTS = 1_000_000
+"""flat Monte-Carlo's largest playout count a candidate: measured on Friday, 10,000 take 3-5 s
+a decision, so a million take about 7 minutes a decision, past any use."""
+
+
 @dataclass(frozen=True)
 class Key:
-    """One key of a spec: ``int`` (a whole number >= ``low``), ``seconds`` (a finite number > 0),
-    ``choice`` (one of ``choices``) or ``eval`` (an evaluator name, resolved by the caller);
-    ``accepts`` words what an int key takes when the bare range says too little."""
+    """One key of a spec: ``int`` (a whole number in ``low..high``), ``seconds`` (a number in
+    (0, ``high``]), ``choice`` (one of ``choices``) or ``eval`` (an evaluator name, resolved by
+    the caller); ``accepts`` words what an int key takes when the bare range says too little,
+    ``why`` why its upper bound is where it is."""
 
     name: str
     kind: str
@@ -42,6 +92,21 @@ class Key:
     low: int = 1
     choices: tuple[str, ...] = ()
     accepts: str = ""
+    high: float | None = None
+    """The largest value taken (None: ``MAX_COUNT`` for an int, ``MAX_SECONDS`` for seconds)."""
+    why: str = ""
+
+    @property
+    def upper(self) -> float:
+        """The largest value this key takes."""
+        if self.high is not None:
+            return self.high
+        return MAX_SECONDS if self.kind == "seconds" else MAX_COUNT
+
+    def _too_big(self, spec: str, text: str, unit: str = "") -> BudgetError:
+        bound = f"{self.upper:,g}" if self.kind == "seconds" else f"{int(self.upper):,}"
+        why = f": {self.why or _COUNT_WHY}"
+        return BudgetError(f"{self.name} must be at most {bound}{unit} in {spec!r}, got {text!r}{why}")
 
     def read(self, spec: str, text: str | None) -> Any:
         """The typed value of ``text`` (the default when None); one-line ValueError otherwise."""
@@ -55,6 +120,8 @@ class Key:
             if value is None or value < self.low:
                 accepts = self.accepts or ("a positive integer" if self.low == 1 else f"an integer >= {self.low}")
                 raise ValueError(f"{self.name} must be {accepts} in {spec!r}, got {text!r}")
+            if value > self.upper:
+                raise self._too_big(spec, text)
             return value
         if self.kind == "seconds":
             try:
@@ -63,6 +130,8 @@ class Key:
                 value = math.nan
             if not 0 < value < math.inf:
                 raise ValueError(f"{self.name} must be a positive (finite) number of seconds in {spec!r}, got {text!r}")
+            if value > self.upper:
+                raise self._too_big(spec, text, " seconds a move")
             return value
         if self.kind == "choice":
             if text not in self.choices:
@@ -76,8 +145,19 @@ class Key:
 
 
 EVAL = Key("eval", "eval")
-DEPTH = Key("depth", "int")
-TIME = Key("time", "seconds")
+DEPTH = Key("depth", "int", high=ALPHABETA_MAX_DEPTH,
+            why="alpha-beta reads a depth of 64 or more as no depth limit at all, a search without end; give "
+                f"time=SECONDS to search as deep as the time allows (up to its stack of {MAX_PLY - 2} plies)")
+"""alpha-beta's depth (``ALPHABETA_MAX_DEPTH``)."""
+TIME = Key("time", "seconds", why="an hour a move is the longest budget a search takes (a game is tens to "
+                                   "hundreds of moves)")
+EMM_DEPTH = Key("depth", "int", high=EXPECTIMINIMAX_MAX_DEPTH,
+                why=f"expectiminimax searches at most {EXPECTIMINIMAX_MAX_DEPTH} decisions deep, the chance plies "
+                    f"between them filling the rest of its compiled stack of {MAX_PLY} plies; give time=SECONDS to "
+                    "search as deep as the time allows")
+EXPECTIMAX_DEPTH = Key("depth", "int", 2, high=EXPECTIMAX_MAX_DEPTH,
+                       why="expectimax has no time budget and costs 15-30 times more a level (measured: about 2 "
+                           f"minutes a Threes move at depth 6); at depth {EXPECTIMAX_MAX_DEPTH} a move takes about an hour")
 
 Constructor = Callable[..., Any]
 """``(game, evaluator, options, *, name) -> Agent``: ``options`` are the typed keys."""
@@ -161,20 +241,26 @@ def _bestfirst(game: Game, evaluator: Evaluator, options: Mapping[str, Any], *, 
                           move_filter=move_filter, name=name)
 
 
+_NODES_WHY = ("best-first keeps every state it generates: about 840 MB a million nodes (measured on Friday), "
+              "so more does not fit beside the other workers")
+_ROLLOUTS_WHY = "a million playouts a candidate already take minutes a decision (measured: 3-5 s at 10,000 on Friday)"
+
 SEARCHERS: dict[str, Searcher] = {s.name: s for s in (
     Searcher("alphabeta", (EVAL, DEPTH, TIME), _alphabeta, "alpha-beta with a transposition table and iterative "
              "deepening, to depth plies or for time seconds a move (one second when neither is given)",
              aliases=("ab",)),
-    Searcher("expectiminimax", (EVAL, DEPTH, TIME), _expectiminimax, "expectiminimax with alpha-beta and Star1 "
+    Searcher("expectiminimax", (EVAL, EMM_DEPTH, TIME), _expectiminimax, "expectiminimax with alpha-beta and Star1 "
              "chance pruning, depth decisions or time seconds a turn (one second when neither is given)",
              aliases=("emm",), filtered=True),
-    Searcher("expectimax", (EVAL, Key("depth", "int", 2)), _expectimax,
+    Searcher("expectimax", (EVAL, EXPECTIMAX_DEPTH), _expectimax,
              "expectimax over the full chance distribution, depth player moves deep"),
     Searcher("greedy", (EVAL,), _greedy, "the move whose outcome the evaluator values best (1-ply expectimax)"),
-    Searcher("bestfirst", (EVAL, Key("nodes", "int", 1000), Key("worlds", "int", 1)), _bestfirst,
+    Searcher("bestfirst", (EVAL, Key("nodes", "int", 1000, high=BESTFIRST_MAX_NODES, why=_NODES_WHY),
+                           Key("worlds", "int", 1, high=BESTFIRST_MAX_NODES, why="worlds split the node budget")),
+             _bestfirst,
              "best-first search polling nodes states a decision, split over worlds sampled worlds (the best "
              "mean plays)", filtered=True),
-    Searcher("mc", (EVAL, Key("rollouts", "int", 256),
+    Searcher("mc", (EVAL, Key("rollouts", "int", 256, high=MC_MAX_ROLLOUTS, why=_ROLLOUTS_WHY),
                     Key("horizon", "int", None, low=0, accepts="0 (play to the end) or a number of turns")), _mc,
              "flat Monte-Carlo: each move valued over rollouts playouts of the game's rollout policy, cut after "
              "horizon turns (0: to the end; with a network, the game's learned horizon)"),

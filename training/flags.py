@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Callable
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -17,6 +18,24 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str):  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def bounded_int(low: int, high: int | None = None, why: str = "") -> Callable[[str], int]:
+    """An argparse type: an integer in ``low..high`` (no upper bound when ``high`` is None); the
+    one-line error names the bound and, when given, ``why`` it is there."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
+        if high is not None and value > high:
+            because = f" ({why})" if why else ""
+            raise argparse.ArgumentTypeError(f"must be at most {high:,}{because}, got {value:,}")
+        return value
+
+    return parse
 
 
 def unwritable(flag: str, path: str) -> str | None:

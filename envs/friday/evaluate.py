@@ -2,7 +2,9 @@
 
 Every game gets its own seed (SeedSequence(seed, spawn_key=(level, game))), so results do not
 depend on the number of workers. Finished games are appended to ``--out`` (JSON lines) and a
-rerun skips those already there, so a long run can be stopped and resumed.
+rerun skips those already there, so a long run can be stopped and resumed. Every line of a records
+file (``--out`` resumed, ``--report``, ``--against``) is checked as a Friday game's record
+(``check_record``) and a line that is not one is refused in one line (exit 2).
 
     python -m tablegym.envs.friday.evaluate "bestfirst:nodes=10000" --levels 1 2 3 4 \\
         --games 500 --workers 2 --out results/friday/fridai_10k.jsonl
@@ -14,11 +16,50 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from tablegym.experiments.game_runs import read_records, recorded, records_parser, refusing_bad_records, run_tasks
 from tablegym.envs.friday.records import HEADER, deal, markdown_row, options_text, play_game, summarise  # noqa: F401
+
+
+@functools.lru_cache(maxsize=64)
+def _rules_problem(options: str) -> str | None:
+    """Why rule options (JSON text) make no Friday game, or None."""
+    from tablegym.envs.friday.core import FridayGame
+
+    try:
+        FridayGame(**json.loads(options))
+    except (TypeError, ValueError) as err:
+        return f"options make no Friday game ({err})"[:300]
+    return None
+
+
+def check_record(rec: dict) -> str | None:
+    """What makes ``rec`` not the record of a Friday game of this script (beyond
+    ``game_runs.record_problem``), or None. The decisions and draws are not recorded, so the
+    game cannot be replayed; what the record holds must agree with the rules: its options make a
+    game of its level, pirates are fought (and a game is won) only in the last step (3), and the
+    counts are in range."""
+    fields: tuple[tuple[str, Any], ...] = (("agent", str), ("level", int), ("seed", int), ("options", dict),
+                                           ("won", bool), ("score", int), ("life", int), ("step", int),
+                                           ("pirates_beaten", int), ("decisions", int))
+    for name, kind in fields:
+        if type(rec.get(name)) is not kind:
+            return f"{name} {rec.get(name)!r} is not {kind.__name__}"[:300]
+    if rec["options"].get("level", rec["level"]) != rec["level"]:
+        return f"level {rec['level']} is not its options' level {rec['options'].get('level')!r}"[:300]
+    problem = _rules_problem(json.dumps({**rec["options"], "level": rec["level"]}, sort_keys=True))
+    if problem:
+        return problem
+    if not 0 <= rec["step"] <= 3 or not 0 <= rec["pirates_beaten"] <= 2 or rec["life"] < 0:
+        return (f"step {rec['step']}, pirates_beaten {rec['pirates_beaten']}, life {rec['life']}: out of range "
+                "(steps 0..3, pirates 0..2, life >= 0)")
+    if (rec["won"] or rec["pirates_beaten"]) and rec["step"] != 3:
+        what = "won" if rec["won"] else f"{rec['pirates_beaten']} pirates beaten"
+        return f"{what} in step {rec['step']} (pirates come in step 3, and a game is won there)"
+    return None
 
 
 @functools.lru_cache(maxsize=4)
@@ -41,8 +82,8 @@ def run(spec: str, *, level: int, games: int, workers: int = 1, seed: int = 0, o
         out: str | None = None, progress: bool = True) -> list[dict]:
     """Play games 0..games-1 at ``level`` (skipping those already in ``out``); return all records."""
     text = json.dumps(options or {}, sort_keys=True)
-    done = recorded(out, agent=spec, level=level, seed=seed)
-    tasks = [(spec, level, seed, i, text) for i in range(games) if i not in done]
+    done = recorded(out, check=check_record, agent=spec, level=level, seed=seed)
+    tasks = ((spec, level, seed, i, text) for i in range(games) if i not in done)  # made as workers free up
     run_tasks(play_one, tasks, done, total=games, workers=workers, out=out, label=f"{spec} L{level}",
               progress=progress, postfix="won")
     return [done[i] for i in sorted(done) if i < games]
@@ -52,7 +93,7 @@ def _groups(paths: list[str]) -> dict[tuple, dict[tuple, dict]]:
     """Records by (agent, level, options), each group keyed by (seed, game)."""
     groups: dict[tuple, dict[tuple, dict]] = {}
     for path in paths:
-        for rec in read_records(path):
+        for rec in read_records(path, check_record):
             key = (rec["agent"], rec["level"], options_text(rec["options"]))
             groups.setdefault(key, {})[(rec["seed"], rec["game"])] = rec
     return groups

@@ -9,8 +9,9 @@ import argparse
 import importlib
 from typing import Any
 
-from tablegym.experiments.cli import (CommandError, check_writable, format_table, int_at_least, key_values, parse_value,
+from tablegym.experiments.cli import (CommandError, check_writable, format_table, key_values, parse_value,
                                      require)
+from tablegym.training.flags import bounded_int
 
 
 def add_command(sub: Any) -> None:
@@ -18,7 +19,7 @@ def add_command(sub: Any) -> None:
     p = sub.add_parser("starship", help="generate a starship with the 14-stage generator, print and draw it",
                        description="Run the staged starship generator (rules/starship.md) for one seed: print the ship, "
                                    "its validity and its quality terms, and with --out draw it as a PNG.")
-    p.add_argument("--seed", type=int_at_least(0), default=0, help="generator seed (an integer >= 0; default 0)")
+    p.add_argument("--seed", type=bounded_int(0), default=0, help="generator seed (an integer >= 0; default 0)")
     p.add_argument("--generator", choices=("staged", "learned"), default="staged",
                    help="staged: the 14-stage generator (default); learned: the trained editing policy "
                         "(envs/starship/learned.py), which finishes the staged generator's ship after stage 6")
@@ -27,12 +28,12 @@ def add_command(sub: Any) -> None:
     p.add_argument("--out", help="write the picture (with --stages: the strip of stages) to this PNG file")
     p.add_argument("--stages", action="store_true", help="draw the ship after each stage, as a strip")
     p.add_argument("--config", help="generator options from a TOML (.toml) or JSON file")
-    p.add_argument("--size", type=int_at_least(4), help="grid side (default 32)")
-    p.add_argument("--detour", type=int_at_least(0), help="detour limit of the path contiguity check (default 5)")
+    p.add_argument("--size", type=bounded_int(4), help="grid side (default 32)")
+    p.add_argument("--detour", type=bounded_int(0), help="detour limit of the path contiguity check (default 5)")
     p.add_argument("--set", action="append", default=[], metavar="STAGE.PARAM=VALUE",
                    help="a stage parameter (repeatable), e.g. --set thrusters.min_points=20")
     p.add_argument("--off", action="append", default=[], metavar="STAGE", help="switch a stage off (repeatable), e.g. --off doors")
-    p.add_argument("--cell", type=int_at_least(2), help="pixels per tile (default 16; 6 with --stages)")
+    p.add_argument("--cell", type=bounded_int(2), help="pixels per tile (default 16; 6 with --stages)")
     p.add_argument("--quiet", action="store_true", help="do not print the ship's drawing")
     p.add_argument("--audit", action="store_true",
                    help="also print the ship's audit (envs/starship/audit.py: the spec's properties as statistics and "

@@ -2,7 +2,9 @@
 
 Every game gets its own seed (SeedSequence(seed, spawn_key=(game,))), so results do not depend
 on the number of workers. Finished games are appended to ``--out`` (JSON lines) as they end and
-a rerun skips the games already there, so a long run can be stopped and resumed.
+a rerun skips the games already there, so a long run can be stopped and resumed. Every line of a
+records file (``--out`` resumed, ``--report``) is checked as a Threes game's record
+(``check_record``) and a line that is not one is refused in one line (exit 2).
 
     python -m tablegym.envs.threes.evaluate threesus --games 100 --workers 2 \\
         --out results/threes/threesus_om.jsonl
@@ -14,6 +16,7 @@ import functools
 import json
 from pathlib import Path
 
+from tablegym.envs.threes.board import RANK_SCORES, value_rank
 from tablegym.experiments.game_runs import read_records, recorded, records_parser, refusing_bad_records, run_tasks
 from tablegym.envs.threes.records import HEADER, MILESTONES, markdown_row, play_game, summarise  # noqa: F401
 
@@ -33,11 +36,37 @@ def play_one(task: tuple[str, str, int, int]) -> dict:
     return play_game(_agent(spec), spec, hint, seed, index)
 
 
+HINTS = ("+", "candidates")
+"""The values of the ``hint`` rule option."""
+
+
+def check_record(rec: dict) -> str | None:
+    """What makes ``rec`` not the record of a Threes game of this script (beyond
+    ``game_runs.record_problem``), or None. The swipes and cards are not recorded, so the game
+    cannot be replayed; what the record holds must agree: its highest card is a Threes card,
+    and its score (the sum of its cards' scores, 3 ** (rank - 2) each) lies between that card's
+    score and sixteen times it."""
+    for name, kind in (("agent", str), ("hint", str), ("seed", int), ("score", int), ("highest", int),
+                       ("moves", int)):
+        if type(rec.get(name)) is not kind:
+            return f"{name} {rec.get(name)!r} is not {'a string' if kind is str else 'an integer'}"[:300]
+    if rec["hint"] not in HINTS:
+        return f"hint {rec['hint']!r} is not a hint rule ({' or '.join(HINTS)})"[:300]
+    try:
+        top = int(RANK_SCORES[value_rank(rec["highest"])])
+    except (ValueError, IndexError) as err:
+        return f"highest: {err}"[:300]
+    if not top <= rec["score"] <= 16 * top:
+        return (f"score {rec['score']:,} cannot be the score of a board whose highest card is {rec['highest']} "
+                f"({top:,}..{16 * top:,})")
+    return None
+
+
 def run(spec: str, *, games: int, workers: int = 1, seed: int = 0, hint: str = "+", out: str | None = None,
         progress: bool = True) -> list[dict]:
     """Play games 0..games-1 (skipping those already recorded in ``out``); return all records."""
-    done = recorded(out, agent=spec, hint=hint, seed=seed)
-    tasks = [(spec, hint, seed, i) for i in range(games) if i not in done]
+    done = recorded(out, check=check_record, agent=spec, hint=hint, seed=seed)
+    tasks = ((spec, hint, seed, i) for i in range(games) if i not in done)  # made as workers free up
     run_tasks(play_one, tasks, done, total=games, workers=workers, out=out, label=spec, progress=progress)
     return [done[i] for i in sorted(done) if i < games]
 
@@ -46,7 +75,7 @@ def report(paths: list[str]) -> str:
     """One table row per (agent, hint rule) over the games recorded in ``paths``."""
     groups: dict[tuple[str, str], dict[tuple[int, int], dict]] = {}
     for path in paths:
-        for rec in read_records(path):
+        for rec in read_records(path, check_record):
             groups.setdefault((rec["agent"], rec["hint"]), {})[(rec["seed"], rec["game"])] = rec
     rows = [markdown_row(agent, summarise(list(recs.values())), hint) for (agent, hint), recs in groups.items()]
     return "\n".join([HEADER, *rows])
