@@ -39,8 +39,8 @@ TG := $(VENV)/bin/tablegym
 results: install
 	mkdir -p results/sim results/trilobite results/bench
 	$(TG) solve sim | tee results/sim/solve.txt
-	$(PY) -m tablegym.envs.sim.agreement --eval learned | tee results/sim/agreement.txt
-	$(PY) -m tablegym.envs.sim.agreement --eval safe-moves | tee -a results/sim/agreement.txt
+	$(PY) -m tablegym.experiments.sim.agreement --eval learned | tee results/sim/agreement.txt
+	$(PY) -m tablegym.experiments.sim.agreement --eval safe-moves | tee -a results/sim/agreement.txt
 	$(TG) eval sim alphabeta:eval=learned,depth=1 expert medium easy dumb --games 200 --opening-plies 2 \
 		--workers 2 --seed 0 --elo --no-progress --csv results/sim/round_robin.csv | tee results/sim/round_robin.md
 	$(TG) eval trilobite alphabeta:eval=learned,depth=5 alphabeta:eval=advanced,depth=5 --games 400 \
@@ -95,7 +95,7 @@ threes-large: install
 
 # Threes tables (hours on 2 cores: Threesus plays ~1,000 moves a game at ~0.05 s a move).
 # Finished games are appended to the JSONL files; rerunning resumes where a run stopped.
-THREES := $(PY) -m tablegym.envs.threes.evaluate
+THREES := $(PY) -m tablegym.experiments.threes.evaluate
 threes-results: install
 	$(THREES) threesus --games 100 --workers 2 --seed 0 --out results/threes/threesus_om.jsonl
 	for a in greedy expectimax:depth=1 expectimax:depth=2; do \
@@ -109,9 +109,9 @@ threes-learned: install
 	for a in greedy:eval=learned expectimax:depth=2,eval=learned expectimax:depth=3,eval=learned; do \
 		$(THREES) $$a --games 200 --workers 2 --seed 0 --out results/threes/learned.jsonl; done
 	$(THREES) expectimax:depth=2 --games 200 --workers 2 --seed 0 --out results/threes/baselines.jsonl
-	$(PY) -m tablegym.envs.threes.sb3 maskableppo --timesteps 500000 --seed 0 \
+	$(PY) -m tablegym.experiments.threes.sb3 maskableppo --timesteps 500000 --seed 0 \
 		--run-dir runs/threes-sb3-maskableppo --eval-games 200 --out results/threes/sb3.jsonl
-	$(PY) -m tablegym.envs.threes.sb3 dqn --timesteps 500000 --seed 0 \
+	$(PY) -m tablegym.experiments.threes.sb3 dqn --timesteps 500000 --seed 0 \
 		--run-dir runs/threes-sb3-dqn --eval-games 200 --out results/threes/sb3.jsonl
 	$(THREES) --report results/threes/*.jsonl | tee results/threes/table.md
 	$(TG) bench threes | tee results/bench/threes.txt
@@ -161,9 +161,9 @@ trap-learned: install
 		--seed 0 --csv results/trap/learned_vs_$$(echo $$h | tr - _).csv | tee results/trap/learned_vs_$$(echo $$h | tr - _).md; done
 	$(TG) eval trap "search:eval=learned,depth=1" medium --games 400 --workers 1 --seed 0 \
 		--csv results/trap/learned_policy_vs_medium.csv | tee results/trap/learned_policy_vs_medium.md
-	$(PY) -m tablegym.envs.trap.sb3 --timesteps 500000 --seed 0 --run-dir runs/trap-sb3-maskableppo \
+	$(PY) -m tablegym.experiments.trap.sb3 --timesteps 500000 --seed 0 --run-dir runs/trap-sb3-maskableppo \
 		--eval-games 400 --opponent medium:ties=random --out results/trap/sb3.md
-	$(PY) -m tablegym.envs.trap.sb3 --algo dqn --timesteps 200000 --seed 0 --run-dir runs/trap-sb3-dqn \
+	$(PY) -m tablegym.experiments.trap.sb3 --algo dqn --timesteps 200000 --seed 0 --run-dir runs/trap-sb3-dqn \
 		--eval-games 400 --opponent random,easy,medium:ties=random,hard-sound --eval-opponent medium:ties=random \
 		--out results/trap/sb3_dqn.md
 	$(TG) bench trap | tee results/bench/trap.txt
@@ -171,14 +171,14 @@ trap-learned: install
 # The staged starship generator over 1,000 seeds: validity rate, ships per second, the
 # quality terms (seconds); the pictures of seed 7 and of its 14 stages.
 starship-results: install
-	$(PY) -m tablegym.envs.starship.bench --seeds 1000 --out results/starship/generator.md
+	$(PY) -m tablegym.experiments.starship.bench --seeds 1000 --out results/starship/generator.md
 	$(TG) starship --seed 7 --out results/starship/seed7.png --quiet
 	$(TG) starship --seed 7 --stages --out results/starship/stages_seed7.png --quiet
 
 # Friday win rates per level. Random and rule-based: seconds. Fridai at 10,000 polled
 # states: about 1.5 s a game, 25 min on two cores for 4 x 500 games. At 100,000: 13-22 s a game,
 # about 9 CPU-hours for 4 x 500. Finished games are appended to the JSONL files; a rerun resumes.
-FRIDAY := $(PY) -m tablegym.envs.friday.evaluate
+FRIDAY := $(PY) -m tablegym.experiments.friday.evaluate
 # Default rule options: the official empty-aging rule. The first reading's records
 # ("reshuffle without aging", forced replacement, sort all at once) are in results/friday/empty_aging_reshuffle/;
 # --against pairs every agent with its own games there on the same deals. Fridai at 100,000 states
@@ -206,11 +206,11 @@ friday-mc: install
 # levels with the score reward (no agent has ever won, so +1/-1 gives no signal), then 500 games per
 # level on the rules core, appended to results/friday/sb3.jsonl (a rerun resumes; --eval-only skips training).
 friday-sb3: install
-	$(PY) -m tablegym.envs.friday.sb3 --timesteps 200000 --seed 0 --run-dir runs/friday-sb3-maskableppo \
+	$(PY) -m tablegym.experiments.friday.sb3 --timesteps 200000 --seed 0 --run-dir runs/friday-sb3-maskableppo \
 		--games 500 --levels 1 2 3 4 --workers 2 --no-progress --out results/friday/sb3.jsonl
 	$(FRIDAY) --report results/friday/sb3.jsonl --against $(FRIDAY_RESHUFFLE)/sb3.jsonl
 
-# The shipped Friday value network (envs/friday/train.py): 15 iterations of 200
+# The shipped Friday value network (training/friday/train.py): 15 iterations of 200
 # self-played games (levels 1-4 in turn) through Fridai's search at 2,000 states per decision,
 # the first with Fridai's own score at the leaves; 14 minutes on 2 processes.
 friday-checkpoint: install
@@ -230,7 +230,7 @@ friday-learned: install
 		--against $(FRIDAY_RESHUFFLE)/learned_10k.jsonl $(FRIDAY_RESHUFFLE)/learned_10k_w8.jsonl \
 		| tee results/friday/learned.md
 
-# The Friday value network through Monte-Carlo planning (envs/friday/train.py --planner mc): 25 iterations of 400
+# The Friday value network through Monte-Carlo planning (training/friday/train.py --planner mc): 25 iterations of 400
 # self-played games, the first with rollouts to the end, then 64 rollouts per action cut after 2
 # turns with the current network there; each state learns its game's outcome return; 300 Adam
 # steps per iteration. About 50 minutes on 2 processes.
@@ -254,7 +254,7 @@ friday-mc-learned: install
 		$(FRIDAY_RESHUFFLE)/mc_h2_outcome.jsonl $(FRIDAY_RESHUFFLE)/mc_h2_learned.jsonl \
 		$(FRIDAY_RESHUFFLE)/mc_256.jsonl | tee results/friday/mc_learned.md
 
-# The starship audit: the staged generator's audit reference (envs/starship/audit_reference.json,
+# The starship audit: the staged generator's audit reference (experiments/starship/audit_reference.json,
 # seeds 0-999) regenerated and compared (about 15 s; a difference fails the target), then classifiers telling
 # staged ships from the shipped learned generator's, random-masked and other staged ones on 200 held-out
 # seeds, the audit's rule pass rates there and the pictures (results/starship/audit.md, audit_seeds.png),
@@ -263,42 +263,42 @@ friday-mc-learned: install
 # 9 for the PPO one's; the ships are cached in runs/starship-audit, so a rerun takes minutes and gives the
 # same reports.
 starship-audit: install
-	$(PY) -m tablegym.envs.starship.audit --check
-	$(PY) -m tablegym.envs.starship.two_sample --train 400 --test 200 --out results/starship/audit.md \
+	$(PY) -m tablegym.experiments.starship.audit --check
+	$(PY) -m tablegym.experiments.starship.two_sample --train 400 --test 200 --out results/starship/audit.md \
 		--notes results/starship/audit_notes.md
-	$(PY) -m tablegym.envs.starship.two_sample --train 400 --test 200 --checkpoint models/checkpoints/starship.pt \
+	$(PY) -m tablegym.experiments.starship.two_sample --train 400 --test 200 --checkpoint models/checkpoints/starship.pt \
 		--out results/starship/audit_ppo.md --notes results/starship/audit_ppo_notes.md
 
 # The shipped starship generator: the policy fitted to the staged generator's edits on seeds 10000-10399
-# (envs/starship/imitate.py: 40 s of demonstrations, 1.8 GB in runs/starship-imitate, then 6 epochs, about
+# (training/starship/imitate.py: 40 s of demonstrations, 1.8 GB in runs/starship-imitate, then 6 epochs, about
 # 15 minutes on 2 cores), copied into models/checkpoints/, then its audit report.
 starship-imitate: install
-	$(PY) -m tablegym.envs.starship.imitate --seeds 400 --epochs 6 --out runs/starship-imitate/generator.pt
+	$(PY) -m tablegym.training.starship.imitate --seeds 400 --epochs 6 --out runs/starship-imitate/generator.pt
 	cp runs/starship-imitate/generator.pt models/checkpoints/starship_imitated.pt
-	$(PY) -m tablegym.envs.starship.two_sample --train 400 --test 200 --out results/starship/audit.md \
+	$(PY) -m tablegym.experiments.starship.two_sample --train 400 --test 200 --out results/starship/audit.md \
 		--notes results/starship/audit_notes.md
 
 # The control rows (generators asked for targets, with caps) under the audit: results/starship/audit_controls.md
 # (about 30 minutes on one core: 18 of training, the rest building 3 x 200 ships twice).
 starship-controls: install
 	$(PY) results/starship/rl_tools/caps_zero_shot.py runs/starship-caps-start/generator.pt
-	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-caps-start/generator.pt --episodes 200 \
+	$(PY) -m tablegym.experiments.starship.targets_eval --checkpoint runs/starship-caps-start/generator.pt --episodes 200 \
 		--workers 1 --out results/starship/audit_targets_caps_start.md --no-progress
-	$(PY) -m tablegym.envs.starship.rl --timesteps 500000 --value-warmup 50000 --targets --target-caps --target-weight 3 \
+	$(PY) -m tablegym.experiments.starship.rl --timesteps 500000 --value-warmup 50000 --targets --target-caps --target-weight 3 \
 		--masks safe --reward gated --max-steps 1024 --init-from models/checkpoints/starship.pt --seed 12 \
 		--save-every 250000 --episodes 1 --run-dir runs/starship-targets-caps --out runs/starship-targets-caps/rl.md
-	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-targets-caps/generator.pt --episodes 200 \
+	$(PY) -m tablegym.experiments.starship.targets_eval --checkpoint runs/starship-targets-caps/generator.pt --episodes 200 \
 		--workers 1 --out results/starship/audit_targets_caps_500000.md --no-progress
 
 # PPO as a starship designer vs the staged generator, random edits and the start ship
-# (envs/starship/rl.py). Budget: a 30,720-step run of this command trained at 261 steps/s on
+# (experiments/starship/rl.py). Budget: a 30,720-step run of this command trained at 261 steps/s on
 # one core of the shared 2-core machine (load 2-3), so 20 minutes is 1,200 s x 261 = 313,000 steps:
 # 300,000 (301,056 taken, whole rollouts of 2,048), 301,056 / 261 = 1,153 s, about 19 minutes.
 # Evaluation (200 seeds x 4 rows, 2 processes) adds about 40 minutes: PPO and random episodes that
 # never become valid run to the env's 4,096-step limit (9 to 17 s each). A rerun resumes the
 # evaluation (runs/starship-ppo/eval_episodes.jsonl); --eval-only skips training.
 starship-rl: install
-	$(PY) -m tablegym.envs.starship.rl --timesteps 300000 --representation narrow --start partial \
+	$(PY) -m tablegym.experiments.starship.rl --timesteps 300000 --representation narrow --start partial \
 		--seed 0 --episodes 200 --workers 2 --run-dir runs/starship-ppo --out results/starship/rl.md
 
 # The learned starship generator, in two runs of MaskablePPO with the gated reward and
@@ -309,36 +309,36 @@ starship-rl: install
 # points, forward firepower) with caps, untrained, then trained 500k steps from it (about 20
 # minutes on one core), each measured against the staged generator given the same targets.
 starship-learned: install
-	$(PY) -m tablegym.envs.starship.rl --timesteps 3000000 --masks build --reward gated --max-steps 1024 \
+	$(PY) -m tablegym.experiments.starship.rl --timesteps 3000000 --masks build --reward gated --max-steps 1024 \
 		--seed 1 --episodes 200 --workers 2 --run-dir runs/starship-sweep --out results/starship/sweep.md
-	$(PY) -m tablegym.envs.starship.rl --timesteps 1500000 --masks safe --reward gated --max-steps 1024 \
+	$(PY) -m tablegym.experiments.starship.rl --timesteps 1500000 --masks safe --reward gated --max-steps 1024 \
 		--init-from runs/starship-sweep/model_2000000_steps.zip --seed 3 --episodes 200 --workers 2 \
 		--run-dir runs/starship-safe --out results/starship/safe.md
 starship-checkpoint: starship-learned
 	cp runs/starship-safe/generator.pt models/checkpoints/starship.pt
 starship-targets: install
 	$(PY) results/starship/rl_tools/caps_zero_shot.py runs/starship-caps-start/generator.pt
-	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-caps-start/generator.pt --episodes 200 \
+	$(PY) -m tablegym.experiments.starship.targets_eval --checkpoint runs/starship-caps-start/generator.pt --episodes 200 \
 		--workers 2 --out results/starship/targets_caps_start.md
-	$(PY) -m tablegym.envs.starship.rl --timesteps 500000 --value-warmup 50000 --targets --target-caps --target-weight 3 \
+	$(PY) -m tablegym.experiments.starship.rl --timesteps 500000 --value-warmup 50000 --targets --target-caps --target-weight 3 \
 		--masks safe --reward gated --max-steps 1024 --init-from models/checkpoints/starship.pt --seed 12 \
 		--save-every 250000 --episodes 200 --workers 2 --run-dir runs/starship-targets-caps --out results/starship/targets_caps_rl.md
 	$(PY) results/starship/rl_tools/snapshot.py runs/starship-targets-caps/model_250000_steps.zip
-	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-targets-caps/generator_250000.pt --episodes 200 \
+	$(PY) -m tablegym.experiments.starship.targets_eval --checkpoint runs/starship-targets-caps/generator_250000.pt --episodes 200 \
 		--workers 2 --out results/starship/targets_caps_250000.md
-	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-targets-caps/generator.pt --episodes 200 \
+	$(PY) -m tablegym.experiments.starship.targets_eval --checkpoint runs/starship-targets-caps/generator.pt --episodes 200 \
 		--workers 2 --out results/starship/targets_caps_500000.md
-	$(PY) -m tablegym.envs.starship.rl --timesteps 250000 --value-warmup 50000 --targets --target-caps --target-weight 1 \
+	$(PY) -m tablegym.experiments.starship.rl --timesteps 250000 --value-warmup 50000 --targets --target-caps --target-weight 1 \
 		--masks safe --reward gated --max-steps 1024 --init-from models/checkpoints/starship.pt --seed 13 \
 		--episodes 1 --run-dir runs/starship-targets-caps-w1 --out runs/starship-targets-caps-w1/rl.md
-	$(PY) -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-targets-caps-w1/generator.pt --episodes 200 \
+	$(PY) -m tablegym.experiments.starship.targets_eval --checkpoint runs/starship-targets-caps-w1/generator.pt --episodes 200 \
 		--workers 2 --out results/starship/targets_caps_w1_250000.md
 
 # MaskablePPO on tablegym/Trilobite-v0 (about 25 minutes on one core), its critic exported into
 # depth-5 alpha-beta against the hand-made evaluator and the shipped TD network, both seats.
 PPO_ZIP := runs/trilobite-ppo/model.zip
 trilobite-ppo: install
-	$(PY) -m tablegym.envs.trilobite.sb3 train --timesteps 500000 --run-dir runs/trilobite-ppo
+	$(PY) -m tablegym.experiments.trilobite.sb3 train --timesteps 500000 --run-dir runs/trilobite-ppo
 	$(TG) eval trilobite "alphabeta:eval=learned:$(PPO_ZIP),depth=5" "alphabeta:eval=advanced,depth=5" \
 		--games 200 --opening-plies 2 --workers 2 --seed 0 --no-progress | tee results/trilobite/ppo_vs_advanced.md
 	$(TG) eval trilobite "alphabeta:eval=learned:$(PPO_ZIP),depth=5" "alphabeta:eval=learned,depth=5" \
@@ -348,4 +348,4 @@ trilobite-ppo: install
 # relabelled copies), exported with from_torch: sign agreement against safe-moves and the shipped
 # network, then depth-3 alpha-beta against safe-moves, 100 games, both seats (under a minute, one core).
 sim-regress: install
-	$(PY) -m tablegym.envs.sim.regress --out results/sim/regress.md
+	$(PY) -m tablegym.experiments.sim.regress --out results/sim/regress.md

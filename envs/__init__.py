@@ -244,6 +244,23 @@ def load(ref: str) -> Any:
     return obj
 
 
+ABOVE = {
+    "make_agent": "tablegym.models.agents:make_agent",
+    "game_evaluators": "tablegym.models.agents:game_evaluators",
+    "random_agent": "tablegym.search.agents:RandomAgent",
+    "search_opponent": "tablegym.search.batch_opponent:SearchOpponent",
+}
+"""The entry points of the layers above that a lower layer reaches, by name and only when asked:
+an env's opponent named by a spec is built by the agent front door (``make_agent``), a vector
+env's compiled search opponent by the search layer. ``above(name)`` loads one; nothing below
+imports those layers (tests/test_layers.py)."""
+
+
+def above(name: str) -> Any:
+    """The entry point ``ABOVE[name]`` of a higher layer, imported now."""
+    return load(ABOVE[name])
+
+
 def known_games() -> list[str]:
     """The names ``make_game`` accepts: the registered games with rules (a generator has none)."""
     return [p.name for p in plugins() if p.game]
@@ -279,6 +296,18 @@ def make_game(name: str, **options: Any):
     except ModuleNotFoundError as err:
         raise ValueError(f"game {name!r} is not available in this installation ({err})") from None
     return factory(**typed)
+
+
+def deal(game: Any, seed: int, index: int) -> tuple[Any, Any]:
+    """The opening state of game ``index`` of a run seeded ``seed`` and the numpy generator that
+    plays it: the record's ``deal`` when it names one, else the initial state and a generator of
+    its own per game, so every agent of a run meets the same deals."""
+    import numpy as np
+
+    record = plugin(game.spec.name)
+    if record.deal:
+        return load(record.deal)(game, seed, index)
+    return game.new_initial_state(), np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
 
 
 def register_envs() -> None:

@@ -24,11 +24,14 @@ class _Package(types.ModuleType):
         super().__setattr__(name, value)
 
 
-def lazy_exports(package: str, namespace: dict[str, Any], **modules: list[str]) -> tuple[
-        list[str], Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_exports(package: str, namespace: dict[str, Any], *, elsewhere: dict[str, list[str]] | None = None,
+                 **modules: list[str]) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
     """``(__all__, __getattr__, __dir__)`` for ``package`` whose public names are listed by the
-    module (relative to the package) that defines them: ``agents=["Agent", ...]``."""
-    exports = {name: module for module, names in modules.items() for name in names}
+    module (relative to the package) that defines them: ``agents=["Agent", ...]``; ``elsewhere``
+    lists names the package offers from a module of a lower layer, by its full name (the search
+    package's ``Evaluator``, defined beside the games' heuristics in ``tablegym.envs.evaluator``)."""
+    exports = {name: f"{package}.{module}" for module, names in modules.items() for name in names}
+    exports.update({name: module for module, names in (elsewhere or {}).items() for name in names})
     names = sorted(exports)
     namespace["_function_names"] = frozenset(name for name in exports if name in modules)
     sys.modules[package].__class__ = _Package
@@ -39,7 +42,7 @@ def lazy_exports(package: str, namespace: dict[str, Any], **modules: list[str]) 
     def __getattr__(name: str) -> Any:
         if name not in exports:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{package}.{exports[name]}"), name)
+        value = getattr(importlib.import_module(exports[name]), name)
         namespace[name] = value
         return value
 

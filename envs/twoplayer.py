@@ -120,17 +120,16 @@ def resolve_opponent(game: Game, opponent: OpponentSpec) -> Opponent:
     """Turn an opponent spec into a policy ``(state, rng) -> action``.
 
     "random" is built in; any other string goes to the agent front door
-    (``tablegym.models.agents.make_agent``), imported only then: agents are built from searches
-    and networks, which sit above the rules, so an env reaches them only when asked to by name.
+    (``tablegym.models.agents.make_agent``), loaded only then through ``tablegym.envs.above``:
+    agents are built from searches and networks, which sit above the rules, so an env reaches
+    them only when asked to by name.
     """
     if isinstance(opponent, str):
+        from tablegym.envs import above
+
         if opponent == "random":
-            from tablegym.search.agents import RandomAgent
-
-            return RandomAgent()
-        from tablegym.models.agents import make_agent
-
-        return make_agent(game, opponent)
+            return above("random_agent")()
+        return above("make_agent")(game, opponent)
     if callable(opponent):
         return opponent
     raise TypeError(f"opponent must be 'random', an agent spec string or a callable (state, rng) -> action, got {opponent!r}")

@@ -1241,9 +1241,9 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
             self._search = MoverOpponent(self.game, opponent, mover, depth)
             self._opponent = SEARCH
         else:
-            from tablegym.search.batch_opponent import SearchOpponent  # the search layer, on demand
+            from tablegym.envs import above  # the search layer, on demand
 
-            self._search = SearchOpponent(self.game, opponent, tuple(self.reference_opponents))
+            self._search = above("search_opponent")(self.game, opponent, tuple(self.reference_opponents))
             self._opponent = SEARCH
         self._start_threads(threads, shared_tables=self._search is not None)
         self._opening = proto.opening_plies

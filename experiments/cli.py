@@ -10,8 +10,8 @@
     tablegym eval friday rules "bestfirst:nodes=10000" --level 1 --games 500 --workers 2
     tablegym bench sim-solve
     tablegym train --help            (everything after 'train' goes to tablegym.training.td)
-    tablegym train threes --help     (the Threes n-tuple network: tablegym.envs.threes.train)
-    tablegym train friday --help     (the Friday value network: tablegym.envs.friday.train)
+    tablegym train threes --help     (the Threes n-tuple network: tablegym.training.threes.train)
+    tablegym train friday --help     (the Friday value network: tablegym.training.friday.train)
     tablegym starship --seed 7 --out ship.png             (one generated ship, its validity and quality)
     tablegym starship --seed 7 --stages --out stages.png  (the ship after each of the 14 stages)
 
@@ -604,7 +604,7 @@ def _benches() -> dict[str, str]:
     """``tablegym bench`` names -> benchmark functions: "vec" (every game's vector env, beside
     its SyncVectorEnv), "rl" (PPO training steps/s beside sb3-contrib's), then those of every
     game's record."""
-    out = {"vec": "tablegym.envs.vector_bench:bench_vec", "rl": "tablegym.training.rl_bench:bench_rl"}
+    out = {"vec": "tablegym.experiments.vector_bench:bench_vec", "rl": "tablegym.experiments.rl_bench:bench_rl"}
     for p in plugins():
         if p.bench:
             out[p.bench_name or p.name] = p.bench

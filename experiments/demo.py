@@ -52,8 +52,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(markdown_table([result], elo=True))
 
-    from tablegym.envs.threes import evaluate as threes_eval
-    from tablegym.envs.threes import train as ntuple_td
+    from tablegym.experiments.threes import evaluate as threes_eval
+    from tablegym.training.threes import train as ntuple_td
 
     print(f"\n== 4. Threes n-tuple network: afterstate TD(0.5) from scratch for {args.threes_minutes} min")
     ntuple_td.train(ntuple_td.Args(run_dir="runs/demo-threes", minutes=args.threes_minutes, lam=0.5))

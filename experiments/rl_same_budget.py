@@ -57,7 +57,7 @@ from tablegym.experiments.stats import mean_interval
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.models.policy import MASKED, load_actor_critic
 from tablegym.training import dqn, ppo
-from tablegym.training.rl_bench import sb3_model
+from tablegym.experiments.rl_bench import sb3_model
 from tablegym.training.sb3 import no_log_folder
 
 PROG = "python -m tablegym.experiments.rl_same_budget"

@@ -20,21 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from tablegym.envs import load, make_game, plugin
-from tablegym.envs.core import Game, State
+from tablegym.envs import deal, load, make_game, plugin
+from tablegym.envs.core import Game
 from tablegym.experiments.game_runs import recorded, run_tasks
 from tablegym.experiments.stats import mean_interval, wilson_interval
 from tablegym.search.play import play_game
 
 __all__ = ["deal", "play_deal", "record_problem", "run", "table", "paired_table"]
-
-
-def deal(game: Game, seed: int, index: int) -> tuple[State, np.random.Generator]:
-    """The opening of game ``index`` of a run seeded ``seed`` and the generator that plays it."""
-    record = plugin(game.spec.name)
-    if record.deal:
-        return load(record.deal)(game, seed, index)
-    return game.new_initial_state(), np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
 
 
 def play_deal(game: Game, agent: Any, seed: int, index: int) -> dict:

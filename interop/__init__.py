@@ -23,7 +23,7 @@ __all__ = ["OPENSPIEL_MCTS", "searchers"]
 def _openspiel_mcts(game: Game, evaluator: Any, options: Mapping[str, Any], *, name: str):
     from tablegym.interop.openspiel import MCTSAgent
     from tablegym.models.agents import make_evaluator
-    from tablegym.search.evaluator import Evaluator, check_game, position_evaluator
+    from tablegym.envs.evaluator import Evaluator, check_game, position_evaluator
 
     sims, rollouts, value, scale, seconds = (options[k] for k in ("sims", "rollouts", "eval", "scale", "time"))
     if value is not None and rollouts is not None:

@@ -19,7 +19,7 @@ comes from its registry record, which holds data only:
   in every game with a vector env to train it on.
 
 Every evaluator is checked against the game and rule options it was made for before a search
-is built (``tablegym.search.evaluator.check_game``: a one-line ``WrongGameError``).
+is built (``tablegym.envs.evaluator.check_game``: a one-line ``WrongGameError``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from tablegym.envs.core import Game
 from tablegym.models.learned import CHECKPOINT_DIR, load_evaluator
 from tablegym.models.trust import trusting
 from tablegym.search.agents import Agent, RandomAgent, check_options, is_learned, learned_path, parse_spec
-from tablegym.search.evaluator import Evaluator, check_game
+from tablegym.envs.evaluator import Evaluator, check_game
 from tablegym.search.searchers import Searcher, searcher_named
 
 __all__ = ["game_evaluators", "known_agents", "make_agent", "make_evaluator"]

@@ -37,7 +37,7 @@ from torch import nn
 from tablegym.envs.core import CHANCE, Game, State
 from tablegym.models.netkernel import MAX_LEGAL, VALUE, pack
 from tablegym.models.value_net import VALUE_CACHE
-from tablegym.search.evaluator import Evaluator, WrongGameError, check_game
+from tablegym.envs.evaluator import Evaluator, WrongGameError, check_game
 
 ACTIVATION_LAYERS = {nn.ReLU: "relu", nn.LeakyReLU: "leaky_relu", nn.Tanh: "tanh", nn.Sigmoid: "sigmoid",
                      nn.Identity: "identity"}

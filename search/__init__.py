@@ -17,6 +17,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, globals(),
     expectimax=['expectimax', 'ExpectimaxResult'],
     bestfirst=['best_first', 'best_first_search', 'reference_best_first', 'BestFirstResult'],
     solver=['solve', 'solved_values', 'Solver', 'SolveResult'],
-    evaluator=['Evaluator', 'KernelEvaluator', 'WrongGameError', 'check_game', 'position_evaluator'],
     play=['play_game', 'GameRecord', 'random_opening', 'sample_outcome'],
+    elsewhere={'tablegym.envs.evaluator': ['Evaluator', 'KernelEvaluator', 'WrongGameError', 'check_game',
+                                           'position_evaluator']},
 )

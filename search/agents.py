@@ -166,7 +166,7 @@ class BestFirstAgent:
         self.seconds = 0.0
 
     def __call__(self, state: State, rng: np.random.Generator) -> int:
-        from tablegym.search.evaluator import check_game
+        from tablegym.envs.evaluator import check_game
 
         check_game(self.evaluator, state)
         legal = state.legal_actions()

@@ -74,9 +74,9 @@ expectiminimax's is cleared before each (the cost of a clear grows with it)."""
 
 def _accepted(game: Game, references: Sequence[str] = ()) -> str:
     """What a batch of ``game`` takes as ``opponent``, in words."""
-    from tablegym.envs import plugin
-    from tablegym.models.agents import game_evaluators
+    from tablegym.envs import above, plugin
 
+    game_evaluators = above("game_evaluators")  # the models layer, through the registry
     record = plugin(game.spec.name)
     own = {v: k for k, v in record.aliases.items()}
     forms = [f"'{own.get(s, s)}:eval=E,depth=D'" + (f" ({s})" if s in own else "")
@@ -101,10 +101,9 @@ class SearchOpponent(BatchOpponent):
     """
 
     def __init__(self, game: Game, opponent: Any, references: Sequence[str] = ()) -> None:
-        from tablegym.envs import plugin
-        from tablegym.models.agents import make_agent
+        from tablegym.envs import above, plugin
         from tablegym.search.agents import AlphaBetaAgent, ExpectiminimaxAgent, parse_spec
-        from tablegym.search.evaluator import check_game
+        from tablegym.envs.evaluator import check_game
         from tablegym.search.searchers import searcher_named
 
         record = plugin(game.spec.name)
@@ -115,7 +114,7 @@ class SearchOpponent(BatchOpponent):
             if searcher is None or searcher.name not in allowed:
                 what = "no compiled search" if searcher is None else f"{searcher.name}, not one for {game.spec.name}"
                 raise ValueError(f"{_accepted(game, references)}; got {opponent!r} ({what})")
-            agent = make_agent(game, opponent)
+            agent = above("make_agent")(game, opponent)  # the models layer, through the registry
         elif isinstance(opponent, (AlphaBetaAgent, ExpectiminimaxAgent)):
             agent = opponent
         else:

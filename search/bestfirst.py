@@ -43,7 +43,7 @@ from numba import njit, types
 
 from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, PUSH_T, STATE_T, Kernels,
                                 KernelState, State, no_chance, pick_outcome, splitmix_uniform)
-from tablegym.search.evaluator import Evaluator, check_game
+from tablegym.envs.evaluator import Evaluator, check_game
 
 MAX_MOVES = 512
 _STRIDE = np.int64(((0x9E3779B97F4A7C15 * 4096 + 2**63) % 2**64) - 2**63)  # wrapped to int64

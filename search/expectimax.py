@@ -31,7 +31,7 @@ from numba import njit, types
 
 from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T,
                                 KernelState, State)
-from tablegym.search.evaluator import Evaluator, check_game
+from tablegym.envs.evaluator import Evaluator, check_game
 
 MAX_PLY = 256
 """Decisions plus chance nodes along one path of a compiled search."""

@@ -109,7 +109,7 @@ class MonteCarloAgent:
         self.guard = CycleGuard(rollout.turn_starts)
 
     def __call__(self, state: State, rng: np.random.Generator) -> int:
-        from tablegym.search.evaluator import check_game
+        from tablegym.envs.evaluator import check_game
 
         check_game(self.evaluator, state)
         legal = np.array(self.guard.candidates(state, state.legal_actions()), dtype=np.int64)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from tablegym.envs.core import Game
 from tablegym.search.agents import (AlphaBetaAgent, BestFirstAgent, ExpectiminimaxAgent, ExpectimaxAgent, check_options,
                                     is_learned)
-from tablegym.search.evaluator import Evaluator, position_evaluator
+from tablegym.envs.evaluator import Evaluator, position_evaluator
 from tablegym.search.table import MAX_PLY
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from tablegym.envs.threes.core import ThreesGame
 from tablegym.envs.threes.heuristics import BoardEvaluator
 from tablegym.envs.trap.core import TrapGame, k_chance
 from tablegym.envs.trap.heuristics import IS
-from tablegym.search.evaluator import Evaluator
+from tablegym.envs.evaluator import Evaluator
 from tablegym.search.expectiminimax import expectiminimax
 from tablegym.search.expectimax import expectimax
 from tests.episodes import threes_positions

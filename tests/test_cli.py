@@ -194,7 +194,7 @@ def test_human_agent_quits_on_q_and_end_of_input():
 
 def test_bench_envs_prints_the_dict(monkeypatch, capsys):
     calls = []
-    fake_module(monkeypatch, "tablegym.envs.trilobite.bench_envs",
+    fake_module(monkeypatch, "tablegym.experiments.trilobite.bench_envs",
                 bench_env_steps=lambda seconds=3.0: calls.append(seconds) or {"trilobite gym": 123456.0, "sim aec": 0.5})
     assert main(["bench", "envs", "--seconds", "0.25"]) == 0
     out = capsys.readouterr().out
@@ -204,10 +204,10 @@ def test_bench_envs_prints_the_dict(monkeypatch, capsys):
 
 def test_bench_search_and_sim_solve_forward_parameters(monkeypatch, capsys):
     seen = {}
-    fake_module(monkeypatch, "tablegym.envs.trilobite.bench", bench_alphabeta=lambda **kw: seen.update(kw) or {"nps": 10})
+    fake_module(monkeypatch, "tablegym.experiments.trilobite.bench", bench_alphabeta=lambda **kw: seen.update(kw) or {"nps": 10})
     assert main(["bench", "search", "--param", "depth=7", "--param", "game=trilobite"]) == 0
     assert seen == {"depth": 7, "game": "trilobite"}
-    fake_module(monkeypatch, "tablegym.envs.sim",
+    fake_module(monkeypatch, "tablegym.experiments.sim.bench",
                 bench_sim_solve=lambda n=6, repeats=20: {"K6": {"n": n, "repeats": repeats, "ms": 12.5}})
     assert main(["bench", "sim-solve", "--n", "5", "--repeats", "3"]) == 0
     out = capsys.readouterr().out
@@ -226,7 +226,7 @@ def test_bench_threes_times_hand_made_and_learned_searches(capsys, tmp_path):
 
 
 def test_missing_module_is_a_one_line_error(monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "tablegym.envs.trilobite.bench", None)
+    monkeypatch.setitem(sys.modules, "tablegym.experiments.trilobite.bench", None)
     assert main(["bench", "search"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("tablegym: error: the search benchmark is not available") and "Traceback" not in err

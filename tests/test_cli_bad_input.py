@@ -113,14 +113,14 @@ def test_a_reader_that_stops_early_ends_the_command_quietly():
     assert run.wait(timeout=120) == 141 and "Traceback" not in err, err
 
 
-SCRIPTS = ["tablegym.envs.friday.evaluate", "tablegym.envs.friday.sb3", "tablegym.envs.sim.agreement",
-           "tablegym.envs.sim.regress", "tablegym.envs.starship.audit", "tablegym.envs.starship.bench",
-           "tablegym.envs.starship.imitate", "tablegym.envs.starship.rl", "tablegym.envs.starship.targets_eval",
-           "tablegym.envs.starship.two_sample", "tablegym.envs.threes.evaluate", "tablegym.envs.threes.sb3",
-           "tablegym.envs.trap.sb3", "tablegym.envs.trilobite.sb3", "tablegym.experiments.demo",
+SCRIPTS = ["tablegym.experiments.friday.evaluate", "tablegym.experiments.friday.sb3", "tablegym.experiments.sim.agreement",
+           "tablegym.experiments.sim.regress", "tablegym.experiments.starship.audit", "tablegym.experiments.starship.bench",
+           "tablegym.training.starship.imitate", "tablegym.experiments.starship.rl", "tablegym.experiments.starship.targets_eval",
+           "tablegym.experiments.starship.two_sample", "tablegym.experiments.threes.evaluate", "tablegym.experiments.threes.sb3",
+           "tablegym.experiments.trap.sb3", "tablegym.experiments.trilobite.sb3", "tablegym.experiments.demo",
            "tablegym.experiments.rl_same_budget"]
-REQUIRED = {"tablegym.envs.starship.audit": ["--check"], "tablegym.envs.trilobite.sb3": ["train"],
-            "tablegym.envs.starship.targets_eval": ["--checkpoint", "g.pt"], "tablegym.envs.threes.sb3": ["dqn"],
+REQUIRED = {"tablegym.experiments.starship.audit": ["--check"], "tablegym.experiments.trilobite.sb3": ["train"],
+            "tablegym.experiments.starship.targets_eval": ["--checkpoint", "g.pt"], "tablegym.experiments.threes.sb3": ["dqn"],
             "tablegym.experiments.rl_same_budget": ["trap"]}
 """What a script needs before an unknown flag is the first thing wrong."""
 

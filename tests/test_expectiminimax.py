@@ -13,7 +13,7 @@ from numba import njit
 
 from tablegym.envs.core import CHANCE
 from tablegym.envs.trap.core import CAND, COURSE, MODE, TrapGame, TrapState, k_candidates, k_chance, mobility
-from tablegym.search.evaluator import KernelEvaluator
+from tablegym.envs.evaluator import KernelEvaluator
 from tablegym.search.expectiminimax import expectiminimax, reference_expectiminimax
 
 

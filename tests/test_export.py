@@ -14,7 +14,7 @@ from tablegym.models.export import (ExportError, InputSizeError, TorchEvaluator,
                                     from_state_dict, from_torch)
 from tablegym.models.netkernel import forward_binary, pack
 from tablegym.search.alphabeta import alphabeta
-from tablegym.search.evaluator import WrongGameError
+from tablegym.envs.evaluator import WrongGameError
 
 GAMES_WITH_OBSERVATION_KERNEL = [p.name for p in plugins() if p.observation]
 

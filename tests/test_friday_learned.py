@@ -18,7 +18,7 @@ from tablegym.envs.friday.learned import (NUM_FEATURES, SCALE, WIN_BONUS, featur
                                             friday_progress_value, friday_value, load_friday_evaluator,
                                             load_friday_model)
 from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.envs.friday.train import Args, calibration, parse_args, search_spec, train
+from tablegym.training.friday.train import Args, calibration, parse_args, search_spec, train
 from tablegym.training.td import metadata
 
 FRIDAY = FridayGame()  # the default rules (level 1), as the agents are built for
@@ -276,7 +276,7 @@ def test_the_shipped_planner_network_sits_at_the_horizon_of_mc_and_plays_from_th
 def test_reports_give_the_step_each_game_ended_in_and_paired_score_differences(tmp_path):
     import json
 
-    from tablegym.envs.friday.evaluate import paired_report, report
+    from tablegym.experiments.friday.evaluate import paired_report, report
 
     opts = FridayGame().spec.options
     lines = []
@@ -298,7 +298,7 @@ def test_reports_give_the_step_each_game_ended_in_and_paired_score_differences(t
 def test_the_variant_report_pairs_an_agent_with_its_own_games_under_other_rules(tmp_path):
     import json
 
-    from tablegym.envs.friday.evaluate import variant_report
+    from tablegym.experiments.friday.evaluate import variant_report
 
     new, old = FridayGame().spec.options, {**FridayGame(empty_aging="reshuffle").spec.options}
     del old["sort_draws"]  # records of the first reading have no such key
@@ -321,7 +321,7 @@ def test_the_variant_report_pairs_an_agent_with_its_own_games_under_other_rules(
 
 
 def test_the_speed_benchmark_runs_the_search_with_either_evaluator():
-    from tablegym.envs.friday.bench import bench_search
+    from tablegym.experiments.friday.bench import bench_search
 
     for evaluator in ("fridai", "learned"):
         out = bench_search(nodes=300, positions=2, seed=1, evaluator=evaluator)

@@ -220,8 +220,8 @@ def records_refused(module: str, argv: list[str], capsys, words: str) -> None:
 ])
 def test_a_bad_threes_record_is_refused_by_report_and_resume(tmp_path, capsys, bad, words):
     path = write(tmp_path / "r.jsonl", [THREES_GAME, {**THREES_GAME, "game": 1, **bad}])
-    records_refused("tablegym.envs.threes.evaluate", ["--report", str(path)], capsys, words)
-    records_refused("tablegym.envs.threes.evaluate", ["random", "--games", "1", "--out", str(path), "--no-progress"],
+    records_refused("tablegym.experiments.threes.evaluate", ["--report", str(path)], capsys, words)
+    records_refused("tablegym.experiments.threes.evaluate", ["random", "--games", "1", "--out", str(path), "--no-progress"],
                     capsys, words)
 
 
@@ -234,7 +234,7 @@ def test_a_bad_threes_record_is_refused_by_report_and_resume(tmp_path, capsys, b
 ])
 def test_a_bad_friday_record_is_refused(tmp_path, capsys, bad, words):
     path = write(tmp_path / "r.jsonl", [FRIDAY_GAME, {**FRIDAY_GAME, "game": 1, **bad}])
-    records_refused("tablegym.envs.friday.evaluate", ["--report", str(path)], capsys, words)
+    records_refused("tablegym.experiments.friday.evaluate", ["--report", str(path)], capsys, words)
 
 
 def test_a_deep_records_line_is_refused_in_one_line(tmp_path):
@@ -253,8 +253,8 @@ def test_a_single_player_journal_with_an_impossible_return_is_refused(tmp_path, 
 
 
 def test_committed_records_still_load():
-    from tablegym.envs.friday.evaluate import check_record as friday_check
-    from tablegym.envs.threes.evaluate import check_record as threes_check
+    from tablegym.experiments.friday.evaluate import check_record as friday_check
+    from tablegym.experiments.threes.evaluate import check_record as threes_check
 
     assert len(read_records(RESULTS / "threes" / "threesus_om.jsonl", threes_check)) == 100
     assert len(read_records(RESULTS / "friday" / "learned_10k.jsonl", friday_check)) == 247

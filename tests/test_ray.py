@@ -172,7 +172,7 @@ def test_self_play_on_ray_trains_the_same_network_and_resumes(tmp_path):
 def test_trap_self_play_on_ray_equals_worker_processes(tmp_path):
     import torch
 
-    from tablegym.envs.trap.train import parse_args, train
+    from tablegym.training.trap.train import parse_args, train
 
     common = ["trap", "--games-per-iter", "6", "--updates-per-iter", "1", "--eval-every", "0", "--save-every", "1",
               "--no-progress", "--hidden", "8", "--total-games", "6", "--workers", "2", "--depth", "1",
@@ -226,7 +226,7 @@ def test_threes_trains_on_ray_chunks_that_learn_on_copies(tmp_path):
     import numpy as np
 
     from tablegym.envs.threes.ntuple import load_ntuple
-    from tablegym.envs.threes.train import parse_args, train
+    from tablegym.training.threes.train import parse_args, train
 
     common = ["--games", "60", "--minutes", "0", "--log-every", "20", "--tuples", "h,0,1", "2,3,4", "--stage-ranks",
               "--seed", "4"]
@@ -247,7 +247,7 @@ def test_friday_self_play_on_ray_equals_worker_processes(tmp_path):
     import torch
 
     from tablegym.envs.friday.learned import load_friday_model
-    from tablegym.envs.friday.train import train
+    from tablegym.training.friday.train import train
     from tests.test_friday_learned import _tiny
 
     train(_tiny(tmp_path / "p", workers=2))

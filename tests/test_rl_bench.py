@@ -8,7 +8,7 @@ import math
 import pytest
 
 from tablegym.experiments.cli import main as cli
-from tablegym.training.rl_bench import bench_rl
+from tablegym.experiments.rl_bench import bench_rl
 
 TINY = dict(steps=256, warmup=0, num_envs=8, num_steps=8, single_steps=64, hidden="8")
 

@@ -100,32 +100,32 @@ def _quiet(main, *args, **kwargs):
 
 
 def _train_threes_sb3(run: Path) -> None:
-    from tablegym.envs.threes import sb3
+    from tablegym.experiments.threes import sb3
 
     _quiet(sb3.train, "dqn", timesteps=8, seed=0, run_dir=str(run), n_envs=1, progress=False)
 
 
 def _train_friday_sb3(run: Path) -> None:
-    from tablegym.envs.friday import sb3
+    from tablegym.experiments.friday import sb3
 
     _quiet(sb3.train, timesteps=8, seed=0, run_dir=str(run), n_envs=4, progress=False)
 
 
 def _train_trap_sb3(run: Path) -> None:
-    from tablegym.envs.trap import sb3
+    from tablegym.experiments.trap import sb3
 
     _quiet(sb3.train, timesteps=8, seed=0, run_dir=str(run), opponent="random", algo="dqn", progress=False)
 
 
 def _train_trilobite_sb3(run: Path, monkeypatch) -> None:
-    from tablegym.envs.trilobite import sb3
+    from tablegym.experiments.trilobite import sb3
 
     monkeypatch.setattr(sb3, "OPPONENTS", ("random",) * 4)  # its one rollout (2,048 steps) without searches
     _quiet(sb3.main, ["train", "--timesteps", "8", "--run-dir", str(run)])
 
 
 def _train_starship(run: Path) -> None:
-    from tablegym.envs.starship import rl
+    from tablegym.experiments.starship import rl
 
     _quiet(rl.train, rl.parse_args([*STARSHIP, "--run-dir", str(run)]))
 
@@ -172,11 +172,11 @@ LOCKED = {  # every entry point, each with the budget it would train if it were 
     "dqn": ("tablegym.experiments.cli:main", ["train", "trilobite-tiny", "--algo", "dqn", *DQN]),
     "threes": ("tablegym.experiments.cli:main", ["train", "threes", *THREES]),
     "friday": ("tablegym.experiments.cli:main", ["train", "friday", *FRIDAY]),
-    "threes-sb3": ("tablegym.envs.threes.sb3:main", ["dqn", "--timesteps", "8", "--eval-games", "1", "--n-envs", "1",
+    "threes-sb3": ("tablegym.experiments.threes.sb3:main", ["dqn", "--timesteps", "8", "--eval-games", "1", "--n-envs", "1",
                                                      "--no-progress"]),
-    "trap-sb3": ("tablegym.envs.trap.sb3:main", ["--algo", "dqn", "--timesteps", "8", "--eval-games", "2",
+    "trap-sb3": ("tablegym.experiments.trap.sb3:main", ["--algo", "dqn", "--timesteps", "8", "--eval-games", "2",
                                                  "--opponent", "random", "--eval-opponent", "random", "--no-progress"]),
-    "starship": ("tablegym.envs.starship.rl:main", [*STARSHIP, "--episodes", "1", "--pictures", "1"]),
+    "starship": ("tablegym.experiments.starship.rl:main", [*STARSHIP, "--episodes", "1", "--pictures", "1"]),
 }
 
 
@@ -234,8 +234,8 @@ def test_out_in_a_missing_folder_is_refused_and_nothing_is_made(argv, tmp_path, 
 
 
 @pytest.mark.parametrize("module, argv", [
-    ("tablegym.envs.threes.sb3", ["dqn", "--timesteps", "8", "--eval-games", "1", "--n-envs", "1", "--no-progress"]),
-    ("tablegym.envs.friday.sb3", ["--timesteps", "8", "--games", "1", "--n-envs", "4", "--no-progress"]),
+    ("tablegym.experiments.threes.sb3", ["dqn", "--timesteps", "8", "--eval-games", "1", "--n-envs", "1", "--no-progress"]),
+    ("tablegym.experiments.friday.sb3", ["--timesteps", "8", "--games", "1", "--n-envs", "4", "--no-progress"]),
 ], ids=["threes-sb3", "friday-sb3"])
 def test_the_sb3_records_out_is_refused_in_a_missing_folder_or_at_a_link(module, argv, tmp_path, capsys):
     main = importlib.import_module(module).main
@@ -280,7 +280,7 @@ def test_the_helpers_replace_a_link_and_refuse_to_append_or_descend_through_one(
 
 
 def test_friday_workers_reuse_a_network_file_only_when_it_holds_the_network(tmp_path, monkeypatch):
-    from tablegym.envs.friday import train
+    from tablegym.training.friday import train
 
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     data = b"the network's bytes"

@@ -148,8 +148,8 @@ def test_a_single_player_run_draws_its_games_as_workers_free_up(workers):
      "--games: must be at most 9,007,199,254,740,992"),
     ("tablegym.experiments.cli", ["eval", "trilobite", "random", "random", "--games", "2", "--workers", "100000"],
      "--workers: must be at most 1,024"),
-    ("tablegym.envs.threes.evaluate", ["random", "--games", str(2**53 + 1)], "--games: must be at most"),
-    ("tablegym.envs.friday.evaluate", ["random", "--workers", "5000"], "--workers: must be at most 1,024"),
+    ("tablegym.experiments.threes.evaluate", ["random", "--games", str(2**53 + 1)], "--games: must be at most"),
+    ("tablegym.experiments.friday.evaluate", ["random", "--workers", "5000"], "--workers: must be at most 1,024"),
 ], ids=["eval-games", "eval-workers", "threes-games", "friday-workers"])
 def test_a_count_past_the_bound_is_an_argument_error_naming_it(module, argv, words):
     """In a child under a memory limit: a count that was taken used to list its games first."""

@@ -342,8 +342,8 @@ def test_a_resumed_training_run_refuses_a_checkpoint_with_objects(tmp_path, mark
 
 
 def test_numpy_files_of_resumed_runs_refuse_object_arrays(tmp_path, marker):
-    from tablegym.envs.friday.train import load_buffer
-    from tablegym.envs.threes.train import _load_coherence
+    from tablegym.training.friday.train import load_buffer
+    from tablegym.training.threes.train import _load_coherence
     from tablegym.training.runs import ReplayBuffer
 
     arrays = tmp_path / "tc.npy"
@@ -404,7 +404,7 @@ def test_a_records_line_that_is_not_json_is_refused_in_one_line(tmp_path, capsys
     assert err.count("\n") == 1 and "line 2: not valid JSON" in err
 
 
-@pytest.mark.parametrize("module", ["tablegym.envs.threes.evaluate", "tablegym.envs.friday.evaluate"])
+@pytest.mark.parametrize("module", ["tablegym.experiments.threes.evaluate", "tablegym.experiments.friday.evaluate"])
 def test_the_evaluation_scripts_refuse_a_bad_records_file(tmp_path, capsys, module):
     import importlib
 

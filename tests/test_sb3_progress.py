@@ -37,7 +37,7 @@ def test_a_model_without_a_tensorboard_folder_leaves_no_folder_behind(tmp_path, 
     instead, and a model with a TensorBoard folder keeps its log there."""
     import tempfile
 
-    from tablegym.training.rl_bench import sb3_model
+    from tablegym.experiments.rl_bench import sb3_model
     from tablegym.training.sb3 import build_model
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))

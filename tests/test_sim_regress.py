@@ -1,4 +1,4 @@
-"""The Sim regression experiment (envs/sim/regress.py) on a tiny budget: export, agreement, match."""
+"""The Sim regression experiment (experiments/sim/regress.py) on a tiny budget: export, agreement, match."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from tablegym.envs.sim.agreement import canonical_positions
+from tablegym.experiments.sim.agreement import canonical_positions
 from tablegym.envs.sim.canonical import relabel
 from tablegym.envs.sim.core import SimGame
-from tablegym.envs.sim.regress import LAYERS, Report, main, point_symmetries, relabelled, solved_dataset
+from tablegym.experiments.sim.regress import LAYERS, Report, main, point_symmetries, relabelled, solved_dataset
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.models.export import from_state_dict
 
@@ -75,7 +75,7 @@ def test_the_match_is_played_in_both_seats_without_draws(report):
     assert m.draws == 0 and m.wins + m.losses == 4  # K6 cannot be drawn (R(3,3) = 6)
     text = (out / "r.md").read_text()
     assert text == r.markdown
-    assert "| both seats | 4 |" in text and "python -m tablegym.envs.sim.regress --hidden 16" in text
+    assert "| both seats | 4 |" in text and "python -m tablegym.experiments.sim.regress --hidden 16" in text
 
 
 def test_the_saved_weights_rebuild_the_same_evaluator(report):

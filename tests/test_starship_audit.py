@@ -1,4 +1,4 @@
-"""The starship audit (envs/starship/audit.py) and the two-sample test (envs/starship/two_sample.py).
+"""The starship audit (experiments/starship/audit.py) and the two-sample test (experiments/starship/two_sample.py).
 
 Ships are drawn in the ship's own text (``Ship.from_text``): '.' empty, ':' corridor, '#' armor,
 '+' door, C cockpit, R reactor, thrusters as arrows in their exhaust direction (``<`` pushes the
@@ -13,8 +13,8 @@ import json
 import numpy as np
 import pytest
 
-from tablegym.envs.starship import audit as A
-from tablegym.envs.starship import two_sample as T
+from tablegym.experiments.starship import audit as A
+from tablegym.experiments.starship import two_sample as T
 from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.ship import CORRIDOR, NUM_TILE_KINDS, THRUSTER, Ship
 from tablegym.experiments.cli import main

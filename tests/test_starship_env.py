@@ -263,7 +263,7 @@ def test_the_compiled_scoring_and_observation_equal_the_python_ones():
     where most rules fail in every way (pieces, counts, reachability, thrusters)."""
     import math
 
-    from tablegym.envs.starship.bench_env import reference_observe
+    from tablegym.experiments.starship.bench_env import reference_observe
     from tablegym.envs.starship.env import StarshipEnv, observe
     from tablegym.envs.starship.quality import quality, validate
     from tablegym.envs.starship.scoring import all_reached, scored

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tablegym.envs.starship.env import BRUSHES, StarshipEnv
-from tablegym.envs.starship.imitate import ENV_KWARGS, FIRST_SEED, demonstrate, editing_env, main, teacher_action
+from tablegym.training.starship.imitate import ENV_KWARGS, FIRST_SEED, demonstrate, editing_env, main, teacher_action
 from tablegym.envs.starship.learned import CHECKPOINT, LearnedGenerator
 from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.quality import validate
@@ -40,7 +40,7 @@ def test_the_fill_pass_on_a_drawn_ship_armours_only_corridor_no_path_needs():
     no more open corridor than it had."""
     import torch
 
-    from tablegym.envs.starship.audit import audit
+    from tablegym.envs.starship.layout import audit
     from tablegym.envs.starship.learned import policy_inputs, policy_layers
 
     side = 16  # (a smaller grid: the policy's passes are torch forward passes, one a step)
@@ -137,7 +137,7 @@ def test_a_drawn_action_is_always_an_allowed_one_and_follows_the_policy():
 
 
 def test_demonstrations_of_another_number_of_passes_are_refused(tmp_path, capsys):
-    from tablegym.envs.starship.imitate import record
+    from tablegym.training.starship.imitate import record
 
     np.savez(tmp_path / "d.npz", **record(range(FIRST_SEED, FIRST_SEED + 2), progress=False))  # two passes
     with pytest.raises(SystemExit) as stop:
@@ -151,7 +151,7 @@ def test_weighted_rows_count_more_in_the_fit():
     up end with more of the policy's probability on those edits than the plain fit gives them."""
     import torch
 
-    from tablegym.envs.starship.imitate import _logits, fit, record
+    from tablegym.training.starship.imitate import _logits, fit, record
     from tablegym.envs.starship.learned import num_inputs, policy_layers
 
     env = StarshipEnv(**ENV_KWARGS)

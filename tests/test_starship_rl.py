@@ -15,7 +15,7 @@ pytest.importorskip("stable_baselines3")
 
 from tablegym.envs.starship.env import OBS_CHANNELS  # noqa: E402
 from tablegym.envs.starship.pipeline import Pipeline  # noqa: E402
-from tablegym.envs.starship import rl as starship_rl  # noqa: E402
+from tablegym.experiments.starship import rl as starship_rl  # noqa: E402
 
 TINY = ["--timesteps", "128", "--n-envs", "2", "--n-steps", "64", "--batch-size", "64", "--n-epochs", "1",
         "--size", "16", "--max-steps", "64", "--episodes", "4", "--seed", "0", "--no-progress"]
@@ -221,14 +221,14 @@ def test_the_shipped_generator_builds_a_ship_from_the_command_line(tmp_path, cap
 
 
 def test_python_dash_m_trains_and_evaluates_the_model_it_saved(tmp_path):
-    """``python -m tablegym.envs.starship.rl`` (the Makefile's route): the model it saves names
+    """``python -m tablegym.experiments.starship.rl`` (the Makefile's route): the model it saves names
     its network class by module, so the safe loader reads it back for the evaluation (run as
     ``__main__`` the class was pickled as code and refused after training)."""
     import subprocess
     import sys
 
     tiny = [a if a != "4" else "1" for a in TINY]  # one evaluation episode a row
-    done = subprocess.run([sys.executable, "-m", "tablegym.envs.starship.rl", *tiny, "--run-dir", str(tmp_path / "run"),
+    done = subprocess.run([sys.executable, "-m", "tablegym.experiments.starship.rl", *tiny, "--run-dir", str(tmp_path / "run"),
                            "--out", str(tmp_path / "r.md")], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert (tmp_path / "run" / "generator.pt").is_file() and (tmp_path / "r.md").is_file()

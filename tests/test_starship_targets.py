@@ -79,8 +79,8 @@ def test_targets_are_drawn_per_seed_and_the_reward_adds_the_change_of_closeness(
 
 def test_a_conditioned_generator_is_asked_for_targets_and_the_report_compares_it(tmp_path):
     pytest.importorskip("sb3_contrib")
-    from tablegym.envs.starship import rl as starship_rl
-    from tablegym.envs.starship import targets_eval
+    from tablegym.experiments.starship import rl as starship_rl
+    from tablegym.experiments.starship import targets_eval
     from tablegym.envs.starship.learned import LearnedGenerator, export
 
     args = starship_rl.parse_args(["--size", "16", "--max-steps", "96", "--masks", "build", "--reward", "gated",
@@ -106,7 +106,7 @@ def test_a_conditioned_generator_is_asked_for_targets_and_the_report_compares_it
     journal = out.with_suffix(".jsonl").read_text()
     assert journal.count("\n") == 9
     # every ship carries quality v2 = quality x share of the audit's layout rules passed
-    from tablegym.envs.starship.audit import RULES
+    from tablegym.envs.starship.layout import RULES
 
     for record in map(json.loads, journal.splitlines()):
         assert 0 <= record["rules"] <= len(RULES)
@@ -118,7 +118,7 @@ def test_a_conditioned_generator_is_asked_for_targets_and_the_report_compares_it
 
 
 def _tiny_args(*extra: str):
-    from tablegym.envs.starship import rl as starship_rl
+    from tablegym.experiments.starship import rl as starship_rl
 
     return starship_rl.parse_args(["--size", "16", "--max-steps", "96", "--masks", "safe", "--reward", "gated",
                                    "--n-envs", "1", "--n-steps", "64", "--batch-size", "64", *extra])
@@ -128,7 +128,7 @@ def test_a_targets_policy_started_from_a_generator_acts_as_it_did(tmp_path):
     """--init-from GENERATOR.pt: the new inputs (targets, deficits) start with zero weights, so
     the conditioned policy plays the plain generator's moves until training moves it."""
     pytest.importorskip("sb3_contrib")
-    from tablegym.envs.starship import rl as starship_rl
+    from tablegym.experiments.starship import rl as starship_rl
     from tablegym.envs.starship.learned import LearnedGenerator, export
 
     plain_args, args = _tiny_args(), _tiny_args("--targets")
@@ -162,7 +162,7 @@ def test_value_warmup_trains_the_value_head_and_leaves_the_policy():
     pytest.importorskip("sb3_contrib")
     import torch
 
-    from tablegym.envs.starship import rl as starship_rl
+    from tablegym.experiments.starship import rl as starship_rl
 
     args = _tiny_args("--targets", "--timesteps", "128", "--value-warmup", "64")
     with warnings.catch_warnings():
@@ -186,7 +186,7 @@ def test_value_warmup_trains_the_value_head_and_leaves_the_policy():
     (["--targets", "--target-weight", "-1"], "--target-weight must be >= 0"),
 ])
 def test_bad_warmup_or_target_weight_is_one_line(argv, message, capsys):
-    from tablegym.envs.starship import rl as starship_rl
+    from tablegym.experiments.starship import rl as starship_rl
 
     with pytest.raises(SystemExit):
         starship_rl.parse_args(argv)

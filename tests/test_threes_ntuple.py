@@ -18,7 +18,7 @@ from tablegym.envs.threes.ntuple import (BOARD_PART, HINT_CELL, HINT_PART, WHOLE
                                     load_ntuple_with_metadata, ntuple_update, ntuple_update_tc, ntuple_value,
                                     plan_hint_value, plan_indices, plan_value, ranks_tensor, restage, save_ntuple,
                                     symmetries)
-from tablegym.envs.threes.train import Args, parse_args, play_and_learn, train
+from tablegym.training.threes.train import Args, parse_args, play_and_learn, train
 from tests.test_threes import board_state
 from tests.test_threes_search import positions
 

@@ -12,8 +12,8 @@ pytest.importorskip("stable_baselines3")
 pytest.importorskip("sb3_contrib")
 
 from tablegym.envs.threes.core import ThreesGame, play_random_setup, sample_chance  # noqa: E402
-from tablegym.envs.threes import sb3 as threes_sb3  # noqa: E402
-from tablegym.envs.threes.evaluate import report  # noqa: E402
+from tablegym.experiments.threes import sb3 as threes_sb3  # noqa: E402
+from tablegym.experiments.threes.evaluate import report  # noqa: E402
 
 RECORD_KEYS = {"game", "agent", "hint", "seed", "score", "highest", "moves", "seconds", "leaves", "timesteps",
                "train_seconds"}

@@ -138,7 +138,7 @@ def test_threes_resumed_in_two_runs_learns_what_one_run_learns(tmp_path):
     """Each chunk's seed comes from the games before it and the checkpoint holds the tables
     exactly, so 20 + 20 games (the budget is per run) end where 40 games in one go do."""
     from tablegym.envs.threes.ntuple import HINT_CELL, load_ntuple_with_metadata
-    from tablegym.envs.threes.train import Args, train
+    from tablegym.training.threes.train import Args, train
 
     tuples = ((0, 1, 2, 3), (HINT_CELL, 4, 5, 6))
     for tc in (False, True):
@@ -165,7 +165,7 @@ def test_threes_resumed_in_two_runs_learns_what_one_run_learns(tmp_path):
 
 
 def test_threes_refuses_a_budget_it_cannot_stop_on_and_another_game():
-    from tablegym.envs.threes.train import Args, parse_args, train
+    from tablegym.training.threes.train import Args, parse_args, train
 
     with pytest.raises(ValueError, match="budget"):
         Args(minutes=0, games=0)
@@ -178,7 +178,7 @@ def test_threes_refuses_a_budget_it_cannot_stop_on_and_another_game():
 
 def test_friday_logs_and_resumes_through_the_run(tmp_path):
     from tablegym.envs.friday.learned import load_friday_model
-    from tablegym.envs.friday.train import train
+    from tablegym.training.friday.train import train
     from tests.test_friday_learned import _tiny
 
     train(_tiny(tmp_path, iterations=1))
@@ -198,7 +198,7 @@ def test_friday_logs_and_resumes_through_the_run(tmp_path):
 def test_trap_trains_in_the_td_loop_with_its_own_search_and_charts(tmp_path):
     """Trap's trainer is the TD loop with Trap's self-play and evaluation passed in: the loop's
     scalars, Trap's own, and both evaluation matches, in the run directory."""
-    from tablegym.envs.trap.train import parse_args, train
+    from tablegym.training.trap.train import parse_args, train
 
     train(parse_args(["trap", "--run-dir", str(tmp_path), "--games-per-iter", "2", "--total-games", "2",
                       "--updates-per-iter", "1", "--eval-every", "1", "--eval-games", "2", "--eval-depth", "1",

@@ -20,7 +20,7 @@ from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.search.expectiminimax import expectiminimax, reference_expectiminimax
 from tablegym.envs.trap.core import k_chance
 from tablegym.training.selfplay import SelfPlayBatch, td_leaf_targets
-from tablegym.envs.trap.train import parse_args, play_selfplay, train
+from tablegym.training.trap.train import parse_args, play_selfplay, train
 from tests.test_expectiminimax import _random_positions
 
 TRAP = TrapGame()
@@ -166,7 +166,7 @@ def test_corrupt_checkpoint_is_reported(tmp_path):
 
 
 def test_leaf_evaluation_bench_reports_every_evaluator(tmp_path):
-    from tablegym.envs.trap.bench import leaf_evaluations
+    from tablegym.experiments.trap.bench import leaf_evaluations
 
     path = tmp_path / "net.pt"
     from tablegym.models.checkpoint import save_checkpoint

@@ -13,7 +13,7 @@ pytest.importorskip("sb3_contrib")
 
 from tablegym.envs.core import CHANCE  # noqa: E402
 from tablegym.envs.trap.core import TrapGame  # noqa: E402
-from tablegym.envs.trap import sb3 as trap_sb3  # noqa: E402
+from tablegym.experiments.trap import sb3 as trap_sb3  # noqa: E402
 
 
 def run_main(argv: list[str]) -> str:
@@ -132,7 +132,7 @@ def test_evaluation_plays_half_the_games_in_each_seat_and_counts_add_up(trained)
     p0, p1 = (wdl(c) for c in cells[4].split(" / "))
     assert sum(p0) == sum(p1) == 2 and tuple(a + b for a, b in zip(p0, p1)) == total
     assert cells[5].startswith(f"{total[0] / 4:.3f} [") and cells[7] == "256"
-    assert "python -m tablegym.envs.trap.sb3 " + " ".join(argv) in text
+    assert "python -m tablegym.experiments.trap.sb3 " + " ".join(argv) in text
 
 
 def test_eval_only_reloads_the_saved_model(trained, tmp_path):
@@ -191,7 +191,7 @@ def test_dqn_run_trains_against_the_league_and_evaluates_against_medium(dqn_trai
     cells = [cell.strip() for cell in rows[0].strip("|").split("|")]
     assert cells[1] == "`medium`" and cells[2] == "4" and sum(wdl(cells[3])) == 4 and cells[7] == "256"
     assert "## Trap: DQN (mlp, trained vs random,medium) vs medium" in text and out.read_text() == text
-    assert "python -m tablegym.envs.trap.sb3 " + " ".join(argv) in text
+    assert "python -m tablegym.experiments.trap.sb3 " + " ".join(argv) in text
 
 
 def test_dqn_trains_in_penalty_mode_and_plays_legal_actions_only(dqn_trained):

@@ -156,7 +156,7 @@ def test_adapter_refuses_what_is_not_a_vector_env(bad) -> None:
 
 def test_bench_vec_says_when_pgx_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without pgx (the main CI) the peer cells say so; ``pgx=False`` leaves them out."""
-    from tablegym.envs import vector_bench
+    from tablegym.experiments import vector_bench
 
     monkeypatch.setattr(vector_bench, "pgx_available", lambda: False)
     row = vector_bench.bench_vec(seconds=0.01, repeats=1, batches="2", ids="Threes")["Threes-v0 x 2"]
@@ -170,7 +170,7 @@ def test_bench_vec_says_when_pgx_is_missing(monkeypatch: pytest.MonkeyPatch) -> 
 def test_bench_vec_measures_two_player_self_play_beside_pgx(monkeypatch: pytest.MonkeyPatch) -> None:
     """A two-player id with a pgx peer gets a self-play row (one move a step, as pgx's step),
     without SyncVectorEnv cells (the single env has no self-play); single-player ids do not."""
-    from tablegym.envs import vector_bench
+    from tablegym.experiments import vector_bench
 
     monkeypatch.setattr(vector_bench, "pgx_available", lambda: False)
     rows = vector_bench.bench_vec(seconds=0.01, repeats=1, batches="2", ids="Trilobite-v0,Threes")

@@ -415,7 +415,7 @@ def test_streams_repeat_numpy() -> None:
 
 
 def test_bench_vec_reports_both_envs() -> None:
-    from tablegym.envs.vector_bench import bench_vec
+    from tablegym.experiments.vector_bench import bench_vec
 
     rows = bench_vec(seconds=0.01, repeats=1, batches="2", ids="TrilobiteTiny")
     row = rows["TrilobiteTiny-v0 x 2"]

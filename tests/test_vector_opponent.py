@@ -151,7 +151,7 @@ def test_bad_seats_are_refused(seat) -> None:
 
 
 def test_bench_vec_opponent_reports_the_batch_and_python() -> None:
-    from tablegym.envs.vector_opponent_bench import bench_vec_opponent
+    from tablegym.experiments.vector_opponent_bench import bench_vec_opponent
 
     row = bench_vec_opponent(batches="2", seconds=0.01, repeats=1, sync_max=2, positions=4)["Trilobite-v0 x 2"]
     assert row["search steps/s"] > 0 and row["sync steps/s"] > 0 and row["sync boards"] == 2

@@ -1,7 +1,7 @@
 """Training value networks: the shared run skeleton, compiled self-play with TD-leaf targets,
 and the Stable-Baselines3 helpers. ``td`` is the generic TD-leaf trainer; a game with its own
-trainer keeps it in its folder (``tablegym.envs.trap.train``, ``...threes.train``,
-``...friday.train``); ``tablegym train GAME`` runs the one its record names.
+trainer has it in a folder named for the game here (``tablegym.training.trap.train``,
+``...threes.train``, ``...friday.train``); ``tablegym train GAME`` runs the one its record names.
 
 Everything listed in ``__all__`` is importable from here, each name loading its module on first
 use (``tablegym.envs.exports``).

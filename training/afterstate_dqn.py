@@ -19,7 +19,7 @@ target network values it; nothing after a board's last move::
 Rewards are the env's (the score's change), undiscounted (gamma 1: the game ends), so V(after) +
 score(after) estimates the final score. Learning is plain SGD on sparse gradients: each sampled
 afterstate moves each of its entries by ``alpha / entries`` of its error, the step of the n-tuple
-TD trainer (envs/threes/train.py), now from a replay buffer and a target network.
+TD trainer (training/threes/train.py), now from a replay buffer and a target network.
 
 The script reads top to bottom: arguments, acting, the replay buffer, the evaluation, the
 learner (saved and resumed), then the loop: act, store the step, learn, log, evaluate, save.
@@ -140,7 +140,7 @@ class CoherentSGD(torch.optim.Optimizer):
     batch that read it, times |sum of its gradients| / sum of |its gradients| (1 while fresh).
     Why: one step cannot suit both the opening entries every batch reads, whose errors flip
     sign from batch to batch, and the end-game entries a few samples read; an entry's rate
-    falls exactly as its errors stop agreeing (envs/threes/train.py's ``--tc``, there one update
+    falls exactly as its errors stop agreeing (training/threes/train.py's ``--tc``, there one update
     a sample). The mean, not the sum: an entry that 300 samples of a batch read would otherwise
     take 300 steps at once, at a rate of up to 1, and overshoot."""
 

@@ -138,7 +138,7 @@ def record_chunk(task: tuple[str, str, str, int, int, int, int, int]) -> dict[st
     every seat (stopped at the record's ``max_decisions``, as single-player runs are): the
     decisions' arrays, each with the mover's final return (a module-level function so that it
     runs in a worker process)."""
-    from tablegym.experiments.solo import deal
+    from tablegym.envs import deal
     from tablegym.models.agents import make_agent
     from tablegym.search.play import play_game
 

@@ -17,7 +17,7 @@ from numba import njit, types
 
 from tablegym.envs.core import DRAW, EVAL_T, FEATURES_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState
 from tablegym.search.alphabeta import MAX_PLY, TABLE_TYPES, AlphaBetaTables, root_search
-from tablegym.search.evaluator import Evaluator
+from tablegym.envs.evaluator import Evaluator
 from tablegym.models.value_net import ValueMLP
 from tablegym.training.runs import ReplayBuffer, require_at_least, require_budget, require_share, require_widths
 

@@ -14,7 +14,7 @@ Killed and restarted with the same ``run_dir``, it resumes from the last checkpo
 optimizer, iteration, games played); the replay buffer refills within a few iterations.
 
 The loop (``train_selfplay``) is every self-play TD-leaf trainer's: a game with its own search
-(Trap's expectiminimax, envs/trap/train.py) passes in how it plays and evaluates (``SelfPlay``).
+(Trap's expectiminimax, training/trap/train.py) passes in how it plays and evaluates (``SelfPlay``).
 
     tablegym train trilobite --minutes 5 --run-dir runs/trilobite-td
     tensorboard --logdir runs
@@ -91,7 +91,7 @@ def _selfplay_chunk(shared: tuple, job: dict):
     weights, ``shared`` by every chunk of the iteration) rebuilt here."""
     from tablegym.envs import make_game as registry
     from tablegym.models.learned import value_kernel
-    from tablegym.search.evaluator import KernelEvaluator
+    from tablegym.envs.evaluator import KernelEvaluator
 
     game_name, options, params = shared
     game = registry(game_name, **options)

@@ -65,7 +65,7 @@ from tablegym.envs.friday.core import (AGING_IN, AGING_STACK, BEATEN, BOTTOM_N, 
 from tablegym.envs.friday.heuristics import outcome_score
 from tablegym.envs.core import HEADER, k_outcome, k_to_move
 from tablegym.models.checkpoint import CheckpointError
-from tablegym.search.evaluator import KernelEvaluator, WrongGameError
+from tablegym.envs.evaluator import KernelEvaluator, WrongGameError
 from tablegym.models.learned import CHECKPOINT_DIR, mlp_forward_mixed
 from tablegym.models.netkernel import solo_network_value
 from tablegym.models.value_net import ValueMLP

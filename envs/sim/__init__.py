@@ -1,8 +1,8 @@
 """Sim (the game behind the "Cassis" app): rules core, canonical form, Cassis opponents, solve.
 
 Every name below is loaded on first use, so importing the package (as the game registry does
-for ``tablegym.envs.sim.plugin``) compiles nothing; ``solve_sim`` and ``bench_sim_solve`` live
-in heuristics.py because they need tablegym.search.
+for ``tablegym.envs.sim.plugin``) compiles nothing; ``solve_sim`` lives in
+heuristics.py because it needs tablegym.search.
 """
 
 import importlib
@@ -11,7 +11,7 @@ from typing import Any
 _LAZY = {
     **dict.fromkeys(("canonical_form", "canonical_key", "decode_key", "k_canonical"), "canonical"),
     **dict.fromkeys(("SimGame", "SimState"), "core"),
-    **dict.fromkeys(("solve_sim", "solve_game", "bench_sim_solve", "AGENTS", "EVALUATORS", "SAFE_MOVES",
+    **dict.fromkeys(("solve_sim", "solve_game", "AGENTS", "EVALUATORS", "SAFE_MOVES",
                      "DumbAgent", "EasyAgent", "MediumAgent", "ExpertAgent"), "heuristics"),
 }
 

@@ -13,8 +13,6 @@ triangle) each side has left: running out of safe moves is what loses Sim.
 
 from __future__ import annotations
 
-import statistics
-import time
 
 import numpy as np
 from numba import njit
@@ -23,7 +21,7 @@ from tablegym.envs.core import DRAW, ONGOING
 from tablegym.envs.sim.canonical import k_canonical
 from tablegym.envs.sim.core import E_, HDR, OUTCOME, SimGame, SimState, closes_own_triangle
 from tablegym.search.agents import RandomAgent
-from tablegym.search.evaluator import KernelEvaluator
+from tablegym.envs.evaluator import KernelEvaluator
 from tablegym.search.solver import Solver, SolveResult, solve
 
 
@@ -128,17 +126,3 @@ def solve_sim(n: int = 6) -> SolveResult:
 def solve_game(game: SimGame) -> SolveResult:
     """Sim's record ``solver``: ``solve_sim`` at the game's size (canonical keys)."""
     return solve_sim(game.n)
-
-
-def bench_sim_solve(n: int = 6, repeats: int = 20) -> dict[str, float]:
-    """Median wall time of ``solve_sim(n)`` after a warm-up solve (which pays JIT/cache loading)."""
-    solve_sim(n)
-    times = []
-    res = None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        res = solve_sim(n)
-        times.append(time.perf_counter() - t0)
-    assert res is not None
-    return dict(n=n, value=res.value, median_seconds=statistics.median(times), min_seconds=min(times),
-                positions_stored=res.positions_stored, nodes=res.nodes, repeats=repeats)

@@ -536,7 +536,7 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
         self._update_mask()
         info = self._info()
         if self._done and self.reward == "audit":
-            from tablegym.envs.starship.audit import layout_quality
+            from tablegym.envs.starship.layout import layout_quality
 
             v2 = layout_quality(self._ship, score=self._quality.score)
             info["layout_quality"] = v2

@@ -37,7 +37,7 @@ from tablegym.envs.threes.board import board_score, highest_rank, swipe
 from tablegym.envs.threes.core import BOARD, HINT
 from tablegym.models.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from tablegym.models.learned import CHECKPOINT_DIR
-from tablegym.search.evaluator import Evaluator, KernelEvaluator
+from tablegym.envs.evaluator import Evaluator, KernelEvaluator
 
 HINT_CELL = 16
 RADIX = 16  # a cell's rank (or the hint code) is one base-16 digit of the index

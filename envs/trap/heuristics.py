@@ -30,7 +30,7 @@ from numba import njit
 
 from tablegym.envs.core import DRAW, ONGOING, OUTCOME, TO_MOVE
 from tablegym.envs.trap.core import DIRS, HDR, MAX_SIDE, N_, NUM_DIRS, POS0
-from tablegym.search.evaluator import KernelEvaluator
+from tablegym.envs.evaluator import KernelEvaluator
 
 WIN = 1e5
 """The value of a won game; non-terminal values stay far inside +-WIN."""

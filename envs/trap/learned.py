@@ -41,7 +41,7 @@ from tablegym.envs.trap.heuristics import (_bit, _grow, centre_distance, exits, 
 from tablegym.models.learned import mlp_forward_mixed
 from tablegym.models.netkernel import cached_value, remember_value
 from tablegym.models.netkernel import network_value as net_value
-from tablegym.search.evaluator import KernelEvaluator
+from tablegym.envs.evaluator import KernelEvaluator
 
 NUM_SCALARS = 17
 SCALE = 1000.0

@@ -19,7 +19,7 @@ from numba import njit
 
 from tablegym.envs.core import DRAW, ONGOING
 from tablegym.envs.trilobite.core import HDR, H_, L_, LAST, OUTCOME, TO_MOVE, W_, run_length
-from tablegym.search.evaluator import KernelEvaluator
+from tablegym.envs.evaluator import KernelEvaluator
 
 ENEMY_WEIGHT = 4
 PLAYER_WEIGHT = 5

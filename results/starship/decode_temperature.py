@@ -30,7 +30,7 @@ class Scaled(torch.nn.Module):
 def one(task: tuple[float, int]) -> tuple[float, int, dict[str, bool], float, float]:
     temperature, seed = task
     torch.set_num_threads(1)
-    from tablegym.envs.starship.audit import audit, layout_quality
+    from tablegym.envs.starship.layout import audit, layout_quality
     from tablegym.envs.starship.learned import LearnedGenerator
     from tablegym.envs.starship.quality import quality
 

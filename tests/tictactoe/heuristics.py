@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.core import DRAW, ONGOING
-from tablegym.search.evaluator import KernelEvaluator
+from tablegym.envs.evaluator import KernelEvaluator
 from tests.tictactoe.core import CELLS, KERNELS, LINES, OUTCOME, k_canonical
 
 WIN = 100.0

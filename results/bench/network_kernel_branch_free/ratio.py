@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from tablegym.envs.trilobite.bench import trilobite_positions
+from tablegym.experiments.trilobite.bench import trilobite_positions
 from tablegym.envs.trilobite.core import TrilobiteGame
 from tablegym.envs.trilobite.heuristics import EVALUATORS
 from tablegym.models.learned import load_evaluator

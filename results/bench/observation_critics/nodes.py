@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from tablegym.envs import make_game
-from tablegym.envs.trap.bench import bench_positions
+from tablegym.experiments.trap.bench import bench_positions
 from tablegym.models.export import from_torch
 from tablegym.models.netkernel import evaluated_whole, without_value_cache
 from tablegym.search.alphabeta import alphabeta

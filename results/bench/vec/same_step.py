@@ -9,7 +9,7 @@ import gymnasium
 import numpy as np
 
 import tablegym.envs  # noqa: F401 (registers the ids)
-from tablegym.envs.vector_bench import random_legal
+from tablegym.experiments.vector_bench import random_legal
 
 IDS = ["tablegym/Trilobite-v0", "tablegym/Threes-v0", "tablegym/Friday-v1", "tablegym/Starship-v0"]
 

@@ -16,7 +16,7 @@ import tablegym.envs  # noqa: F401 (registers the ids)
 from tablegym.envs.starship import kept
 from tablegym.envs.starship import kernels as K
 from tablegym.envs.starship.ship import EMPTY
-from tablegym.envs.vector_bench import random_legal
+from tablegym.experiments.vector_bench import random_legal
 
 N = 1024
 

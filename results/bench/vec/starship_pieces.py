@@ -14,7 +14,7 @@ from tablegym.envs.starship import kernels as K
 from tablegym.envs.starship import vector as V
 from tablegym.envs.starship.scoring import crew_counts, crew_mean, crew_total, score_from
 from tablegym.envs.starship.ship import CORRIDOR, DOOR, EMPTY
-from tablegym.envs.vector_bench import random_legal
+from tablegym.experiments.vector_bench import random_legal
 
 N = 1024
 

@@ -10,7 +10,7 @@ import gymnasium
 import numpy as np
 
 import tablegym.envs  # noqa: F401 (registers the ids)
-from tablegym.envs.vector_bench import random_legal
+from tablegym.experiments.vector_bench import random_legal
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ import gymnasium
 import numpy as np
 
 from tablegym.envs import plugins
-from tablegym.envs.vector_bench import random_steps
+from tablegym.experiments.vector_bench import random_steps
 
 
 def main(batch: int = 1024, threads: int = 2, seconds: float = 0.5, repeats: int = 5) -> None:

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from tablegym.envs import plugins
-from tablegym.envs.vector_bench import random_legal
+from tablegym.experiments.vector_bench import random_legal
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 STEPS = 60

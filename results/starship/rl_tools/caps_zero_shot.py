@@ -3,7 +3,7 @@ its policy in a conditioned network whose target and deficit inputs have zero we
 (``rl.load_generator_policy``), exported as a conditioned generator with caps.
 
     python results/starship/rl_tools/caps_zero_shot.py runs/starship-caps-start/generator.pt
-    python -m tablegym.envs.starship.targets_eval --checkpoint runs/starship-caps-start/generator.pt \\
+    python -m tablegym.experiments.starship.targets_eval --checkpoint runs/starship-caps-start/generator.pt \\
         --episodes 200 --workers 2 --out results/starship/targets_caps_start.md
 """
 
@@ -13,7 +13,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from tablegym.envs.starship import rl
+from tablegym.experiments.starship import rl
 from tablegym.envs.starship.learned import CHECKPOINT, export
 
 

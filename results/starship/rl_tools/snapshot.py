@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tablegym.envs.starship import rl
+from tablegym.experiments.starship import rl
 
 
 def main(path: str) -> None:

@@ -16,7 +16,7 @@ import time
 import numpy as np
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-from tablegym.envs.starship.rl import make_env
+from tablegym.experiments.starship.rl import make_env
 
 KWARGS = {"representation": "narrow", "start": "partial", "size": 32, "masks": "build", "reward": "gated",
           "max_steps": 1024}

@@ -4,7 +4,7 @@ An experiment, not a spec option: on a move whose board has at most K empty cell
 searches ``expectimax:depth=4,eval=learned`` instead of depth 3 (K = -1: never). With
 ``--penalty P`` both searches score a leaf where the game is over P below its score
 (``ExpectimaxAgent``'s ``terminal_penalty``; 0 by default, as the spec's searches). Games are seeded as
-``python -m tablegym.envs.threes.evaluate`` seeds them (seed 0, game g), so each game pairs with
+``python -m tablegym.experiments.threes.evaluate`` seeds them (seed 0, game g), so each game pairs with
 the depth-3 game of the same deal in results/threes/learned.jsonl (and deals 200-399 in
 depth3.jsonl here). Records are appended as games end; a rerun skips those already there.
 
@@ -51,7 +51,7 @@ class Deepened:
 
 def play(task: tuple[int, float, int]) -> dict:
     global _AGENT
-    from tablegym.envs.threes.records import play_game
+    from tablegym.experiments.threes.records import play_game
 
     k, penalty, game = task
     if _AGENT is None:

@@ -1,0 +1,1 @@
+"""Sim: its experiments modules."""

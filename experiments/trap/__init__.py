@@ -1,0 +1,1 @@
+"""Trap: its experiments modules."""

@@ -1,0 +1,1 @@
+"""Trilobite: its experiments modules."""

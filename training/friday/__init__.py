@@ -1,0 +1,1 @@
+"""Friday: its training modules."""

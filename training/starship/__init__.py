@@ -1,0 +1,1 @@
+"""Starship: its training modules."""

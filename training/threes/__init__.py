@@ -1,0 +1,1 @@
+"""Threes: its training modules."""

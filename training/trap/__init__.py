@@ -1,0 +1,1 @@
+"""Trap: its training modules."""
