@@ -8,8 +8,8 @@ registry record supplies data only: which searchers apply to it (``searchers``),
 for them (``aliases``), default keys (``defaults``), the fixed opponents of its module
 (``AGENTS``) and a move filter (``move_filter``, Trap's candidate throws). Where a game's
 record names its own constructor for a searcher, the searcher runs on a compiled kernel of that
-game (Threes' afterstate expectimax, Friday's own state); its keys are still these, plus any
-the constructor lists as its ``keys`` attribute (Friday's ``worlds``).
+game (Threes' afterstate expectimax and greedy player); its keys are still these, plus any the
+constructor lists as its ``keys`` attribute.
 
 Every key has a range, checked when the spec is read (before any game or worker starts): a
 budget beyond what a searcher supports (a depth its compiled stack cannot hold, an hour a move

@@ -1,9 +1,9 @@
 """Fixed-seed games, search values and checkpoint values of every game, recorded once.
 
-Issue 30 reshapes the library (one record per game, one agent grammar, one loader, one runner)
-and must not change behaviour: the same agents play the same moves on the same seeds, and the
-shipped checkpoints give the same values. ``tests/data/behaviour_record.json`` holds what the
-code did before that work began (its commit is in the file); ``test_behaviour_record.py``
+A restructuring of the library must not change behaviour: the same agents play the same moves
+on the same seeds, and the shipped checkpoints give the same values.
+``tests/data/behaviour_record.json`` holds what the code did when it was recorded (its commit is
+in the file); ``test_behaviour_record.py``
 replays every case and compares.
 
 Regenerate only when behaviour is meant to change, and say why in the commit::
@@ -92,7 +92,7 @@ def _evaluations(games: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _evaluator(game, name: str, make_evaluator):
-    """The evaluator by the route each game had when the record was made (issue 30 merges them)."""
+    """The evaluator by the route each game had when the record was made (they have since become one)."""
     root = Path(__file__).parent.parent
     if game.spec.name == "trap" and name != "learned":  # Trap's evaluators are not in the generic table
         from tablegym.envs.trap.heuristics import EVALUATORS

@@ -1,4 +1,4 @@
-"""Behaviour kept through issue 30's restructuring: the games, search values and checkpoint
+"""Behaviour kept through restructurings: the games, search values and checkpoint
 values recorded in tests/data/behaviour_record.json come out the same (tests/behaviour_record.py)."""
 
 import functools

@@ -1,4 +1,4 @@
-"""``tablegym solve`` on a game too big for memory (issue 43, item 4): the table bound, the
+"""``tablegym solve`` on a game too big for memory: the table bound, the
 up-front refusal, the progress lines. Never a timed assertion: progress reads a fake clock."""
 
 from __future__ import annotations

@@ -202,7 +202,7 @@ def test_the_kept_first_layer_of_sorted_feature_lists_equals_the_full_sum(featur
             assert got == forward_binary(near, len(near), mover, plain)
 
 
-# ------------------------------------------------------ TorchEvaluator's input shape (issue 43)
+# ------------------------------------------------------ TorchEvaluator's input shape
 
 
 class BoardConv(nn.Module):

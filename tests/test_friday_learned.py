@@ -1,5 +1,5 @@
-"""Friday's learned evaluator (models/learned_friday.py) and its self-play trainer
-(training/friday_value.py): inputs worked by hand, exact values at finished games, the compiled
+"""Friday's learned evaluator (envs/friday/learned.py) and its self-play trainer
+(training/friday/train.py): inputs worked by hand, exact values at finished games, the compiled
 forward pass against PyTorch, checkpoints, and a tiny training run that resumes."""
 
 from __future__ import annotations

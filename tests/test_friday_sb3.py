@@ -1,4 +1,4 @@
-"""Smoke tests of the SB3 Friday baseline (experiments/friday_sb3.py): one tiny training, a few games."""
+"""Smoke tests of the SB3 Friday baseline (experiments/friday/sb3.py): one tiny training, a few games."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A game from outside the library joins it through one record (issue 30, item 7).
+"""A game from outside the library joins it through one record.
 
 Tic-tac-toe lives in tests/tictactoe/; ``register(RECORD)`` in the fixture below is the only
 place it meets tablegym. Everything these tests use (make_game, gymnasium and PettingZoo ids,

@@ -58,7 +58,7 @@ def test_a_bad_toml_record_names_its_file():
 def mini():
     """Trilobite 4x4 under a new name and env id, registered through one record. (Its Game
     still names itself "trilobite", so agents resolve through Trilobite's record; a game of
-    its own under tests/ is issue 30's item 7, still to do.)"""
+    its own from outside is tests/tictactoe.)"""
     record = register(GamePlugin(
         name="trilobite-mini", doc="Trilobite 4x4, three in a row",
         game="tablegym.envs.trilobite.core:TrilobiteGame", options={"width": int, "height": int, "win_length": int},

@@ -1,4 +1,4 @@
-"""Tests run over the registry (issue 30, item 7): every registered game, and the plugin game
+"""Tests run over the registry: every registered game, and the plugin game
 of tests/tictactoe registered through its one record, meets the same checks.
 
 - the rules-core contract (``check_game``) for every game with a ``Game``;

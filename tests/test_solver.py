@@ -132,7 +132,7 @@ def test_bench_reports_the_solve():
     assert out["value"] == 0 and out["positions_stored"] > 0 and out["median_seconds"] >= 0  # a coarse clock can read 0
 
 
-# ------------------------------------------------------------------ bounds and progress (issue 43)
+# ------------------------------------------------------------------ bounds and progress
 
 
 def test_entry_limit_stops_the_solve_and_says_how_much_was_stored():

@@ -1,4 +1,4 @@
-"""Smoke tests of the starship PPO experiment (experiments/starship_rl.py): a 128-step training on a
+"""Smoke tests of the starship PPO experiment (experiments/starship/rl.py): a 128-step training on a
 16 x 16 grid with 64-step episodes, four evaluation seeds per row."""
 
 from __future__ import annotations

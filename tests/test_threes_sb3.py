@@ -1,4 +1,4 @@
-"""Smoke tests of the SB3 Threes baselines (experiments/threes_sb3.py): tiny budgets, two games."""
+"""Smoke tests of the SB3 Threes baselines (experiments/threes/sb3.py): tiny budgets, two games."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Smoke tests of the SB3 Trap baseline (experiments/trap_sb3.py): a 256-step training, four games."""
+"""Smoke tests of the SB3 Trap baseline (experiments/trap/sb3.py): a 256-step training, four games."""
 
 from __future__ import annotations
 

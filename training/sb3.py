@@ -1,5 +1,5 @@
-"""What the Stable-Baselines3 baselines share (experiments/threes_sb3.py, friday_sb3.py,
-trap_sb3.py, starship_rl.py): observation scaling, the default model, timed training that saves
+"""What the Stable-Baselines3 baselines share (experiments/threes/sb3.py, experiments/friday/sb3.py,
+experiments/trap/sb3.py, experiments/starship/rl.py): observation scaling, the default model, timed training that saves
 ``model.zip`` and ``train.json``, loading, and a deterministic policy over legal actions only.
 
 A training locks its run folder and writes every file there atomically (training.files), as

@@ -1204,7 +1204,7 @@ class FridayGame(Game):
     - ``empty_aging``: a reshuffle with no aging card left "lose"s the game (Friedemann Friese's
       official rules change, BoardGameGeek thread 1808313 "Friday: official rules change", which
       the Fridai engine implements), or does "reshuffle" without aging (the first edition's
-      silence, read literally; this project's default until issue 28).
+      silence, read literally).
     - ``below_replacement``: after "below the pile" takes a card from the left, the free
       replacement is "optional" (the rule text: Robinson "can" draw one) or "forced".
     - ``sort_draws``: "sort 3 cards" draws its cards "one_at_a_time", and the player may stop

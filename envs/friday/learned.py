@@ -20,7 +20,7 @@ one of two (``TARGETS``, recorded in the checkpoint):
 
 A probability of winning is the natural target, but Fridai's search never wins, so a P(win)
 network trained on its games would be trained on zeros and could not rank two losing states (the
-trainer fits one beside the return network and reports its calibration, training/friday_value.py).
+trainer fits one beside the return network and reports its calibration, training/friday/train.py).
 The returns are graded and a win still dominates them: a won game returns far more than any
 lost one. Finished games are valued exactly, in the same units, so the search never
 trusts the network over the rules.

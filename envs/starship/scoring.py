@@ -1,5 +1,5 @@
-"""Validity and quality of a ship in one compiled pass (issue 33: an env step that costs little
-more than its edit).
+"""Validity and quality of a ship in one compiled pass, so that an env step costs little more
+than its edit.
 
 ``score(tiles, parts)`` returns which of the four validity rules hold and the six quality terms,
 raw and in [0, 1], with the weighted score: the numbers of ``quality.validate`` and

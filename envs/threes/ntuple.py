@@ -14,7 +14,7 @@ where the board is crowded with big cards, gets weights of its own.
 The value estimates the score still to come after an afterstate (the board after a swipe,
 before the new card enters): ``board_score + value`` is the expected final score. The PyTorch
 module stores all tables in one ``nn.EmbeddingBag`` (``mode="sum"`` is exactly the sum over
-tuples); training updates the same memory through numba (training/ntuple_td.py) and the
+tuples); training updates the same memory through numba (training/threes/train.py) and the
 expectimax reads it as lookup tables (``NTupleTables``).
 """
 

@@ -145,9 +145,9 @@ class TrapEnv(TwoPlayerEnv):
     ## Version History
 
     - v0: initial release.
-    - v0, unchanged rules: the opponent specs ``"hard"`` and ``"medium"`` now name the course's
-      players exactly (issue 29); the earlier players are ``"hard-sound"`` and
-      ``"medium:ties=random"``. The default opponent (``"random"``) is as before.
+    - v0, unchanged rules: the opponent specs ``"hard"`` and ``"medium"`` name the course's
+      players exactly; the earlier players are ``"hard-sound"`` and ``"medium:ties=random"``.
+      The default opponent (``"random"``) is as before.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}

@@ -13,8 +13,7 @@ Readings of the spec where it leaves a choice:
   the first best. The tie rule decides much of the first player's edge: over 4000 Medium vs
   Medium games the first player won 63.9% with the course's order (the spec reports 64.5%),
   59.0% with core's direction order (``ties="first"``), 77.5% with row-major order and 49.7%
-  with random ties (``ties="random"``, the default before issue 29 and the Medium of older
-  result tables).
+  with random ties (``ties="random"``, the Medium of older result tables).
 * ``hard`` is the course's HardAI decision for decision, quirks included (``HardOpponent``,
   rules/trap.md "The course's HardAI in detail"); ``hard-sound`` is the cleaned-up player the
   spec asks to keep under another name (``SoundHardOpponent``). Both count depth in decisions

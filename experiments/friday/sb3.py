@@ -5,7 +5,7 @@
         --out results/friday/sb3.jsonl
     python -m tablegym.experiments.friday.evaluate --report results/friday/sb3.jsonl
 
-The Threes baseline (experiments/threes_sb3.py) with Friday's env, reward and evaluation; the
+The Threes baseline (experiments/threes/sb3.py) with Friday's env, reward and evaluation; the
 model, its hyper-parameters ([256, 256] ReLU MLP, 8 envs x 256-step rollouts), the timed
 training and the masked deterministic policy are threes_sb3's, imported, not copied.
 

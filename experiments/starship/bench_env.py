@@ -1,5 +1,5 @@
 """Env steps per second of tablegym/Starship-v0 with a random policy, against the same env scored
-the way it was before issue 33, in the same run (``tablegym bench starship-env``).
+by the Python rules, in the same run (``tablegym bench starship-env``).
 
 The reference (``ReferenceStarshipEnv``) scores every step with the Python rules and terms of
 quality.py and builds the observation with numpy; the env itself scores in one compiled pass

@@ -17,7 +17,7 @@ policy's network, training with its TensorBoard charts, evaluation, the report.
    masking would change nothing. The reward is the env's: the change of the quality score plus
    the validity bonus, so an episode's return is ``phi(end) - phi(start)``.
    Saved in ``--run-dir``: ``model.zip`` (``PPO.load``-able; ``--eval-only`` evaluates it),
-   ``train.json`` (the budget, seconds and steps/s: the experiments/threes_sb3.py format) and
+   ``train.json`` (the budget, seconds and steps/s: the experiments/threes/sb3.py format) and
    one TensorBoard run ``ppo_N`` written by one ``SummaryWriter``: ``charts/`` (each finished
    training episode's return, length, final quality, validity and changes; SPS; learning
    rate) and ``losses/`` (PPO's value, policy and entropy losses, approximate KL, clip
@@ -54,27 +54,12 @@ the policy sees the 9 x 9 tiles centred on the cursor (all channels; zero outsid
 PCGRL crops its observation around the agent) and the whole grid average-pooled 2 x 2 (17 x 16
 x 16: where the ship, its parts and the cursor are), flattened together into 256 ReLU units
 shared by the policy and value heads (128 ReLU units each). For "wide" (no cursor) the crop is
-all zeros. Compared side by side in 2,048-step PPO runs, one after another on the shared 2-core
-machine: a full-resolution CNN (two padded 3 x 3 convolutions gathered at the cursor, then two
-strided ones) trained at 120 steps/s, an MLP [256, 256] over the flattened 17 x 32 x 32 grid (9
-million weights) at 210 steps/s, this network at 575 steps/s (the env alone under random
-actions: about 465 steps/s). SB3's NatureCNN does not fit a 32 x 32 grid (its three kernels
-shrink it to nothing).
-
-Speed (one process on the shared 2-core machine, load average 2 to 3 from other jobs): training
-ran at 261 steps/s (30,720 steps in 117 s), so ``--timesteps 300000`` (``make starship-rl``)
-trains in about 19 minutes. The env's scoring dominates (validity and quality after every write
-that changes the grid: about 1 ms for a generator-like ship, much more for a ship full of crew
-rooms, whose walking distances are searched room by room); the network's forward and backward
-passes are about a third. Evaluation costs as much again or more: an episode that never becomes
-valid runs to the env's 4,096-step limit (random edits: about 9 s; the 30,720-step policy, which
-filled the grid with rooms: about 17 s), so 200 seeds of the ``ppo`` and ``random`` rows take
-about 40 minutes with ``--workers 2`` (the ``staged`` and ``start`` rows: seconds).
+all zeros (results/starship/NOTES.md: the networks it was chosen over).
 
 PPO hyper-parameters: 8 envs x 256 steps per rollout (2,048 steps), 4 epochs of 256-sample
 minibatches, learning rate 3e-4, gamma 0.99, GAE lambda 0.95, clip 0.2, entropy 0.01, value
 coefficient 0.5, max gradient norm 0.5 (SB3's defaults except the minibatch size, the epochs
-and the entropy bonus, as in experiments/threes_sb3.py).
+and the entropy bonus, as in experiments/threes/sb3.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """How close ships come to what they were asked for: the conditioned generator against the staged
-generator given the same targets (issue 33, item 3).
+generator given the same targets.
 
     python -m tablegym.experiments.starship.targets_eval --checkpoint runs/starship-targets/generator.pt \\
         --episodes 200 --workers 2 --out results/starship/targets.md

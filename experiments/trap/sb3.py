@@ -33,13 +33,12 @@ What the learner sees (``make_env``), outermost last:
 
    Illegal actions: MaskablePPO trains with ``illegal_action="raise"`` and samples among
    ``action_masks()`` only. DQN cannot mask, so it trains with ``illegal_action="penalty"``, as
-   experiments/threes_sb3.py's DQN does: an illegal action ends the episode at once with reward
+   experiments/threes/sb3.py's DQN does: an illegal action ends the episode at once with reward
    -1, the same as a loss. The one ``Discrete(57)`` serves both phases, so in the move phase
    all 49 throws are illegal too and at most 8 (usually 5 or fewer) of the 57 actions are
    legal; in the throw phase only the 8 steps and the two players' cells are illegal. A
    uniformly random action is thus illegal over 90% of the time in the move phase: while
-   epsilon is near 1, almost every episode ends on its first step (``ep_len_mean`` about 1.1 in
-   the smoke run), which teaches the Q-values of illegal moves within a few thousand steps;
+   epsilon is near 1, almost every episode ends on its first step, which teaches the Q-values of illegal moves within a few thousand steps;
    greedy play then avoids them, but every later epsilon-greedy random move is still an
    instant loss about 90% of the time, which is why the final epsilon below is small.
 2. ``Monitor``: episode statistics of the true outcome. The reward is +1 for a win, -1 for a
@@ -50,20 +49,14 @@ What the learner sees (``make_env``), outermost last:
 The observation is the env's five 7 x 7 planes (agent, opponent, traps, throw phase, to
 decide), already in {0, 1}. The policy flattens them (SB3's ``MlpPolicy``) into a [256, 256]
 ReLU MLP (MaskablePPO: for the policy and value heads; DQN: for the Q-network and its target),
-as the Threes baselines do. A small CNN (``--net cnn``: two padded 3 x 3 convolutions of 32
-and 64 channels, then 256 ReLU units, shared by PPO's two heads; DQN puts its Q-head on top)
-was tried as the alternative for MaskablePPO. In 20,480-step smoke runs against Medium (200
-games each), the CNN ran 3 to 4 times slower on one CPU core (1,300 vs 4,100 steps/s with 4
-epochs of 256-sample minibatches, 390 vs 1,650 with the settings below) and won no more games
-(5 and 8 wins against 5 and 13 for the MLP). So the MLP is the default for both algorithms.
+as the Threes baselines do. ``--net cnn`` puts a small CNN (two padded 3 x 3 convolutions of 32
+and 64 channels, then 256 ReLU units, shared by PPO's two heads; DQN puts its Q-head on top) in
+its place (results/trap/NOTES.md: slower, and no stronger).
 
 MaskablePPO hyper-parameters: 8 envs x 256 steps per rollout (2,048 steps), 10 epochs of
-64-sample minibatches (SB3's PPO defaults for those two: in the smoke runs they did at least as
-well as 4 epochs of 256, with ten times the gradient steps per sample), learning rate 3e-4,
+64-sample minibatches (SB3's PPO defaults for those two), learning rate 3e-4,
 gamma 0.99, GAE lambda 0.95, clip 0.2, entropy 0.01, value coefficient 0.5, one torch thread,
-CPU. The reward is sparse (one +-1 per game, about 28 agent steps long), and 20,480 steps (10
-updates) are too few to learn anything measurable: every smoke run stayed near a random
-player's results against Medium (24 wins in 400 games of this evaluation, 6%).
+CPU. The reward is sparse (one +-1 per game, about 28 agent steps long).
 
 DQN hyper-parameters (``build_model``), one env by default (DQN learns from a replay buffer, so
 it gains nothing from batching envs, as in threes_sb3), one torch thread, CPU: learning rate
@@ -78,17 +71,6 @@ game, epsilon 0.01 already ends about one training game in eight on an explorati
 0.05 would end about half of them so, rather than on the play being learned. The price is
 little exploration among LEGAL moves: beyond the first 10%, DQN explores mostly through its own
 changing Q-values and the league's varied opponents and landings.
-
-Smoke run (``--algo dqn --timesteps 30000 --opponent random,easy,medium,hard``, seed 0, one
-process on a shared 2-core machine, ``nice -n 10``): about 1,000 steps/s; 2 wins in 200 games
-against Medium (1.0%, Wilson [0.3%, 3.6%]), below a random player's 6%. The Q-loss fell steadily
-and training episodes grew from 1 to about 19 steps, but ``ep_rew_mean`` was still -1.0 at
-30,000 steps, and legality was only partly learned: played greedily WITHOUT the mask in the
-training env, the model ended 152 of 200 league games on an illegal action (it won none). The
-penalty equals a loss, so while the learner loses every game anyway, legal and illegal actions
-look alike to it; they separate only once legal play starts winning (against Random and Easy
-first). Like MaskablePPO's, this budget only checks the plumbing; evaluation is unaffected
-(legal argmax).
 
 Evaluation (``evaluate``) plays ``--eval-games`` games (an even number) against
 ``--eval-opponent`` (one spec, ``medium`` by default, whatever the training league) with

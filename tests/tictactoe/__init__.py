@@ -1,6 +1,6 @@
 """Tic-tac-toe: a seventh game that lives under tests/ and joins tablegym through ONE record.
 
-It exists to prove issue 30's "games are plugins": nothing in envs/, search/, models/,
+It exists to prove that games are plugins: nothing in envs/, search/, models/,
 training/ or experiments/ names it, and ``register(RECORD)`` is all it takes for
 ``make_game("tictactoe")``, ``gymnasium.make("tablegym/TicTacToe-v0")``, the PettingZoo id,
 agent specs (``alphabeta:eval=lines,depth=3``, ``perfect``), ``tablegym solve/eval/play/bench

@@ -12,10 +12,10 @@ Read it top to bottom (CleanRL style). Each iteration:
      plays the rollouts to the end. Why: this planner wins, so its games teach what a win
      looks like, which Fridai's search (0 wins) never could.
 
-   Every decision state is recorded as its input vector (models/learned_friday.py);
+   Every decision state is recorded as its input vector (envs/friday/learned.py);
 2. the target of every state is the Monte-Carlo return of its game (``--target``): the final
    score, or only its progress terms, plus 100 for a win, or the ``outcome`` value (score + 10
-   per step reached + 100 for a win); see models/learned_friday.py for why not P(win) alone.
+   per step reached + 100 for a win); see envs/friday/learned.py for why not P(win) alone.
    Before fitting, the
    network's predictions on these new games are compared with what happened (a held-out loss
    and a 10-bin calibration table in TensorBoard);

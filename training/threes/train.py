@@ -1,4 +1,4 @@
-"""Afterstate TD learning of the Threes n-tuple network (models/ntuple.py), read top to bottom.
+"""Afterstate TD learning of the Threes n-tuple network (envs/threes/ntuple.py), read top to bottom.
 
 The agent plays greedily on afterstates: from each position it takes the swipe maximising
 (score of the shifted board) + V(shifted board, card about to enter). With afterstates
