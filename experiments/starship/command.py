@@ -9,9 +9,9 @@ import argparse
 import importlib
 from typing import Any
 
-from tablegym.experiments.cli import (CommandError, check_writable, format_table, key_values, parse_value,
-                                     require)
-from tablegym.training.flags import bounded_int
+from tablegym.experiments.commands.bench import format_table
+from tablegym.experiments.commands.shared import CommandError, key_values, parse_value, require
+from tablegym.training.flags import bounded_int, check_writable
 
 
 def add_command(sub: Any) -> None:

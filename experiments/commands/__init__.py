@@ -1,0 +1,1 @@
+"""The subcommands of ``tablegym`` (experiments/cli.py), one module each."""
