@@ -281,7 +281,7 @@ starship-imitate: install
 # The control rows (generators asked for targets, with caps) under the audit: results/starship/audit_controls.md
 # (about 30 minutes on one core: 18 of training, the rest building 3 x 200 ships twice).
 starship-controls: install
-	$(PY) results/starship/rl_tools/caps_zero_shot.py runs/starship-caps-start/generator.pt
+	$(PY) -m tablegym.experiments.starship.rl_caps_zero_shot runs/starship-caps-start/generator.pt
 	$(PY) -m tablegym.experiments.starship.targets_eval --checkpoint runs/starship-caps-start/generator.pt --episodes 200 \
 		--workers 1 --out results/starship/audit_targets_caps_start.md --no-progress
 	$(PY) -m tablegym.experiments.starship.rl --timesteps 500000 --value-warmup 50000 --targets --target-caps --target-weight 3 \
@@ -317,13 +317,13 @@ starship-learned: install
 starship-checkpoint: starship-learned
 	cp runs/starship-safe/generator.pt models/checkpoints/starship.pt
 starship-targets: install
-	$(PY) results/starship/rl_tools/caps_zero_shot.py runs/starship-caps-start/generator.pt
+	$(PY) -m tablegym.experiments.starship.rl_caps_zero_shot runs/starship-caps-start/generator.pt
 	$(PY) -m tablegym.experiments.starship.targets_eval --checkpoint runs/starship-caps-start/generator.pt --episodes 200 \
 		--workers 2 --out results/starship/targets_caps_start.md
 	$(PY) -m tablegym.experiments.starship.rl --timesteps 500000 --value-warmup 50000 --targets --target-caps --target-weight 3 \
 		--masks safe --reward gated --max-steps 1024 --init-from models/checkpoints/starship.pt --seed 12 \
 		--save-every 250000 --episodes 200 --workers 2 --run-dir runs/starship-targets-caps --out results/starship/targets_caps_rl.md
-	$(PY) results/starship/rl_tools/snapshot.py runs/starship-targets-caps/model_250000_steps.zip
+	$(PY) -m tablegym.experiments.starship.rl_snapshot runs/starship-targets-caps/model_250000_steps.zip
 	$(PY) -m tablegym.experiments.starship.targets_eval --checkpoint runs/starship-targets-caps/generator_250000.pt --episodes 200 \
 		--workers 2 --out results/starship/targets_caps_250000.md
 	$(PY) -m tablegym.experiments.starship.targets_eval --checkpoint runs/starship-targets-caps/generator.pt --episodes 200 \

@@ -9,7 +9,7 @@ written once:
   given one is compiled for that game, the kernels called directly, where the compiler can
   inline them: a call through an address cannot be inlined, and passes each array as a
   structure. At 1024 boards in one thread, against the same steps through addresses (one
-  process, in turn: results/bench/vec/vector_ab.py): Trilobite with the random reply 1.23x,
+  process, in turn: experiments/vector_benches/vector_ab.py): Trilobite with the random reply 1.23x,
   in self-play 1.11x, Sim 1.17x, Trap 1.11x. numba caches such an entry point on disk like any
   other, once a game (10-15 s to compile each).
 - a tuple of first-class functions made from the kernels' addresses (``_kernels_at`` in

@@ -1,11 +1,10 @@
 #!/bin/bash
 # Interleaved `tablegym bench` rounds: a checkout of BASE against this one, each bench once per
 # round on each side, alternating which goes first; outputs OUT/<bench>.<before|after>.<round>.txt.
-#   git worktree add /tmp/base80 80c9653 && mkdir -p /tmp/basep80 && ln -sfn /tmp/base80 /tmp/basep80/tablegym
-#   bash results/bench/rounds.sh results/bench/one_route /tmp/basep80 2
+#   git worktree add /tmp/base REV && mkdir -p /tmp/basep && ln -sfn /tmp/base /tmp/basep/tablegym
+#   mkdir -p /tmp/rounds && bash results/bench/rounds.sh /tmp/rounds /tmp/basep 2
 # (the package is the repository root, so PYTHONPATH names a folder holding a `tablegym` link to
 # it); BENCHES="search trap" limits the benches; a 4th argument numbers the first round.
-# Summarise with OUT/compare.py.
 OUT=$1
 BASEP=$2
 R=${3:-2}

@@ -1,0 +1,1 @@
+"""Speed of the compiled vector envs: threads, auto-reset modes, Starship's step, another git revision."""
