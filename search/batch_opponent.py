@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.core import Game
-from tablegym.envs.vector import MOVER_T, BatchOpponent, CompiledKernel, search_kernels
+from tablegym.envs.vector_step import MOVER_T, BatchOpponent, CompiledKernel, search_kernels
 from tablegym.search.alphabeta import root_search as alphabeta_root
 from tablegym.search.expectiminimax import MAX_OUTCOMES
 from tablegym.search.expectiminimax import root_search as expectiminimax_root

@@ -17,7 +17,8 @@ import tablegym.envs
 from tablegym.envs import plugins
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.streams import choice, integers, next_double, next_uint64, pairwise_sum, row_state, stream_rows
-from tablegym.envs.vector import RETRIAL_CALLS, TRIAL_CALLS, WAKE_CALLS, BoardThreads, KernelVectorEnv
+from tablegym.envs.vector import KernelVectorEnv
+from tablegym.envs.vector_threads import RETRIAL_CALLS, TRIAL_CALLS, WAKE_CALLS, BoardThreads
 
 GYM_IDS = [i for p in plugins() for i in p.gym]
 VECTOR_IDS = {i for p in plugins() for i in p.vector}
@@ -165,7 +166,7 @@ def test_to_move_and_outcome_from_the_header_or_the_kernels_alike(env_id: str) -
 
 
 def test_threads_default_to_one_and_auto_to_the_faster_of_one_and_one_per_core_and_128_boards(monkeypatch) -> None:
-    monkeypatch.setattr(tablegym.envs.vector, "available_cores", lambda: 2)
+    monkeypatch.setattr(tablegym.envs.vector_threads, "available_cores", lambda: 2)
     assert gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=4096).unwrapped._boards.most == 1
     for boards, most in ((1, 1), (255, 1), (256, 2), (4096, 2)):
         env = gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=boards, threads="auto")
@@ -178,7 +179,7 @@ def test_threads_default_to_one_and_auto_to_the_faster_of_one_and_one_per_core_a
             steps += 1
         assert steps == 0 if most == 1 else steps >= 2 * TRIAL_CALLS
         assert env.unwrapped.threads in (1, most) and not env.unwrapped.choosing_threads
-    monkeypatch.setattr(tablegym.envs.vector, "available_cores", lambda: 16)
+    monkeypatch.setattr(tablegym.envs.vector_threads, "available_cores", lambda: 16)
     assert gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=1000, threads="auto").unwrapped._boards.most == 7
     assert gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=2, threads=5).unwrapped.threads == 2
 

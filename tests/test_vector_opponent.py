@@ -15,7 +15,7 @@ import torch
 from gymnasium.vector import SyncVectorEnv
 
 import tablegym.envs  # noqa: F401 (registers the env ids)
-import tablegym.envs.vector
+import tablegym.envs.vector_threads
 from tablegym.envs import make_game
 from tablegym.models.agents import make_agent
 from tablegym.models.export import TorchEvaluator, save
@@ -180,7 +180,7 @@ def test_a_bad_trap_opponent_names_the_reference_players() -> None:
                                               ("tablegym/Trap-v0", "hard")])
 def test_a_search_or_reference_opponent_steps_in_one_thread(env_id: str, opponent: str, monkeypatch) -> None:
     """Its tables serve every board: the automatic count is one thread, more is one clear line."""
-    monkeypatch.setattr(tablegym.envs.vector, "available_cores", lambda: 2)
+    monkeypatch.setattr(tablegym.envs.vector_threads, "available_cores", lambda: 2)
     assert gymnasium.make_vec(env_id, num_envs=1024, opponent=opponent, threads="auto").unwrapped.threads == 1
     with pytest.raises(ValueError, match="threads must be 1 with a search or reference player"):
         gymnasium.make_vec(env_id, num_envs=4, opponent=opponent, threads=2)

@@ -63,8 +63,8 @@ from tablegym.envs.starship.ship import (COCKPIT, CORRIDOR, DX, DY, EMPTY, FACED
                                          footprint)
 from tablegym.envs.starship.stages import STRATEGIES
 from tablegym.envs.streams import integers, next_double, stream_rows
-from tablegym.envs.vector import (CompiledKernel, KernelVectorEnv, _check_copy, _check_num_envs,
-                                  _function_at, copy_rows, unowned)
+from tablegym.envs.vector import KernelVectorEnv, _check_copy, _check_num_envs
+from tablegym.envs.vector_step import CompiledKernel, _function_at, copy_rows, unowned
 
 # -- fixed tables ------------------------------------------------------------------------------
 
