@@ -14,7 +14,9 @@ from gymnasium.utils.env_checker import check_env
 import tablegym.envs
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.friday import render
-from tablegym.envs.friday.core import DRAW_FREE, DRAW_PAID, NUM_ACTIONS, OBS_SIZE, FridayGame, sample_chance
+from tablegym.envs.friday.core import FridayGame, sample_chance
+from tablegym.envs.friday.layout import DRAW_FREE, DRAW_PAID, NUM_ACTIONS
+from tablegym.envs.friday.observation import OBS_SIZE
 from tablegym.envs.friday.env import FridayEnv
 from tablegym.experiments.cli import main
 from tablegym.experiments.games import GAMES, make_game

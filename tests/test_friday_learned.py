@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from tablegym.models.agents import make_agent
-from tablegym.envs.friday.core import CONCEDE, END_FIGHT, FridayGame, sample_chance
+from tablegym.envs.friday.core import FridayGame, sample_chance
+from tablegym.envs.friday.layout import CONCEDE, END_FIGHT
 from tablegym.envs.friday.scenario import scenario
 from tablegym.models.checkpoint import CheckpointError, save_checkpoint
 from tablegym.envs.friday.learned import (NUM_FEATURES, SCALE, WIN_BONUS, features_of, friday_outcome_value,

@@ -13,9 +13,9 @@ from tablegym.envs.friday.agents import MOVE_FILTER, rule_action
 from tablegym.search.agents import BestFirstAgent
 from tablegym.models.agents import make_agent, make_evaluator
 from tablegym.envs.friday.cards import RATING
-from tablegym.envs.friday.core import (DESTROY_BASE, DONE, DRAW_FREE, DRAW_PAID, END_FIGHT, FIGHT_0, FIGHT_1,
-                                       PIRATE_OUTCOME, TARGET_BASE, USE_BASE, FridayGame, P_DESTROY, P_HAZARD,
-                                       sample_chance)
+from tablegym.envs.friday.core import FridayGame, sample_chance
+from tablegym.envs.friday.layout import (DESTROY_BASE, DONE, DRAW_FREE, DRAW_PAID, END_FIGHT, FIGHT_0, FIGHT_1,
+                                         PIRATE_OUTCOME, TARGET_BASE, USE_BASE, P_DESTROY, P_HAZARD)
 from tablegym.envs.friday.heuristics import (DESTROY_MACRO, LOSS_SCORE, WIN_SCORE, destroy_choice, fridai_eval,
                                              search_moves)
 from tablegym.search.bestfirst import MAX_MOVES
@@ -213,7 +213,8 @@ def test_agent_specs_are_checked():
 
 def test_determinize_fixes_the_order_of_the_shuffled_stack_and_keeps_every_card():
     from tablegym.envs.core import HEADER
-    from tablegym.envs.friday.core import BOTTOM, BOTTOM_N, state_determinize
+    from tablegym.envs.friday.core import state_determinize
+    from tablegym.envs.friday.layout import BOTTOM, BOTTOM_N
 
     s = start(hazards=(CANNIBALS, RAFT_FOOD)).child(FIGHT_0)  # cannibals: five free cards
     arr = s.array

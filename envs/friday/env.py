@@ -9,7 +9,9 @@ from gymnasium import spaces
 
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.friday.cards import NUM_AGING_TYPES, NUM_HAZARD_TYPES, NUM_PIRATES, NUM_TYPES
-from tablegym.envs.friday.core import MAX_SLOTS, NUM_ACTIONS, OBS_SIZE, FridayGame, FridayState, sample_chance
+from tablegym.envs.friday.core import FridayGame, FridayState, sample_chance
+from tablegym.envs.friday.layout import MAX_SLOTS, NUM_ACTIONS
+from tablegym.envs.friday.observation import OBS_SIZE
 from tablegym.envs.single import SinglePlayerEnv
 
 REWARDS = ("win", "score")

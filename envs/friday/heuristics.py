@@ -14,11 +14,12 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.friday.cards import AGING, DOUBLE, KIND, NUM_TYPES, RATING, VALUE
-from tablegym.envs.friday.core import (AB_KIND, DESTROY_BASE, DESTROY_LEFT, DONE, LIFE, LOST, MAX_SLOTS,
-                                       NUM_ACTIONS, P_DESTROY, P_TARGET, PENDING, PD_NONE, PHASE, RESULT,
-                                       SLOT_CARD, SLOT_FLAG, SORT_BASE, STEPI, TARGET_BASE, USE_BASE, WON, F_DESTROYED,
-                                       k_apply, k_moves, k_score, MID, DISC, TOP_N, TOP0, SORT_N, SORT0, BOTTOM_N, BOTTOM,
-                                       KERNELS, body, k_sync, state_push)
+from tablegym.envs.friday.core import KERNELS, state_push
+from tablegym.envs.friday.layout import (AB_KIND, DESTROY_BASE, DESTROY_LEFT, DONE, LIFE, LOST, MAX_SLOTS,
+                                         NUM_ACTIONS, P_DESTROY, P_TARGET, PENDING, PD_NONE, PHASE, RESULT, SLOT_CARD,
+                                         SLOT_FLAG, SORT_BASE, STEPI, TARGET_BASE, USE_BASE, WON, F_DESTROYED, MID,
+                                         DISC, TOP_N, TOP0, SORT_N, SORT0, BOTTOM_N, BOTTOM, body, k_sync)
+from tablegym.envs.friday.decisions import k_apply, k_moves, k_score
 from tablegym.envs.core import LAST, PLY
 
 WIN_SCORE = 1e12

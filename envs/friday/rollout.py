@@ -34,15 +34,16 @@ from tablegym.envs.friday.cards import (ABILITY, BELOW, CARD1, CARD2, COPY, DEST
                                         EXCHANGE1, EXCHANGE2, GROUP, GROUP_FREE, GROUP_VALUES, HIGHEST0, LIFE1,
                                         LIFE2, MINUS_LIFE1, MINUS_LIFE2, NONE, NUM_TYPES, PIRATE_HAZARD, RATING,
                                         SORT, STOP, VALUE)
-from tablegym.envs.friday.core import (AB_KIND, BOTTOM, BOTTOM_N, CHOICE_A, CHOICE_B, CONCEDE, DESTROY_BASE,
-                                       DESTROY_LEFT, DONE, DRAW_FREE, DRAW_PAID, END_FIGHT, EXTRA_DRAW, F_DESTROYED,
-                                       F_LEFT, FIGHT_0, FIGHT_1, LIFE, MAX_SLOTS, MID, ONGOING, P_DESTROY,
-                                       P_EXCHANGE_MORE, P_EXTRA, P_HAZARD, P_PIRATE, P_SORT, P_TARGET, PD_NONE,
-                                       PENDING, PHASE, PIRATE_0, PIRATE_1, PIRATE_A, PIRATE_B, RESULT, SKIP,
-                                       SLOT_CARD, SLOT_FLAG, SORT0, SORT_BASE, SORT_OPTIONS, STEPI, TARGET_BASE, TOP0,
-                                       TOP_N, USE_BASE, fight_target, fight_total, k_apply, k_draw_loses, k_moves,
-                                       k_owned, k_sample_split)
-from tablegym.envs.friday.core import body, k_sync
+from tablegym.envs.friday.layout import (AB_KIND, BOTTOM, BOTTOM_N, CHOICE_A, CHOICE_B, CONCEDE, DESTROY_BASE,
+                                         DESTROY_LEFT, DONE, DRAW_FREE, DRAW_PAID, END_FIGHT, EXTRA_DRAW, F_DESTROYED,
+                                         F_LEFT, FIGHT_0, FIGHT_1, LIFE, MAX_SLOTS, MID, ONGOING, P_DESTROY,
+                                         P_EXCHANGE_MORE, P_EXTRA, P_HAZARD, P_PIRATE, P_SORT, P_TARGET, PD_NONE,
+                                         PENDING, PHASE, PIRATE_0, PIRATE_1, PIRATE_A, PIRATE_B, RESULT, SKIP,
+                                         SLOT_CARD, SLOT_FLAG, SORT0, SORT_BASE, SORT_OPTIONS, STEPI, TARGET_BASE,
+                                         TOP0, TOP_N, USE_BASE)
+from tablegym.envs.friday.turns import fight_target, fight_total, k_draw_loses
+from tablegym.envs.friday.decisions import k_apply, k_moves, k_owned, k_sample_split
+from tablegym.envs.friday.layout import body, k_sync
 
 TRIM_LIFE = 9.0
 """Lose on purpose only while the expected life left after the loss stays above this."""

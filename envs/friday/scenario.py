@@ -25,13 +25,14 @@ import numpy as np
 
 from tablegym.envs.friday.cards import (ABILITY, ALL_HAZARDS, COUNT, FIRST_AGING, GROUP, GROUP_FREE, NUM_AGING_TYPES,
                                         NUM_HAZARD_TYPES, NUM_PIRATES, NUM_TYPES, PIRATE_FREE, STOP, VERY_STUPID)
-from tablegym.envs.friday.core import (AB_SRC, AGING_IN, AGING_STACK, BEATEN, BOTTOM, BOTTOM_CAP, BOTTOM_N,
-                                       CHOICE_A, CHOICE_B, DESTROY_LAST, DISC, F_COPIED_STEP, F_DESTROYED,
-                                       F_DOUBLED, F_LEFT, F_USED, FIGHT, FREE_ALLOWED, FREE_DRAWN, FREE_ENDED,
-                                       HAZ_NEED, HDISC, HSTACK, LEVEL, LIFE, MAX_SLOTS, MAXLIFE, MID,
-                                       OPT_BELOW, OPT_CHARGE, OPT_EMPTY, OPT_SORT, OPT_TIMING, P_FIGHT, P_HAZARD, P_PIRATE, PD_HAZARD,
-                                       PD_NONE, PENDING, PFIGHT, PHASE, PIRATE_A, PIRATE_B, PIRATE_POOL, WORDS,
-                                       SLOT_CARD, SLOT_FLAG, STEPI, TOP0, TOP_N, FridayGame, FridayState, k_sync)
+from tablegym.envs.friday.core import FridayGame, FridayState
+from tablegym.envs.friday.layout import (AB_SRC, AGING_IN, AGING_STACK, BEATEN, BOTTOM, BOTTOM_CAP, BOTTOM_N,
+                                         CHOICE_A, CHOICE_B, DESTROY_LAST, DISC, F_COPIED_STEP, F_DESTROYED,
+                                         F_DOUBLED, F_LEFT, F_USED, FIGHT, FREE_ALLOWED, FREE_DRAWN, FREE_ENDED,
+                                         HAZ_NEED, HDISC, HSTACK, LEVEL, LIFE, MAX_SLOTS, MAXLIFE, MID, OPT_BELOW,
+                                         OPT_CHARGE, OPT_EMPTY, OPT_SORT, OPT_TIMING, P_FIGHT, P_HAZARD, P_PIRATE,
+                                         PD_HAZARD, PD_NONE, PENDING, PFIGHT, PHASE, PIRATE_A, PIRATE_B, PIRATE_POOL,
+                                         WORDS, SLOT_CARD, SLOT_FLAG, STEPI, TOP0, TOP_N, k_sync)
 from tablegym.envs.core import HEADER, LAST
 
 __all__ = ["ScenarioError", "scenario", "card_total"]
