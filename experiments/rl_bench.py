@@ -29,7 +29,7 @@ import torch
 
 import tablegym.envs
 from tablegym.envs.rates import per_second
-from tablegym.training import ppo
+from tablegym.training import ppo, vector_rl
 from tablegym.training.sb3 import no_log_folder
 
 
@@ -96,7 +96,7 @@ def bench_rl(game: str = "trilobite", steps: int = 100_000, warmup: int = 20_000
         raise ValueError(f"steps, num_envs, num_steps, repeats >= 1, warmup, single_steps >= 0 and hidden as "
                          f"comma-separated widths; got {steps}, {num_envs}, {num_steps}, {repeats}, {warmup}, "
                          f"{single_steps}, {hidden!r}")
-    env_id = ppo.env_id_of(game)
+    env_id = vector_rl.env_id_of(game)
     torch.set_num_threads(1)
     minibatches = ppo.Args.minibatches
     figures: dict[str, list[float]] = {"tablegym ppo": [], "sb3 vec": [], "sb3 single": []}

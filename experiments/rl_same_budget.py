@@ -56,7 +56,7 @@ from tablegym.envs import make_game
 from tablegym.experiments.stats import mean_interval
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.models.policy import MASKED, load_actor_critic
-from tablegym.training import dqn, ppo
+from tablegym.training import dqn, ppo, vector_rl
 from tablegym.experiments.rl_bench import sb3_model
 from tablegym.training.sb3 import no_log_folder
 
@@ -105,7 +105,7 @@ def train_tablegym(game: str, minutes: float, run_dir: Path, num_envs: int, num_
 
 def train_sb3(game: str, minutes: float, run_dir: Path, num_envs: int, num_steps: int,
               hidden: tuple[int, ...], seed: int) -> dict:
-    model = sb3_model(ppo.env_id_of(game), num_envs, num_steps, ppo.Args.minibatches, hidden, single=False, seed=seed)
+    model = sb3_model(vector_rl.env_id_of(game), num_envs, num_steps, ppo.Args.minibatches, hidden, single=False, seed=seed)
     return learn_sb3(model, minutes, run_dir)
 
 
@@ -125,7 +125,7 @@ def sb3_dqn(game: str, num_envs: int, hidden: tuple[int, ...], seed: int, reward
     from tablegym.training.sb3_vec import SB3VecEnv
 
     d = dqn.Args()
-    env_id = ppo.env_id_of(game)
+    env_id = vector_rl.env_id_of(game)
     kw = {"opponent": "random", "agent_seat": "alternate"} if env_id in tablegym.envs.ENV_IDS else {}
     venv = SB3VecEnv(TransformReward(gymnasium.make_vec(env_id, num_envs=num_envs, illegal_action="penalty", **kw),
                                      lambda r: r * reward_scale))
@@ -171,7 +171,7 @@ def greedy_sb3_dqn(game: str, run_dir: Path, hidden: tuple[int, ...]) -> Callabl
 
 
 def greedy_tablegym(game: str, run_dir: Path) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    return ppo.greedy_policy(load_actor_critic(run_dir / "checkpoint.pt", make_game(game)))
+    return vector_rl.greedy_policy(load_actor_critic(run_dir / "checkpoint.pt", make_game(game)))
 
 
 def greedy_sb3(game: str, run_dir: Path, hidden: tuple[int, ...]) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
@@ -179,7 +179,7 @@ def greedy_sb3(game: str, run_dir: Path, hidden: tuple[int, ...]) -> Callable[[n
     (models/sb3_files.restore: nothing in the file is unpickled)."""
     from tablegym.models.sb3_files import restore
 
-    model = restore(sb3_model(ppo.env_id_of(game), 1, 8, 1, hidden, single=False), run_dir / "model.zip")
+    model = restore(sb3_model(vector_rl.env_id_of(game), 1, 8, 1, hidden, single=False), run_dir / "model.zip")
 
     def choose(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         shaped = obs.reshape((len(obs), *model.observation_space.shape))
@@ -191,7 +191,7 @@ def greedy_sb3(game: str, run_dir: Path, hidden: tuple[int, ...]) -> Callable[[n
 def score(choose: Callable, env_id: str, games: int, seed: int, opponent: str) -> tuple[float, float]:
     """Mean return over ``games`` (both seats) against ``opponent`` and the half-width of its 95% interval."""
     options = {"opponent": opponent} if env_id in tablegym.envs.ENV_IDS and opponent != "random" else {}
-    return mean_interval(ppo.episode_returns(choose, env_id, games, seed, options))
+    return mean_interval(vector_rl.episode_returns(choose, env_id, games, seed, options))
 
 
 def folder_of(run_dir: Path, trainer: str, algo: str) -> Path:
@@ -205,7 +205,7 @@ def greedy(trainer: str, algo: str, game: str, folder: Path, hidden: tuple[int, 
 
 
 def report(game: str, run_dir: Path, games: int, opponent: str | None, algo: str = "ppo") -> str:
-    env_id = ppo.env_id_of(game)
+    env_id = vector_rl.env_id_of(game)
     opponents = ["random"] + ([opponent] if opponent else [])
     names = {"ppo": "tablegym PPO and SB3 MaskablePPO", "dqn": "tablegym DQN and SB3 DQN"}[algo]
     if env_id in tablegym.envs.ENV_IDS:
@@ -256,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.num_envs < 1 or not args.reward_scale > 0:
         p.error(f"--num-envs must be >= 1 and --reward-scale > 0; got {args.num_envs}, {args.reward_scale}")
     try:
-        env_id = ppo.env_id_of(args.game)
+        env_id = vector_rl.env_id_of(args.game)
         if args.report and args.opponent and env_id in tablegym.envs.ENV_IDS:
             gymnasium.make_vec(env_id, num_envs=1, opponent=args.opponent).close()
     except ValueError as err:

@@ -71,8 +71,8 @@ def test_the_reward_flag_trains_on_the_env_s_other_reward_and_evaluates_the_defa
     """``--reward score`` reaches the training boards only: the evaluation still plays Friday's
     default ``win`` reward (a mean in [-1, 1], not a score in the tens)."""
     made = []
-    real = ppo.gymnasium.make_vec
-    monkeypatch.setattr(ppo.gymnasium, "make_vec", lambda env_id, **kw: made.append(kw.get("reward")) or real(env_id, **kw))
+    real = gymnasium.make_vec
+    monkeypatch.setattr(gymnasium, "make_vec", lambda env_id, **kw: made.append(kw.get("reward")) or real(env_id, **kw))
     assert ppo.main(["friday", "--reward", "score", "--num-envs", "8", "--num-steps", "8", "--total-steps", "64",
                      "--eval-every", "1", "--eval-games", "4", "--no-progress", "--run-dir", str(tmp_path)]) == 0
     assert made[:2] == ["score", "score"] and made[-1] is None, made  # the check, the boards, then the evaluation

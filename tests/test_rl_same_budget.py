@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tablegym.experiments import rl_same_budget as R
-from tablegym.training import ppo
+from tablegym.training import vector_rl as ppo
 
 
 def test_both_trainers_train_for_the_budget_and_the_report_scores_both(tmp_path):

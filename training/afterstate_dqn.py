@@ -41,36 +41,21 @@ from tablegym.envs import load, plugin
 from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
 from tablegym.models.checkpoint import load_checkpoint
-from tablegym.training.ppo import env_id_of, trained_game
-from tablegym.training.runs import Learner, Run, parse_dataclass_args, require_at_least, require_positive, require_share
+from tablegym.training.args import AfterstateArgs, require_positive, require_share
+from tablegym.training.runs import Learner, Run, parse_dataclass_args
+from tablegym.training.vector_rl import env_id_of, trained_game
 
 
 @dataclass
-class Args:
+class Args(AfterstateArgs):
     RUN_SUFFIX = "afterstate-dqn"  # runs/GAME-afterstate-dqn unless --run-dir says otherwise
 
     game: str = "threes"
     """the game (one whose record names an afterstate network: threes)"""
-    algo: str = "dqn"
-    """the algorithm (this trainer: dqn)"""
     afterstate: bool = True
     """Q(s, a) = gain + V(afterstate) (this trainer; --no-afterstate is training/dqn.py's Q-network)"""
-    num_envs: int = 256
-    """boards stepped together (an iteration steps each once)"""
-    total_steps: int = 1_000_000_000
-    """env steps to train for (all boards), unless --minutes ends the run first"""
-    minutes: float = 0.0
-    """wall-clock budget in minutes, all of the run's training (0: none)"""
     alpha: float = 0.1
     """SGD step: a sample moves each entry of its afterstate by alpha / entries of its error"""
-    buffer_size: int = 200_000
-    """transitions the replay buffer keeps (the newest)"""
-    batch_size: int = 512
-    """transitions a gradient step"""
-    learning_starts: int = 10_000
-    """transitions in the buffer before learning starts (again after a resume: the buffer is not saved)"""
-    updates: int = 1
-    """gradient steps an iteration"""
     target_every: int = 20
     """iterations between copies of the online network into the target network"""
     tc: bool = False
@@ -82,38 +67,20 @@ class Args:
     h = the card about to enter); none: the network's default"""
     stage_ranks: tuple[int, ...] = dataclasses.field(default=(11,), metadata={"nargs": "*"})
     """highest ranks starting a new stage of tables (Threes: 11 = 768)"""
-    log_every: int = 100
-    """iterations between TensorBoard scalars"""
     eval_every: int = 2_000
     """iterations between greedy evaluations (0: never)"""
     eval_games: int = 200
     """games of an evaluation"""
-    save_every: int = 2_000
-    """iterations between checkpoints"""
-    threads: int = 1
-    """torch threads"""
-    seed: int = 0
-    """seed of the boards, of exploration and of sampling"""
     run_dir: str = "runs/threes-afterstate-dqn"
-    """run directory: checkpoint.pt (resumed), TensorBoard logs"""
     out: str | None = None
     """where to write the value network in the game's checkpoint format (eval=learned:PATH)"""
-    progress: bool = True
-    """show a progress bar"""
     game_options: dict = dataclasses.field(default_factory=dict)
     """rule options (--option KEY=VALUE): only the defaults, which the network's file records"""
 
     def __post_init__(self) -> None:
-        require_at_least(self, 1, ("num_envs", "total_steps", "buffer_size", "batch_size", "updates", "target_every",
-                                   "log_every", "eval_games", "threads"))
-        require_at_least(self, 0, ("learning_starts", "eval_every", "save_every", "minutes"))
+        super().__post_init__()
         require_positive(self, ("alpha",))
         require_share(self, ("epsilon",))
-        if self.learning_starts > self.buffer_size:
-            raise ValueError(f"--learning-starts ({self.learning_starts}) must be at most --buffer-size "
-                             f"({self.buffer_size})")
-        if self.algo != "dqn" or not self.afterstate:
-            raise ValueError("this trainer is --algo dqn --afterstate")
         if self.game_options:
             raise ValueError(f"--option: the afterstate network is saved for the default rules; got {self.game_options}")
 

@@ -9,11 +9,23 @@ and the value of the next position counts against the mover when the other playe
 (negamax: the n-step return and its discount carry a sign per step). A share of the boards plays
 a random opponent. Targets are n-step Double DQN: ``r_n + gamma^n * sign * Q_target(s_n,
 argmax_legal Q(s_n, .))`` (``--no-double``: ``max_legal Q_target(s_n, .)``), no bootstrap once the
-board ended (terminated, or truncated by a ``max_moves`` option). ``--afterstate``: Q(s, a) = gain + V(afterstate) over the game's afterstate
-network instead (training/afterstate_dqn.py; Threes), or for two-player games Q(s, a) = -V(child)
-(training/negamax_dqn.py; Trilobite, Sim; with chance, as Trap's throws, the expectation over the outcomes). ``--out`` writes the Q-network as a tablegym checkpoint whose compiled
-evaluator takes the largest Q over the legal actions, so ``eval=learned:PATH`` runs it in every
-searcher of the game.
+board ended (terminated, or truncated by a ``max_moves`` option). ``--out`` writes the Q-network
+as a tablegym checkpoint whose compiled evaluator takes the largest Q over the legal actions, so
+``eval=learned:PATH`` runs it in every searcher of the game.
+
+``--afterstate`` runs neither this network nor this loop but one of two other trainers, chosen by
+the game (``cli_main``), since Q from a value of what a move leads to needs that value's network:
+
+- afterstate DQN (training/afterstate_dqn.py) for a game whose record names an afterstate
+  network (Threes): Q(s, a) = gain + V(afterstate), V that network;
+- negamax DQN (training/negamax_dqn.py) for every other game, which must have two players
+  (Trilobite, Sim, Trap): Q(s, a) = -V(child), V an MLP on the observation, and where chance
+  moves (Trap's throws) the expectation over the outcomes.
+
+Each has its own flags (``GAME --algo dqn --afterstate --help``), run folder
+(runs/GAME-afterstate-dqn, runs/GAME-negamax-dqn) and progress bar ("afterstate dqn GAME",
+"negamax dqn GAME"), and its ``--out`` file's metadata names it (trainer afterstate-dqn,
+negamax-dqn).
 
 Next-step auto-reset (Gymnasium 1.x): a step after a board's last one restarts that board and
 ignores its action, so such steps start no transition (``restarting`` below).
@@ -25,7 +37,6 @@ each step into the n-step window of its board, store what is complete, learn, ev
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,48 +51,30 @@ from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
 from tablegym.models.checkpoint import CheckpointError, declared_widths, load_checkpoint, rebuild
 from tablegym.models.policy import MASKED, mlp
-from tablegym.training.ppo import Boards, env_id_of, mean_return, trained_game, training_options
-from tablegym.training.runs import (Run, TorchLearner, parse_dataclass_args, require_at_least, require_positive,
-                                    require_share, require_widths)
+from tablegym.training.args import BoardsArgs, ReplayArgs, require_at_least, require_positive, require_share, require_widths
+from tablegym.training.runs import Run, TorchLearner, parse_dataclass_args
+from tablegym.training.vector_rl import Boards, env_id_of, mean_return, trained_game, training_options
 
 
 @dataclass
-class Args:
+class Args(ReplayArgs, BoardsArgs):
     RUN_SUFFIX = "dqn"  # runs/GAME-dqn unless --run-dir says otherwise
 
-    game: str = "trilobite-tiny"
-    """the game (its first Gymnasium id with a compiled vector env is trained)"""
-    algo: str = "dqn"
-    """the algorithm (this trainer: dqn)"""
     num_envs: int = 64
-    """boards stepped together (an iteration steps each once)"""
     random_share: float = 0.25
     """two-player games: the share of the boards where the network plays a random opponent (seats
     alternating) rather than itself"""
     total_steps: int = 1_000_000
-    """env steps to train for (all boards), unless --minutes ends the run first"""
-    minutes: float = 0.0
-    """wall-clock budget in minutes (0: none)"""
     lr: float = 5e-4
-    """Adam's step size"""
-    gamma: float = 0.99
-    """discount"""
     n_step: int = 3
     """steps of reward in a target before it bootstraps"""
-    reward_scale: float = 1.0
-    """rewards are multiplied by this (Threes' score changes run to hundreds)"""
     buffer_size: int = 100_000
-    """transitions the replay buffer keeps (the newest)"""
     batch_size: int = 256
-    """transitions a gradient step"""
     learning_starts: int = 5_000
-    """transitions in the buffer before learning starts (again after a resume: the buffer is not saved)"""
     train_every: int = 1
     """iterations between learning phases"""
     updates: int = 1
     """gradient steps a learning phase"""
-    target_every: int = 250
-    """iterations between target-network updates"""
     tau: float = 1.0
     """a target update moves the target this share of the way to the online network (1: copy)"""
     eps_start: float = 1.0
@@ -95,51 +88,35 @@ class Args:
     """Double DQN: the online network picks the next position's move and the target network values
     it (--no-double: the target network's own largest legal Q, as plain DQN and SB3's DQN)"""
     max_grad_norm: float = 10.0
-    """gradient clipping"""
     hidden: tuple[int, ...] = (128, 128)
     """hidden layer widths of the Q-network (ReLU)"""
-    log_every: int = 100
-    """iterations between TensorBoard scalars"""
     eval_every: int = 2_000
     """iterations between evaluations against a random player (0: never)"""
-    eval_games: int = 200
-    """games of an evaluation (both seats for two-player games)"""
     save_every: int = 10_000
-    """iterations between checkpoints"""
-    threads: int = 1
-    """torch threads (small networks run fastest on one: more spin and wait on a shared machine)"""
     seed: int = 0
     """seed of the networks, of the boards and of exploration and sampling"""
     run_dir: str = "runs/trilobite-tiny-dqn"
-    """run directory: checkpoint.pt (resumed), TensorBoard logs"""
     out: str | None = None
     """where to write the Q-network as a tablegym checkpoint for eval=learned:PATH"""
-    progress: bool = True
-    """show a progress bar"""
-    reward: str | None = None
-    """the reward the boards train on, where the env offers several (Friday: win or score, the
-    score shaping a sparse win); evaluations always report the env's default reward"""
-    game_options: dict = dataclasses.field(default_factory=dict)
-    """rule options of the game (--option KEY=VALUE): the env id's keyword arguments"""
 
     def __post_init__(self) -> None:
-        require_at_least(self, 1, ("num_envs", "total_steps", "n_step", "buffer_size", "batch_size", "train_every",
-                                   "updates", "target_every", "log_every", "eval_games", "threads"))
-        require_at_least(self, 0, ("learning_starts", "eval_every", "save_every", "minutes"))
-        require_positive(self, ("lr", "reward_scale", "max_grad_norm"))
+        super().__post_init__()
+        require_at_least(self, 1, ("n_step", "train_every"))
+        require_positive(self, ("lr",))
         require_widths(self)
         for name in ("gamma", "tau"):
             if not 0 < getattr(self, name) <= 1:
                 raise ValueError(f"--{name.replace('_', '-')} must lie in (0, 1], got {getattr(self, name)}")
         require_share(self, ("eps_start", "eps_end", "eps_fraction", "random_share"))
+        if self.algo != "dqn":
+            raise ValueError(f"--algo must be dqn for this trainer, got {self.algo!r}")
+
+    def check_buffer(self) -> None:
+        """The n-step window of every board fits in the buffer, and so does what learning waits for."""
         if self.buffer_size < self.num_envs * self.n_step:
             raise ValueError(f"--buffer-size ({self.buffer_size}) must hold at least num_envs x n_step "
                              f"({self.num_envs * self.n_step}) transitions")
-        if self.learning_starts > self.buffer_size:
-            raise ValueError(f"--learning-starts ({self.learning_starts}) must be at most --buffer-size "
-                             f"({self.buffer_size})")
-        if self.algo != "dqn":
-            raise ValueError(f"--algo must be dqn for this trainer, got {self.algo!r}")
+        super().check_buffer()
 
 
 def qnetwork(inputs: int, actions: int, hidden: tuple[int, ...]) -> nn.Sequential:
@@ -192,7 +169,7 @@ class Replay:
 
 def evaluate(qnet: nn.Module, env_id: str, games: int, seed: int, *, epsilon: float = 0.0,
              options: dict | None = None) -> float:
-    """``ppo.mean_return`` of the greedy masked policy (``epsilon`` 1: a random player's)."""
+    """``vector_rl.mean_return`` of the greedy masked policy (``epsilon`` 1: a random player's)."""
     rng = np.random.default_rng(seed)
     return mean_return(lambda obs, masks: act(qnet, obs, masks, epsilon, rng), env_id, games, seed, options)
 
@@ -252,9 +229,7 @@ def bootstrap(qnet: nn.Module, target: nn.Module, next_obs: torch.Tensor, next_m
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_dataclass_args(Args, argv, "tablegym train GAME --algo dqn",
-                                __doc__.splitlines()[0] + " --afterstate: Q-learning in afterstate form instead (Threes: "
-                                "the n-tuple network; two-player games: -V of the child, its expectation where chance "
-                                "moves), whose own flags --afterstate --help lists.")
+                                f"{__doc__.splitlines()[0]} {afterstate_help()}")
     try:
         env_id = env_id_of(args.game)
         game = trained_game(args.game, args.game_options, args.out)
@@ -360,11 +335,20 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def afterstate_help() -> str:
+    """What ``--afterstate`` runs for which game, for this trainer's ``--help``."""
+    with_network = ", ".join(p.name for p in tablegym.envs.plugins() if p.afterstate)
+    return (f"--afterstate runs another trainer, chosen by the game: afterstate DQN (training/afterstate_dqn.py: "
+            f"Q(s, a) = gain + V(afterstate), V the network the game's record names) for {with_network}; negamax DQN "
+            f"(training/negamax_dqn.py: Q(s, a) = -V(child), its expectation where chance moves) for every other "
+            f"game, which must have two players. GAME --algo dqn --afterstate --help lists that trainer's flags.")
+
+
 def cli_main(argv: list[str] | None = None) -> int:
     """``tablegym train GAME --algo dqn ...`` (the CLI hands over the arguments as typed); with
-    ``--afterstate``, Q-learning over afterstates: the game's afterstate network where its record
-    names one (training/afterstate_dqn.py: Threes), else a value of the children of two-player
-    games (training/negamax_dqn.py)."""
+    ``--afterstate``, afterstate DQN (training/afterstate_dqn.py) for a game whose record names an
+    afterstate network (Threes), or an unknown game (it names the games it trains), else negamax
+    DQN (training/negamax_dqn.py), which refuses a game without two players."""
     if argv is not None and "--afterstate" in argv:
         from tablegym.training import afterstate_dqn, negamax_dqn
 

@@ -20,7 +20,6 @@ arguments, the recording, the data, the fit, the save.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 import time
@@ -40,17 +39,18 @@ from tablegym.envs import load, make_game, plugin
 from tablegym.envs.core import Game, State
 from tablegym.envs.limits import load_npz
 from tablegym.models.policy import MASKED
-from tablegym.training.ppo import PPOLearner, env_id_of, evaluate
+from tablegym.training.args import TrainerArgs, require_at_least, require_positive, require_widths
 from tablegym.training.files import RunFolderError, open_atomic, real_folder
-from tablegym.training.runs import Run, parse_dataclass_args, require_at_least, require_positive, require_widths
+from tablegym.training.ppo import PPOLearner
+from tablegym.training.runs import Run, parse_dataclass_args
+from tablegym.training.vector_rl import env_id_of, evaluate
 
 
 @dataclass
-class Args:
+class Args(TrainerArgs):
     RUN_SUFFIX = "imitate"  # runs/GAME-imitate unless --run-dir says otherwise
 
     game: str = "friday"
-    """the game"""
     algo: str = "imitate"
     """the algorithm (this trainer: imitate)"""
     teacher: str = ""
@@ -92,12 +92,9 @@ class Args:
     """run directory: demos/, checkpoint.pt (PPO's format), TensorBoard logs"""
     out: str | None = None
     """where to write the critic as a tablegym checkpoint for eval=learned:PATH"""
-    progress: bool = True
-    """show a progress bar"""
-    game_options: dict = dataclasses.field(default_factory=dict)
-    """rule options of the game (--option KEY=VALUE)"""
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if not self.teacher:
             raise ValueError("--teacher is required: the agent spec to imitate (e.g. mc:rollouts=64,horizon=2,eval=learned)")
         require_at_least(self, 1, ("games", "chunk", "workers", "epochs", "batch_size", "threads"))
@@ -307,9 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def cli_main(argv: list[str] | None = None) -> int:
-    """``tablegym train GAME --algo imitate ...`` (the CLI hands over the arguments as typed)."""
-    return main(argv)
+cli_main = main
+"""``tablegym train GAME --algo imitate ...`` (the CLI hands over the arguments as typed)."""
 
 
 if __name__ == "__main__":

@@ -54,23 +54,19 @@ from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
 from tablegym.models.policy import mlp
 from tablegym.training.afterstate_dqn import act
-from tablegym.training.ppo import env_id_of, trained_game
-from tablegym.training.runs import (ReplayBuffer, Run, TorchLearner, parse_dataclass_args, require_at_least,
-                                    require_positive, require_share, require_widths)
+from tablegym.training.args import AfterstateArgs, require_at_least, require_positive, require_share, require_widths
+from tablegym.training.runs import ReplayBuffer, Run, TorchLearner, parse_dataclass_args
+from tablegym.training.vector_rl import env_id_of, trained_game
 
 
 @dataclass
-class Args:
+class Args(AfterstateArgs):
     RUN_SUFFIX = "negamax-dqn"  # runs/GAME-negamax-dqn unless --run-dir says otherwise
 
     game: str = "trilobite"
     """the game (two players: trilobite, trilobite-tiny, sim, trap)"""
-    algo: str = "dqn"
-    """the algorithm (this trainer: dqn)"""
     afterstate: bool = True
     """Q(s, a) = -V(child) (this trainer; --no-afterstate is training/dqn.py's Q-network)"""
-    num_envs: int = 256
-    """boards stepped together (an iteration steps each once)"""
     plies: int = 1
     """the search behind each target and move: 1 (the children) or 2 (their replies too, as the
     TD-leaf trainer's depth 2)"""
@@ -83,10 +79,6 @@ class Args:
     reflections of the observation planes; games whose record says the rules keep them: Trap)"""
     opening_plies: int = 2
     """random moves of both seats at each board's start (the env's opening_plies)"""
-    total_steps: int = 1_000_000_000
-    """env steps to train for (all boards), unless --minutes ends the run first"""
-    minutes: float = 0.0
-    """wall-clock budget in minutes, all of the run's training (0: none)"""
     hidden: tuple[int, ...] = (256, 128)
     """hidden layer widths of V (ReLU)"""
     lr: float = 3e-4
@@ -99,49 +91,28 @@ class Args:
     """positions a gradient step"""
     learning_starts: int = 20_000
     """positions in the buffer before learning starts (again after a resume: the buffer is not saved)"""
-    updates: int = 1
-    """gradient steps an iteration"""
     target_every: int = 25
     """iterations between copies of V into the target network"""
-    log_every: int = 100
-    """iterations between TensorBoard scalars"""
-    eval_every: int = 2_000
-    """iterations between evaluations (0: never)"""
     eval_games: int = 200
     """games of an evaluation: one-ply greedy play against --eval-opponent, seats alternating, from
     --opening-plies random moves (at least 2)"""
     eval_opponent: str = "random"
     """the other seat of the evaluation: random, or a compiled search spec of the game (Trilobite:
     alphabeta:eval=advanced,depth=2)"""
-    save_every: int = 2_000
-    """iterations between checkpoints"""
-    threads: int = 1
-    """torch threads"""
-    seed: int = 0
-    """seed of the boards, of exploration and of sampling"""
     run_dir: str = "runs/trilobite-negamax-dqn"
-    """run directory: checkpoint.pt (resumed), TensorBoard logs"""
     out: str | None = None
     """where to write V as a tablegym checkpoint (eval=learned:PATH)"""
-    progress: bool = True
-    """show a progress bar"""
     game_options: dict = dataclasses.field(default_factory=dict)
     """rule options (--option KEY=VALUE), recorded in the checkpoint"""
 
     def __post_init__(self) -> None:
-        require_at_least(self, 1, ("num_envs", "total_steps", "buffer_size", "batch_size", "updates", "target_every",
-                                   "log_every", "eval_games", "threads"))
-        require_at_least(self, 0, ("learning_starts", "eval_every", "save_every", "minutes", "opening_plies"))
+        super().__post_init__()
+        require_at_least(self, 0, ("opening_plies",))
         if self.plies not in (1, 2):
             raise ValueError(f"--plies must be 1 or 2, got {self.plies}")
         require_share(self, ("lam", "epsilon"))
         require_positive(self, ("lr",))
         require_widths(self)
-        if self.learning_starts > self.buffer_size:
-            raise ValueError(f"--learning-starts ({self.learning_starts}) must be at most --buffer-size "
-                             f"({self.buffer_size})")
-        if self.algo != "dqn" or not self.afterstate:
-            raise ValueError("this trainer is --algo dqn --afterstate")
 
 
 def value_network(inputs: int, hidden: tuple[int, ...]) -> nn.Sequential:

@@ -19,36 +19,29 @@ evaluation against a random player, the save.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Callable, Sequence
 
-import gymnasium
 import numpy as np
 import torch
 from torch import nn
 
 import tablegym.envs  # noqa: F401  (registers the env ids)
-from tablegym.envs import make_game, plugin
 from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
 from tablegym.models.policy import MASKED, ActorCritic
-from tablegym.training.runs import (Run, TorchLearner, parse_dataclass_args, require_at_least, require_positive,
-                                    require_widths)
+from tablegym.training.args import BoardsArgs, require_at_least, require_positive, require_widths
+from tablegym.training.runs import Run, TorchLearner, parse_dataclass_args
+from tablegym.training.vector_rl import Boards, env_id_of, evaluate, trained_game, training_options
+
 
 @dataclass
-class Args:
+class Args(BoardsArgs):
     RUN_SUFFIX = "ppo"  # runs/GAME-ppo unless --run-dir says otherwise
 
-    game: str = "trilobite-tiny"
-    """the game (its first Gymnasium id with a compiled vector env is trained)"""
     algo: str = "ppo"
     """the algorithm (this trainer: ppo)"""
-    num_envs: int = 256
-    """boards stepped together"""
     random_share: float = 0.25
     """two-player games: the share of the boards where the policy plays a fixed opponent (seats
     alternating) rather than itself; pure self-play teaches nothing to a seat that loses by force"""
@@ -75,14 +68,6 @@ class Args:
     """snapshots kept (the oldest leaves first; the pool starts anew on resume)"""
     num_steps: int = 32
     """steps of every board per update (a batch holds num_envs x num_steps steps)"""
-    total_steps: int = 2_000_000
-    """env steps to train for (all boards), unless --minutes ends the run first"""
-    minutes: float = 0.0
-    """wall-clock budget in minutes (0: none)"""
-    lr: float = 3e-4
-    """Adam's step size"""
-    gamma: float = 0.99
-    """discount"""
     gae_lambda: float = 0.95
     """GAE's lambda"""
     clip: float = 0.2
@@ -93,40 +78,25 @@ class Args:
     """entropy bonus at the end of the budget"""
     vf_coef: float = 0.5
     """weight of the value loss"""
-    reward_scale: float = 1.0
-    """rewards are multiplied by this (Threes' score changes run to hundreds)"""
     epochs: int = 4
     """passes over each batch"""
     minibatches: int = 4
     """minibatches a pass"""
-    max_grad_norm: float = 0.5
-    """gradient clipping"""
     hidden: tuple[int, ...] = (128, 128)
     """hidden layer widths of the actor and of the critic (ReLU)"""
     eval_every: int = 10
     """updates between evaluations against a random player (0: never)"""
-    eval_games: int = 200
-    """games of an evaluation (both seats for two-player games)"""
     save_every: int = 50
     """updates between checkpoints"""
-    threads: int = 1
-    """torch threads (small networks run fastest on one: more spin and wait on a shared machine)"""
     seed: int = 0
     """seed of the networks and of the boards"""
     run_dir: str = "runs/trilobite-tiny-ppo"
-    """run directory: checkpoint.pt (resumed), TensorBoard logs"""
     out: str | None = None
     """where to write the critic as a tablegym checkpoint for eval=learned:PATH"""
-    progress: bool = True
-    """show a progress bar"""
-    reward: str | None = None
-    """the reward the boards train on, where the env offers several (Friday: win or score, the
-    score shaping a sparse win); evaluations always report the env's default reward"""
-    game_options: dict = dataclasses.field(default_factory=dict)
-    """rule options of the game (--option KEY=VALUE): the env id's keyword arguments"""
 
     def __post_init__(self) -> None:
-        require_at_least(self, 1, ("num_envs", "num_steps", "total_steps", "epochs", "minibatches"))
+        super().__post_init__()
+        require_at_least(self, 1, ("num_steps", "epochs", "minibatches"))
         if (self.num_envs * self.num_steps) % self.minibatches:
             raise ValueError(f"--minibatches ({self.minibatches}) must divide num_envs x num_steps "
                              f"({self.num_envs * self.num_steps})")
@@ -140,9 +110,8 @@ class Args:
                              f"{self.opening_plies}")
         if self.snapshot_every < 1 or self.pool_size < 1:
             raise ValueError(f"--snapshot-every and --pool-size must be >= 1, got {self.snapshot_every}, {self.pool_size}")
-        require_at_least(self, 0, ("eval_every", "save_every", "minutes", "lr"))  # --lr 0: play, learn nothing
-        require_at_least(self, 1, ("eval_games", "threads"))
-        require_positive(self, ("clip", "max_grad_norm", "reward_scale"))
+        require_at_least(self, 0, ("lr",))  # --lr 0: play, learn nothing
+        require_positive(self, ("clip",))
         for name in ("ent_coef", "ent_final", "vf_coef"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
@@ -153,31 +122,6 @@ class Args:
             raise ValueError(f"--opponent takes one or more different opponents, got {' '.join(self.opponent)!r}")
         if self.algo != "ppo":
             raise ValueError(f"--algo must be ppo for this trainer, got {self.algo!r}")
-
-
-def env_id_of(game: str) -> str:
-    """The game's first Gymnasium id with a compiled vector env (ValueError naming those that have one)."""
-    with_vector = [p.name for p in tablegym.envs.plugins() if p.vector]
-    try:
-        record = plugin(game)
-    except ValueError:
-        raise ValueError(f"unknown game {game!r}; the vector-env trainers (--algo ppo, dqn) train {', '.join(with_vector)}") from None
-    for env_id in record.gym:
-        if env_id in record.vector:
-            return env_id
-    raise ValueError(f"game {game!r} has no compiled vector env; the vector-env trainers (--algo ppo, dqn) train {', '.join(with_vector)}")
-
-
-def trained_game(name: str, options: dict, out: str | None) -> Game | SimpleNamespace:
-    """The ``Game`` a run trains on; for a generator that has none (Starship: an env, no game
-    tree to search) a stand-in with its name and rule options, all that a checkpoint records of
-    it. Such a run writes no ``--out``: its critic would play in no searcher (ValueError)."""
-    if plugin(name).game:
-        return make_game(name, **options)
-    if out:
-        raise ValueError(f"--out writes a critic for the searchers, and {name} has none; leave --out out "
-                         f"(the run's checkpoint.pt holds the policy)")
-    return SimpleNamespace(spec=SimpleNamespace(name=name, options=dict(options)))
 
 
 class PPOLearner(TorchLearner):
@@ -198,64 +142,6 @@ class PPOLearner(TorchLearner):
         from tablegym.models.export import save
 
         save(self.net.critic, self.game, out, metadata={"trainer": "ppo", **progress})
-
-
-class Boards:
-    """The boards of a run as one batch, in this order: ``selfplay`` boards where the policy plays
-    both seats (``opponent=None``), ``pool`` boards where a trainer plays one seat and past
-    snapshots the other (also ``opponent=None``: the trainer picks each mover's action), and
-    ``fixed`` boards against ``opponent`` (random, a reference player or a compiled search, seats
-    alternating; several opponents share the fixed boards out, the first ones taking one more
-    where they do not divide: ``opponent_of`` names each board's); the same calls as a vector env,
-    over the concatenation. On a fixed board the agent keeps its seat, so ``info["seat"]`` stays
-    put there and the negamax sign is +1."""
-
-    def __init__(self, env_id: str, selfplay: int, fixed: int, options: dict, *, pool: int = 0,
-                 opponent: str | Sequence[str] = "random") -> None:
-        two_player = env_id in tablegym.envs.ENV_IDS
-        self.parts = []
-        for n in (selfplay, pool):
-            if n:
-                self.parts.append(gymnasium.make_vec(env_id, num_envs=n, **options,
-                                                     **({"opponent": None} if two_player else {})))
-        opponents = [opponent] if isinstance(opponent, str) else list(opponent)
-        self.opponent_of: list[str | None] = [None] * (selfplay + pool)
-        for k, name in enumerate(opponents):
-            n = fixed // len(opponents) + (k < fixed % len(opponents))
-            if n:
-                self.parts.append(gymnasium.make_vec(env_id, num_envs=n, opponent=name, agent_seat="alternate",
-                                                     **options))
-                self.opponent_of += [name] * n
-        first = self.parts[0]
-        self.inputs = int(np.prod(first.single_observation_space.shape))
-        self.actions = int(first.single_action_space.n)
-        self.sizes = [p.num_envs for p in self.parts]
-
-    def _join(self, outs: list[tuple]) -> tuple:
-        obs = np.concatenate([o[0].reshape(len(o[0]), -1) for o in outs])
-        infos = [o[-1] for o in outs]
-        seat = np.concatenate([i.get("seat", np.zeros(n, dtype=np.int64)) for i, n in zip(infos, self.sizes)])
-        return obs, [np.concatenate(parts) for parts in zip(*(o[1:-1] for o in outs))], {"seat": seat}
-
-    def reset(self, seed: int) -> tuple[np.ndarray, dict]:
-        outs = [p.reset(seed=seed + 100_003 * k) for k, p in enumerate(self.parts)]
-        obs, _, info = self._join(outs)
-        return obs, info
-
-    def step(self, actions: np.ndarray) -> tuple:
-        outs, start = [], 0
-        for p, n in zip(self.parts, self.sizes):
-            outs.append(p.step(actions[start:start + n]))
-            start += n
-        obs, (reward, term, trunc), info = self._join(outs)
-        return obs, reward, term, trunc, info
-
-    def action_masks(self) -> np.ndarray:
-        return np.concatenate([p.unwrapped.action_masks() for p in self.parts])
-
-    def close(self) -> None:
-        for p in self.parts:
-            p.close()
 
 
 class Pool:
@@ -307,66 +193,6 @@ class Pool:
         mean = {b: float(np.mean(self.results[b][-500:])) for b in kept}
         return {"pool/return": float(np.mean(list(mean.values()))), "pool/return_vs_oldest": mean[kept[0]],
                 "pool/return_vs_newest": mean[kept[-1]], "pool/snapshots": float(len(self.actors))}
-
-
-def training_options(args, env_id: str) -> dict:
-    """The training boards' keyword arguments: the rule options, and ``--reward`` where given
-    (ValueError naming it where the env refuses it)."""
-    if not args.reward:
-        return dict(args.game_options)
-    options = {**args.game_options, "reward": args.reward}
-    try:
-        gymnasium.make_vec(env_id, num_envs=1, **options).close()
-    except (ValueError, TypeError) as err:
-        raise ValueError(f"--reward {args.reward!r}: {err}") from None
-    return options
-
-
-def episode_returns(choose: Callable[[np.ndarray, np.ndarray], np.ndarray], env_id: str, games: int, seed: int,
-                    options: dict | None = None) -> np.ndarray:
-    """The return of each of ``games`` games of the player ``choose(observations, masks) ->
-    actions`` (a batch of flattened observations and legal masks): against the env's opponent
-    (a random player unless ``options`` name another), seats alternating from board to board, for
-    a two-player game (+1 won, -1 lost, 0 drawn); the score for a single-player game."""
-    two_player = env_id in tablegym.envs.ENV_IDS
-    n = min(games, 256)
-    envs = gymnasium.make_vec(env_id, num_envs=n, **(options or {}),
-                              **({"agent_seat": "alternate"} if two_player else {}))
-    obs, _ = envs.reset(seed=seed)
-    done: list[float] = []
-    returns = np.zeros(n)
-    while len(done) < games:
-        obs, rewards, terms, truncs, _ = envs.step(choose(obs.reshape(n, -1), envs.unwrapped.action_masks()))
-        returns += rewards
-        ended = terms | truncs
-        done.extend(returns[np.flatnonzero(ended)[: games - len(done)]])
-        returns[ended] = 0.0
-    envs.close()
-    return np.array(done)
-
-
-def mean_return(choose: Callable[[np.ndarray, np.ndarray], np.ndarray], env_id: str, games: int, seed: int,
-                options: dict | None = None) -> float:
-    """The mean of ``episode_returns``: against a random player, half of the games in each seat,
-    for a two-player game (a score in [-1, 1]); the mean score for a single-player game. Both
-    trainers evaluate through here."""
-    return float(episode_returns(choose, env_id, games, seed, options).mean())
-
-
-def greedy_policy(net: ActorCritic) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """The actor's greedy masked choice for a batch: ``choose(observations, masks) -> actions``."""
-
-    def greedy(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            logits = net.actor(torch.as_tensor(obs, dtype=torch.float32))
-            return logits.masked_fill(~torch.as_tensor(masks), MASKED).argmax(-1).numpy()
-
-    return greedy
-
-
-def evaluate(net: ActorCritic, env_id: str, games: int, seed: int, options: dict | None = None) -> float:
-    """``mean_return`` of the greedy masked policy."""
-    return mean_return(greedy_policy(net), env_id, games, seed, options)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -543,9 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def cli_main(argv: list[str] | None = None) -> int:
-    """``tablegym train GAME --algo ppo ...`` (the CLI hands over the arguments as typed)."""
-    return main(argv)
+cli_main = main
+"""``tablegym train GAME --algo ppo ...`` (the CLI hands over the arguments as typed)."""
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """What every trainer repeats, in one place: the run directory and its checkpoint (a rerun
 resumes), the TensorBoard writer, the budget (games, iterations or minutes), the progress bar,
 the eval and save schedule, the final file for ``--out``, a replay buffer, and command-line flags
-made from an ``Args`` dataclass with a help line per field (its attribute docstring).
+made from an ``Args`` dataclass with a help line per field (its attribute docstring); the fields
+and checks trainers share are declared in training/args.py.
 
 A trainer keeps only its algorithm and reads top to bottom::
 
@@ -31,7 +32,7 @@ import os
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -42,8 +43,8 @@ from tablegym.envs import known_games, make_game
 from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.training.files import (RunFolderError, copy_file_atomic, event_file_suffix, lock_run_dir,
-                                     prepare_run_dir, run_dir_problem, write_text_atomic)
+from tablegym.training.files import (RunFolderError, copy_file_atomic, event_file_suffix, exit_refused,
+                                     lock_run_dir, prepare_run_dir, run_dir_problem, write_text_atomic)
 from tablegym.training.flags import OneLineParser, unwritable
 
 __all__ = ["Learner", "ReplayBuffer", "Run", "RunFolderError", "ValueLearner", "field_help", "metadata",
@@ -309,43 +310,6 @@ def field_help(cls: type) -> dict[str, str]:
     return out
 
 
-def require_at_least(args: Any, low: int, names: tuple[str, ...]) -> None:
-    """A ValueError naming the first of the ``names`` arguments below ``low`` (as its flag:
-    ``--num-envs must be >= 1, got 0``): the bound checks every trainer's ``Args`` makes."""
-    for name in names:
-        if getattr(args, name) < low:
-            raise ValueError(f"--{name.replace('_', '-')} must be >= {low}, got {getattr(args, name)}")
-
-
-def require_positive(args: Any, names: tuple[str, ...]) -> None:
-    """A ValueError naming the first of the ``names`` arguments that is not > 0 (a step size, a
-    clip range): ``--lr must be > 0, got -1.0``."""
-    for name in names:
-        if not getattr(args, name) > 0:
-            raise ValueError(f"--{name.replace('_', '-')} must be > 0, got {getattr(args, name)}")
-
-
-def require_share(args: Any, names: tuple[str, ...]) -> None:
-    """A ValueError naming the first of the ``names`` arguments outside [0, 1] (a probability,
-    a lambda): ``--epsilon must lie in [0, 1], got 2.0``."""
-    for name in names:
-        if not 0 <= getattr(args, name) <= 1:
-            raise ValueError(f"--{name.replace('_', '-')} must lie in [0, 1], got {getattr(args, name)}")
-
-
-def require_widths(args: Any, name: str = "hidden") -> None:
-    """A ValueError unless ``name`` lists one or more layer widths, each >= 1."""
-    widths = getattr(args, name)
-    if not widths or any(w < 1 for w in widths):
-        raise ValueError(f"--{name.replace('_', '-')} needs one or more widths >= 1, got {' '.join(map(str, widths))}")
-
-
-def require_budget(args: Any) -> None:
-    """A ValueError unless ``minutes`` is None (no limit) or >= 0."""
-    if args.minutes is not None and not args.minutes >= 0:
-        raise ValueError(f"--minutes must be >= 0 (0: no time limit), got {args.minutes}")
-
-
 def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, description: str):
     """Command-line flags named after the fields of the ``Args`` dataclass ``cls``
     (``--games-per-iter 100``), a positional game name and repeatable ``--option KEY=VALUE``.
@@ -422,6 +386,19 @@ def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, descripti
         except OSError as err:
             parser.error(f"--run-dir {args.run_dir!r} cannot be made: {err.strerror or err}")
     return args
+
+
+def train_command(train: Callable[[Any], Path], args: Any, prog: str, *, report: bool = True) -> int:
+    """``tablegym train GAME``'s run of a game's own trainer: ``train(args)``, then the path of the
+    checkpoint it returns (``report``; off for a trainer that says what it wrote itself). A run
+    folder another training holds is one line, exit 2 (``training.files.exit_refused``)."""
+    try:
+        path = train(args)
+    except RunFolderError as err:
+        exit_refused(prog, err)
+    if report:
+        print(f"checkpoint: {path}")
+    return 0
 
 
 def out_problem(args: Any) -> str | None:

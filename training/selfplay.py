@@ -19,7 +19,8 @@ from tablegym.envs.core import DRAW, EVAL_T, FEATURES_T, INT_OF_STATE_T, MOVES_T
 from tablegym.search.alphabeta import MAX_PLY, TABLE_TYPES, AlphaBetaTables, root_search
 from tablegym.envs.evaluator import Evaluator
 from tablegym.models.value_net import ValueMLP
-from tablegym.training.runs import ReplayBuffer, require_at_least, require_budget, require_share, require_widths
+from tablegym.training.args import SelfPlayArgs, require_at_least, require_share
+from tablegym.training.runs import ReplayBuffer
 
 _I = types.int64
 _I1 = types.int64[::1]
@@ -70,7 +71,7 @@ def _play(s0, n_games, depth, epsilon, seed, moves, push, pop, to_move, outcome,
 
 
 @dataclass
-class TDArgs:
+class TDArgs(SelfPlayArgs):
     """The arguments of TD-leaf self-play training. Each trainer's ``Args`` subclasses it,
     redeclaring the fields whose default (or meaning) differs for its game and adding its own;
     ``parse_dataclass_args`` turns the fields into flags, their docstrings into help lines."""
@@ -79,60 +80,32 @@ class TDArgs:
     """the game's registry name (the positional game name of ``tablegym train``)"""
     game_options: dict = field(default_factory=dict)
     """rule options passed to the game"""
-    seed: int = 1
-    """seeds torch, numpy and the self-play games"""
     minutes: float | None = 5.0
     """stop after this much training time, resumed runs included (None or 0: only total_games counts)"""
     total_games: int = 1_000_000
     """stop after this many self-play games"""
-    games_per_iter: int = 200
-    """self-play games per iteration"""
     depth: int = 2
     """search depth of the self-play searcher (the TD-leaf target's search)"""
     epsilon: float = 0.1
     """probability of a uniformly random move (exploration)"""
     lam: float = 0.7
     """TD(lambda) trace: 0 bootstraps on the search value only, 1 is Monte Carlo"""
-    hidden: tuple[int, ...] = (128, 64)
-    """hidden layer sizes of the ValueMLP"""
-    lr: float = 1e-3
-    """Adam learning rate"""
-    batch_size: int = 512
-    """positions per gradient step"""
     updates_per_iter: int = 40
     """gradient steps after each batch of games"""
-    buffer_size: int = 200_000
-    """replay buffer of the most recent positions"""
-    eval_every: int = 10
-    """iterations between evaluation matches against the hand-made evaluator (0: never)"""
-    eval_games: int = 40
-    """games per evaluation match (half in each seat)"""
     eval_depth: int = 5
     """search depth of both sides in evaluation matches"""
     eval_baseline: str = ""
     """the hand-made evaluator to measure against"""
     save_every: int = 10
     """iterations between checkpoints"""
-    run_dir: str = "runs/td"
-    """TensorBoard logs and checkpoint.pt live here"""
-    workers: int = 1
-    """chunks of self-play games played side by side each iteration (1: in this process)"""
-    backend: str = "process"
-    """where the chunks run: process (worker processes) or ray (Ray tasks; the learner stays here)"""
-    address: str | None = None
-    """with backend ray: the cluster to join (auto, HOST:PORT); default a local Ray instance"""
     out: str | None = None
     """also copy the final checkpoint here (e.g. models/checkpoints/GAME.pt)"""
-    progress: bool = True
-    """show a progress bar"""
 
     def __post_init__(self) -> None:
-        require_at_least(self, 1, ("total_games", "games_per_iter", "depth", "batch_size", "updates_per_iter",
-                                   "buffer_size", "eval_games", "eval_depth", "workers"))
-        require_at_least(self, 0, ("eval_every", "save_every", "lr"))  # --lr 0: play, learn nothing
-        require_budget(self)
+        super().__post_init__()
+        require_at_least(self, 1, ("total_games", "depth", "updates_per_iter", "eval_depth"))
+        require_at_least(self, 0, ("save_every",))
         require_share(self, ("epsilon", "lam"))
-        require_widths(self)
 
 
 @dataclass

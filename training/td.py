@@ -33,8 +33,8 @@ from tablegym.envs.core import Game, KernelState
 from tablegym.envs.rates import per_second
 from tablegym.models.learned import LearnedEvaluator
 from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.training.files import RunFolderError, exit_refused
 from tablegym.training.runs import ReplayBuffer, Run, ValueLearner, metadata, parse_dataclass_args, start_or_resume  # noqa: F401
+from tablegym.training.runs import train_command
 from tablegym.training.parallel import InProcessExecutor, executor
 from tablegym.training.selfplay import SelfPlayBatch, TDArgs, chunks, merge, play_selfplay, td_update
 from tablegym.training.symmetry import feature_symmetries
@@ -193,13 +193,9 @@ def parse_args(argv: list[str] | None = None) -> Args:
     return parse_dataclass_args(Args, argv, prog, __doc__.split("\n\n")[0])
 
 
-def cli_main(argv: list[str] | None = None) -> None:
+def cli_main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    try:
-        path = train(args)
-    except RunFolderError as err:  # another training holds the run folder: one line, exit 2
-        exit_refused(f"tablegym train {args.game}", err)
-    print(f"checkpoint: {path}")
+    return train_command(train, args, f"tablegym train {args.game}")
 
 
 if __name__ == "__main__":

@@ -60,10 +60,9 @@ from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import CheckpointError, first_line, load_checkpoint, save_checkpoint
 from tablegym.envs.friday.learned import NUM_FEATURES, RETURNS, SCALE, TARGETS, features_of, target_of
 from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.training.files import (RunFolderError, exit_refused, open_atomic, real_folder, write_bytes_atomic,
-                                     write_text_atomic)
-from tablegym.training.runs import (ReplayBuffer, Run, ValueLearner, parse_dataclass_args, require_at_least,
-                                    require_budget, require_positive, require_widths)
+from tablegym.training.files import open_atomic, real_folder, write_bytes_atomic, write_text_atomic
+from tablegym.training.args import SelfPlayArgs, require_at_least, require_positive
+from tablegym.training.runs import ReplayBuffer, Run, ValueLearner, parse_dataclass_args, train_command
 from tablegym.training.parallel import InProcessExecutor, executor
 
 TRAIN_SEED_OFFSET = 1_000_003
@@ -71,7 +70,7 @@ TRAIN_SEED_OFFSET = 1_000_003
 
 
 @dataclass
-class Args:
+class Args(SelfPlayArgs):
     game: str = "friday"
     """only friday (the positional game name of ``tablegym train``)"""
     game_options: dict = field(default_factory=dict)
@@ -100,12 +99,7 @@ class Args:
     """processes (or Ray tasks in flight) playing the self-play games"""
     backend: str = "process"
     """where the games run: process or ray (the network travels with the games)"""
-    address: str | None = None
-    """with backend ray: the cluster to join (auto, HOST:PORT); default a local Ray instance"""
     hidden: tuple[int, ...] = (64, 32)
-    """hidden layer sizes of the ValueMLP"""
-    lr: float = 1e-3
-    """Adam learning rate"""
     batch_size: int = 256
     """states per gradient step"""
     epochs: float = 4.0
@@ -124,22 +118,18 @@ class Args:
     """TensorBoard logs, checkpoint.pt, buffer.npz and nets/ live here"""
     out: str | None = None
     """also copy the final network here (e.g. models/checkpoints/friday.pt)"""
-    progress: bool = True
-    """show a progress bar"""
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.target not in TARGETS:
             raise ValueError(f"unknown target {self.target!r}; known: {', '.join(TARGETS)}")
         if self.planner not in PLANNERS:
             raise ValueError(f"unknown planner {self.planner!r}; known: {', '.join(PLANNERS)}")
-        require_at_least(self, 1, ("iterations", "games_per_iter", "nodes", "worlds", "rollouts", "workers",
-                                   "batch_size", "buffer_size", "eval_games", "eval_nodes"))
-        require_at_least(self, 0, ("horizon", "steps_per_iter", "eval_every", "lr"))  # --lr 0: play, learn nothing
+        require_at_least(self, 1, ("iterations", "nodes", "worlds", "rollouts", "eval_nodes"))
+        require_at_least(self, 0, ("horizon", "steps_per_iter"))
         if self.planner == "mc" and self.horizon < 1:
             raise ValueError(f"the mc planner needs --horizon >= 1, got {self.horizon}")
-        require_budget(self)
         require_positive(self, ("epochs",))
-        require_widths(self)
 
 
 PLANNERS = ("bestfirst", "mc")
@@ -484,12 +474,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 
 def cli_main(argv: list[str] | None = None) -> int:
-    try:
-        path = train(parse_args(argv))
-    except RunFolderError as err:  # another training holds the run folder: one line, exit 2
-        exit_refused("tablegym train friday", err)
-    print(f"checkpoint: {path}")
-    return 0
+    return train_command(train, parse_args(argv), "tablegym train friday")
 
 
 if __name__ == "__main__":

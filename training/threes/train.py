@@ -43,8 +43,9 @@ from tablegym.envs.threes.core import BOARD, HINT, NUM_OUTCOMES, PHASE, PLAY, Th
 from tablegym.models.checkpoint import CheckpointError
 from tablegym.envs.threes.ntuple import (DEFAULT_TUPLES, NTupleConfig, NTupleNet, layout, load_ntuple_with_metadata,
                                     ntuple_update, ntuple_update_tc, ntuple_value, parse_tuple, restage, save_ntuple)
-from tablegym.training.files import RunFolderError, exit_refused, open_atomic
-from tablegym.training.runs import Learner, Run, parse_dataclass_args
+from tablegym.training.args import TrainerArgs
+from tablegym.training.files import open_atomic
+from tablegym.training.runs import Learner, Run, parse_dataclass_args, train_command
 
 MILESTONE_RANKS = {"768": 11, "1536": 12, "3072": 13}
 MAX_MOVES = 200_000  # far beyond any game (a 12288 card takes ~6,000 moves): a guard against a rules bug
@@ -59,7 +60,7 @@ def _tuple_arg(text: str) -> tuple[int, ...]:
 
 
 @dataclass
-class Args:
+class Args(TrainerArgs):
     game: str = "threes"
     """only threes (the positional game name of ``tablegym train``)"""
     game_options: dict = field(default_factory=dict)
@@ -106,10 +107,9 @@ class Args:
     """share of games started from a late position of an earlier game (restart shaping; 0: every game fresh)"""
     restart_rank: int = 12
     """with --restart: positions whose highest card has this rank (12 = 1536) or more are replayed"""
-    progress: bool = True
-    """show a progress bar"""
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.minutes < 0 or self.games < 0 or (self.minutes == 0 and self.games == 0):
             raise ValueError("give a positive --minutes or --games budget")
         if not 0.0 <= self.lam <= 1.0 or self.alpha <= 0 or self.workers < 1:
@@ -507,11 +507,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 def cli_main(argv: list[str] | None = None) -> int:
     """``tablegym train threes ...``: the arguments as typed (the game's name first, or left out)."""
-    try:
-        train(parse_args(argv))
-    except RunFolderError as err:  # another training holds the run folder: one line, exit 2
-        exit_refused("tablegym train threes", err)
-    return 0
+    return train_command(train, parse_args(argv), "tablegym train threes", report=False)
 
 
 if __name__ == "__main__":

@@ -33,8 +33,7 @@ from tablegym.envs.trap.core import CAND, TrapGame, TrapState, k_candidates, k_c
 from tablegym.envs.trap.learned import SCALE, evaluator_of, input_symmetries, num_inputs, trap_inputs, trap_value
 from tablegym.models.value_net import ValueMLP
 from tablegym.search.expectiminimax import SearchTables, root_search
-from tablegym.training.files import RunFolderError, exit_refused
-from tablegym.training.runs import parse_dataclass_args
+from tablegym.training.runs import parse_dataclass_args, train_command
 from tablegym.training.parallel import InProcessExecutor
 from tablegym.training.selfplay import SelfPlayBatch, TDArgs, merge
 from tablegym.training.td import SelfPlay, train_selfplay
@@ -186,12 +185,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
 
 
 def cli_main(argv: list[str] | None = None) -> int:
-    try:
-        path = train(parse_args(argv))
-    except RunFolderError as err:  # another training holds the run folder: one line, exit 2
-        exit_refused("tablegym train trap", err)
-    print(f"checkpoint: {path}")
-    return 0
+    return train_command(train, parse_args(argv), "tablegym train trap")
 
 
 if __name__ == "__main__":

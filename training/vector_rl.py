@@ -1,0 +1,163 @@
+"""What the trainers over the compiled vector envs share besides their arguments
+(training/args.py): the env id and the game a run trains, the boards of a run (self-play and
+fixed opponents in one batch), the training boards' options, and the evaluation of a policy over
+a vector env (``episode_returns``, ``mean_return``; ``evaluate`` for an actor-critic's greedy
+policy, training/ppo.py's and training/imitate.py's network).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Callable, Sequence
+
+import gymnasium
+import numpy as np
+import torch
+
+import tablegym.envs  # noqa: F401  (registers the env ids)
+from tablegym.envs import make_game, plugin
+from tablegym.envs.core import Game
+from tablegym.models.policy import MASKED, ActorCritic
+
+
+def env_id_of(game: str) -> str:
+    """The game's first Gymnasium id with a compiled vector env (ValueError naming those that have one)."""
+    with_vector = [p.name for p in tablegym.envs.plugins() if p.vector]
+    try:
+        record = plugin(game)
+    except ValueError:
+        raise ValueError(f"unknown game {game!r}; the vector-env trainers (--algo ppo, dqn) train {', '.join(with_vector)}") from None
+    for env_id in record.gym:
+        if env_id in record.vector:
+            return env_id
+    raise ValueError(f"game {game!r} has no compiled vector env; the vector-env trainers (--algo ppo, dqn) train {', '.join(with_vector)}")
+
+
+def trained_game(name: str, options: dict, out: str | None) -> Game | SimpleNamespace:
+    """The ``Game`` a run trains on; for a generator that has none (Starship: an env, no game
+    tree to search) a stand-in with its name and rule options, all that a checkpoint records of
+    it. Such a run writes no ``--out``: its critic would play in no searcher (ValueError)."""
+    if plugin(name).game:
+        return make_game(name, **options)
+    if out:
+        raise ValueError(f"--out writes a critic for the searchers, and {name} has none; leave --out out "
+                         f"(the run's checkpoint.pt holds the policy)")
+    return SimpleNamespace(spec=SimpleNamespace(name=name, options=dict(options)))
+
+
+class Boards:
+    """The boards of a run as one batch, in this order: ``selfplay`` boards where the policy plays
+    both seats (``opponent=None``), ``pool`` boards where a trainer plays one seat and past
+    snapshots the other (also ``opponent=None``: the trainer picks each mover's action), and
+    ``fixed`` boards against ``opponent`` (random, a reference player or a compiled search, seats
+    alternating; several opponents share the fixed boards out, the first ones taking one more
+    where they do not divide: ``opponent_of`` names each board's); the same calls as a vector env,
+    over the concatenation. On a fixed board the agent keeps its seat, so ``info["seat"]`` stays
+    put there and the negamax sign is +1."""
+
+    def __init__(self, env_id: str, selfplay: int, fixed: int, options: dict, *, pool: int = 0,
+                 opponent: str | Sequence[str] = "random") -> None:
+        two_player = env_id in tablegym.envs.ENV_IDS
+        self.parts = []
+        for n in (selfplay, pool):
+            if n:
+                self.parts.append(gymnasium.make_vec(env_id, num_envs=n, **options,
+                                                     **({"opponent": None} if two_player else {})))
+        opponents = [opponent] if isinstance(opponent, str) else list(opponent)
+        self.opponent_of: list[str | None] = [None] * (selfplay + pool)
+        for k, name in enumerate(opponents):
+            n = fixed // len(opponents) + (k < fixed % len(opponents))
+            if n:
+                self.parts.append(gymnasium.make_vec(env_id, num_envs=n, opponent=name, agent_seat="alternate",
+                                                     **options))
+                self.opponent_of += [name] * n
+        first = self.parts[0]
+        self.inputs = int(np.prod(first.single_observation_space.shape))
+        self.actions = int(first.single_action_space.n)
+        self.sizes = [p.num_envs for p in self.parts]
+
+    def _join(self, outs: list[tuple]) -> tuple:
+        obs = np.concatenate([o[0].reshape(len(o[0]), -1) for o in outs])
+        infos = [o[-1] for o in outs]
+        seat = np.concatenate([i.get("seat", np.zeros(n, dtype=np.int64)) for i, n in zip(infos, self.sizes)])
+        return obs, [np.concatenate(parts) for parts in zip(*(o[1:-1] for o in outs))], {"seat": seat}
+
+    def reset(self, seed: int) -> tuple[np.ndarray, dict]:
+        outs = [p.reset(seed=seed + 100_003 * k) for k, p in enumerate(self.parts)]
+        obs, _, info = self._join(outs)
+        return obs, info
+
+    def step(self, actions: np.ndarray) -> tuple:
+        outs, start = [], 0
+        for p, n in zip(self.parts, self.sizes):
+            outs.append(p.step(actions[start:start + n]))
+            start += n
+        obs, (reward, term, trunc), info = self._join(outs)
+        return obs, reward, term, trunc, info
+
+    def action_masks(self) -> np.ndarray:
+        return np.concatenate([p.unwrapped.action_masks() for p in self.parts])
+
+    def close(self) -> None:
+        for p in self.parts:
+            p.close()
+
+
+def training_options(args, env_id: str) -> dict:
+    """The training boards' keyword arguments: the rule options, and ``--reward`` where given
+    (ValueError naming it where the env refuses it)."""
+    if not args.reward:
+        return dict(args.game_options)
+    options = {**args.game_options, "reward": args.reward}
+    try:
+        gymnasium.make_vec(env_id, num_envs=1, **options).close()
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"--reward {args.reward!r}: {err}") from None
+    return options
+
+
+def episode_returns(choose: Callable[[np.ndarray, np.ndarray], np.ndarray], env_id: str, games: int, seed: int,
+                    options: dict | None = None) -> np.ndarray:
+    """The return of each of ``games`` games of the player ``choose(observations, masks) ->
+    actions`` (a batch of flattened observations and legal masks): against the env's opponent
+    (a random player unless ``options`` name another), seats alternating from board to board, for
+    a two-player game (+1 won, -1 lost, 0 drawn); the score for a single-player game."""
+    two_player = env_id in tablegym.envs.ENV_IDS
+    n = min(games, 256)
+    envs = gymnasium.make_vec(env_id, num_envs=n, **(options or {}),
+                              **({"agent_seat": "alternate"} if two_player else {}))
+    obs, _ = envs.reset(seed=seed)
+    done: list[float] = []
+    returns = np.zeros(n)
+    while len(done) < games:
+        obs, rewards, terms, truncs, _ = envs.step(choose(obs.reshape(n, -1), envs.unwrapped.action_masks()))
+        returns += rewards
+        ended = terms | truncs
+        done.extend(returns[np.flatnonzero(ended)[: games - len(done)]])
+        returns[ended] = 0.0
+    envs.close()
+    return np.array(done)
+
+
+def mean_return(choose: Callable[[np.ndarray, np.ndarray], np.ndarray], env_id: str, games: int, seed: int,
+                options: dict | None = None) -> float:
+    """The mean of ``episode_returns``: against a random player, half of the games in each seat,
+    for a two-player game (a score in [-1, 1]); the mean score for a single-player game. The
+    vector-env trainers evaluate through here."""
+    return float(episode_returns(choose, env_id, games, seed, options).mean())
+
+
+def greedy_policy(net: ActorCritic) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """The actor's greedy masked choice for a batch: ``choose(observations, masks) -> actions``."""
+
+    def greedy(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            logits = net.actor(torch.as_tensor(obs, dtype=torch.float32))
+            return logits.masked_fill(~torch.as_tensor(masks), MASKED).argmax(-1).numpy()
+
+    return greedy
+
+
+def evaluate(net: ActorCritic, env_id: str, games: int, seed: int, options: dict | None = None) -> float:
+    """``mean_return`` of the greedy masked policy."""
+    return mean_return(greedy_policy(net), env_id, games, seed, options)
