@@ -5,23 +5,7 @@ name loads its module on first use, so importing the package stays cheap and com
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import Any, Callable
-
-
-class _Package(types.ModuleType):
-    """A package whose public name may equal one of its modules' (``search.expectimax`` the
-    function, defined in ``search/expectimax.py``): importing that module does not rebind the
-    name to the module, so ``from tablegym.search import expectimax`` is the function whichever
-    module was imported first. The price: ``import tablegym.search.expectimax as m`` binds the
-    function too (that form reads the package's attribute); ``from tablegym.search.expectimax
-    import ...`` reaches the module's other names."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, types.ModuleType) and name in self.__dict__.get("_function_names", ()):
-            return
-        super().__setattr__(name, value)
 
 
 def lazy_exports(package: str, namespace: dict[str, Any], *, elsewhere: dict[str, list[str]] | None = None,
@@ -33,11 +17,9 @@ def lazy_exports(package: str, namespace: dict[str, Any], *, elsewhere: dict[str
     exports = {name: f"{package}.{module}" for module, names in modules.items() for name in names}
     exports.update({name: module for module, names in (elsewhere or {}).items() for name in names})
     names = sorted(exports)
-    namespace["_function_names"] = frozenset(name for name in exports if name in modules)
-    sys.modules[package].__class__ = _Package
-    for name in namespace["_function_names"]:  # a module of that name imported already: the name again
-        if isinstance(namespace.get(name), types.ModuleType):
-            del namespace[name]
+    clash = sorted(set(exports) & set(modules))
+    if clash:  # importing the module would rebind the package's public name to it
+        raise ValueError(f"{package}: public names {clash} are also module names; name the modules apart")
 
     def __getattr__(name: str) -> Any:
         if name not in exports:

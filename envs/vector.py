@@ -7,7 +7,7 @@ other seat (a uniformly random legal move, a compiled search, or nobody: self-pl
 game's own kernels, auto-resets the boards that ended on the step before, and writes the batched
 observations, rewards, terminations and legal-action masks. Python runs once per step, never
 once per board. A search as the other seat is the searcher's own compiled root search
-(search/alphabeta.py, search/expectiminimax.py) with the evaluator kernel and depth of the agent
+(search/alphabeta_search.py, search/expectiminimax_search.py) with the evaluator kernel and depth of the agent
 that the same ``opponent`` spec builds by the one route (``SearchOpponent``, in
 tablegym.search.batch_opponent: the search layer hands the batch its move function).
 

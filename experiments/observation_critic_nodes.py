@@ -22,8 +22,8 @@ from tablegym.envs import make_game
 from tablegym.experiments.trap.bench import bench_positions
 from tablegym.models.export import from_torch
 from tablegym.models.netkernel import evaluated_whole, without_value_cache
-from tablegym.search.alphabeta import alphabeta
-from tablegym.search.expectiminimax import expectiminimax
+from tablegym.search.alphabeta_search import alphabeta
+from tablegym.search.expectiminimax_search import expectiminimax
 
 
 def critic(size: int, hidden: tuple[int, ...], act: type[torch.nn.Module]) -> torch.nn.Sequential:

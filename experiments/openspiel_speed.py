@@ -23,8 +23,8 @@ import numpy as np
 
 from tablegym.envs import make_game
 from tablegym.models.agents import make_evaluator
-from tablegym.search.alphabeta import alphabeta
-from tablegym.search.expectiminimax import expectiminimax
+from tablegym.search.alphabeta_search import alphabeta
+from tablegym.search.expectiminimax_search import expectiminimax
 
 POSITIONS = [  # game, options, evaluator, moves from the start, depths for both, a deeper one for tablegym
     ("trilobite", {}, "advanced", [3, 4, 3], (4, 6), 12),

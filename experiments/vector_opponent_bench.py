@@ -73,7 +73,7 @@ def _kernel_search(agent: Any, game: Any) -> Any:
     kernels typed once (``CompiledKernel``; the batch takes the same kernels' addresses)."""
     from tablegym.envs.core import EVAL_T, INT_OF_STATE_T, MOVES_T, POP_T, PUSH_T
     from tablegym.envs.vector_step import CompiledKernel
-    from tablegym.search.alphabeta import AlphaBetaTables, root_search
+    from tablegym.search.alphabeta_search import AlphaBetaTables, root_search
 
     ev, depth, n = agent.evaluator, agent.depth, game.spec.num_actions
     k = game.new_initial_state().kernels

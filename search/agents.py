@@ -52,7 +52,7 @@ class AlphaBetaAgent:
     def __init__(self, evaluator, *, depth: int = 64, time_limit: float | None = None, name: str | None = None) -> None:
         # Imported here: loading the compiled search costs a second, and envs import this module
         # for RandomAgent alone.
-        from tablegym.search.alphabeta import alphabeta
+        from tablegym.search.alphabeta_search import alphabeta
 
         self._search = alphabeta
         self.evaluator = evaluator
@@ -68,7 +68,7 @@ class AlphaBetaAgent:
 
 
 class ExpectiminimaxAgent:
-    """Plays the move of an expectiminimax search (search/expectiminimax.py) for two-player games
+    """Plays the move of an expectiminimax search (search/expectiminimax_search.py) for two-player games
     with chance, depth decisions deep or ``time_limit`` seconds a turn.
 
     ``move_filter`` (a game's ``MoveFilter``, tablegym.search.searchers) narrows the moves tried
@@ -96,7 +96,7 @@ class ExpectiminimaxAgent:
 
     def search(self, state: State):
         """Search the decision ``state`` with this agent's budget (an ``ExpectiminimaxResult``)."""
-        from tablegym.search.expectiminimax import SearchTables, expectiminimax
+        from tablegym.search.expectiminimax_search import SearchTables, expectiminimax
 
         f = self.move_filter
         root = f.prepare(state, self.settings) if f else state
@@ -116,11 +116,11 @@ class ExpectiminimaxAgent:
 
 
 class ExpectimaxAgent:
-    """Plays the move of the generic compiled expectimax (search/expectimax.py), ``depth`` player
+    """Plays the move of the generic compiled expectimax (search/expectimax_search.py), ``depth`` player
     moves deep, for any game with chance on the common contract."""
 
     def __init__(self, evaluator, *, depth: int, name: str | None = None) -> None:
-        from tablegym.search.expectimax import expectimax
+        from tablegym.search.expectimax_search import expectimax
 
         if depth < 1:
             raise ValueError(f"depth must be >= 1, got {depth!r}")

@@ -17,9 +17,9 @@ from numba import njit
 
 from tablegym.envs.core import Game
 from tablegym.envs.vector_step import MOVER_T, BatchOpponent, CompiledKernel, search_kernels
-from tablegym.search.alphabeta import root_search as alphabeta_root
-from tablegym.search.expectiminimax import MAX_OUTCOMES
-from tablegym.search.expectiminimax import root_search as expectiminimax_root
+from tablegym.search.alphabeta_search import root_search as alphabeta_root
+from tablegym.search.expectiminimax_search import MAX_OUTCOMES
+from tablegym.search.expectiminimax_search import root_search as expectiminimax_root
 from tablegym.search.table import MAX_PLY
 
 ALPHABETA, EXPECTIMINIMAX = 0, 1
@@ -93,8 +93,8 @@ class SearchOpponent(BatchOpponent):
     (``tablegym.models.agents.make_agent``: ``alphabeta:eval=advanced,depth=2``, Trap's
     ``search:eval=composite,depth=2``) or from the agent it builds.
 
-    It runs the searcher's own compiled root search (search/alphabeta.py,
-    search/expectiminimax.py) with the agent's evaluator kernel, depth, move filter and settings,
+    It runs the searcher's own compiled root search (search/alphabeta_search.py,
+    search/expectiminimax_search.py) with the agent's evaluator kernel, depth, move filter and settings,
     on tables of its own (``kernels`` and ``data``: the search arguments of the batch kernels).
     A search opponent needs a depth (a time budget would make the moves depend on the machine)
     and a compiled evaluator; anything else is refused with a ``ValueError`` saying what is taken.

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from tablegym.envs.trilobite.core import TrilobiteGame
 from tablegym.envs.trilobite.heuristics import EVALUATORS, WIN_LOSS
-from tablegym.search.alphabeta import alphabeta
+from tablegym.search.alphabeta_search import alphabeta
 
 
 def minimax(state, evaluator, depth, root, ply=0):

@@ -8,7 +8,7 @@ medians and ratios.
 from tablegym.envs.sim import solve_sim
 from tablegym.envs.trilobite.core import TrilobiteGame
 from tablegym.envs.trilobite.heuristics import ADVANCED
-from tablegym.search.alphabeta import alphabeta
+from tablegym.search.alphabeta_search import alphabeta
 
 
 def test_bench_alphabeta_trilobite_depth7(benchmark):

@@ -11,8 +11,8 @@ from tablegym.envs.threes.heuristics import BoardEvaluator
 from tablegym.envs.trap.core import TrapGame, k_chance
 from tablegym.envs.trap.heuristics import IS
 from tablegym.envs.evaluator import Evaluator
-from tablegym.search.expectiminimax import expectiminimax
-from tablegym.search.expectimax import expectimax
+from tablegym.search.expectiminimax_search import expectiminimax
+from tablegym.search.expectimax_search import expectimax
 from tests.episodes import threes_positions
 
 THREES = ThreesGame()

@@ -1,4 +1,4 @@
-"""The compiled expectiminimax (search/expectiminimax.py) against plain expectiminimax.
+"""The compiled expectiminimax (search/expectiminimax_search.py) against plain expectiminimax.
 
 Trap is the test bed: players do not alternate (move, then throw), and every throw is a chance
 node over the full landing distribution. Star1 pruning, the transposition table and move ordering
@@ -14,7 +14,7 @@ from numba import njit
 from tablegym.envs.core import CHANCE
 from tablegym.envs.trap.core import CAND, COURSE, MODE, TrapGame, TrapState, k_candidates, k_chance, mobility
 from tablegym.envs.evaluator import KernelEvaluator
-from tablegym.search.expectiminimax import expectiminimax, reference_expectiminimax
+from tablegym.search.expectiminimax_search import expectiminimax, reference_expectiminimax
 
 
 @njit

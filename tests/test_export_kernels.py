@@ -12,9 +12,9 @@ from tablegym.envs import load, make_game, plugin
 from tablegym.envs.core import CHANCE, TO_MOVE, sample_outcome
 from tablegym.models.export import InputSizeError, NetEvaluator, TorchEvaluator, from_torch
 from tablegym.models.netkernel import evaluated_whole, forward_dense, observed_value, pack
-from tablegym.search.alphabeta import alphabeta
-from tablegym.search.expectiminimax import expectiminimax, reference_expectiminimax
-from tablegym.search.expectimax import expectimax
+from tablegym.search.alphabeta_search import alphabeta
+from tablegym.search.expectiminimax_search import expectiminimax, reference_expectiminimax
+from tablegym.search.expectimax_search import expectimax
 
 
 def random_states(game_name: str, seed: int, count: int) -> list:

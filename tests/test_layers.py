@@ -121,16 +121,30 @@ def test_no_module_of_a_game_folder_is_named_for_an_experiment_or_a_trainer():
 
 
 def test_public_names_are_functions_even_after_their_modules_were_imported():
-    """``search.expectimax`` is both a function and the module defining it: importing the module
-    (which every agent does) must not turn the package's public name into the module. Run in a
+    """``search.expectimax`` is a function, defined in ``search/expectimax_search.py``: importing
+    the module (which every agent does) leaves the package's public name the function. Run in a
     fresh interpreter, where the modules are imported first."""
     import subprocess
     import sys
 
-    code = ("import types, tablegym.search.expectimax, tablegym.search.alphabeta, tablegym.search.expectiminimax\n"
-            "import tablegym.search.solver\n"
+    code = ("import types, tablegym.search.expectimax_search, tablegym.search.alphabeta_search\n"
+            "import tablegym.search.expectiminimax_search, tablegym.search.solver\n"
             "from tablegym.search import alphabeta, expectimax, expectiminimax\n"
             "import tablegym.search as S\n"
             "assert all(isinstance(f, types.FunctionType) for f in (alphabeta, expectimax, expectiminimax, S.expectimax))\n"
-            "assert expectimax.__module__ == 'tablegym.search.expectimax'\n")
+            "assert expectimax.__module__ == 'tablegym.search.expectimax_search'\n"
+            "import tablegym.search.alphabeta_search as m\n"
+            "assert isinstance(m, types.ModuleType) and m.alphabeta is alphabeta\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("package", ["search", "models", "training", "envs", "experiments"])
+def test_no_public_name_of_a_package_is_also_one_of_its_modules(package):
+    """A name that is both would be the function or the module depending on what was imported
+    first (``import tablegym.search.alphabeta as m`` once gave the function)."""
+    import importlib
+    import pkgutil
+
+    module = importlib.import_module(f"tablegym.{package}")
+    modules = {m.name for m in pkgutil.iter_modules(module.__path__)}
+    assert sorted(set(getattr(module, "__all__", ())) & modules) == []

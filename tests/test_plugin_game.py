@@ -179,7 +179,7 @@ OPPOSITE_CORNERS = [0, 4, 8]  # X a1 c3, O b2: O must take an edge; a corner los
 @pytest.mark.parametrize("compiled", [True, False])
 def test_alphabeta_wins_at_once_and_blocks(tictactoe, spec_eval, compiled):
     from tablegym.models.agents import make_evaluator
-    from tablegym.search.alphabeta import alphabeta
+    from tablegym.search.alphabeta_search import alphabeta
 
     g = game()
     ev = make_evaluator(g, spec_eval)
@@ -298,7 +298,7 @@ def test_cli_train_then_search_with_the_checkpoint(tictactoe, tmp_path, capsys):
 
     from tablegym.models.agents import make_agent, make_evaluator
     from tablegym.models.checkpoint import CheckpointError
-    from tablegym.search.alphabeta import alphabeta
+    from tablegym.search.alphabeta_search import alphabeta
 
     out = tmp_path / "ttt.pt"
     argv = ["train", "tictactoe", "--total-games", "40", "--games-per-iter", "20", "--depth", "1",

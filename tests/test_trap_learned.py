@@ -17,7 +17,7 @@ from tablegym.models.checkpoint import CheckpointError, load_checkpoint
 from tablegym.models.learned import LearnedEvaluator
 from tablegym.envs.trap.learned import NUM_SCALARS, SCALE, input_symmetries, num_inputs, trap_inputs, trap_value
 from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.search.expectiminimax import expectiminimax, reference_expectiminimax
+from tablegym.search.expectiminimax_search import expectiminimax, reference_expectiminimax
 from tablegym.envs.trap.core import k_chance
 from tablegym.training.selfplay import SelfPlayBatch, td_leaf_targets
 from tablegym.training.trap.train import parse_args, play_selfplay, train

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from tablegym.envs.core import TERMINAL, IllegalActionError
 from tablegym.envs.trilobite.core import TrilobiteGame, TrilobiteState
 from tablegym.envs.trilobite.heuristics import ADVANCED, GAP_TOLERANT, SIMPLEST, WIN_LOSS, enemy_neighbours
-from tablegym.search.alphabeta import alphabeta
+from tablegym.search.alphabeta_search import alphabeta
 
 
 def play(game, columns):

@@ -20,7 +20,7 @@ from tablegym.envs import make_game
 from tablegym.models.agents import make_agent
 from tablegym.models.export import TorchEvaluator, save
 from tablegym.search.agents import AlphaBetaAgent
-from tablegym.search.expectiminimax import expectiminimax
+from tablegym.search.expectiminimax_search import expectiminimax
 
 ACCEPTED = r"a vector env's opponent must be 'random' or None \(self-play\), or a compiled search at a depth"
 

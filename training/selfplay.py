@@ -1,6 +1,6 @@
 """Compiled self-play: games of a searcher against itself, recorded for TD-leaf learning.
 
-Each move runs the compiled alpha-beta root search (search/alphabeta.py) with the current
+Each move runs the compiled alpha-beta root search (search/alphabeta_search.py) with the current
 network as leaf evaluator; the root value is the TD-leaf target of the position, and with
 probability epsilon a uniformly random move is played instead (exploration). Everything runs
 inside one numba call per batch of games, so generation costs little next to the search.
@@ -16,7 +16,7 @@ import torch
 from numba import njit, types
 
 from tablegym.envs.core import DRAW, EVAL_T, FEATURES_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState
-from tablegym.search.alphabeta import MAX_PLY, TABLE_TYPES, AlphaBetaTables, root_search
+from tablegym.search.alphabeta_search import MAX_PLY, TABLE_TYPES, AlphaBetaTables, root_search
 from tablegym.envs.evaluator import Evaluator
 from tablegym.models.value_net import ValueMLP
 from tablegym.training.args import SelfPlayArgs, require_at_least, require_share

@@ -5,7 +5,7 @@
   the cleaned-up, stronger version. ``medium:ties=course|first|random`` picks Medium's tie
   rule (default ``course``), ``hard:depth=D`` and ``hard-sound:depth=D`` the search depth.
 * ``search`` (Trap's name for ``expectiminimax``, alias ``emm``): expectiminimax with alpha-beta,
-  Star1 chance pruning, a transposition table and iterative deepening (search/expectiminimax.py).
+  Star1 chance pruning, a transposition table and iterative deepening (search/expectiminimax_search.py).
   Keys:
 
   - ``eval``: a hand-made evaluator of envs/trap/heuristics.py (default ``composite``),

@@ -25,7 +25,7 @@ the air). Layout (``num_inputs(n)`` entries, n = board side):
     17 + n*n + c the opponent stands on cell c
 
 The search sees values ``SCALE * tanh(net)``: with the win worth ``bound + MAX_PLY - ply`` in
-search/expectiminimax.py, a bound of ``SCALE`` keeps the win close above every network value, so
+search/expectiminimax_search.py, a bound of ``SCALE`` keeps the win close above every network value, so
 Star1's chance-node windows stay as tight as with the hand-made evaluators.
 """
 

@@ -24,7 +24,7 @@ from tablegym.envs.trap.agents import MOVE_SHARE, SearchAgent
 from tablegym.envs.trap.core import TrapGame, TrapState
 from tablegym.models.agents import make_evaluator
 from tablegym.models.netkernel import clear_value_cache, without_value_cache
-from tablegym.search.expectiminimax import reference_expectiminimax
+from tablegym.search.expectiminimax_search import reference_expectiminimax
 
 
 def bench_positions(mid_turns: int = 8, seed: int = 0) -> dict[str, TrapState]:

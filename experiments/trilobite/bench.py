@@ -9,7 +9,7 @@ import numpy as np
 
 from tablegym.envs.trilobite.core import TrilobiteGame
 from tablegym.envs.trilobite.heuristics import EVALUATORS
-from tablegym.search.alphabeta import alphabeta
+from tablegym.search.alphabeta_search import alphabeta
 from tablegym.models.netkernel import clear_value_cache
 
 

@@ -20,7 +20,7 @@ from tablegym.envs.trilobite.core import TrilobiteGame
 from tablegym.envs.trilobite.heuristics import EVALUATORS
 from tablegym.models.learned import load_evaluator
 from tablegym.models.netkernel import clear_value_cache
-from tablegym.search.alphabeta import alphabeta
+from tablegym.search.alphabeta_search import alphabeta
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from tablegym.envs.rates import per_second
-from tablegym.search.alphabeta import alphabeta
+from tablegym.search.alphabeta_search import alphabeta
 from tablegym.search.solver import solve
 from tests.tictactoe.core import TicTacToeGame, k_canonical
 from tests.tictactoe.heuristics import EVALUATORS

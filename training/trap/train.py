@@ -32,7 +32,7 @@ from tablegym.envs.core import CHANCE, k_key, k_outcome
 from tablegym.envs.trap.core import CAND, TrapGame, TrapState, k_candidates, k_chance, k_pop, k_push, k_to_move
 from tablegym.envs.trap.learned import SCALE, evaluator_of, input_symmetries, num_inputs, trap_inputs, trap_value
 from tablegym.models.value_net import ValueMLP
-from tablegym.search.expectiminimax import SearchTables, root_search
+from tablegym.search.expectiminimax_search import SearchTables, root_search
 from tablegym.training.runs import parse_dataclass_args, train_command
 from tablegym.training.parallel import InProcessExecutor
 from tablegym.training.selfplay import SelfPlayBatch, TDArgs, merge
