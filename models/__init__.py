@@ -2,9 +2,9 @@
 evaluators (``load_evaluator``) and agents from specs (``make_agent``).
 
 Everything listed in ``__all__`` is importable from here, each name loading its module on first
-use (``tablegym.envs.exports``). A game's own networks live in its folder (the Threes n-tuple
-network in ``tablegym.envs.threes.ntuple``, Friday's in ``tablegym.envs.friday.learned``) and
-are found through its record.
+use (``tablegym.envs.exports``). A game's own networks are found through its record (the Threes
+n-tuple network in ``tablegym.models.threes.ntuple_net``, Friday's in
+``tablegym.models.friday.learned``).
 """
 
 from tablegym.envs.exports import lazy_exports

@@ -99,12 +99,12 @@ def _evaluator(game, name: str, make_evaluator):
 
         return EVALUATORS[name]
     if game.spec.name == "friday":
-        from tablegym.envs.friday.learned import load_friday_evaluator
+        from tablegym.models.friday.learned import load_friday_evaluator
 
         path = name.partition(":")[2]
         return load_friday_evaluator(root / path if path else None)
     if game.spec.name == "threes":  # the n-tuple network's value of the board (hint code 0)
-        from tablegym.envs.threes.ntuple import load_ntuple
+        from tablegym.models.threes.ntuple_net import load_ntuple
 
         tables = load_ntuple().tables()
         return lambda state, player: tables.value(state.board, 0)

@@ -12,7 +12,7 @@ import torch
 
 import tablegym.envs  # noqa: F401
 from tablegym.envs import make_game
-from tablegym.envs.threes.ntuple import NTupleNet, load_ntuple, ranks_tensor
+from tablegym.models.threes.ntuple_net import NTupleNet, load_ntuple, ranks_tensor
 from tablegym.experiments.cli import main as cli
 from tests.cli_errors import assert_one_error_line
 from tablegym.models.agents import make_agent

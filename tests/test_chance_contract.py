@@ -123,7 +123,7 @@ def test_expectiminimax_refuses_a_game_without_chance():
 
 @pytest.fixture(scope="module")
 def ntuple_state_ev():
-    from tablegym.envs.threes.ntuple import load_ntuple, ntuple_state_evaluator
+    from tablegym.models.threes.ntuple_net import load_ntuple, ntuple_state_evaluator
 
     return ntuple_state_evaluator(load_ntuple().tables())
 

@@ -217,7 +217,8 @@ def test_bench_search_and_sim_solve_forward_parameters(monkeypatch, capsys):
 
 
 def test_bench_threes_times_hand_made_and_learned_searches(capsys, tmp_path):
-    from tablegym.envs.threes.ntuple import NTupleConfig, NTupleNet, save_ntuple
+    from tablegym.envs.threes.ntuple import NTupleConfig
+    from tablegym.models.threes.ntuple_net import NTupleNet, save_ntuple
 
     path = save_ntuple(tmp_path / "n.pt", NTupleNet(NTupleConfig(tuples=((0, 1, 2),))))
     assert main(["bench", "threes", "--param", "positions=2", "--param", f"learned=learned:{path}"]) == 0

@@ -160,7 +160,7 @@ def test_friday_runs_an_exported_network_in_its_best_first_search():
     """Friday on the common state: its observation kernel equals ``State.observation``, the
     exported network equals the torch forward pass, a finished game is worth its return, and
     best-first over Fridai's moves plays with it."""
-    from tablegym.envs.friday.agents import MOVE_FILTER
+    from tablegym.models.friday.agents import MOVE_FILTER
     from tablegym.search.agents import BestFirstAgent
 
     game = make_game("friday")

@@ -1,4 +1,4 @@
-"""Friday's learned evaluator (envs/friday/learned.py) and its self-play trainer
+"""Friday's learned evaluator (models/friday/learned.py) and its self-play trainer
 (training/friday/train.py): inputs worked by hand, exact values at finished games, the compiled
 forward pass against PyTorch, checkpoints, and a tiny training run that resumes."""
 
@@ -15,7 +15,7 @@ from tablegym.envs.friday.core import FridayGame, sample_chance
 from tablegym.envs.friday.layout import CONCEDE, END_FIGHT
 from tablegym.envs.friday.scenario import scenario
 from tablegym.models.checkpoint import CheckpointError, save_checkpoint
-from tablegym.envs.friday.learned import (NUM_FEATURES, SCALE, WIN_BONUS, features_of, friday_outcome_value,
+from tablegym.models.friday.learned import (NUM_FEATURES, SCALE, WIN_BONUS, features_of, friday_outcome_value,
                                             friday_progress_value, friday_value, load_friday_evaluator,
                                             load_friday_model)
 from tablegym.models.value_net import NetConfig, ValueMLP
@@ -258,9 +258,9 @@ def test_the_shipped_network_watches_a_game_from_the_command_line(capsys):
 
 
 def test_the_shipped_planner_network_sits_at_the_horizon_of_mc_and_plays_from_the_command_line(capsys):
-    from tablegym.envs.friday.agents import LEARNED_HORIZON
+    from tablegym.models.friday.agents import LEARNED_HORIZON
     from tablegym.experiments.cli import main
-    from tablegym.envs.friday.learned import MC_CHECKPOINT
+    from tablegym.models.friday.learned import MC_CHECKPOINT
 
     model, meta = load_friday_model(MC_CHECKPOINT)  # models/checkpoints/friday_mc.pt
     assert meta["args"]["planner"] == "mc" and meta["args"]["target"] == "outcome"

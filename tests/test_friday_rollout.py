@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tablegym.envs.friday.agents import ROLLOUT
+from tablegym.models.friday.agents import ROLLOUT
 from tablegym.search.montecarlo import CycleGuard, MonteCarloAgent
 from tablegym.models.agents import make_agent
 from tablegym.envs.friday.cards import CARDS, VALUE

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("stable_baselines3")
 pytest.importorskip("sb3_contrib")
 
-from tablegym.envs.friday.agents import RuleAgent  # noqa: E402
+from tablegym.models.friday.agents import RuleAgent  # noqa: E402
 from tablegym.experiments.friday import evaluate as friday_eval  # noqa: E402
 from tablegym.experiments.friday import sb3 as friday_sb3  # noqa: E402
 from tablegym.experiments.game_runs import recorded  # noqa: E402

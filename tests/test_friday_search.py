@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tablegym.envs.core import CHANCE
-from tablegym.envs.friday.agents import MOVE_FILTER, rule_action
+from tablegym.models.friday.agents import MOVE_FILTER, rule_action
 from tablegym.search.agents import BestFirstAgent
 from tablegym.models.agents import make_agent, make_evaluator
 from tablegym.envs.friday.cards import RATING

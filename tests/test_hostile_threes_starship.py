@@ -15,9 +15,9 @@ import torch
 
 from tablegym.envs.limits import LimitError, raised_limits
 from tablegym.envs.starship.pipeline import Pipeline
-from tablegym.envs.starship.stages import ConfigError, ConfigLimitError
+from tablegym.envs.starship.stage_base import ConfigError, ConfigLimitError
 from tablegym.envs.threes.core import ThreesGame
-from tablegym.envs.threes.ntuple import NTupleLimitError, load_ntuple
+from tablegym.models.threes.ntuple_net import NTupleLimitError, load_ntuple
 from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import CheckpointError, save_checkpoint
 from tests.cli_errors import assert_one_error_line
@@ -25,7 +25,7 @@ from tests.hostile import run_limited
 
 GREW_MB = 200
 """What a refused file may add to the loading process: a few blocks of its entries, never its tables."""
-LOAD_IMPORTS = "import time, torch, numpy\nfrom tablegym.envs.threes.ntuple import load_ntuple"
+LOAD_IMPORTS = "import time, torch, numpy\nfrom tablegym.models.threes.ntuple_net import load_ntuple"
 
 
 def packed(a: np.ndarray) -> torch.Tensor:

@@ -20,23 +20,12 @@ GENERIC = LAYERS[1:]
 TOUR = {"experiments/demo.py"}  # the README's first command: a guided tour of named games
 
 PENDING = {
-    "envs/friday/agents.py": {"search"},
-    "envs/friday/learned.py": {"models"},
     "envs/sim/heuristics.py": {"search"},
-    "envs/sim/learned.py": {"models"},
-    "envs/starship/learned.py": {"models"},
-    "envs/threes/agents.py": {"search", "models"},
-    "envs/threes/network.py": {"models"},
-    "envs/threes/ntuple.py": {"models"},
-    "envs/trap/agents.py": {"search"},
-    "envs/trap/learned.py": {"models"},
-    "envs/trilobite/learned.py": {"models"},
 }
-"""Modules of a game's folder that still import a layer above the rules: the game's players
-built on the generic searches (``agents``, Sim's expert on the solver) and its learned
-evaluators built on the network kernels (``learned``, Threes' n-tuple network). They belong to
-the layers they use; until they move there, each is listed here with the layers it may reach,
-and the test below fails on any other upward import and on an entry no longer needed."""
+"""Modules of a game's rules folder that still import a layer above the rules: the opponents of
+the original Sim app, whose expert plays by the exact solver and whose others extend the
+generic random player. Each is listed with the layers it may reach; the test below fails on any
+other upward import and on an entry no longer needed."""
 
 EXPERIMENT_NAMES = ("train", "sb3", "rl", "evaluate", "records", "bench", "regress", "agreement", "audit",
                     "two_sample", "targets_eval", "imitate", "command", "compare", "sweep")

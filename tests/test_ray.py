@@ -225,7 +225,7 @@ def test_threes_trains_on_ray_chunks_that_learn_on_copies(tmp_path):
     of w + (w' - w)); two in flight learn too, every game counted."""
     import numpy as np
 
-    from tablegym.envs.threes.ntuple import load_ntuple
+    from tablegym.models.threes.ntuple_net import load_ntuple
     from tablegym.training.threes.train import parse_args, train
 
     common = ["--games", "60", "--minutes", "0", "--log-every", "20", "--tuples", "h,0,1", "2,3,4", "--stage-ranks",
@@ -235,7 +235,7 @@ def test_threes_trains_on_ray_chunks_that_learn_on_copies(tmp_path):
     p, r = (load_ntuple(tmp_path / d / "checkpoint.pt").tables().weights for d in "pr")
     assert np.abs(p).max() > 0 and np.allclose(p, r, rtol=1e-4, atol=1e-4)
     train(parse_args(common + ["--run-dir", str(tmp_path / "r2"), "--backend", "ray", "--workers", "2"]), progress=False)
-    from tablegym.envs.threes.ntuple import load_ntuple_with_metadata
+    from tablegym.models.threes.ntuple_net import load_ntuple_with_metadata
 
     net, meta = load_ntuple_with_metadata(tmp_path / "r2" / "checkpoint.pt")
     assert meta["games"] == 60 and np.abs(net.tables().weights).max() > 0
@@ -246,7 +246,7 @@ def test_friday_self_play_on_ray_equals_worker_processes(tmp_path):
     so the same trained network as on worker processes (two iterations, the second with a net)."""
     import torch
 
-    from tablegym.envs.friday.learned import load_friday_model
+    from tablegym.models.friday.learned import load_friday_model
     from tablegym.training.friday.train import train
     from tests.test_friday_learned import _tiny
 

@@ -323,7 +323,7 @@ def test_every_games_checkpoint_loader_refuses_objects(tmp_path, marker, name):
 
 
 def test_a_starship_generator_with_objects_is_refused(tmp_path, marker):
-    from tablegym.envs.starship.learned import CHECKPOINT, LearnedGenerator
+    from tablegym.models.starship.learned import CHECKPOINT, LearnedGenerator
 
     path = _with_payload_in_metadata(CHECKPOINT, tmp_path / "gen.pt", marker)
     refused(lambda: LearnedGenerator.load(path))

@@ -29,10 +29,10 @@ from tablegym.envs.starship.ship import (
     AMMO, ARMOR, BACKWARD, BIG, BUNK, COCKPIT, CORRIDOR, DOOR, EMPTY, FORWARD, KIND, MEDIUM, PORT, POWER, QUARTERS,
     REACTOR, SMALL, STARBOARD, THRUSTER, WEAPON, PlacementError, Ship, footprint, points,
 )
-from tablegym.envs.starship.stages import (
-    STAGE_NAMES, STAGES, Ammo, CockpitArmor, ConfigError, Cockpit, Crew, Doors, ExteriorArmor, FillArmor, FillGaps,
-    Power, Reactor, Shape, Thrusters, Weapons,
-)
+from tablegym.envs.starship.stages import STAGE_NAMES, STAGES
+from tablegym.envs.starship.stage_base import ConfigError
+from tablegym.envs.starship.stages_hull import CockpitArmor, Cockpit, FillGaps, Reactor, Shape
+from tablegym.envs.starship.fittings import Ammo, Crew, Doors, ExteriorArmor, FillArmor, Power, Thrusters, Weapons
 from tablegym.experiments.cli import main
 from tests.cli_errors import assert_one_error_line
 

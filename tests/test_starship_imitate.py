@@ -7,7 +7,7 @@ import pytest
 
 from tablegym.envs.starship.env import BRUSHES, StarshipEnv
 from tablegym.training.starship.imitate import ENV_KWARGS, FIRST_SEED, demonstrate, editing_env, main, teacher_action
-from tablegym.envs.starship.learned import CHECKPOINT, LearnedGenerator
+from tablegym.models.starship.learned import CHECKPOINT, LearnedGenerator
 from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.quality import validate
 from tablegym.envs.starship.ship import ARMOR, CORRIDOR, FIRST_PART
@@ -41,7 +41,7 @@ def test_the_fill_pass_on_a_drawn_ship_armours_only_corridor_no_path_needs():
     import torch
 
     from tablegym.envs.starship.layout import audit
-    from tablegym.envs.starship.learned import policy_inputs, policy_layers
+    from tablegym.models.starship.learned import policy_inputs, policy_layers
 
     side = 16  # (a smaller grid: the policy's passes are torch forward passes, one a step)
     kwargs = {**editing_env(3), "size": side, "max_steps": 3 * side * side}
@@ -117,7 +117,7 @@ def test_a_drawn_action_is_always_an_allowed_one_and_follows_the_policy():
     often as their probabilities say (a chi-square-sized tolerance over 2,000 draws)."""
     import torch
 
-    from tablegym.envs.starship.learned import policy_inputs, policy_layers
+    from tablegym.models.starship.learned import policy_inputs, policy_layers
 
     env = StarshipEnv(**ENV_KWARGS)
     obs, info = env.reset(seed=5)
@@ -152,7 +152,7 @@ def test_weighted_rows_count_more_in_the_fit():
     import torch
 
     from tablegym.training.starship.imitate import _logits, fit, record
-    from tablegym.envs.starship.learned import num_inputs, policy_layers
+    from tablegym.models.starship.learned import num_inputs, policy_layers
 
     env = StarshipEnv(**ENV_KWARGS)
     data = record(range(FIRST_SEED, FIRST_SEED + 1), progress=False)

@@ -132,7 +132,7 @@ def test_the_exported_generator_plays_the_masked_policy_with_float16_weights(tmp
     """``learned.export`` keeps the policy's layers in float16; the generator then takes exactly
     MaskablePPO's deterministic masked actions (with the same weights rounded to float16), and
     the command line builds a ship from it; a foreign or damaged file is one line."""
-    from tablegym.envs.starship.learned import LearnedGenerator, export
+    from tablegym.models.starship.learned import LearnedGenerator, export
     from tablegym.experiments.cli import main
     from tablegym.models.checkpoint import CheckpointError
 
@@ -203,7 +203,7 @@ def test_the_shipped_generator_builds_a_ship_from_the_command_line(tmp_path, cap
     """The shipped generator (models/checkpoints/starship_imitated.pt) and the PPO one beside it
     (starship.pt) load (float16 layers, the env each was trained in), and ``tablegym starship
     --generator learned`` draws the ship the shipped one builds, the same every time."""
-    from tablegym.envs.starship.learned import CHECKPOINT, PPO_CHECKPOINT, LearnedGenerator
+    from tablegym.models.starship.learned import CHECKPOINT, PPO_CHECKPOINT, LearnedGenerator
     from tablegym.envs.starship.quality import validate
     from tablegym.experiments.cli import main
 

@@ -81,7 +81,7 @@ def test_a_conditioned_generator_is_asked_for_targets_and_the_report_compares_it
     pytest.importorskip("sb3_contrib")
     from tablegym.experiments.starship import rl as starship_rl
     from tablegym.experiments.starship import targets_eval
-    from tablegym.envs.starship.learned import LearnedGenerator, export
+    from tablegym.models.starship.learned import LearnedGenerator, export
 
     args = starship_rl.parse_args(["--size", "16", "--max-steps", "96", "--masks", "build", "--reward", "gated",
                                    "--targets", "--n-envs", "1"])
@@ -129,7 +129,7 @@ def test_a_targets_policy_started_from_a_generator_acts_as_it_did(tmp_path):
     the conditioned policy plays the plain generator's moves until training moves it."""
     pytest.importorskip("sb3_contrib")
     from tablegym.experiments.starship import rl as starship_rl
-    from tablegym.envs.starship.learned import LearnedGenerator, export
+    from tablegym.models.starship.learned import LearnedGenerator, export
 
     plain_args, args = _tiny_args(), _tiny_args("--targets")
     with warnings.catch_warnings():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tablegym.envs.threes.agents import ExpectimaxAgent, threesus
+from tablegym.models.threes.agents import ExpectimaxAgent, threesus
 from tablegym.models.agents import make_agent
 from tablegym.envs.threes.core import ThreesGame, play_random_setup
 from tablegym.envs.threes.expectimax import COUNT, HINT, NONE, THREESUS_6_3, full_chance

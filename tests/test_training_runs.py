@@ -137,7 +137,8 @@ def test_the_run_folder_follows_the_game_and_its_help_says_so(capsys):
 def test_threes_resumed_in_two_runs_learns_what_one_run_learns(tmp_path):
     """Each chunk's seed comes from the games before it and the checkpoint holds the tables
     exactly, so 20 + 20 games (the budget is per run) end where 40 games in one go do."""
-    from tablegym.envs.threes.ntuple import HINT_CELL, load_ntuple_with_metadata
+    from tablegym.envs.threes.ntuple import HINT_CELL
+    from tablegym.models.threes.ntuple_net import load_ntuple_with_metadata
     from tablegym.training.threes.train import Args, train
 
     tuples = ((0, 1, 2, 3), (HINT_CELL, 4, 5, 6))
@@ -177,7 +178,7 @@ def test_threes_refuses_a_budget_it_cannot_stop_on_and_another_game():
 
 
 def test_friday_logs_and_resumes_through_the_run(tmp_path):
-    from tablegym.envs.friday.learned import load_friday_model
+    from tablegym.models.friday.learned import load_friday_model
     from tablegym.training.friday.train import train
     from tests.test_friday_learned import _tiny
 

@@ -1,4 +1,4 @@
-"""Trap agents by spec string (envs/trap/agents.py): the searching agent and its options."""
+"""Trap agents by spec string (models/trap/agents.py): the searching agent and its options."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tablegym.envs.core import CHANCE
-from tablegym.envs.trap.agents import SearchAgent
+from tablegym.models.trap.agents import SearchAgent
 from tablegym.models.agents import make_agent
 from tablegym.envs.trap.core import TrapGame
 from tablegym.models.agents import make_agent as make_any_agent

@@ -87,7 +87,9 @@ from tablegym.envs.starship.ship import (
     AMMO, ARMOR, BACKWARD, BUNK, COCKPIT, CORRIDOR, DOOR, DX, DY, EMPTY, FACING, FORWARD, KIND, PH, PW, PX, PY, POWER,
     QUARTERS, REACTOR, THRUSTER, WEAPON, Ship,
 )
-from tablegym.envs.starship.stages import Ammo, Doors, Power, Thrusters, aligned_sides, centre_of_mass, rect_gaps, ring
+from tablegym.envs.starship.stage_base import aligned_sides, centre_of_mass, rect_gaps
+from tablegym.envs.starship.stages_hull import ring
+from tablegym.envs.starship.fittings import Ammo, Doors, Power, Thrusters
 
 DETOUR = DEFAULT_DETOUR
 """The path contiguity check's detour limit that "needed" uses (the pipeline's default, 5)."""

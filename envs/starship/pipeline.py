@@ -40,7 +40,8 @@ import numpy as np
 
 from tablegym.envs.limits import LimitError, current, loads_json, refuse
 from tablegym.envs.starship.ship import Ship
-from tablegym.envs.starship.stages import STAGE_NAMES, STAGES, ConfigError, ConfigLimitError, Stage, _snake
+from tablegym.envs.starship.stages import STAGE_NAMES, STAGES
+from tablegym.envs.starship.stage_base import ConfigError, ConfigLimitError, Stage, _snake
 
 DEFAULT_SIZE = 32
 DEFAULT_DETOUR = 5

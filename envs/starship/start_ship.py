@@ -16,7 +16,7 @@ from tablegym.envs.starship.env import (BRUSHES, FIRST_BRUSH_PART, NUM_BRUSHES)
 from tablegym.envs.starship.ship import (COCKPIT, CORRIDOR, EMPTY, FACED, FIRST_PART, KIND,
                                          PART_FIELDS, REACTOR, Ship,
                                          footprint)
-from tablegym.envs.starship.stages import STRATEGIES
+from tablegym.envs.starship.stages_hull import STRATEGIES
 from tablegym.envs.streams import integers, next_double, stream_rows
 
 

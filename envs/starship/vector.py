@@ -8,7 +8,7 @@ single env does in Python runs here in numba: the edit (``apply_edit``), the sco
 compiled ``scoring.score``), the reward, the episode end, the masks (``brush_mask``,
 ``seal_mask``) and the observation (``env._observe``); and at every (auto-)reset the start ship,
 drawn from the board's stream (envs/streams.py) as the generator draws it from ``np_random``:
-stages 1-6 of ``stages.py`` (shape, fill gaps, cockpit, reactor and their armor: the default
+stages 1-6 of ``stages_hull.py`` (shape, fill gaps, cockpit, reactor and their armor: the default
 ``start="partial"``), stages 1-2 (``start="empty"``) or the random start. The targets variant
 keeps a second stream a board, seeded alike, for the targets the wrapper draws from its own
 ``np_random``.

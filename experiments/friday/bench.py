@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from tablegym.envs.friday.agents import MOVE_FILTER, rule_action
+from tablegym.models.friday.agents import MOVE_FILTER, rule_action
 from tablegym.envs.friday.core import KERNELS, FridayGame, sample_chance, state_moves, state_push, state_sample
 from tablegym.envs.rates import per_second
 from tablegym.search.bestfirst import best_first_search

@@ -22,7 +22,7 @@ def add_command(sub: Any) -> None:
     p.add_argument("--seed", type=bounded_int(0), default=0, help="generator seed (an integer >= 0; default 0)")
     p.add_argument("--generator", choices=("staged", "learned"), default="staged",
                    help="staged: the 14-stage generator (default); learned: the trained editing policy "
-                        "(envs/starship/learned.py), which finishes the staged generator's ship after stage 6")
+                        "(models/starship/learned.py), which finishes the staged generator's ship after stage 6")
     p.add_argument("--checkpoint", help="with --generator learned: its checkpoint (default: the shipped "
                                         "models/checkpoints/starship_imitated.pt)")
     p.add_argument("--out", help="write the picture (with --stages: the strip of stages) to this PNG file")
@@ -78,7 +78,7 @@ def _learned_ship(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
                                       ("--detour", args.detour), ("--set", args.set), ("--off", args.off)) if value]
     if given:
         parser.error(f"--generator learned takes no {', '.join(given)}: the checkpoint fixes its env and start ship")
-    learned = require("tablegym.envs.starship.learned", "LearnedGenerator", "the learned starship generator")
+    learned = require("tablegym.models.starship.learned", "LearnedGenerator", "the learned starship generator")
     checkpoint = importlib.import_module("tablegym.models.checkpoint")
     try:
         generator = learned.load(args.checkpoint)

@@ -31,7 +31,7 @@ def one(task: tuple[float, int]) -> tuple[float, int, dict[str, bool], float, fl
     temperature, seed = task
     torch.set_num_threads(1)
     from tablegym.envs.starship.layout import audit, layout_quality
-    from tablegym.envs.starship.learned import LearnedGenerator
+    from tablegym.models.starship.learned import LearnedGenerator
     from tablegym.envs.starship.quality import quality
 
     generator = LearnedGenerator.load()

@@ -86,7 +86,7 @@ from torch.utils.tensorboard import SummaryWriter
 
 from tablegym.envs.rates import per_second
 from tablegym.envs.starship.env import MASKS, REPRESENTATIONS, REWARDS, STARTS
-from tablegym.envs.starship.learned import GAME, LearnedGenerator, crop, export, num_inputs, policy_inputs, policy_linears
+from tablegym.models.starship.learned import GAME, LearnedGenerator, crop, export, num_inputs, policy_inputs, policy_linears
 from tablegym.envs.starship.quality import QUALITY_WEIGHTS, quality, validate
 from tablegym.envs.starship.ship import PART_FIELDS, Ship
 from tablegym.experiments.game_runs import recorded, run_tasks

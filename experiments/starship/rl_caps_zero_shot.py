@@ -14,7 +14,7 @@ import warnings
 from pathlib import Path
 
 from tablegym.experiments.starship import rl
-from tablegym.envs.starship.learned import CHECKPOINT, export
+from tablegym.models.starship.learned import CHECKPOINT, export
 
 
 def export_zero_shot(out: str) -> None:

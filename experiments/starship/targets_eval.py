@@ -58,7 +58,7 @@ def targets_of(seed: int, env_kwargs: dict[str, Any]) -> dict[str, float]:
 def _generator(path: str) -> Any:
     import torch
 
-    from tablegym.envs.starship.learned import LearnedGenerator
+    from tablegym.models.starship.learned import LearnedGenerator
 
     torch.set_num_threads(1)
     return LearnedGenerator.load(path)

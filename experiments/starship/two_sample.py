@@ -85,7 +85,7 @@ class Generators:
     its checkpoint; the random one edits in the learned generator's env)."""
 
     def __init__(self, checkpoint: str | Path | None = None) -> None:
-        from tablegym.envs.starship.learned import CHECKPOINT
+        from tablegym.models.starship.learned import CHECKPOINT
 
         self.checkpoint = Path(checkpoint) if checkpoint else CHECKPOINT
         self.made = 0
@@ -103,7 +103,7 @@ class Generators:
     def learned(self) -> Any:
         """The learned generator (loaded once); ``CheckpointError`` if its checkpoint is refused."""
         if self._learned is None:
-            from tablegym.envs.starship.learned import LearnedGenerator
+            from tablegym.models.starship.learned import LearnedGenerator
 
             self._learned = LearnedGenerator.load(self.checkpoint)
         return self._learned

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from tablegym.envs.rates import per_second
-from tablegym.envs.threes.agents import greedy
+from tablegym.models.threes.agents import greedy
 from tablegym.envs.threes.core import ThreesGame, play_random_setup, sample_chance
 
 

@@ -28,7 +28,7 @@ class Deepened:
     """Depth 3, or depth 4 on a board with at most ``k`` empty cells."""
 
     def __init__(self, k: int, penalty: float) -> None:
-        from tablegym.envs.threes.agents import expectimax
+        from tablegym.models.threes.agents import expectimax
 
         self.shallow = expectimax(3, "learned", terminal_penalty=penalty)
         self.deep = expectimax(4, "learned", terminal_penalty=penalty)

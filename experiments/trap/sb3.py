@@ -19,7 +19,7 @@ What the learner sees (``make_env``), outermost last:
    observation carries no seat: its planes are from the agent's point of view whichever seat it
    holds.
 
-   ``--opponent`` is one agent spec of envs/trap/agents.py (``medium`` by default: Medium with
+   ``--opponent`` is one agent spec of models/trap/agents.py (``medium`` by default: Medium with
    random tie-breaks), passed as is, or a comma-separated LEAGUE such as
    ``random,easy,medium,hard``, passed as a list: the env (``TrapEnv``'s ``League``) then draws
    one member uniformly for each episode with its own seeded rng, independently of the seat,

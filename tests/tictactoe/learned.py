@@ -1,5 +1,5 @@
 """Tic-tac-toe's learned-value kernel: the ValueMLP over the core's binary features, compiled
-(the pattern of envs/trilobite/learned.py; the record's ``learned`` names ``VALUE_KERNEL``)."""
+(the pattern of models/trilobite/learned.py; the record's ``learned`` names ``VALUE_KERNEL``)."""
 
 from __future__ import annotations
 

@@ -12,10 +12,10 @@ Read it top to bottom (CleanRL style). Each iteration:
      plays the rollouts to the end. Why: this planner wins, so its games teach what a win
      looks like, which Fridai's search (0 wins) never could.
 
-   Every decision state is recorded as its input vector (envs/friday/learned.py);
+   Every decision state is recorded as its input vector (models/friday/learned.py);
 2. the target of every state is the Monte-Carlo return of its game (``--target``): the final
    score, or only its progress terms, plus 100 for a win, or the ``outcome`` value (score + 10
-   per step reached + 100 for a win); see envs/friday/learned.py for why not P(win) alone.
+   per step reached + 100 for a win); see models/friday/learned.py for why not P(win) alone.
    Before fitting, the
    network's predictions on these new games are compared with what happened (a held-out loss
    and a 10-bin calibration table in TensorBoard);
@@ -58,7 +58,7 @@ from tablegym.envs.limits import load_npz
 from tablegym.envs.rates import per_second
 from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import CheckpointError, first_line, load_checkpoint, save_checkpoint
-from tablegym.envs.friday.learned import NUM_FEATURES, RETURNS, SCALE, TARGETS, features_of, target_of
+from tablegym.models.friday.learned import NUM_FEATURES, RETURNS, SCALE, TARGETS, features_of, target_of
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.training.files import open_atomic, real_folder, write_bytes_atomic, write_text_atomic
 from tablegym.training.args import SelfPlayArgs, require_at_least, require_positive

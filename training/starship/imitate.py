@@ -46,7 +46,7 @@ from tablegym.envs.starship import kernels as K
 from tablegym.envs.limits import load_npz
 from tablegym.envs.starship.layout import DETOUR
 from tablegym.envs.starship.env import BRUSHES, OBS_CHANNELS, StarshipEnv
-from tablegym.envs.starship.learned import num_inputs, policy_inputs, policy_layers, sample_stream, save_policy
+from tablegym.models.starship.learned import num_inputs, policy_inputs, policy_layers, sample_stream, save_policy
 from tablegym.envs.starship.ship import ARMOR, CORRIDOR, FACED, FACING, KIND, PX, PY, VARIANT, Ship
 from tablegym.training.files import open_atomic
 from tablegym.training.flags import OneLineParser, check_writable
@@ -199,7 +199,7 @@ def agreement(net: torch.nn.Sequential, data: dict[str, np.ndarray], rows: np.nd
 def _fill_worker(checkpoint: str, env_kwargs: dict[str, Any], seeds: list[int]) -> dict[str, np.ndarray]:
     """``record_fill`` of some seeds in a process of its own (one torch thread: one observation a
     forward pass)."""
-    from tablegym.envs.starship.learned import LearnedGenerator
+    from tablegym.models.starship.learned import LearnedGenerator
 
     torch.set_num_threads(1)
     return record(seeds, env_kwargs, LearnedGenerator.load(checkpoint), record_from=2, progress=False)
@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     assert shape[0] == OBS_CHANNELS
     net = policy_layers(num_inputs(env.observation_space, args.radius, 2), args.hidden, int(env.action_space.n))
     if args.resume:
-        from tablegym.envs.starship.learned import LearnedGenerator
+        from tablegym.models.starship.learned import LearnedGenerator
         from tablegym.models.checkpoint import CheckpointError
 
         try:

@@ -1,4 +1,4 @@
-"""Afterstate TD learning of the Threes n-tuple network (envs/threes/ntuple.py), read top to bottom.
+"""Afterstate TD learning of the Threes n-tuple network (models/threes/ntuple_net.py), read top to bottom.
 
 The agent plays greedily on afterstates: from each position it takes the swipe maximising
 (score of the shifted board) + V(shifted board, card about to enter). With afterstates
@@ -41,8 +41,9 @@ from tablegym.envs.rates import per_second
 from tablegym.envs.threes.board import board_score, highest_rank, swipe
 from tablegym.envs.threes.core import BOARD, HINT, NUM_OUTCOMES, PHASE, PLAY, ThreesGame, k_chance, k_push
 from tablegym.models.checkpoint import CheckpointError
-from tablegym.envs.threes.ntuple import (DEFAULT_TUPLES, NTupleConfig, NTupleNet, layout, load_ntuple_with_metadata,
-                                    ntuple_update, ntuple_update_tc, ntuple_value, parse_tuple, restage, save_ntuple)
+from tablegym.envs.threes.ntuple import (DEFAULT_TUPLES, NTupleConfig, layout, ntuple_update, ntuple_update_tc,
+                                         ntuple_value, parse_tuple)
+from tablegym.models.threes.ntuple_net import NTupleNet, load_ntuple_with_metadata, restage, save_ntuple
 from tablegym.training.args import TrainerArgs
 from tablegym.training.files import open_atomic
 from tablegym.training.runs import Learner, Run, parse_dataclass_args, train_command

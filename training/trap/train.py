@@ -30,7 +30,7 @@ from numba import njit
 
 from tablegym.envs.core import CHANCE, k_key, k_outcome
 from tablegym.envs.trap.core import CAND, TrapGame, TrapState, k_candidates, k_chance, k_pop, k_push, k_to_move
-from tablegym.envs.trap.learned import SCALE, evaluator_of, input_symmetries, num_inputs, trap_inputs, trap_value
+from tablegym.models.trap.learned import SCALE, evaluator_of, input_symmetries, num_inputs, trap_inputs, trap_value
 from tablegym.models.value_net import ValueMLP
 from tablegym.search.expectiminimax_search import SearchTables, root_search
 from tablegym.training.runs import parse_dataclass_args, train_command
@@ -129,7 +129,7 @@ def _play_chunk(params: np.ndarray, kwargs: dict) -> SelfPlayBatch:
 def _match_games(params: np.ndarray, task: tuple) -> float:
     """Points of the learned searcher (network ``params``) in games ``first..last-1``; even
     games it plays player 0, odd games player 1; each game seeded by (seed, index)."""
-    from tablegym.envs.trap.agents import SearchAgent
+    from tablegym.models.trap.agents import SearchAgent
     from tablegym.models.agents import make_agent
     from tablegym.search.play import play_game
 

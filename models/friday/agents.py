@@ -39,7 +39,7 @@ from tablegym.envs.friday.layout import (AB_KIND, CONCEDE, DESTROY_BASE, DONE, D
 from tablegym.envs.friday.heuristics import (EVALUATORS as HAND_MADE, destroy_choice, search_state_moves,
                                              search_state_push)
 from tablegym.envs.friday.rollout import k_policy_action, state_rollout
-from tablegym.envs.friday.learned import FridayEvaluator
+from tablegym.models.friday.learned import FridayEvaluator
 from tablegym.search.montecarlo import CycleGuard, Rollout
 from tablegym.search.searchers import MoveFilter, Searcher
 

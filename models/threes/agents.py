@@ -71,7 +71,7 @@ class ExpectimaxAgent:
 
 
 def _is_ntuple(evaluator) -> bool:
-    from tablegym.envs.threes.ntuple import NTupleEvaluator  # here: it loads torch, which the others need not
+    from tablegym.models.threes.ntuple_net import NTupleEvaluator  # here: it loads torch, which the others need not
 
     return isinstance(evaluator, NTupleEvaluator)
 

@@ -1,0 +1,1 @@
+"""Friday: its networks and players on the generic searches."""

@@ -1,0 +1,1 @@
+"""Sim: its networks and players on the generic searches."""

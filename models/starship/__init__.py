@@ -1,0 +1,1 @@
+"""Starship: its networks and players on the generic searches."""

@@ -1,0 +1,1 @@
+"""Trap: its networks and players on the generic searches."""

@@ -1,0 +1,1 @@
+"""Trilobite: its networks and players on the generic searches."""
