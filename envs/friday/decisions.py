@@ -482,12 +482,6 @@ def k_determinize(s, rng_state):
     s[BOTTOM_N] += n
 
 
-@njit(cache=True)
-def k_status(s):
-    """0 while the game goes on, 1 won, 2 lost."""
-    return np.int64(s[RESULT])
-
-
 # ---- what the player owns, and the score --------------------------------------------------------
 
 @njit(cache=True)

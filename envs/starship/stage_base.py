@@ -82,10 +82,6 @@ class Stage:
 # -- shared helpers ----------------------------------------------------------------------------
 
 
-def ship_mask(ship: Ship) -> np.ndarray:
-    return ship.tiles != EMPTY
-
-
 def centre_of_mass(ship: Ship) -> tuple[float, float]:
     """Mean (y, x) of the ship's tiles (the grid's centre for an empty grid)."""
     ys, xs = np.nonzero(ship.tiles != EMPTY)

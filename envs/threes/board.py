@@ -91,11 +91,6 @@ def row(board, y):
 
 
 @njit(cache=True)
-def get_rank(board, cell):
-    return (board >> (4 * cell)) & 0xF
-
-
-@njit(cache=True)
 def set_rank(board, cell, rank):
     shift = 4 * cell
     return (board & ~(np.int64(0xF) << shift)) | (np.int64(rank) << shift)

@@ -69,12 +69,6 @@ _Z_TURN = _rng.integers(1, 2**63 - 1, size=(2, 3), dtype=np.int64)
 
 
 @njit(cache=True)
-def pos_of(s, player):
-    """The cell of ``player``."""
-    return s[POS0 + player]
-
-
-@njit(cache=True)
 def is_free(s, cell):
     """Whether ``cell`` is empty: no trap and no player."""
     return s[HDR + cell] == 0 and cell != s[POS0] and cell != s[POS1]
