@@ -17,7 +17,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
-from tablegym.envs import GamePlugin, known_games, make_game, plugins  # noqa: F401 (re-exported)
+from tablegym.envs import GamePlugin, make_game, plugins
 from tablegym.envs.core import Game
 
 

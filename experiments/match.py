@@ -38,8 +38,8 @@ import numpy as np
 
 from tablegym.envs.core import Game
 from tablegym.experiments.games import cached_game
-from tablegym.experiments.journal import JournalError, JournalWarning, _Journal, _open_journal  # noqa: F401 (re-exported)
-from tablegym.search.play import GameRecord, play_game, random_opening  # noqa: F401 (re-exported)
+from tablegym.experiments.journal import _Journal, _open_journal
+from tablegym.search.play import GameRecord, play_game, random_opening
 from tablegym.experiments.stats import MAX_GAMES, MatchResult, SeatRecord, format_elo
 
 AgentFactory = Callable[[Game, str], Any]

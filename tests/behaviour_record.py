@@ -57,8 +57,8 @@ STARSHIP_SEEDS = (0, 1, 2)
 
 def _game_cases() -> list[dict[str, Any]]:
     from tablegym.models.agents import make_agent
-    from tablegym.experiments.games import make_game
-    from tablegym.experiments.match import play_game
+    from tablegym.envs import make_game
+    from tablegym.search.play import play_game
 
     out = []
     for name, options, specs, opening in GAMES:
@@ -73,7 +73,7 @@ def _game_cases() -> list[dict[str, Any]]:
 
 def _evaluations(games: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from tablegym.models.agents import make_evaluator
-    from tablegym.experiments.games import make_game
+    from tablegym.envs import make_game
 
     out = []
     for name, options, evaluator_name in EVALUATED:

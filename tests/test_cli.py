@@ -13,7 +13,7 @@ import pytest
 from tablegym.experiments.cli import main
 from tablegym.experiments.commands.bench import format_table
 from tablegym.experiments.commands.shared import compose_spec
-from tablegym.experiments.games import make_game
+from tablegym.envs import make_game
 from tablegym.experiments.human import HumanAgent, HumanQuit
 from tests.test_solver import brute_force
 

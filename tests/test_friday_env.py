@@ -19,7 +19,8 @@ from tablegym.envs.friday.layout import DRAW_FREE, DRAW_PAID, NUM_ACTIONS
 from tablegym.envs.friday.observation import OBS_SIZE
 from tablegym.envs.friday.env import FridayEnv
 from tablegym.experiments.cli import main
-from tablegym.experiments.games import GAMES, make_game
+from tablegym.experiments.games import GAMES
+from tablegym.envs import make_game
 from tests.cli_errors import assert_one_error_line
 from tests.episodes import random_episode
 

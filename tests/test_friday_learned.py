@@ -20,7 +20,7 @@ from tablegym.models.friday.learned import (NUM_FEATURES, SCALE, WIN_BONUS, feat
                                             load_friday_model)
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.training.friday.train import Args, calibration, parse_args, search_spec, train
-from tablegym.training.td import metadata
+from tablegym.training.runs import metadata
 
 FRIDAY = FridayGame()  # the default rules (level 1), as the agents are built for
 

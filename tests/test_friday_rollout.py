@@ -20,7 +20,7 @@ from tablegym.search.montecarlo import mc_values
 from tablegym.envs.core import HEADER
 from tablegym.envs.friday.layout import k_sync
 from tablegym.envs.friday.scenario import scenario
-from tablegym.experiments.friday.evaluate import play_game
+from tablegym.experiments.friday.records import play_game
 from tests.test_friday_core import score_position
 from tests.test_friday_search import CANNIBALS, DISTRACTED, FOCUSED, RAFT_FOOD, WEAK, dealt, start
 

@@ -10,17 +10,9 @@ import pytest
 
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.trilobite.core import TrilobiteGame
-from tablegym.experiments.games import known_games, make_game
-from tablegym.experiments.match import (
-    elo_markdown,
-    elo_ratings,
-    markdown_table,
-    play_game,
-    play_match,
-    random_opening,
-    round_robin,
-    write_csv,
-)
+from tablegym.envs import known_games, make_game
+from tablegym.experiments.match import elo_markdown, elo_ratings, markdown_table, play_match, round_robin, write_csv
+from tablegym.search.play import play_game, random_opening
 from tablegym.experiments.stats import MatchResult, elo_from_score
 from tablegym.search.agents import RandomAgent
 

@@ -51,7 +51,7 @@ def play(state, moves):
 
 
 def game():
-    from tablegym.experiments.games import make_game
+    from tablegym.envs import make_game
 
     return make_game("tictactoe")
 
@@ -80,7 +80,7 @@ def test_the_record_reads_cheaply_and_is_the_only_way_in():
 
 
 def test_make_game_builds_it_with_typed_options(tictactoe):
-    from tablegym.experiments.games import make_game
+    from tablegym.envs import make_game
     from tests.tictactoe.core import TicTacToeGame
 
     assert plugin("tictactoe") is RECORD and plugins()[-1] is RECORD
@@ -225,7 +225,7 @@ def test_solver_proves_the_empty_board_a_draw(tictactoe):
 
 def test_the_perfect_agent_never_loses(tictactoe):
     from tablegym.models.agents import make_agent
-    from tablegym.experiments.match import play_game
+    from tablegym.search.play import play_game
 
     g = game()
     perfect, rnd = make_agent(g, "perfect"), make_agent(g, "random")
@@ -325,7 +325,7 @@ def test_cli_train_then_search_with_the_checkpoint(tictactoe, tmp_path, capsys):
     row = capsys.readouterr().out.strip().splitlines()[-1]
     assert row.startswith(f"| `{spec}` | `random` | 4 ")
     with pytest.raises(CheckpointError):
-        from tablegym.experiments.games import make_game
+        from tablegym.envs import make_game
 
         make_evaluator(make_game("trilobite-tiny"), f"learned:{out}")
 

@@ -73,8 +73,8 @@ def mini():
 
 def test_a_game_registered_at_run_time_works_everywhere(mini, capsys):
     from tablegym.models.agents import make_agent
-    from tablegym.experiments.games import make_game
-    from tablegym.experiments.match import play_game
+    from tablegym.envs import make_game
+    from tablegym.search.play import play_game
 
     game = make_game("trilobite-mini", width="4", height="4", win_length="3")
     agents = [make_agent(game, "alphabeta:eval=advanced,depth=2"), make_agent(game, "random")]

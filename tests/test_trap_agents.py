@@ -10,7 +10,7 @@ from tablegym.models.trap.agents import SearchAgent
 from tablegym.models.agents import make_agent
 from tablegym.envs.trap.core import TrapGame
 from tablegym.models.agents import make_agent as make_any_agent
-from tablegym.experiments.match import play_game
+from tablegym.search.play import play_game
 
 TRAP = TrapGame()
 

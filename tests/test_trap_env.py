@@ -407,7 +407,7 @@ def test_play_trap_quit(monkeypatch, capsys, machine):
 
 
 def test_game_registry_builds_trap():
-    from tablegym.experiments.games import make_game
+    from tablegym.envs import make_game
 
     game = make_game("trap", n="5", turn_cap="30", first_player="1")
     assert isinstance(game, TrapGame) and game.spec.options == {"n": 5, "turn_cap": 30, "first_player": 1}

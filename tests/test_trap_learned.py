@@ -12,7 +12,7 @@ from tablegym.models.trap.agents import SearchAgent
 from tablegym.models.agents import make_agent, make_evaluator
 from tablegym.envs.trap.core import HDR, POS0, TrapGame
 from tablegym.envs.trap.heuristics import free_board, one_cell_lookahead, voronoi
-from tablegym.experiments.match import play_game
+from tablegym.search.play import play_game
 from tablegym.models.checkpoint import CheckpointError, load_checkpoint
 from tablegym.models.learned import LearnedEvaluator
 from tablegym.models.trap.learned import NUM_SCALARS, SCALE, input_symmetries, num_inputs, trap_inputs, trap_value

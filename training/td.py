@@ -33,7 +33,7 @@ from tablegym.envs.core import Game, KernelState
 from tablegym.envs.rates import per_second
 from tablegym.models.learned import LearnedEvaluator
 from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.training.runs import ReplayBuffer, Run, ValueLearner, metadata, parse_dataclass_args, start_or_resume  # noqa: F401
+from tablegym.training.runs import ReplayBuffer, Run, ValueLearner, parse_dataclass_args
 from tablegym.training.runs import train_command
 from tablegym.training.parallel import InProcessExecutor, executor
 from tablegym.training.selfplay import SelfPlayBatch, TDArgs, chunks, merge, play_selfplay, td_update

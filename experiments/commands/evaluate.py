@@ -27,8 +27,8 @@ def _minutes(text: str) -> float:
 
 
 def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from tablegym.experiments.match import (JournalError, elo_markdown, elo_ratings, markdown_table, play_match,
-                                            round_robin, write_csv)
+    from tablegym.experiments.match import elo_markdown, elo_ratings, markdown_table, play_match, round_robin, write_csv
+    from tablegym.experiments.journal import JournalError
 
     from tablegym.training.parallel import BackendError, check_backend
 

@@ -107,7 +107,7 @@ def _play_single(parser: argparse.ArgumentParser, args: argparse.Namespace, game
     moves. The final line gives the game's score (Friday: its score, not the +1/-1 result).
     """
     from tablegym.experiments.human import HumanQuit
-    from tablegym.experiments.match import play_game
+    from tablegym.search.play import play_game
 
     if args.seat != 0:
         parser.error(f"{args.game} is a single-player game: --seat must be 0")
@@ -140,7 +140,7 @@ def _play_single(parser: argparse.ArgumentParser, args: argparse.Namespace, game
 
 def _cmd_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from tablegym.experiments.human import HumanQuit
-    from tablegym.experiments.match import play_game
+    from tablegym.search.play import play_game
 
     game, _ = game_from_args(parser, args)
     if game.spec.num_players == 1:

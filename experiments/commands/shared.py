@@ -10,7 +10,8 @@ from typing import Any, Callable, Sequence
 
 
 from tablegym.envs.core import Game
-from tablegym.experiments.games import GAMES, make_game
+from tablegym.experiments.games import GAMES
+from tablegym.envs import make_game
 from tablegym.training.flags import bounded_int
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from tablegym.envs import plugin
 from tablegym.envs.core import Game, KernelState
-from tablegym.experiments.games import make_game
+from tablegym.envs import make_game
 from tablegym.training.flags import bounded_int
 from tablegym.experiments.commands.shared import (InputError, game_from_args,
     positive_float, require)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from tablegym.experiments.game_runs import read_records, recorded, records_parser, refusing_bad_records, run_tasks
-from tablegym.experiments.friday.records import HEADER, deal, markdown_row, options_text, play_game, summarise  # noqa: F401
+from tablegym.experiments.friday.records import HEADER, markdown_row, options_text, play_game, summarise
 
 
 @functools.lru_cache(maxsize=64)

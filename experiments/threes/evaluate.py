@@ -16,7 +16,7 @@ import functools
 
 from tablegym.envs.threes.board import RANK_SCORES, value_rank
 from tablegym.experiments.game_runs import read_records, recorded, records_parser, refusing_bad_records, run_tasks
-from tablegym.experiments.threes.records import HEADER, MILESTONES, markdown_row, play_game, summarise  # noqa: F401
+from tablegym.experiments.threes.records import HEADER, markdown_row, play_game, summarise
 
 
 @functools.lru_cache(maxsize=4)

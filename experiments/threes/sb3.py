@@ -52,8 +52,7 @@ from tablegym.training import sb3
 from tablegym.training.files import RunFolderError, exit_refused, open_append
 from tablegym.training.flags import OneLineParser, check_appendable
 from tablegym.training.parallel import process_context
-from tablegym.training.sb3 import (ALGOS, ScaleObservation, build_model, learn_and_save, legal_argmax,  # noqa: F401
-                                   make_policy)
+from tablegym.training.sb3 import (ALGOS, ScaleObservation, build_model, learn_and_save, make_policy)
 
 ENV_ID = "tablegym/Threes-v0"
 

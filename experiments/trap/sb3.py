@@ -108,7 +108,7 @@ from tablegym.experiments.stats import MatchResult, wilson_interval
 from tablegym.training import sb3
 from tablegym.training.files import RunFolderError, exit_refused
 from tablegym.training.flags import OneLineParser
-from tablegym.training.sb3 import learn_and_save, load_meta, make_policy, write_report  # noqa: F401 (load_meta: its old home)
+from tablegym.training.sb3 import learn_and_save, load_meta, make_policy, write_report
 
 ENV_ID = "tablegym/Trap-v0"
 ALGOS = ("maskableppo", "dqn")
