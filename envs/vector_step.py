@@ -321,6 +321,11 @@ SEARCH_DATA_T = types.Tuple((_I, _I, _F, _F1, _I1, _I1, _I1, _I2, types.float64[
 scratch copy, the settings' words and values, then the tables (the transposition table's five
 arrays with a row a root player, killers, history, bufs, scores, pv, pv_len, chance outcomes and
 probabilities, counters, root values)."""
+(DATA_KIND, DATA_DEPTH, DATA_BOUND, DATA_PARAMS, DATA_ROOT, DATA_SETTINGS_AT, DATA_SETTINGS, DATA_TT_KEY, DATA_TT_VAL,
+ DATA_TT_DEPTH, DATA_TT_FLAG, DATA_TT_MOVE, DATA_KILLERS, DATA_HISTORY, DATA_BUFS, DATA_SCORES, DATA_PV, DATA_PV_LEN,
+ DATA_OUTS, DATA_PROBS, DATA_COUNTERS, DATA_VALUES) = range(22)
+"""The fields of ``SEARCH_DATA_T`` by name, for a mover that reads a few of them
+(``data[DATA_ROOT]``: the root's scratch copy); numba reads these globals as constants."""
 MOVER_T = types.FunctionType(types.int64(STATE_T, *SEARCH_KERNELS_T, SEARCH_DATA_T))
 """``move(s, moves, push, pop, to_move, outcome, key, chance, evaluate, data)``: the other seat's
 move by a compiled search (tablegym.search.batch_opponent.searched_move)."""

@@ -12,6 +12,7 @@ from tablegym.envs.trap.core import N_, NUM_DIRS, PHASE, THROW, flat_observation
 from tablegym.envs.trap.env import TrapEnv
 from tablegym.envs.trap.opponents import hard_decision, medium_decision, sound_hard_decision
 from tablegym.envs.vector import TwoPlayerVectorEnv
+from tablegym.envs.vector_step import DATA_BUFS, DATA_DEPTH, DATA_ROOT
 
 
 @njit(cache=True)
@@ -32,25 +33,25 @@ def _or_fallback(choice, s, moves, buf):
 @njit(cache=True)
 def medium_move(s, moves, push, pop, to_move, outcome, key, chance, evaluate, data):
     """``MediumOpponent()``'s choice at ``s`` as a batch's other seat (``MoverOpponent``)."""
-    root = data[4]
+    root = data[DATA_ROOT]
     root[:] = s
-    return _or_fallback(medium_decision(root), root, moves, data[14][0])
+    return _or_fallback(medium_decision(root), root, moves, data[DATA_BUFS][0])
 
 
 @njit(cache=True)
 def hard_move(s, moves, push, pop, to_move, outcome, key, chance, evaluate, data):
-    """``HardOpponent(depth)``'s choice at ``s`` (``data[1]``: the depth) as a batch's other seat."""
-    root = data[4]
+    """``HardOpponent(depth)``'s choice at ``s`` (``data[DATA_DEPTH]``: the depth) as a batch's other seat."""
+    root = data[DATA_ROOT]
     root[:] = s
-    return _or_fallback(hard_decision(root, data[1], True), root, moves, data[14][0])
+    return _or_fallback(hard_decision(root, data[DATA_DEPTH], True), root, moves, data[DATA_BUFS][0])
 
 
 @njit(cache=True)
 def sound_hard_move(s, moves, push, pop, to_move, outcome, key, chance, evaluate, data):
     """``SoundHardOpponent(depth)``'s choice at ``s`` as a batch's other seat."""
-    root = data[4]
+    root = data[DATA_ROOT]
     root[:] = s
-    return _or_fallback(sound_hard_decision(root, data[1], True), root, moves, data[14][0])
+    return _or_fallback(sound_hard_decision(root, data[DATA_DEPTH], True), root, moves, data[DATA_BUFS][0])
 
 
 class TrapVectorEnv(TwoPlayerVectorEnv):
