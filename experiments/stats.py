@@ -132,7 +132,7 @@ class MatchResult:
 
     ``seats[i]`` holds A's results as player ``i``; ``seconds_per_move`` is the mean thinking
     time per own move of (A, B), opening plies and chance moves excluded. ``records`` keeps the
-    individual games (see ``tablegym.experiments.match.GameRecord``) for inspection.
+    individual games (see ``tablegym.search.play.GameRecord``) for inspection.
     """
 
     game: str

@@ -13,6 +13,7 @@ pytest.importorskip("sb3_contrib")
 
 from tablegym.envs.threes.core import ThreesGame, play_random_setup, sample_chance  # noqa: E402
 from tablegym.experiments.threes import sb3 as threes_sb3  # noqa: E402
+from tablegym.training.sb3 import legal_argmax  # noqa: E402
 from tablegym.experiments.threes.evaluate import report  # noqa: E402
 
 RECORD_KEYS = {"game", "agent", "hint", "seed", "score", "highest", "moves", "seconds", "leaves", "timesteps",
@@ -45,9 +46,9 @@ def trained(request, tmp_path_factory):
 
 def test_legal_argmax_never_picks_a_masked_action():
     values = np.array([9.0, 1.0, -3.0, 2.0])
-    assert threes_sb3.legal_argmax(values, np.array([True, True, True, True])) == 0
-    assert threes_sb3.legal_argmax(values, np.array([False, True, True, True])) == 3
-    assert threes_sb3.legal_argmax(values, np.array([0, 0, 1, 0], dtype=np.int8)) == 2
+    assert legal_argmax(values, np.array([True, True, True, True])) == 0
+    assert legal_argmax(values, np.array([False, True, True, True])) == 3
+    assert legal_argmax(values, np.array([0, 0, 1, 0], dtype=np.int8)) == 2
 
 
 def test_eval_observation_is_the_training_observation():
