@@ -17,7 +17,6 @@ import contextlib
 import itertools
 import json
 import math
-import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -27,6 +26,7 @@ from tablegym.envs.limits import LimitError, loads_json
 from tablegym.experiments.stats import MAX_GAMES
 from tablegym.training.files import RunFolderError, open_append
 from tablegym.training.flags import OneLineParser, bounded_int
+from tablegym.training.parallel import run_bounded
 
 MAX_WORKERS = 1024
 """The most worker processes (or Ray tasks in flight) a run starts (``--workers``)."""
@@ -159,7 +159,7 @@ class InProcess:
     def __exit__(self, *exc):
         return False
 
-    def imap_unordered(self, fn, tasks):
+    def imap_unordered(self, fn, tasks, chunksize=1):
         return map(fn, tasks)
 
 
@@ -185,17 +185,6 @@ def run_tasks(play_one: Callable[[Any], dict], tasks: Iterable, done: dict[int, 
     source = iter(tasks)
     first = next(source, _END)
     pending = iter(()) if first is _END else itertools.chain([first], source)
-    slots = threading.Semaphore(2 * workers)
-    stop = threading.Event()
-
-    def feed() -> Iterator[Any]:
-        # Runs in the pool's task-handler thread, which would otherwise queue every task at once.
-        for task in pending:
-            slots.acquire()
-            if stop.is_set():
-                return
-            yield task
-
     try:
         sink = open_append(out) if out else None
     except RunFolderError as err:
@@ -203,18 +192,15 @@ def run_tasks(play_one: Callable[[Any], dict], tasks: Iterable, done: dict[int, 
     try:
         bar = tqdm(total=total, initial=len(done), disable=not progress, unit="game", desc=label)
         with _pool(backend, workers, address, first is not _END) as pool:
-            try:
-                for rec in pool.imap_unordered(play_one, feed()):
-                    slots.release()
-                    done[rec["game"]] = rec
-                    if sink:
-                        sink.write(json.dumps(rec) + "\n")
-                        sink.flush()
-                    bar.update(1)
-                    bar.set_postfix({postfix: rec.get(postfix)})
-            finally:  # before the pool ends: a feeder left waiting would keep it from shutting down
-                stop.set()
-                slots.release()
+            def keep(rec: dict) -> None:
+                done[rec["game"]] = rec
+                if sink:
+                    sink.write(json.dumps(rec) + "\n")
+                    sink.flush()
+                bar.update(1)
+                bar.set_postfix({postfix: rec.get(postfix)})
+
+            run_bounded(pool, play_one, pending, 2 * workers, keep)
         bar.close()
     finally:
         if sink:

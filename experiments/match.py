@@ -29,7 +29,6 @@ import csv
 import itertools
 import math
 import os
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
@@ -41,6 +40,7 @@ from tablegym.experiments.games import cached_game
 from tablegym.experiments.journal import _Journal, _open_journal
 from tablegym.search.play import GameRecord, play_game, random_opening
 from tablegym.experiments.stats import MAX_GAMES, MatchResult, SeatRecord, format_elo
+from tablegym.training.parallel import run_bounded
 
 AgentFactory = Callable[[Game, str], Any]
 """``(game, spec) -> Agent``; must be a picklable top-level function when ``workers > 1``."""
@@ -195,33 +195,9 @@ def _run(matches: Sequence[_Tasks], order: Iterable[_Task], workers: int, progre
         elif remaining and time.monotonic() < deadline:
             processes = min(workers, remaining)
             with _pool(backend, processes, address) as pool:
-                _run_until(pool, todo, processes, deadline, keep)
+                run_bounded(pool, _play_task, todo, processes, lambda result: keep(*result),
+                            until=lambda: time.monotonic() >= deadline)
     return done
-
-
-def _run_until(pool: Any, tasks: Iterable[_Task], processes: int, deadline: float,
-               keep: Callable[[_Task, GameRecord], None]) -> None:
-    """Hand the pool one game per free worker while time is left (``deadline``: ``math.inf`` for
-    none), so that no game waits in a queue: stopping leaves none behind, only games already
-    started are waited for, and a match of any length holds only the games in play."""
-    slots = threading.Semaphore(processes)
-    stop = threading.Event()
-
-    def feed() -> Iterator[_Task]:
-        # Runs in the pool's task-handler thread, which would otherwise queue every task at once.
-        for task in tasks:
-            slots.acquire()
-            if stop.is_set() or time.monotonic() >= deadline:
-                return
-            yield task
-
-    try:
-        for task, record in pool.imap_unordered(_play_task, feed(), chunksize=1):
-            slots.release()
-            keep(task, record)
-    finally:
-        stop.set()
-        slots.release()  # wake the feeder if it waits, so that the pool can shut down
 
 
 def _interleave(per_pair: Sequence[_Tasks]) -> Iterator[_Task]:

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from tablegym.envs.core import ONGOING, Game, KernelState
-from tablegym.search.play import GameRecord
+from tablegym.search.play import GameRecord, winner_of
 
 _RECORD_FIELDS = ("actions", "opening_plies", "winner", "returns", "move_counts", "move_seconds")
 """A record's fields, each required."""
@@ -73,18 +73,12 @@ def read_record(rec: Mapping[str, Any], game: Game, key_opening: int) -> GameRec
     if not is_int(opening) or not 0 <= opening <= min(len(actions), key_opening):
         raise ReplayError(f"opening_plies {opening!r} must be an integer in 0..{min(len(actions), key_opening)} "
                              f"(the key's opening_plies, and no more than the actions)"[:300])
-    claimed = _winner_of(returns)
+    claimed = winner_of(returns)
     if winner != claimed:
         raise ReplayError(f"winner {winner!r} does not match returns {returns!r} "
                              f"({'a draw' if claimed is None else f'player {claimed} has the most'})")
     return GameRecord(tuple(actions), opening, winner, tuple(float(x) for x in returns), tuple(counts),
                       tuple(float(x) for x in seconds))
-
-
-def _winner_of(returns: Sequence[float]) -> int | None:
-    """The one player with the highest return, None for a tie (``play_game``'s rule)."""
-    best = max(returns)
-    return returns.index(best) if sum(r == best for r in returns) == 1 else None
 
 
 def _replay_batch(states, actions, starts, openings, moves, push, to_move, outcome, buf, counts, bad):  # pragma: no cover

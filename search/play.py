@@ -64,7 +64,9 @@ def random_opening(game: Game, plies: int, rng: np.random.Generator) -> list[int
     return actions
 
 
-def _winner(returns: np.ndarray) -> int | None:
+def winner_of(returns: Any) -> int | None:
+    """The one player with the highest return, None for a tie: how a game's record names its winner."""
+    returns = np.asarray(returns)
     best = int(np.argmax(returns))
     return best if np.sum(returns == returns[best]) == 1 else None
 
@@ -123,5 +125,5 @@ def play_game(
             raise
         actions.append(int(action))
     returns = np.asarray(state.returns(), dtype=float)
-    return GameRecord(tuple(actions), len(opening), _winner(returns), tuple(returns.tolist()), tuple(counts), tuple(seconds),
+    return GameRecord(tuple(actions), len(opening), winner_of(returns), tuple(returns.tolist()), tuple(counts), tuple(seconds),
                       state)

@@ -23,6 +23,8 @@ rather than each task carrying its own copy.
 
 from __future__ import annotations
 
+import threading
+
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from tablegym.models.trust import as_caller, caller, run_as_caller
@@ -120,6 +122,32 @@ class ProcessPool:
         return self.pool.imap_unordered(as_caller(fn), tasks, chunksize)
 
 
+def run_bounded(pool: Any, fn: Callable[[Any], Any], tasks: Iterable, in_flight: int, keep: Callable[[Any], None],
+                *, until: Callable[[], bool] | None = None) -> None:
+    """Hand ``pool`` the ``tasks`` (any iterable, a generator of any length) at most ``in_flight``
+    ahead of the results, and call ``keep(result)`` on each as it comes; once ``until()`` is true
+    no new task starts (those started are finished). Nothing waits in the pool's queue, so a run
+    of any length holds only the tasks in play, and stopping leaves none behind."""
+    slots = threading.Semaphore(in_flight)
+    stop = threading.Event()
+
+    def feed() -> Iterator[Any]:
+        # Runs in the pool's task-handler thread, which would otherwise queue every task at once.
+        for task in tasks:
+            slots.acquire()
+            if stop.is_set() or (until is not None and until()):
+                return
+            yield task
+
+    try:
+        for result in pool.imap_unordered(fn, feed(), chunksize=1):
+            slots.release()
+            keep(result)
+    finally:  # before the pool ends: a feeder left waiting would keep it from shutting down
+        stop.set()
+        slots.release()
+
+
 def task_pool(backend: str, workers: int, address: str | None = None, *modules: str) -> "ProcessPool | RayPool":
     """The pool matches and single-player runs play their games in: ``workers`` processes here
     (``modules`` preloaded in them), or Ray tasks."""
@@ -148,7 +176,7 @@ class RayPool:
     def imap_unordered(self, fn: Callable[[Any], Any], tasks: Iterable, chunksize: int = 1) -> Iterator[Any]:
         """Results of ``fn(task)`` as they finish. Tasks are drawn from ``tasks`` only when a
         slot in the window is free, and only after the previous result was handed over (a
-        caller's generator may wait on that result, as ``match._run_until`` does)."""
+        caller's generator may wait on that result, as ``run_bounded``'s does)."""
         ray = self.ray
         remote = ray.remote(max_retries=self.max_retries, num_cpus=1)(run_as_caller)
         settings = caller()
