@@ -1,10 +1,11 @@
 """Matches and tournaments between agents, run in parallel and reproducible from one seed.
 
-Agents travel to worker processes as spec strings (``"random"``,
-``"alphabeta:depth=5,eval=advanced"``) and are built there with
-``tablegym.models.agents.make_agent``: specs pickle, agents (numba kernels, torch models)
-need not. Every game gets its own seed from ``numpy.random.SeedSequence(seed, spawn_key=...)``
-and fresh agents, so a match gives the same games whatever the number of workers.
+Agents are named by spec strings (``"random"``, ``"alphabeta:depth=5,eval=advanced"``), each read
+once, in the parent, into a plan (``tablegym.models.agents.plan_agent``: plain data) that travels
+to the worker processes and is built there (``build_agent``): plans pickle, agents (numba
+kernels, torch models) need not, and a network file is read once a process. Every game gets its
+own seed from ``numpy.random.SeedSequence(seed, spawn_key=...)`` and fresh agents, so a match
+gives the same games whatever the number of workers.
 
 Seats are balanced: games come in pairs that share one random opening, agent A playing
 player 0 in the first game of the pair and player 1 in the second (player 0 moves first unless
@@ -51,10 +52,28 @@ AgentFactory = Callable[[Game, str], Any]
 # --------------------------------------------------------------------------------------------
 
 
-def _default_factory(game: Game, spec: str) -> Any:
-    from tablegym.models.agents import make_agent
+@dataclass(frozen=True)
+class _Planned:
+    """The agent factory of a run given none: each spec read once, in the parent
+    (``plan_agent``), and built from its plan wherever a game is played (``build_agent``: the
+    evaluator read once a process, a fresh agent every game)."""
 
-    return make_agent(game, spec)
+    plans: tuple[tuple[str, Any], ...]
+
+    @classmethod
+    def of(cls, game: Game, specs: Iterable[str]) -> "_Planned":
+        from tablegym.models.agents import build_agent, plan_agent
+
+        plans = {}
+        for spec in specs:
+            plans[spec] = plan_agent(game, spec)
+            build_agent(plans[spec], game)  # a file that does not load fails here, not in a worker
+        return cls(tuple(plans.items()))
+
+    def __call__(self, game: Game, spec: str) -> Any:
+        from tablegym.models.agents import build_agent
+
+        return build_agent(dict(self.plans)[spec], game)
 
 
 @dataclass(frozen=True)
@@ -70,7 +89,7 @@ class _Task:
     spec_b: str
     seed: int
     opening_plies: int
-    factory: AgentFactory | None
+    factory: AgentFactory
 
 
 _WARM: set[tuple[Any, ...]] = set()
@@ -91,7 +110,7 @@ def _warm_up(game: Game, key: tuple[Any, ...], spec: str, factory: AgentFactory)
 def _play_task(task: _Task) -> tuple[_Task, GameRecord]:
     """Play one game in a worker: fresh agents, the pair's shared opening, the game's own rng."""
     game = cached_game(task.game_name, task.game_options)
-    factory = task.factory or _default_factory
+    factory = task.factory
     for spec in (task.spec_a, task.spec_b):
         _warm_up(game, (task.game_name, task.game_options, spec, task.factory), spec, factory)
     opening_seq, *game_seqs = np.random.SeedSequence(task.seed, spawn_key=(task.match, task.pair)).spawn(3)
@@ -115,7 +134,7 @@ class _Tasks(Sequence[_Task]):
     games: int
     seed: int
     opening_plies: int
-    factory: AgentFactory | None
+    factory: AgentFactory
 
     def __len__(self) -> int:
         return self.games
@@ -136,7 +155,7 @@ class _Tasks(Sequence[_Task]):
 
 
 def _tasks(match: int, game_name: str, options: tuple, spec_a: str, spec_b: str, games: int,
-           seed: int, opening_plies: int, factory: AgentFactory | None) -> _Tasks:
+           seed: int, opening_plies: int, factory: AgentFactory) -> _Tasks:
     return _Tasks(match, game_name, options, spec_a, spec_b, games, seed, opening_plies, factory)
 
 
@@ -260,8 +279,10 @@ def _check_games(name: str, games: Any) -> None:
 
 def _prepare(game_name: str, specs: Iterable[str], game_options: dict[str, Any] | None, workers: int,
              factory: AgentFactory | None, time_limit_s: float | None = None,
-             backend: str = "process") -> tuple[tuple[str, Any], ...]:
-    """Check everything in the parent so bad input fails fast with a clear error, not in a worker."""
+             backend: str = "process") -> tuple[tuple[tuple[str, Any], ...], AgentFactory]:
+    """Check everything in the parent so bad input fails fast with a clear error, not in a worker;
+    the game's options and the factory the games build their agents with (the caller's, else
+    every spec planned once: ``_Planned``)."""
     from tablegym.training.parallel import check_backend
 
     check_backend(backend)
@@ -271,12 +292,13 @@ def _prepare(game_name: str, specs: Iterable[str], game_options: dict[str, Any] 
         raise ValueError(f"time_limit_s must be None or >= 0, got {time_limit_s!r}")
     options = tuple(sorted((game_options or {}).items()))
     game = cached_game(game_name, options)
-    build = factory or _default_factory
+    if factory is None:
+        return options, _Planned.of(game, specs)
     for spec in specs:
         if not isinstance(spec, str):
             raise TypeError(f"agent specs are strings, got {spec!r}")
-        build(game, spec)
-    return options
+        factory(game, spec)
+    return options, factory
 
 
 def play_match(
@@ -308,14 +330,8 @@ def play_match(
     Ray tasks (on the cluster at ``address``, else a local instance): the same records.
     """
     _check_games("games", games)
-    if opening_plies < 0:
-        raise ValueError(f"opening plies must be >= 0, got {opening_plies!r}")
-    options = _prepare(game_name, (spec_a, spec_b), game_options, workers, agent_factory, time_limit_s, backend)
-    tasks = _tasks(0, game_name, options, spec_a, spec_b, games, seed, opening_plies, agent_factory)
-    with _open_journal(journal) as log:
-        done = _run([tasks], tasks, workers, progress, f"{spec_a} vs {spec_b}", journal=log,
-                    time_limit_s=time_limit_s, backend=backend, address=address)
-    return _summarize_finished(game_name, spec_a, spec_b, tasks, done)
+    return _play(game_name, (spec_a, spec_b), [(spec_a, spec_b)], games, f"{spec_a} vs {spec_b}", opening_plies,
+                 seed, workers, progress, game_options, agent_factory, journal, time_limit_s, backend, address)[0]
 
 
 def round_robin(
@@ -354,21 +370,29 @@ def round_robin(
     if dupes:
         raise ValueError(f"agent specs must be distinct, repeated: {dupes}")
     _check_games("games_per_pair", games_per_pair)
+    pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1:]]
+    results = _play(game_name, specs, pairs, games_per_pair, f"round robin ({len(specs)} agents)", opening_plies,
+                    seed, workers, progress, game_options, agent_factory, journal, time_limit_s, backend, address)
+    return [r for r in results if r.games]
+
+
+def _play(game_name: str, specs: Sequence[str], pairs: list[tuple[str, str]], games: int, desc: str,
+          opening_plies: int, seed: int, workers: int, progress: bool, game_options: dict[str, Any] | None,
+          agent_factory: AgentFactory | None, journal: str | os.PathLike[str] | None, time_limit_s: float | None,
+          backend: str, address: str | None) -> list[MatchResult]:
+    """The matches of ``pairs`` (``games`` each), in one pool; a result for every pairing (one
+    without a finished game counts none)."""
     if opening_plies < 0:
         raise ValueError(f"opening plies must be >= 0, got {opening_plies!r}")
-    options = _prepare(game_name, specs, game_options, workers, agent_factory, time_limit_s, backend)
-    pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1:]]
-    per_pair = [
-        _tasks(m, game_name, options, a, b, games_per_pair, seed, opening_plies, agent_factory)
-        for m, (a, b) in enumerate(pairs)
-    ]
+    options, factory = _prepare(game_name, specs, game_options, workers, agent_factory, time_limit_s, backend)
+    per_pair = [_tasks(m, game_name, options, a, b, games, seed, opening_plies, factory)
+                for m, (a, b) in enumerate(pairs)]
     resumable = journal is not None or time_limit_s is not None
     order = _interleave(per_pair) if resumable else itertools.chain.from_iterable(per_pair)
     with _open_journal(journal) as log:
-        done = _run(per_pair, order, workers, progress, f"round robin ({len(specs)} agents)", journal=log,
-                    time_limit_s=time_limit_s, backend=backend, address=address)
-    results = [_summarize_finished(game_name, a, b, per_pair[m], done) for m, (a, b) in enumerate(pairs)]
-    return [r for r in results if r.games]
+        done = _run(per_pair, order, workers, progress, desc, journal=log, time_limit_s=time_limit_s,
+                    backend=backend, address=address)
+    return [_summarize_finished(game_name, a, b, per_pair[m], done) for m, (a, b) in enumerate(pairs)]
 
 
 # --------------------------------------------------------------------------------------------

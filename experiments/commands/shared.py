@@ -10,8 +10,7 @@ from typing import Any, Callable, Sequence
 
 
 from tablegym.envs.core import Game
-from tablegym.experiments.games import GAMES
-from tablegym.envs import make_game
+from tablegym.experiments.games import GAMES, cached_game
 from tablegym.training.flags import bounded_int
 
 
@@ -91,7 +90,8 @@ _GAME_FLAGS = ("n", "width", "height", "win_length", "first_player", "level")
 
 
 def game_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Game, dict[str, Any]]:
-    """Build the game from its name, ``--option key=value`` and the dedicated flags."""
+    """Build the game from its name, ``--option key=value`` and the dedicated flags (once a process:
+    the match or run the command starts asks for the same game)."""
     options: dict[str, Any] = key_values(parser, args.option, "--option")
     for key in _GAME_FLAGS:
         value = getattr(args, key)
@@ -101,7 +101,7 @@ def game_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
             parser.error(f"game option {key!r} given twice (--option and --{key.replace('_', '-')})")
         options[key] = value
     try:
-        return make_game(args.game, **options), options
+        return cached_game(args.game, tuple(sorted(options.items()))), options
     except ValueError as err:
         parser.error(str(err))
 
