@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threes-games", type=int, default=20, help="Threes games per evaluator")
     args = parser.parse_args(argv)
 
-    from tablegym.envs.sim import solve_sim
+    from tablegym.models.sim.agents import solve_sim
 
     print("== 1. Sim solved with the canonical-form solver")
     solve_sim(3)  # loads the compiled solver, so the times below are solves alone

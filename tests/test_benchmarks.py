@@ -5,7 +5,7 @@ benchmarked call still returns the right thing; ``make bench`` and ``tablegym be
 medians and ratios.
 """
 
-from tablegym.envs.sim import solve_sim
+from tablegym.models.sim.agents import solve_sim
 from tablegym.envs.trilobite.core import TrilobiteGame
 from tablegym.envs.trilobite.heuristics import ADVANCED
 from tablegym.search.alphabeta_search import alphabeta

@@ -19,14 +19,6 @@ RANK = {**{name: i for i, name in enumerate(LAYERS)}, "interop": LAYERS.index("m
 GENERIC = LAYERS[1:]
 TOUR = {"experiments/demo.py"}  # the README's first command: a guided tour of named games
 
-PENDING = {
-    "envs/sim/heuristics.py": {"search"},
-}
-"""Modules of a game's rules folder that still import a layer above the rules: the opponents of
-the original Sim app, whose expert plays by the exact solver and whose others extend the
-generic random player. Each is listed with the layers it may reach; the test below fails on any
-other upward import and on an entry no longer needed."""
-
 EXPERIMENT_NAMES = ("train", "sb3", "rl", "evaluate", "records", "bench", "regress", "agreement", "audit",
                     "two_sample", "targets_eval", "imitate", "command", "compare", "sweep")
 """Words that name an experiment, a baseline or a trainer: no module of a game's rules folder
@@ -90,17 +82,8 @@ def test_imports_point_downwards_even_inside_functions(layer):
     bad = []
     for path in _files(layer):
         name = str(path.relative_to(ROOT))
-        extra = _upward(path, layer) - PENDING.get(name, set())
-        bad += [f"{name}: imports tablegym.{target}" for target in sorted(extra)]
+        bad += [f"{name}: imports tablegym.{target}" for target in sorted(_upward(path, layer))]
     assert bad == []
-
-
-def test_every_pending_entry_is_still_needed():
-    """The list of modules still to move only shrinks: an entry whose module no longer reaches
-    those layers is removed with the move."""
-    stale = {name: layers - _upward(ROOT / name, "envs") for name, layers in PENDING.items()
-             if not (ROOT / name).exists() or layers - _upward(ROOT / name, "envs")}
-    assert stale == {}
 
 
 def test_no_module_of_a_game_folder_is_named_for_an_experiment_or_a_trainer():

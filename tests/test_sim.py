@@ -25,7 +25,7 @@ from tablegym.envs.sim.canonical import (
     relabel,
 )
 from tablegym.envs.sim.core import SimGame
-from tablegym.envs.sim.heuristics import (
+from tablegym.models.sim.agents import (
     AGENTS,
     SAFE_MOVES,
     DumbAgent,

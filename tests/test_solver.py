@@ -8,7 +8,7 @@ import pytest
 from tablegym.envs.core import State
 from tablegym.envs.sim.canonical import canonical_key, decode_key, k_canonical
 from tablegym.envs.sim.core import SimGame
-from tablegym.envs.sim.heuristics import solve_sim
+from tablegym.models.sim.agents import solve_sim
 from tablegym.experiments.sim.bench import bench_sim_solve
 from tablegym.envs.trilobite.core import TrilobiteGame
 from tablegym.search.solver import (Solver, SolveLimitError, SolveProgress, SolveResult, capacity, default_max_bytes,

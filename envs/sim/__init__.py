@@ -1,8 +1,9 @@
-"""Sim (the game behind the "Cassis" app): rules core, canonical form, Cassis opponents, solve.
+"""Sim (the game behind the "Cassis" app): rules core, canonical form, the hand-made evaluator.
+The app's opponents and the exact solve play by the search, so they live a layer up, in
+tablegym.models.sim.agents.
 
 Every name below is loaded on first use, so importing the package (as the game registry does
-for ``tablegym.envs.sim.plugin``) compiles nothing; ``solve_sim`` lives in
-heuristics.py because it needs tablegym.search.
+for ``tablegym.envs.sim.plugin``) compiles nothing.
 """
 
 import importlib
@@ -11,8 +12,7 @@ from typing import Any
 _LAZY = {
     **dict.fromkeys(("canonical_form", "canonical_key", "decode_key", "k_canonical"), "canonical"),
     **dict.fromkeys(("SimGame", "SimState"), "core"),
-    **dict.fromkeys(("solve_sim", "solve_game", "AGENTS", "EVALUATORS", "SAFE_MOVES",
-                     "DumbAgent", "EasyAgent", "MediumAgent", "ExpertAgent"), "heuristics"),
+    **dict.fromkeys(("EVALUATORS", "SAFE_MOVES"), "heuristics"),
 }
 
 

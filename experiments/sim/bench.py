@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from tablegym.envs.sim.heuristics import solve_sim
+from tablegym.models.sim.agents import solve_sim
 
 
 def bench_sim_solve(n: int = 6, repeats: int = 20) -> dict[str, float]:
