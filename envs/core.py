@@ -48,6 +48,42 @@ def k_outcome(s):
 
 
 @njit(cache=True)
+def terminal_value(s, player, win):
+    """What the finished game ``s`` is worth to ``player`` on a scale of ``win``: ``win`` when the
+    header's outcome names them, ``-win`` when it names the other player, 0 at a draw (every
+    two-player evaluator owns its win scale, so it passes its own)."""
+    out = s[OUTCOME]
+    if out == DRAW:
+        return 0.0
+    return win if out == player else -win
+
+
+@njit(cache=True)
+def win_loss(s, player, params):
+    """The evaluator kernel that knows only the rules: +1 won, -1 lost, 0 otherwise (a search's
+    baseline, and a whole solver for a game searched to the end)."""
+    if s[OUTCOME] != ONGOING:
+        return terminal_value(s, player, 1.0)
+    return 0.0
+
+
+@njit(cache=True)
+def cell_features(s, first, cells, out):
+    """The binary features of a board kept in ``s[first:first + cells]`` (0 empty, ``p + 1`` a
+    piece of player ``p``), seen by the player to move, so that a network reads every position
+    from the side that decides: feature ``2 * cell`` is their piece, ``2 * cell + 1`` the
+    opponent's. Written to ``out`` in cell order; returns how many."""
+    me = s[TO_MOVE] + 1
+    n = 0
+    for c in range(cells):
+        v = s[first + c]
+        if v != 0:
+            out[n] = 2 * c + (0 if v == me else 1)
+            n += 1
+    return n
+
+
+@njit(cache=True)
 def k_key(s):
     """The position key kept in the common header (a ``Kernels.key``)."""
     return s[KEY]
@@ -266,10 +302,22 @@ class KernelState(State):
 
     kernels: Kernels
     num_features: int
+    observe: Any = None
+    """The compiled ``observe(s, player, out)`` that fills ``observation``'s float32 planes (a
+    game's ``k_observation``, set as a ``staticmethod``); a game whose observation is more than
+    one kernel call overrides ``observation`` instead."""
 
     def __init__(self, game: Game, array: np.ndarray) -> None:
         self.game = game
         self._s = array
+
+    def observation(self, player: int) -> np.ndarray:
+        """The planes of ``spec.observation_shape`` seen by ``player`` (the class's ``observe``)."""
+        if self.observe is None:
+            raise NotImplementedError(f"{type(self).__name__} has no observation kernel")
+        obs = np.empty(self.game.spec.observation_shape, dtype=np.float32)
+        self.observe(self._s, player, obs)
+        return obs
 
     @property
     def array(self) -> np.ndarray:

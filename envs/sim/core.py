@@ -216,6 +216,7 @@ class SimState(KernelState):
     """A Sim position; actions are edge ids (``SimGame.edges`` gives their points)."""
 
     kernels = KERNELS
+    observe = staticmethod(k_observation)
 
     def __init__(self, game: SimGame, array: np.ndarray) -> None:
         super().__init__(game, array)
@@ -252,12 +253,6 @@ class SimState(KernelState):
             if k not in (i, j) and self._s[HDR + EDGE_ID[g.n, i, k]] == colour == self._s[HDR + EDGE_ID[g.n, j, k]]:
                 return tuple(sorted((i, j, k)))  # type: ignore[return-value]
         raise AssertionError("a won game without a triangle")
-
-    def observation(self, player: int) -> np.ndarray:
-        """Planes over the edges: ``player``'s edges, the opponent's, all ones if ``player`` is to move."""
-        obs = np.empty(self.game.spec.observation_shape, dtype=np.float32)
-        k_observation(self._s, player, obs)
-        return obs
 
     def to_text(self) -> str:
         """Adjacency matrix (X player 0, O player 1, . uncoloured) and whose move it is."""

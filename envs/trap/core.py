@@ -422,6 +422,7 @@ class TrapState(KernelState):
     """A Trap position: a move, a throw, or a trap in the air (chance)."""
 
     kernels = KERNELS
+    observe = staticmethod(k_observation)
 
     def __init__(self, game: TrapGame, array: np.ndarray) -> None:
         super().__init__(game, array)
@@ -468,13 +469,6 @@ class TrapState(KernelState):
     def mobility(self, player: int) -> int:
         """The number of legal king steps of ``player`` (0 means enclosed)."""
         return int(mobility(self._s, player))
-
-    def observation(self, player: int) -> np.ndarray:
-        """Planes: ``player``'s cell, the opponent's, traps, all ones in the throw phase, all ones
-        if ``player`` is to decide."""
-        obs = np.empty(self.game.spec.observation_shape, dtype=np.float32)
-        k_observation(self._s, player, obs)
-        return obs
 
     # -- text --------------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import DRAW, ONGOING, OUTCOME, TO_MOVE
+from tablegym.envs.core import ONGOING, OUTCOME, TO_MOVE, terminal_value
 from tablegym.envs.trap.core import DIRS, HDR, MAX_SIDE, N_, NUM_DIRS, POS0
 from tablegym.envs.evaluator import KernelEvaluator
 
@@ -102,10 +102,7 @@ _NEIGHBOURS = _neighbour_table()
 
 @njit(cache=True)
 def _terminal(s, player):
-    out = s[OUTCOME]
-    if out == DRAW:
-        return 0.0
-    return WIN if out == player else -WIN
+    return terminal_value(s, player, WIN)
 
 
 @njit(cache=True)

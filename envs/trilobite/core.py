@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from tablegym.envs.core import (DRAW, HEADER, KEY, LAST, ONGOING, OUTCOME, PLY, TO_MOVE, Game, GameSpec,
+from tablegym.envs.core import (DRAW, cell_features, HEADER, KEY, LAST, ONGOING, OUTCOME, PLY, TO_MOVE, Game, GameSpec,
                                  IllegalActionError, Kernels, KernelState, k_outcome, k_to_move)
 
 HDR = 16
@@ -193,15 +193,7 @@ def k_key(s):
 @njit(cache=True)
 def k_features(s, out):
     """Feature ``2 * cell`` is a chip of the player to move, ``2 * cell + 1`` an opponent's."""
-    n_cells = s[W_] * s[H_]
-    me = s[TO_MOVE] + 1
-    n = 0
-    for c in range(n_cells):
-        v = s[HDR + c]
-        if v != 0:
-            out[n] = 2 * c + (0 if v == me else 1)
-            n += 1
-    return n
+    return cell_features(s, HDR, s[W_] * s[H_], out)
 
 
 @njit(cache=True)
@@ -274,6 +266,7 @@ class TrilobiteState(KernelState):
     """A Trilobite position; actions are column numbers."""
 
     kernels = KERNELS
+    observe = staticmethod(k_observation)
 
     def __init__(self, game: TrilobiteGame, array: np.ndarray) -> None:
         super().__init__(game, array)
@@ -293,12 +286,6 @@ class TrilobiteState(KernelState):
     @property
     def ply(self) -> int:
         return int(self._s[PLY])
-
-    def observation(self, player: int) -> np.ndarray:
-        """Planes: ``player``'s chips, the opponent's chips, all ones if ``player`` is to move."""
-        obs = np.empty(self.game.spec.observation_shape, dtype=np.float32)
-        k_observation(self._s, player, obs)
-        return obs
 
     def to_text(self) -> str:
         g = self.game

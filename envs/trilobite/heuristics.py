@@ -17,28 +17,13 @@ from __future__ import annotations
 
 from numba import njit
 
-from tablegym.envs.core import DRAW, ONGOING
+from tablegym.envs.core import ONGOING, terminal_value, win_loss
 from tablegym.envs.trilobite.core import HDR, H_, L_, LAST, OUTCOME, TO_MOVE, W_, run_length
 from tablegym.envs.evaluator import KernelEvaluator
 
 ENEMY_WEIGHT = 4
 PLAYER_WEIGHT = 5
 WIN_WEIGHT = 9 * PLAYER_WEIGHT
-
-
-@njit(cache=True)
-def _terminal(s, player, win):
-    out = s[OUTCOME]
-    if out == DRAW:
-        return 0.0
-    return win if out == player else -win
-
-
-@njit(cache=True)
-def win_loss(s, player, params):
-    if s[OUTCOME] != ONGOING:
-        return _terminal(s, player, 1.0)
-    return 0.0
 
 
 @njit(cache=True)
@@ -54,14 +39,14 @@ def _line_score(s, player, gaps):
 @njit(cache=True)
 def simplest(s, player, params):
     if s[OUTCOME] != ONGOING:
-        return _terminal(s, player, float(s[L_]))
+        return terminal_value(s, player, float(s[L_]))
     return _line_score(s, player, False)
 
 
 @njit(cache=True)
 def gap_tolerant(s, player, params):
     if s[OUTCOME] != ONGOING:
-        return _terminal(s, player, float(s[L_]))
+        return terminal_value(s, player, float(s[L_]))
     return _line_score(s, player, True)
 
 
@@ -87,7 +72,7 @@ def enemy_neighbours(s):
 @njit(cache=True)
 def advanced(s, player, params):
     if s[OUTCOME] != ONGOING:
-        return _terminal(s, player, params[2])
+        return terminal_value(s, player, params[2])
     if s[LAST] < 0:
         return 0.0
     return params[0] * enemy_neighbours(s) + params[1] * _line_score(s, player, True)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import (DRAW, HEADER, KEY, LAST, ONGOING, OUTCOME, PLY, TO_MOVE, Game, GameSpec,
+from tablegym.envs.core import (DRAW, cell_features, HEADER, KEY, LAST, ONGOING, OUTCOME, PLY, TO_MOVE, Game, GameSpec,
                                  IllegalActionError, Kernels, KernelState, k_key, k_outcome, k_to_move)
 
 FIRST = HEADER
@@ -120,14 +120,7 @@ def k_pop(s):
 @njit(cache=True)
 def k_features(s, out):
     """Feature ``2 * cell`` is a mark of the player to move, ``2 * cell + 1`` an opponent's."""
-    me = s[TO_MOVE] + 1
-    n = 0
-    for c in range(NUM_CELLS):
-        v = s[CELLS + c]
-        if v != 0:
-            out[n] = 2 * c + (0 if v == me else 1)
-            n += 1
-    return n
+    return cell_features(s, CELLS, NUM_CELLS, out)
 
 
 @njit(cache=True)
@@ -212,6 +205,7 @@ class TicTacToeState(KernelState):
     """A tic-tac-toe position; actions are cell numbers 0-8."""
 
     kernels = KERNELS
+    observe = staticmethod(k_observation)
     num_features = NUM_FEATURES
 
     @property
@@ -222,12 +216,6 @@ class TicTacToeState(KernelState):
     @property
     def canonical_key(self) -> int:
         return int(k_canonical(self._s))
-
-    def observation(self, player: int) -> np.ndarray:
-        """Planes: ``player``'s marks, the opponent's marks, all ones if ``player`` is to move."""
-        obs = np.empty((3, 3, 3), dtype=np.float32)
-        k_observation(self._s, player, obs)
-        return obs
 
     def to_text(self) -> str:
         marks = ".XO"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import DRAW, ONGOING
+from tablegym.envs.core import ONGOING, terminal_value, win_loss
 from tablegym.envs.evaluator import KernelEvaluator
 from tests.tictactoe.core import CELLS, KERNELS, LINES, OUTCOME, k_canonical
 
@@ -23,24 +23,9 @@ WIN = 100.0
 
 
 @njit(cache=True)
-def _terminal(s, player, win):
-    out = s[OUTCOME]
-    if out == DRAW:
-        return 0.0
-    return win if out == player else -win
-
-
-@njit(cache=True)
-def win_loss(s, player, params):
-    if s[OUTCOME] != ONGOING:
-        return _terminal(s, player, 1.0)
-    return 0.0
-
-
-@njit(cache=True)
 def lines(s, player, params):
     if s[OUTCOME] != ONGOING:
-        return _terminal(s, player, params[0])
+        return terminal_value(s, player, params[0])
     own = player + 1
     score = 0.0
     for i in range(LINES.shape[0]):
