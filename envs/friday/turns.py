@@ -359,17 +359,26 @@ def _aging_types_open(s):
 # ---- chance nodes ----------------------------------------------------------------------------------
 
 @njit(cache=True)
+def _by_count(s, base, kinds, ids, probs):
+    """The draw from a stack kept as counts ``s[base:base + kinds]``: outcome ``t`` for every
+    kind ``t`` present, with its share of the cards; returns how many."""
+    total = _total(s, base, kinds)
+    n = 0
+    for t in range(kinds):
+        if s[base + t] > 0:
+            ids[n] = t
+            probs[n] = s[base + t] / total
+            n += 1
+    return n
+
+
+@njit(cache=True)
 def k_chance(s, ids, probs):
     """The outcomes of the pending draw and their probabilities; 0 at a decision."""
     kind = s[PENDING]
     n = 0
     if kind == PD_DRAW:
-        total = _total(s, MID, NUM_TYPES)
-        for t in range(NUM_TYPES):
-            if s[MID + t] > 0:
-                ids[n] = t
-                probs[n] = s[MID + t] / total
-                n += 1
+        n = _by_count(s, MID, NUM_TYPES, ids, probs)
     elif kind == PD_AGING or kind == PD_SETUP_AGING:
         want = 0 if _aging_types_open(s) else 1  # normal aging cards lie above the difficult ones
         total = 0
@@ -382,12 +391,7 @@ def k_chance(s, ids, probs):
                 probs[n] = s[AGING_STACK + a] / total
                 n += 1
     elif kind == PD_HAZARD:
-        total = _total(s, HSTACK, NUM_HAZARD_TYPES)
-        for t in range(NUM_HAZARD_TYPES):
-            if s[HSTACK + t] > 0:
-                ids[n] = t
-                probs[n] = s[HSTACK + t] / total
-                n += 1
+        n = _by_count(s, HSTACK, NUM_HAZARD_TYPES, ids, probs)
     elif kind == PD_PIRATE:
         total = _total(s, PIRATE_POOL, NUM_PIRATES)
         for p in range(NUM_PIRATES):
