@@ -15,7 +15,10 @@ from tablegym.envs import make_game
 from tablegym.envs.evaluator import WrongGameError
 from tablegym.models.agents import build_agent, make_agent, plan_agent
 from tablegym.models.export import save
-from tests.test_route_matrix import cases, decision_state, evaluator_name, model_files  # noqa: F401
+from tests import test_route_matrix as matrix
+from tests.test_route_matrix import cases, decision_state, evaluator_name
+
+model_files = matrix.model_files  # the same fixture: an exported network and an SB3 zip for every game
 
 
 @pytest.mark.parametrize("name, template, hand, kind", list(cases()))
@@ -90,3 +93,32 @@ def test_a_plan_is_refused_for_rules_it_was_not_read_for():
 def test_a_spec_that_is_not_a_string_is_refused_in_one_line():
     with pytest.raises(TypeError, match="agent specs are strings, got 3"):
         plan_agent(make_game("trilobite-tiny"), 3)
+
+
+BAD_SPECS = [
+    ("friday", "mc:rollouts=0", "rollouts must be a positive integer"),
+    ("friday", "mc:rollouts=many", "rollouts must be a positive integer"),
+    ("friday", "mc:horizon=-1", "horizon must be 0"),
+    ("friday", "mc:eval=openness", "unknown Friday evaluator"),
+    ("friday", "mc:nodes=10", "takes no option"),
+    ("friday", "montecarlo", "unknown agent"),
+    ("friday", "bestfirst:depth=3", "takes no option"),
+    ("friday", "bestfirst:nodes=many", "nodes must be a positive integer"),
+    ("friday", "bestfirst:nodes=10,worlds=11", "worlds must lie in"),
+    ("friday", "bestfirst:worlds=0", "worlds must be a positive integer"),
+    ("friday", "bestfirst:eval=openness", "unknown Friday evaluator"),
+    ("friday", "bestfirst:nodes=0", "nodes must be a positive integer"),
+    ("threes", "alphago", "unknown agent 'alphago' for threes"),
+    ("threes", "greedy:eval=nope", "unknown Threes evaluator"),
+    ("threes", "threesus:depth=3", "option"),
+    ("friday", "trim:rollouts=3", "takes no option"),
+]
+"""(game, spec, what the refusal says): keys a searcher does not take, values out of range, names
+no game knows."""
+
+
+@pytest.mark.parametrize("game, spec, message", BAD_SPECS)
+def test_a_bad_spec_is_refused_in_one_line(game, spec, message):
+    with pytest.raises(ValueError, match=message) as refused:
+        make_agent(make_game(game), spec)
+    assert "\n" not in str(refused.value)

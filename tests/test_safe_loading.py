@@ -90,13 +90,13 @@ def _algorithm(name: str):
     return {"MaskablePPO": MaskablePPO, "PPO": PPO, "DQN": DQN}[name]
 
 
-@pytest.fixture(scope="module")
-def sb3_zips(tmp_path_factory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("sb3")
+def sb3_zip_files(root: Path, names=SB3_MODELS) -> dict[str, Path]:
+    """A zip saved by SB3 itself for each of ``names`` (keys of ``SB3_MODELS``), in ``root``."""
     out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for name, (algo, kwargs) in SB3_MODELS.items():
+        for name in names:
+            algo, kwargs = SB3_MODELS[name]
             extra = dict(learning_starts=0, buffer_size=1000) if algo == "DQN" else dict(n_steps=64, batch_size=32)
             model = _algorithm(algo)("MlpPolicy", _env(), seed=3, device="cpu", policy_kwargs=kwargs, **extra)
             if algo != "DQN":
@@ -104,6 +104,11 @@ def sb3_zips(tmp_path_factory) -> dict[str, Path]:
             out[name] = root / f"{name}.zip"
             model.save(out[name])
     return out
+
+
+@pytest.fixture(scope="module")
+def sb3_zips(tmp_path_factory) -> dict[str, Path]:
+    return sb3_zip_files(tmp_path_factory.mktemp("sb3"))
 
 
 @pytest.mark.parametrize("name", SB3_MODELS)

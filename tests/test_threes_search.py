@@ -65,12 +65,6 @@ def test_card_counting_weights_by_the_remaining_deck():
 def test_agents_by_name_and_bad_names():
     assert make_agent(THREES, "threesus").name == "threesus-6-3:openness-matthew"
     assert make_agent(THREES, "expectimax:depth=3,eval=openness").models.tolist() == full_chance(3).tolist()
-    with pytest.raises(ValueError, match="unknown agent 'alphago' for threes"):
-        make_agent(THREES, "alphago")
-    with pytest.raises(ValueError, match="unknown Threes evaluator"):
-        make_agent(THREES, "greedy:eval=nope")
-    with pytest.raises(ValueError, match="option"):
-        make_agent(THREES, "threesus:depth=3")
 
 
 def test_generic_expectimax_rejects_bad_input():

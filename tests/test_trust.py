@@ -19,22 +19,16 @@ from tablegym.envs.limits import current as current_limits
 from tablegym.envs.limits import raised_limits
 from tablegym.models.trust import (TRUST_ENV, Trust, TrustedCodeWarning, caller, trust_decision, trust_model_code,
                                    trusting)
-from tests.test_safe_loading import SB3_MODELS, _algorithm, _env, _hostile_zips, marker, refused  # noqa: F401
+from tests import test_safe_loading
+from tests.test_safe_loading import _hostile_zips, refused, sb3_zip_files
+
+marker = test_safe_loading.marker  # the same fixture: a file a hostile zip's code would write
 
 
 @pytest.fixture(scope="module")
 def sb3_zips(tmp_path_factory) -> dict[str, Path]:
     """The two zips these tests need (test_safe_loading builds all six kinds)."""
-    root = tmp_path_factory.mktemp("sb3")
-    out = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for name, extra in (("maskableppo", dict(n_steps=64, batch_size=32)),
-                            ("dqn", dict(learning_starts=0, buffer_size=1000))):
-            algo, kwargs = SB3_MODELS[name]
-            out[name] = root / f"{name}.zip"
-            _algorithm(algo)("MlpPolicy", _env(), seed=3, device="cpu", policy_kwargs=kwargs, **extra).save(out[name])
-    return out
+    return sb3_zip_files(tmp_path_factory.mktemp("sb3"), ("maskableppo", "dqn"))
 
 
 def _hostile(sb3_zips, tmp_path, marker) -> str:
