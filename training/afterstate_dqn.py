@@ -1,6 +1,8 @@
 """Q-learning in afterstate form over a compiled vector env (CleanRL-shaped).
 
-``tablegym train threes --algo dqn --afterstate [--minutes M] [--run-dir D] [--out net.pt]``.
+``tablegym train threes --algo afterstate-dqn [--minutes M] [--run-dir D] [--out net.pt]`` (or
+``--algo dqn --afterstate``, which picks this trainer for a game whose record names an afterstate
+network).
 Where a move's immediate result is known before chance acts (Threes: the board after a swipe,
 before the new card enters), Q(s, a) splits into the move's gain and the value of that
 afterstate: ``Q(s, a) = gain(s, a) + V(after(s, a))``. One value per afterstate instead of one
@@ -52,8 +54,6 @@ class Args(AfterstateArgs):
 
     game: str = "threes"
     """the game (one whose record names an afterstate network: threes)"""
-    afterstate: bool = True
-    """Q(s, a) = gain + V(afterstate) (this trainer; --no-afterstate is training/dqn.py's Q-network)"""
     alpha: float = 0.1
     """SGD step: a sample moves each entry of its afterstate by alpha / entries of its error"""
     target_every: int = 20
@@ -240,7 +240,7 @@ class AfterstateLearner(Learner):
 
 
 def main(argv: list[str] | None = None) -> int:
-    prog = "tablegym train GAME --algo dqn --afterstate"
+    prog = "tablegym train GAME --algo afterstate-dqn"
     args = parse_dataclass_args(Args, argv, prog, __doc__.splitlines()[0])
     try:
         env_id = env_id_of(args.game)
@@ -322,6 +322,10 @@ def main(argv: list[str] | None = None) -> int:
     envs.close()
     run.finish()
     return 0
+
+
+cli_main = main
+"""``tablegym train GAME --algo afterstate-dqn ...`` (the CLI hands over the arguments as typed)."""
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@ docstring, which training/runs.py ``field_help`` looks up along the MRO) still s
   (training/ppo.py, training/dqn.py);
 - ``ReplayArgs``: those that learn from a replay buffer with a target network (training/dqn.py
   and the two below);
-- ``AfterstateArgs``: ``--algo dqn --afterstate``, Q from a value of what a move leads to
-  (training/afterstate_dqn.py, training/negamax_dqn.py);
+- ``AfterstateArgs``: ``--algo afterstate-dqn`` and ``--algo negamax-dqn``, Q from a value of
+  what a move leads to (training/afterstate_dqn.py, training/negamax_dqn.py);
 - ``SelfPlayArgs``: the iterated self-play trainers that fit a ValueMLP on a replay buffer, their
   games played by a pool of workers (training/selfplay.py ``TDArgs``, training/friday/train.py).
 
@@ -185,10 +185,16 @@ class ReplayArgs(VectorArgs):
 
 @dataclass
 class AfterstateArgs(ReplayArgs):
-    """``--algo dqn --afterstate``: Q(s, a) from one value network of what move ``a`` leads to,
-    rather than training/dqn.py's Q-network with one output a move. Which of the two trainers
-    runs depends on the game (training/dqn.py ``cli_main``)."""
+    """Q(s, a) from one value network of what move ``a`` leads to, rather than training/dqn.py's
+    Q-network with one output a move: ``--algo afterstate-dqn`` (training/afterstate_dqn.py) and
+    ``--algo negamax-dqn`` (training/negamax_dqn.py), each trainer's ``RUN_SUFFIX`` its name.
+    ``--algo dqn --afterstate`` names neither and lets the game choose (training/dqn.py
+    ``cli_main``)."""
 
+    RUN_SUFFIX = ""
+
+    algo: str = "dqn"
+    """the algorithm: this trainer's name, or dqn with --afterstate (the game chooses the trainer)"""
     afterstate: bool = True
     """Q(s, a) from a value of what the move leads to (this trainer; --no-afterstate is
     training/dqn.py's Q-network)"""
@@ -199,11 +205,13 @@ class AfterstateArgs(ReplayArgs):
     """torch threads"""
     seed: int = 0
     """seed of the boards, of exploration and of sampling"""
+    game_options: dict = field(default_factory=dict)
+    """rule options (--option KEY=VALUE), recorded in the checkpoint"""
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.algo != "dqn" or not self.afterstate:
-            raise ValueError("this trainer is --algo dqn --afterstate")
+        if self.algo not in ("dqn", self.RUN_SUFFIX) or not self.afterstate:
+            raise ValueError(f"this trainer is --algo {self.RUN_SUFFIX} (or --algo dqn --afterstate)")
 
 
 @dataclass

@@ -14,15 +14,16 @@ as a tablegym checkpoint whose compiled evaluator takes the largest Q over the l
 ``eval=learned:PATH`` runs it in every searcher of the game.
 
 ``--afterstate`` runs neither this network nor this loop but one of two other trainers, chosen by
-the game (``cli_main``), since Q from a value of what a move leads to needs that value's network:
+the game (``cli_main``), since Q from a value of what a move leads to needs that value's network;
+each also runs under its own name:
 
-- afterstate DQN (training/afterstate_dqn.py) for a game whose record names an afterstate
-  network (Threes): Q(s, a) = gain + V(afterstate), V that network;
-- negamax DQN (training/negamax_dqn.py) for every other game, which must have two players
-  (Trilobite, Sim, Trap): Q(s, a) = -V(child), V an MLP on the observation, and where chance
-  moves (Trap's throws) the expectation over the outcomes.
+- ``--algo afterstate-dqn`` (training/afterstate_dqn.py), for a game whose record names an
+  afterstate network (Threes): Q(s, a) = gain + V(afterstate), V that network;
+- ``--algo negamax-dqn`` (training/negamax_dqn.py), for every other game, which must have two
+  players (Trilobite, Sim, Trap): Q(s, a) = -V(child), V an MLP on the observation, and where
+  chance moves (Trap's throws) the expectation over the outcomes.
 
-Each has its own flags (``GAME --algo dqn --afterstate --help``), run folder
+Each has its own flags (``GAME --algo negamax-dqn --help``), run folder
 (runs/GAME-afterstate-dqn, runs/GAME-negamax-dqn) and progress bar ("afterstate dqn GAME",
 "negamax dqn GAME"), and its ``--out`` file's metadata names it (trainer afterstate-dqn,
 negamax-dqn).
@@ -338,10 +339,11 @@ def main(argv: list[str] | None = None) -> int:
 def afterstate_help() -> str:
     """What ``--afterstate`` runs for which game, for this trainer's ``--help``."""
     with_network = ", ".join(p.name for p in tablegym.envs.plugins() if p.afterstate)
-    return (f"--afterstate runs another trainer, chosen by the game: afterstate DQN (training/afterstate_dqn.py: "
-            f"Q(s, a) = gain + V(afterstate), V the network the game's record names) for {with_network}; negamax DQN "
-            f"(training/negamax_dqn.py: Q(s, a) = -V(child), its expectation where chance moves) for every other "
-            f"game, which must have two players. GAME --algo dqn --afterstate --help lists that trainer's flags.")
+    return (f"--afterstate runs another trainer, chosen by the game: afterstate DQN (--algo afterstate-dqn, "
+            f"training/afterstate_dqn.py: Q(s, a) = gain + V(afterstate), V the network the game's record names) for "
+            f"{with_network}; negamax DQN (--algo negamax-dqn, training/negamax_dqn.py: Q(s, a) = -V(child), its "
+            f"expectation where chance moves) for every other game, which must have two players. GAME --algo dqn "
+            f"--afterstate --help lists that trainer's flags.")
 
 
 def cli_main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,7 @@
 """Q-learning in afterstate form for two-player games (CleanRL-shaped).
 
-``tablegym train trilobite --algo dqn --afterstate [--minutes M] [--run-dir D] [--out v.pt]``.
+``tablegym train trilobite --algo negamax-dqn [--minutes M] [--run-dir D] [--out v.pt]`` (or
+``--algo dqn --afterstate``, which picks this trainer for a two-player game).
 In a game without chance a move's result is the next position itself, so Q(s, a) needs no
 network of its own: it is the result when the move ends the game, else minus the value of the
 child for the player who moves there (negamax)::
@@ -39,7 +40,6 @@ training.runs' ``ReplayBuffer``.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,8 +65,6 @@ class Args(AfterstateArgs):
 
     game: str = "trilobite"
     """the game (two players: trilobite, trilobite-tiny, sim, trap)"""
-    afterstate: bool = True
-    """Q(s, a) = -V(child) (this trainer; --no-afterstate is training/dqn.py's Q-network)"""
     plies: int = 1
     """the search behind each target and move: 1 (the children) or 2 (their replies too, as the
     TD-leaf trainer's depth 2)"""
@@ -102,8 +100,6 @@ class Args(AfterstateArgs):
     run_dir: str = "runs/trilobite-negamax-dqn"
     out: str | None = None
     """where to write V as a tablegym checkpoint (eval=learned:PATH)"""
-    game_options: dict = dataclasses.field(default_factory=dict)
-    """rule options (--option KEY=VALUE), recorded in the checkpoint"""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -244,7 +240,7 @@ class NegamaxLearner(TorchLearner):
 
 
 def main(argv: list[str] | None = None) -> int:
-    prog = "tablegym train GAME --algo dqn --afterstate"
+    prog = "tablegym train GAME --algo negamax-dqn"
     args = parse_dataclass_args(Args, argv, prog, __doc__.splitlines()[0])
     try:
         env_id = env_id_of(args.game)
@@ -344,6 +340,10 @@ def main(argv: list[str] | None = None) -> int:
     envs.close()
     run.finish()
     return 0
+
+
+cli_main = main
+"""``tablegym train GAME --algo negamax-dqn ...`` (the CLI hands over the arguments as typed)."""
 
 
 if __name__ == "__main__":
