@@ -43,9 +43,9 @@ from tablegym.envs import load, plugin
 from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
 from tablegym.models.checkpoint import load_checkpoint
-from tablegym.training.args import AfterstateArgs, require_positive, require_share
+from tablegym.training.args import AfterstateArgs, require_positive
 from tablegym.training.runs import Learner, Run, parse_dataclass_args
-from tablegym.training.vector_rl import env_id_of, trained_game
+from tablegym.training.vector_rl import env_id_of, finish, trained_game
 
 
 @dataclass
@@ -80,7 +80,6 @@ class Args(AfterstateArgs):
     def __post_init__(self) -> None:
         super().__post_init__()
         require_positive(self, ("alpha",))
-        require_share(self, ("epsilon",))
         if self.game_options:
             raise ValueError(f"--option: the afterstate network is saved for the default rules; got {self.game_options}")
 
@@ -319,13 +318,7 @@ def main(argv: list[str] | None = None) -> int:
             run.bar.write(f"iteration {run.iteration}: greedy mean score {result.mean():,.0f} ({args.eval_games} games)")
         if run.due(args.save_every):
             run.save()
-    envs.close()
-    run.finish()
-    return 0
-
-
-cli_main = main
-"""``tablegym train GAME --algo afterstate-dqn ...`` (the CLI hands over the arguments as typed)."""
+    return finish(run, envs)
 
 
 if __name__ == "__main__":

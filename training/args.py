@@ -142,10 +142,13 @@ class BoardsArgs(VectorArgs):
     reward: str | None = None
     """the reward the boards train on, where the env offers several (Friday: win or score, the
     score shaping a sparse win); evaluations always report the env's default reward"""
+    hidden: tuple[int, ...] = (128, 128)
+    """hidden layer widths (ReLU) of the Q-network, or of the actor and of the critic"""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         require_positive(self, ("reward_scale", "max_grad_norm"))
+        require_widths(self)
 
 
 @dataclass
@@ -158,15 +161,15 @@ class ReplayArgs(VectorArgs):
     num_envs: int = 256
     """boards stepped together (an iteration steps each once)"""
     buffer_size: int = 200_000
-    """transitions the replay buffer keeps (the newest)"""
+    """samples (transitions, or positions with their targets) the replay buffer keeps (the newest)"""
     batch_size: int = 512
-    """transitions a gradient step"""
+    """samples a gradient step"""
     learning_starts: int = 10_000
-    """transitions in the buffer before learning starts (again after a resume: the buffer is not saved)"""
+    """samples in the buffer before learning starts (again after a resume: the buffer is not saved)"""
     updates: int = 1
     """gradient steps an iteration"""
     target_every: int = 250
-    """iterations between target-network updates"""
+    """iterations between target-network updates (copies of the online network)"""
     log_every: int = 100
     """iterations between TensorBoard scalars"""
 
@@ -207,9 +210,12 @@ class AfterstateArgs(ReplayArgs):
     """seed of the boards, of exploration and of sampling"""
     game_options: dict = field(default_factory=dict)
     """rule options (--option KEY=VALUE), recorded in the checkpoint"""
+    epsilon: float = 0.1
+    """chance of a uniformly random legal move"""
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        require_share(self, ("epsilon",))
         if self.algo not in ("dqn", self.RUN_SUFFIX) or not self.afterstate:
             raise ValueError(f"this trainer is --algo {self.RUN_SUFFIX} (or --algo dqn --afterstate)")
 

@@ -56,7 +56,7 @@ from tablegym.models.policy import mlp
 from tablegym.training.afterstate_dqn import act
 from tablegym.training.args import AfterstateArgs, require_at_least, require_positive, require_share, require_widths
 from tablegym.training.runs import ReplayBuffer, Run, TorchLearner, parse_dataclass_args
-from tablegym.training.vector_rl import env_id_of, trained_game
+from tablegym.training.vector_rl import env_id_of, finish, trained_game
 
 
 @dataclass
@@ -81,16 +81,10 @@ class Args(AfterstateArgs):
     """hidden layer widths of V (ReLU)"""
     lr: float = 3e-4
     """Adam's step"""
-    epsilon: float = 0.1
-    """chance of a uniformly random legal move"""
     buffer_size: int = 500_000
-    """positions the replay buffer keeps (the newest)"""
     batch_size: int = 1024
-    """positions a gradient step"""
     learning_starts: int = 20_000
-    """positions in the buffer before learning starts (again after a resume: the buffer is not saved)"""
     target_every: int = 25
-    """iterations between copies of V into the target network"""
     eval_games: int = 200
     """games of an evaluation: one-ply greedy play against --eval-opponent, seats alternating, from
     --opening-plies random moves (at least 2)"""
@@ -106,7 +100,7 @@ class Args(AfterstateArgs):
         require_at_least(self, 0, ("opening_plies",))
         if self.plies not in (1, 2):
             raise ValueError(f"--plies must be 1 or 2, got {self.plies}")
-        require_share(self, ("lam", "epsilon"))
+        require_share(self, ("lam",))
         require_positive(self, ("lr",))
         require_widths(self)
 
@@ -337,13 +331,7 @@ def main(argv: list[str] | None = None) -> int:
                           f"({args.eval_games} games)")
         if run.due(args.save_every):
             run.save()
-    envs.close()
-    run.finish()
-    return 0
-
-
-cli_main = main
-"""``tablegym train GAME --algo negamax-dqn ...`` (the CLI hands over the arguments as typed)."""
+    return finish(run, envs)
 
 
 if __name__ == "__main__":

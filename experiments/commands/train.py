@@ -25,10 +25,8 @@ def train(argv: list[str]) -> int:
         return usage_error(f"train: --algo must be ppo or dqn (masked PPO or DQN over the vector envs), afterstate-dqn or "
                             f"negamax-dqn (Q from a value of what a move leads to), imitate (PPO's network fitted to a "
                             f"teacher's games) or left out for the game's own trainer; got {algo!r}")
-    if algo is not None:
-        return importlib.import_module(f"tablegym.training.{algo.replace('-', '_')}").cli_main(argv)
-    trainer = _DEFAULT_TRAINER
-    if name is not None:
+    trainer = ALGOS[algo] if algo is not None else _DEFAULT_TRAINER
+    if name is not None and algo is None:
         try:
             trainer = plugin(name).trainer
         except ValueError as err:
@@ -40,9 +38,11 @@ def train(argv: list[str]) -> int:
     return 0 if status is None else status
 
 
-ALGOS = ("ppo", "dqn", "afterstate-dqn", "negamax-dqn", "imitate")
-"""The trainers over the vector envs, by ``--algo`` name: each is training/NAME.py (a dash for
-an underscore)."""
+ALGOS = {"ppo": "tablegym.training.ppo:main", "dqn": "tablegym.training.dqn:cli_main",
+         "afterstate-dqn": "tablegym.training.afterstate_dqn:main", "negamax-dqn": "tablegym.training.negamax_dqn:main",
+         "imitate": "tablegym.training.imitate:main"}
+"""The trainers over the vector envs by ``--algo`` name, each a ``module:function`` handed the
+arguments as typed."""
 
 
 def _algo(argv: list[str]) -> str | None:
