@@ -14,6 +14,7 @@ actor was trained on.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 import torch
@@ -57,6 +58,19 @@ class ActorCritic(nn.Module):
         return torch.distributions.Categorical(logits=self.actor(x).masked_fill(~mask, MASKED))
 
 
+def declared_shape(shape: Any, what: str, layers: int, refusal: str) -> tuple[int, int, tuple[int, ...]]:
+    """(inputs, actions, hidden widths) of the network a checkpoint's metadata describes, at
+    most ``layers`` widths (``declared_widths``): sizes from a file are checked before a network
+    is built of them. A ``CheckpointError`` saying ``what`` and ``refusal`` where they are
+    missing or not numbers."""
+    try:
+        return int(shape["inputs"]), int(shape["actions"]), declared_widths(shape["hidden"], what, most=layers)
+    except CheckpointError:
+        raise
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CheckpointError(f"{what} {refusal}: {exc}") from None
+
+
 def load_actor_critic(path: str | os.PathLike, game: Game) -> ActorCritic:
     """The network of a PPO checkpoint (training/ppo.py's ``checkpoint.pt``) made for ``game``
     under its rule options; a ``CheckpointError`` in one line otherwise."""
@@ -67,13 +81,7 @@ def load_actor_critic(path: str | os.PathLike, game: Game) -> ActorCritic:
                               f"a critic written by --out plays as eval=learned:PATH instead)")
     what = f"checkpoint {str(path)!r}"
     state = payload["model"]
-    try:
-        inputs, actions = int(shape["inputs"]), int(shape["actions"])
-        hidden = declared_widths(shape["hidden"], what, most=len(state))
-    except CheckpointError:
-        raise
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CheckpointError(f"{what} does not match its network description: {exc}") from None
+    inputs, actions, hidden = declared_shape(shape, what, len(state), "does not match its network description")
     net = rebuild(lambda: ActorCritic(inputs, actions, hidden), state, what)  # shapes checked before it is built
     net.eval()
     return net

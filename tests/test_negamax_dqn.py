@@ -353,3 +353,19 @@ def test_it_resumes_at_the_next_iteration(trained):
 ])
 def test_bad_arguments_get_one_line(argv, words, capsys):
     assert_one_error_line(argv, words, capsys)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["train", "threes", "--algo", "negamax-dqn"], "'threes' is neither"),
+    (["train", "trilobite-tiny", "--algo", "afterstate-dqn"], "names no afterstate network"),
+    (["train", "trilobite-tiny", "--algo", "negamax-dqn", "--no-afterstate"], "this trainer is --algo negamax-dqn"),
+])
+def test_each_afterstate_trainer_has_its_own_algo_name(argv, words, capsys):
+    assert_one_error_line(argv, words, capsys)
+
+
+def test_the_negamax_trainer_runs_under_its_own_name(tmp_path):
+    run = tmp_path / "run"
+    argv = ["train", "trilobite-tiny", "--algo", "negamax-dqn", "--total-steps", str(64 * 3), *TINY, "--run-dir", str(run)]
+    assert cli(argv) == 0
+    assert load_checkpoint(run / "checkpoint.pt")["metadata"]["args"]["algo"] == "negamax-dqn"

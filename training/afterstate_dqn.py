@@ -1,6 +1,8 @@
 """Q-learning in afterstate form over a compiled vector env (CleanRL-shaped).
 
-``tablegym train threes --algo dqn --afterstate [--minutes M] [--run-dir D] [--out net.pt]``.
+``tablegym train threes --algo afterstate-dqn [--minutes M] [--run-dir D] [--out net.pt]`` (or
+``--algo dqn --afterstate``, which picks this trainer for a game whose record names an afterstate
+network).
 Where a move's immediate result is known before chance acts (Threes: the board after a swipe,
 before the new card enters), Q(s, a) splits into the move's gain and the value of that
 afterstate: ``Q(s, a) = gain(s, a) + V(after(s, a))``. One value per afterstate instead of one
@@ -41,9 +43,9 @@ from tablegym.envs import load, plugin
 from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
 from tablegym.models.checkpoint import load_checkpoint
-from tablegym.training.args import AfterstateArgs, require_positive, require_share
+from tablegym.training.args import AfterstateArgs, require_positive
 from tablegym.training.runs import Learner, Run, parse_dataclass_args
-from tablegym.training.vector_rl import env_id_of, trained_game
+from tablegym.training.vector_rl import env_id_of, finish, trained_game
 
 
 @dataclass
@@ -52,8 +54,6 @@ class Args(AfterstateArgs):
 
     game: str = "threes"
     """the game (one whose record names an afterstate network: threes)"""
-    afterstate: bool = True
-    """Q(s, a) = gain + V(afterstate) (this trainer; --no-afterstate is training/dqn.py's Q-network)"""
     alpha: float = 0.1
     """SGD step: a sample moves each entry of its afterstate by alpha / entries of its error"""
     target_every: int = 20
@@ -80,7 +80,6 @@ class Args(AfterstateArgs):
     def __post_init__(self) -> None:
         super().__post_init__()
         require_positive(self, ("alpha",))
-        require_share(self, ("epsilon",))
         if self.game_options:
             raise ValueError(f"--option: the afterstate network is saved for the default rules; got {self.game_options}")
 
@@ -240,7 +239,7 @@ class AfterstateLearner(Learner):
 
 
 def main(argv: list[str] | None = None) -> int:
-    prog = "tablegym train GAME --algo dqn --afterstate"
+    prog = "tablegym train GAME --algo afterstate-dqn"
     args = parse_dataclass_args(Args, argv, prog, __doc__.splitlines()[0])
     try:
         env_id = env_id_of(args.game)
@@ -319,9 +318,7 @@ def main(argv: list[str] | None = None) -> int:
             run.bar.write(f"iteration {run.iteration}: greedy mean score {result.mean():,.0f} ({args.eval_games} games)")
         if run.due(args.save_every):
             run.save()
-    envs.close()
-    run.finish()
-    return 0
+    return finish(run, envs)
 
 
 if __name__ == "__main__":

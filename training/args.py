@@ -14,8 +14,8 @@ docstring, which training/runs.py ``field_help`` looks up along the MRO) still s
   (training/ppo.py, training/dqn.py);
 - ``ReplayArgs``: those that learn from a replay buffer with a target network (training/dqn.py
   and the two below);
-- ``AfterstateArgs``: ``--algo dqn --afterstate``, Q from a value of what a move leads to
-  (training/afterstate_dqn.py, training/negamax_dqn.py);
+- ``AfterstateArgs``: ``--algo afterstate-dqn`` and ``--algo negamax-dqn``, Q from a value of
+  what a move leads to (training/afterstate_dqn.py, training/negamax_dqn.py);
 - ``SelfPlayArgs``: the iterated self-play trainers that fit a ValueMLP on a replay buffer, their
   games played by a pool of workers (training/selfplay.py ``TDArgs``, training/friday/train.py).
 
@@ -142,10 +142,13 @@ class BoardsArgs(VectorArgs):
     reward: str | None = None
     """the reward the boards train on, where the env offers several (Friday: win or score, the
     score shaping a sparse win); evaluations always report the env's default reward"""
+    hidden: tuple[int, ...] = (128, 128)
+    """hidden layer widths (ReLU) of the Q-network, or of the actor and of the critic"""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         require_positive(self, ("reward_scale", "max_grad_norm"))
+        require_widths(self)
 
 
 @dataclass
@@ -158,15 +161,15 @@ class ReplayArgs(VectorArgs):
     num_envs: int = 256
     """boards stepped together (an iteration steps each once)"""
     buffer_size: int = 200_000
-    """transitions the replay buffer keeps (the newest)"""
+    """samples (transitions, or positions with their targets) the replay buffer keeps (the newest)"""
     batch_size: int = 512
-    """transitions a gradient step"""
+    """samples a gradient step"""
     learning_starts: int = 10_000
-    """transitions in the buffer before learning starts (again after a resume: the buffer is not saved)"""
+    """samples in the buffer before learning starts (again after a resume: the buffer is not saved)"""
     updates: int = 1
     """gradient steps an iteration"""
     target_every: int = 250
-    """iterations between target-network updates"""
+    """iterations between target-network updates (copies of the online network)"""
     log_every: int = 100
     """iterations between TensorBoard scalars"""
 
@@ -185,10 +188,16 @@ class ReplayArgs(VectorArgs):
 
 @dataclass
 class AfterstateArgs(ReplayArgs):
-    """``--algo dqn --afterstate``: Q(s, a) from one value network of what move ``a`` leads to,
-    rather than training/dqn.py's Q-network with one output a move. Which of the two trainers
-    runs depends on the game (training/dqn.py ``cli_main``)."""
+    """Q(s, a) from one value network of what move ``a`` leads to, rather than training/dqn.py's
+    Q-network with one output a move: ``--algo afterstate-dqn`` (training/afterstate_dqn.py) and
+    ``--algo negamax-dqn`` (training/negamax_dqn.py), each trainer's ``RUN_SUFFIX`` its name.
+    ``--algo dqn --afterstate`` names neither and lets the game choose (training/dqn.py
+    ``cli_main``)."""
 
+    RUN_SUFFIX = ""
+
+    algo: str = "dqn"
+    """the algorithm: this trainer's name, or dqn with --afterstate (the game chooses the trainer)"""
     afterstate: bool = True
     """Q(s, a) from a value of what the move leads to (this trainer; --no-afterstate is
     training/dqn.py's Q-network)"""
@@ -199,11 +208,16 @@ class AfterstateArgs(ReplayArgs):
     """torch threads"""
     seed: int = 0
     """seed of the boards, of exploration and of sampling"""
+    game_options: dict = field(default_factory=dict)
+    """rule options (--option KEY=VALUE), recorded in the checkpoint"""
+    epsilon: float = 0.1
+    """chance of a uniformly random legal move"""
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.algo != "dqn" or not self.afterstate:
-            raise ValueError("this trainer is --algo dqn --afterstate")
+        require_share(self, ("epsilon",))
+        if self.algo not in ("dqn", self.RUN_SUFFIX) or not self.afterstate:
+            raise ValueError(f"this trainer is --algo {self.RUN_SUFFIX} (or --algo dqn --afterstate)")
 
 
 @dataclass

@@ -14,15 +14,16 @@ as a tablegym checkpoint whose compiled evaluator takes the largest Q over the l
 ``eval=learned:PATH`` runs it in every searcher of the game.
 
 ``--afterstate`` runs neither this network nor this loop but one of two other trainers, chosen by
-the game (``cli_main``), since Q from a value of what a move leads to needs that value's network:
+the game (``cli_main``), since Q from a value of what a move leads to needs that value's network;
+each also runs under its own name:
 
-- afterstate DQN (training/afterstate_dqn.py) for a game whose record names an afterstate
-  network (Threes): Q(s, a) = gain + V(afterstate), V that network;
-- negamax DQN (training/negamax_dqn.py) for every other game, which must have two players
-  (Trilobite, Sim, Trap): Q(s, a) = -V(child), V an MLP on the observation, and where chance
-  moves (Trap's throws) the expectation over the outcomes.
+- ``--algo afterstate-dqn`` (training/afterstate_dqn.py), for a game whose record names an
+  afterstate network (Threes): Q(s, a) = gain + V(afterstate), V that network;
+- ``--algo negamax-dqn`` (training/negamax_dqn.py), for every other game, which must have two
+  players (Trilobite, Sim, Trap): Q(s, a) = -V(child), V an MLP on the observation, and where
+  chance moves (Trap's throws) the expectation over the outcomes.
 
-Each has its own flags (``GAME --algo dqn --afterstate --help``), run folder
+Each has its own flags (``GAME --algo negamax-dqn --help``), run folder
 (runs/GAME-afterstate-dqn, runs/GAME-negamax-dqn) and progress bar ("afterstate dqn GAME",
 "negamax dqn GAME"), and its ``--out`` file's metadata names it (trainer afterstate-dqn,
 negamax-dqn).
@@ -49,11 +50,11 @@ from torch.nn import functional as F
 import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
-from tablegym.models.checkpoint import CheckpointError, declared_widths, load_checkpoint, rebuild
-from tablegym.models.policy import MASKED, mlp
-from tablegym.training.args import BoardsArgs, ReplayArgs, require_at_least, require_positive, require_share, require_widths
+from tablegym.models.checkpoint import load_checkpoint, rebuild
+from tablegym.models.policy import MASKED, declared_shape, mlp
+from tablegym.training.args import BoardsArgs, ReplayArgs, require_at_least, require_positive, require_share
 from tablegym.training.runs import Run, TorchLearner, parse_dataclass_args
-from tablegym.training.vector_rl import Boards, env_id_of, mean_return, trained_game, training_options
+from tablegym.training.vector_rl import Boards, env_id_of, finish, mean_return, trained_game, training_options
 
 
 @dataclass
@@ -88,13 +89,7 @@ class Args(ReplayArgs, BoardsArgs):
     """Double DQN: the online network picks the next position's move and the target network values
     it (--no-double: the target network's own largest legal Q, as plain DQN and SB3's DQN)"""
     max_grad_norm: float = 10.0
-    hidden: tuple[int, ...] = (128, 128)
-    """hidden layer widths of the Q-network (ReLU)"""
-    eval_every: int = 2_000
-    """iterations between evaluations against a random player (0: never)"""
     save_every: int = 10_000
-    seed: int = 0
-    """seed of the networks, of the boards and of exploration and sampling"""
     run_dir: str = "runs/trilobite-tiny-dqn"
     out: str | None = None
     """where to write the Q-network as a tablegym checkpoint for eval=learned:PATH"""
@@ -103,7 +98,6 @@ class Args(ReplayArgs, BoardsArgs):
         super().__post_init__()
         require_at_least(self, 1, ("n_step", "train_every"))
         require_positive(self, ("lr",))
-        require_widths(self)
         for name in ("gamma", "tau"):
             if not 0 < getattr(self, name) <= 1:
                 raise ValueError(f"--{name.replace('_', '-')} must lie in (0, 1], got {getattr(self, name)}")
@@ -180,14 +174,9 @@ def load_qnet(checkpoint: str | Path) -> nn.Sequential:
     payload = load_checkpoint(checkpoint)
     what = f"checkpoint {str(checkpoint)!r}"
     state = {k.partition(".")[2]: v for k, v in payload["model"].items() if k.startswith("q.")}
-    try:
-        shape = payload["metadata"]["dqn"]
-        inputs, actions = int(shape["inputs"]), int(shape["actions"])
-        hidden = declared_widths(shape["hidden"], what, most=len(state))
-    except CheckpointError:
-        raise
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CheckpointError(f"{what} holds no DQN Q-network of the shape its metadata says: {exc}") from None
+    metadata = payload.get("metadata")
+    inputs, actions, hidden = declared_shape(metadata.get("dqn") if isinstance(metadata, dict) else None, what,
+                                             len(state), "holds no DQN Q-network of the shape its metadata says")
     return rebuild(lambda: qnetwork(inputs, actions, hidden), state, what)
 
 
@@ -330,18 +319,17 @@ def main(argv: list[str] | None = None) -> int:
             run.bar.write(f"iteration {run.iteration}: greedy policy {against} {score:+.3f} ({args.eval_games} games)")
         if run.due(args.save_every):
             run.save()
-    envs.close()
-    run.finish()
-    return 0
+    return finish(run, envs)
 
 
 def afterstate_help() -> str:
     """What ``--afterstate`` runs for which game, for this trainer's ``--help``."""
     with_network = ", ".join(p.name for p in tablegym.envs.plugins() if p.afterstate)
-    return (f"--afterstate runs another trainer, chosen by the game: afterstate DQN (training/afterstate_dqn.py: "
-            f"Q(s, a) = gain + V(afterstate), V the network the game's record names) for {with_network}; negamax DQN "
-            f"(training/negamax_dqn.py: Q(s, a) = -V(child), its expectation where chance moves) for every other "
-            f"game, which must have two players. GAME --algo dqn --afterstate --help lists that trainer's flags.")
+    return (f"--afterstate runs another trainer, chosen by the game: afterstate DQN (--algo afterstate-dqn, "
+            f"training/afterstate_dqn.py: Q(s, a) = gain + V(afterstate), V the network the game's record names) for "
+            f"{with_network}; negamax DQN (--algo negamax-dqn, training/negamax_dqn.py: Q(s, a) = -V(child), its "
+            f"expectation where chance moves) for every other game, which must have two players. GAME --algo dqn "
+            f"--afterstate --help lists that trainer's flags.")
 
 
 def cli_main(argv: list[str] | None = None) -> int:

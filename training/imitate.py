@@ -304,9 +304,5 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-cli_main = main
-"""``tablegym train GAME --algo imitate ...`` (the CLI hands over the arguments as typed)."""
-
-
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,6 +1,7 @@
 """Q-learning in afterstate form for two-player games (CleanRL-shaped).
 
-``tablegym train trilobite --algo dqn --afterstate [--minutes M] [--run-dir D] [--out v.pt]``.
+``tablegym train trilobite --algo negamax-dqn [--minutes M] [--run-dir D] [--out v.pt]`` (or
+``--algo dqn --afterstate``, which picks this trainer for a two-player game).
 In a game without chance a move's result is the next position itself, so Q(s, a) needs no
 network of its own: it is the result when the move ends the game, else minus the value of the
 child for the player who moves there (negamax)::
@@ -39,7 +40,6 @@ training.runs' ``ReplayBuffer``.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +56,7 @@ from tablegym.models.policy import mlp
 from tablegym.training.afterstate_dqn import act
 from tablegym.training.args import AfterstateArgs, require_at_least, require_positive, require_share, require_widths
 from tablegym.training.runs import ReplayBuffer, Run, TorchLearner, parse_dataclass_args
-from tablegym.training.vector_rl import env_id_of, trained_game
+from tablegym.training.vector_rl import env_id_of, finish, trained_game
 
 
 @dataclass
@@ -65,8 +65,6 @@ class Args(AfterstateArgs):
 
     game: str = "trilobite"
     """the game (two players: trilobite, trilobite-tiny, sim, trap)"""
-    afterstate: bool = True
-    """Q(s, a) = -V(child) (this trainer; --no-afterstate is training/dqn.py's Q-network)"""
     plies: int = 1
     """the search behind each target and move: 1 (the children) or 2 (their replies too, as the
     TD-leaf trainer's depth 2)"""
@@ -83,16 +81,10 @@ class Args(AfterstateArgs):
     """hidden layer widths of V (ReLU)"""
     lr: float = 3e-4
     """Adam's step"""
-    epsilon: float = 0.1
-    """chance of a uniformly random legal move"""
     buffer_size: int = 500_000
-    """positions the replay buffer keeps (the newest)"""
     batch_size: int = 1024
-    """positions a gradient step"""
     learning_starts: int = 20_000
-    """positions in the buffer before learning starts (again after a resume: the buffer is not saved)"""
     target_every: int = 25
-    """iterations between copies of V into the target network"""
     eval_games: int = 200
     """games of an evaluation: one-ply greedy play against --eval-opponent, seats alternating, from
     --opening-plies random moves (at least 2)"""
@@ -102,15 +94,13 @@ class Args(AfterstateArgs):
     run_dir: str = "runs/trilobite-negamax-dqn"
     out: str | None = None
     """where to write V as a tablegym checkpoint (eval=learned:PATH)"""
-    game_options: dict = dataclasses.field(default_factory=dict)
-    """rule options (--option KEY=VALUE), recorded in the checkpoint"""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         require_at_least(self, 0, ("opening_plies",))
         if self.plies not in (1, 2):
             raise ValueError(f"--plies must be 1 or 2, got {self.plies}")
-        require_share(self, ("lam", "epsilon"))
+        require_share(self, ("lam",))
         require_positive(self, ("lr",))
         require_widths(self)
 
@@ -244,7 +234,7 @@ class NegamaxLearner(TorchLearner):
 
 
 def main(argv: list[str] | None = None) -> int:
-    prog = "tablegym train GAME --algo dqn --afterstate"
+    prog = "tablegym train GAME --algo negamax-dqn"
     args = parse_dataclass_args(Args, argv, prog, __doc__.splitlines()[0])
     try:
         env_id = env_id_of(args.game)
@@ -341,9 +331,7 @@ def main(argv: list[str] | None = None) -> int:
                           f"({args.eval_games} games)")
         if run.due(args.save_every):
             run.save()
-    envs.close()
-    run.finish()
-    return 0
+    return finish(run, envs)
 
 
 if __name__ == "__main__":

@@ -31,9 +31,9 @@ import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
 from tablegym.models.policy import MASKED, ActorCritic
-from tablegym.training.args import BoardsArgs, require_at_least, require_positive, require_widths
+from tablegym.training.args import BoardsArgs, require_at_least, require_positive
 from tablegym.training.runs import Run, TorchLearner, parse_dataclass_args
-from tablegym.training.vector_rl import Boards, env_id_of, evaluate, trained_game, training_options
+from tablegym.training.vector_rl import Boards, env_id_of, evaluate, finish, trained_game, training_options
 
 
 @dataclass
@@ -82,14 +82,10 @@ class Args(BoardsArgs):
     """passes over each batch"""
     minibatches: int = 4
     """minibatches a pass"""
-    hidden: tuple[int, ...] = (128, 128)
-    """hidden layer widths of the actor and of the critic (ReLU)"""
     eval_every: int = 10
     """updates between evaluations against a random player (0: never)"""
     save_every: int = 50
     """updates between checkpoints"""
-    seed: int = 0
-    """seed of the networks and of the boards"""
     run_dir: str = "runs/trilobite-tiny-ppo"
     out: str | None = None
     """where to write the critic as a tablegym checkpoint for eval=learned:PATH"""
@@ -115,7 +111,6 @@ class Args(BoardsArgs):
         for name in ("ent_coef", "ent_final", "vf_coef"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
-        require_widths(self)
         if isinstance(self.opponent, str):  # Args(opponent="hard") from Python: one opponent
             self.opponent = (self.opponent,)
         if not self.opponent or len(set(self.opponent)) != len(self.opponent):
@@ -364,13 +359,7 @@ def main(argv: list[str] | None = None) -> int:
             run.bar.write(f"update {run.iteration}: greedy policy {against} {score:+.3f} ({args.eval_games} games)")
         if run.due(args.save_every):
             run.save()
-    envs.close()
-    run.finish()
-    return 0
-
-
-cli_main = main
-"""``tablegym train GAME --algo ppo ...`` (the CLI hands over the arguments as typed)."""
+    return finish(run, envs)
 
 
 if __name__ == "__main__":

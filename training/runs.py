@@ -401,6 +401,22 @@ def train_command(train: Callable[[Any], Path], args: Any, prog: str, *, report:
     return 0
 
 
+def trainer_cli(cls: type, train: Callable[[Any], Path], prog: str, doc: str, *,
+                report: bool = True) -> tuple[Callable[[list[str] | None], Any], Callable[[list[str] | None], int]]:
+    """A game's own trainer's ``parse_args(argv)`` and ``cli_main(argv)`` (``tablegym train
+    GAME``): the flags of ``cls`` under ``prog``, described by the first paragraph of ``doc``,
+    and the run through ``train_command``, so that a game's trainer declares only its ``Args``
+    and its ``train``."""
+
+    def parse_args(argv: list[str] | None = None) -> Any:
+        return parse_dataclass_args(cls, argv, prog, doc.split("\n\n")[0])
+
+    def cli_main(argv: list[str] | None = None) -> int:
+        return train_command(train, parse_args(argv), prog, report=report)
+
+    return parse_args, cli_main
+
+
 def out_problem(args: Any) -> str | None:
     """Why ``args.out`` (when given) could not be written, or None: as ``--csv``'s check
     (training.flags.unwritable), its folder must exist, unless it is the run folder, which the

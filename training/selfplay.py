@@ -9,7 +9,7 @@ inside one numba call per batch of games, so generation costs little next to the
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -76,12 +76,6 @@ class TDArgs(SelfPlayArgs):
     redeclaring the fields whose default (or meaning) differs for its game and adding its own;
     ``parse_dataclass_args`` turns the fields into flags, their docstrings into help lines."""
 
-    game: str = ""
-    """the game's registry name (the positional game name of ``tablegym train``)"""
-    game_options: dict = field(default_factory=dict)
-    """rule options passed to the game"""
-    minutes: float | None = 5.0
-    """stop after this much training time, resumed runs included (None or 0: only total_games counts)"""
     total_games: int = 1_000_000
     """stop after this many self-play games"""
     depth: int = 2
@@ -98,8 +92,6 @@ class TDArgs(SelfPlayArgs):
     """the hand-made evaluator to measure against"""
     save_every: int = 10
     """iterations between checkpoints"""
-    out: str | None = None
-    """also copy the final checkpoint here (e.g. models/checkpoints/GAME.pt)"""
 
     def __post_init__(self) -> None:
         super().__post_init__()

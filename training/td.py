@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -42,12 +42,10 @@ from tablegym.training.symmetry import feature_symmetries
 
 @dataclass
 class Args(TDArgs):
+    """training/selfplay.py's ``TDArgs`` for a game with compiled kernels (trilobite,
+    trilobite-tiny, sim), Trilobite's by default."""
+
     game: str = "trilobite"
-    """game name (tablegym.envs.make_game): trilobite, trilobite-tiny, sim"""
-    game_options: dict = field(default_factory=dict)
-    """rule options passed to the game (e.g. {"n": 6} for sim)"""
-    eval_games: int = 40
-    """games per evaluation match (both seats, 2 random opening plies)"""
     eval_baseline: str = "advanced"
     run_dir: str = "runs/trilobite-td"
 
@@ -60,7 +58,8 @@ def make_game(args: Args) -> Game:
 
 def evaluation_match(game: Game, learned: LearnedEvaluator, baseline: str, *, games: int, depth: int,
                      seed: int) -> float:
-    """Score of the learned evaluator against ``baseline`` in the same search (win 1, draw 1/2)."""
+    """Score of the learned evaluator against ``baseline`` in the same search (win 1, draw 1/2),
+    half the games in each seat, each from 2 random opening plies."""
     from tablegym.models.agents import make_evaluator
     from tablegym.search.play import play_game
     from tablegym.search.agents import AlphaBetaAgent

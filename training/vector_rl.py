@@ -2,13 +2,13 @@
 (training/args.py): the env id and the game a run trains, the boards of a run (self-play and
 fixed opponents in one batch), the training boards' options, and the evaluation of a policy over
 a vector env (``episode_returns``, ``mean_return``; ``evaluate`` for an actor-critic's greedy
-policy, training/ppo.py's and training/imitate.py's network).
+policy, training/ppo.py's and training/imitate.py's network), and the end of a run (``finish``).
 """
 
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import gymnasium
 import numpy as np
@@ -18,6 +18,7 @@ import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs import make_game, plugin
 from tablegym.envs.core import Game
 from tablegym.models.policy import MASKED, ActorCritic
+from tablegym.training.runs import Run
 
 
 def env_id_of(game: str) -> str:
@@ -145,6 +146,14 @@ def mean_return(choose: Callable[[np.ndarray, np.ndarray], np.ndarray], env_id: 
     for a two-player game (a score in [-1, 1]); the mean score for a single-player game. The
     vector-env trainers evaluate through here."""
     return float(episode_returns(choose, env_id, games, seed, options).mean())
+
+
+def finish(run: Run, envs: Any) -> int:
+    """The end of a vector trainer's run: the boards closed, then the run finished (its last
+    checkpoint, ``--out``); the command's exit status."""
+    envs.close()
+    run.finish()
+    return 0
 
 
 def greedy_policy(net: ActorCritic) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:

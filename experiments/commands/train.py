@@ -21,13 +21,12 @@ def train(argv: list[str]) -> int:
     if name is None and not any(a == "--game" or a.startswith("--game=") for a in argv):
         return usage_error(f"train: name a game ({PROG} train GAME [ARGUMENTS]); games with a trainer: {trainable}")
     algo = _algo(argv)
-    if algo not in (None, "ppo", "dqn", "imitate"):
-        return usage_error(f"train: --algo must be ppo or dqn (masked PPO or DQN over the vector envs), imitate (PPO's "
-                            f"network fitted to a teacher's games) or left out for the game's own trainer; got {algo!r}")
-    if algo is not None:
-        return importlib.import_module(f"tablegym.training.{algo}").cli_main(argv)
-    trainer = _DEFAULT_TRAINER
-    if name is not None:
+    if algo not in (None, *ALGOS):
+        return usage_error(f"train: --algo must be ppo or dqn (masked PPO or DQN over the vector envs), afterstate-dqn or "
+                            f"negamax-dqn (Q from a value of what a move leads to), imitate (PPO's network fitted to a "
+                            f"teacher's games) or left out for the game's own trainer; got {algo!r}")
+    trainer = ALGOS[algo] if algo is not None else _DEFAULT_TRAINER
+    if name is not None and algo is None:
         try:
             trainer = plugin(name).trainer
         except ValueError as err:
@@ -37,6 +36,13 @@ def train(argv: list[str]) -> int:
     module, _, function = trainer.partition(":")
     status = require(module, function, "training")(argv)
     return 0 if status is None else status
+
+
+ALGOS = {"ppo": "tablegym.training.ppo:main", "dqn": "tablegym.training.dqn:cli_main",
+         "afterstate-dqn": "tablegym.training.afterstate_dqn:main", "negamax-dqn": "tablegym.training.negamax_dqn:main",
+         "imitate": "tablegym.training.imitate:main"}
+"""The trainers over the vector envs by ``--algo`` name, each a ``module:function`` handed the
+arguments as typed."""
 
 
 def _algo(argv: list[str]) -> str | None:
@@ -55,6 +61,8 @@ def _train_help() -> str:
     lines = [f"usage: {PROG} train GAME [ARGUMENTS]   ({PROG} train GAME --help: that trainer's arguments)",
              f"       {PROG} train GAME --algo ppo|dqn [ARGUMENTS]   (masked PPO or DQN over the game's vector env, "
              "any game with one)",
+             f"       {PROG} train GAME --algo afterstate-dqn|negamax-dqn [ARGUMENTS]   (Q from a value of the "
+             "afterstate, Threes, or of the child, two-player games)",
              f"       {PROG} train GAME --algo imitate --teacher SPEC [ARGUMENTS]   (PPO's network fitted to the "
              "moves of any agent, a start for --algo ppo)", "",
              "games and what their trainer learns:"]

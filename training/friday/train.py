@@ -62,7 +62,7 @@ from tablegym.models.friday.learned import NUM_FEATURES, RETURNS, SCALE, TARGETS
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.training.files import open_atomic, real_folder, write_bytes_atomic, write_text_atomic
 from tablegym.training.args import SelfPlayArgs, require_at_least, require_positive
-from tablegym.training.runs import ReplayBuffer, Run, ValueLearner, parse_dataclass_args, train_command
+from tablegym.training.runs import ReplayBuffer, Run, ValueLearner, trainer_cli
 from tablegym.training.parallel import InProcessExecutor, executor
 
 TRAIN_SEED_OFFSET = 1_000_003
@@ -71,18 +71,18 @@ TRAIN_SEED_OFFSET = 1_000_003
 
 @dataclass
 class Args(SelfPlayArgs):
+    """training/args.py's ``SelfPlayArgs`` with Friday's defaults, and what is Friday's: the
+    planner that plays with the network, the return it learns, how long it fits."""
+
     game: str = "friday"
     """only friday (the positional game name of ``tablegym train``)"""
     game_options: dict = field(default_factory=dict)
     """rule options: only the defaults (the learned evaluator checks them when it loads)"""
     seed: int = 0
-    """seeds torch, numpy and the self-play deals"""
     minutes: float | None = 10.0
     """stop after this much training time, resumed runs included (None or 0: only iterations count)"""
     iterations: int = 1_000
     """stop after this many iterations"""
-    games_per_iter: int = 200
-    """self-play games per iteration (levels 1-4 in turn)"""
     planner: str = "bestfirst"
     """the search that plays with the network: bestfirst (Fridai's) or mc (Monte-Carlo planning)"""
     nodes: int = 2_000
@@ -95,19 +95,12 @@ class Args(SelfPlayArgs):
     """mc: turns a rollout plays before the network values it"""
     target: str = "score"
     """the return learned: score (+100 a win), progress (without the cards owned) or outcome"""
-    workers: int = 1
-    """processes (or Ray tasks in flight) playing the self-play games"""
-    backend: str = "process"
-    """where the games run: process or ray (the network travels with the games)"""
     hidden: tuple[int, ...] = (64, 32)
     batch_size: int = 256
-    """states per gradient step"""
     epochs: float = 4.0
     """passes over the buffer's size worth of states after each iteration"""
     steps_per_iter: int = 0
     """if > 0: exactly this many Adam steps after each iteration instead of ``epochs``"""
-    buffer_size: int = 200_000
-    """replay buffer of the most recent states"""
     eval_every: int = 0
     """iterations between learned-vs-Fridai evaluations (0: never)"""
     eval_games: int = 20
@@ -116,8 +109,6 @@ class Args(SelfPlayArgs):
     """bestfirst: states per decision in the evaluations"""
     run_dir: str = "runs/friday-value"
     """TensorBoard logs, checkpoint.pt, buffer.npz and nets/ live here"""
-    out: str | None = None
-    """also copy the final network here (e.g. models/checkpoints/friday.pt)"""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -469,12 +460,7 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
     return run.finish()
 
 
-def parse_args(argv: list[str] | None = None) -> Args:
-    return parse_dataclass_args(Args, argv, "tablegym train friday", __doc__.split("\n\n")[0])
-
-
-def cli_main(argv: list[str] | None = None) -> int:
-    return train_command(train, parse_args(argv), "tablegym train friday")
+parse_args, cli_main = trainer_cli(Args, train, "tablegym train friday", __doc__)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ from tablegym.envs.threes.ntuple import (DEFAULT_TUPLES, NTupleConfig, layout, n
 from tablegym.models.threes.ntuple_net import NTupleNet, load_ntuple_with_metadata, restage, save_ntuple
 from tablegym.training.args import TrainerArgs
 from tablegym.training.files import open_atomic
-from tablegym.training.runs import Learner, Run, parse_dataclass_args, train_command
+from tablegym.training.runs import Learner, Run, trainer_cli
 
 MILESTONE_RANKS = {"768": 11, "1536": 12, "3072": 13}
 MAX_MOVES = 200_000  # far beyond any game (a 12288 card takes ~6,000 moves): a guard against a rules bug
@@ -502,13 +502,7 @@ class _Done:
         return self.result
 
 
-def parse_args(argv: list[str] | None = None) -> Args:
-    return parse_dataclass_args(Args, argv, "tablegym train threes", __doc__.split("\n\n")[0])
-
-
-def cli_main(argv: list[str] | None = None) -> int:
-    """``tablegym train threes ...``: the arguments as typed (the game's name first, or left out)."""
-    return train_command(train, parse_args(argv), "tablegym train threes", report=False)
+parse_args, cli_main = trainer_cli(Args, train, "tablegym train threes", __doc__, report=False)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ chance, and a turn is two decisions of the same player.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +33,7 @@ from tablegym.envs.trap.core import CAND, TrapGame, TrapState, k_candidates, k_c
 from tablegym.models.trap.learned import SCALE, evaluator_of, input_symmetries, num_inputs, trap_inputs, trap_value
 from tablegym.models.value_net import ValueMLP
 from tablegym.search.expectiminimax_search import SearchTables, root_search
-from tablegym.training.runs import parse_dataclass_args, train_command
+from tablegym.training.runs import trainer_cli
 from tablegym.training.parallel import InProcessExecutor
 from tablegym.training.selfplay import SelfPlayBatch, TDArgs, merge
 from tablegym.training.td import SelfPlay, train_selfplay
@@ -41,20 +41,17 @@ from tablegym.training.td import SelfPlay, train_selfplay
 
 @dataclass
 class Args(TDArgs):
+    """training/selfplay.py's ``TDArgs`` with Trap's defaults, and the throws its search tries."""
+
     game: str = "trap"
     """only trap (the positional game name of ``tablegym train``)"""
-    game_options: dict = field(default_factory=dict)
-    """rule options of the game (e.g. {"n": 7})"""
     games_per_iter: int = 100
     depth: int = 2
     """decisions searched by the self-play searcher (a move and a throw are one each)"""
     candidates: int = 10
     """throws tried per throw node of the self-play search"""
-    epsilon: float = 0.1
-    """probability of a uniformly random candidate decision (exploration)"""
     hidden: tuple[int, ...] = (64,)
     eval_depth: int = 3
-    """search depth of both searchers in evaluation matches"""
     eval_baseline: str = "composite"
     run_dir: str = "runs/trap-td"
 
@@ -180,12 +177,7 @@ def train(args: Args) -> Path:
                                          feature_dtype=np.float32))
 
 
-def parse_args(argv: list[str] | None = None) -> Args:
-    return parse_dataclass_args(Args, argv, "tablegym train trap", __doc__.split("\n\n")[0])
-
-
-def cli_main(argv: list[str] | None = None) -> int:
-    return train_command(train, parse_args(argv), "tablegym train trap")
+parse_args, cli_main = trainer_cli(Args, train, "tablegym train trap", __doc__)
 
 
 if __name__ == "__main__":
