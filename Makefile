@@ -109,9 +109,9 @@ threes-learned: install
 	for a in greedy:eval=learned expectimax:depth=2,eval=learned expectimax:depth=3,eval=learned; do \
 		$(THREES) $$a --games 200 --workers 2 --seed 0 --out results/threes/learned.jsonl; done
 	$(THREES) expectimax:depth=2 --games 200 --workers 2 --seed 0 --out results/threes/baselines.jsonl
-	$(PY) -m tablegym.experiments.threes.sb3 maskableppo --timesteps 500000 --seed 0 \
+	$(PY) -m tablegym.experiments.sb3_baseline threes --algo maskableppo --timesteps 500000 --seed 0 \
 		--run-dir runs/threes-sb3-maskableppo --eval-games 200 --out results/threes/sb3.jsonl
-	$(PY) -m tablegym.experiments.threes.sb3 dqn --timesteps 500000 --seed 0 \
+	$(PY) -m tablegym.experiments.sb3_baseline threes --algo dqn --timesteps 500000 --seed 0 \
 		--run-dir runs/threes-sb3-dqn --eval-games 200 --out results/threes/sb3.jsonl
 	$(THREES) --report results/threes/*.jsonl | tee results/threes/table.md
 	$(TG) bench threes | tee results/bench/threes.txt
@@ -161,9 +161,9 @@ trap-learned: install
 		--seed 0 --csv results/trap/learned_vs_$$(echo $$h | tr - _).csv | tee results/trap/learned_vs_$$(echo $$h | tr - _).md; done
 	$(TG) eval trap "search:eval=learned,depth=1" medium --games 400 --workers 1 --seed 0 \
 		--csv results/trap/learned_policy_vs_medium.csv | tee results/trap/learned_policy_vs_medium.md
-	$(PY) -m tablegym.experiments.trap.sb3 --timesteps 500000 --seed 0 --run-dir runs/trap-sb3-maskableppo \
+	$(PY) -m tablegym.experiments.sb3_baseline trap --timesteps 500000 --seed 0 --run-dir runs/trap-sb3-maskableppo \
 		--eval-games 400 --opponent medium:ties=random --out results/trap/sb3.md
-	$(PY) -m tablegym.experiments.trap.sb3 --algo dqn --timesteps 200000 --seed 0 --run-dir runs/trap-sb3-dqn \
+	$(PY) -m tablegym.experiments.sb3_baseline trap --algo dqn --timesteps 200000 --seed 0 --run-dir runs/trap-sb3-dqn \
 		--eval-games 400 --opponent random,easy,medium:ties=random,hard-sound --eval-opponent medium:ties=random \
 		--out results/trap/sb3_dqn.md
 	$(TG) bench trap | tee results/bench/trap.txt
@@ -202,11 +202,11 @@ friday-mc: install
 		--baseline rules --against $(FRIDAY_RESHUFFLE)/trim.jsonl $(FRIDAY_RESHUFFLE)/mc_256.jsonl \
 		| tee results/friday/mc.md
 
-# Friday's generic deep-RL baseline (experiments/friday_sb3.py): one MaskablePPO trained on all four
+# Friday's generic deep-RL baseline (experiments/sb3_baseline.py): one MaskablePPO trained on all four
 # levels with the score reward (no agent has ever won, so +1/-1 gives no signal), then 500 games per
 # level on the rules core, appended to results/friday/sb3.jsonl (a rerun resumes; --eval-only skips training).
 friday-sb3: install
-	$(PY) -m tablegym.experiments.friday.sb3 --timesteps 200000 --seed 0 --run-dir runs/friday-sb3-maskableppo \
+	$(PY) -m tablegym.experiments.sb3_baseline friday --timesteps 200000 --seed 0 --run-dir runs/friday-sb3-maskableppo \
 		--games 500 --levels 1 2 3 4 --workers 2 --no-progress --out results/friday/sb3.jsonl
 	$(FRIDAY) --report results/friday/sb3.jsonl --against $(FRIDAY_RESHUFFLE)/sb3.jsonl
 
@@ -338,7 +338,7 @@ starship-targets: install
 # depth-5 alpha-beta against the hand-made evaluator and the shipped TD network, both seats.
 PPO_ZIP := runs/trilobite-ppo/model.zip
 trilobite-ppo: install
-	$(PY) -m tablegym.experiments.trilobite.sb3 train --timesteps 500000 --run-dir runs/trilobite-ppo
+	$(PY) -m tablegym.experiments.sb3_baseline trilobite train --timesteps 500000 --run-dir runs/trilobite-ppo
 	$(TG) eval trilobite "alphabeta:eval=learned:$(PPO_ZIP),depth=5" "alphabeta:eval=advanced,depth=5" \
 		--games 200 --opening-plies 2 --workers 2 --seed 0 --no-progress | tee results/trilobite/ppo_vs_advanced.md
 	$(TG) eval trilobite "alphabeta:eval=learned:$(PPO_ZIP),depth=5" "alphabeta:eval=learned,depth=5" \

@@ -113,14 +113,13 @@ def test_a_reader_that_stops_early_ends_the_command_quietly():
     assert run.wait(timeout=120) == 141 and "Traceback" not in err, err
 
 
-SCRIPTS = ["tablegym.experiments.friday.evaluate", "tablegym.experiments.friday.sb3", "tablegym.experiments.sim.agreement",
+SCRIPTS = ["tablegym.experiments.friday.evaluate", "tablegym.experiments.sb3_baseline", "tablegym.experiments.sim.agreement",
            "tablegym.experiments.sim.regress", "tablegym.experiments.starship.audit", "tablegym.experiments.starship.bench",
            "tablegym.training.starship.imitate", "tablegym.experiments.starship.rl", "tablegym.experiments.starship.targets_eval",
-           "tablegym.experiments.starship.two_sample", "tablegym.experiments.threes.evaluate", "tablegym.experiments.threes.sb3",
-           "tablegym.experiments.trap.sb3", "tablegym.experiments.trilobite.sb3", "tablegym.experiments.demo",
+           "tablegym.experiments.starship.two_sample", "tablegym.experiments.threes.evaluate", "tablegym.experiments.demo",
            "tablegym.experiments.rl_same_budget"]
-REQUIRED = {"tablegym.experiments.starship.audit": ["--check"], "tablegym.experiments.trilobite.sb3": ["train"],
-            "tablegym.experiments.starship.targets_eval": ["--checkpoint", "g.pt"], "tablegym.experiments.threes.sb3": ["dqn"],
+REQUIRED = {"tablegym.experiments.starship.audit": ["--check"], "tablegym.experiments.sb3_baseline": ["threes"],
+            "tablegym.experiments.starship.targets_eval": ["--checkpoint", "g.pt"],
             "tablegym.experiments.rl_same_budget": ["trap"]}
 """What a script needs before an unknown flag is the first thing wrong."""
 

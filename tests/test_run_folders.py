@@ -100,28 +100,28 @@ def _quiet(main, *args, **kwargs):
 
 
 def _train_threes_sb3(run: Path) -> None:
-    from tablegym.experiments.threes import sb3
+    from tablegym.experiments import sb3_baseline
 
-    _quiet(sb3.train, "dqn", timesteps=8, seed=0, run_dir=str(run), n_envs=1, progress=False)
+    _quiet(sb3_baseline.train, "threes", "dqn", timesteps=8, seed=0, run_dir=str(run), n_envs=1, progress=False)
 
 
 def _train_friday_sb3(run: Path) -> None:
-    from tablegym.experiments.friday import sb3
+    from tablegym.experiments import sb3_baseline
 
-    _quiet(sb3.train, timesteps=8, seed=0, run_dir=str(run), n_envs=4, progress=False)
+    _quiet(sb3_baseline.train, "friday", timesteps=8, seed=0, run_dir=str(run), n_envs=4, progress=False)
 
 
 def _train_trap_sb3(run: Path) -> None:
-    from tablegym.experiments.trap import sb3
+    from tablegym.experiments import sb3_baseline
 
-    _quiet(sb3.train, timesteps=8, seed=0, run_dir=str(run), opponent="random", algo="dqn", progress=False)
+    _quiet(sb3_baseline.train, "trap", "dqn", timesteps=8, seed=0, run_dir=str(run), opponent="random", progress=False)
 
 
-def _train_trilobite_sb3(run: Path, monkeypatch) -> None:
-    from tablegym.experiments.trilobite import sb3
+def _train_trilobite_sb3(run: Path) -> None:
+    from tablegym.experiments import sb3_baseline
 
-    monkeypatch.setattr(sb3, "OPPONENTS", ("random",) * 4)  # its one rollout (2,048 steps) without searches
-    _quiet(sb3.main, ["train", "--timesteps", "8", "--run-dir", str(run)])
+    # its one rollout (2,048 steps) against random in every env, without searches
+    _quiet(sb3_baseline.main, ["trilobite", "train", "--timesteps", "8", "--opponent", "random", "--run-dir", str(run)])
 
 
 def _train_starship(run: Path) -> None:
@@ -140,14 +140,11 @@ SB3_TRAINERS = {
 
 
 @pytest.mark.parametrize("script", list(SB3_TRAINERS))
-def test_an_sb3_script_replaces_links_in_its_run_folder_and_never_writes_through_them(script, tmp_path, monkeypatch):
+def test_an_sb3_script_replaces_links_in_its_run_folder_and_never_writes_through_them(script, tmp_path):
     train, written = SB3_TRAINERS[script]
     run = tmp_path / "run"
     links = _plant(run, tmp_path / "victims", written, [])
-    if script == "trilobite":
-        train(run, monkeypatch)
-    else:
-        train(run)
+    train(run)
     _assert_untouched(links, written)
 
 
@@ -172,9 +169,9 @@ LOCKED = {  # every entry point, each with the budget it would train if it were 
     "dqn": ("tablegym.experiments.cli:main", ["train", "trilobite-tiny", "--algo", "dqn", *DQN]),
     "threes": ("tablegym.experiments.cli:main", ["train", "threes", *THREES]),
     "friday": ("tablegym.experiments.cli:main", ["train", "friday", *FRIDAY]),
-    "threes-sb3": ("tablegym.experiments.threes.sb3:main", ["dqn", "--timesteps", "8", "--eval-games", "1", "--n-envs", "1",
-                                                     "--no-progress"]),
-    "trap-sb3": ("tablegym.experiments.trap.sb3:main", ["--algo", "dqn", "--timesteps", "8", "--eval-games", "2",
+    "threes-sb3": ("tablegym.experiments.sb3_baseline:main", ["threes", "--algo", "dqn", "--timesteps", "8", "--eval-games",
+                                                          "1", "--n-envs", "1", "--no-progress"]),
+    "trap-sb3": ("tablegym.experiments.sb3_baseline:main", ["trap", "--algo", "dqn", "--timesteps", "8", "--eval-games", "2",
                                                  "--opponent", "random", "--eval-opponent", "random", "--no-progress"]),
     "starship": ("tablegym.experiments.starship.rl:main", [*STARSHIP, "--episodes", "1", "--pictures", "1"]),
 }
@@ -234,8 +231,9 @@ def test_out_in_a_missing_folder_is_refused_and_nothing_is_made(argv, tmp_path, 
 
 
 @pytest.mark.parametrize("module, argv", [
-    ("tablegym.experiments.threes.sb3", ["dqn", "--timesteps", "8", "--eval-games", "1", "--n-envs", "1", "--no-progress"]),
-    ("tablegym.experiments.friday.sb3", ["--timesteps", "8", "--games", "1", "--n-envs", "4", "--no-progress"]),
+    ("tablegym.experiments.sb3_baseline", ["threes", "--algo", "dqn", "--timesteps", "8", "--eval-games", "1", "--n-envs",
+                                           "1", "--no-progress"]),
+    ("tablegym.experiments.sb3_baseline", ["friday", "--timesteps", "8", "--games", "1", "--n-envs", "4", "--no-progress"]),
 ], ids=["threes-sb3", "friday-sb3"])
 def test_the_sb3_records_out_is_refused_in_a_missing_folder_or_at_a_link(module, argv, tmp_path, capsys):
     main = importlib.import_module(module).main

@@ -1,6 +1,6 @@
-"""What the Stable-Baselines3 baselines share (experiments/threes/sb3.py, experiments/friday/sb3.py,
-experiments/trap/sb3.py, experiments/starship/rl.py): observation scaling, the default model, timed training that saves
-``model.zip`` and ``train.json``, loading, and a deterministic policy over legal actions only.
+"""What the Stable-Baselines3 baselines share (experiments/sb3_baseline.py, experiments/starship/rl.py):
+observation scaling, the default model, timed training that saves ``model.zip`` and ``train.json``,
+loading, and a deterministic policy over legal actions only, also as an agent on the rules core.
 
 A training locks its run folder and writes every file there atomically (training.files), as
 ``training.runs.Run`` does: ``model.zip`` through ``save_model``.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import gymnasium
 import numpy as np
@@ -20,10 +20,23 @@ import torch
 from tablegym.envs.rates import per_second
 from tablegym.training.files import lock_run_dir, prepare_run_dir, replacing, write_text_atomic
 
-__all__ = ["ALGOS", "ScaleObservation", "build_model", "learn_and_save", "legal_argmax", "load_meta", "load_model",
-           "make_policy", "no_log_folder", "progress_callbacks", "save_model", "write_report"]
+__all__ = ["ALGOS", "HYPER", "SB3Agent", "ScaleObservation", "Truncated", "build_model", "learn_and_save",
+           "legal_argmax", "load_meta", "load_model", "make_policy", "no_log_folder", "progress_callbacks", "save_model",
+           "write_report"]
 
 ALGOS = ("dqn", "maskableppo")
+
+HYPER = {
+    "dqn": dict(learning_rate=1e-4, buffer_size=200_000, learning_starts=10_000, batch_size=128, gamma=0.99,
+                train_freq=4, gradient_steps=1, target_update_interval=5_000, exploration_fraction=0.2,
+                exploration_initial_eps=1.0, exploration_final_eps=0.01, max_grad_norm=10.0),
+    "maskableppo": dict(learning_rate=3e-4, n_steps=256, batch_size=256, n_epochs=4, gamma=0.99, gae_lambda=0.95,
+                        clip_range=0.2, ent_coef=0.01, vf_coef=0.5),
+}
+"""Each algorithm's hyper-parameters where a game's configuration does not override them."""
+
+MLP = dict(net_arch=[256, 256], activation_fn=torch.nn.ReLU)
+"""The default network: a [256, 256] ReLU MLP (SB3's tanh saturated the value net on Threes)."""
 
 
 class ScaleObservation(gymnasium.ObservationWrapper):
@@ -77,26 +90,18 @@ def progress_callbacks(progress: bool) -> list:
     return [ProgressBar()]
 
 
-def build_model(algo: str, env, *, seed: int, tensorboard_log: str | None):
-    """The SB3 model with the single-player baselines' hyper-parameters (Threes, Friday; a [256, 256]
-    ReLU MLP for both algorithms)."""
-    policy_kwargs = dict(net_arch=[256, 256], activation_fn=torch.nn.ReLU)
+def build_model(algo: str, env, *, seed: int, tensorboard_log: str | None, policy_kwargs: dict | None = None,
+                **hyper: Any):
+    """The SB3 model for ``algo``: ``HYPER[algo]`` with ``hyper`` over it, the ``MLP`` network unless
+    ``policy_kwargs`` names another, one CPU device, silent."""
+    if algo not in ALGOS:
+        raise ValueError(f"algo must be one of {ALGOS}, got {algo!r}")
     if algo == "dqn":
-        from stable_baselines3 import DQN
-
-        return no_log_folder(DQN("MlpPolicy", env, learning_rate=1e-4, buffer_size=200_000, learning_starts=10_000,
-                                 batch_size=128, gamma=0.99, train_freq=4, gradient_steps=1,
-                                 target_update_interval=5_000, exploration_fraction=0.2, exploration_initial_eps=1.0,
-                                 exploration_final_eps=0.01, max_grad_norm=10.0, policy_kwargs=policy_kwargs,
-                                 tensorboard_log=tensorboard_log, seed=seed, device="cpu", verbose=0))
-    if algo == "maskableppo":
-        from sb3_contrib import MaskablePPO
-
-        return no_log_folder(MaskablePPO("MlpPolicy", env, learning_rate=3e-4, n_steps=256, batch_size=256,
-                                         n_epochs=4, gamma=0.99, gae_lambda=0.95, clip_range=0.2, ent_coef=0.01,
-                                         vf_coef=0.5, policy_kwargs=policy_kwargs, tensorboard_log=tensorboard_log,
-                                         seed=seed, device="cpu", verbose=0))
-    raise ValueError(f"algo must be one of {ALGOS}, got {algo!r}")
+        from stable_baselines3 import DQN as algorithm
+    else:
+        from sb3_contrib import MaskablePPO as algorithm
+    return no_log_folder(algorithm("MlpPolicy", env, **{**HYPER[algo], **hyper}, policy_kwargs=policy_kwargs or MLP,
+                                   tensorboard_log=tensorboard_log, seed=seed, device="cpu", verbose=0))
 
 
 def learn_and_save(model, *, timesteps: int, run_dir: str, tb_log_name: str, progress: bool = True, **meta) -> dict:
@@ -178,3 +183,48 @@ def write_report(text: str, out: str | None) -> str:
         write_text_atomic(out, text)
     print(text, end="")
     return text
+
+
+class Truncated(Exception):
+    """Raised by ``SB3Agent`` when a game has used its ``max_decisions``."""
+
+    def __init__(self, state: Any) -> None:
+        super().__init__("the game reached max_decisions decisions")
+        self.state = state
+
+
+class SB3Agent:
+    """A trained model as an agent ``(state, rng) -> action`` on the rules core: deterministic and
+    always legal (``make_policy``), seeing ``observe(state.observation(player))``, what its training
+    env's wrappers made of the same observation.
+
+    With ``max_decisions`` it counts the decisions of the current game, a game being one ``rng``
+    (a game loop makes one per game; the agent holds the last, so a new one is never mistaken for
+    it), and raises ``Truncated`` when asked for one more: the env's truncation, which a rules core
+    does not have, so a deterministic policy that cycles still ends.
+    """
+
+    def __init__(self, model: Any, algo: str = "maskableppo", *,
+                 observe: Callable[[np.ndarray], np.ndarray] | None = None, max_decisions: int | None = None) -> None:
+        if algo not in ALGOS:
+            raise ValueError(f"algo must be one of {ALGOS}, got {algo!r}")
+        self.name = f"sb3-{algo}"
+        self.policy = make_policy(algo, model)
+        self.transform = observe
+        self.max_decisions = max_decisions
+        self.decisions = 0
+        self._game_rng: np.random.Generator | None = None
+
+    def observe(self, state: Any) -> np.ndarray:
+        """What the network sees in ``state``: the observation the training env gives there."""
+        obs = state.observation(state.current_player())
+        return obs if self.transform is None else self.transform(obs)
+
+    def __call__(self, state: Any, rng: np.random.Generator | None = None) -> int:
+        if self.max_decisions is not None:
+            if rng is None or rng is not self._game_rng:
+                self._game_rng, self.decisions = rng, 0
+            if self.decisions >= self.max_decisions:
+                raise Truncated(state)
+            self.decisions += 1
+        return self.policy(self.observe(state), state.legal_action_mask().astype(bool))

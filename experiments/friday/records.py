@@ -1,7 +1,7 @@
 """The records and the results table of Friday runs: the deal of game ``index``, one game's
 record as the published tables keep it, their summary (win rate with its Wilson interval, mean
-score) and its markdown row. The eval script (``evaluate``) and the SB3 script (``sb3``) both
-write them.
+score) and its markdown row. The eval script (``evaluate``) and the SB3 baseline (experiments/sb3_baseline.py)
+both write them.
 """
 
 from __future__ import annotations

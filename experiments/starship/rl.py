@@ -17,7 +17,7 @@ policy's network, training with its TensorBoard charts, evaluation, the report.
    masking would change nothing. The reward is the env's: the change of the quality score plus
    the validity bonus, so an episode's return is ``phi(end) - phi(start)``.
    Saved in ``--run-dir``: ``model.zip`` (``PPO.load``-able; ``--eval-only`` evaluates it),
-   ``train.json`` (the budget, seconds and steps/s: the experiments/threes/sb3.py format) and
+   ``train.json`` (the budget, seconds and steps/s: the experiments/sb3_baseline.py format) and
    one TensorBoard run ``ppo_N`` written by one ``SummaryWriter``: ``charts/`` (each finished
    training episode's return, length, final quality, validity and changes; SPS; learning
    rate) and ``losses/`` (PPO's value, policy and entropy losses, approximate KL, clip
@@ -59,7 +59,7 @@ all zeros (results/starship/NOTES.md: the networks it was chosen over).
 PPO hyper-parameters: 8 envs x 256 steps per rollout (2,048 steps), 4 epochs of 256-sample
 minibatches, learning rate 3e-4, gamma 0.99, GAE lambda 0.95, clip 0.2, entropy 0.01, value
 coefficient 0.5, max gradient norm 0.5 (SB3's defaults except the minibatch size, the epochs
-and the entropy bonus, as in experiments/threes/sb3.py).
+and the entropy bonus, as in experiments/sb3_baseline.py).
 """
 
 from __future__ import annotations

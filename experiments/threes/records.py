@@ -1,6 +1,6 @@
 """The records and the results table of Threes runs: one game's record as the published tables
 keep it, their summary (score quantiles, milestones reached) and its markdown row. The eval
-script (``evaluate``) and the SB3 script (``sb3``) both write them.
+script (``evaluate``) and the SB3 baseline (experiments/sb3_baseline.py) both write them.
 """
 
 from __future__ import annotations

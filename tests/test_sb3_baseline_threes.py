@@ -1,4 +1,4 @@
-"""Smoke tests of the SB3 Threes baselines (experiments/threes/sb3.py): tiny budgets, two games."""
+"""Smoke tests of the SB3 baselines on Threes (experiments/sb3_baseline.py): tiny budgets, two games."""
 
 from __future__ import annotations
 
@@ -11,10 +11,26 @@ import pytest
 pytest.importorskip("stable_baselines3")
 pytest.importorskip("sb3_contrib")
 
+import gymnasium  # noqa: E402
+
 from tablegym.envs.threes.core import ThreesGame, play_random_setup, sample_chance  # noqa: E402
-from tablegym.experiments.threes import sb3 as threes_sb3  # noqa: E402
-from tablegym.training.sb3 import legal_argmax  # noqa: E402
+from tablegym.experiments import sb3_baseline  # noqa: E402
+from tablegym.experiments.sb3_games import GAMES  # noqa: E402
+from tablegym.training.sb3 import legal_argmax, make_policy  # noqa: E402
 from tablegym.experiments.threes.evaluate import report  # noqa: E402
+
+ALGOS = GAMES["threes"].algos
+
+
+def obs_high(hint: str = "+") -> np.ndarray:
+    """The registered env's observation Box's upper bounds (the divisor of the scaled observation)."""
+    import tablegym.envs  # noqa: F401  (registers tablegym/Threes-v0)
+
+    return gymnasium.make("tablegym/Threes-v0", hint=hint).observation_space.high.astype(np.float32)
+
+
+def load_model(algo: str, run_dir: str):
+    return sb3_baseline.load_model("threes", algo, run_dir)
 
 RECORD_KEYS = {"game", "agent", "hint", "seed", "score", "highest", "moves", "seconds", "leaves", "timesteps",
                "train_seconds"}
@@ -34,13 +50,13 @@ def states_with_an_illegal_swipe(count: int = 20, seed: int = 0) -> list:
     return out
 
 
-@pytest.fixture(scope="module", params=threes_sb3.ALGOS)
+@pytest.fixture(scope="module", params=ALGOS)
 def trained(request, tmp_path_factory):
     algo = request.param
     run_dir = tmp_path_factory.mktemp(algo)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SB3's notes about CPU/GPU and batch size
-        meta = threes_sb3.train(algo, timesteps=256, seed=0, run_dir=str(run_dir), n_envs=1, progress=False)
+        meta = sb3_baseline.train("threes", algo, timesteps=256, seed=0, run_dir=str(run_dir), n_envs=1, progress=False)
     return algo, run_dir, meta
 
 
@@ -52,9 +68,9 @@ def test_legal_argmax_never_picks_a_masked_action():
 
 
 def test_eval_observation_is_the_training_observation():
-    high = threes_sb3.obs_high()
-    for algo in threes_sb3.ALGOS:
-        env = threes_sb3.make_env(algo)
+    high = obs_high()
+    for algo in ALGOS:
+        env = sb3_baseline.make_env("threes", algo)
         obs, info = env.reset(seed=3)
         for _ in range(30):
             state = env.unwrapped.game_state
@@ -78,8 +94,8 @@ def test_training_saves_the_model_and_its_budget(trained):
 
 def test_eval_policy_plays_legal_swipes_only(trained):
     algo, run_dir, _ = trained
-    policy = threes_sb3.make_policy(algo, threes_sb3.load_model(algo, str(run_dir)))
-    high = threes_sb3.obs_high()
+    policy = make_policy(algo, load_model(algo, str(run_dir)))
+    high = obs_high()
     for state in states_with_an_illegal_swipe():
         mask = state.legal_action_mask().astype(bool)
         assert not mask.all()
@@ -89,7 +105,8 @@ def test_eval_policy_plays_legal_swipes_only(trained):
 def test_evaluation_records_true_scores(trained, tmp_path):
     algo, run_dir, meta = trained
     out = tmp_path / "sb3.jsonl"
-    records = threes_sb3.evaluate(algo, run_dir=str(run_dir), games=2, seed=0, out=str(out))
+    records = sb3_baseline.evaluate_solo("threes", algo, run_dir=str(run_dir), games=2, seed=0, out=str(out),
+                                         progress=False)["+"]
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(records) == len(lines) == 2
     for rec in lines:
@@ -99,8 +116,8 @@ def test_evaluation_records_true_scores(trained, tmp_path):
         assert isinstance(rec["score"], int) and rec["score"] > 0
         assert rec["highest"] >= 3 and rec["moves"] > 0
     # Replaying each game with the same seed and policy ends on the recorded (final, legal) score.
-    policy = threes_sb3.make_policy(algo, threes_sb3.load_model(algo, str(run_dir)))
-    high = threes_sb3.obs_high()
+    policy = make_policy(algo, load_model(algo, str(run_dir)))
+    high = obs_high()
     for rec in lines:
         rng = np.random.default_rng(np.random.SeedSequence(0, spawn_key=(rec["game"],)))
         state = play_random_setup(ThreesGame(), rng)
@@ -111,6 +128,6 @@ def test_evaluation_records_true_scores(trained, tmp_path):
             state = sample_chance(state.child(action), rng)
         assert state.score == rec["score"] and state.moves == rec["moves"]
     # A rerun resumes (nothing new is played), and threes_eval's report makes the row.
-    threes_sb3.evaluate(algo, run_dir=str(run_dir), games=2, seed=0, out=str(out))
+    sb3_baseline.evaluate_solo("threes", algo, run_dir=str(run_dir), games=2, seed=0, out=str(out), progress=False)
     assert len(out.read_text().splitlines()) == 2
     assert f"| sb3-{algo} | 2 |" in report([str(out)])

@@ -1,4 +1,4 @@
-"""Smoke tests of the SB3 Trap baseline (experiments/trap/sb3.py): a 256-step training, four games."""
+"""Smoke tests of the SB3 baselines on Trap (experiments/sb3_baseline.py): a 256-step training, four games."""
 
 from __future__ import annotations
 
@@ -13,13 +13,31 @@ pytest.importorskip("sb3_contrib")
 
 from tablegym.envs.core import CHANCE  # noqa: E402
 from tablegym.envs.trap.core import TrapGame  # noqa: E402
-from tablegym.experiments.trap import sb3 as trap_sb3  # noqa: E402
+from tablegym.experiments import sb3_baseline  # noqa: E402
+
+PROG = sb3_baseline.PROG + " trap"
+
+
+def make_env(opponent: str = "medium", algo: str = "maskableppo"):
+    return sb3_baseline.make_env("trap", algo, opponent=opponent)
+
+
+def load_model(algo: str, run_dir: str):
+    return sb3_baseline.load_model("trap", algo, run_dir)
+
+
+def agent_of(model, algo: str = "maskableppo"):
+    return sb3_baseline.policy_agent("trap", model, algo)
+
+
+def evaluate(model, *, games: int, seed: int, opponent: str, algo: str = "maskableppo"):
+    return sb3_baseline.evaluate_match("trap", model, algo, games=games, seed=seed, opponent=opponent)
 
 
 def run_main(argv: list[str]) -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SB3's notes about CPU/GPU and batch size
-        return trap_sb3.main(argv)
+        return sb3_baseline.main(["trap", *argv])
 
 
 def table_row(text: str) -> list[str]:
@@ -72,7 +90,7 @@ def test_training_saves_the_model_its_budget_and_tensorboard_logs(trained):
 
 
 def test_training_env_alternates_seats_and_observes_like_evaluation():
-    env = trap_sb3.make_env("medium")
+    env = make_env("medium")
     obs, info = env.reset(seed=0)
     rng = np.random.default_rng(0)
     seats = []
@@ -95,7 +113,7 @@ def test_training_env_alternates_seats_and_observes_like_evaluation():
 
 def test_model_only_picks_legal_actions(trained):
     run_dir, _, _, _ = trained
-    agent = trap_sb3.SB3Agent(trap_sb3.load_model("maskableppo", str(run_dir)))
+    agent = agent_of(load_model("maskableppo", str(run_dir)))
     states = random_states()
     assert {s.phase for s in states} == {"move", "throw"} and {s.current_player() for s in states} == {0, 1}
     for state in states:
@@ -113,13 +131,13 @@ class AlwaysStepNorth:
 
 def test_evaluation_rejects_an_illegal_action():
     with pytest.raises(ValueError, match="illegal action 0"):
-        trap_sb3.evaluate(AlwaysStepNorth(), games=2, seed=0, opponent="medium")
+        evaluate(AlwaysStepNorth(), games=2, seed=0, opponent="medium")
 
 
 def test_evaluation_plays_half_the_games_in_each_seat_and_counts_add_up(trained):
     run_dir, out, text, argv = trained
-    model = trap_sb3.load_model("maskableppo", str(run_dir))
-    result = trap_sb3.evaluate(model, games=4, seed=0, opponent="medium")  # the rules core raises on an illegal move
+    model = load_model("maskableppo", str(run_dir))
+    result = evaluate(model, games=4, seed=0, opponent="medium")  # the rules core raises on an illegal move
     assert result.games == 4 and [s.games for s in result.seats] == [2, 2]
     assert all(s.wins + s.draws + s.losses == s.games for s in result.seats)
     assert all(r.move_counts[0] > 0 and r.move_counts[1] > 0 for r in result.records)
@@ -132,7 +150,7 @@ def test_evaluation_plays_half_the_games_in_each_seat_and_counts_add_up(trained)
     p0, p1 = (wdl(c) for c in cells[4].split(" / "))
     assert sum(p0) == sum(p1) == 2 and tuple(a + b for a, b in zip(p0, p1)) == total
     assert cells[5].startswith(f"{total[0] / 4:.3f} [") and cells[7] == "256"
-    assert "python -m tablegym.experiments.trap.sb3 " + " ".join(argv) in text
+    assert PROG + " " + " ".join(argv) in text
 
 
 def test_eval_only_reloads_the_saved_model(trained, tmp_path):
@@ -152,7 +170,7 @@ def assert_refused_before_training(tmp_path, capsys, cases) -> None:
     directory is created."""
     for extra, message in cases:
         with pytest.raises(SystemExit) as exit_info:
-            trap_sb3.main(["--timesteps", "256", "--run-dir", str(tmp_path / "run"), "--no-progress", *extra])
+            sb3_baseline.main(["trap", "--timesteps", "256", "--run-dir", str(tmp_path / "run"), "--no-progress", *extra])
         assert exit_info.value.code == 2
         assert message in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
@@ -160,7 +178,7 @@ def assert_refused_before_training(tmp_path, capsys, cases) -> None:
 
 def test_bad_arguments_fail_clearly_before_training(tmp_path, capsys):
     with pytest.raises(ValueError, match="unknown agent 'mediumm' for trap; known: .*medium"):
-        trap_sb3.check_opponent("mediumm")
+        sb3_baseline.check_opponent("trap", "mediumm")
     cases = [(["--opponent", "mediumm"], "unknown agent 'mediumm'"),
              (["--eval-games", "3"], "even number"),
              (["--eval-only"], "no model at")]
@@ -191,18 +209,18 @@ def test_dqn_run_trains_against_the_league_and_evaluates_against_medium(dqn_trai
     cells = [cell.strip() for cell in rows[0].strip("|").split("|")]
     assert cells[1] == "`medium`" and cells[2] == "4" and sum(wdl(cells[3])) == 4 and cells[7] == "256"
     assert "## Trap: DQN (mlp, trained vs random,medium) vs medium" in text and out.read_text() == text
-    assert "python -m tablegym.experiments.trap.sb3 " + " ".join(argv) in text
+    assert PROG + " " + " ".join(argv) in text
 
 
 def test_dqn_trains_in_penalty_mode_and_plays_legal_actions_only(dqn_trained):
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    env = trap_sb3.make_env("random", "dqn")
+    env = make_env("random", "dqn")
     assert env.unwrapped.illegal_action == "penalty"  # DQN cannot mask: an illegal action loses at once
     env.reset(seed=0)
     assert env.step(0)[1:3] == (-1.0, True)  # north from the top row
-    model = trap_sb3.build_model(DummyVecEnv([lambda: trap_sb3.make_env("random", "dqn")]), algo="dqn", seed=0,
-                                 tensorboard_log=None)
+    model = sb3_baseline.build("trap", "dqn", DummyVecEnv([lambda: make_env("random", "dqn")]), seed=0,
+                               tensorboard_log=None)
     model.learning_starts = 64  # the real 5,000 is past this test's budget
     before = [p.detach().clone() for p in model.q_net.parameters()]
     with warnings.catch_warnings():
@@ -211,10 +229,10 @@ def test_dqn_trains_in_penalty_mode_and_plays_legal_actions_only(dqn_trained):
     assert model._n_updates > 0
     assert any(not np.array_equal(a, b.detach()) for a, b in zip(before, model.q_net.parameters()))
 
-    saved = trap_sb3.load_model("dqn", str(dqn_trained[0]))
+    saved = load_model("dqn", str(dqn_trained[0]))
     states = random_states()
     for m in (model, saved):
-        agent = trap_sb3.SB3Agent(m, "dqn")
+        agent = agent_of(m, "dqn")
         assert agent.name == "sb3-dqn"
         unmasked_illegal = 0
         for state in states:
@@ -235,7 +253,7 @@ def test_league_draws_every_member_per_episode_seeded():
     league = ["random", "easy", "medium", "hard"]
 
     def draws(seed: int) -> list[str]:
-        env = trap_sb3.make_env(",".join(league), "dqn")
+        env = make_env(",".join(league), "dqn")
         inner = env.unwrapped
         names = []
         for episode in range(40):
@@ -247,19 +265,19 @@ def test_league_draws_every_member_per_episode_seeded():
     names = draws(0)
     assert set(names) == set(league) and min(names.count(x) for x in league) >= 4
     assert draws(0) == names and draws(1) != names
-    assert trap_sb3.make_env("medium").unwrapped.league is None  # one opponent: the plain env, as before
+    assert make_env("medium").unwrapped.league is None  # one opponent: the plain env, as before
 
 
 def test_bad_league_member_or_eval_opponent_fails_before_training(tmp_path, capsys, dqn_trained):
     with pytest.raises(ValueError, match="league member 'mediumm' of 'random,mediumm': unknown agent 'mediumm'"):
-        trap_sb3.parse_league("random,mediumm")
+        sb3_baseline.parse_league("trap", "random,mediumm")
     with pytest.raises(ValueError, match="league member '' of 'random,'"):
-        trap_sb3.parse_league("random,")
-    assert trap_sb3.parse_league(" random , hard") == ["random", "hard"]
+        sb3_baseline.parse_league("trap", "random,")
+    assert sb3_baseline.parse_league("trap", " random , hard") == ["random", "hard"]
     cases = [(["--algo", "dqn", "--opponent", "random,easy,mediumm"], "league member 'mediumm'"),
              (["--algo", "dqn", "--eval-opponent", "hardd"], "--eval-opponent: unknown agent 'hardd'"),
              (["--algo", "sarsa"], "invalid choice: 'sarsa'")]
     assert_refused_before_training(tmp_path, capsys, cases)
     with pytest.raises(SystemExit):  # a DQN model is not loaded as MaskablePPO
-        trap_sb3.main(["--eval-only", "--run-dir", str(dqn_trained[0]), "--eval-games", "4", "--no-progress"])
+        sb3_baseline.main(["trap", "--eval-only", "--run-dir", str(dqn_trained[0]), "--eval-games", "4", "--no-progress"])
     assert "holds a dqn model; pass --algo dqn" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Smoke tests of the SB3 Friday baseline (experiments/friday/sb3.py): one tiny training, a few games."""
+"""Smoke tests of the SB3 baseline on Friday (experiments/sb3_baseline.py): one tiny training, a few games."""
 
 from __future__ import annotations
 
@@ -11,9 +11,28 @@ import pytest
 pytest.importorskip("stable_baselines3")
 pytest.importorskip("sb3_contrib")
 
+from tablegym.envs.friday.env import DEFAULT_MAX_STEPS  # noqa: E402
 from tablegym.models.friday.agents import RuleAgent  # noqa: E402
 from tablegym.experiments.friday import evaluate as friday_eval  # noqa: E402
-from tablegym.experiments.friday import sb3 as friday_sb3  # noqa: E402
+from tablegym.experiments import sb3_baseline  # noqa: E402
+from tablegym.experiments.sb3_games import FRIDAY_MAX_STEPS, GAMES, play_friday  # noqa: E402
+from tablegym.training.sb3 import Truncated  # noqa: E402
+
+LEVELS = GAMES["friday"].variant.choices
+
+
+def make_env(level: int):
+    return sb3_baseline.make_env("friday", level=level)
+
+
+def friday_agent(run_dir: str, max_decisions: int = FRIDAY_MAX_STEPS):
+    """The evaluated agent: the trained MaskablePPO, stopped at the env's step limit."""
+    return sb3_baseline.policy_agent("friday", sb3_baseline.load_model("friday", "maskableppo", run_dir),
+                                     max_decisions=max_decisions)
+
+
+def run_main(argv: list[str]) -> str:
+    return sb3_baseline.main(["friday", *argv])
 from tablegym.experiments.game_runs import recorded  # noqa: E402
 
 EXTRA_KEYS = {"timesteps", "train_seconds", "truncated"}
@@ -24,14 +43,14 @@ def trained(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("friday-sb3")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SB3's notes about CPU/GPU and batch size
-        meta = friday_sb3.train(timesteps=256, seed=0, run_dir=str(run_dir), n_envs=4, progress=False)
+        meta = sb3_baseline.train("friday", timesteps=256, seed=0, run_dir=str(run_dir), n_envs=4, progress=False)
     return run_dir, meta
 
 
 @pytest.fixture(scope="module")
 def agent(trained):
     run_dir, _ = trained
-    return friday_sb3.SB3FridayAgent(friday_sb3.load_model(friday_sb3.ALGO, str(run_dir)))
+    return friday_agent(str(run_dir))
 
 
 class LegalityChecked:
@@ -57,19 +76,19 @@ def test_training_saves_the_model_its_budget_and_tensorboard_logs(trained):
 
 
 def test_training_envs_play_every_level_with_the_scaled_score_reward():
-    for level in friday_sb3.LEVELS:
-        env = friday_sb3.make_env(level)
+    for level in LEVELS:
+        env = make_env(level)
         env.reset(seed=0)
         assert env.unwrapped.game.level == level and env.unwrapped.reward == "score"
-        assert env.unwrapped.max_steps == friday_sb3.default_max_steps()
+        assert env.unwrapped.max_steps == FRIDAY_MAX_STEPS == DEFAULT_MAX_STEPS
     with pytest.raises(ValueError, match="multiple of 4"):
-        friday_sb3.train(timesteps=8, seed=0, run_dir="unused", n_envs=6)
+        sb3_baseline.train("friday", timesteps=8, seed=0, run_dir="unused", n_envs=6)
 
 
 def test_agent_observation_is_the_training_observation(agent):
     rng = np.random.default_rng(0)
-    for level in friday_sb3.LEVELS:
-        env = friday_sb3.make_env(level)
+    for level in LEVELS:
+        env = make_env(level)
         obs, info = env.reset(seed=level)
         start, total = info["score"], 0.0
         terminated = truncated = False
@@ -88,8 +107,8 @@ def test_agent_plays_legal_actions_only_and_play_game_seeds_like_friday_eval(age
         rec = friday_eval.play_game(checked, level, 0, 3)
         assert checked.checked == rec["decisions"] > 0
         assert rec["agent"] == "sb3-maskableppo"
-        # The same game through friday_sb3.play_game: same seed, same deterministic play.
-        again = friday_sb3.play_game(agent, level, 0, 3)
+        # The same game through sb3_games.play_friday: same seed, same deterministic play.
+        again = play_friday(agent, level, 0, 3)
         assert again["truncated"] is False
         assert {k: again[k] for k in ("score", "life", "step", "decisions")} == \
                {k: rec[k] for k in ("score", "life", "step", "decisions")}
@@ -98,7 +117,8 @@ def test_agent_plays_legal_actions_only_and_play_game_seeds_like_friday_eval(age
 def test_evaluation_records_resume_and_report(trained, tmp_path):
     run_dir, meta = trained
     out = tmp_path / "friday_sb3.jsonl"
-    results = friday_sb3.evaluate(run_dir=str(run_dir), levels=[1, 3], games=2, seed=0, out=str(out), progress=False)
+    results = sb3_baseline.evaluate_solo("friday", run_dir=str(run_dir), values=[1, 3], games=2, seed=0, out=str(out),
+                                           progress=False)
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(lines) == 4 and sorted(results) == [1, 3] and all(len(r) == 2 for r in results.values())
     eval_keys = set(friday_eval.play_game(RuleAgent(), 1, 0, 0))
@@ -108,9 +128,11 @@ def test_evaluation_records_resume_and_report(trained, tmp_path):
         assert rec["timesteps"] == meta["timesteps"] and rec["train_seconds"] == meta["train_seconds"]
         assert rec["won"] is False and rec["truncated"] is False and rec["decisions"] > 0
     # A rerun resumes: nothing new for the games recorded, only the new ones when asked for more.
-    friday_sb3.evaluate(run_dir=str(run_dir), levels=[1, 3], games=2, seed=0, out=str(out), progress=False)
+    sb3_baseline.evaluate_solo("friday", run_dir=str(run_dir), values=[1, 3], games=2, seed=0, out=str(out),
+                               progress=False)
     assert len(out.read_text().splitlines()) == 4
-    friday_sb3.evaluate(run_dir=str(run_dir), levels=[1], games=3, seed=0, out=str(out), progress=False)
+    sb3_baseline.evaluate_solo("friday", run_dir=str(run_dir), values=[1], games=3, seed=0, out=str(out),
+                               progress=False)
     added = [json.loads(line) for line in out.read_text().splitlines()[4:]]
     assert [(r["level"], r["game"]) for r in added] == [(1, 2)]
     # Another model (another budget) does not count as done.
@@ -124,8 +146,8 @@ def test_parallel_evaluation_records_the_same_games(trained, tmp_path):
     run_dir, _ = trained
     serial, parallel = tmp_path / "serial.jsonl", tmp_path / "parallel.jsonl"
     for out, workers in ((serial, 1), (parallel, 2)):
-        friday_sb3.evaluate(run_dir=str(run_dir), levels=[2], games=4, seed=1, out=str(out), workers=workers,
-                            progress=False)
+        sb3_baseline.evaluate_solo("friday", run_dir=str(run_dir), values=[2], games=4, seed=1, out=str(out),
+                                   workers=workers, progress=False)
 
     def games(path):
         keep = ("game", "level", "seed", "score", "life", "step", "decisions", "truncated")
@@ -136,13 +158,13 @@ def test_parallel_evaluation_records_the_same_games(trained, tmp_path):
 
 def test_a_game_that_runs_past_max_steps_is_truncated(trained):
     run_dir, _ = trained
-    short = friday_sb3.SB3FridayAgent(friday_sb3.load_model(friday_sb3.ALGO, str(run_dir)), max_steps=5)
-    first = friday_sb3.play_game(short, 2, 0, 0)
-    second = friday_sb3.play_game(short, 2, 0, 1)  # a new game: the decision count starts again
+    short = friday_agent(str(run_dir), max_decisions=5)
+    first = play_friday(short, 2, 0, 0)
+    second = play_friday(short, 2, 0, 1)  # a new game: the decision count starts again
     for rec in (first, second):
         assert rec["truncated"] is True and rec["decisions"] == 5 and rec["won"] is False
         assert set(rec) == set(friday_eval.play_game(RuleAgent(), 2, 0, 0)) | {"truncated"}
-    with pytest.raises(friday_sb3.Truncated):
+    with pytest.raises(Truncated):
         friday_eval.play_game(short, 2, 0, 0)
 
 
@@ -159,14 +181,14 @@ def test_a_game_that_runs_past_max_steps_is_truncated(trained):
 ])
 def test_bad_arguments_are_rejected(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_:
-        friday_sb3.parse_args(argv)
+        sb3_baseline.parse_args(["friday", *argv])
     assert exit_.value.code == 2 and message in capsys.readouterr().err
 
 
 def test_command_line_eval_only_prints_the_table(trained, tmp_path, capsys):
     run_dir, _ = trained
     out = tmp_path / "cli.jsonl"
-    friday_sb3.main(["--eval-only", "--run-dir", str(run_dir), "--games", "1", "--levels", "2", "--out", str(out),
+    run_main(["--eval-only", "--run-dir", str(run_dir), "--games", "1", "--levels", "2", "--out", str(out),
                      "--no-progress"])
     printed = capsys.readouterr().out
     assert "| sb3-maskableppo | 2 | 1 | 0 |" in printed
