@@ -339,18 +339,31 @@ def _bias(state: dict[str, torch.Tensor], prefix: str, path: str) -> np.ndarray:
     return np.zeros(state[prefix + ".weight"].shape[0])
 
 
+def _existing(path: str | os.PathLike, what: str) -> str:
+    """``path`` as a string, refused in one line where no file is there."""
+    path = str(path)
+    if not Path(path).is_file():
+        raise CheckpointError(f"{what} {path!r} does not exist")
+    return path
+
+
+def _code_free_data(archive: zipfile.ZipFile, path: str, label: str, hint: str) -> dict:
+    """The archive's ``data`` JSON, refused (``UnsafeModelError``, naming ``label``) where it
+    names code to run (``carried_code``): nothing else of the zip is read before this check."""
+    data = _data(archive, path)
+    code = carried_code(data)
+    if code is not None:
+        raise UnsafeModelError(f"{label}: its {code[0]} carries code ({code[1]}), refused{hint}")
+    return data
+
+
 def read_sb3_network(path: str | os.PathLike) -> SB3Network:
     """The critic (PPO, MaskablePPO) or Q-network (DQN) of the SB3 zip at ``path``, read without
     running anything it carries; ``UnsafeModelError`` (one line) for what cannot be read so."""
-    path = str(path)
-    if not Path(path).is_file():
-        raise CheckpointError(f"checkpoint {path!r} does not exist")
+    path = _existing(path, "checkpoint")
     try:
         with _open(path) as archive:
-            data = _data(archive, path)
-            code = carried_code(data)
-            if code is not None:
-                raise UnsafeModelError(f"{path!r}: its {code[0]} carries code ({code[1]}), refused; {EXPORT_HINT}")
+            data = _code_free_data(archive, path, repr(path), f"; {EXPORT_HINT}")
             kind = _policy_kind(data, path)
             activation = _activation(data, kind, path)
             state = _state_dict(archive, path)
@@ -390,15 +403,10 @@ def restore(model: Any, path: str | os.PathLike) -> Any:
     the caller built with the constructor that trained it; the step counters come from the
     archive's JSON. Nothing in the file is unpickled: ``set_parameters`` reads only the ``.pth``
     members, with ``weights_only=True``. Returns ``model``."""
-    path = str(path)
-    if not Path(path).is_file():
-        raise CheckpointError(f"model {path!r} does not exist")
+    path = _existing(path, "model")
     try:
         with _open(path) as archive:
-            data = _data(archive, path)
-            code = carried_code(data)
-            if code is not None:
-                raise UnsafeModelError(f"model {path!r}: its {code[0]} carries code ({code[1]}), refused")
+            data = _code_free_data(archive, path, f"model {path!r}", "")
             members = _torch_members(archive, path)
         saved = _serialized(data, "policy_class", path)
         policy = type(model.policy)
