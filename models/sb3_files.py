@@ -112,13 +112,18 @@ def read_references(blob: bytes) -> Any:
     return _ReferenceUnpickler(io.BytesIO(blob)).load()
 
 
-# Globals a pickle of SB3's own data may name: its library classes (schedules, buffers, spaces,
-# policies; tablegym's own features extractors), numpy's array, dtype and random-generator rebuilders, torch's layer and optimizer
-# classes. Anything else (os.system, builtins.eval, cloudpickle's rebuilt functions) is code.
-DATA_CLASS_MODULES = ("stable_baselines3.", "sb3_contrib.", "gymnasium.spaces.", "tablegym.")
-DATA_MODULES = ("numpy.random.", "torch.nn.modules.", "torch.optim.")
+# Globals a pickle of SB3's own data may name: the classes of its library (schedules, buffers,
+# spaces, policies; tablegym's own features extractors), of numpy's random generators and of torch's
+# layers and optimizers, and the few functions named one by one below (numpy's array, dtype and
+# random-generator rebuilders). Every module named by prefix holds functions too (SB3's
+# load_from_pkl, torch's hook registries), so a prefix admits classes only; anything else
+# (os.system, builtins.eval, torch.hub.load, cloudpickle's rebuilt functions) is code.
+DATA_CLASS_MODULES = ("stable_baselines3.", "sb3_contrib.", "gymnasium.spaces.", "tablegym.", "numpy.random.",
+                      "torch.nn.modules.", "torch.optim.")
 DATA_GLOBALS = {("numpy", "dtype"), ("numpy", "ndarray"), ("collections", "OrderedDict"), ("collections", "deque"),
                 ("copyreg", "_reconstructor"),
+                *(("numpy.random._pickle", f"__{kind}_ctor") for kind in ("generator", "bit_generator", "randomstate")),
+                ("numpy.random.bit_generator", "__pyx_unpickle_SeedSequence"),
                 *((f"numpy.{core}.{mod}", name) for core in ("core", "_core")
                   for mod, name in (("numeric", "_frombuffer"), ("multiarray", "scalar"), ("multiarray", "_reconstruct"))),
                 *(("builtins", t) for t in ("object", "set", "frozenset", "slice", "complex", "bytearray", "range",
@@ -164,9 +169,9 @@ def pickle_globals(blob: bytes) -> list[tuple[str | None, str | None]]:
 def is_data_global(module: str | None, name: str | None) -> bool:
     if module is None or name is None:
         return False
-    if module.startswith(DATA_CLASS_MODULES):
-        return name[:1].isupper()  # a class; SB3's functions (load_from_pkl, ...) are not data
-    return module.startswith(DATA_MODULES) or (module, name) in DATA_GLOBALS
+    if (module, name) in DATA_GLOBALS:
+        return True
+    return module.startswith(DATA_CLASS_MODULES) and name[:1].isupper()  # a class, not a function
 
 
 def carried_code(data: dict) -> tuple[str, str] | None:

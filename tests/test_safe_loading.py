@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import base64
 import functools
+import importlib
 import json
 import os
 import pickle
@@ -190,6 +191,42 @@ def test_a_hostile_sb3_zip_is_refused_without_running_its_code(sb3_zips, tmp_pat
     message = refused(lambda: load_evaluator(game, path), error=error)
     assert str(path) in message
     refused(lambda: read_sb3_network(path), error=error)
+
+
+@pytest.mark.parametrize("name", ["torch.hub.load", "torch.utils.cpp_extension.load_inline", "torch.serialization.load",
+                                  "torch.package.package_importer.PackageImporter"])
+def test_a_torch_function_that_loads_code_is_refused_in_policy_kwargs(sb3_zips, tmp_path, marker, name):
+    """torch's own loaders fetch and run code (a hub repository, a C++ extension, a pickle, a
+    package's modules): named in ``policy_kwargs`` they are refused like ``builtins.eval``, though
+    torch's layer classes pass."""
+    module, _, attr = name.rpartition(".")
+    function = getattr(importlib.import_module(module), attr)
+    path = _rewrite(sb3_zips["maskableppo"], tmp_path / "torch.zip",
+                    data=lambda d: d.__setitem__("policy_kwargs", _serialized({"activation_fn": function})))
+    message = refused(lambda: load_evaluator(make_game("trilobite"), path))
+    assert f"policy_kwargs carries code ({name})" in message
+    refused(lambda: read_sb3_network(path))
+
+
+FUNCTIONS_BESIDE_DATA_CLASSES = [
+    ("stable_baselines3.common.save_util", "load_from_pkl"), ("sb3_contrib.common.maskable.utils", "get_action_masks"),
+    ("gymnasium.spaces.utils", "flatten"), ("tablegym.models.sb3_files", "read_sb3_network"),
+    ("numpy.random.mtrand", "seed"), ("torch.nn.modules.module", "register_module_forward_hook"),
+    ("torch.optim.optimizer", "register_optimizer_step_pre_hook")]
+"""A function from a module under each prefix the scanner admits classes from."""
+
+
+def test_the_allow_list_admits_classes_not_the_functions_beside_them():
+    from tablegym.models.sb3_files import DATA_CLASS_MODULES, DATA_GLOBALS, is_data_global
+
+    assert all(any(m.startswith(p) for m, _ in FUNCTIONS_BESIDE_DATA_CLASSES) for p in DATA_CLASS_MODULES)
+    for module, name in FUNCTIONS_BESIDE_DATA_CLASSES:
+        obj = getattr(importlib.import_module(module), name)
+        assert callable(obj) and not isinstance(obj, type)
+        assert not is_data_global(module, name), (module, name)
+    assert is_data_global("torch.nn.modules.activation", "ReLU") and is_data_global("torch.optim.adam", "Adam")
+    functions = {(m, n) for m, n in DATA_GLOBALS if not n[:1].isupper()}  # each admitted function by its own name
+    assert functions and all(not m.endswith(".") for m, _ in functions)
 
 
 @pytest.mark.parametrize("variant", ["lr_schedule", "policy_kwargs", "policy.pth pickle", "pytorch_variables.pth"])
