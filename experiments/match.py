@@ -19,8 +19,8 @@ that many seconds; the results then count the finished games only. Because every
 its own seed, a resumed tournament gives the same games as one played in one go.
 
 A journal is data from outside: every line must be a game that replays on the rules core, or
-it is refused in one line (``tablegym.experiments.journal``). Games are generated as they are dispatched, never listed, so the
-number of games asked for costs nothing until they are played.
+it is refused in one line (``tablegym.experiments.journal``). Games are generated as they are
+dispatched, never listed, so the number of games asked for costs nothing until they are played.
 """
 
 from __future__ import annotations

@@ -92,8 +92,10 @@ def _network(game: Game, path: str | None, default: Path | None) -> Evaluator:
     """``load_evaluator``'s evaluator, read once a process: a match builds its agents again for
     every game, in every worker, and reading the network again each time is most of what a
     short game costs. A file changed since (another size, time or inode) or other file budgets
-    read it anew; a file trusted to run code is never kept (its loader warns at every use). The weights are never written by a search, so
-    the agents that share an evaluator cannot disturb each other's values."""
+    read it anew; a file trusted to run code is never kept (its loader warns at every use).
+    Agents that share an evaluator cannot disturb each other's values: a search writes only its
+    scratch and value cache, which never change a value (tablegym.models.netkernel), and the
+    compiled searches hold the GIL, so two never run on one evaluator at once."""
     identity = _file_identity(path, default, game)
     if identity is None or trust_decision().trusted:  # missing: the loader says so; trusted: it warns each time
         return load_evaluator(game, path, default=default)
@@ -188,7 +190,7 @@ def plan_agent(game: Game, spec: str) -> AgentPlan:
         raise TypeError(f"agent specs are strings, got {spec!r}")
     key = (game.spec.name, tuple(sorted(game.spec.options.items())), spec)
     if key not in _PLANS:
-        if len(_PLANS) >= 256:  # a long-lived process reading many specs keeps the recent ones
+        if len(_PLANS) >= 256:  # a long-lived process reading many specs forgets the oldest
             _PLANS.pop(next(iter(_PLANS)))
         _PLANS[key] = _read_plan(game, spec)
     return _PLANS[key]
