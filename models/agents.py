@@ -93,9 +93,9 @@ def _network(game: Game, path: str | None, default: Path | None) -> Evaluator:
     every game, in every worker, and reading the network again each time is most of what a
     short game costs. A file changed since (another size, time or inode) or other file budgets
     read it anew; a file trusted to run code is never kept (its loader warns at every use).
-    Agents that share an evaluator cannot disturb each other's values: a search writes only its
-    scratch and value cache, which never change a value (tablegym.models.netkernel), and the
-    compiled searches hold the GIL, so two never run on one evaluator at once."""
+    Agents that share an evaluator cannot disturb each other's values, in one thread or several:
+    each thread's searches write into a copy of the weights of their own
+    (``tablegym.envs.evaluator.Evaluator.params``)."""
     identity = _file_identity(path, default, game)
     if identity is None or trust_decision().trusted:  # missing: the loader says so; trusted: it warns each time
         return load_evaluator(game, path, default=default)

@@ -19,7 +19,9 @@ Layout of ``params`` (every entry a float64)::
     the cached binary inputs (0/1 per feature), their count and list, and their first layer;
     last, the value cache: E entries of a position key (int64) and its value, side by side
 
-The scratch is written by every evaluation (one evaluator per search thread).
+The scratch and the value cache are written by every evaluation, so an evaluator gives each
+thread a copy of the vector of its own and keeps the packed one unwritten
+(``tablegym.envs.evaluator.Evaluator.params``).
 
 Binary inputs (a game's active features) are summed as weight rows. With cache slots, the first
 layer of the last position evaluated for each player to move is kept and only the rows of the

@@ -122,7 +122,7 @@ def _negamax(s, depth, alpha, beta, ply, root, moves, push, pop, to_move, outcom
     return best
 
 
-@njit(types.Tuple((_I, _F, _I))(STATE_T, _I, *_KERNEL_ARGS, *TABLE_TYPES, _F1), cache=True)
+@njit(types.Tuple((_I, _F, _I))(STATE_T, _I, *_KERNEL_ARGS, *TABLE_TYPES, _F1), cache=True, nogil=True)
 def root_search(s, depth, moves, push, pop, to_move, outcome, key_fn, eval_fn, params, tt_key, tt_val, tt_depth,
                 tt_flag, tt_move, killers, history, bufs, scores, pv, pv_len, counters, node_limit, root_values):
     """Search the root in legal order, replacing the best move only on a strictly better value;

@@ -152,7 +152,7 @@ def _grow(a):
     return b
 
 
-@njit(_SIGNATURE, cache=True)
+@njit(_SIGNATURE, cache=True, nogil=True)
 def best_first(root, budget, moves, apply, sample, chance, by_chance, evaluate, me, outcome, to_move, key, max_outcomes,
                params, rng_state, values):
     """Search from decision state ``root`` polling at most ``budget`` states.

@@ -124,7 +124,7 @@ def _child(s, action, ply, push, stack, undo):
 
 @njit(_F(STATE_T, _I, _F, _I, _I, MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, EVAL_T,
          types.float64[::1], types.int64[:, ::1], types.float64[:, ::1], types.int64[:, ::1], _I, types.int64[::1], _F),
-      cache=True)
+      cache=True, nogil=True)
 def _value(s, depth, reach, ply, me, moves, push, pop, to_move, outcome, chance, eval_fn, params, bufs, probs,
            stack, undo, counters, cutoff):
     """The expected value of ``s`` for ``me``, ``depth`` player moves deep (``_Search.value``

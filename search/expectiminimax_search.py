@@ -148,7 +148,7 @@ def _value(s, depth, alpha, beta, ply, root, me, moves, push, pop, to_move, outc
     return best
 
 
-@njit(types.Tuple((_I, _F, _I))(STATE_T, _I, *_KERNEL_ARGS, *_TABLE_ARGS, _F1), cache=True)
+@njit(types.Tuple((_I, _F, _I))(STATE_T, _I, *_KERNEL_ARGS, *_TABLE_ARGS, _F1), cache=True, nogil=True)
 def root_search(s, depth, moves, push, pop, to_move, outcome, key_fn, chance, eval_fn, params, tt_key, tt_val, tt_depth,
                 tt_flag, tt_move, history, bufs, scores, outs, probs, counters, bound, node_limit, root_values):
     """Search the root moves, the previous iteration's best first; ties keep the earlier move;

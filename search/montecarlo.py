@@ -47,7 +47,7 @@ _SIGNATURE = types.none(STATE_T, types.int64[::1], types.int64, types.int64, typ
 game and evaluator (envs/core.py says why dispatcher arguments break numba's cache)."""
 
 
-@njit(_SIGNATURE, cache=True)
+@njit(_SIGNATURE, cache=True, nogil=True)
 def mc_values(s, actions, n, rollouts, seed, horizon, push, rollout, evaluate, player, params, out):
     """out[i] = the mean of ``evaluate(state, player, params)`` over ``rollouts`` playouts after
     ``actions[i]``; playout k of every action uses the stream seeded ``seed + 1,000,003 k``."""

@@ -385,7 +385,9 @@ class NTupleEvaluator(Evaluator):
 
     def state_evaluator(self) -> KernelEvaluator:
         """This network as a compiled position evaluator for the generic searchers."""
-        return KernelEvaluator(self.name, self.kernel, self.params)
+        ev = KernelEvaluator(self.name, self.kernel, self.params)
+        ev.kernel_writes = False  # ntuple_state_value reads its tables only: threads share them
+        return ev
 
 
 def pack_tables(tables: NTupleTables) -> np.ndarray:
