@@ -20,13 +20,12 @@ import math
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from tqdm import tqdm
-
 from tablegym.envs.limits import LimitError, loads_json
 from tablegym.experiments.stats import MAX_GAMES
 from tablegym.training.files import RunFolderError, open_append
 from tablegym.training.flags import OneLineParser, bounded_int
 from tablegym.training.parallel import run_bounded
+from tablegym.training.progress import progress_bar
 
 MAX_WORKERS = 1024
 """The most worker processes (or Ray tasks in flight) a run starts (``--workers``)."""
@@ -190,7 +189,7 @@ def run_tasks(play_one: Callable[[Any], dict], tasks: Iterable, done: dict[int, 
     except RunFolderError as err:
         raise RecordsError(str(err)) from None
     try:
-        bar = tqdm(total=total, initial=len(done), disable=not progress, unit="game", desc=label)
+        bar = progress_bar(total=total, initial=len(done), enabled=progress, unit="game", desc=label)
         with _pool(backend, workers, address, first is not _END) as pool:
             def keep(rec: dict) -> None:
                 done[rec["game"]] = rec

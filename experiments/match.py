@@ -188,7 +188,7 @@ def _run(matches: Sequence[_Tasks], order: Iterable[_Task], workers: int, progre
     Games are drawn from ``order`` one at a time as workers free up: nothing is held per game
     that has not started.
     """
-    from tqdm import tqdm
+    from tablegym.training.progress import progress_bar
 
     done: dict[tuple[int, int, int], GameRecord] = {}
     if journal is not None:
@@ -199,7 +199,7 @@ def _run(matches: Sequence[_Tasks], order: Iterable[_Task], workers: int, progre
     todo = (task for task in order if _task_id(task) not in done)
     deadline = math.inf if time_limit_s is None else time.monotonic() + time_limit_s
 
-    with tqdm(total=total, initial=len(done), desc=desc, unit="game", disable=not progress, leave=False) as bar:
+    with progress_bar(total=total, initial=len(done), desc=desc, unit="game", enabled=progress, leave=False) as bar:
         def keep(task: _Task, record: GameRecord) -> None:
             done[_task_id(task)] = record
             if journal is not None:

@@ -266,7 +266,7 @@ def test_train_resumes_and_cli_flags(tmp_path):
     args = Args(run_dir=str(run), minutes=0, games=40, log_every=20,
                 tuples=((0, 1, 2, 3), (HINT_CELL, 4, 5, 6)), out=str(tmp_path / "final.pt"))
     train(args, progress=False)
-    train(args, progress=False)  # resumes: 80 games in all
+    train(replace(args, games=80), progress=False)  # resumes: 80 games in all
     _, meta = load_ntuple_with_metadata(run / "checkpoint.pt")
     assert meta["games"] == 80
     assert (tmp_path / "final.pt").exists() and (run / "args.json").exists()

@@ -1,5 +1,6 @@
 """The one training skeleton (training.Run): a Learner started, resumed, saved and exported, the
-budget in games, iterations or per run, args.json and TensorBoard logs in the run directory;
+budget in games or iterations of the whole run folder, what a run says it did (a spent budget,
+Ctrl-C, the paths written), args.json and TensorBoard logs in the run directory;
 every trainer (TD, Trap, Friday, Threes) on it."""
 
 import json
@@ -67,15 +68,15 @@ def test_a_run_counts_its_budget_saves_its_learner_and_resumes_it(tmp_path):
     assert (tmp_path / "out.txt").read_text() == "30 after 12 games"
     assert json.loads((tmp_path / "run" / "args.json").read_text())["out"] == args.out
     assert scalars(tmp_path / "run")["charts/value"] == [(4, 10.0), (8, 20.0), (12, 30.0)]
-    # resumed: the budget counts the run before, unless it is per run
+    # resumed: the budget counts the run before
     again = Counter()
     run = Run(args, game, again, iterations=4)
     assert (again.value, run.iteration, run.games) == (30, 3, 12)
     assert run.next_iteration() and not run.in_budget(run.games) and not run.next_iteration()
     run.finish()
-    per_run = Run(args, game, Counter(), total=8, per_run=True)
-    assert (per_run.total, per_run.in_budget(19), per_run.in_budget(20)) == (20, True, False)
-    per_run.finish()
+    games = Run(args, game, Counter(), total=20)
+    assert (games.total, games.in_budget(19), games.in_budget(20)) == (20, True, False)
+    games.finish()
 
 
 def test_the_save_schedule_in_minutes_counts_from_the_last_save(tmp_path):
@@ -136,7 +137,7 @@ def test_the_run_folder_follows_the_game_and_its_help_says_so(capsys):
 
 def test_threes_resumed_in_two_runs_learns_what_one_run_learns(tmp_path):
     """Each chunk's seed comes from the games before it and the checkpoint holds the tables
-    exactly, so 20 + 20 games (the budget is per run) end where 40 games in one go do."""
+    exactly, so 20 games and then a budget of 40 end where 40 games in one go do."""
     from tablegym.envs.threes.ntuple import HINT_CELL
     from tablegym.models.threes.ntuple_net import load_ntuple_with_metadata
     from tablegym.training.threes.train import Args, train
@@ -148,7 +149,7 @@ def test_threes_resumed_in_two_runs_learns_what_one_run_learns(tmp_path):
         two = replace(one, run_dir=str(tmp_path / f"two{tc}"), games=20, out=str(tmp_path / f"out{tc}.pt"))
         train(one)
         train(two)
-        assert train(two) == tmp_path / f"out{tc}.pt"
+        assert train(replace(two, games=40)) == tmp_path / f"out{tc}.pt"
         (a, meta_a), (b, meta_b) = (load_ntuple_with_metadata(tmp_path / f"{d}{tc}" / "checkpoint.pt") for d in ("one", "two"))
         assert meta_a["games"] == meta_b["games"] == 40 and meta_b["tc"] == tc
         assert np.array_equal(a.tables().weights, b.tables().weights) and np.abs(a.tables().weights).max() > 0
@@ -162,7 +163,7 @@ def test_threes_resumed_in_two_runs_learns_what_one_run_learns(tmp_path):
         out, meta = load_ntuple_with_metadata(tmp_path / f"out{tc}.pt")
         assert meta["half"] and meta["games"] == 40
         assert np.allclose(out.tables().weights, b.tables().weights, rtol=1e-2, atol=20.0)
-    assert json.loads((tmp_path / "twoFalse" / "args.json").read_text())["games"] == 20
+    assert json.loads((tmp_path / "twoFalse" / "args.json").read_text())["games"] == 40
 
 
 def test_threes_refuses_a_budget_it_cannot_stop_on_and_another_game():
@@ -209,3 +210,66 @@ def test_trap_trains_in_the_td_loop_with_its_own_search_and_charts(tmp_path):
             "charts/score_vs_composite", "charts/score_vs_hard"} <= set(logged)
     assert logged["charts/score_vs_hard"][0][0] == 2 and 0.0 <= logged["charts/score_vs_hard"][0][1] <= 1.0
     assert json.loads((tmp_path / "args.json").read_text())["game_options"] == {"n": 5}
+
+
+def test_a_run_says_why_it_stopped_and_what_it_wrote_and_a_spent_budget_says_so(tmp_path, capsys):
+    args = ToyArgs(run_dir=str(tmp_path / "run"), out=str(tmp_path / "out.txt"))
+    run = Run(args, make_game("sim"), Counter(), iterations=2, budget="--epochs 2", unit="epoch")
+    while run.next_iteration():
+        run.played(3)
+    run.finish()
+    out = capsys.readouterr().out
+    assert "stopped by the budget of --epochs 2: 6 games in 2 iterations" in out
+    assert f"wrote {tmp_path / 'run' / 'checkpoint.pt'}, {args.out} (--out)" in out
+    assert f"tensorboard --logdir {tmp_path / 'run'}" in out
+    again = Run(args, make_game("sim"), Counter(), iterations=2, budget="--epochs 2", unit="epoch")
+    assert not again.next_iteration()
+    again.finish()
+    out = capsys.readouterr().out
+    assert "nothing left to do: the budget of --epochs 2 was reached by the runs before; raise --epochs to train on" in out
+
+
+def test_the_first_ctrl_c_finishes_the_iteration_and_saves_the_second_stops_at_once(tmp_path, capsys):
+    import signal
+
+    learner = Counter()
+    run = Run(ToyArgs(run_dir=str(tmp_path / "run")), make_game("sim"), learner, iterations=10)
+    handler = signal.getsignal(signal.SIGINT)
+    while run.next_iteration():
+        learner.value += 1
+        if run.iteration == 3:
+            handler(signal.SIGINT, None)  # what Ctrl-C calls, mid-iteration
+            learner.value += 100  # the iteration goes on to its end
+    assert (run.iteration, learner.value) == (3, 103)
+    run.finish()
+    assert "stopped by Ctrl-C: 0 games in 3 iterations" in capsys.readouterr().out
+    assert json.loads((tmp_path / "run" / "checkpoint.pt").read_text())["value"] == 103
+    assert signal.getsignal(signal.SIGINT) is not handler  # the handler before the run is back
+    second = Run(ToyArgs(run_dir=str(tmp_path / "two")), make_game("sim"), Counter(), iterations=10)
+    handler = signal.getsignal(signal.SIGINT)
+    handler(signal.SIGINT, None)
+    with pytest.raises(KeyboardInterrupt):
+        handler(signal.SIGINT, None)
+    second.finish()
+
+
+def test_progress_off_a_terminal_is_a_plain_line_now_and_then():
+    import io
+
+    from tablegym.training.progress import PlainProgress, progress_bar
+
+    log = io.StringIO()
+    assert isinstance(progress_bar(total=10, unit="game", desc="td", file=log), PlainProgress)
+    now = [0.0]
+    bar = PlainProgress(total=10, unit="game", desc="td", file=log, every=30.0, clock=lambda: now[0])
+    bar.update(4)  # no line before 30 s
+    now[0] = 40.0
+    bar.set_postfix(mse="0.1")
+    bar.update(4)
+    bar.write("evaluation: +0.5")
+    now[0] = 50.0
+    bar.update(2)
+    bar.close()
+    assert log.getvalue().splitlines() == ["td: 8/10 game (0.2 game/s, mse=0.1)", "evaluation: +0.5",
+                                           "td: 10/10 game (0.2 game/s, mse=0.1)"]
+    assert "\r" not in log.getvalue()

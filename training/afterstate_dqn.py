@@ -256,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         learner = AfterstateLearner(args, game)
         iterations = max(1, args.total_steps // args.num_envs)
-        run = Run(args, game, learner, iterations=iterations, desc=f"afterstate dqn {args.game}")
+        run = Run(args, game, learner, iterations=iterations, desc=f"afterstate dqn {args.game}",
+                  budget=f"--total-steps {args.total_steps}", unit="iteration")
     except ValueError as err:  # a checkpoint of another network in the run directory
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 2

@@ -260,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     learner = ImitationLearner(args, game, inputs, actions)
     net = learner.net
     try:
-        run = Run(args, game, learner, iterations=args.epochs, desc=f"imitate {args.game}")
+        run = Run(args, game, learner, iterations=args.epochs, desc=f"imitate {args.game}",
+                  budget=f"--epochs {args.epochs}", unit="epoch")
     except ValueError as err:  # the run folder in use by another training, or a checkpoint of another network
         print(f"tablegym train GAME --algo imitate: error: {err}", file=sys.stderr)
         return 2

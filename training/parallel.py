@@ -60,6 +60,15 @@ def process_context(*modules: str) -> Any:
     return ctx
 
 
+def ignore_interrupts() -> None:
+    """A worker's initializer: Ctrl-C is the parent's to handle (a trainer finishes its iteration
+    and saves; a match stops and keeps its journal). A worker that took it would die mid-task and
+    leave its parent waiting for a result that never comes."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class BackendError(ValueError):
     """A backend that cannot run here (Ray missing, an unknown backend name)."""
 
@@ -109,7 +118,7 @@ class ProcessPool:
     on model files that carry code and its file budgets, as RayPool's do."""
 
     def __init__(self, workers: int, *modules: str) -> None:
-        self.pool = process_context(*modules).Pool(workers)
+        self.pool = process_context(*modules).Pool(workers, initializer=ignore_interrupts)
 
     def __enter__(self) -> "ProcessPool":
         return self

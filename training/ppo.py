@@ -218,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     batch = args.num_envs * args.num_steps
     updates = max(1, args.total_steps // batch)
     try:
-        run = Run(args, game, learner, iterations=updates, desc=f"ppo {args.game}")
+        run = Run(args, game, learner, iterations=updates, desc=f"ppo {args.game}",
+                  budget=f"--total-steps {args.total_steps}", unit="update")
     except ValueError as err:  # the run folder in use by another training, or a checkpoint of another network
         envs.close()
         print(f"tablegym train GAME --algo ppo: error: {err}", file=sys.stderr)

@@ -29,7 +29,9 @@ import dataclasses
 import inspect
 import json
 import os
+import signal
 import textwrap
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -37,7 +39,6 @@ from typing import Any, Callable
 import numpy as np
 import torch
 from torch.utils.tensorboard import SummaryWriter
-from tqdm import tqdm
 
 from tablegym.envs import known_games, make_game
 from tablegym.envs.core import Game
@@ -46,6 +47,7 @@ from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.training.files import (RunFolderError, copy_file_atomic, event_file_suffix, exit_refused,
                                      lock_run_dir, prepare_run_dir, run_dir_problem, write_text_atomic)
 from tablegym.training.flags import OneLineParser, unwritable
+from tablegym.training.progress import progress_bar
 
 __all__ = ["Learner", "ReplayBuffer", "Run", "RunFolderError", "ValueLearner", "field_help", "metadata",
            "parse_dataclass_args", "start_or_resume"]
@@ -142,9 +144,14 @@ class ValueLearner(Learner):
 class Run:
     """One training run of ``learner``: ``run_dir/checkpoint.pt`` (resumed when it exists),
     TensorBoard logs and ``args.json`` beside it, and a budget: ``total`` games, ``iterations``
-    (either may be None: no limit) and ``args.minutes`` minutes (None or 0: no limit). The
-    budget counts the resumed runs too, or with ``per_run`` only this run (each command then
-    trains that much more).
+    (either may be None: no limit) and ``args.minutes`` minutes (None or 0: no limit). Every
+    budget counts the whole run folder, the resumed runs included: a command run again with the
+    same flags has nothing left to do and says so. ``budget`` names the flag behind ``total`` or
+    ``iterations`` in the messages (``--total-steps 2000000``); ``unit`` what the bar counts.
+
+    The run says what it did: a resume, a budget already spent, why it stopped (a budget, or
+    Ctrl-C: the first finishes the iteration, saves and stops; a second stops at once, saving
+    nothing) and every path it wrote.
 
     The run folder is this run's alone: it is locked (``run_dir/.lock``, training.files) from
     the start to ``finish`` or the end of the process, so a second training into it is refused
@@ -153,7 +160,8 @@ class Run:
     there (a link included) rather than writing through it."""
 
     def __init__(self, args: Any, game: Game, learner: Learner, *, total: int | None = None,
-                 iterations: int | None = None, per_run: bool = False, desc: str | None = None) -> None:
+                 iterations: int | None = None, desc: str | None = None, budget: str | None = None,
+                 unit: str = "game") -> None:
         self.args, self.game, self.learner = args, game, learner
         self.dir = Path(args.run_dir)
         problem = out_problem(args)
@@ -166,51 +174,86 @@ class Run:
             self.iteration = int(meta.get("iteration", 0))
             self.games = int(meta.get("games", 0))
             seconds_done = float(meta.get("train_seconds", 0.0))
-            if meta:
-                print(f"resuming {self.checkpoint}: {self.games:,} games"
-                      + (f" in {self.iteration} iterations" if self.iteration else "")
-                      + f", {seconds_done / 60:.1f} min trained")
-            self.total = None if total is None else total + (self.games if per_run else 0)
-            self.iterations = None if iterations is None else iterations + (self.iteration if per_run else 0)
+            self.total, self.iterations = total, iterations
+            self.budget = budget or (f"{total:,} games" if total is not None else
+                                     f"{iterations:,} iterations" if iterations is not None else "")
+            self.unit = unit
             self.writer = SummaryWriter(str(self.dir), filename_suffix=event_file_suffix())
             text = json.dumps(dataclasses.asdict(args), default=list, indent=1)
             self.writer.add_text("args", text)
             write_text_atomic(self.dir / "args.json", text)
             self.t_start = time.perf_counter() - seconds_done
             self.last_save = time.perf_counter()
-            # the deadline reads all training time, or with per_run this run's
-            self.budget_start = self.t_start + (seconds_done if per_run else 0.0)
             self.deadline = args.minutes * 60.0 if args.minutes else None
+            self.interrupted = False
+            if meta:
+                print(f"resuming {self.checkpoint}: {self.games:,} games"
+                      + (f" in {self.iteration} iterations" if self.iteration else "")
+                      + f", {seconds_done / 60:.1f} min trained")
+                if not self.in_budget():
+                    print(f"nothing left to do: {self.why_stopped()} was reached by the runs before; "
+                          f"raise {self._extend()} to train on")
             # Under a time budget the game count is open-ended: the bar then shows games and rate only.
-            self.bar = tqdm(total=None if self.deadline else self.total, initial=self.games,
-                            disable=not getattr(args, "progress", True), unit="game", desc=desc)
+            counts, count = (self.total, self.games) if unit == "game" else (self.iterations, self.iteration)
+            self.bar = progress_bar(total=None if self.deadline else counts, initial=count,
+                                    enabled=getattr(args, "progress", True), unit=unit, desc=desc)
+            self._ticked = self.iteration  # iterations the bar has counted
+            self._previous_handler = _stop_on_interrupt(self)
         except BaseException:  # refused (another network in the folder...): the folder is free again
             self.lock.release()
             raise
 
     def in_budget(self, games: int | None = None) -> bool:
         """Whether games, iterations and time are left, counting ``games`` games (default: those
-        played; a trainer with games in flight counts those too)."""
+        played; a trainer with games in flight counts those too), and no Ctrl-C came."""
         games = self.games if games is None else games
-        return ((self.total is None or games < self.total)
+        return (not self.interrupted
+                and (self.total is None or games < self.total)
                 and (self.iterations is None or self.iteration < self.iterations)
-                and (self.deadline is None or time.perf_counter() - self.budget_start < self.deadline))
+                and (self.deadline is None or self.seconds() < self.deadline))
+
+    def why_stopped(self) -> str:
+        """What ended the run (or would end it now): Ctrl-C, the budget of games or iterations,
+        the time budget; "" while all are left."""
+        if self.interrupted:
+            return "Ctrl-C"
+        if self.total is not None and self.games >= self.total or (
+                self.iterations is not None and self.iteration >= self.iterations):
+            return f"the budget of {self.budget}"
+        if self.deadline is not None and self.seconds() >= self.deadline:
+            return f"the time budget of --minutes {self.args.minutes:g}"
+        return ""
+
+    def _extend(self) -> str:
+        """The flag that would give the run more to do."""
+        if self.deadline is not None and self.seconds() >= self.deadline:
+            return "--minutes"
+        return self.budget.split(" ")[0] if self.budget.startswith("--") else "the budget"
 
     def next_iteration(self) -> bool:
-        """Start the next iteration while games, iterations and time are left."""
+        """Start the next iteration while games, iterations and time are left (the bar moves
+        by one when it counts iterations)."""
         if not self.in_budget():
             return False
+        self._tick()
         self.iteration += 1
         return True
+
+    def _tick(self) -> None:
+        """Move a bar of iterations to the iterations done."""
+        if self.unit != "game" and self.iteration > self._ticked:
+            self.bar.update(self.iteration - self._ticked)
+            self._ticked = self.iteration
 
     def seconds(self) -> float:
         """Training time so far, resumed runs included."""
         return time.perf_counter() - self.t_start
 
     def played(self, games: int) -> None:
-        """Count ``games`` more games (and move the bar)."""
+        """Count ``games`` more games (and move the bar when it counts games)."""
         self.games += games
-        self.bar.update(games)
+        if self.unit == "game":
+            self.bar.update(games)
 
     def log(self, scalars: dict[str, float]) -> None:
         """TensorBoard scalars by tag, at the current game count."""
@@ -237,15 +280,45 @@ class Run:
         return progress
 
     def finish(self) -> Path:
-        """Close the bar, save, close the logs, write ``args.out`` and give the run folder's lock
-        back; the checkpoint's path."""
+        """Close the bar, save, close the logs, write ``args.out``, give the run folder's lock
+        back and say why the run stopped and what it wrote; the checkpoint's path."""
+        self._tick()
         self.bar.close()
+        _restore(self._previous_handler)
+        why = self.why_stopped() or "the trainer's own end"
         progress = self.save()
         self.writer.close()
+        wrote = [str(self.checkpoint)]
         if self.args.out:
             self.learner.export(self.checkpoint, Path(self.args.out), progress)
+            wrote.append(f"{self.args.out} (--out)")
         self.lock.release()
+        print(f"stopped by {why}: {self.games:,} games in {self.iteration:,} iterations, "
+              f"{self.seconds() / 60:.1f} min of training in {self.dir} in all")
+        print(f"wrote {', '.join(wrote)}; TensorBoard: tensorboard --logdir {self.dir}; "
+              f"the same command resumes{' (raise ' + self._extend() + ' to train on)' if why != 'Ctrl-C' else ''}")
         return self.checkpoint
+
+
+def _stop_on_interrupt(run: Run) -> Any:
+    """Make the first Ctrl-C stop ``run`` at the end of its iteration (it then saves) and a second
+    one stop at once; the handler it replaced (None off the main thread, where Python takes no
+    signal handler)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def stop(signum: int, frame: Any) -> None:
+        if run.interrupted:
+            raise KeyboardInterrupt
+        run.interrupted = True
+        run.bar.write("Ctrl-C: stopping after this iteration, then saving (Ctrl-C again: stop now, unsaved)")
+
+    return signal.signal(signal.SIGINT, stop)
+
+
+def _restore(handler: Any) -> None:
+    if handler is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, handler)
 
 
 class ReplayBuffer:

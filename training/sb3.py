@@ -66,19 +66,20 @@ def no_log_folder(model):
 
 
 def progress_callbacks(progress: bool) -> list:
-    """A progress bar over an SB3 ``learn`` on plain tqdm when ``progress`` (for ``learn(callback=...)``), else none.
+    """A progress bar over an SB3 ``learn`` (training.progress: plain lines off a terminal) when
+    ``progress`` (for ``learn(callback=...)``), else none.
 
     Why not SB3's ``progress_bar=True``: its bar needs ``rich`` (SB3's ``extra``), which tablegym
     does not install, so the flag raised ImportError before the first step."""
     if not progress:
         return []
     from stable_baselines3.common.callbacks import BaseCallback
-    from tqdm import tqdm
+
+    from tablegym.training.progress import progress_bar
 
     class ProgressBar(BaseCallback):
         def _on_training_start(self) -> None:
-            self.bar = tqdm(total=self.locals["total_timesteps"] - self.model.num_timesteps, unit="step",
-                            dynamic_ncols=True)
+            self.bar = progress_bar(total=self.locals["total_timesteps"] - self.model.num_timesteps, unit="step")
 
         def _on_step(self) -> bool:
             self.bar.update(self.training_env.num_envs)

@@ -126,7 +126,7 @@ class SelfPlay:
 def train_selfplay(args: TDArgs, selfplay: SelfPlay) -> Path:
     """Run (or resume) TD-leaf(lambda) self-play training; returns the path of the final checkpoint."""
     learner = ValueLearner(args, selfplay.game, NetConfig(selfplay.num_features, tuple(args.hidden)))
-    run = Run(args, selfplay.game, learner, total=args.total_games)
+    run = Run(args, selfplay.game, learner, total=args.total_games, budget=f"--total-games {args.total_games}")
     model, rng = learner.model, learner.rng
     buffer = ReplayBuffer(args.buffer_size, selfplay.num_features, dtype=selfplay.feature_dtype)
     runner = executor(args.backend, args.workers, args.address)

@@ -395,7 +395,8 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
         raise ValueError(f"the Friday value network trains under the default rule options only, got {args.game_options}")
     game = FridayGame()
     learner = FridayLearner(args, game, NetConfig(NUM_FEATURES, tuple(args.hidden)))
-    run = Run(args, game, learner, iterations=args.iterations, desc="friday value")
+    run = Run(args, game, learner, iterations=args.iterations, desc="friday value",
+              budget=f"--iterations {args.iterations}", unit="iteration")
     model, win_model, rng = learner.model, learner.win_model, learner.rng
     runner = executor(args.backend, args.workers, args.address)
 

@@ -69,9 +69,9 @@ class Args(TrainerArgs):
     run_dir: str = "runs/threes-ntuple"
     """TensorBoard logs, args.json, checkpoint.pt (and coherence.npy) live here (a rerun resumes)"""
     minutes: float = 10.0
-    """wall-clock budget of this run (0: until --games)"""
+    """wall-clock budget, all training of the run folder (0: until --games)"""
     games: int = 0
-    """games to play in this run (0: until --minutes)"""
+    """games to play, all runs of the run folder (0: until --minutes)"""
     alpha: float = 0.1
     """TD step shared over the active entries"""
     lam: float = 0.0
@@ -401,7 +401,8 @@ def train(args: Args, progress: bool | None = None) -> Path:
     if args.game_options:
         raise ValueError(f"the Threes n-tuple network trains under the default rule options only, got {args.game_options}")
     learner = NTupleLearner(args)
-    run = Run(args, ThreesGame(), learner, total=args.games or None, per_run=True, desc="threes TD")
+    run = Run(args, ThreesGame(), learner, total=args.games or None, desc="threes TD",
+              budget=f"--games {args.games}")
     net, config = learner.net, learner.config
     size = net.tables().weights.shape[0]
 
@@ -414,7 +415,7 @@ def train(args: Args, progress: bool | None = None) -> Path:
     elif args.workers > 1:  # the tables move to shared memory, the module keeps viewing them
         from multiprocessing import shared_memory
 
-        from tablegym.training.parallel import process_context
+        from tablegym.training.parallel import ignore_interrupts, process_context
 
         shm = shared_memory.SharedMemory(create=True, size=(3 if args.tc else 1) * size * 4)
         block, shared_weights, shared_coherence = _shared_views(shm.buf, size, args.tc)
@@ -423,7 +424,7 @@ def train(args: Args, progress: bool | None = None) -> Path:
         net.table.weight.data = torch.from_numpy(shared_weights).view(-1, 1)
         learner.coherence = shared_coherence
         del shared_weights, shared_coherence
-        pool = process_context().Pool(args.workers)
+        pool = process_context().Pool(args.workers, initializer=ignore_interrupts)
     weights, coherence = net.tables().weights, learner.coherence
     rule = TDRule.of(args)
 
@@ -467,7 +468,6 @@ def train(args: Args, progress: bool | None = None) -> Path:
             shm.close()
             shm.unlink()
     path = Path(args.out) if args.out else path
-    print(f"{run.games:,} games, {run.seconds() / 60:.1f} min of training in all; saved {path}")
     return path
 
 
