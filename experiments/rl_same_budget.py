@@ -55,7 +55,7 @@ import tablegym.envs
 from tablegym.envs import make_game
 from tablegym.experiments.stats import mean_interval
 from tablegym.models.checkpoint import load_checkpoint
-from tablegym.models.policy import MASKED, load_actor_critic
+from tablegym.models.policy import MASKED, load_actor_critic, load_qnet
 from tablegym.training import dqn, ppo, vector_rl
 from tablegym.experiments.rl_bench import sb3_model
 from tablegym.training.sb3 import no_log_folder
@@ -150,7 +150,7 @@ def train_sb3_dqn(game: str, minutes: float, run_dir: Path, num_envs: int, hidde
 
 
 def greedy_tablegym_dqn(run_dir: Path) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    qnet = dqn.load_qnet(run_dir / "checkpoint.pt")
+    qnet = load_qnet(run_dir / "checkpoint.pt")
     return lambda obs, masks: dqn.act(qnet, obs, masks, 0.0, np.random.default_rng(0))
 
 

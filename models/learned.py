@@ -154,13 +154,15 @@ def load_evaluator(game: Game, path: str | os.PathLike | None = None, *, default
     metadata and refuses, with a ``CheckpointError`` naming the file and the problem, one that
     is missing, corrupt, made for another game or rules, or holds another kind of network.
     A network saved by tablegym.models.export.save loads as that (any game with a compiled
-    observation kernel). A ``.zip`` is a Stable-Baselines3 model, read as data
+    observation kernel), and so does the network in the ``checkpoint.pt`` of a run of ``tablegym
+    train GAME --algo ppo|imitate|dqn|negamax-dqn`` (tablegym.models.policy.run_evaluator). A ``.zip`` is a Stable-Baselines3 model, read as data
     (tablegym.models.export.load_sb3_evaluator; ``trust_code=True``: SB3's own loader). No path
     here runs code a file carries unless ``trust_code`` says so.
     """
     from tablegym.envs import load, plugin
     from tablegym.models.checkpoint import peek_metadata
     from tablegym.models.export import is_exported, load_exported
+    from tablegym.models.policy import run_evaluator
 
     if path in (None, ""):
         path = default if default is not None else default_checkpoint(game.spec.name)
@@ -172,5 +174,7 @@ def load_evaluator(game: Game, path: str | os.PathLike | None = None, *, default
     meta = peek_metadata(path) if path.is_file() else None
     if meta is not None and is_exported(meta):
         return load_exported(game, path)
+    if meta is not None and (from_run := run_evaluator(game, path, meta)) is not None:
+        return from_run  # a vector trainer's run checkpoint: its critic, max Q or V
     loader = plugin(game.spec.name).loader
     return (load(loader) if loader else mlp_evaluator)(game, path)

@@ -42,6 +42,18 @@ def mlp(inputs: int, hidden: tuple[int, ...], outputs: int, last_gain: float) ->
     return nn.Sequential(*layers)
 
 
+def qnetwork(inputs: int, actions: int, hidden: tuple[int, ...]) -> nn.Sequential:
+    """The Q-network of ``--algo dqn``: a ReLU MLP from the flattened observation to one value an
+    action (what ``tablegym.models.export.save(..., output="max")`` compiles)."""
+    return mlp(inputs, tuple(hidden), actions, 1.0)
+
+
+def value_network(inputs: int, hidden: tuple[int, ...]) -> nn.Sequential:
+    """V of ``--algo negamax-dqn``: a ReLU MLP from the flattened observation of the player to move
+    to a value in [-1, 1] (what ``tablegym.models.export.save`` compiles as a critic)."""
+    return nn.Sequential(*mlp(inputs, tuple(hidden), 1, 1.0), nn.Tanh())
+
+
 class ActorCritic(nn.Module):
     """A masked policy and a value, each its own MLP on the flattened observation (the critic
     alone is what searchers use as a leaf evaluator)."""
@@ -106,3 +118,48 @@ class PolicyAgent:
         with torch.no_grad():
             logits = self.net.actor(x)[0].numpy()
         return int(legal[int(np.argmax(logits[legal]))])
+
+
+def load_qnet(checkpoint: str | os.PathLike) -> nn.Sequential:
+    """The online Q-network of a ``--algo dqn`` run's ``checkpoint.pt``: the shapes its metadata
+    declares are checked against the file's before the network is built (``rebuild``)."""
+    return _run_network(load_checkpoint(checkpoint), checkpoint, "dqn")
+
+
+def _run_network(payload: dict, path: str | os.PathLike, key: str) -> nn.Module:
+    """The network a trainer's run checkpoint holds under ``key`` (its metadata's shape entry):
+    PPO's actor-critic, DQN's online Q-network or negamax DQN's online V."""
+    what = f"checkpoint {str(path)!r}"
+    metadata = payload.get("metadata")
+    shape = metadata.get(key) if isinstance(metadata, dict) else None
+    prefix = {"ppo": "", "dqn": "q.", "negamax_dqn": "v."}[key]
+    state = {k[len(prefix):]: v for k, v in payload["model"].items() if k.startswith(prefix)}
+    refusal = f"holds no {key} network of the shape its metadata says"
+    if key == "negamax_dqn":
+        if not isinstance(shape, dict):
+            raise CheckpointError(f"{what} {refusal}")
+        inputs, _, hidden = declared_shape({**shape, "actions": 1}, what, len(state), refusal)
+        return rebuild(lambda: value_network(inputs, hidden), state, what)
+    inputs, actions, hidden = declared_shape(shape, what, len(state), refusal)
+    build = (lambda: ActorCritic(inputs, actions, hidden)) if key == "ppo" else (lambda: qnetwork(inputs, actions, hidden))
+    return rebuild(build, state, what)
+
+
+RUN_KEYS = ("ppo", "dqn", "negamax_dqn")
+"""The metadata entries by which a vector trainer's run checkpoint names its network."""
+
+
+def run_evaluator(game: Game, path: str | os.PathLike, metadata: dict) -> Any:
+    """The leaf evaluator in a vector trainer's run checkpoint (``RUN/checkpoint.pt`` of ``--algo
+    ppo``, ``imitate``, ``dqn`` or ``negamax-dqn``): the critic, max Q or V, compiled as its
+    ``--out`` file would be, so ``eval=learned:RUN/checkpoint.pt`` needs no second file; None for
+    a checkpoint of another kind."""
+    from tablegym.models.export import from_torch
+
+    key = next((k for k in RUN_KEYS if k in metadata), None)
+    if key is None:
+        return None
+    payload = load_checkpoint(path, game=game.spec.name, options=dict(game.spec.options))
+    net = _run_network(payload, path, key)
+    module = net.critic if key == "ppo" else net
+    return from_torch(module, game, output="max" if key == "dqn" else "value", name=f"learned:{path}")

@@ -14,6 +14,7 @@ from tests.cli_errors import assert_one_error_line
 from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.models.export import load_exported
+from tablegym.models.policy import load_qnet, qnetwork
 from tablegym.training import dqn
 
 TINY = ["--num-envs", "64", "--learning-starts", "1000", "--eval-every", "0", "--no-progress"]
@@ -32,9 +33,9 @@ def trained(tmp_path_factory):
 
 def test_the_policy_learns_to_beat_a_random_player(trained):
     torch.manual_seed(0)
-    untrained = dqn.qnetwork(27, 3, (128, 128))
+    untrained = qnetwork(27, 3, (128, 128))
     before = dqn.evaluate(untrained, "tablegym/TrilobiteTiny-v0", 400, seed=1)
-    after = dqn.evaluate(dqn.load_qnet(trained / "checkpoint.pt"), "tablegym/TrilobiteTiny-v0", 400, seed=1)
+    after = dqn.evaluate(load_qnet(trained / "checkpoint.pt"), "tablegym/TrilobiteTiny-v0", 400, seed=1)
     # mean return over both seats against a random player: +1 a win, -1 a loss
     assert after >= 0.5 and after >= before + 0.3, (before, after)
 
@@ -42,7 +43,7 @@ def test_the_policy_learns_to_beat_a_random_player(trained):
 def test_the_exported_evaluator_is_the_largest_legal_q(trained):
     game = make_game("trilobite-tiny")
     evaluator = load_exported(game, trained / "q.pt")
-    qnet = dqn.load_qnet(trained / "checkpoint.pt")
+    qnet = load_qnet(trained / "checkpoint.pt")
     state, rng = game.new_initial_state(), np.random.default_rng(0)
     for _ in range(4):  # the first positions of a random game, each seat to move twice
         mover = state.current_player()

@@ -253,7 +253,7 @@ def test_checkpoint_metadata_that_describes_a_wider_network_than_the_file_builds
 
 @pytest.mark.parametrize("trainer", ["ppo", "dqn"])
 def test_policy_and_q_network_metadata_with_huge_hidden_sizes_builds_nothing(tmp_path, trainer):
-    from tablegym.training.dqn import qnetwork
+    from tablegym.models.policy import qnetwork
 
     game = make_game("trilobite")
     inputs, actions = 168, game.spec.num_actions
@@ -261,7 +261,7 @@ def test_policy_and_q_network_metadata_with_huge_hidden_sizes_builds_nothing(tmp
         model, call = ActorCritic(inputs, actions, (8,)), "tablegym.models.policy.load_actor_critic({p!r}, make_game('trilobite'))"
     else:
         model = nn.ModuleDict({"q": qnetwork(inputs, actions, (8,)), "target": qnetwork(inputs, actions, (8,))})
-        call = "tablegym.training.dqn.load_qnet({p!r})"
+        call = "tablegym.models.policy.load_qnet({p!r})"
     meta = {"game": "trilobite", "options": dict(game.spec.options),
             trainer: {"inputs": inputs, "actions": actions, "hidden": [60000, 60000]}}
     path = save_checkpoint(tmp_path / f"{trainer}.pt", model=model, metadata=meta)
@@ -450,7 +450,7 @@ def test_every_games_checkpoint_with_a_nan_or_infinite_weight_is_refused(tmp_pat
 
 @pytest.mark.parametrize("bad", BAD)
 def test_an_exported_network_a_policy_and_a_q_network_with_a_bad_weight_are_refused(tmp_path, bad):
-    from tablegym.training.dqn import load_qnet, qnetwork
+    from tablegym.models.policy import load_qnet, qnetwork
 
     game = make_game("trilobite")
     exported = save(nn.Sequential(nn.Linear(168, 8), nn.ReLU(), nn.Linear(8, 1)), game, tmp_path / "net.pt")

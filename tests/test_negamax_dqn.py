@@ -356,7 +356,7 @@ def test_bad_arguments_get_one_line(argv, words, capsys):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["train", "threes", "--algo", "negamax-dqn"], "'threes' is neither"),
+    (["train", "threes", "--algo", "negamax-dqn"], "not 'threes'; its afterstate network trains with --algo afterstate-dqn"),
     (["train", "trilobite-tiny", "--algo", "afterstate-dqn"], "names no afterstate network"),
     (["train", "trilobite-tiny", "--algo", "negamax-dqn", "--no-afterstate"], "this trainer is --algo negamax-dqn"),
 ])

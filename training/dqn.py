@@ -50,8 +50,7 @@ from torch.nn import functional as F
 import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
-from tablegym.models.checkpoint import load_checkpoint, rebuild
-from tablegym.models.policy import MASKED, declared_shape, mlp
+from tablegym.models.policy import MASKED, qnetwork
 from tablegym.training.args import BoardsArgs, ReplayArgs, require_at_least, require_positive, require_share
 from tablegym.training.runs import Run, TorchLearner, parse_dataclass_args
 from tablegym.training.vector_rl import Boards, env_id_of, finish, mean_return, trained_game, training_options
@@ -113,12 +112,6 @@ class Args(ReplayArgs, BoardsArgs):
         super().check_buffer()
 
 
-def qnetwork(inputs: int, actions: int, hidden: tuple[int, ...]) -> nn.Sequential:
-    """The Q-network: a ReLU MLP from the flattened observation to one value an action (what
-    ``tablegym.models.export.save(..., output="max")`` compiles)."""
-    return mlp(inputs, tuple(hidden), actions, 1.0)
-
-
 def act(qnet: nn.Module, obs: np.ndarray, mask: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
     """Masked epsilon-greedy: on each board a uniformly random legal action with probability
     ``epsilon``, else the legal action of largest Q."""
@@ -166,18 +159,6 @@ def evaluate(qnet: nn.Module, env_id: str, games: int, seed: int, *, epsilon: fl
     """``vector_rl.mean_return`` of the greedy masked policy (``epsilon`` 1: a random player's)."""
     rng = np.random.default_rng(seed)
     return mean_return(lambda obs, masks: act(qnet, obs, masks, epsilon, rng), env_id, games, seed, options)
-
-
-def load_qnet(checkpoint: str | Path) -> nn.Sequential:
-    """The online Q-network of a run's ``checkpoint.pt``: the shapes its metadata declares are
-    checked against the file's before the network is built (``rebuild``)."""
-    payload = load_checkpoint(checkpoint)
-    what = f"checkpoint {str(checkpoint)!r}"
-    state = {k.partition(".")[2]: v for k, v in payload["model"].items() if k.startswith("q.")}
-    metadata = payload.get("metadata")
-    inputs, actions, hidden = declared_shape(metadata.get("dqn") if isinstance(metadata, dict) else None, what,
-                                             len(state), "holds no DQN Q-network of the shape its metadata says")
-    return rebuild(lambda: qnetwork(inputs, actions, hidden), state, what)
 
 
 class DQNLearner(TorchLearner):
@@ -234,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         learner = DQNLearner(args, game, inputs, actions)
         iterations = max(1, args.total_steps // N)
-        run = Run(args, game, learner, iterations=iterations, desc=f"dqn {args.game}")
+        run = Run(args, game, learner, iterations=iterations, desc=f"dqn {args.game}",
+                  budget=f"--total-steps {args.total_steps}", unit="iteration")
     except ValueError as err:  # a checkpoint of another network in the run directory
         envs.close()
         print(f"tablegym train GAME --algo dqn: error: {err}", file=sys.stderr)

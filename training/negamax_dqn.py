@@ -52,7 +52,7 @@ from torch import nn
 import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
-from tablegym.models.policy import mlp
+from tablegym.models.policy import value_network
 from tablegym.training.afterstate_dqn import act
 from tablegym.training.args import AfterstateArgs, require_at_least, require_positive, require_share, require_widths
 from tablegym.training.runs import ReplayBuffer, Run, TorchLearner, parse_dataclass_args
@@ -103,12 +103,6 @@ class Args(AfterstateArgs):
         require_share(self, ("lam",))
         require_positive(self, ("lr",))
         require_widths(self)
-
-
-def value_network(inputs: int, hidden: tuple[int, ...]) -> nn.Sequential:
-    """V: a ReLU MLP from the flattened observation of the player to move to a value in [-1, 1]
-    (what ``tablegym.models.export.save`` compiles as a critic)."""
-    return nn.Sequential(*mlp(inputs, tuple(hidden), 1, 1.0), nn.Tanh())
 
 
 def negamax_q(net: nn.Module, children: tuple[np.ndarray, ...],
@@ -240,9 +234,13 @@ def main(argv: list[str] | None = None) -> int:
         env_id = env_id_of(args.game)
         game = trained_game(args.game, args.game_options, args.out)
         if env_id not in tablegym.envs.ENV_IDS or game.spec.num_players != 2:
-            raise ValueError(f"--afterstate trains a two-player game by its children (trilobite, trilobite-tiny, sim, "
-                             f"trap) or a game whose record names an afterstate network (threes); {args.game!r} is "
-                             f"neither")
+            if args.algo == "dqn":  # --afterstate let the game choose, and neither trainer fits it
+                raise ValueError(f"--afterstate trains a two-player game by its children (trilobite, trilobite-tiny, "
+                                 f"sim, trap) or a game whose record names an afterstate network (threes); "
+                                 f"{args.game!r} is neither")
+            raise ValueError(f"--algo negamax-dqn trains two-player games by their children (trilobite, trilobite-tiny, "
+                             f"sim, trap), not {args.game!r}" + ("; its afterstate network trains with --algo "
+                                                                 "afterstate-dqn" if tablegym.envs.plugin(args.game).afterstate else ""))
         if args.plies == 2 and game.new_initial_state().kernels.chance is not None:
             raise ValueError(f"--plies 2 searches games without chance nodes; {args.game!r} has them (--plies 1)")
         envs = gymnasium.make_vec(env_id, num_envs=args.num_envs, opponent=None, opening_plies=args.opening_plies,
@@ -261,7 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         learner = NegamaxLearner(args, game, inputs)
         iterations = max(1, args.total_steps // args.num_envs)
-        run = Run(args, game, learner, iterations=iterations, desc=f"negamax dqn {args.game}")
+        run = Run(args, game, learner, iterations=iterations, desc=f"negamax dqn {args.game}",
+                  budget=f"--total-steps {args.total_steps}", unit="iteration")
     except ValueError as err:  # a checkpoint of another network in the run directory
         envs.close()
         print(f"{prog}: error: {err}", file=sys.stderr)
