@@ -235,13 +235,19 @@ def _interleave(per_pair: Sequence[_Tasks]) -> Iterator[_Task]:
 def _summarize(game_name: str, spec_a: str, spec_b: str, tasks: list[_Task], records: list[GameRecord]) -> MatchResult:
     """Count A's wins/draws/losses overall and per seat, and the mean time per move of A and B."""
     seat = {s: [0, 0, 0, 0] for s in (0, 1)}  # games, wins, draws, losses
+    distinct = [0, 0, 0]  # wins, draws, losses of the games not seen before
+    seen: set[tuple] = set()
     moves = [0, 0]
     secs = [0.0, 0.0]
     for task, rec in zip(tasks, records):
         a, b = task.a_seat, 1 - task.a_seat
         counts = seat[a]
         counts[0] += 1
-        counts[1 if rec.winner == a else 3 if rec.winner == b else 2] += 1
+        outcome = 0 if rec.winner == a else 2 if rec.winner == b else 1
+        counts[1 + outcome] += 1
+        if (a, tuple(rec.actions)) not in seen:
+            seen.add((a, tuple(rec.actions)))
+            distinct[outcome] += 1
         moves[0] += rec.move_counts[a]
         moves[1] += rec.move_counts[b]
         secs[0] += rec.move_seconds[a]
@@ -257,6 +263,7 @@ def _summarize(game_name: str, spec_a: str, spec_b: str, tasks: list[_Task], rec
         seats=seats,
         seconds_per_move=tuple(s / m if m else math.nan for s, m in zip(secs, moves)),  # type: ignore[arg-type]
         records=tuple(records),
+        distinct=(distinct[0], distinct[1], distinct[2]),
     )
 
 
@@ -431,10 +438,11 @@ def elo_ratings(results: Iterable[MatchResult], *, prior_draws: float = 1.0, ite
     points = np.zeros(k)
     for r in results:
         a, b = idx[r.agent_a], idx[r.agent_b]
-        won[a] += r.wins + r.draws / 2 + prior_draws / 2
-        won[b] += r.losses + r.draws / 2 + prior_draws / 2
-        played[a, b] += r.games + prior_draws
-        played[b, a] += r.games + prior_draws
+        w, d, l = r.counted  # over the distinct games, as the pair's own interval
+        won[a] += w + d / 2 + prior_draws / 2
+        won[b] += l + d / 2 + prior_draws / 2
+        played[a, b] += w + d + l + prior_draws
+        played[b, a] += w + d + l + prior_draws
         games[a] += r.games
         games[b] += r.games
         points[a] += r.wins + r.draws / 2
@@ -466,8 +474,12 @@ def _fmt_seconds(x: float) -> str:
 
 
 def markdown_table(results: Iterable[MatchResult], *, elo: bool = False) -> str:
-    """A markdown table of matches: W/D/L of A, score with its 95% interval, seconds per move."""
-    header = ["A", "B", "games (distinct)", "W/D/L (A)", "W/D/L A as p0 / as p1", "score A [95%]"]
+    """A markdown table of matches: W/D/L of A over all games, score with its 95% interval (over
+    the distinct games where the records say which they are: ``MatchResult.counted``), seconds
+    per move; the score's header names the games it counts."""
+    results = list(results)
+    over = " / ".join(sorted({r.method for r in results})) or "all games"
+    header = ["A", "B", "games (distinct)", "W/D/L (A)", "W/D/L A as p0 / as p1", f"score A [95%, {over}]"]
     if elo:
         header.append("Elo A-B [95%]")
     header += ["s/move A", "s/move B"]

@@ -133,6 +133,12 @@ class MatchResult:
     ``seats[i]`` holds A's results as player ``i``; ``seconds_per_move`` is the mean thinking
     time per own move of (A, B), opening plies and chance moves excluded. ``records`` keeps the
     individual games (see ``tablegym.search.play.GameRecord``) for inspection.
+
+    ``distinct`` holds A's wins, draws and losses over the distinct games: a game played again
+    move for move, A in the same seat, counts once. Deterministic agents replay an opening
+    identically, so 400 games from 64 openings are 128 games of evidence, not 400; the score,
+    its interval and the Elo difference are computed over the distinct games when they are
+    known (``counted``), over all games otherwise.
     """
 
     game: str
@@ -144,12 +150,27 @@ class MatchResult:
     seats: tuple[SeatRecord, ...] = ()
     seconds_per_move: tuple[float, float] = (math.nan, math.nan)
     records: tuple[Any, ...] = field(default=(), repr=False, compare=False)
+    distinct: tuple[int, int, int] | None = None
 
     def __post_init__(self) -> None:
         if min(self.wins, self.draws, self.losses) < 0:
             raise ValueError(f"counts must be >= 0, got {self.wins}/{self.draws}/{self.losses}")
         if self.seats and sum(s.games for s in self.seats) != self.games:
             raise ValueError("per-seat games do not add up to the match's games")
+        if self.distinct is not None and (min(self.distinct) < 0 or any(
+                d > n for d, n in zip(self.distinct, (self.wins, self.draws, self.losses)))):
+            raise ValueError(f"distinct games {self.distinct} must be counts within {self.wins}/{self.draws}/{self.losses}")
+
+    @property
+    def counted(self) -> tuple[int, int, int]:
+        """The wins, draws and losses of A the score and its interval are computed over: those
+        of the distinct games when known, else of all games."""
+        return self.distinct if self.distinct is not None else (self.wins, self.draws, self.losses)
+
+    @property
+    def method(self) -> str:
+        """What the score's games are, for a table's caption."""
+        return "distinct games" if self.distinct is not None else "all games"
 
     @property
     def games(self) -> int:
@@ -157,18 +178,22 @@ class MatchResult:
 
     @property
     def distinct_games(self) -> int:
-        """Different move sequences among the games: deterministic agents repeat games that
-        start from the same opening, so this says how much independent evidence there is."""
+        """Different games (move sequences, A's seat) among those played: deterministic agents
+        repeat games that start from the same opening, so this says how much independent
+        evidence there is."""
+        if self.distinct is not None:
+            return sum(self.distinct)
         return len({tuple(r.actions) for r in self.records})
 
     @property
     def score(self) -> float:
-        return score_interval(self.wins, self.draws, self.losses)[0]
+        """A's score over the ``counted`` games."""
+        return score_interval(*self.counted)[0]
 
     @property
     def interval(self) -> tuple[float, float]:
-        """95% interval of A's score."""
-        _, lo, hi = score_interval(self.wins, self.draws, self.losses)
+        """95% interval of A's score, over the ``counted`` games."""
+        _, lo, hi = score_interval(*self.counted)
         return lo, hi
 
     @property
@@ -178,7 +203,7 @@ class MatchResult:
 
     @property
     def elo_interval(self) -> tuple[float, float]:
-        _, lo, hi = elo_interval(self.wins, self.draws, self.losses)
+        _, lo, hi = elo_interval(*self.counted)
         return lo, hi
 
     def as_row(self) -> dict[str, Any]:
@@ -195,6 +220,7 @@ class MatchResult:
             "draws": self.draws,
             "losses": self.losses,
             "score": self.score,
+            "score_over": self.method,
             "score_low": lo,
             "score_high": hi,
             "elo": self.elo,

@@ -64,6 +64,28 @@ def random_opening(game: Game, plies: int, rng: np.random.Generator) -> list[int
     return actions
 
 
+def count_openings(game: Game, plies: int, *, most: int) -> int:
+    """How many different openings of ``plies`` moves ``random_opening`` can draw (quiet moves
+    only where there are some, as it plays), counted up to ``most``: ``most`` means at least
+    that many. A match of deterministic agents plays at most twice this many different games."""
+    def count(state: State, left: int, budget: int) -> int:
+        if left == 0 or state.is_terminal():
+            return 1
+        if state.current_player() == CHANCE:
+            moves = [a for a, _ in state.chance_outcomes()]
+        else:
+            legal = state.legal_actions()
+            moves = [a for a in legal if not state.child(a).is_terminal()] or list(legal)
+        total = 0
+        for a in moves:
+            total += count(state.child(a), left - 1, budget - total)
+            if total >= budget:
+                return budget
+        return total
+
+    return count(game.new_initial_state(), plies, most)
+
+
 def winner_of(returns: Any) -> int | None:
     """The one player with the highest return, None for a tie: how a game's record names its winner."""
     returns = np.asarray(returns)

@@ -13,7 +13,7 @@ from tablegym.envs.trilobite.core import TrilobiteGame
 from tablegym.envs import known_games, make_game
 from tablegym.experiments.match import elo_markdown, elo_ratings, markdown_table, play_match, round_robin, write_csv
 from tablegym.search.play import play_game, random_opening
-from tablegym.experiments.stats import MatchResult, elo_from_score
+from tablegym.experiments.stats import MatchResult, elo_from_score, score_interval
 from tablegym.search.agents import RandomAgent
 
 
@@ -263,3 +263,49 @@ def test_markdown_table_and_csv(tmp_path):
         rows = list(csv.DictReader(f))
     assert [r["agent_b"] for r in rows] == ["b", "c"]
     assert float(rows[0]["score"]) == pytest.approx(0.7)
+
+
+def test_deterministic_agents_score_over_the_distinct_games_they_played():
+    """left against right from one-ply openings of a 3-wide board: at most 3 openings x 2 seats
+    = 6 different games, however many are played. The score, its interval and the Elo fit count
+    each once, so 40 games are no narrower than the 6 they repeat."""
+    options = dict(width=3, height=4, win_length=3)
+    r = play_match("trilobite", "left", "right", games=40, seed=1, opening_plies=1, progress=False,
+                   game_options=options, agent_factory=factory)
+    games = {(i % 2, tuple(rec.actions)): rec.winner for i, rec in enumerate(r.records)}
+    assert r.games == 40 and r.distinct_games == len(games) <= 6
+    w = sum(winner == seat for (seat, _), winner in games.items())
+    l = sum(winner == 1 - seat for (seat, _), winner in games.items())
+    assert r.counted == (w, len(games) - w - l, l)
+    assert r.interval == pytest.approx(score_interval(*r.counted)[1:])
+    lo, hi = r.interval
+    all_lo, all_hi = score_interval(r.wins, r.draws, r.losses)[1:]
+    assert hi - lo >= all_hi - all_lo  # fewer games of evidence: no narrower
+    assert "distinct games]" in markdown_table([r]).splitlines()[0]
+    assert r.as_row()["score_over"] == "distinct games"
+    assert "all games]" in markdown_table([MatchResult("g", "a", "b", 6, 2, 2)]).splitlines()[0]
+
+
+def test_openings_are_counted_as_random_opening_draws_them():
+    """A 3-wide board: 3 first moves, 9 two-move openings; the initial Trilobite 8x7 board has 8
+    first moves and 64 two-ply openings (the 128-game ceiling of a 2-ply match of deterministic
+    agents); a count stops at ``most``."""
+    from tablegym.search.play import count_openings
+
+    small = make_game("trilobite", width=3, height=4, win_length=3)
+    assert [count_openings(small, p, most=1000) for p in (0, 1, 2)] == [1, 3, 9]
+    rng = np.random.default_rng(0)
+    assert len({tuple(random_opening(small, 2, rng)) for _ in range(300)}) == 9
+    assert count_openings(make_game("trilobite"), 2, most=1000) == 64
+    assert count_openings(make_game("trilobite"), 3, most=100) == 100
+
+
+def test_eval_says_when_the_openings_allow_fewer_games_than_asked(capsys):
+    from tablegym.experiments.cli import main
+
+    assert main(["eval", "trilobite", "random", "random", "--games", "10", "--opening-plies", "0",
+                 "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "--opening-plies 0 allows 1 openings, 2 different games" in err and "--opening-plies 1 or more" in err
+    main(["eval", "trilobite", "random", "random", "--games", "10", "--opening-plies", "2", "--no-progress"])
+    assert "note:" not in capsys.readouterr().err

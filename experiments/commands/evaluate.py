@@ -4,8 +4,8 @@ a journal; a single-player game's agents over many deals."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
-
 
 from tablegym.envs.core import Game
 from tablegym.experiments.game_runs import MAX_WORKERS
@@ -51,6 +51,7 @@ def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             make_agent_checked(game, spec)
         except ValueError as err:
             parser.error(f"agent {spec!r}: {err}")
+    _warn_repeated_openings(game, args.games, args.opening_plies)
     common = dict(opening_plies=args.opening_plies, seed=args.seed, workers=args.workers,
                   progress=not args.no_progress, game_options=options, journal=args.journal,
                   time_limit_s=None if args.stop_after is None else 60.0 * args.stop_after,
@@ -83,6 +84,19 @@ def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         write_csv(results, args.csv)
         print(f"wrote {args.csv}")
     return 0
+
+
+def _warn_repeated_openings(game: Game, games: int, plies: int) -> None:
+    """One line when the match's games outnumber the different games its openings allow: each
+    opening is played in both seats, so deterministic agents replay the rest move for move (the
+    intervals count each game once; more opening plies give more evidence)."""
+    from tablegym.search.play import count_openings
+
+    openings = count_openings(game, plies, most=(games + 1) // 2)
+    if 2 * openings < games:
+        print(f"note: --opening-plies {plies} allows {openings} openings, {2 * openings} different games with both "
+              f"seats, fewer than --games {games}: deterministic agents replay the rest (scores count each game "
+              f"once); --opening-plies {plies + 1} or more gives more", file=sys.stderr)
 
 
 def _eval_single(parser: argparse.ArgumentParser, args: argparse.Namespace, game: Game, options: dict) -> int:
