@@ -17,9 +17,10 @@ written once:
   and the one-player games go this way.
 
 numba checks only the source file of a cached function itself, so an entry point compiled for a
-game would outlive a change to the game's rules. The type of a ``KernelSet`` therefore carries a
-digest of the source files of its kernels (and of this module): a change makes a new type, and
-numba compiles and caches the entry point again.
+game could outlive a change to the game's rules. The type of a ``KernelSet`` carries a digest of
+the source files of its kernels (and of this module): a change makes a new type, and numba
+compiles and caches the entry point again, also where numba's cache folder is not the one named
+after the kernels' sources (envs/kernel_cache.py: no such folder could be written).
 """
 
 from __future__ import annotations

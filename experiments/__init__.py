@@ -1,0 +1,1 @@
+import tablegym.envs  # noqa: F401  (chooses numba's cache folder before any kernel here is defined)

@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from tablegym.envs.trilobite.core import TrilobiteGame
 from tablegym.envs.trilobite.heuristics import EVALUATORS, WIN_LOSS
-from tablegym.search.alphabeta_search import alphabeta
+from tablegym.search.alphabeta_search import AlphaBetaTables, alphabeta, root_search
+from tablegym.search.table import EXACT, LOWER, UPPER
 
 
 def minimax(state, evaluator, depth, root, ply=0):
@@ -55,6 +56,78 @@ def test_deeper_searches_still_match_minimax(depth):
         r = alphabeta(s, ev, depth=depth)
         assert (r.action, r.value) == first_maximal(s, ev, depth)
         assert r.depth == depth and r.nodes > 0
+
+
+def full_window_values(state, evaluator, depth):
+    """{(key, depth left): negamax value} of every node of the searches from ``state`` to depths
+    1..``depth``, by plain minimax (no window, no pruning), memoised by the position's key: the
+    value a search with a full window gives each node. A key fixes the ply, so its sign too."""
+    root = state.current_player()
+    values = {}
+
+    def value(s, d, ply):
+        if d == 0 or s.is_terminal():
+            v = evaluator(s, root)
+            return v if ply % 2 == 0 else -v
+        node = (s.key(), d)
+        if node not in values:
+            values[node] = max(-value(s.child(a), d - 1, ply + 1) for a in s.legal_actions())
+        return values[node]
+
+    for d in range(1, depth + 1):
+        value(state, d, 0)
+    return values
+
+
+def deepened_tables(state, evaluator, depth):
+    """The compiled search's tables after iterations 1..``depth``, and the nodes the table decided
+    in the last one."""
+    k, num_actions = state.kernels, state.game.spec.num_actions
+    tables = AlphaBetaTables(num_actions, tt_bits=16)
+    for d in range(1, depth + 1):
+        counters = np.zeros(3, dtype=np.int64)
+        root_search(state.array, d, k.moves, k.push, k.pop, k.to_move, k.outcome, k.key, evaluator.kernel,
+                    evaluator.params, *tables.tt, tables.killers, tables.history, tables.bufs, tables.scores,
+                    tables.pv, tables.pv_len, counters, 2**62, np.zeros(num_actions))
+    return tables, int(counters[2])
+
+
+SMALL = TrilobiteGame(4, 4, 3)
+"""4 x 4, three in a row: small enough for exact values at depth 8, where two move orders often
+reach one position with the same depth left, so the transposition table decides nodes."""
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_deep_searches_that_reuse_the_table_match_the_reference(seed):
+    # Depths 7-8 are where table entries stand in for other subtrees on this board: a fail-high
+    # stored as an exact value changes seed 3's root value at depth 8 and none at depths up to 6.
+    s = random_position(seed, 3, SMALL)
+    ev = EVALUATORS["advanced"]
+    truth = full_window_values(s, ev, 8)
+    for depth in (7, 8):
+        fast = alphabeta(s, ev, depth=depth)
+        slow = alphabeta(s, ev, depth=depth, compiled=False)
+        assert (fast.action, fast.value) == (slow.action, slow.value)
+        assert fast.value == truth[(s.key(), depth)]
+
+
+@pytest.mark.parametrize("seed", [0, 2, 3])  # seed 1's position: no transposition at depth 8
+def test_every_table_entry_holds_what_a_full_window_search_gives(seed):
+    # An exact entry answers any window later, so it must be the node's value; a bound must bound it.
+    s = random_position(seed, 3, SMALL)
+    ev = EVALUATORS["advanced"]
+    tables, decided = deepened_tables(s, ev, 8)
+    truth = full_window_values(s, ev, 8)
+    assert decided > 0  # the last iteration took values from the table
+    entries = np.flatnonzero(tables.depth > 0)
+    flags = {EXACT: [], LOWER: [], UPPER: []}
+    for slot in entries:
+        true = truth[(int(tables.key[slot]), int(tables.depth[slot]))]
+        flags[int(tables.flag[slot])].append((float(tables.val[slot]), true))
+    assert [(stored, true) for stored, true in flags[EXACT] if stored != true] == []
+    assert [(stored, true) for stored, true in flags[LOWER] if not true >= stored] == []
+    assert [(stored, true) for stored, true in flags[UPPER] if not true <= stored] == []
+    assert all(len(f) > 0 for f in flags.values())  # each kind of entry was checked
 
 
 def test_principal_variation_is_legal_and_starts_with_the_move():

@@ -12,9 +12,10 @@ import pytest
 from numba import njit
 
 from tablegym.envs.core import CHANCE
-from tablegym.envs.trap.core import CAND, COURSE, MODE, TrapGame, TrapState, k_candidates, k_chance, mobility
+from tablegym.envs.trap.core import CAND, COURSE, HDR, MODE, TrapGame, TrapState, k_candidates, k_chance, mobility
 from tablegym.envs.evaluator import KernelEvaluator
 from tablegym.search.expectiminimax_search import expectiminimax, reference_expectiminimax
+from tablegym.search.table import MAX_PLY
 
 
 @njit
@@ -62,6 +63,51 @@ def test_value_equals_plain_expectiminimax(evaluator, depth):
         assert got.depth == depth and got.completed
         assert got.action in state.legal_actions()
         assert got.values[got.action] == pytest.approx(got.value)
+
+
+def memoised_expectiminimax(state: TrapState, evaluator, depth: int, *, bound: float) -> float:
+    """``reference_expectiminimax``'s recursion with each node's value kept by its whole compact
+    state, depth, ply and viewpoint: the same value, and depth 8 on a 3 x 3 board takes seconds
+    instead of hours (the plain tree grows about tenfold a decision)."""
+    root = state.current_player()
+    cells = HDR + state.n * state.n  # the state without its undo stack
+    values: dict[tuple, float] = {}
+
+    def value(s: TrapState, depth: int, ply: int, me: int) -> float:
+        node = (s.array[:cells].tobytes(), depth, ply, me)
+        if node in values:
+            return values[node]
+        player = s.current_player()
+        if s.is_terminal():
+            r = s.returns()[me]
+            v = 0.0 if r == 0 else (1 if r > 0 else -1) * (bound + MAX_PLY - ply)
+        elif player == CHANCE:
+            v = sum(p * value(s.child(o), depth, ply + 1, me) for o, p in s.chance_outcomes())
+        elif depth <= 0:
+            v = min(max(evaluator(s, root), -bound), bound)
+            v = v if me == root else -v
+        else:
+            best = max(value(s.child(a), depth - 1, ply + 1, player) for a in s.legal_actions())
+            v = best if player == me else -best
+        values[node] = v
+        return v
+
+    return value(state, depth, 0, root)
+
+
+def test_memoised_reference_is_the_reference():
+    for state in _random_positions(TrapGame(n=3, turn_cap=30), 3, seed=0):
+        assert memoised_expectiminimax(state, AIS, 3, bound=20.0) == reference_expectiminimax(state, AIS, 3, bound=20.0)
+
+
+@pytest.mark.parametrize("depth, seed", [(7, 3), (8, 5)])
+def test_deep_searches_that_reuse_the_table_equal_plain_expectiminimax(depth, seed):
+    # At depths 7-8 the table decides thousands of nodes a search (tens at depth 3), so its
+    # entries stand in for deep subtrees.
+    game = TrapGame(n=3, turn_cap=30)
+    for state in _random_positions(game, 3, seed=seed):
+        got = expectiminimax(state, AIS, chance=k_chance, depth=depth, bound=20.0)
+        assert got.value == pytest.approx(memoised_expectiminimax(state, AIS, depth, bound=20.0), abs=1e-9)
 
 
 def test_course_recipe_is_the_reduced_game():

@@ -200,3 +200,74 @@ def test_a_compiled_search_as_the_fixed_opponent(tmp_path):
     searched = _scalars(tmp_path / "s")["charts/episode_return"][-1]
     random = _scalars(tmp_path / "r")["charts/episode_return"][-1]
     assert searched < random - 0.3, (searched, random)
+
+
+def _minibatch(scale: float = 1.0, *, logp_noise: float = 0.0):
+    """A minibatch as the update sees it: 128 steps of sparse +-1 rewards (some ending their
+    board, most handing the move over, a tenth invalid) times ``scale``, with values of a critic
+    that has learned the scaled returns (also times ``scale``); the actions are the policy's own,
+    and their old log-probabilities are the policy's, off by ``logp_noise`` at most."""
+    g = torch.Generator().manual_seed(0)
+    T, N = 8, 16
+    rewards = torch.randint(-1, 2, (T, N), generator=g).float() * (torch.rand(T, N, generator=g) < 0.3)
+    values = torch.rand(T, N, generator=g) - 0.3
+    next_value = torch.rand(N, generator=g) - 0.3
+    signs = torch.where(torch.rand(T, N, generator=g) < 0.8, -1.0, 1.0)
+    valid = (torch.rand(T, N, generator=g) > 0.1).float()
+    adv = ppo.advantages(rewards * scale, values * scale, next_value * scale, (rewards != 0).float(), signs, valid,
+                         gamma=0.99, lam=0.95)
+    torch.manual_seed(1)
+    net = ppo.ActorCritic(27, 3, (16, 16))
+    obs = torch.rand(T * N, 27, generator=g)
+    mask = torch.rand(T * N, 3, generator=g) < 0.7
+    mask[:, 0] = True
+    with torch.no_grad():
+        dist = net.policy(obs, mask)
+        actions = dist.sample()
+        old_logp = dist.log_prob(actions) + logp_noise * (2 * torch.rand(T * N, generator=g) - 1)
+    return net, (obs, mask, actions, old_logp, adv.reshape(-1), (adv + values * scale).reshape(-1), valid.reshape(-1))
+
+
+def _loss(net, batch):
+    return ppo.minibatch_loss(net, *batch, clip=0.2, vf_coef=0.5, ent_coef=0.01)
+
+
+def test_the_policy_loss_is_zero_while_the_policy_is_the_one_that_played():
+    # The first minibatch of an update sees ratio 1: the clipped loss is minus the mean advantage,
+    # which normalisation makes 0 (the raw advantages' mean is far from it).
+    net, batch = _minibatch()
+    adv, valid = batch[4], batch[6]
+    assert abs(float((adv * valid).sum() / valid.sum())) > 0.05
+    losses = _loss(net, batch)
+    assert float(losses.pg) == pytest.approx(0.0, abs=1e-6)
+    assert float(losses.clipfrac) == 0.0
+
+
+def test_scaling_every_reward_leaves_the_policy_loss_unchanged():
+    # Normalised advantages are the same for rewards (and the values learned from them) in any
+    # unit, so one step size fits Threes' scores and Trilobite's +-1; the value loss is not.
+    net, batch = _minibatch(1.0, logp_noise=0.5)
+    _, scaled = _minibatch(100.0, logp_noise=0.5)
+    one, hundred = _loss(net, batch), _loss(net, scaled)
+    assert float(one.clipfrac) > 0 and abs(float(one.pg)) > 1e-3  # ratios away from 1, some clipped
+    assert float(hundred.pg) == pytest.approx(float(one.pg), rel=1e-5)
+    assert float(hundred.vf) > 100 * float(one.vf)
+
+
+RECORDED_LOSSES = {
+    "losses/pg": [-0.0006642389926128089, -0.0020624829921871424, -0.0020155394449830055],
+    "losses/vf": [0.61725252866745, 0.3630968928337097, 0.43593838810920715],
+    "losses/entropy": [0.960706353187561, 0.8857114315032959, 0.8979445099830627],
+    "losses/clipfrac": [0.0, 0.0, 0.0],
+}
+"""The losses logged by the run below (torch's CPU float32 kernels, one thread)."""
+
+
+def test_a_seeded_run_logs_the_recorded_losses(tmp_path):
+    # Three updates of 32 boards x 8 steps on the tiny board: rollout, GAE and update together.
+    assert ppo.main(["trilobite-tiny", "--num-envs", "32", "--num-steps", "8", "--total-steps", str(32 * 8 * 3),
+                     "--seed", "0", "--eval-every", "0", "--no-progress", "--run-dir", str(tmp_path)]) == 0
+    logged = {tag: values for tag, values in _scalars(tmp_path).items() if tag.startswith("losses/")}
+    assert logged.keys() == RECORDED_LOSSES.keys()
+    for tag, values in RECORDED_LOSSES.items():
+        assert logged[tag] == pytest.approx(values, rel=1e-4, abs=1e-5), tag

@@ -190,6 +190,61 @@ class Pool:
                 "pool/return_vs_newest": mean[kept[-1]], "pool/snapshots": float(len(self.actors))}
 
 
+def advantages(rewards: torch.Tensor, values: torch.Tensor, next_value: torch.Tensor, dones: torch.Tensor,
+               signs: torch.Tensor, valid: torch.Tensor, *, gamma: float, lam: float) -> torch.Tensor:
+    """GAE over a (steps, boards) rollout, negamax-signed: ``signs[t]`` is -1 where the other
+    player moves after step t, so the next position's value counts against the mover; a step
+    that ends its board (``dones``) does not bootstrap, and a step that trains nothing
+    (``valid`` 0) passes no advantage back. ``next_value``: each board's value after the last step."""
+    adv = torch.zeros_like(rewards)
+    last = torch.zeros_like(next_value)
+    for t in reversed(range(len(rewards))):
+        nv = next_value if t == len(rewards) - 1 else values[t + 1]
+        carry = 1.0 - dones[t]
+        delta = rewards[t] + gamma * signs[t] * nv * carry - values[t]
+        last = delta + gamma * lam * signs[t] * carry * last
+        last = last * valid[t]
+        adv[t] = last
+    return adv
+
+
+@dataclass
+class MinibatchLoss:
+    """What one minibatch's update minimises, and its parts as means over the valid steps."""
+
+    loss: torch.Tensor
+    """the clipped policy loss plus the weighted value loss minus the entropy bonus (to backpropagate)"""
+    pg: torch.Tensor
+    """the clipped policy loss"""
+    vf: torch.Tensor
+    """the squared error of the value"""
+    entropy: torch.Tensor
+    """the policy's entropy"""
+    clipfrac: torch.Tensor
+    """the share of steps whose policy ratio left the clip range"""
+
+
+def minibatch_loss(net: ActorCritic, obs: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor,
+                   old_logp: torch.Tensor, adv: torch.Tensor, returns: torch.Tensor, valid: torch.Tensor, *,
+                   clip: float, vf_coef: float, ent_coef: float) -> MinibatchLoss:
+    """The clipped PPO loss of a minibatch, its advantages normalised over its valid steps: one
+    step size then suits any reward scale (Threes' scores, Trilobite's +-1), and the policy
+    loss is 0 while the policy is still the one that played (ratio 1). Steps with ``valid`` 0
+    count for nothing."""
+    def mean(x: torch.Tensor) -> torch.Tensor:
+        return (x * valid).sum() / valid.sum()
+
+    dist = net.policy(obs, mask)
+    ratio = (dist.log_prob(actions) - old_logp).exp()
+    a = (adv - mean(adv)) / (adv[valid > 0].std() + 1e-8)
+    pg = torch.max(-a * ratio, -a * ratio.clamp(1 - clip, 1 + clip))
+    vf = (net.value(obs) - returns) ** 2
+    ent = dist.entropy()
+    loss = mean(pg + vf_coef * 0.5 * vf - ent_coef * ent)
+    with torch.no_grad():
+        return MinibatchLoss(loss, mean(pg), mean(vf), mean(ent), mean(((ratio - 1).abs() > clip).float()))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_dataclass_args(Args, argv, "tablegym train GAME --algo ppo", __doc__.splitlines()[0])
     try:
@@ -305,15 +360,8 @@ def main(argv: list[str] | None = None) -> int:
         with torch.no_grad():
             next_value = net.value(torch.as_tensor(obs.reshape(N, -1), dtype=torch.float32))
             next_value = torch.where(torch.as_tensor(restarting), torch.zeros(N), next_value)
-            adv = torch.zeros((T, N))
-            last = torch.zeros(N)
-            for t in reversed(range(T)):
-                nv = next_value if t == T - 1 else val_buf[t + 1]
-                carry = 1.0 - done_buf[t]
-                delta = rew_buf[t] + args.gamma * sign_buf[t] * nv * carry - val_buf[t]
-                last = delta + args.gamma * args.gae_lambda * sign_buf[t] * carry * last
-                last = last * valid_buf[t]
-                adv[t] = last
+            adv = advantages(rew_buf, val_buf, next_value, done_buf, sign_buf, valid_buf, gamma=args.gamma,
+                             lam=args.gae_lambda)
             returns = adv + val_buf
         # 3. the clipped update over minibatches of valid steps
         b_obs, b_mask = obs_buf.reshape(-1, inputs), mask_buf.reshape(-1, actions)
@@ -328,23 +376,14 @@ def main(argv: list[str] | None = None) -> int:
                 w = b_valid[idx]
                 if w.sum() == 0:
                     continue
-                dist = net.policy(b_obs[idx], b_mask[idx])
-                ratio = (dist.log_prob(b_act[idx]) - b_logp[idx]).exp()
-                a = b_adv[idx]
-                a = (a - (a * w).sum() / w.sum()) / (a[w > 0].std() + 1e-8)
-                pg = torch.max(-a * ratio, -a * ratio.clamp(1 - args.clip, 1 + args.clip))
-                vf = (net.value(b_obs[idx]) - b_ret[idx]) ** 2
-                ent = dist.entropy()
-                loss = ((pg + args.vf_coef * 0.5 * vf - ent_coef * ent) * w).sum() / w.sum()
+                losses = minibatch_loss(net, b_obs[idx], b_mask[idx], b_act[idx], b_logp[idx], b_adv[idx], b_ret[idx],
+                                        w, clip=args.clip, vf_coef=args.vf_coef, ent_coef=ent_coef)
                 optimizer.zero_grad()
-                loss.backward()
+                losses.loss.backward()
                 nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
                 optimizer.step()
-                with torch.no_grad():
-                    stats["pg"] += float((pg * w).sum() / w.sum())
-                    stats["vf"] += float((vf * w).sum() / w.sum())
-                    stats["entropy"] += float((ent * w).sum() / w.sum())
-                    stats["clipfrac"] += float((((ratio - 1).abs() > args.clip).float() * w).sum() / w.sum())
+                for name in stats:
+                    stats[name] += float(getattr(losses, name))
         k = args.epochs * args.minibatches
         run.log({f"losses/{name}": v / k for name, v in stats.items()}
                 | {"charts/steps_per_s": per_second(run.iteration * batch, run.seconds()),
