@@ -273,3 +273,31 @@ def test_progress_off_a_terminal_is_a_plain_line_now_and_then():
     assert log.getvalue().splitlines() == ["td: 8/10 game (0.2 game/s, mse=0.1)", "evaluation: +0.5",
                                            "td: 10/10 game (0.2 game/s, mse=0.1)"]
     assert "\r" not in log.getvalue()
+
+
+@pytest.mark.parametrize("algo", ["ppo", "dqn"])
+def test_device_is_chosen_by_flag_and_a_missing_gpu_is_one_line(algo, tmp_path, capsys):
+    """--device cpu trains as before and auto falls back to the CPU where torch finds no GPU;
+    cuda where there is none, or a name torch does not know, is one line and exit 2."""
+    from tablegym.experiments.cli import main
+
+    small = {"ppo": ["--total-steps", "16", "--num-envs", "4", "--num-steps", "4", "--minibatches", "1"],
+             "dqn": ["--total-steps", "16", "--num-envs", "4", "--learning-starts", "4", "--batch-size", "4",
+                     "--buffer-size", "64"]}[algo]
+    base = ["train", "trilobite-tiny", "--algo", algo, "--eval-every", "0", "--hidden", "8", "--no-progress", *small]
+    runs = {}
+    for device in ("cpu", "auto"):
+        run = tmp_path / device
+        assert main([*base, "--run-dir", str(run), "--device", device]) == 0
+        runs[device] = torch.load(run / "checkpoint.pt", weights_only=True)["model"]
+    if not torch.cuda.is_available():  # auto is the CPU here: the same seeded run, weight for weight
+        assert all(torch.equal(runs["cpu"][k], runs["auto"][k]) for k in runs["cpu"])
+        with pytest.raises(SystemExit) as exit_:
+            main([*base, "--run-dir", str(tmp_path / "gpu"), "--device", "cuda"])
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "--device cuda: torch finds 0 CUDA devices here" in err[0]
+        assert not (tmp_path / "gpu").exists()
+    with pytest.raises(SystemExit):
+        main([*base, "--run-dir", str(tmp_path / "tpu"), "--device", "tpu"])
+    assert "--device must be cpu, cuda, cuda:N or auto, got 'tpu'" in capsys.readouterr().err

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 __all__ = ["AfterstateArgs", "BoardsArgs", "ReplayArgs", "SelfPlayArgs", "TrainerArgs", "VectorArgs", "require_at_least",
-           "require_budget", "require_positive", "require_share", "require_widths"]
+           "learning_device", "require_budget", "require_positive", "require_share", "require_widths"]
 
 
 def _require(args: Any, names: tuple[str, ...], refused: Callable[[Any], bool], must: str) -> None:
@@ -71,6 +71,24 @@ def require_budget(args: Any) -> None:
     """A ValueError unless ``minutes`` is None (no limit) or >= 0."""
     if args.minutes is not None and not args.minutes >= 0:
         raise ValueError(f"--minutes must be >= 0 (0: no time limit), got {args.minutes}")
+
+
+def learning_device(name: str) -> Any:
+    """The ``torch.device`` of ``--device``: cpu, cuda, cuda:N or auto (cuda when torch finds a
+    CUDA device, else cpu); a ValueError naming what is refused and what is accepted."""
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name != "cpu" and not (name == "cuda" or name.startswith("cuda:") and name[5:].isdigit()):
+        raise ValueError(f"--device must be cpu, cuda, cuda:N or auto, got {name!r}")
+    if name.startswith("cuda"):
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        index = int(name[5:]) if ":" in name else 0
+        if index >= count:
+            raise ValueError(f"--device {name}: torch finds {count} CUDA device{'s' if count != 1 else ''} here "
+                             f"(a CPU build of torch finds none); use --device cpu or auto")
+    return torch.device(name)
 
 
 @dataclass
@@ -144,11 +162,15 @@ class BoardsArgs(VectorArgs):
     score shaping a sparse win); evaluations always report the env's default reward"""
     hidden: tuple[int, ...] = (128, 128)
     """hidden layer widths (ReLU) of the Q-network, or of the actor and of the critic"""
+    device: str = "cpu"
+    """where the network learns: cpu, cuda (cuda:N) or auto (cuda when torch finds one); the boards
+    stay on the CPU"""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         require_positive(self, ("reward_scale", "max_grad_norm"))
         require_widths(self)
+        learning_device(self.device)
 
 
 @dataclass

@@ -38,9 +38,11 @@ each step into the n-step window of its board, store what is complete, learn, ev
 
 from __future__ import annotations
 
+import copy
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -51,7 +53,8 @@ import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
 from tablegym.models.policy import MASKED, qnetwork
-from tablegym.training.args import BoardsArgs, ReplayArgs, require_at_least, require_positive, require_share
+from tablegym.training.args import (BoardsArgs, ReplayArgs, learning_device, require_at_least, require_positive,
+                                    require_share)
 from tablegym.training.runs import Run, TorchLearner, parse_dataclass_args
 from tablegym.training.vector_rl import Boards, env_id_of, finish, mean_return, trained_game, training_options
 
@@ -115,9 +118,11 @@ class Args(ReplayArgs, BoardsArgs):
 def act(qnet: nn.Module, obs: np.ndarray, mask: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
     """Masked epsilon-greedy: on each board a uniformly random legal action with probability
     ``epsilon``, else the legal action of largest Q."""
+    device = next(qnet.parameters()).device
     with torch.no_grad():
-        q = qnet(torch.as_tensor(obs, dtype=torch.float32)).masked_fill(~torch.as_tensor(mask), MASKED)
-    greedy = q.argmax(-1).numpy()
+        q = qnet(torch.as_tensor(obs, dtype=torch.float32, device=device)).masked_fill(
+            ~torch.as_tensor(mask, device=device), MASKED)
+    greedy = q.argmax(-1).cpu().numpy()
     if epsilon <= 0:
         return greedy
     explore = rng.random(len(greedy)) < epsilon
@@ -147,11 +152,12 @@ class Replay:
         self.pos = int((self.pos + len(action)) % self.capacity)
         self.n = min(self.n + len(action), self.capacity)
 
-    def sample(self, rng: np.random.Generator, batch: int) -> tuple[torch.Tensor, ...]:
-        """``batch`` transitions drawn uniformly (with replacement), as tensors in the order of ``add``."""
+    def sample(self, rng: np.random.Generator, batch: int, device: Any = "cpu") -> tuple[torch.Tensor, ...]:
+        """``batch`` transitions drawn uniformly (with replacement), as tensors on ``device`` in
+        the order of ``add``."""
         idx = rng.integers(self.n, size=batch)
-        return tuple(torch.from_numpy(a[idx]) for a in (self.obs, self.action, self.ret, self.disc, self.done,
-                                                          self.next_obs, self.next_mask))
+        return tuple(torch.from_numpy(a[idx]).to(device) for a in (self.obs, self.action, self.ret, self.disc,
+                                                                     self.done, self.next_obs, self.next_mask))
 
 
 def evaluate(qnet: nn.Module, env_id: str, games: int, seed: int, *, epsilon: float = 0.0,
@@ -172,8 +178,9 @@ class DQNLearner(TorchLearner):
         self.args, self.game = args, game
         torch.manual_seed(args.seed)
         torch.set_num_threads(args.threads)
+        self.device = learning_device(args.device)
         self.nets = nn.ModuleDict({"q": qnetwork(inputs, actions, args.hidden),
-                                   "target": qnetwork(inputs, actions, args.hidden)})
+                                   "target": qnetwork(inputs, actions, args.hidden)}).to(self.device)
         self.qnet, self.target = self.nets["q"], self.nets["target"]
         self.target.load_state_dict(self.qnet.state_dict())
         self.target.requires_grad_(False)
@@ -184,7 +191,7 @@ class DQNLearner(TorchLearner):
     def export(self, checkpoint: Path, out: Path, progress: dict) -> None:
         from tablegym.models.export import save
 
-        save(self.qnet, self.game, out, output="max", metadata={"trainer": "dqn", **progress})
+        save(copy.deepcopy(self.qnet).cpu(), self.game, out, output="max", metadata={"trainer": "dqn", **progress})
 
 
 def bootstrap(qnet: nn.Module, target: nn.Module, next_obs: torch.Tensor, next_mask: torch.Tensor,
@@ -273,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         # 4. learn: n-step (Double) DQN targets over the legal actions, Huber loss
         if replay.n >= max(args.learning_starts, 1) and run.due(args.train_every):
             for _ in range(args.updates):
-                b_obs, b_act, b_ret, b_disc, b_done, b_next, b_mask = replay.sample(rng, args.batch_size)
+                b_obs, b_act, b_ret, b_disc, b_done, b_next, b_mask = replay.sample(rng, args.batch_size, learner.device)
                 with torch.no_grad():
                     y = b_ret + b_disc * (1.0 - b_done) * bootstrap(qnet, target, b_next, b_mask, args.double)
                 q = qnet(b_obs).gather(1, b_act[:, None]).squeeze(1)

@@ -31,7 +31,7 @@ import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
 from tablegym.models.policy import MASKED, ActorCritic
-from tablegym.training.args import BoardsArgs, require_at_least, require_positive
+from tablegym.training.args import BoardsArgs, learning_device, require_at_least, require_positive
 from tablegym.training.runs import Run, TorchLearner, parse_dataclass_args
 from tablegym.training.vector_rl import Boards, env_id_of, evaluate, finish, trained_game, training_options
 
@@ -128,7 +128,8 @@ class PPOLearner(TorchLearner):
         self.args, self.game = args, game
         torch.manual_seed(args.seed)
         torch.set_num_threads(args.threads)
-        self.net = ActorCritic(inputs, actions, tuple(args.hidden))
+        self.device = learning_device(args.device)
+        self.net = ActorCritic(inputs, actions, tuple(args.hidden)).to(self.device)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.lr, eps=1e-5)
         self.shape = {"inputs": inputs, "actions": actions, "hidden": list(args.hidden)}
         self.model = self.net
@@ -136,7 +137,7 @@ class PPOLearner(TorchLearner):
     def export(self, checkpoint: Path, out: Path, progress: dict) -> None:
         from tablegym.models.export import save
 
-        save(self.net.critic, self.game, out, metadata={"trainer": "ppo", **progress})
+        save(copy.deepcopy(self.net.critic).cpu(), self.game, out, metadata={"trainer": "ppo", **progress})
 
 
 class Pool:
@@ -166,11 +167,11 @@ class Pool:
 
     def act(self, x: torch.Tensor, mask: torch.Tensor, boards: np.ndarray) -> torch.Tensor:
         """Each listed pool board's snapshot samples its masked policy."""
-        out = torch.zeros(len(boards), dtype=torch.long)
+        out = torch.zeros(len(boards), dtype=torch.long, device=x.device)
         which = self.playing[boards]
         with torch.no_grad():
             for k in np.unique(which):
-                rows = torch.as_tensor(np.flatnonzero(which == k))
+                rows = torch.as_tensor(np.flatnonzero(which == k), device=x.device)
                 logits = self.actors[k](x[rows]).masked_fill(~mask[rows], MASKED)
                 out[rows] = torch.distributions.Categorical(logits=logits).sample()
         return out
@@ -282,15 +283,16 @@ def main(argv: list[str] | None = None) -> int:
 
     # The rollout buffers: step t of every board.
     T, N = args.num_steps, args.num_envs
-    obs_buf = torch.zeros((T, N, inputs))
-    mask_buf = torch.zeros((T, N, actions), dtype=torch.bool)
-    act_buf = torch.zeros((T, N), dtype=torch.long)
-    logp_buf = torch.zeros((T, N))
-    val_buf = torch.zeros((T, N))
-    rew_buf = torch.zeros((T, N))
-    done_buf = torch.zeros((T, N))
-    sign_buf = torch.ones((T, N))
-    valid_buf = torch.zeros((T, N))
+    dev = learner.device  # the network and its batches; the boards step on the CPU
+    obs_buf = torch.zeros((T, N, inputs), device=dev)
+    mask_buf = torch.zeros((T, N, actions), dtype=torch.bool, device=dev)
+    act_buf = torch.zeros((T, N), dtype=torch.long, device=dev)
+    logp_buf = torch.zeros((T, N), device=dev)
+    val_buf = torch.zeros((T, N), device=dev)
+    rew_buf = torch.zeros((T, N), device=dev)
+    done_buf = torch.zeros((T, N), device=dev)
+    sign_buf = torch.ones((T, N), device=dev)
+    valid_buf = torch.zeros((T, N), device=dev)
 
     obs, info = envs.reset(seed=args.seed + run.iteration)
     seat = info.get("seat", np.zeros(N, dtype=np.int64))
@@ -313,29 +315,29 @@ def main(argv: list[str] | None = None) -> int:
         last_t[:] = -1
         # 1. play num_steps steps of every board with the current policy (the snapshots' moves on pool boards)
         for t in range(T):
-            x = torch.as_tensor(obs.reshape(N, -1), dtype=torch.float32)
-            mask = torch.as_tensor(envs.action_masks())
+            x = torch.as_tensor(obs.reshape(N, -1), dtype=torch.float32, device=dev)
+            mask = torch.as_tensor(envs.action_masks(), device=dev)
             with torch.no_grad():
                 dist = net.policy(x, mask)
                 action = dist.sample()
                 val_buf[t] = net.value(x)
             theirs = in_pool & (seat != trainer_seat) & ~restarting  # a snapshot moves there
             if theirs.any():
-                rows = torch.as_tensor(theirs)
+                rows = torch.as_tensor(theirs, device=dev)
                 action[rows] = pool.act(x[rows], mask[rows], np.flatnonzero(theirs) - S)
             opening = (game_steps < args.opening_moves) & ~restarting if two_player else np.zeros(N, dtype=bool)
             if opening.any():
-                rows = torch.as_tensor(opening)
+                rows = torch.as_tensor(opening, device=dev)
                 action[rows] = torch.multinomial(mask[rows].float(), 1).squeeze(1)
             obs_buf[t], mask_buf[t], act_buf[t], logp_buf[t] = x, mask, action, dist.log_prob(action)
-            valid_buf[t] = torch.as_tensor(~restarting & ~theirs & ~opening, dtype=torch.float32)
-            obs, reward, term, trunc, info = envs.step(action.numpy())
+            valid_buf[t] = torch.as_tensor(~restarting & ~theirs & ~opening, dtype=torch.float32, device=dev)
+            obs, reward, term, trunc, info = envs.step(action.cpu().numpy())
             next_seat = info.get("seat", seat)
             ended = term | trunc
-            rew_buf[t] = torch.as_tensor(reward * args.reward_scale, dtype=torch.float32)
-            done_buf[t] = torch.as_tensor(ended, dtype=torch.float32)
+            rew_buf[t] = torch.as_tensor(reward * args.reward_scale, dtype=torch.float32, device=dev)
+            done_buf[t] = torch.as_tensor(ended, dtype=torch.float32, device=dev)
             # the next position's value counts for the mover if the mover moves again, against it if not
-            sign_buf[t] = torch.as_tensor(np.where(next_seat == seat, 1.0, -1.0), dtype=torch.float32)
+            sign_buf[t] = torch.as_tensor(np.where(next_seat == seat, 1.0, -1.0), dtype=torch.float32, device=dev)
             # a snapshot's move is the trainer's environment: its reward counts against the trainer's
             # last step, and a game it ends ends that step (no bootstrap)
             for i in np.flatnonzero(theirs & (last_t >= 0)):
@@ -358,8 +360,8 @@ def main(argv: list[str] | None = None) -> int:
         run.played(finished)
         # 2. advantages by GAE, negamax-signed; a step that ends its board does not bootstrap
         with torch.no_grad():
-            next_value = net.value(torch.as_tensor(obs.reshape(N, -1), dtype=torch.float32))
-            next_value = torch.where(torch.as_tensor(restarting), torch.zeros(N), next_value)
+            next_value = net.value(torch.as_tensor(obs.reshape(N, -1), dtype=torch.float32, device=dev))
+            next_value = torch.where(torch.as_tensor(restarting, device=dev), torch.zeros(N, device=dev), next_value)
             adv = advantages(rew_buf, val_buf, next_value, done_buf, sign_buf, valid_buf, gamma=args.gamma,
                              lam=args.gae_lambda)
             returns = adv + val_buf
@@ -372,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.epochs):
             order = torch.randperm(batch)
             for start in range(0, batch, size):
-                idx = order[start:start + size]
+                idx = order[start:start + size].to(dev)  # drawn on the CPU: the same order on any device
                 w = b_valid[idx]
                 if w.sum() == 0:
                     continue

@@ -159,10 +159,12 @@ def finish(run: Run, envs: Any) -> int:
 def greedy_policy(net: ActorCritic) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """The actor's greedy masked choice for a batch: ``choose(observations, masks) -> actions``."""
 
+    device = next(net.parameters()).device
+
     def greedy(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            logits = net.actor(torch.as_tensor(obs, dtype=torch.float32))
-            return logits.masked_fill(~torch.as_tensor(masks), MASKED).argmax(-1).numpy()
+            logits = net.actor(torch.as_tensor(obs, dtype=torch.float32, device=device))
+            return logits.masked_fill(~torch.as_tensor(masks, device=device), MASKED).argmax(-1).cpu().numpy()
 
     return greedy
 
