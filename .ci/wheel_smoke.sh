@@ -6,6 +6,7 @@
 # Usage: .ci/wheel_smoke.sh [PYTHON]   PYTHON has `build` (the dev extra); default .venv/bin/python
 set -euo pipefail
 cd "$(dirname "$0")/.."
+unset PYTHONPATH PYTHONDONTWRITEBYTECODE  # no path into a checkout; bytecode written at first import (--no-compile), as make does
 checkout=$PWD
 python=${1:-.venv/bin/python}
 work=$(mktemp -d "${TMPDIR:-/tmp}/tablegym-wheel.XXXXXX")
@@ -25,6 +26,6 @@ installed=$SECONDS
 
 mkdir "$work/outside"
 cp .ci/wheel_smoke.py "$work/outside/"
-(cd "$work/outside" && env -u PYTHONPATH "$work/venv/bin/python" wheel_smoke.py run)
+(cd "$work/outside" && "$work/venv/bin/python" wheel_smoke.py run)
 echo "wheel smoke: $(basename "$wheel") passed in $((SECONDS - start)) s (build $((built - start)) s," \
      "install $((installed - built)) s, smoke $((SECONDS - installed)) s)"
