@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test bench results trilobite-ppo threes-dqn sim-regress threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned friday-mc-checkpoint friday-mc-learned starship-results starship-rl starship-learned starship-checkpoint starship-targets starship-audit starship-imitate starship-controls clean
+.PHONY: install demo test wheel-smoke bench results trilobite-ppo threes-dqn sim-regress threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned friday-mc-checkpoint friday-mc-learned starship-results starship-rl starship-learned starship-checkpoint starship-targets starship-audit starship-imitate starship-controls clean
 
 # --no-compile: the bytecode of what is imported is written on first import (compiling all of
 # torch and ray at install time took 40 of the 67 seconds). That needs Python allowed to write
@@ -25,6 +25,14 @@ demo: install
 test: install
 	$(PY) tests/warm_caches.py  # each game's numba kernels compiled once, two tasks at a time (a fresh clone has none)
 	$(PY) -m pytest -q -n 2 --dist loadscope  # two workers (pytest-xdist); a module stays on one worker, so its shared fixtures (a Ray instance, trained models) are built once
+
+# The wheel a user's pip installs: built (sdist, then the wheel from it), checked to hold every tracked
+# file of the package's folders, installed into a new venv outside the checkout with -c constraints.txt
+# and used from outside it: an env, the shipped network in a search, `tablegym --version` and
+# `tablegym eval` (.ci/wheel_smoke.sh). About 4 minutes on 2 cores: building 0.5, installing torch and
+# the rest 1, compiling and running what the smoke test calls 1.5, removing the venv the rest.
+wheel-smoke: install
+	bash .ci/wheel_smoke.sh $(PY)
 
 bench: install
 	$(VENV)/bin/tablegym bench search

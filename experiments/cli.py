@@ -15,6 +15,7 @@ experiments/commands/, a game's own subcommand through its record).
     tablegym train friday --help     (the Friday value network: tablegym.training.friday.train)
     tablegym starship --seed 7 --out ship.png             (one generated ship, its validity and quality)
     tablegym starship --seed 7 --stages --out stages.png  (the ship after each of the 14 stages)
+    tablegym --version
 
 Bad arguments end in an argparse error naming the problem (exit status 2); a feature whose
 module is not installed ends in a one-line error (exit status 1); never in a traceback.
@@ -29,6 +30,7 @@ import sys
 import warnings
 from typing import Sequence
 
+from tablegym import __version__
 from tablegym.envs import load, plugins
 from tablegym.envs.limits import LimitError
 from tablegym.experiments.commands import bench, evaluate, play, solve
@@ -45,6 +47,7 @@ def _one_line_warning(message: Warning | str, category: type[Warning], filename:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand except ``train`` (which forwards its arguments)."""
     parser = OneLineParser(prog=PROG, description="Tabletop games: play, solve, evaluate, benchmark, train.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = ["play", "solve", "eval", "bench", *(p.name for p in plugins() if p.command), "train"]
     sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(commands) + "}", required=True)
     game_opts = game_options_parser()
