@@ -306,6 +306,28 @@ def test_ansi_is_the_core_text():
     assert text.splitlines()[1] == " 1 . . . 1 . . ." and "to move, turn 1" in text
 
 
+def test_text_names_the_players_as_the_aec_agents_are_named():
+    # Regression: the text said "player 1 (0) wins" for the agent named player_0.
+    env = trap_aec_env(n=3, render_mode="ansi")
+    winners = set()
+    for seed in range(6):
+        env.reset(seed=seed)
+        assert "1 (player 0) to move, turn 1" in env.render()
+        rng = np.random.default_rng(seed)
+        for agent in env.agent_iter():
+            obs, reward, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                if reward == 1:
+                    winners.add(agent)
+                    seat = int(agent.removeprefix("player_"))
+                    assert f"{seat + 1} (player {seat}) wins" in env.render()  # its mark, then its name
+                env.step(None)
+            else:
+                env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert winners == {"player_0", "player_1"}
+    assert "1 2 players 0 and 1" in env.render()
+
+
 def test_aec_turns_are_move_then_throw_and_render():
     env = trap_aec_env(n=5, render_mode="rgb_array")
     env.reset(seed=0)
