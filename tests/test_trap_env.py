@@ -70,13 +70,14 @@ def test_make_by_id_with_and_without_module_prefix():
 @pytest.mark.parametrize("kwargs", [{}, {"agent_seat": 1, "first_player": 1, "render_mode": "rgb_array"}, {"n": 4, "render_mode": "ansi"}])
 def test_gymnasium_check_env(kwargs):
     # check_env steps with unmasked action_space.sample() draws (5 of 57 are legal at the
-    # start), which the default illegal_action="raise" refuses by design; "penalty" accepts them.
-    check_env(gymnasium.make(ENV_ID, illegal_action="penalty", **kwargs).unwrapped)
+    # start): the id's default illegal_action="penalty" ends the episode on the others
+    check_env(gymnasium.make(ENV_ID, **kwargs).unwrapped)
 
 
 def test_check_env_with_raise_fails_only_on_the_unmasked_sample():
+    assert gymnasium.make(ENV_ID).unwrapped.illegal_action == "penalty" and TrapEnv().illegal_action == "raise"
     with pytest.raises(IllegalActionError, match="by the agent"):
-        check_env(gymnasium.make(ENV_ID).unwrapped)
+        check_env(gymnasium.make(ENV_ID, illegal_action="raise").unwrapped)
 
 
 @pytest.mark.filterwarnings(*PZ_DICT_OBS)
