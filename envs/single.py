@@ -56,9 +56,10 @@ def check_env_args(env: Any, *, illegal_action: str, limit: tuple[str, int | Non
 class SinglePlayerEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
     """A single-player game with chance as a Gymnasium env. The agent sees decisions only: after
     reset and after every step the env samples chance nodes with its ``np_random``, so seeded
-    episodes repeat exactly. An illegal action raises (``illegal_action="raise"``) or ends the
-    episode with ``illegal_reward`` (``"penalty"``, for learners that ignore the mask); an
-    episode truncates after ``limit`` steps when one is given.
+    episodes repeat exactly. An illegal action raises (``illegal_action="raise"``, the class's
+    default) or ends the episode with ``illegal_reward`` (``"penalty"``, the registered id's
+    default, for learners that ignore the mask); an episode truncates after ``limit`` steps
+    when one is given.
 
     A game's env calls ``_setup`` from its ``__init__`` and gives what differs between games:
     ``_deal`` (the opening), ``_sample`` (resolve chance nodes), ``_reward``, ``_info``,

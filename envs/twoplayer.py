@@ -150,10 +150,12 @@ class TwoPlayerEnv(gymnasium.Env[np.ndarray, np.int64]):
             so seeded episodes repeat exactly.
         agent_seat: 0, 1, or "alternate" (seat 0 on the first episode after seeding, then
             switching at every reset). ``reset(options={"seat": s})`` overrides it for one episode.
-        illegal_action: "raise" (default): an illegal action raises ``IllegalActionError``
-            (a ``ValueError``) naming the action and the legal set. "penalty": the episode
-            ends at once with reward -1 and ``info["illegal_action"] = True``; use it for
-            learners that ignore the action mask, such as DQN.
+        illegal_action: "raise" (this class's default): an illegal action raises
+            ``IllegalActionError`` (a ``ValueError``) naming the action and the legal set.
+            "penalty" (the default of every registered id, ``gymnasium.make(id)``): the
+            episode ends at once with reward -1 and ``info["illegal_action"] = True``, as an
+            invalid move loses in PettingZoo's classic games; what learners that ignore the
+            action mask need (SB3's PPO and DQN, ``action_space.sample()``, ``check_env``).
         render_mode: None, "ansi" (``state.to_text()``) or "rgb_array" (needs ``renderer``).
         renderer: ``State -> HxWx3 uint8`` image, supplied by per-game subclasses.
         opening_plies: moves played at random for both seats at every reset (default 0), drawn

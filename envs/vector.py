@@ -113,7 +113,8 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
     ``observation(s, player, out)``. ``actions`` is an integer array of shape ``(num_envs,)``;
     an action illegal on its board raises ``IllegalActionError`` (a ``ValueError``) naming the
     board, the action and the legal set, unless the env was made with
-    ``illegal_action="penalty"``. Boards that ended on the last step start again on this one,
+    ``illegal_action="penalty"`` (the default of a registered id, ``gymnasium.make_vec(id)``:
+    the board's episode ends with the single env's penalty and ``info["illegal_action"]``). Boards that ended on the last step start again on this one,
     their action ignored (``metadata["autoreset_mode"]`` is ``AutoresetMode.NEXT_STEP``). With
     ``autoreset_mode="same_step"`` a board that ends is dealt again within the step that ended it,
     as Gymnasium's ``SyncVectorEnv`` does in that mode: the step returns its new observation and

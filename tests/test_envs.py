@@ -90,11 +90,9 @@ def test_pettingzoo_registry_has_the_same_ids(env_id):
 @pytest.mark.filterwarnings("error")  # a checker warning is a failure
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_gymnasium_check_env(env_id):
-    # check_env steps with unmasked action_space.sample(); Trap's start opens 5 of 57 actions, so
-    # the default illegal_action="raise" would stop it there: Trap runs in the penalty mode made
-    # for mask-blind learners (test_trap_env pins the raise behaviour), every other env as is.
-    kwargs = {"illegal_action": "penalty"} if env_id == "tablegym/Trap-v0" else {}
-    check_env(gymnasium.make(env_id, **kwargs).unwrapped)  # also makes and checks every render mode
+    # check_env steps with unmasked action_space.sample(), which the ids' default
+    # illegal_action="penalty" takes (test_trap_env pins the raise behaviour)
+    check_env(gymnasium.make(env_id).unwrapped)  # also makes and checks every render mode
 
 
 @pytest.mark.filterwarnings("error")

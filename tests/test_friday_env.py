@@ -41,15 +41,15 @@ def free_first(info: dict) -> int:
 )
 def test_check_env(kwargs):
     # check_env steps with unmasked action_space.sample(), and few of the 150 actions are legal at a
-    # time, so it runs in the penalty mode (as Trap does in test_envs); the raise mode is pinned below.
-    check_env(gymnasium.make("tablegym/Friday-v1", illegal_action="penalty", **kwargs).unwrapped)
+    # time: the id's default illegal_action="penalty" takes them; the raise mode is pinned below.
+    check_env(gymnasium.make("tablegym/Friday-v1", **kwargs).unwrapped)
 
 
 def test_make_through_the_registry():
     env = gymnasium.make("tablegym.envs:tablegym/Friday-v1")
     assert env.observation_space.shape == (OBS_SIZE,) == (816,) and env.observation_space.dtype == np.float32
     assert env.action_space.n == NUM_ACTIONS == 150
-    assert tablegym.envs.SINGLE_AGENT_ENV_IDS["tablegym/Friday-v1"][1] == {"level": 1}
+    assert tablegym.envs.SINGLE_AGENT_ENV_IDS["tablegym/Friday-v1"][1] == {"level": 1, "illegal_action": "penalty"}
     assert env.unwrapped.game.level == 1
     env = gymnasium.make("tablegym/Friday-v1", level=3, abilities="after_free", aging_life="when_drawn",
                          empty_aging="lose", max_steps=10)

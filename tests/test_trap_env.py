@@ -70,13 +70,14 @@ def test_make_by_id_with_and_without_module_prefix():
 @pytest.mark.parametrize("kwargs", [{}, {"agent_seat": 1, "first_player": 1, "render_mode": "rgb_array"}, {"n": 4, "render_mode": "ansi"}])
 def test_gymnasium_check_env(kwargs):
     # check_env steps with unmasked action_space.sample() draws (5 of 57 are legal at the
-    # start), which the default illegal_action="raise" refuses by design; "penalty" accepts them.
-    check_env(gymnasium.make(ENV_ID, illegal_action="penalty", **kwargs).unwrapped)
+    # start): the id's default illegal_action="penalty" ends the episode on the others
+    check_env(gymnasium.make(ENV_ID, **kwargs).unwrapped)
 
 
 def test_check_env_with_raise_fails_only_on_the_unmasked_sample():
+    assert gymnasium.make(ENV_ID).unwrapped.illegal_action == "penalty" and TrapEnv().illegal_action == "raise"
     with pytest.raises(IllegalActionError, match="by the agent"):
-        check_env(gymnasium.make(ENV_ID).unwrapped)
+        check_env(gymnasium.make(ENV_ID, illegal_action="raise").unwrapped)
 
 
 @pytest.mark.filterwarnings(*PZ_DICT_OBS)
@@ -304,6 +305,28 @@ def test_ansi_is_the_core_text():
     text = env.render()
     assert text == env.unwrapped.game_state.to_text()
     assert text.splitlines()[1] == " 1 . . . 1 . . ." and "to move, turn 1" in text
+
+
+def test_text_names_the_players_as_the_aec_agents_are_named():
+    # Regression: the text said "player 1 (0) wins" for the agent named player_0.
+    env = trap_aec_env(n=3, render_mode="ansi")
+    winners = set()
+    for seed in range(6):
+        env.reset(seed=seed)
+        assert "1 (player 0) to move, turn 1" in env.render()
+        rng = np.random.default_rng(seed)
+        for agent in env.agent_iter():
+            obs, reward, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                if reward == 1:
+                    winners.add(agent)
+                    seat = int(agent.removeprefix("player_"))
+                    assert f"{seat + 1} (player {seat}) wins" in env.render()  # its mark, then its name
+                env.step(None)
+            else:
+                env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert winners == {"player_0", "player_1"}
+    assert "1 2 players 0 and 1" in env.render()
 
 
 def test_aec_turns_are_move_then_throw_and_render():

@@ -357,7 +357,8 @@ def test_bad_seeds_are_refused_in_one_line(env_id, bad) -> None:
 
 
 def test_illegal_action_names_its_board() -> None:
-    env = gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=3)
+    assert gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=3).unwrapped.illegal_action == "penalty"  # the id's
+    env = gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=3, illegal_action="raise")
     env.reset(seed=0)
     with pytest.raises(IllegalActionError, match=r"illegal action 7 on board 1; legal actions are \[0, 1, 2\]"):
         env.step(np.array([0, 7, 0]))
@@ -371,7 +372,7 @@ def test_a_refused_step_changes_no_board_and_an_ended_board_takes_any_action() -
     """The legality check runs before any board moves: an illegal action on the last board
     leaves the first boards as they were; a board waiting for its auto-reset ignores its action,
     even one outside the action space."""
-    env = gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=3)
+    env = gymnasium.make_vec("tablegym/TrilobiteTiny-v0", num_envs=3, illegal_action="raise")
     env.reset(seed=0)
     before = env.unwrapped._states.copy()
     with pytest.raises(IllegalActionError, match=r"illegal action -1 on board 2"):

@@ -169,9 +169,10 @@ class FridayEnv(SinglePlayerEnv):
       "below the pile" is "optional" or "forced"; "sort 3 cards" draws "one_at_a_time" (may
       stop) or "all_at_once"; maximum life 22 or 20 at level 4.
     - ``reward``: "win" or "score" (see Rewards).
-    - ``illegal_action``: "raise" (default): an illegal action raises ``IllegalActionError``
-      (a ``ValueError``) naming it and the legal actions, in words too. "penalty": see
-      Rewards; for learners that ignore the mask, such as DQN.
+    - ``illegal_action``: "penalty" (the id's default): see Rewards; for learners that ignore
+      the mask, such as PPO and DQN. "raise" (the class's default, ``FridayEnv()``): an
+      illegal action raises ``IllegalActionError`` (a ``ValueError``) naming it and the legal
+      actions, in words too.
     - ``max_steps``: truncate after this many decisions (None: play to the end, which an
       agent cycling through exchange abilities may never reach).
     - ``render_mode``: None, "ansi" (the core's text: life, step, stacks, pirates, the table)
@@ -186,6 +187,9 @@ class FridayEnv(SinglePlayerEnv):
       "below the pile" is optional and "sort 3 cards" draws one card at a time, so a decision
       "draw another card or stop" (DONE / EXTRA_DRAW) can follow either. v0's rules are
       ``empty_aging="reshuffle", below_replacement="forced", sort_draws="all_at_once"``.
+    - v1, unchanged rules: made by its id (``gymnasium.make``, ``gymnasium.make_vec``), an illegal
+      action ends the episode (``illegal_action="penalty"``) instead of raising; an episode
+      without one plays as before.
     - v0: initial release.
     """
 

@@ -89,9 +89,10 @@ class ThreesEnv(SinglePlayerEnv):
     - ``hint``: "+" (default; a bonus card's hint is "+") or "candidates" (the later app's
       hint of up to three candidate values). Observations show a bonus hint the same way in
       both; the rule set changes which card may come.
-    - ``illegal_action``: "raise" (default): an illegal swipe raises ``IllegalActionError``
-      (a ``ValueError``) naming it and the legal swipes. "penalty": see Rewards; for learners
-      that ignore the mask, such as DQN.
+    - ``illegal_action``: "penalty" (the id's default): see Rewards; for learners that ignore
+      the mask, such as PPO and DQN. "raise" (the class's default, ``ThreesEnv()``): an
+      illegal swipe raises ``IllegalActionError`` (a ``ValueError``) naming it and the legal
+      swipes.
     - ``max_moves``: truncate after this many swipes (None: play to the end).
     - ``render_mode``: None, "ansi" (the core's text board with hint, score and deck counts)
       or "rgb_array" (a drawn board with the hint above it).
@@ -102,6 +103,9 @@ class ThreesEnv(SinglePlayerEnv):
     ## Version History
 
     - v0: initial release.
+    - v0, unchanged rules: made by its id (``gymnasium.make``, ``gymnasium.make_vec``), an illegal
+      action ends the episode (``illegal_action="penalty"``) instead of raising; an episode
+      without one plays as before.
     """
 
     def __init__(

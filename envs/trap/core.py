@@ -485,14 +485,14 @@ class TrapState(KernelState):
         rows += [f"{r + 1:>2} " + " ".join(row) for r, row in enumerate(grid)]
         out = self.winner()
         if out is not None:
-            rows.append(f"player {out + 1} ({out}) wins")
+            rows.append(f"{out + 1} (player {out}) wins")
         elif self.is_terminal():
             rows.append(f"draw (turn cap {self.game.turn_cap})")
         elif self.phase == "landing":
-            rows.append(f"trap of player {self.mover + 1} in the air at {self._cell_name(t)}")
+            rows.append(f"trap of {self.mover + 1} (player {self.mover}) in the air at {self._cell_name(t)}")
         else:
-            rows.append(f"player {self.mover + 1} ({self.mover}) to {self.phase}, turn {self.turns + 1}")
-        rows.append("legend: . empty  # trap  1 2 players  x/X target (empty/trapped)")
+            rows.append(f"{self.mover + 1} (player {self.mover}) to {self.phase}, turn {self.turns + 1}")
+        rows.append("legend: . empty  # trap  1 2 players 0 and 1  x/X target (empty/trapped)")
         return "\n".join(rows)
 
     def _cell_name(self, cell: int) -> str:

@@ -137,10 +137,10 @@ class TrapEnv(TwoPlayerEnv):
       dark, player 0 red, player 1 blue, a strip in the colour of the player to decide, and
       the throw phase marked by a ring around that player and a '+' in the strip).
 
-    ``illegal_action="raise"`` (the default) is the mask-respecting contract of every tablegym
-    env. Gymnasium's ``check_env`` steps with unmasked ``action_space.sample()`` draws, most
-    of which are illegal in Trap (5 of 57 actions at the start), so check it with
-    ``illegal_action="penalty"``.
+    Made by its id, the env penalises an illegal action (``illegal_action="penalty"``, the
+    course's rule): most of the 57 actions are illegal at any time (52 at the start), and
+    Gymnasium's ``check_env`` and mask-blind learners step with any of them. ``TrapEnv()``
+    raises (``"raise"``), for code that must never send one.
 
     ## Version History
 
@@ -148,6 +148,9 @@ class TrapEnv(TwoPlayerEnv):
     - v0, unchanged rules: the opponent specs ``"hard"`` and ``"medium"`` name the course's
       players exactly; the earlier players are ``"hard-sound"`` and ``"medium:ties=random"``.
       The default opponent (``"random"``) is as before.
+    - v0, unchanged rules: made by its id (``gymnasium.make``, ``gymnasium.make_vec``), an illegal
+      action ends the episode (``illegal_action="penalty"``) instead of raising; an episode
+      without one plays as before.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}

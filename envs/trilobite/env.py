@@ -77,6 +77,9 @@ class TrilobiteEnv(TwoPlayerEnv):
     ## Version History
 
     - v0: initial release.
+    - v0, unchanged rules: made by its id (``gymnasium.make``, ``gymnasium.make_vec``), an illegal
+      action ends the episode (``illegal_action="penalty"``) instead of raising; an episode
+      without one plays as before.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
