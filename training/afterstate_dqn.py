@@ -45,7 +45,7 @@ from tablegym.envs.rates import per_second
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.training.args import AfterstateArgs, require_positive
 from tablegym.training.runs import Learner, Run, parse_dataclass_args
-from tablegym.training.vector_rl import env_id_of, finish, trained_game
+from tablegym.training.vector_rl import env_id_of, finish, strict, trained_game
 
 
 @dataclass
@@ -263,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     net, target, optimizer = learner.net, learner.target, learner.optimizer
     rng = np.random.default_rng([args.seed, run.iteration])
-    envs = gymnasium.make_vec(env_id, num_envs=args.num_envs)
+    envs = gymnasium.make_vec(env_id, num_envs=args.num_envs, **strict(env_id))
     _, info = envs.reset(seed=args.seed + run.iteration)
     boards, score = envs.unwrapped, info["score"]
     replay = Replay(args.buffer_size, envs.single_action_space.n)

@@ -56,7 +56,7 @@ from tablegym.models.policy import value_network
 from tablegym.training.afterstate_dqn import act
 from tablegym.training.args import AfterstateArgs, require_at_least, require_positive, require_share, require_widths
 from tablegym.training.runs import ReplayBuffer, Run, TorchLearner, parse_dataclass_args
-from tablegym.training.vector_rl import env_id_of, finish, trained_game
+from tablegym.training.vector_rl import env_id_of, finish, strict, trained_game
 
 
 @dataclass
@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.plies == 2 and game.new_initial_state().kernels.chance is not None:
             raise ValueError(f"--plies 2 searches games without chance nodes; {args.game!r} has them (--plies 1)")
         envs = gymnasium.make_vec(env_id, num_envs=args.num_envs, opponent=None, opening_plies=args.opening_plies,
-                                  **args.game_options)
+                                  **strict(env_id), **args.game_options)
         shape = tuple(envs.single_observation_space.shape)
         if args.symmetries and tablegym.envs.plugin(args.game).board_symmetries != 8:
             envs.close()

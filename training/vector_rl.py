@@ -21,6 +21,13 @@ from tablegym.models.policy import MASKED, ActorCritic
 from tablegym.training.runs import Run
 
 
+def strict(env_id: str) -> dict:
+    """How the trainers make their boards: they mask every action, so an illegal one is a bug to
+    stop at, where the id's own default ends the episode with a penalty (for unmasked learners);
+    ids whose every action is legal (Starship) take no such option."""
+    return {"illegal_action": "raise"} if "illegal_action" in gymnasium.spec(env_id).kwargs else {}
+
+
 def env_id_of(game: str) -> str:
     """The game's first Gymnasium id with a compiled vector env (ValueError naming those that have one)."""
     with_vector = [p.name for p in tablegym.envs.plugins() if p.vector]
@@ -62,7 +69,7 @@ class Boards:
         self.parts = []
         for n in (selfplay, pool):
             if n:
-                self.parts.append(gymnasium.make_vec(env_id, num_envs=n, **options,
+                self.parts.append(gymnasium.make_vec(env_id, num_envs=n, **strict(env_id), **options,
                                                      **({"opponent": None} if two_player else {})))
         opponents = [opponent] if isinstance(opponent, str) else list(opponent)
         self.opponent_of: list[str | None] = [None] * (selfplay + pool)
@@ -70,7 +77,7 @@ class Boards:
             n = fixed // len(opponents) + (k < fixed % len(opponents))
             if n:
                 self.parts.append(gymnasium.make_vec(env_id, num_envs=n, opponent=name, agent_seat="alternate",
-                                                     **options))
+                                                     **strict(env_id), **options))
                 self.opponent_of += [name] * n
         first = self.parts[0]
         self.inputs = int(np.prod(first.single_observation_space.shape))
@@ -125,7 +132,7 @@ def episode_returns(choose: Callable[[np.ndarray, np.ndarray], np.ndarray], env_
     a two-player game (+1 won, -1 lost, 0 drawn); the score for a single-player game."""
     two_player = env_id in tablegym.envs.ENV_IDS
     n = min(games, 256)
-    envs = gymnasium.make_vec(env_id, num_envs=n, **(options or {}),
+    envs = gymnasium.make_vec(env_id, num_envs=n, **strict(env_id), **(options or {}),
                               **({"agent_seat": "alternate"} if two_player else {}))
     obs, _ = envs.reset(seed=seed)
     done: list[float] = []
