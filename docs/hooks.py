@@ -1,4 +1,12 @@
-"""mkdocs hooks: the repository's results/ folder is part of the site.
+"""mkdocs hooks: the package's source where mkdocstrings looks for it, and the repository's
+results/ folder as part of the site.
+
+mkdocstrings reads the source (griffe, without importing it) and finds a package as a folder of
+its name on the search path. tablegym has no such folder: setuptools' ``package-dir`` maps envs/,
+search/, ... to tablegym.envs, tablegym.search, ..., which an editable install serves through an
+import hook that griffe does not follow. So as the build starts (``on_config``, before any page is
+read) this hook lays out a ``tablegym/`` folder of links to those folders in a temporary folder at
+the front of ``sys.path``, and removes it when the build ends.
 
 Every figure in the guide links to the results/ README that holds it and the command behind it.
 Those READMEs live beside their raw outputs in results/ (not in docs/), so this hook adds the
@@ -10,16 +18,45 @@ the site: it becomes its text and path.
 
 from __future__ import annotations
 
+import atexit
 import posixpath
 import re
+import shutil
+import sys
+import tempfile
+import tomllib
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = "results"
 LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
+
+
+def _package_layout() -> Path:
+    """A temporary ``tablegym/`` of links to the folders pyproject.toml's ``package-dir`` maps: its
+    folder (removed at exit)."""
+    mapping = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    folder = Path(tempfile.mkdtemp(prefix="tablegym-docs-"))
+    atexit.register(shutil.rmtree, folder, True)
+    for package, source in mapping.items():
+        link = folder.joinpath(*package.split("."))
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(ROOT / source, target_is_directory=True)
+    return folder
+
+
+@event_priority(100)
+def on_config(config):
+    """Put the package layout at the front of ``sys.path``: before mkdocstrings reads its search
+    path in its own ``on_config`` (hence the priority; mkdocs restores ``sys.path`` after it imports
+    a hook, so not at import), and before the scripts folder, whose ``tablegym`` command griffe would
+    otherwise take for the package."""
+    sys.path.insert(0, str(_package_layout()))
+    return config
 
 
 def on_files(files, config):
