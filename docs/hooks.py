@@ -93,7 +93,7 @@ def on_page_markdown(markdown, page, config, files):
             resolved = posixpath.normpath(posixpath.join(here, path))
             if resolved == RESULTS or resolved.startswith(RESULTS + "/"):
                 return match.group(0)
-            return f"{text} (`{resolved}`)"
+            return text if text == posixpath.basename(resolved) else f"{text} (`{resolved}`)"
         in_repo = posixpath.normpath(posixpath.join("docs", here, path))
         if in_repo.startswith(RESULTS + "/"):
             rel = posixpath.relpath(in_repo, here or ".")
