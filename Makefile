@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test wheel-smoke bench results trilobite-ppo threes-dqn sim-regress threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned friday-mc-checkpoint friday-mc-learned starship-results starship-rl starship-learned starship-checkpoint starship-targets starship-audit starship-imitate starship-controls clean
+.PHONY: install demo test wheel-smoke docs bench results trilobite-ppo threes-dqn sim-regress threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned friday-mc-checkpoint friday-mc-learned starship-results starship-rl starship-learned starship-checkpoint starship-targets starship-audit starship-imitate starship-controls clean
 
 # --no-compile: the bytecode of what is imported is written on first import (compiling all of
 # torch and ray at install time took 40 of the 67 seconds). That needs Python allowed to write
@@ -34,13 +34,25 @@ test: install
 wheel-smoke: install
 	bash .ci/wheel_smoke.sh $(PY)
 
+# The documentation site (docs/, mkdocs.yml) built into site/. --strict: a warning (a broken link, a
+# docstring mkdocstrings cannot read) fails the build. The docs extra goes into the same venv, where
+# mkdocstrings finds the package through its editable install. NO_MKDOCS_2_WARNING: mkdocs-material
+# prints no banner about MkDocs 2.
+DOCS_STAMP := $(VENV)/.docs-stamp
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e ".[docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
 bench: install
 	$(VENV)/bin/tablegym bench search
 	$(VENV)/bin/tablegym bench sim-solve
 	$(VENV)/bin/tablegym bench envs
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .benchmarks __pycache__  # __pycache__: the compiled kernels (envs/kernel_cache.py)
+	rm -rf $(VENV) runs site .pytest_cache .benchmarks __pycache__  # __pycache__: the compiled kernels (envs/kernel_cache.py)
 
 # The README's result tables, exactly as published (minutes to tens of minutes on 2 cores).
 TG := $(VENV)/bin/tablegym
