@@ -45,11 +45,11 @@ def _package_layout() -> Path:
     for package, source in sorted(mapping.items()):  # the top-level package before its subpackages
         link = folder.joinpath(*package.split("."))
         link.parent.mkdir(parents=True, exist_ok=True)
-        if "." not in package:  # a folder of its own holding links to its files: the subpackages' links
-            link.mkdir()      # go beside them, never into the repository's tablegym/
+        if "." not in package:  # a folder of its own holding copies of its files: the subpackages'
+            link.mkdir()      # links go beside them, never into the repository's tablegym/
             for item in (ROOT / source).iterdir():
                 if item.is_file():
-                    (link / item.name).symlink_to(item)
+                    shutil.copy2(item, link / item.name)
         else:
             link.symlink_to(ROOT / source, target_is_directory=True)
     return folder
@@ -61,7 +61,12 @@ def on_config(config):
     path in its own ``on_config`` (hence the priority; mkdocs restores ``sys.path`` after it imports
     a hook, so not at import), and before the scripts folder, whose ``tablegym`` command griffe would
     otherwise take for the package."""
-    sys.path.insert(0, str(_package_layout()))
+    layout = str(_package_layout())
+    sys.path.insert(0, layout)
+    # and as the python handler's search path, ahead of its default (the folder of mkdocs.yml,
+    # whose tablegym/ holds the top-level __init__.py alone)
+    handler = config.plugins["mkdocstrings"].config["handlers"].setdefault("python", {})
+    handler["paths"] = [layout]
     return config
 
 
