@@ -128,7 +128,7 @@ class PPOLearner(TorchLearner):
         self.args, self.game = args, game
         torch.manual_seed(args.seed)
         torch.set_num_threads(args.threads)
-        self.device = learning_device(args.device)
+        self.device = learning_device(getattr(args, "device", "cpu"))  # imitation's fit runs on the CPU
         self.net = ActorCritic(inputs, actions, tuple(args.hidden)).to(self.device)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.lr, eps=1e-5)
         self.shape = {"inputs": inputs, "actions": actions, "hidden": list(args.hidden)}
