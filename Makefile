@@ -52,7 +52,7 @@ bench: install
 	$(VENV)/bin/tablegym bench envs
 
 clean:
-	rm -rf $(VENV) runs site .pytest_cache .benchmarks __pycache__  # __pycache__: the compiled kernels (envs/kernel_cache.py)
+	rm -rf $(VENV) runs site .pytest_cache .benchmarks __pycache__  # __pycache__: the compiled kernels (tablegym/kernel_cache.py)
 
 # The README's result tables, exactly as published (minutes to tens of minutes on 2 cores).
 TG := $(VENV)/bin/tablegym

@@ -39,9 +39,11 @@ from typing import Any, Mapping
 import gymnasium
 import pettingzoo
 
-from tablegym.envs.kernel_cache import use_source_keyed_cache
+from tablegym.kernel_cache import use_source_keyed_cache
 
-use_source_keyed_cache()  # before any kernel of the package is defined: numba picks each one's cache folder then
+# before any kernel of the package is defined (numba picks each one's cache folder then); the
+# sources are the folders beside this one, wherever the package is installed
+use_source_keyed_cache(Path(__file__).resolve().parent.parent)
 
 BUILTIN = ("trilobite", "sim", "trap", "threes", "friday", "starship")
 """The folders of tablegym's own games, each with its records in ``game.toml``."""

@@ -20,7 +20,7 @@ numba checks only the source file of a cached function itself, so an entry point
 game could outlive a change to the game's rules. The type of a ``KernelSet`` carries a digest of
 the source files of its kernels (and of this module): a change makes a new type, and numba
 compiles and caches the entry point again, also where numba's cache folder is not the one named
-after the kernels' sources (envs/kernel_cache.py: no such folder could be written).
+after the kernels' sources (tablegym/kernel_cache.py: no such folder could be written).
 """
 
 from __future__ import annotations

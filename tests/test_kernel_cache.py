@@ -1,4 +1,4 @@
-"""numba's disk cache keyed by the sources the kernels reach (envs/kernel_cache.py), on a tiny
+"""numba's disk cache keyed by the sources the kernels reach (tablegym/kernel_cache.py), on a tiny
 namespace package laid out as tablegym is (a folder per subpackage), in a temporary folder."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from numba.core import config
 
-from tablegym.envs.kernel_cache import USED, kernel_sources, use_source_keyed_cache
+from tablegym.kernel_cache import USED, kernel_sources, use_source_keyed_cache
 
 CALLEE = """from numba import njit
 
@@ -35,7 +35,7 @@ HELPER = """from {name}.rules.data import SCALE  # a value the kernel of caller.
 RUN = """
 from plain.rules.caller import twice as plain  # numba's own cache: __pycache__ beside each file
 from pathlib import Path
-from tablegym.envs.kernel_cache import use_source_keyed_cache
+from tablegym.kernel_cache import use_source_keyed_cache
 print(use_source_keyed_cache(Path.cwd() / "keyed", ("rules",), "keyed"))
 from keyed.rules.caller import twice as keyed
 print(plain(), keyed())

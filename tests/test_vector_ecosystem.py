@@ -22,7 +22,8 @@ import tablegym.envs  # noqa: F401  (registers the ids)
 pytest.importorskip("stable_baselines3")
 from tablegym.training.sb3_vec import SB3VecEnv  # noqa: E402
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "environments.md"
+"""The page that holds the vector-env snippets (the front page links to it)."""
 
 def _pick(mask: np.ndarray, u: float) -> int:
     """The legal action that the uniform draw ``u`` selects."""
@@ -185,22 +186,22 @@ def test_bench_vec_measures_two_player_self_play_beside_pgx(monkeypatch: pytest.
 
 
 def _readme_blocks(marker: str) -> list[str]:
-    """The ```python blocks of the README that follow the HTML comment ``marker``."""
+    """The ```python blocks of the vector-env docs page that follow the HTML comment ``marker``."""
     text = README.read_text()
     return re.findall(rf"<!-- {marker} -->\s*```python\n(.*?)```", text, flags=re.S)
 
 
 @pytest.mark.parametrize("marker", ["vector-sb3", "vector-torch"])
 def test_readme_vector_snippets_run(marker: str) -> None:
-    """The README's two snippets run as printed (MaskablePPO's learn shortened to one rollout:
-    the short MaskablePPO run through the adapter)."""
+    """The docs' two vector-env snippets run as printed (MaskablePPO's learn is one rollout: the
+    short MaskablePPO run through the adapter)."""
     pytest.importorskip("sb3_contrib")
     blocks = _readme_blocks(marker)
-    assert blocks, f"README.md has no ```python block after <!-- {marker} -->"
+    assert blocks, f"docs/environments.md has no ```python block after <!-- {marker} -->"
     source = blocks[0].replace("total_timesteps=20_000", "total_timesteps=256")
     names: dict = {"__name__": "readme"}
-    exec(compile(source, f"README.md <!-- {marker} -->", "exec"), names)
+    exec(compile(source, f"docs/environments.md <!-- {marker} -->", "exec"), names)
     if marker == "vector-sb3":
-        assert names["model"].num_timesteps == 16 * 32  # one rollout of 32 steps on 16 boards
+        assert names["model"].num_timesteps == 16 * 16  # one rollout of 16 steps on 16 boards
     else:
         assert len(names["envs"].return_queue) > 0

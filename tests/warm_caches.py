@@ -4,7 +4,7 @@ Why: on a fresh clone nothing is compiled, and each pytest-xdist worker compiles
 call; the kernels of a game that both workers need are then compiled twice at the same time.
 Here each game's kernels compile once, two tasks at a time (``make test`` runs this first); a
 worker then loads them from the cache. Every process takes the same cache folder, the one named
-after the sources the kernels reach (envs/kernel_cache.py), so after an edit of a kernel this warms
+after the sources the kernels reach (tablegym/kernel_cache.py), so after an edit of a kernel this warms
 a new, empty folder and no process loads machine code of the old sources. It plays, through the one route, a move of every searcher
 of every game with its hand-made and shipped evaluators, a few random games of each env, a few
 steps of each compiled vector env, and a starship.

@@ -28,16 +28,15 @@ import hashlib
 import os
 import re
 import shutil
+import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from numba.core import config
 
-ROOT = Path(__file__).resolve().parent.parent
-"""The package's folder: the one holding envs/, search/, models/, ..."""
 PACKAGES = ("envs", "search", "models", "training", "experiments", "interop")
-"""tablegym's subpackages, each a folder of ROOT (``tablegym.envs`` is ROOT/envs)."""
+"""tablegym's subpackages, each a folder of the root ``tablegym.envs`` hands in (``tablegym.envs`` is
+ROOT/envs): in a checkout the repository, in an install the tablegym folder."""
 KEEP = 3
 """Folders of other digests kept beside the one in use, the most recently used first."""
 USED = "last-used"
@@ -87,16 +86,22 @@ def sources_digest(root: Path, packages: Iterable[str], name: str) -> str:
     return digest.hexdigest()[:16]
 
 
-def cache_bases(root: Path) -> list[Path]:
+def cache_bases(root: Path, name: str = "tablegym") -> Iterator[Path]:
     """Where the cache folder of a package in ``root`` may lie, in order of preference:
-    ``$NUMBA_CACHE_DIR`` where set, ``root/__pycache__``, numba's user-wide cache folder."""
-    bases = [Path(os.environ["NUMBA_CACHE_DIR"])] if os.environ.get("NUMBA_CACHE_DIR") else []
-    bases.append(root / "__pycache__")
+    ``$NUMBA_CACHE_DIR`` where set, ``root/__pycache__``, numba's user-wide cache folder. A
+    ``$NUMBA_CACHE_DIR`` that is already a folder of ``name`` was set by this module in a parent
+    process (workers inherit it): its base is the parent's, so both take one folder. Lazily: the
+    last needs numba imported, which importing the package does not."""
+    user = os.environ.get("NUMBA_CACHE_DIR")
+    if user:
+        base = Path(user)
+        yield base.parent if re.fullmatch(re.escape(name) + r"-[0-9a-f]{16}", base.name) else base
+    yield root / "__pycache__"
     try:
         from numba.misc.appdirs import AppDirs
     except ImportError:  # moved in another numba: the two places above
-        return bases
-    return bases + [Path(AppDirs(appname="numba", appauthor=False).user_cache_dir)]
+        return
+    yield Path(AppDirs(appname="numba", appauthor=False).user_cache_dir)
 
 
 def _prune(base: Path, name: str, keep: Path) -> None:
@@ -118,17 +123,17 @@ def _prune(base: Path, name: str, keep: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def use_source_keyed_cache(root: Path = ROOT, packages: Sequence[str] = PACKAGES,
+def use_source_keyed_cache(root: Path, packages: Sequence[str] = PACKAGES,
                            name: str = "tablegym") -> Path | None:
-    """Point numba's cache (``numba.config.CACHE_DIR``) at the folder of the digest of what the
-    kernels of ``name`` can reach, so that an edit of a callee recompiles its callers; the
+    """Point numba's cache (``$NUMBA_CACHE_DIR``, and ``numba.config.CACHE_DIR`` where numba is
+    imported) at the folder of the digest of what the kernels of ``name`` can reach, so that an edit of a callee recompiles its callers; the
     folder, or None where no candidate can be written (numba's own choice then stands). Call
     it before any of those kernels is defined: numba picks a function's folder then."""
     try:
         digest = sources_digest(root, packages, name)
     except OSError:  # a source file went away while it was read: numba's own choice for this process
         return None
-    for base in cache_bases(root):
+    for base in cache_bases(root, name):
         folder = base / f"{name}-{digest}"
         try:
             new = not folder.is_dir()
@@ -139,6 +144,10 @@ def use_source_keyed_cache(root: Path = ROOT, packages: Sequence[str] = PACKAGES
             continue
         if new:
             _prune(base, name, folder)
-        config.CACHE_DIR = os.fspath(folder)
+        # numba reads the variable when it is imported (importing the package does not import
+        # numba), and processes started from this one inherit it; a numba already imported is told
+        os.environ["NUMBA_CACHE_DIR"] = os.fspath(folder)
+        if "numba.core.config" in sys.modules:
+            sys.modules["numba.core.config"].CACHE_DIR = os.fspath(folder)
         return folder
     return None
