@@ -293,8 +293,8 @@ class Run:
             self.learner.export(self.checkpoint, Path(self.args.out), progress)
             wrote.append(f"{self.args.out} (--out)")
         self.lock.release()
-        print(f"stopped by {why}: {self.games:,} games in {self.iteration:,} iterations, "
-              f"{self.seconds() / 60:.1f} min of training in {self.dir} in all")
+        counted = f"{self.games:,} games" + (f" in {self.iteration:,} iterations" if self.iteration else "")
+        print(f"stopped by {why}: {counted}, {self.seconds() / 60:.1f} min of training in {self.dir} in all")
         print(f"wrote {', '.join(wrote)}; TensorBoard: tensorboard --logdir {self.dir}; "
               f"the same command resumes{' (raise ' + self._extend() + ' to train on)' if why != 'Ctrl-C' else ''}")
         return self.checkpoint
