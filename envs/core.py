@@ -14,8 +14,9 @@ The object API stays the public face; the kernels are the unchecked fast path un
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit, types
@@ -150,7 +151,7 @@ class Game(ABC):
     spec: GameSpec
 
     @abstractmethod
-    def new_initial_state(self) -> "State":
+    def new_initial_state(self) -> State:
         """Return the position before the first move."""
 
     def feature_symmetries(self) -> list[np.ndarray]:
@@ -184,7 +185,7 @@ class State(ABC):
         return mask
 
     @abstractmethod
-    def child(self, action: int) -> "State":
+    def child(self, action: int) -> State:
         """The position after ``action``; raises ``IllegalActionError`` if it is not legal."""
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
@@ -351,7 +352,7 @@ class KernelState(State):
             return r
         return np.zeros(2)
 
-    def child(self, action: int) -> "KernelState":
+    def child(self, action: int) -> KernelState:
         try:
             a = int(action)
         except (TypeError, ValueError):
@@ -365,7 +366,7 @@ class KernelState(State):
         more than "not legal": the game is over, a card is being drawn)."""
         return ""
 
-    def _unchecked_child(self, action: int) -> "KernelState":
+    def _unchecked_child(self, action: int) -> KernelState:
         s = self._s.copy()
         self.kernels.push(s, action)
         return type(self)(self.game, s)

@@ -22,8 +22,9 @@ import contextvars
 import json
 import os
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 import numpy as np
 

@@ -13,7 +13,8 @@ mask and then applied through the game's compiled kernels when the State has the
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable, Union
+from collections.abc import Callable
+from typing import Any, Union
 
 import gymnasium
 import numpy as np

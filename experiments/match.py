@@ -25,22 +25,23 @@ dispatched, never listed, so the number of games asked for costs nothing until t
 
 from __future__ import annotations
 
-import dataclasses
 import csv
+import dataclasses
 import itertools
 import math
 import os
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from tablegym.envs.core import Game
 from tablegym.experiments.games import cached_game
 from tablegym.experiments.journal import _Journal, _open_journal
-from tablegym.search.play import GameRecord, play_game, random_opening
 from tablegym.experiments.stats import MAX_GAMES, MatchResult, SeatRecord, format_elo
+from tablegym.search.play import GameRecord, play_game, random_opening
 from tablegym.training.parallel import run_bounded
 
 AgentFactory = Callable[[Game, str], Any]
@@ -61,7 +62,7 @@ class _Planned:
     plans: tuple[tuple[str, Any], ...]
 
     @classmethod
-    def of(cls, game: Game, specs: Iterable[str]) -> "_Planned":
+    def of(cls, game: Game, specs: Iterable[str]) -> _Planned:
         from tablegym.models.agents import build_agent, plan_agent
 
         plans = {}

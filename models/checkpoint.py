@@ -21,8 +21,9 @@ import os
 import re
 import tempfile
 import zipfile
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 import torch
 

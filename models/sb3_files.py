@@ -40,8 +40,16 @@ import numpy as np
 import torch
 
 from tablegym.envs.limits import LimitError, checked_zip, current, loads_json, read_member, refuse
-from tablegym.models.checkpoint import (CheckpointError, UnsafeModelError, check_finite_weights, check_tensors,
-                                        check_torch_archive, first_line, load_error, model_limits)
+from tablegym.models.checkpoint import (
+    CheckpointError,
+    UnsafeModelError,
+    check_finite_weights,
+    check_tensors,
+    check_torch_archive,
+    first_line,
+    load_error,
+    model_limits,
+)
 from tablegym.models.trust import TRUST_ENV, TrustedCodeWarning, trust_model_code, trusting
 
 __all__ = ["SB3Network", "TRUST_ENV", "TrustedCodeWarning", "UnsafeModelError", "read_sb3_network", "restore",

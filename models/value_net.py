@@ -38,7 +38,7 @@ class NetConfig:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "NetConfig":
+    def from_dict(cls, d: dict) -> NetConfig:
         return cls(int(d["num_features"]), tuple(int(h) for h in d["hidden"]))
 
 

@@ -30,8 +30,8 @@ import numpy as np
 from numba import njit, types
 
 from tablegym.envs.core import EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState, State
-from tablegym.search.deepening import deepen
 from tablegym.envs.evaluator import Evaluator, check_game
+from tablegym.search.deepening import deepen
 from tablegym.search.table import EXACT, LOWER, MAX_PLY, NUMBA_TYPES, TT_TYPES, UPPER, Tables, order_moves, probe, store
 
 INF = 1e18

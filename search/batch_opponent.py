@@ -10,7 +10,8 @@ the one route (tablegym.models.agents.make_agent).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -102,8 +103,8 @@ class SearchOpponent(BatchOpponent):
 
     def __init__(self, game: Game, opponent: Any, references: Sequence[str] = ()) -> None:
         from tablegym.envs import above, plugin
-        from tablegym.search.agents import AlphaBetaAgent, ExpectiminimaxAgent, parse_spec
         from tablegym.envs.evaluator import check_game
+        from tablegym.search.agents import AlphaBetaAgent, ExpectiminimaxAgent, parse_spec
         from tablegym.search.searchers import searcher_named
 
         record = plugin(game.spec.name)

@@ -41,8 +41,22 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, types
 
-from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, PUSH_T, STATE_T, Kernels,
-                                KernelState, State, no_chance, pick_outcome, splitmix_uniform)
+from tablegym.envs.core import (
+    CHANCE,
+    CHANCE_T,
+    EVAL_T,
+    INT_OF_STATE_T,
+    MOVES_T,
+    ONGOING,
+    PUSH_T,
+    STATE_T,
+    Kernels,
+    KernelState,
+    State,
+    no_chance,
+    pick_outcome,
+    splitmix_uniform,
+)
 from tablegym.envs.evaluator import Evaluator, check_game
 
 MAX_MOVES = 512

@@ -12,8 +12,9 @@ the time is left, at most ``MAX_RETRIES`` times; the searcher's tables keep what
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 UNLIMITED = 2**62
 MIN_NODES = 1000

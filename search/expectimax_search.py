@@ -29,8 +29,19 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, types
 
-from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T,
-                                KernelState, State)
+from tablegym.envs.core import (
+    CHANCE,
+    CHANCE_T,
+    EVAL_T,
+    INT_OF_STATE_T,
+    MOVES_T,
+    ONGOING,
+    POP_T,
+    PUSH_T,
+    STATE_T,
+    KernelState,
+    State,
+)
 from tablegym.envs.evaluator import Evaluator, check_game
 
 MAX_PLY = 256

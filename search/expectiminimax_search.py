@@ -32,9 +32,22 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, types
 
-from tablegym.envs.core import CHANCE, CHANCE_T, DRAW, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState, State
-from tablegym.search.deepening import deepen
+from tablegym.envs.core import (
+    CHANCE,
+    CHANCE_T,
+    DRAW,
+    EVAL_T,
+    INT_OF_STATE_T,
+    MOVES_T,
+    ONGOING,
+    POP_T,
+    PUSH_T,
+    STATE_T,
+    KernelState,
+    State,
+)
 from tablegym.envs.evaluator import Evaluator, check_game
+from tablegym.search.deepening import deepen
 from tablegym.search.table import MAX_PLY, NUMBA_TYPES, TT_TYPES, Tables, order_moves, probe, store, store_move, stored_move
 
 MAX_OUTCOMES = 64

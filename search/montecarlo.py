@@ -15,8 +15,9 @@ the left), and a planner whose choice depends on the position alone would go rou
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from numba import njit, types

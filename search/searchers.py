@@ -26,13 +26,13 @@ tablegym.search.searchers.BudgetError: depth must be at most 63 in 'alphabeta:de
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from tablegym.envs.core import Game
-from tablegym.search.agents import (AlphaBetaAgent, BestFirstAgent, ExpectiminimaxAgent, ExpectimaxAgent, check_options,
-                                    is_learned)
 from tablegym.envs.evaluator import Evaluator, position_evaluator
+from tablegym.search.agents import AlphaBetaAgent, BestFirstAgent, ExpectimaxAgent, ExpectiminimaxAgent, check_options, is_learned
 from tablegym.search.table import MAX_PLY
 
 if TYPE_CHECKING:
@@ -221,7 +221,7 @@ def _greedy(game: Game, evaluator: Evaluator, options: Mapping[str, Any], *, nam
     return ExpectimaxAgent(position_evaluator(evaluator), depth=1, name=name)
 
 
-def _mc(game: Game, evaluator: Evaluator, options: Mapping[str, Any], *, name: str) -> "MonteCarloAgent":
+def _mc(game: Game, evaluator: Evaluator, options: Mapping[str, Any], *, name: str) -> MonteCarloAgent:
     from tablegym.envs import load, plugin
     from tablegym.search.montecarlo import MonteCarloAgent  # here: it loads compiled code
 

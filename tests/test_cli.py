@@ -10,10 +10,10 @@ import types
 
 import pytest
 
+from tablegym.envs import make_game
 from tablegym.experiments.cli import main
 from tablegym.experiments.commands.bench import format_table
 from tablegym.experiments.commands.shared import compose_spec
-from tablegym.envs import make_game
 from tablegym.experiments.human import HumanAgent, HumanQuit
 from tests.test_solver import brute_force
 

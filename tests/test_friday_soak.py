@@ -10,11 +10,22 @@ import numpy as np
 import pytest
 from numba import njit
 
-from tablegym.envs.friday.cards import COUNT, NUM_HAZARD_TYPES, NUM_TYPES, FIRST_AGING, VERY_STUPID
+from tablegym.envs.friday.cards import COUNT, FIRST_AGING, NUM_HAZARD_TYPES, NUM_TYPES, VERY_STUPID
 from tablegym.envs.friday.core import FridayGame
-from tablegym.envs.friday.layout import (AGING_STACK, CHOICE_A, CHOICE_B, FIGHT, HDISC, HSTACK, LIFE, MAXLIFE,
-                                         NUM_ACTIONS, NUM_OUTCOMES, RESULT)
 from tablegym.envs.friday.decisions import k_apply, k_moves, k_owned, k_sample_split
+from tablegym.envs.friday.layout import (
+    AGING_STACK,
+    CHOICE_A,
+    CHOICE_B,
+    FIGHT,
+    HDISC,
+    HSTACK,
+    LIFE,
+    MAXLIFE,
+    NUM_ACTIONS,
+    NUM_OUTCOMES,
+    RESULT,
+)
 
 
 @njit

@@ -8,13 +8,13 @@ import math
 import numpy as np
 import pytest
 
+from tablegym.envs import known_games, make_game
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.trilobite.core import TrilobiteGame
-from tablegym.envs import known_games, make_game
 from tablegym.experiments.match import elo_markdown, elo_ratings, markdown_table, play_match, round_robin, write_csv
-from tablegym.search.play import play_game, random_opening
 from tablegym.experiments.stats import MatchResult, elo_from_score, score_interval
 from tablegym.search.agents import RandomAgent
+from tablegym.search.play import play_game, random_opening
 
 
 class Pick:

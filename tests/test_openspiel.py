@@ -23,7 +23,7 @@ CHANCE_GAMES = {"trap", "threes", "friday"}
 Type = pyspiel.GameType
 
 
-def _load(name: str, **params) -> "osp.TablegymGame":
+def _load(name: str, **params) -> osp.TablegymGame:
     return pyspiel.load_game(osp.short_name(name), params)
 
 
@@ -215,7 +215,7 @@ def test_mcts_in_tablegym_eval(capsys):
 # ---- state strings: the action history, never a pickle ------------------------------------------
 
 
-def _random_state(game, rng: np.random.Generator, stop: int) -> "osp.TablegymState":
+def _random_state(game, rng: np.random.Generator, stop: int) -> osp.TablegymState:
     """A state reached from the start by random moves and chance outcomes: ``stop`` actions, or
     fewer where the game ends first."""
     state = game.new_initial_state()

@@ -385,8 +385,8 @@ def test_a_resumed_training_run_refuses_a_checkpoint_with_objects(tmp_path, mark
 
 def test_numpy_files_of_resumed_runs_refuse_object_arrays(tmp_path, marker):
     from tablegym.training.friday.train import load_buffer
-    from tablegym.training.threes.train import _load_coherence
     from tablegym.training.runs import ReplayBuffer
+    from tablegym.training.threes.train import _load_coherence
 
     arrays = tmp_path / "tc.npy"
     np.save(arrays, np.array([Payload(marker)], dtype=object), allow_pickle=True)
@@ -477,7 +477,7 @@ def _keyword(call: ast.Call, name: str):
     return next((k.value.value for k in call.keywords if k.arg == name and isinstance(k.value, ast.Constant)), None)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parsed(path: Path) -> ast.AST:
     return ast.parse(path.read_text(), str(path))
 

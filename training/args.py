@@ -26,8 +26,9 @@ first and then checks what it adds. A refused value is a ValueError naming the f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["AfterstateArgs", "BoardsArgs", "ReplayArgs", "SelfPlayArgs", "TrainerArgs", "VectorArgs", "require_at_least",
            "learning_device", "require_budget", "require_positive", "require_share", "require_widths"]

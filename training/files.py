@@ -32,8 +32,9 @@ import shlex
 import shutil
 import stat
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Iterator, NoReturn
+from typing import IO, NoReturn
 
 try:
     import fcntl
@@ -193,7 +194,7 @@ class RunLock:
     until ``release`` or the process ends. ``lock_run_dir`` takes it; taking it again in the same
     process (a resumed ``Run`` in a test, a trainer's second phase) counts up and shares it."""
 
-    _held: dict[tuple[int, int], "RunLock"] = {}
+    _held: dict[tuple[int, int], RunLock] = {}
     """the locks this process holds, by the folder's (device, inode)"""
 
     def __init__(self, folder: Path, key: tuple[int, int], fd: int) -> None:

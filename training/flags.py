@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Callable
+from collections.abc import Callable
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -33,8 +33,9 @@ import signal
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -44,8 +45,16 @@ from tablegym.envs import known_games, make_game
 from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.training.files import (RunFolderError, copy_file_atomic, event_file_suffix, exit_refused,
-                                     lock_run_dir, prepare_run_dir, run_dir_problem, write_text_atomic)
+from tablegym.training.files import (
+    RunFolderError,
+    copy_file_atomic,
+    event_file_suffix,
+    exit_refused,
+    lock_run_dir,
+    prepare_run_dir,
+    run_dir_problem,
+    write_text_atomic,
+)
 from tablegym.training.flags import OneLineParser, unwritable
 from tablegym.training.progress import progress_bar
 

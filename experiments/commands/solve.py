@@ -6,16 +6,15 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from tablegym.envs import plugin
+from tablegym.envs import make_game, plugin
 from tablegym.envs.core import Game, KernelState
-from tablegym.envs import make_game
+from tablegym.experiments.commands.shared import InputError, game_from_args, positive_float, require
 from tablegym.training.flags import bounded_int
-from tablegym.experiments.commands.shared import (InputError, game_from_args,
-    positive_float, require)
 
 
 def _value_in_words(value: float) -> str:

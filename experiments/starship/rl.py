@@ -73,9 +73,10 @@ import random
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -86,14 +87,23 @@ from torch.utils.tensorboard import SummaryWriter
 
 from tablegym.envs.rates import per_second
 from tablegym.envs.starship.env import MASKS, REPRESENTATIONS, REWARDS, STARTS
-from tablegym.models.starship.learned import GAME, LearnedGenerator, crop, export, num_inputs, policy_inputs, policy_linears
 from tablegym.envs.starship.quality import QUALITY_WEIGHTS, quality, validate
 from tablegym.envs.starship.ship import PART_FIELDS, Ship
 from tablegym.experiments.game_runs import recorded, run_tasks
-from tablegym.models.checkpoint import CheckpointError, load_checkpoint
 from tablegym.experiments.stats import Z95, wilson_interval
-from tablegym.training.files import (RunFolderError, event_file_suffix, exit_refused, lock_run_dir, open_append,
-                                     prepare_run_dir, real_folder, write_bytes_atomic, write_text_atomic)
+from tablegym.models.checkpoint import CheckpointError, load_checkpoint
+from tablegym.models.starship.learned import GAME, LearnedGenerator, crop, export, num_inputs, policy_inputs, policy_linears
+from tablegym.training.files import (
+    RunFolderError,
+    event_file_suffix,
+    exit_refused,
+    lock_run_dir,
+    open_append,
+    prepare_run_dir,
+    real_folder,
+    write_bytes_atomic,
+    write_text_atomic,
+)
 from tablegym.training.flags import OneLineParser
 from tablegym.training.runs import field_help
 from tablegym.training.sb3 import load_meta, no_log_folder, progress_callbacks, save_model, write_report
