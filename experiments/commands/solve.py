@@ -4,6 +4,7 @@ bounded table."""
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import sys
 from collections.abc import Callable
@@ -85,7 +86,7 @@ def _cmd_solve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
         if record.solver:
             module, _, attr = record.solver.partition(":")
             solver = require(module, attr, f"the {args.game} solver")
-            run = lambda g=g: solver(g)
+            run = functools.partial(solver, g)
         else:
             root = g.new_initial_state()
             if g.spec.chance or g.spec.num_players != 2 or not isinstance(root, KernelState):
@@ -100,7 +101,7 @@ def _cmd_solve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
                                  f"random games), a table in {_memory_words(max_bytes, False)} holds {fits:,}; "
                                  f"to try anyway give --max-memory MB or --max-entries N (the solve stops there)")
             solve = require("tablegym.search.solver", "solve", "the exact solver")
-            run = lambda root=root: solve(root)
+            run = functools.partial(solve, root)
         try:
             with limits(max_entries=args.max_entries, max_bytes=max_bytes):
                 _report_solve(g, run, None if args.no_progress else _solve_progress(g))
