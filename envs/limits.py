@@ -68,7 +68,7 @@ class Limits:
         return f"raise it with tablegym.envs.limits.raised_limits({what}=...)"
 
 
-_LIMITS: contextvars.ContextVar[Limits] = contextvars.ContextVar("tablegym_limits", default=Limits())
+_LIMITS: contextvars.ContextVar[Limits] = contextvars.ContextVar("tablegym_limits", default=Limits())  # noqa: B039 (frozen)
 
 
 def current() -> Limits:

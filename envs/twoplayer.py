@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import Any, Union
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -26,7 +26,7 @@ from tablegym.envs.core import CHANCE, TERMINAL, Game, IllegalActionError, Kerne
 Opponent = Callable[[State, np.random.Generator], int]
 """An opponent policy: ``(state, rng) -> action`` (the ``Agent`` protocol of tablegym.search)."""
 
-OpponentSpec = Union[str, Opponent]
+OpponentSpec = str | Opponent
 Renderer = Callable[[State], np.ndarray]
 """Draws a State as an H x W x 3 uint8 image (the "rgb_array" render mode)."""
 

@@ -47,8 +47,8 @@ def test_eval_match_prints_table(capsys):
     out = capsys.readouterr().out
     header, _, row = out.strip().splitlines()
     assert "W/D/L" in header and "score" in header and "s/move" in header and "Elo" not in header
-    w, d, l = map(int, row.split("|")[4].split("/"))
-    assert w + d + l == 4
+    wins, draws, losses = map(int, row.split("|")[4].split("/"))
+    assert wins + draws + losses == 4
 
 
 def test_eval_writes_csv_and_elo(tmp_path, capsys):

@@ -51,7 +51,7 @@ def _soak(start, games, total, seed, max_decisions):
     removed = np.zeros(NUM_TYPES, dtype=np.int64)
     won = 0
     longest = 0
-    for g in range(games):
+    for _ in range(games):
         s = start.copy()
         k_sample_split(s, rng_state)
         removed[:] = 0

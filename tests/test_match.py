@@ -221,8 +221,8 @@ def test_round_robin_rejects_duplicates():
         round_robin("trilobite-tiny", ["left", "left"], games_per_pair=2, agent_factory=factory)
 
 
-def _result(a, b, w, d, l):
-    return MatchResult("g", a, b, w, d, l)
+def _result(a, b, wins, draws, losses):
+    return MatchResult("g", a, b, wins, draws, losses)
 
 
 def test_elo_fit_of_two_players_matches_the_score():

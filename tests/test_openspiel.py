@@ -208,8 +208,8 @@ def test_mcts_in_tablegym_eval(capsys):
     assert main(["eval", "trilobite-tiny", "openspiel-mcts:sims=50", "random", "--games", "2", "--no-progress"]) == 0
     header, _, row = capsys.readouterr().out.strip().splitlines()
     assert "`openspiel-mcts:sims=50`" in row
-    w, d, l = map(int, row.split("|")[4].split("/"))
-    assert w + d + l == 2
+    wins, draws, losses = map(int, row.split("|")[4].split("/"))
+    assert wins + draws + losses == 2
 
 
 # ---- state strings: the action history, never a pickle ------------------------------------------

@@ -27,7 +27,7 @@ from torch import nn
 import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs import make_game, plugins
 from tablegym.models.checkpoint import CheckpointError, UnsafeModelError, load_checkpoint
-from tablegym.models.export import from_sb3, from_torch, load_exported, save
+from tablegym.models.export import UnsupportedLayerError, from_sb3, from_torch, load_exported, save
 from tablegym.models.learned import default_checkpoint, load_evaluator
 from tablegym.models.sb3_files import TrustedCodeWarning, carried_code, read_sb3_network, restore, trusting
 
@@ -272,7 +272,7 @@ def test_unsupported_sb3_networks_are_refused_with_the_export_route(tmp_path):
     message = refused(lambda: load_evaluator(game, tmp_path / "custom.zip"))
     assert "tablegym.models.export.save" in message and "--trust-model-code" in message
     # the route the refusal names: the user loads the file in their own process and exports it
-    with pytest.raises(Exception):  # a custom extractor cannot be compiled either way
+    with pytest.raises(UnsupportedLayerError, match="features extractor Extractor"):  # cannot be compiled either way
         save(model, game, tmp_path / "critic.pt")
     plain = PPO("MlpPolicy", _env(), n_steps=64, device="cpu")
     save(plain, game, tmp_path / "critic.pt")

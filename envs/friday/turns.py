@@ -239,7 +239,7 @@ def fight_total(s):
     if pirate == HALF_COUNT:
         counted = (n + 1) // 2
         used = np.zeros(n, dtype=np.bool_)
-        for k in range(counted):  # aging cards first (least negative first), then the highest others
+        for _ in range(counted):  # aging cards first (least negative first), then the highest others
             best = -1
             for j in range(n):
                 if used[j]:

@@ -438,7 +438,7 @@ def _train(args: Args, run_dir: Path) -> dict[str, Any]:
             load_generator_policy(model, start_from)
         except (CheckpointError, ValueError) as err:
             venv.close()
-            raise SystemExit(f"{PROG}: error: cannot start from {start_from}: {err}")
+            raise SystemExit(f"{PROG}: error: cannot start from {start_from}: {err}") from None
     elif start_from:  # the saved policy, value head and optimizer, stepping these envs
         try:
             model = load_model(str(start_from), args, env=venv)
@@ -446,7 +446,7 @@ def _train(args: Args, run_dir: Path) -> dict[str, Any]:
             venv.close()
             algo = "MaskablePPO" if args.masks != "none" else "PPO"
             raise SystemExit(f"{PROG}: error: cannot continue {start_from} as {algo} "
-                             f"(--masks {args.masks}; a model trained with masks needs masks and one without none): {err}")
+                             f"(--masks {args.masks}; a model trained with masks needs masks and one without none): {err}") from None
         model.set_random_seed(args.seed)
     else:
         model = build_model(venv, args)
