@@ -439,11 +439,11 @@ def elo_ratings(results: Iterable[MatchResult], *, prior_draws: float = 1.0, ite
     points = np.zeros(k)
     for r in results:
         a, b = idx[r.agent_a], idx[r.agent_b]
-        w, d, l = r.counted  # over the distinct games, as the pair's own interval
-        won[a] += w + d / 2 + prior_draws / 2
-        won[b] += l + d / 2 + prior_draws / 2
-        played[a, b] += w + d + l + prior_draws
-        played[b, a] += w + d + l + prior_draws
+        wins, draws, losses = r.counted  # over the distinct games, as the pair's own interval
+        won[a] += wins + draws / 2 + prior_draws / 2
+        won[b] += losses + draws / 2 + prior_draws / 2
+        played[a, b] += wins + draws + losses + prior_draws
+        played[b, a] += wins + draws + losses + prior_draws
         games[a] += r.games
         games[b] += r.games
         points[a] += r.wins + r.draws / 2

@@ -274,9 +274,9 @@ def test_deterministic_agents_score_over_the_distinct_games_they_played():
                    game_options=options, agent_factory=factory)
     games = {(i % 2, tuple(rec.actions)): rec.winner for i, rec in enumerate(r.records)}
     assert r.games == 40 and r.distinct_games == len(games) <= 6
-    w = sum(winner == seat for (seat, _), winner in games.items())
-    l = sum(winner == 1 - seat for (seat, _), winner in games.items())
-    assert r.counted == (w, len(games) - w - l, l)
+    wins = sum(winner == seat for (seat, _), winner in games.items())
+    losses = sum(winner == 1 - seat for (seat, _), winner in games.items())
+    assert r.counted == (wins, len(games) - wins - losses, losses)
     assert r.interval == pytest.approx(score_interval(*r.counted)[1:])
     lo, hi = r.interval
     all_lo, all_hi = score_interval(r.wins, r.draws, r.losses)[1:]
