@@ -158,7 +158,7 @@ class Game(ABC):
         """Permutations ``perm`` of the states' input features with value(x[perm]) == value(x),
         the identity first; training applies a random one to each batch. Only the identity
         unless a game knows its symmetries."""
-        return [np.arange(self.new_initial_state().num_features)]
+        return [np.arange(kernel_state(self.new_initial_state()).num_features)]
 
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.spec.options.items())
@@ -392,10 +392,18 @@ class KernelState(State):
         return out[:n]
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and np.array_equal(self._s, other._s)  # type: ignore[attr-defined]
+        return type(other) is type(self) and np.array_equal(self._s, other._s)
 
     def __hash__(self) -> int:
         return self.key()
 
     def __reduce__(self):
         return (type(self), (self.game, self._s.copy()))
+
+
+def kernel_state(state: State) -> KernelState:
+    """``state`` as the KernelState that compiled code steps in place; a ValueError (as a search
+    gives for a state it has no compiled path for) where its game has no kernels."""
+    if not isinstance(state, KernelState):
+        raise ValueError(f"{type(state).__name__} is not a KernelState: its game has no compiled kernels")
+    return state

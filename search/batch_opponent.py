@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import Game
+from tablegym.envs.core import Game, kernel_state
 from tablegym.envs.vector_step import MOVER_T, BatchOpponent, CompiledKernel, search_kernels
 from tablegym.search.alphabeta_search import root_search as alphabeta_root
 from tablegym.search.expectiminimax_search import MAX_OUTCOMES
@@ -131,7 +131,7 @@ class SearchOpponent(BatchOpponent):
         if not evaluator.compiled:
             raise ValueError(f"{_accepted(game, references)}; got {agent.name!r} (evaluator {evaluator.name!r} has "
                              f"no compiled kernel)")
-        state = game.new_initial_state()
+        state = kernel_state(game.new_initial_state())
         check_game(evaluator, state)
         self.agent = agent
         """The one route's agent: the single env's opponent with the same spec."""
