@@ -316,7 +316,8 @@ def _sections(data: str) -> tuple[str, str]:
     """The game string and the state string of game-and-state string ``data``, its lines read as
     OpenSpiel's ``DeserializeGameAndState`` reads them (blank lines and '#' comments skipped, the
     headers in order) up to the [State] header; the state string is the rest, as written."""
-    section, game, start, number = -1, [], 0, 0
+    section, start, number = -1, 0, 0
+    game: list[str] = []
     while start <= len(data):
         end = data.find("\n", start)
         end = len(data) if end < 0 else end
@@ -509,7 +510,7 @@ class MCTSAgent:
         self.sims = sims
         self.rollouts = rollouts
         self.evaluator = evaluator
-        self.scale = float(scale or getattr(evaluator, "win_value", 1.0))
+        self.scale = float(scale) if scale else float(getattr(evaluator, "win_value", 1.0))
         self.time_limit = time_limit
         self.uct_c = uct_c
         self.name = name

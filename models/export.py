@@ -222,7 +222,7 @@ def load_sb3_evaluator(game: Game, path: str | os.PathLike, *, trust_code: bool 
     errors = []
     for cls in (MaskablePPO, PPO, DQN):
         try:
-            model = cls.load(path, device="cpu")
+            model = cls.load(os.fspath(path), device="cpu")
         except Exception as exc:  # each class refuses the others' files in its own way
             errors.append(f"{cls.__name__}: {type(exc).__name__}")
             continue

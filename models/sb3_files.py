@@ -166,8 +166,8 @@ def pickle_globals(blob: bytes) -> list[tuple[str | None, str | None]]:
             module, _, attr = str(arg).partition(" ")
             found.append((module, attr))
         elif name == "STACK_GLOBAL":
-            attr, module = (stack.pop() if stack else None), (stack.pop() if stack else None)
-            found.append((module if isinstance(module, str) else None, attr if isinstance(attr, str) else None))
+            name_arg, module_arg = (stack.pop() if stack else None), (stack.pop() if stack else None)
+            found.append((module_arg if isinstance(module_arg, str) else None, name_arg if isinstance(name_arg, str) else None))
         elif name in ("INST", "OBJ", "EXT1", "EXT2", "EXT4", "PERSID", "BINPERSID"):
             found.append((None, None))
         stack.append(None)

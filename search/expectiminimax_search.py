@@ -286,6 +286,8 @@ def reference_expectiminimax(state: State, evaluator: Evaluator, depth: int, *, 
         nodes[0] += 1
     if me is None:
         me = root = state.current_player()
+    if root is None:
+        root = me
     if state.is_terminal():
         r = state.returns()[me]
         return 0.0 if r == 0 else (1 if r > 0 else -1) * (bound + MAX_PLY - ply)

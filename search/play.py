@@ -136,9 +136,9 @@ def play_game(
             action = sample_outcome(state, rng)
         else:
             agent = agents[player]
-            start = time.perf_counter()
+            t0 = time.perf_counter()
             action = agent(state, rng)
-            seconds[player] += time.perf_counter() - start
+            seconds[player] += time.perf_counter() - t0
             counts[player] += 1
         try:
             state = state.child(action)

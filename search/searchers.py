@@ -125,14 +125,14 @@ class Key:
             return value
         if self.kind == "seconds":
             try:
-                value = float(text)
+                seconds = float(text)
             except ValueError:
-                value = math.nan
-            if not 0 < value < math.inf:
+                seconds = math.nan
+            if not 0 < seconds < math.inf:
                 raise ValueError(f"{self.name} must be a positive (finite) number of seconds in {spec!r}, got {text!r}")
-            if value > self.upper:
+            if seconds > self.upper:
                 raise self._too_big(spec, text, " seconds a move")
-            return value
+            return seconds
         if self.kind == "choice":
             if text not in self.choices:
                 quoted = [repr(c) for c in self.choices]
