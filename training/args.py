@@ -103,8 +103,8 @@ class TrainerArgs:
     """rule options of the game (--option KEY=VALUE)"""
     seed: int = 0
     """seed of the run's networks and games"""
-    minutes: float = 0.0
-    """wall-clock budget in minutes (0: none)"""
+    minutes: float | None = 0.0
+    """wall-clock budget in minutes (0 or None: none)"""
     run_dir: str = ""
     """run directory: checkpoint.pt (resumed), TensorBoard logs"""
     out: str | None = None

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from tablegym.models.trust import as_caller, caller, run_as_caller
 
@@ -123,7 +123,7 @@ class ProcessPool:
     def __enter__(self) -> ProcessPool:
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         self.pool.terminate()
         return False
 
@@ -179,7 +179,7 @@ class RayPool:
         self.ray = connect(self.workers, self.address)
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         return False  # the Ray instance stays up for the next run in this process
 
     def imap_unordered(self, fn: Callable[[Any], Any], tasks: Iterable, chunksize: int = 1) -> Iterator[Any]:
