@@ -38,8 +38,8 @@ lint: install
 TYPECHECK_TREE := build/typecheck/tablegym
 typecheck: install
 	rm -rf $(TYPECHECK_TREE) && mkdir -p $(TYPECHECK_TREE)
-	for f in tablegym/__init__.py tablegym/py.typed envs search models training experiments interop; do \
-		ln -s ../../../$$f $(TYPECHECK_TREE)/$$(basename $$f); done
+	for f in tablegym/*; do if [ -f $$f ] && [ ! -L $$f ]; then ln -s ../../../$$f $(TYPECHECK_TREE)/; fi; done  # the top-level package's files
+	for d in envs search models training experiments interop; do ln -s ../../../$$d $(TYPECHECK_TREE)/$$d; done
 	$(VENV)/bin/mypy
 
 # The wheel a user's pip installs: built (sdist, then the wheel from it), checked to hold every tracked
