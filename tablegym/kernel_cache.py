@@ -33,7 +33,6 @@ import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-
 PACKAGES = ("envs", "search", "models", "training", "experiments", "interop")
 """tablegym's subpackages, each a folder of the root ``tablegym.envs`` hands in (``tablegym.envs`` is
 ROOT/envs): in a checkout the repository, in an install the tablegym folder."""
