@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install demo test wheel-smoke docs bench results trilobite-ppo threes-dqn sim-regress threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned friday-mc-checkpoint friday-mc-learned starship-results starship-rl starship-learned starship-checkpoint starship-targets starship-audit starship-imitate starship-controls clean
+.PHONY: install demo test lint typecheck wheel-smoke docs bench results trilobite-ppo threes-dqn sim-regress threes-results threes-learned threes-checkpoint threes-large checkpoints trap-results trap-round-robin trap-round-robin-1s trap-checkpoint trap-learned friday-results friday-mc friday-sb3 friday-checkpoint friday-learned friday-mc-checkpoint friday-mc-learned starship-results starship-rl starship-learned starship-checkpoint starship-targets starship-audit starship-imitate starship-controls clean
 
 # --no-compile: the bytecode of what is imported is written on first import (compiling all of
 # torch and ray at install time took 40 of the 67 seconds). That needs Python allowed to write
@@ -25,6 +25,22 @@ demo: install
 test: install
 	$(PY) tests/warm_caches.py  # each game's numba kernels compiled once, two tasks at a time (a fresh clone has none)
 	$(PY) -m pytest -q -n 2 --dist loadscope  # two workers (pytest-xdist); a module stays on one worker, so its shared fixtures (a Ray instance, trained models) are built once
+
+# ruff over the package, the tests and the scripts ([tool.ruff] in pyproject.toml), then mypy over the
+# public API ([tool.mypy]); both come with the dev extra, pinned in constraints.txt.
+lint: install
+	$(VENV)/bin/ruff check .
+	$(MAKE) --no-print-directory typecheck
+
+# mypy reads the package as tablegym.*, which envs/, search/, ... are only through pyproject.toml's
+# package-dir (and the editable install's import hook, which mypy does not follow): a tree of links
+# in build/typecheck/tablegym/, laid out afresh each time, stands in for the installed package.
+TYPECHECK_TREE := build/typecheck/tablegym
+typecheck: install
+	rm -rf $(TYPECHECK_TREE) && mkdir -p $(TYPECHECK_TREE)
+	for f in tablegym/*; do if [ -f $$f ] && [ ! -L $$f ]; then ln -s ../../../$$f $(TYPECHECK_TREE)/; fi; done  # the top-level package's files
+	for d in envs search models training experiments interop; do ln -s ../../../$$d $(TYPECHECK_TREE)/$$d; done
+	$(VENV)/bin/mypy
 
 # The wheel a user's pip installs: built (sdist, then the wheel from it), checked to hold every tracked
 # file of the package's folders, installed into a new venv outside the checkout with -c constraints.txt
@@ -52,7 +68,7 @@ bench: install
 	$(VENV)/bin/tablegym bench envs
 
 clean:
-	rm -rf $(VENV) runs site .pytest_cache .benchmarks __pycache__  # __pycache__: the compiled kernels (tablegym/kernel_cache.py)
+	rm -rf $(VENV) runs site .pytest_cache .benchmarks __pycache__ .ruff_cache build/typecheck build/mypy_cache  # __pycache__: the compiled kernels (tablegym/kernel_cache.py)
 
 # The README's result tables, exactly as published (minutes to tens of minutes on 2 cores).
 TG := $(VENV)/bin/tablegym

@@ -32,9 +32,10 @@ from __future__ import annotations
 
 import importlib
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import gymnasium
 import pettingzoo
@@ -168,7 +169,7 @@ class GamePlugin:
         return bool(self.gym) and not self.aec
 
     @classmethod
-    def from_toml(cls, data: dict[str, Any], source: str) -> "GamePlugin":
+    def from_toml(cls, data: dict[str, Any], source: str) -> GamePlugin:
         """A record from one ``[[game]]`` table of a ``game.toml``."""
         fields = dict(data)
         try:

@@ -14,8 +14,9 @@ The object API stays the public face; the kernels are the unchecked fast path un
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit, types
@@ -150,14 +151,14 @@ class Game(ABC):
     spec: GameSpec
 
     @abstractmethod
-    def new_initial_state(self) -> "State":
+    def new_initial_state(self) -> State:
         """Return the position before the first move."""
 
     def feature_symmetries(self) -> list[np.ndarray]:
         """Permutations ``perm`` of the states' input features with value(x[perm]) == value(x),
         the identity first; training applies a random one to each batch. Only the identity
         unless a game knows its symmetries."""
-        return [np.arange(self.new_initial_state().num_features)]
+        return [np.arange(kernel_state(self.new_initial_state()).num_features)]
 
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.spec.options.items())
@@ -184,7 +185,7 @@ class State(ABC):
         return mask
 
     @abstractmethod
-    def child(self, action: int) -> "State":
+    def child(self, action: int) -> State:
         """The position after ``action``; raises ``IllegalActionError`` if it is not legal."""
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
@@ -351,7 +352,7 @@ class KernelState(State):
             return r
         return np.zeros(2)
 
-    def child(self, action: int) -> "KernelState":
+    def child(self, action: int) -> KernelState:
         try:
             a = int(action)
         except (TypeError, ValueError):
@@ -365,7 +366,7 @@ class KernelState(State):
         more than "not legal": the game is over, a card is being drawn)."""
         return ""
 
-    def _unchecked_child(self, action: int) -> "KernelState":
+    def _unchecked_child(self, action: int) -> KernelState:
         s = self._s.copy()
         self.kernels.push(s, action)
         return type(self)(self.game, s)
@@ -391,10 +392,18 @@ class KernelState(State):
         return out[:n]
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and np.array_equal(self._s, other._s)  # type: ignore[attr-defined]
+        return type(other) is type(self) and np.array_equal(self._s, other._s)
 
     def __hash__(self) -> int:
         return self.key()
 
     def __reduce__(self):
         return (type(self), (self.game, self._s.copy()))
+
+
+def kernel_state(state: State) -> KernelState:
+    """``state`` as the KernelState that compiled code steps in place; a ValueError (as a search
+    gives for a state it has no compiled path for) where its game has no kernels."""
+    if not isinstance(state, KernelState):
+        raise ValueError(f"{type(state).__name__} is not a KernelState: its game has no compiled kernels")
+    return state

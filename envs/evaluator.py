@@ -39,7 +39,7 @@ def _made_for(game: str, options: tuple) -> State:
     return make_game(game, **dict(options)).new_initial_state()
 
 
-def check_game(evaluator: "Evaluator", state: State) -> None:
+def check_game(evaluator: Evaluator, state: State) -> None:
     """Refuse a state of another game than the one the evaluator was made for (its ``game``
     attribute, when it has one), or of the same game under rule options that change what its
     network reads (its ``options`` and ``inputs`` kind: a 7x7 Trap network on a 5x5 board), or

@@ -5,7 +5,8 @@ name loads its module on first use, so importing the package stays cheap and com
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def lazy_exports(package: str, namespace: dict[str, Any], *, elsewhere: dict[str, list[str]] | None = None,

@@ -58,7 +58,7 @@ class KernelSet:
         return f"KernelSet({self.key})"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _key(game: str, kernels: tuple[Any, ...]) -> str:
     digest = hashlib.sha256()
     paths = {__file__}

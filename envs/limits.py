@@ -22,8 +22,9 @@ import contextvars
 import json
 import os
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 import numpy as np
 
@@ -67,7 +68,7 @@ class Limits:
         return f"raise it with tablegym.envs.limits.raised_limits({what}=...)"
 
 
-_LIMITS: contextvars.ContextVar[Limits] = contextvars.ContextVar("tablegym_limits", default=Limits())
+_LIMITS: contextvars.ContextVar[Limits] = contextvars.ContextVar("tablegym_limits", default=Limits())  # noqa: B039 (frozen)
 
 
 def current() -> Limits:
@@ -186,9 +187,10 @@ ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate", zi
 def _zip_entries(file: IO[bytes]) -> int | None:
     """The number of members the end record of the zip ``file`` declares (its directory not yet
     read), or None when it has none (not a zip: ``zipfile`` says so next)."""
-    end = zipfile._EndRecData(file)  # the end-of-directory record, zip64 included, as zipfile reads it
+    # the end-of-directory record, zip64 included, as zipfile reads it (private: not in typeshed)
+    end = zipfile._EndRecData(file)  # type: ignore[attr-defined]
     file.seek(0)
-    return None if end is None else int(end[zipfile._ECD_ENTRIES_TOTAL])
+    return None if end is None else int(end[zipfile._ECD_ENTRIES_TOTAL])  # type: ignore[attr-defined]
 
 
 def checked_zip(file: str | os.PathLike | IO[bytes], what: str, *, stored_only: bool = False) -> zipfile.ZipFile:
@@ -264,7 +266,8 @@ def _npy_array(file: IO[bytes], what: str, available: int) -> np.ndarray:
     elif version == (2, 0):
         shape, fortran, dtype = fmt.read_array_header_2_0(file, max_header_size=NPY_HEADER_BYTES)
     else:
-        shape, fortran, dtype = fmt._read_array_header(file, version, max_header_size=NPY_HEADER_BYTES)
+        shape, fortran, dtype = fmt._read_array_header(  # type: ignore[attr-defined]  # private, not in numpy's stubs
+            file, version, max_header_size=NPY_HEADER_BYTES)
     if dtype.hasobject:
         raise LimitError(f"{what}: holds Python objects (dtype {dtype}); only plain arrays are read, refused")
     count = 1

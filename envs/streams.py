@@ -20,6 +20,9 @@ and ``Generator.choice(n, p=p / p.sum())`` (pairwise sum, cumulative sum, one do
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 from numba import njit
 
@@ -39,7 +42,7 @@ def stream_rows(seeds: list[int | None] | np.ndarray) -> np.ndarray:
     return rows
 
 
-def state_row(state: dict) -> np.ndarray:
+def state_row(state: Mapping[str, Any]) -> np.ndarray:
     """A stream row from a PCG64 ``bit_generator.state`` dict."""
     if state.get("bit_generator") != "PCG64":
         raise ValueError(f"a stream row holds a PCG64 state, got a {state.get('bit_generator')!r} one")

@@ -13,7 +13,8 @@ mask and then applied through the game's compiled kernels when the State has the
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable, Union
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -25,7 +26,7 @@ from tablegym.envs.core import CHANCE, TERMINAL, Game, IllegalActionError, Kerne
 Opponent = Callable[[State, np.random.Generator], int]
 """An opponent policy: ``(state, rng) -> action`` (the ``Agent`` protocol of tablegym.search)."""
 
-OpponentSpec = Union[str, Opponent]
+OpponentSpec = str | Opponent
 Renderer = Callable[[State], np.ndarray]
 """Draws a State as an H x W x 3 uint8 image (the "rgb_array" render mode)."""
 

@@ -46,22 +46,50 @@ default for an id that has one)::
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from tablegym.envs.core import (CHANCE_T, INT_OF_STATE_T, MOVES_T, OUTCOME, PUSH_T,
-                                TO_MOVE, Game, IllegalActionError, k_outcome, k_to_move, no_chance)
+from tablegym.envs.core import (
+    CHANCE_T,
+    INT_OF_STATE_T,
+    MOVES_T,
+    OUTCOME,
+    PUSH_T,
+    TO_MOVE,
+    Game,
+    IllegalActionError,
+    k_outcome,
+    k_to_move,
+    no_chance,
+)
 from tablegym.envs.kernel_sets import KernelSet
 from tablegym.envs.streams import choice, stream_rows
 from tablegym.envs.vector_afterstates import children_of, grandchildren_of, outcomes_of
-from tablegym.envs.vector_step import (ALTERNATE, DRAW_T, INFO_T, OBSERVE_T, RANDOM, SCORE_T, SEARCH, SELF_PLAY,
-                                      STEP_SINGLE_SLICES, CompiledKernel, MoverOpponent, first_illegal, no_info,
-                                      reset_single, reset_two_player, step_single, step_two_player,
-                                      step_two_player_slices)
+from tablegym.envs.vector_step import (
+    ALTERNATE,
+    DRAW_T,
+    INFO_T,
+    OBSERVE_T,
+    RANDOM,
+    SCORE_T,
+    SEARCH,
+    SELF_PLAY,
+    STEP_SINGLE_SLICES,
+    CompiledKernel,
+    MoverOpponent,
+    first_illegal,
+    no_info,
+    reset_single,
+    reset_two_player,
+    step_single,
+    step_two_player,
+    step_two_player_slices,
+)
 from tablegym.envs.vector_threads import BoardThreads, _check_threads
 
 

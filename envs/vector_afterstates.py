@@ -4,16 +4,12 @@ The boards themselves are left as they were."""
 
 from __future__ import annotations
 
-
 import numpy as np
 from numba import types
 
 from tablegym.envs.core import CHANCE, KEY, ONGOING
-from tablegym.envs.kernel_sets import (chance_of, moves_of, observe_of, outcome_of,
-                                      push_of, to_move_of)
-from tablegym.envs.vector_step import (_B2, _B3, _D2, _D3, _F1, _F2, _I, _I1, _I2, _M2, _kernels_at, _quiet_njit,
-                                      _reward_of)
-
+from tablegym.envs.kernel_sets import chance_of, moves_of, observe_of, outcome_of, push_of, to_move_of
+from tablegym.envs.vector_step import _B2, _B3, _D2, _D3, _F1, _F2, _I, _I1, _I2, _M2, _kernels_at, _quiet_njit, _reward_of
 
 _CHILDREN_ARGS = (_I2, _M2, types.float32[:, :, ::1], _B2, _D2, _I1)
 

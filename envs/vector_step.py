@@ -12,20 +12,31 @@ slice of the boards in each of numba's threads (envs/vector_threads.py).
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numba import njit, prange, types
 from numba.core import cgutils
-from numba.extending import intrinsic
 from numba.core.errors import NumbaExperimentalFeatureWarning
+from numba.extending import intrinsic
 
-from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T,
-                                STATE_T, Game, no_chance)
-from tablegym.envs.kernel_sets import (chance_of, draw_of, has_chance_of, moves_of, observe_of, outcome_of,
-                                      push_of, to_move_of)
+from tablegym.envs.core import (
+    CHANCE,
+    CHANCE_T,
+    EVAL_T,
+    INT_OF_STATE_T,
+    MOVES_T,
+    ONGOING,
+    POP_T,
+    PUSH_T,
+    STATE_T,
+    Game,
+    kernel_state,
+    no_chance,
+)
+from tablegym.envs.kernel_sets import chance_of, draw_of, has_chance_of, moves_of, observe_of, outcome_of, push_of, to_move_of
 from tablegym.envs.streams import integers
-
 
 OBSERVE_T = types.FunctionType(types.none(STATE_T, types.int64, types.float32[::1]))
 """``observation(s, player, out)``: the single env's observation of ``player``, flattened into ``out``."""
@@ -420,7 +431,7 @@ class MoverOpponent(BatchOpponent):
     copy of a board (its fifth); the search tables it would hold are left empty."""
 
     def __init__(self, game: Game, name: str, mover: Any, depth: int = 0) -> None:
-        state = game.new_initial_state()
+        state = kernel_state(game.new_initial_state())
         self.name = name
         self.mover = CompiledKernel(mover, MOVER_T)
         self.kernels = search_kernels(state, state.kernels.moves, no_eval)
@@ -553,7 +564,8 @@ class CompiledKernel:
     def __init__(self, kernel: Any, kind: types.FunctionType) -> None:
         self.kernel = kernel
         self._numba_type_ = kind
-        self.address = types.CompileResultWAP(kernel.get_compile_result(kind.signature)).address
+        compiled = types.CompileResultWAP(kernel.get_compile_result(kind.signature))
+        self.address = compiled.address  # type: ignore[attr-defined]  # set in __init__, not in numba's stubs
 
     def __wrapper_address__(self) -> int:
         return self.address

@@ -7,11 +7,10 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
-
-
 
 BOARDS_A_THREAD = 128
 """The fewest boards a thread steps when the number of threads is automatic. Measured on 2 idle

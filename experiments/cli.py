@@ -28,7 +28,7 @@ import contextlib
 import os
 import sys
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 from tablegym import __version__
 from tablegym.envs import load, plugins

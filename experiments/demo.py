@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-
 from tablegym.experiments.match import markdown_table, play_match
 from tablegym.training.flags import OneLineParser
 from tablegym.training.td import Args, train

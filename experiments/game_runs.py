@@ -17,8 +17,9 @@ import contextlib
 import itertools
 import json
 import math
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from tablegym.envs.limits import LimitError, loads_json
 from tablegym.experiments.stats import MAX_GAMES

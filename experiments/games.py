@@ -14,8 +14,9 @@ options; ``make_game`` (``tablegym.envs.make_game``) builds one.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 from tablegym.envs import GamePlugin, make_game, plugins
 from tablegym.envs.core import Game

@@ -7,7 +7,7 @@ can script a player without a terminal.
 from __future__ import annotations
 
 import builtins
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

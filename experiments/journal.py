@@ -14,7 +14,8 @@ import contextlib
 import json
 import os
 import warnings
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from tablegym.envs.core import Game
 from tablegym.envs.limits import LimitError, loads_json
@@ -221,7 +222,7 @@ class _Journal:
     def close(self) -> None:
         self._file.close()
 
-    def __enter__(self) -> "_Journal":
+    def __enter__(self) -> _Journal:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -25,22 +25,23 @@ dispatched, never listed, so the number of games asked for costs nothing until t
 
 from __future__ import annotations
 
-import dataclasses
 import csv
+import dataclasses
 import itertools
 import math
 import os
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from tablegym.envs.core import Game
 from tablegym.experiments.games import cached_game
 from tablegym.experiments.journal import _Journal, _open_journal
-from tablegym.search.play import GameRecord, play_game, random_opening
 from tablegym.experiments.stats import MAX_GAMES, MatchResult, SeatRecord, format_elo
+from tablegym.search.play import GameRecord, play_game, random_opening
 from tablegym.training.parallel import run_bounded
 
 AgentFactory = Callable[[Game, str], Any]
@@ -61,7 +62,7 @@ class _Planned:
     plans: tuple[tuple[str, Any], ...]
 
     @classmethod
-    def of(cls, game: Game, specs: Iterable[str]) -> "_Planned":
+    def of(cls, game: Game, specs: Iterable[str]) -> _Planned:
         from tablegym.models.agents import build_agent, plan_agent
 
         plans = {}
@@ -438,11 +439,11 @@ def elo_ratings(results: Iterable[MatchResult], *, prior_draws: float = 1.0, ite
     points = np.zeros(k)
     for r in results:
         a, b = idx[r.agent_a], idx[r.agent_b]
-        w, d, l = r.counted  # over the distinct games, as the pair's own interval
-        won[a] += w + d / 2 + prior_draws / 2
-        won[b] += l + d / 2 + prior_draws / 2
-        played[a, b] += w + d + l + prior_draws
-        played[b, a] += w + d + l + prior_draws
+        wins, draws, losses = r.counted  # over the distinct games, as the pair's own interval
+        won[a] += wins + draws / 2 + prior_draws / 2
+        won[b] += losses + draws / 2 + prior_draws / 2
+        played[a, b] += wins + draws + losses + prior_draws
+        played[b, a] += wins + draws + losses + prior_draws
         games[a] += r.games
         games[b] += r.games
         points[a] += r.wins + r.draws / 2

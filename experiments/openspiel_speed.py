@@ -17,6 +17,7 @@ Needs the ``openspiel`` extra (``pip install -c constraints.txt -e ".[openspiel]
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 
 import numpy as np
@@ -95,15 +96,14 @@ def main(argv: list[str] | None = None) -> None:
         game, state = _position(name, options, moves)
         evaluator = make_evaluator(game, ev_name)
         chance = game.spec.chance
-        search = (lambda d: expectiminimax(state, evaluator, depth=d)) if chance else (
-            lambda d: alphabeta(state, evaluator, depth=d))
-        search(1)  # load the compiled code
+        search = functools.partial(expectiminimax if chance else alphabeta, state, evaluator)
+        search(depth=1)  # load the compiled code
         for depth in depths:
             os_s, leaves, _ = _openspiel_search(game, state, evaluator, depth, chance)
-            r = search(depth)
+            r = search(depth=depth)
             print(f"| {name} | {moves or 'start'} | {ev_name} | {depth} | {os_s:.2f} | {leaves:,} | {leaves / os_s:,.0f} "
                   f"| {r.seconds:.4f} | {r.nodes:,} | {r.nodes / r.seconds:,.0f} | {os_s / r.seconds:,.0f}x |")
-        deep.append((name, moves, ev_name, deeper, search(deeper)))
+        deep.append((name, moves, ev_name, deeper, search(depth=deeper)))
         rates.append((name, moves, _mcts_rate(game, state)))
     print("\n| game | position | evaluator | depth | tablegym s | tablegym nodes | tablegym nodes/s |")
     print("|---|---|---|---|---|---|---|")

@@ -42,22 +42,23 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium
 import numpy as np
 import torch
 
-from tablegym.envs.rates import per_second
-from tablegym.training.flags import OneLineParser
 import tablegym.envs
 from tablegym.envs import make_game
+from tablegym.envs.rates import per_second
+from tablegym.experiments.rl_bench import sb3_model
 from tablegym.experiments.stats import mean_interval
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.models.policy import MASKED, load_actor_critic, load_qnet
 from tablegym.training import dqn, ppo, vector_rl
-from tablegym.experiments.rl_bench import sb3_model
+from tablegym.training.flags import OneLineParser
 from tablegym.training.sb3 import no_log_folder
 
 PROG = "python -m tablegym.experiments.rl_same_budget"

@@ -54,8 +54,9 @@ import json
 import shlex
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -145,8 +146,9 @@ def make_env(game: str, algo: str = "maskableppo", **kwargs: Any) -> gymnasium.E
     """One training env of ``game``: its configured env with ``kwargs`` over the configured
     keywords (``opponent``: one spec, or a league as a comma-separated string or a list), illegal
     actions raising (MaskablePPO) or losing at once (DQN), ``Monitor``, the configured wrappers."""
-    import tablegym.envs  # noqa: F401  (registers the env ids)
     from stable_baselines3.common.monitor import Monitor
+
+    import tablegym.envs  # noqa: F401  (registers the env ids)
 
     cfg = config(game)
     kwargs = {**cfg.env_kwargs, **kwargs}

@@ -36,8 +36,9 @@ Why these choices, per game:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium
 import numpy as np

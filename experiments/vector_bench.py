@@ -125,6 +125,12 @@ def pgx_available() -> bool:
     return True
 
 
+def _pgx_cells(peer: str | None, ref: float | None, rate: float) -> dict[str, Any]:
+    """The pgx columns of a row: its game, its steps/s (``ref``) and ``rate`` against it."""
+    return {"pgx game": peer, "pgx steps/s": PGX_MISSING if ref is None else ref,
+            "vs pgx": PGX_MISSING if ref is None else rate / ref}
+
+
 def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,8192", ids: str | None = None,
               sync_max: int = 1024, pgx: bool = True, copy: bool = True,
               self_play: bool = True, threads: int | str = "auto") -> dict[str, dict[str, Any]]:
@@ -192,19 +198,14 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
                 env.close()
             med = {side: statistics.median(r) for side, r in rates.items()}
             ref = med.get("pgx")
-
-            def pgx_cells(rate: float) -> dict[str, Any]:
-                return {"pgx game": peer, "pgx steps/s": PGX_MISSING if ref is None else ref,
-                        "vs pgx": PGX_MISSING if ref is None else rate / ref}
-
             f, s = med["compiled"], med["sync"]
             name = env_id.removeprefix("tablegym/")
             row: dict[str, Any] = {"threads": compiled.unwrapped.threads, "compiled steps/s": f, "sync steps/s": s,
                                    "sync boards": min(n, sync_max), "ratio": f / s}
-            rows[f"{name} x {n}"] = {**row, **pgx_cells(f)} if peer else row
+            rows[f"{name} x {n}"] = {**row, **_pgx_cells(peer, ref, f)} if peer else row
             if "self-play" in med:
                 alone = med["self-play"]
                 rows[f"{name} self-play x {n}"] = {"threads": row["threads"], "compiled steps/s": alone,
                                                    "sync steps/s": "", "sync boards": "", "ratio": "",
-                                                   **pgx_cells(alone)}
+                                                   **_pgx_cells(peer, ref, alone)}
     return rows

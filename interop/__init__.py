@@ -11,8 +11,9 @@ The searchers declared here play through the one route from a spec to an agent
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib.util import find_spec
-from typing import Any, Mapping
+from typing import Any
 
 from tablegym.envs.core import Game
 from tablegym.search.searchers import TIME, Key, Searcher
@@ -21,9 +22,9 @@ __all__ = ["OPENSPIEL_MCTS", "searchers"]
 
 
 def _openspiel_mcts(game: Game, evaluator: Any, options: Mapping[str, Any], *, name: str):
+    from tablegym.envs.evaluator import Evaluator, check_game, position_evaluator
     from tablegym.interop.openspiel import MCTSAgent
     from tablegym.models.agents import make_evaluator
-    from tablegym.envs.evaluator import Evaluator, check_game, position_evaluator
 
     sims, rollouts, value, scale, seconds = (options[k] for k in ("sims", "rollouts", "eval", "scale", "time"))
     if value is not None and rollouts is not None:

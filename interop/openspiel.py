@@ -60,7 +60,8 @@ from __future__ import annotations
 import math
 import re
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pyspiel
@@ -151,12 +152,12 @@ class TablegymGame(pyspiel.Game):
         self.tablegym_game: Game = game
         """The tablegym game (rules core) the states run on."""
 
-    def new_initial_state(self, state: State | None = None) -> "TablegymState":
+    def new_initial_state(self, state: State | None = None) -> TablegymState:
         """The position before the first move, or the tablegym position ``state`` of this game
         (its OpenSpiel history starts there)."""
         return TablegymState(self, state)
 
-    def deserialize_state(self, text: str, *, max_actions: int | None = None) -> "TablegymState":
+    def deserialize_state(self, text: str, *, max_actions: int | None = None) -> TablegymState:
         """The state whose ``serialize()`` is ``text``: its action history (one action a line,
         chance outcomes included) replayed from the first position, each action checked against
         the legal ones. OpenSpiel's own reader unpickles a ``__dict__=`` field (code, in a forged
@@ -190,7 +191,7 @@ class _Shared:
     def __init__(self, state: State) -> None:
         self.state = state
 
-    def __deepcopy__(self, memo: dict) -> "_Shared":
+    def __deepcopy__(self, memo: dict) -> _Shared:
         return self
 
     def __reduce__(self):
@@ -315,7 +316,8 @@ def _sections(data: str) -> tuple[str, str]:
     """The game string and the state string of game-and-state string ``data``, its lines read as
     OpenSpiel's ``DeserializeGameAndState`` reads them (blank lines and '#' comments skipped, the
     headers in order) up to the [State] header; the state string is the rest, as written."""
-    section, game, start, number = -1, [], 0, 0
+    section, start, number = -1, 0, 0
+    game: list[str] = []
     while start <= len(data):
         end = data.find("\n", start)
         end = len(data) if end < 0 else end
@@ -508,7 +510,7 @@ class MCTSAgent:
         self.sims = sims
         self.rollouts = rollouts
         self.evaluator = evaluator
-        self.scale = float(scale or getattr(evaluator, "win_value", 1.0))
+        self.scale = float(scale) if scale else float(getattr(evaluator, "win_value", 1.0))
         self.time_limit = time_limit
         self.uct_c = uct_c
         self.name = name

@@ -247,14 +247,19 @@ def build_agent(plan: AgentPlan, game: Game) -> Agent:
     if plan.kind == "plugged":
         return _searched(game, interop.searchers(game)[plan.name], plan.spec, typed)
     searcher = searcher_named(plan.name)
+    if searcher is None:  # plan_agent resolved the name; a plan made by hand may not have
+        raise ValueError(f"agent {plan.spec!r}: no searcher is called {plan.name!r}")
     build, _, kwargs = _own_build(plugin(game.spec.name), searcher)
     return _searched(game, searcher, plan.spec, typed, build, searcher=searcher.name, **kwargs)
 
 
 def _searched(game: Game, entry: Searcher, spec: str, typed: dict[str, Any], build=None, *,
               searcher: str | None = None, **kwargs) -> Agent:
+    make = build or entry.build
+    if make is None:
+        raise ValueError(f"{entry.name} has no game-independent search; {game.spec.name}'s record names none")
     evaluator = _checked(make_evaluator(game, typed["eval"], searcher=searcher), game) if entry.evaluated else None
-    return (build or entry.build)(game, evaluator, typed, name=spec, **kwargs)
+    return make(game, evaluator, typed, name=spec, **kwargs)
 
 
 def make_agent(game: Game, spec: str, *, trust_code: bool | None = None) -> Agent:

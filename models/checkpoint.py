@@ -21,8 +21,9 @@ import os
 import re
 import tempfile
 import zipfile
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 import torch
 
@@ -57,9 +58,13 @@ def save_checkpoint(path: str | os.PathLike, *, model: torch.nn.Module | None = 
     ``metadata`` atomically to ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if (model is None) == (state is None):
+    if model is not None and state is None:
+        weights = model.state_dict()
+    elif model is None and state is not None:
+        weights = state
+    else:
         raise ValueError("save_checkpoint needs exactly one of model= and state=")
-    payload = {"format": FORMAT, "metadata": dict(metadata), "model": model.state_dict() if state is None else state}
+    payload = {"format": FORMAT, "metadata": dict(metadata), "model": weights}
     if optimizer is not None:
         payload["optimizer"] = optimizer.state_dict()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
@@ -227,7 +232,10 @@ def declared_widths(values: Any, what: str, *, most: int) -> tuple[int, ...]:
     return tuple(widths)
 
 
-def rebuild(build: Callable[[], torch.nn.Module], state: Any, what: str) -> torch.nn.Module:
+ModuleT = TypeVar("ModuleT", bound=torch.nn.Module)
+
+
+def rebuild(build: Callable[[], ModuleT], state: Any, what: str) -> ModuleT:
     """``build()`` (a module its metadata describes) given ``state``'s weights, after building it
     once on the meta device (no memory): its parameter bytes within ``model_bytes`` and exactly
     the state's names and shapes, or a one-line refusal, so metadata that describes a bigger

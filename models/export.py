@@ -27,17 +27,18 @@ gives them, so a convolutional network reads Trilobite's board planes ``(3, 7, 8
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
 from tablegym.envs.core import CHANCE, Game, State
+from tablegym.envs.evaluator import Evaluator, WrongGameError, check_game
 from tablegym.models.netkernel import MAX_LEGAL, VALUE, pack
 from tablegym.models.value_net import VALUE_CACHE
-from tablegym.envs.evaluator import Evaluator, WrongGameError, check_game
 
 ACTIVATION_LAYERS = {nn.ReLU: "relu", nn.LeakyReLU: "leaky_relu", nn.Tanh: "tanh", nn.Sigmoid: "sigmoid",
                      nn.Identity: "identity"}
@@ -221,7 +222,7 @@ def load_sb3_evaluator(game: Game, path: str | os.PathLike, *, trust_code: bool 
     errors = []
     for cls in (MaskablePPO, PPO, DQN):
         try:
-            model = cls.load(path, device="cpu")
+            model = cls.load(os.fspath(path), device="cpu")
         except Exception as exc:  # each class refuses the others' files in its own way
             errors.append(f"{cls.__name__}: {type(exc).__name__}")
             continue

@@ -17,10 +17,10 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.core import DRAW, KEY, ONGOING, Game
+from tablegym.envs.evaluator import Evaluator
 from tablegym.models.checkpoint import CheckpointError, declared_widths, load_checkpoint, rebuild
 from tablegym.models.netkernel import cached_value, forward_binary, forward_mixed, index_buffer, remember_value
 from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.envs.evaluator import Evaluator
 
 CHECKPOINT_DIR = Path(__file__).parent / "checkpoints"
 

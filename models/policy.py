@@ -123,7 +123,9 @@ class PolicyAgent:
 def load_qnet(checkpoint: str | os.PathLike) -> nn.Sequential:
     """The online Q-network of a ``--algo dqn`` run's ``checkpoint.pt``: the shapes its metadata
     declares are checked against the file's before the network is built (``rebuild``)."""
-    return _run_network(load_checkpoint(checkpoint), checkpoint, "dqn")
+    net = _run_network(load_checkpoint(checkpoint), checkpoint, "dqn")
+    assert isinstance(net, nn.Sequential)  # qnetwork's, as _run_network builds it for "dqn"
+    return net
 
 
 def _run_network(payload: dict, path: str | os.PathLike, key: str) -> nn.Module:
@@ -161,5 +163,5 @@ def run_evaluator(game: Game, path: str | os.PathLike, metadata: dict) -> Any:
         return None
     payload = load_checkpoint(path, game=game.spec.name, options=dict(game.spec.options))
     net = _run_network(payload, path, key)
-    module = net.critic if key == "ppo" else net
+    module = net.critic if isinstance(net, ActorCritic) else net  # PPO's critic
     return from_torch(module, game, output="max" if key == "dqn" else "value", name=f"learned:{path}")

@@ -40,8 +40,16 @@ import numpy as np
 import torch
 
 from tablegym.envs.limits import LimitError, checked_zip, current, loads_json, read_member, refuse
-from tablegym.models.checkpoint import (CheckpointError, UnsafeModelError, check_finite_weights, check_tensors,
-                                        check_torch_archive, first_line, load_error, model_limits)
+from tablegym.models.checkpoint import (
+    CheckpointError,
+    UnsafeModelError,
+    check_finite_weights,
+    check_tensors,
+    check_torch_archive,
+    first_line,
+    load_error,
+    model_limits,
+)
 from tablegym.models.trust import TRUST_ENV, TrustedCodeWarning, trust_model_code, trusting
 
 __all__ = ["SB3Network", "TRUST_ENV", "TrustedCodeWarning", "UnsafeModelError", "read_sb3_network", "restore",
@@ -158,8 +166,8 @@ def pickle_globals(blob: bytes) -> list[tuple[str | None, str | None]]:
             module, _, attr = str(arg).partition(" ")
             found.append((module, attr))
         elif name == "STACK_GLOBAL":
-            attr, module = (stack.pop() if stack else None), (stack.pop() if stack else None)
-            found.append((module if isinstance(module, str) else None, attr if isinstance(attr, str) else None))
+            name_arg, module_arg = (stack.pop() if stack else None), (stack.pop() if stack else None)
+            found.append((module_arg if isinstance(module_arg, str) else None, name_arg if isinstance(name_arg, str) else None))
         elif name in ("INST", "OBJ", "EXT1", "EXT2", "EXT4", "PERSID", "BINPERSID"):
             found.append((None, None))
         stack.append(None)

@@ -23,8 +23,9 @@ import dataclasses
 import functools
 import os
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from tablegym.envs.limits import Limits, raised_limits
 from tablegym.envs.limits import current as current_limits

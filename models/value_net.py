@@ -9,7 +9,9 @@ The output is ``tanh``: the expected result for the player to move, in [-1, 1].
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from typing import cast
 
 import numpy as np
 import torch
@@ -38,7 +40,7 @@ class NetConfig:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "NetConfig":
+    def from_dict(cls, d: dict) -> NetConfig:
         return cls(int(d["num_features"]), tuple(int(h) for h in d["hidden"]))
 
 
@@ -65,7 +67,8 @@ class ValueMLP(nn.Module):
         incrementally for each of ``slots`` players to move, the values of the last ``cache``
         positions remembered by key (netkernel's value cache; 0: none)."""
         with torch.no_grad():
-            layers = [(layer.weight.numpy(), layer.bias.numpy(), "relu", 0.0) for layer in self.hidden]
+            hidden = cast(Iterable[nn.Linear], self.hidden)  # a ModuleList of the Linear layers __init__ made
+            layers = [(layer.weight.numpy(), layer.bias.numpy(), "relu", 0.0) for layer in hidden]
             layers.append((self.out.weight.numpy(), self.out.bias.numpy(), "tanh", 0.0))
         return pack(layers, binary=True, slots=slots, cache=cache)
 

@@ -10,11 +10,17 @@ Building agents from specs needs evaluators and networks, so it lives one layer 
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from tablegym.envs.core import State
+from tablegym.envs.core import State, kernel_state
+
+if TYPE_CHECKING:  # the searches load compiled code: imported where an agent is made
+    from tablegym.search.alphabeta_search import SearchResult
+    from tablegym.search.bestfirst import BestFirstResult
+    from tablegym.search.expectimax_search import ExpectimaxResult
+    from tablegym.search.expectiminimax_search import ExpectiminimaxResult, SearchTables
 
 
 class Agent(Protocol):
@@ -60,11 +66,12 @@ class AlphaBetaAgent:
         self.time_limit = time_limit
         budget = f"depth={depth}" if time_limit is None else f"time={time_limit}"
         self.name = name or f"alphabeta:eval={evaluator.name},{budget}"
-        self.last_result = None
+        self.last_result: SearchResult | None = None
 
     def __call__(self, state: State, rng: np.random.Generator) -> int:
-        self.last_result = self._search(state, self.evaluator, depth=self.depth, time_limit=self.time_limit)
-        return self.last_result.action
+        result = self._search(state, self.evaluator, depth=self.depth, time_limit=self.time_limit)
+        self.last_result = result
+        return result.action
 
 
 class ExpectiminimaxAgent:
@@ -90,16 +97,16 @@ class ExpectiminimaxAgent:
         self.settings = dict(settings or {})
         budget = f"depth={depth}" if time_limit is None else f"time={time_limit}"
         self.name = name or f"expectiminimax:eval={evaluator.name},{budget}"
-        self.tables = None
+        self.tables: SearchTables | None = None
         self._table_player = -1
-        self.last_result = None
+        self.last_result: ExpectiminimaxResult | None = None
 
-    def search(self, state: State):
-        """Search the decision ``state`` with this agent's budget (an ``ExpectiminimaxResult``)."""
+    def search(self, state: State) -> ExpectiminimaxResult:
+        """Search the decision ``state`` with this agent's budget."""
         from tablegym.search.expectiminimax_search import SearchTables, expectiminimax
 
         f = self.move_filter
-        root = f.prepare(state, self.settings) if f else state
+        root = kernel_state(f.prepare(state, self.settings) if f else state)
         player = state.current_player()
         if self.tables is None or self._table_player != player:
             self.tables = SearchTables(state.game.spec.num_actions)
@@ -111,8 +118,9 @@ class ExpectiminimaxAgent:
                               time_limit=limit, tables=self.tables)
 
     def __call__(self, state: State, rng: np.random.Generator) -> int:
-        self.last_result = self.search(state)
-        return self.last_result.action
+        result = self.search(state)
+        self.last_result = result
+        return result.action
 
 
 class ExpectimaxAgent:
@@ -128,11 +136,12 @@ class ExpectimaxAgent:
         self.evaluator = evaluator
         self.depth = depth
         self.name = name or f"expectimax:eval={evaluator.name},depth={depth}"
-        self.last_result = None
+        self.last_result: ExpectimaxResult | None = None
 
     def __call__(self, state: State, rng: np.random.Generator) -> int:
-        self.last_result = self._search(state, self.evaluator, depth=self.depth)
-        return self.last_result.action
+        result = self._search(state, self.evaluator, depth=self.depth)
+        self.last_result = result
+        return result.action
 
 
 class BestFirstAgent:
@@ -160,7 +169,7 @@ class BestFirstAgent:
         self.worlds = worlds
         self.move_filter = move_filter
         self.name = name or f"bestfirst:eval={evaluator.name},nodes={nodes}" + (f",worlds={worlds}" if worlds > 1 else "")
-        self.last_result = None
+        self.last_result: BestFirstResult | None = None
         self.values = np.zeros(0)
         self.polled = self.generated = self.decisions = 0
         self.seconds = 0.0
@@ -173,12 +182,13 @@ class BestFirstAgent:
         if len(legal) == 1:
             return legal[0]
         f = self.move_filter
-        kernels = state.kernels if f is None else f.kernels(state.kernels)
+        root = kernel_state(state)
+        kernels = root.kernels if f is None else f.kernels(root.kernels)
         moves = np.empty(max(state.game.spec.num_actions, 1) + 1, dtype=np.int64)
-        if kernels.moves(state._s, moves) == 1:  # nothing to choose after filtering
+        if kernels.moves(root._s, moves) == 1:  # nothing to choose after filtering
             action = int(moves[0])
         else:
-            result = self._search(state, self.evaluator, nodes=self.nodes, seed=int(rng.integers(1, 2**62)),
+            result = self._search(root, self.evaluator, nodes=self.nodes, seed=int(rng.integers(1, 2**62)),
                                   kernels=kernels, worlds=self.worlds)
             self.last_result, action = result, result.action
             self.values = np.array(list(result.values.values()))

@@ -30,8 +30,8 @@ import numpy as np
 from numba import njit, types
 
 from tablegym.envs.core import EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState, State
-from tablegym.search.deepening import deepen
 from tablegym.envs.evaluator import Evaluator, check_game
+from tablegym.search.deepening import deepen
 from tablegym.search.table import EXACT, LOWER, MAX_PLY, NUMBA_TYPES, TT_TYPES, UPPER, Tables, order_moves, probe, store
 
 INF = 1e18
@@ -289,20 +289,20 @@ def alphabeta(
     check_game(evaluator, state)
     if time_limit is None and depth >= 64 and node_limit is None:
         raise ValueError("give a depth, a time_limit or a node_limit: the search needs a budget")
-    use_kernel = isinstance(state, KernelState) and evaluator.compiled
-    if compiled and not use_kernel:
+    kernel_root = state if isinstance(state, KernelState) and evaluator.compiled else None
+    if compiled and kernel_root is None:
         raise ValueError(f"no compiled path for {type(state).__name__} with evaluator {evaluator.name!r}")
     if compiled is False:
-        use_kernel = False
+        kernel_root = None
     depth = min(depth, MAX_PLY - 2, state.game.spec.max_game_length)
     num_actions = state.game.spec.num_actions
-    if use_kernel:
+    if kernel_root is not None:
         tables = AlphaBetaTables(num_actions, tt_bits=tt_bits)
-        iterate = functools.partial(_compiled_iteration, state, evaluator, tables)
+        iterate = functools.partial(_compiled_iteration, kernel_root, evaluator, tables)
     else:
         iterate = functools.partial(_PySearch(evaluator, state.current_player(), num_actions, 0).iteration, state)
-    # nodes/s guess until the first iteration measures it
-    run = deepen(iterate, depth=depth, time_limit=time_limit, node_limit=node_limit, rate=2e6 if use_kernel else 2e4)
+    rate = 2e6 if kernel_root is not None else 2e4  # nodes/s guess until the first iteration measures it
+    run = deepen(iterate, depth=depth, time_limit=time_limit, node_limit=node_limit, rate=rate)
     if run.found is None:
         legal = state.legal_actions()
         return SearchResult(legal[0], 0.0, [legal[0]], 0, run.nodes, run.seconds, completed=False)

@@ -10,12 +10,13 @@ the one route (tablegym.models.agents.make_agent).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import Game
+from tablegym.envs.core import Game, kernel_state
 from tablegym.envs.vector_step import MOVER_T, BatchOpponent, CompiledKernel, search_kernels
 from tablegym.search.alphabeta_search import root_search as alphabeta_root
 from tablegym.search.expectiminimax_search import MAX_OUTCOMES
@@ -102,8 +103,8 @@ class SearchOpponent(BatchOpponent):
 
     def __init__(self, game: Game, opponent: Any, references: Sequence[str] = ()) -> None:
         from tablegym.envs import above, plugin
-        from tablegym.search.agents import AlphaBetaAgent, ExpectiminimaxAgent, parse_spec
         from tablegym.envs.evaluator import check_game
+        from tablegym.search.agents import AlphaBetaAgent, ExpectiminimaxAgent, parse_spec
         from tablegym.search.searchers import searcher_named
 
         record = plugin(game.spec.name)
@@ -130,7 +131,7 @@ class SearchOpponent(BatchOpponent):
         if not evaluator.compiled:
             raise ValueError(f"{_accepted(game, references)}; got {agent.name!r} (evaluator {evaluator.name!r} has "
                              f"no compiled kernel)")
-        state = game.new_initial_state()
+        state = kernel_state(game.new_initial_state())
         check_game(evaluator, state)
         self.agent = agent
         """The one route's agent: the single env's opponent with the same spec."""

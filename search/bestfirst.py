@@ -37,12 +37,27 @@ from __future__ import annotations
 import heapq
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numba import njit, types
 
-from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, PUSH_T, STATE_T, Kernels,
-                                KernelState, State, no_chance, pick_outcome, splitmix_uniform)
+from tablegym.envs.core import (
+    CHANCE,
+    CHANCE_T,
+    EVAL_T,
+    INT_OF_STATE_T,
+    MOVES_T,
+    ONGOING,
+    PUSH_T,
+    STATE_T,
+    Kernels,
+    KernelState,
+    State,
+    no_chance,
+    pick_outcome,
+    splitmix_uniform,
+)
 from tablegym.envs.evaluator import Evaluator, check_game
 
 MAX_MOVES = 512
@@ -271,7 +286,8 @@ class BestFirstResult:
     seconds: float
 
 
-def kernel_args(kernels: Kernels, evaluator_kernel, me: int, max_outcomes: int) -> tuple:
+def kernel_args(kernels: Kernels, evaluator_kernel: Any, me: int,
+                max_outcomes: int) -> tuple[Any, Any, Any, Any, bool, Any, int, Any, Any, Any, int]:
     """``best_first``'s arguments from ``moves`` to ``max_outcomes``: the game's ``kernels``, their
     chance drawn by their own ``sample`` where they have one, the evaluator's kernel asked for
     player ``me``; ``max_outcomes``: the most outcomes of one draw."""

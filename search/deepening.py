@@ -12,8 +12,9 @@ the time is left, at most ``MAX_RETRIES`` times; the searcher's tables keep what
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 UNLIMITED = 2**62
 MIN_NODES = 1000
@@ -72,7 +73,7 @@ def deepen(iterate: Iterate, *, depth: int, time_limit: float | None = None, nod
         if elapsed > MEASURE_SECONDS:
             rate = nodes / elapsed
         if not completed:
-            if not timed or retries >= MAX_RETRIES or clock() - start > 0.5 * time_limit:
+            if not timed or time_limit is None or retries >= MAX_RETRIES or clock() - start > 0.5 * time_limit:
                 break
             rate = max(2.0 * rate, nodes / max(elapsed, 1e-6))
             retries += 1

@@ -24,17 +24,34 @@ with Threesus's approximate chance models.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 from numba import njit, types
 
-from tablegym.envs.core import (CHANCE, CHANCE_T, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T,
-                                KernelState, State)
+from tablegym.envs.core import (
+    CHANCE,
+    CHANCE_T,
+    EVAL_T,
+    INT_OF_STATE_T,
+    MOVES_T,
+    ONGOING,
+    POP_T,
+    PUSH_T,
+    STATE_T,
+    KernelState,
+    State,
+)
 from tablegym.envs.evaluator import Evaluator, check_game
 
 MAX_PLY = 256
 """Decisions plus chance nodes along one path of a compiled search."""
+
+ChanceBranch: TypeAlias = "tuple[float, State, list[ChanceBranch] | None]"
+"""(probability, child, the chance nodes below the child or None at a leaf) in a chance tree."""
+
 
 @dataclass
 class ExpectimaxResult:
@@ -81,10 +98,10 @@ class _Search:
             self.table[key] = v
         return v
 
-    def _chance_tree(self, state: State, reach: float, leaves: list[State]) -> list:
+    def _chance_tree(self, state: State, reach: float, leaves: list[State]) -> list[ChanceBranch]:
         """The chance nodes below ``state`` down to the leaves (player nodes, finished games), as
         (probability, child, subtree or None) triples; the leaves are appended to ``leaves``."""
-        tree = []
+        tree: list[ChanceBranch] = []
         for outcome, p in state.chance_outcomes():
             if reach * p < self.prob_cutoff:
                 continue
@@ -97,7 +114,7 @@ class _Search:
                 tree.append((p, child, None))
         return tree
 
-    def _expectation(self, state: State, tree: list, values) -> float:
+    def _expectation(self, state: State, tree: list[ChanceBranch], values: Iterator[float]) -> float:
         """The value of chance node ``state`` from its tree and its leaves' values (in order),
         summed as ``value`` sums them."""
         total = weight = 0.0
@@ -182,8 +199,9 @@ def _compiled(state: KernelState, evaluator: Evaluator, depth: int, prob_cutoff:
     undo = int(k.undo)
     me = int(k.to_move(s))
     values: dict[int, float] = {}
-    best = None
-    for a in state.legal_actions():
+    legal = state.legal_actions()
+    best = legal[0]
+    for a in legal:
         if undo:  # as _child does, here in Python: a compiled call would specialise on the dispatcher
             c = s
         else:
@@ -195,7 +213,7 @@ def _compiled(state: KernelState, evaluator: Evaluator, depth: int, prob_cutoff:
                                  float(prob_cutoff)))
         if undo:
             k.pop(s)
-        if best is None or values[a] > values[best]:
+        if values[a] > values[best]:
             best = a
     if counters[1]:
         if rows < MAX_PLY:
@@ -217,17 +235,19 @@ def expectimax(state: State, evaluator: Evaluator, *, depth: int, prob_cutoff: f
         raise ValueError(f"depth must be >= 1, got {depth!r}")
     start = time.perf_counter()
     check_game(evaluator, state)
-    can = isinstance(state, KernelState) and state.kernels.chance is not None and evaluator.compiled
-    if compiled and not can:
+    kernel_root = (state if isinstance(state, KernelState) and state.kernels.chance is not None and evaluator.compiled
+                   else None)
+    if compiled and kernel_root is None:
         raise ValueError(f"no compiled expectimax for {type(state).__name__} with evaluator {evaluator.name!r}: "
                          "it needs kernels with a chance kernel and an evaluator with a kernel")
-    if can and compiled is not False:
-        return _compiled(state, evaluator, depth, prob_cutoff, start)
+    if kernel_root is not None and compiled is not False:
+        return _compiled(kernel_root, evaluator, depth, prob_cutoff, start)
     search = _Search(evaluator, state.current_player(), prob_cutoff, transpositions)
     values: dict[int, float] = {}
-    best = None
-    for a in state.legal_actions():
+    legal = state.legal_actions()
+    best = legal[0]
+    for a in legal:
         values[a] = search.value(state.child(a), depth - 1, 1.0)
-        if best is None or values[a] > values[best]:
+        if values[a] > values[best]:
             best = a
     return ExpectimaxResult(best, values[best], values, search.nodes, time.perf_counter() - start)

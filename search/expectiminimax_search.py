@@ -32,9 +32,22 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, types
 
-from tablegym.envs.core import CHANCE, CHANCE_T, DRAW, EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState, State
-from tablegym.search.deepening import deepen
+from tablegym.envs.core import (
+    CHANCE,
+    CHANCE_T,
+    DRAW,
+    EVAL_T,
+    INT_OF_STATE_T,
+    MOVES_T,
+    ONGOING,
+    POP_T,
+    PUSH_T,
+    STATE_T,
+    KernelState,
+    State,
+)
 from tablegym.envs.evaluator import Evaluator, check_game
+from tablegym.search.deepening import deepen
 from tablegym.search.table import MAX_PLY, NUMBA_TYPES, TT_TYPES, Tables, order_moves, probe, store, store_move, stored_move
 
 MAX_OUTCOMES = 64
@@ -273,6 +286,8 @@ def reference_expectiminimax(state: State, evaluator: Evaluator, depth: int, *, 
         nodes[0] += 1
     if me is None:
         me = root = state.current_player()
+    if root is None:
+        root = me
     if state.is_terminal():
         r = state.returns()[me]
         return 0.0 if r == 0 else (1 if r > 0 else -1) * (bound + MAX_PLY - ply)

@@ -15,13 +15,14 @@ the left), and a planner whose choice depends on the position alone would go rou
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from numba import njit, types
 
-from tablegym.envs.core import EVAL_T, PUSH_T, STATE_T, State
+from tablegym.envs.core import EVAL_T, PUSH_T, STATE_T, State, kernel_state
 
 ROLLOUT_T = types.FunctionType(types.none(STATE_T, types.int64[::1], types.int64))
 """``rollout(s, rng_state, horizon)``: play ``s`` on in place with the splitmix64 stream ``rng_state``."""
@@ -116,8 +117,9 @@ class MonteCarloAgent:
         if len(legal) == 1:
             return self.guard.played(state, int(legal[0]))
         self.values = np.empty(len(legal))
-        mc_values(state._s, legal, len(legal), self.rollouts, int(rng.integers(2**40)), self.horizon,
-                  state.kernels.push, self.rollout.kernel, self.evaluator.kernel, state.current_player(),
+        root = kernel_state(state)
+        mc_values(root._s, legal, len(legal), self.rollouts, int(rng.integers(2**40)), self.horizon,
+                  root.kernels.push, self.rollout.kernel, self.evaluator.kernel, state.current_player(),
                   self.evaluator.params, self.values)
         self.polled += len(legal) * self.rollouts
         return self.guard.played(state, int(legal[int(np.argmax(self.values))]))

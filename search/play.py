@@ -8,8 +8,9 @@ runners, the command line and trainers that learn from finished games all play t
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -135,9 +136,9 @@ def play_game(
             action = sample_outcome(state, rng)
         else:
             agent = agents[player]
-            start = time.perf_counter()
+            t0 = time.perf_counter()
             action = agent(state, rng)
-            seconds[player] += time.perf_counter() - start
+            seconds[player] += time.perf_counter() - t0
             counts[player] += 1
         try:
             state = state.child(action)

@@ -26,13 +26,13 @@ tablegym.search.searchers.BudgetError: depth must be at most 63 in 'alphabeta:de
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from tablegym.envs.core import Game
-from tablegym.search.agents import (AlphaBetaAgent, BestFirstAgent, ExpectiminimaxAgent, ExpectimaxAgent, check_options,
-                                    is_learned)
 from tablegym.envs.evaluator import Evaluator, position_evaluator
+from tablegym.search.agents import AlphaBetaAgent, BestFirstAgent, ExpectimaxAgent, ExpectiminimaxAgent, check_options, is_learned
 from tablegym.search.table import MAX_PLY
 
 if TYPE_CHECKING:
@@ -125,14 +125,14 @@ class Key:
             return value
         if self.kind == "seconds":
             try:
-                value = float(text)
+                seconds = float(text)
             except ValueError:
-                value = math.nan
-            if not 0 < value < math.inf:
+                seconds = math.nan
+            if not 0 < seconds < math.inf:
                 raise ValueError(f"{self.name} must be a positive (finite) number of seconds in {spec!r}, got {text!r}")
-            if value > self.upper:
+            if seconds > self.upper:
                 raise self._too_big(spec, text, " seconds a move")
-            return value
+            return seconds
         if self.kind == "choice":
             if text not in self.choices:
                 quoted = [repr(c) for c in self.choices]
@@ -221,7 +221,7 @@ def _greedy(game: Game, evaluator: Evaluator, options: Mapping[str, Any], *, nam
     return ExpectimaxAgent(position_evaluator(evaluator), depth=1, name=name)
 
 
-def _mc(game: Game, evaluator: Evaluator, options: Mapping[str, Any], *, name: str) -> "MonteCarloAgent":
+def _mc(game: Game, evaluator: Evaluator, options: Mapping[str, Any], *, name: str) -> MonteCarloAgent:
     from tablegym.envs import load, plugin
     from tablegym.search.montecarlo import MonteCarloAgent  # here: it loads compiled code
 

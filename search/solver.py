@@ -28,8 +28,9 @@ import contextvars
 import functools
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -300,7 +301,7 @@ def _initial_size(max_bytes: int, table_bits: int) -> int:
 
 
 _OPTIONS = ("max_entries", "max_bytes", "progress", "progress_seconds", "clock", "check_nodes")
-_DEFAULTS: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("solver_defaults", default={})
+_DEFAULTS: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar("solver_defaults", default=MappingProxyType({}))
 
 
 @contextlib.contextmanager

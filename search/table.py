@@ -123,7 +123,7 @@ class Tables:
         self.scores = np.zeros((MAX_PLY, num_actions), dtype=np.float64)
 
     @property
-    def tt(self) -> tuple[np.ndarray, ...]:
+    def tt(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The transposition table's arrays in kernel order (``TT_TYPES``)."""
         return self.key, self.val, self.depth, self.flag, self.move
 

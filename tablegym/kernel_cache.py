@@ -33,7 +33,6 @@ import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-
 PACKAGES = ("envs", "search", "models", "training", "experiments", "interop")
 """tablegym's subpackages, each a folder of the root ``tablegym.envs`` hands in (``tablegym.envs`` is
 ROOT/envs): in a checkout the repository, in an install the tablegym folder."""
@@ -148,6 +147,7 @@ def use_source_keyed_cache(root: Path, packages: Sequence[str] = PACKAGES,
         # numba), and processes started from this one inherit it; a numba already imported is told
         os.environ["NUMBA_CACHE_DIR"] = os.fspath(folder)
         if "numba.core.config" in sys.modules:
-            sys.modules["numba.core.config"].CACHE_DIR = os.fspath(folder)
+            config = sys.modules["numba.core.config"]
+            config.CACHE_DIR = os.fspath(folder)  # type: ignore[attr-defined]  # numba makes its config names at import
         return folder
     return None

@@ -56,8 +56,8 @@ STARSHIP_SEEDS = (0, 1, 2)
 
 
 def _game_cases() -> list[dict[str, Any]]:
-    from tablegym.models.agents import make_agent
     from tablegym.envs import make_game
+    from tablegym.models.agents import make_agent
     from tablegym.search.play import play_game
 
     out = []
@@ -72,8 +72,8 @@ def _game_cases() -> list[dict[str, Any]]:
 
 
 def _evaluations(games: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from tablegym.models.agents import make_evaluator
     from tablegym.envs import make_game
+    from tablegym.models.agents import make_evaluator
 
     out = []
     for name, options, evaluator_name in EVALUATED:

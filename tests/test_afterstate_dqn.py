@@ -12,12 +12,12 @@ import torch
 
 import tablegym.envs  # noqa: F401
 from tablegym.envs import make_game
-from tablegym.models.threes.ntuple_net import NTupleNet, load_ntuple, ranks_tensor
 from tablegym.experiments.cli import main as cli
-from tests.cli_errors import assert_one_error_line
 from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import load_checkpoint
+from tablegym.models.threes.ntuple_net import NTupleNet, load_ntuple, ranks_tensor
 from tablegym.training import afterstate_dqn
+from tests.cli_errors import assert_one_error_line
 
 ENV = "tablegym/Threes-v0"
 TINY = ["--num-envs", "64", "--learning-starts", "2000", "--eval-every", "0", "--no-progress", "--tc", "--alpha", "1.0"]

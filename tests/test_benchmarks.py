@@ -5,9 +5,9 @@ benchmarked call still returns the right thing; ``make bench`` and ``tablegym be
 medians and ratios.
 """
 
-from tablegym.models.sim.agents import solve_sim
 from tablegym.envs.trilobite.core import TrilobiteGame
 from tablegym.envs.trilobite.heuristics import ADVANCED
+from tablegym.models.sim.agents import solve_sim
 from tablegym.search.alphabeta_search import alphabeta
 
 

@@ -6,13 +6,13 @@ import pytest
 
 from tablegym.envs import make_game
 from tablegym.envs.core import CHANCE, sample_outcome
+from tablegym.envs.evaluator import Evaluator
 from tablegym.envs.threes.core import ThreesGame
 from tablegym.envs.threes.heuristics import BoardEvaluator
 from tablegym.envs.trap.core import TrapGame, k_chance
 from tablegym.envs.trap.heuristics import IS
-from tablegym.envs.evaluator import Evaluator
-from tablegym.search.expectiminimax_search import expectiminimax
 from tablegym.search.expectimax_search import expectimax
+from tablegym.search.expectiminimax_search import expectiminimax
 from tests.episodes import threes_positions
 
 THREES = ThreesGame()

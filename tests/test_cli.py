@@ -10,10 +10,10 @@ import types
 
 import pytest
 
+from tablegym.envs import make_game
 from tablegym.experiments.cli import main
 from tablegym.experiments.commands.bench import format_table
 from tablegym.experiments.commands.shared import compose_spec
-from tablegym.envs import make_game
 from tablegym.experiments.human import HumanAgent, HumanQuit
 from tests.test_solver import brute_force
 
@@ -47,8 +47,8 @@ def test_eval_match_prints_table(capsys):
     out = capsys.readouterr().out
     header, _, row = out.strip().splitlines()
     assert "W/D/L" in header and "score" in header and "s/move" in header and "Elo" not in header
-    w, d, l = map(int, row.split("|")[4].split("/"))
-    assert w + d + l == 4
+    wins, draws, losses = map(int, row.split("|")[4].split("/"))
+    assert wins + draws + losses == 4
 
 
 def test_eval_writes_csv_and_elo(tmp_path, capsys):

@@ -10,12 +10,12 @@ import torch
 from tablegym.envs import make_game
 from tablegym.envs.core import CHANCE, sample_outcome
 from tablegym.experiments.cli import main as cli
-from tests.cli_errors import assert_one_error_line
 from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.models.export import load_exported
 from tablegym.models.policy import load_qnet, qnetwork
 from tablegym.training import dqn
+from tests.cli_errors import assert_one_error_line
 
 TINY = ["--num-envs", "64", "--learning-starts", "1000", "--eval-every", "0", "--no-progress"]
 ITERATIONS = 400

@@ -9,8 +9,8 @@ import warnings
 
 import gymnasium
 import numpy as np
-import pytest
 import pettingzoo
+import pytest
 from gymnasium.utils.env_checker import check_env
 
 with warnings.catch_warnings():  # pettingzoo.test imports envs through its deprecated module API

@@ -12,8 +12,8 @@ import pytest
 from numba import njit
 
 from tablegym.envs.core import CHANCE
-from tablegym.envs.trap.core import CAND, COURSE, HDR, MODE, TrapGame, TrapState, k_candidates, k_chance, mobility
 from tablegym.envs.evaluator import KernelEvaluator
+from tablegym.envs.trap.core import CAND, COURSE, HDR, MODE, TrapGame, TrapState, k_candidates, k_chance, mobility
 from tablegym.search.expectiminimax_search import expectiminimax, reference_expectiminimax
 from tablegym.search.table import MAX_PLY
 

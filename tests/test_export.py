@@ -10,11 +10,18 @@ from hypothesis import strategies as st
 from torch import nn
 
 from tablegym.envs import load, make_game, plugin, plugins
-from tablegym.models.export import (ExportError, InputSizeError, TorchEvaluator, UnsupportedLayerError, from_sb3,
-                                    from_state_dict, from_torch)
+from tablegym.envs.evaluator import WrongGameError
+from tablegym.models.export import (
+    ExportError,
+    InputSizeError,
+    TorchEvaluator,
+    UnsupportedLayerError,
+    from_sb3,
+    from_state_dict,
+    from_torch,
+)
 from tablegym.models.netkernel import forward_binary, pack
 from tablegym.search.alphabeta_search import alphabeta
-from tablegym.envs.evaluator import WrongGameError
 
 GAMES_WITH_OBSERVATION_KERNEL = [p.name for p in plugins() if p.observation]
 

@@ -13,8 +13,8 @@ from tablegym.envs.core import CHANCE, TO_MOVE, sample_outcome
 from tablegym.models.export import InputSizeError, NetEvaluator, TorchEvaluator, from_torch
 from tablegym.models.netkernel import evaluated_whole, forward_dense, observed_value, pack
 from tablegym.search.alphabeta_search import alphabeta
-from tablegym.search.expectiminimax_search import expectiminimax, reference_expectiminimax
 from tablegym.search.expectimax_search import expectimax
+from tablegym.search.expectiminimax_search import expectiminimax, reference_expectiminimax
 
 
 def random_states(game_name: str, seed: int, count: int) -> list:

@@ -21,14 +21,60 @@ from hypothesis import strategies as st
 
 from tablegym.envs.core import CHANCE, TERMINAL, IllegalActionError
 from tablegym.envs.friday import scenario as scenario_module
-from tablegym.envs.friday.cards import (ABILITY, ABILITY_NAMES, AGING, BELOW, CARD1, CARD2, CARDS, COPY, COUNT,
-                                        DESTROY, DESTROY_COST, DOUBLE, EXCHANGE1, EXCHANGE2, GROUP_FREE, GROUP_VALUES,
-                                        HIGHEST0, KIND, LIFE1, LIFE2, MINUS_LIFE1, MINUS_LIFE2, NONE, NUM_TYPES,
-                                        PIRATES, SORT, STEP, STOP, VALUE)
+from tablegym.envs.friday.cards import (
+    ABILITY,
+    ABILITY_NAMES,
+    AGING,
+    BELOW,
+    CARD1,
+    CARD2,
+    CARDS,
+    COPY,
+    COUNT,
+    DESTROY,
+    DESTROY_COST,
+    DOUBLE,
+    EXCHANGE1,
+    EXCHANGE2,
+    GROUP_FREE,
+    GROUP_VALUES,
+    HIGHEST0,
+    KIND,
+    LIFE1,
+    LIFE2,
+    MINUS_LIFE1,
+    MINUS_LIFE2,
+    NONE,
+    NUM_TYPES,
+    PIRATES,
+    SORT,
+    STEP,
+    STOP,
+    VALUE,
+)
 from tablegym.envs.friday.core import FridayGame, FridayState, sample_chance, state_sample
-from tablegym.envs.friday.layout import (CONCEDE, DESTROY_BASE, DONE, DRAW_FREE, DRAW_PAID, END_FIGHT, EXTRA_DRAW,
-                                         FIGHT_0, FIGHT_1, MAX_SLOTS, NUM_ACTIONS, PIRATE_0, PIRATE_1, PIRATE_OUTCOME,
-                                         SKIP, SORT_BASE, SORT_OPTIONS, STOP_FREE, TARGET_BASE, USE_BASE)
+from tablegym.envs.friday.layout import (
+    CONCEDE,
+    DESTROY_BASE,
+    DONE,
+    DRAW_FREE,
+    DRAW_PAID,
+    END_FIGHT,
+    EXTRA_DRAW,
+    FIGHT_0,
+    FIGHT_1,
+    MAX_SLOTS,
+    NUM_ACTIONS,
+    PIRATE_0,
+    PIRATE_1,
+    PIRATE_OUTCOME,
+    SKIP,
+    SORT_BASE,
+    SORT_OPTIONS,
+    STOP_FREE,
+    TARGET_BASE,
+    USE_BASE,
+)
 from tablegym.envs.friday.scenario import ScenarioError, card_total, scenario
 
 # ---- card ids (the order of cards.CARDS, checked against the spec below) -----------------------
@@ -853,8 +899,8 @@ def test_the_official_rule_loses_when_a_draw_needs_an_aging_card_and_none_is_lef
 
 
 def test_draw_loses_tells_a_player_which_draws_end_the_game():
-    from tablegym.envs.friday.turns import k_draw_loses
     from tablegym.envs.friday.rollout import k_policy_action
+    from tablegym.envs.friday.turns import k_draw_loses
 
     # behind (1 vs 2) after the mandatory free draw, stack and aging stack empty, discard not
     s = scenario(hazard=FOOD2, life=15, table=[(FOCUSED, "L")], discard={WEAK: 1}, aging={})

@@ -12,15 +12,15 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import tablegym.envs
+from tablegym.envs import make_game
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.friday import render
 from tablegym.envs.friday.core import FridayGame, sample_chance
+from tablegym.envs.friday.env import FridayEnv
 from tablegym.envs.friday.layout import DRAW_FREE, DRAW_PAID, NUM_ACTIONS
 from tablegym.envs.friday.observation import OBS_SIZE
-from tablegym.envs.friday.env import FridayEnv
 from tablegym.experiments.cli import main
 from tablegym.experiments.games import GAMES
-from tablegym.envs import make_game
 from tests.cli_errors import assert_one_error_line
 from tests.episodes import random_episode
 

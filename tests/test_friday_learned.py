@@ -10,14 +10,22 @@ import numpy as np
 import pytest
 import torch
 
-from tablegym.models.agents import make_agent
 from tablegym.envs.friday.core import FridayGame, sample_chance
 from tablegym.envs.friday.layout import CONCEDE, END_FIGHT
 from tablegym.envs.friday.scenario import scenario
+from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import CheckpointError, save_checkpoint
-from tablegym.models.friday.learned import (NUM_FEATURES, SCALE, WIN_BONUS, features_of, friday_outcome_value,
-                                            friday_progress_value, friday_value, load_friday_evaluator,
-                                            load_friday_model)
+from tablegym.models.friday.learned import (
+    NUM_FEATURES,
+    SCALE,
+    WIN_BONUS,
+    features_of,
+    friday_outcome_value,
+    friday_progress_value,
+    friday_value,
+    load_friday_evaluator,
+    load_friday_model,
+)
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.training.friday.train import Args, calibration, parse_args, search_spec, train
 from tablegym.training.runs import metadata
@@ -258,8 +266,8 @@ def test_the_shipped_network_watches_a_game_from_the_command_line(capsys):
 
 
 def test_the_shipped_planner_network_sits_at_the_horizon_of_mc_and_plays_from_the_command_line(capsys):
-    from tablegym.models.friday.agents import LEARNED_HORIZON
     from tablegym.experiments.cli import main
+    from tablegym.models.friday.agents import LEARNED_HORIZON
     from tablegym.models.friday.learned import MC_CHECKPOINT
 
     model, meta = load_friday_model(MC_CHECKPOINT)  # models/checkpoints/friday_mc.pt

@@ -7,20 +7,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tablegym.models.friday.agents import ROLLOUT
-from tablegym.search.montecarlo import CycleGuard, MonteCarloAgent
-from tablegym.models.agents import make_agent
-from tablegym.envs.friday.cards import CARDS, VALUE
-from tablegym.envs.friday.core import FridayGame, FridayState, sample_chance
-from tablegym.envs.friday.layout import CONCEDE, DRAW_FREE, END_FIGHT, FIGHT_0, FIGHT_1, P_DESTROY, P_HAZARD
-from tablegym.envs.friday.cards import NUM_TYPES
-from tablegym.envs.friday.heuristics import outcome_eval
-from tablegym.envs.friday.rollout import badness, k_policy_action, k_rollout, state_rollout
-from tablegym.search.montecarlo import mc_values
 from tablegym.envs.core import HEADER
-from tablegym.envs.friday.layout import k_sync
+from tablegym.envs.friday.cards import CARDS, NUM_TYPES, VALUE
+from tablegym.envs.friday.core import FridayGame, FridayState, sample_chance
+from tablegym.envs.friday.heuristics import outcome_eval
+from tablegym.envs.friday.layout import CONCEDE, DRAW_FREE, END_FIGHT, FIGHT_0, FIGHT_1, P_DESTROY, P_HAZARD, k_sync
+from tablegym.envs.friday.rollout import badness, k_policy_action, k_rollout, state_rollout
 from tablegym.envs.friday.scenario import scenario
 from tablegym.experiments.friday.records import play_game
+from tablegym.models.agents import make_agent
+from tablegym.models.friday.agents import ROLLOUT
+from tablegym.search.montecarlo import CycleGuard, MonteCarloAgent, mc_values
 from tests.test_friday_core import score_position
 from tests.test_friday_search import CANNIBALS, DISTRACTED, FOCUSED, RAFT_FOOD, WEAK, dealt, start
 

@@ -9,15 +9,26 @@ import numpy as np
 import pytest
 
 from tablegym.envs.core import CHANCE
-from tablegym.models.friday.agents import MOVE_FILTER, rule_action
-from tablegym.search.agents import BestFirstAgent
-from tablegym.models.agents import make_agent, make_evaluator
 from tablegym.envs.friday.cards import RATING
 from tablegym.envs.friday.core import FridayGame, sample_chance
-from tablegym.envs.friday.layout import (DESTROY_BASE, DONE, DRAW_FREE, DRAW_PAID, END_FIGHT, FIGHT_0, FIGHT_1,
-                                         PIRATE_OUTCOME, TARGET_BASE, USE_BASE, P_DESTROY, P_HAZARD)
-from tablegym.envs.friday.heuristics import (DESTROY_MACRO, LOSS_SCORE, WIN_SCORE, destroy_choice, fridai_eval,
-                                             search_moves)
+from tablegym.envs.friday.heuristics import DESTROY_MACRO, LOSS_SCORE, WIN_SCORE, destroy_choice, fridai_eval, search_moves
+from tablegym.envs.friday.layout import (
+    DESTROY_BASE,
+    DONE,
+    DRAW_FREE,
+    DRAW_PAID,
+    END_FIGHT,
+    FIGHT_0,
+    FIGHT_1,
+    P_DESTROY,
+    P_HAZARD,
+    PIRATE_OUTCOME,
+    TARGET_BASE,
+    USE_BASE,
+)
+from tablegym.models.agents import make_agent, make_evaluator
+from tablegym.models.friday.agents import MOVE_FILTER, rule_action
+from tablegym.search.agents import BestFirstAgent
 from tablegym.search.bestfirst import MAX_MOVES
 
 FRIDAY = FridayGame()  # the default rules (level 1), as the agents are built for

@@ -10,11 +10,22 @@ import numpy as np
 import pytest
 from numba import njit
 
-from tablegym.envs.friday.cards import COUNT, NUM_HAZARD_TYPES, NUM_TYPES, FIRST_AGING, VERY_STUPID
+from tablegym.envs.friday.cards import COUNT, FIRST_AGING, NUM_HAZARD_TYPES, NUM_TYPES, VERY_STUPID
 from tablegym.envs.friday.core import FridayGame
-from tablegym.envs.friday.layout import (AGING_STACK, CHOICE_A, CHOICE_B, FIGHT, HDISC, HSTACK, LIFE, MAXLIFE,
-                                         NUM_ACTIONS, NUM_OUTCOMES, RESULT)
 from tablegym.envs.friday.decisions import k_apply, k_moves, k_owned, k_sample_split
+from tablegym.envs.friday.layout import (
+    AGING_STACK,
+    CHOICE_A,
+    CHOICE_B,
+    FIGHT,
+    HDISC,
+    HSTACK,
+    LIFE,
+    MAXLIFE,
+    NUM_ACTIONS,
+    NUM_OUTCOMES,
+    RESULT,
+)
 
 
 @njit
@@ -40,7 +51,7 @@ def _soak(start, games, total, seed, max_decisions):
     removed = np.zeros(NUM_TYPES, dtype=np.int64)
     won = 0
     longest = 0
-    for g in range(games):
+    for _ in range(games):
         s = start.copy()
         k_sample_split(s, rng_state)
         removed[:] = 0

@@ -26,8 +26,14 @@ from torch import nn
 import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs import make_game, plugins
 from tablegym.envs.limits import LimitError, current, load_npy, load_npz, raised_limits
-from tablegym.models.checkpoint import (CheckpointError, ModelTooLargeError, NonFiniteWeightsError, UnsafeModelError,
-                                        load_checkpoint, save_checkpoint)
+from tablegym.models.checkpoint import (
+    CheckpointError,
+    ModelTooLargeError,
+    NonFiniteWeightsError,
+    UnsafeModelError,
+    load_checkpoint,
+    save_checkpoint,
+)
 from tablegym.models.export import EXPORTED, from_torch, save
 from tablegym.models.learned import default_checkpoint, load_evaluator
 from tablegym.models.policy import ActorCritic, load_actor_critic
@@ -470,9 +476,8 @@ def test_an_exported_network_a_policy_and_a_q_network_with_a_bad_weight_are_refu
 
 @pytest.mark.parametrize("bad", BAD)
 def test_an_sb3_zip_with_a_bad_weight_is_refused_by_both_readers(sb3_zip, tmp_path, bad):
-    from sb3_contrib import MaskablePPO
-
     import gymnasium
+    from sb3_contrib import MaskablePPO
 
     state = torch.load(io.BytesIO(_members(sb3_zip)["policy.pth"]), weights_only=True)
     state["value_net.weight"] = state["value_net.weight"].clone()

@@ -17,8 +17,8 @@ import pytest
 
 from tablegym.experiments.cli import main
 from tablegym.experiments.game_runs import RecordsError, read_records
-from tablegym.experiments.match import play_match, round_robin
 from tablegym.experiments.journal import JournalError
+from tablegym.experiments.match import play_match, round_robin
 
 GAME = "trap"
 KW = dict(seed=3, opening_plies=2, progress=False, game_options={"n": 5})

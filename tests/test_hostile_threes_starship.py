@@ -17,9 +17,9 @@ from tablegym.envs.limits import LimitError, raised_limits
 from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.stage_base import ConfigError, ConfigLimitError
 from tablegym.envs.threes.core import ThreesGame
-from tablegym.models.threes.ntuple_net import NTupleLimitError, load_ntuple
 from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import CheckpointError, save_checkpoint
+from tablegym.models.threes.ntuple_net import NTupleLimitError, load_ntuple
 from tests.cli_errors import assert_one_error_line
 from tests.hostile import run_limited
 

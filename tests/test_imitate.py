@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 
 from tablegym.envs import make_game
-from tests.cli_errors import assert_one_error_line
 from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.models.policy import load_actor_critic
 from tablegym.training import imitate, ppo
+from tests.cli_errors import assert_one_error_line
+
 
 @pytest.mark.parametrize("name", ["friday", "threes", "trilobite-tiny", "sim"])
 def test_each_recorded_decision_is_the_teachers_legal_move_with_its_mover_s_return(name):

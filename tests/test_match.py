@@ -8,13 +8,13 @@ import math
 import numpy as np
 import pytest
 
+from tablegym.envs import known_games, make_game
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.trilobite.core import TrilobiteGame
-from tablegym.envs import known_games, make_game
 from tablegym.experiments.match import elo_markdown, elo_ratings, markdown_table, play_match, round_robin, write_csv
-from tablegym.search.play import play_game, random_opening
 from tablegym.experiments.stats import MatchResult, elo_from_score, score_interval
 from tablegym.search.agents import RandomAgent
+from tablegym.search.play import play_game, random_opening
 
 
 class Pick:
@@ -221,8 +221,8 @@ def test_round_robin_rejects_duplicates():
         round_robin("trilobite-tiny", ["left", "left"], games_per_pair=2, agent_factory=factory)
 
 
-def _result(a, b, w, d, l):
-    return MatchResult("g", a, b, w, d, l)
+def _result(a, b, wins, draws, losses):
+    return MatchResult("g", a, b, wins, draws, losses)
 
 
 def test_elo_fit_of_two_players_matches_the_score():
@@ -274,9 +274,9 @@ def test_deterministic_agents_score_over_the_distinct_games_they_played():
                    game_options=options, agent_factory=factory)
     games = {(i % 2, tuple(rec.actions)): rec.winner for i, rec in enumerate(r.records)}
     assert r.games == 40 and r.distinct_games == len(games) <= 6
-    w = sum(winner == seat for (seat, _), winner in games.items())
-    l = sum(winner == 1 - seat for (seat, _), winner in games.items())
-    assert r.counted == (w, len(games) - w - l, l)
+    wins = sum(winner == seat for (seat, _), winner in games.items())
+    losses = sum(winner == 1 - seat for (seat, _), winner in games.items())
+    assert r.counted == (wins, len(games) - wins - losses, losses)
     assert r.interval == pytest.approx(score_interval(*r.counted)[1:])
     lo, hi = r.interval
     all_lo, all_hi = score_interval(r.wins, r.draws, r.losses)[1:]

@@ -14,10 +14,10 @@ import types
 import pytest
 
 from tablegym.experiments import match
-from tablegym.models.agents import make_agent
 from tablegym.experiments.cli import main
-from tablegym.experiments.match import play_match, round_robin, write_csv
 from tablegym.experiments.journal import JournalError, JournalWarning
+from tablegym.experiments.match import play_match, round_robin, write_csv
+from tablegym.models.agents import make_agent
 
 GAME = "trap"
 SPECS = ["random", "easy", "medium"]

@@ -23,7 +23,7 @@ CHANCE_GAMES = {"trap", "threes", "friday"}
 Type = pyspiel.GameType
 
 
-def _load(name: str, **params) -> "osp.TablegymGame":
+def _load(name: str, **params) -> osp.TablegymGame:
     return pyspiel.load_game(osp.short_name(name), params)
 
 
@@ -208,14 +208,14 @@ def test_mcts_in_tablegym_eval(capsys):
     assert main(["eval", "trilobite-tiny", "openspiel-mcts:sims=50", "random", "--games", "2", "--no-progress"]) == 0
     header, _, row = capsys.readouterr().out.strip().splitlines()
     assert "`openspiel-mcts:sims=50`" in row
-    w, d, l = map(int, row.split("|")[4].split("/"))
-    assert w + d + l == 2
+    wins, draws, losses = map(int, row.split("|")[4].split("/"))
+    assert wins + draws + losses == 2
 
 
 # ---- state strings: the action history, never a pickle ------------------------------------------
 
 
-def _random_state(game, rng: np.random.Generator, stop: int) -> "osp.TablegymState":
+def _random_state(game, rng: np.random.Generator, stop: int) -> osp.TablegymState:
     """A state reached from the start by random moves and chance outcomes: ``stop`` actions, or
     fewer where the game ends first."""
     state = game.new_initial_state()

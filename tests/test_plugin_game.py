@@ -244,16 +244,16 @@ def test_cli_eval_prints_a_table(tictactoe, capsys):
     assert main(["eval", "tictactoe", "random", "random", "--games", "10", "--no-progress"]) == 0
     header, rule, row = capsys.readouterr().out.strip().splitlines()
     assert "W/D/L" in header and rule.startswith("|---")
-    w, d, l = map(int, row.split("|")[4].split("/"))
-    assert w + d + l == 10
+    wins, draws, losses = map(int, row.split("|")[4].split("/"))
+    assert wins + draws + losses == 10
 
 
 def test_cli_eval_perfect_against_a_search(tictactoe, capsys):
     assert main(["eval", "tictactoe", "perfect", "alphabeta:eval=lines,depth=2", "--games", "4",
                  "--opening-plies", "0", "--no-progress"]) == 0
     row = capsys.readouterr().out.strip().splitlines()[-1]
-    w, d, l = map(int, row.split("|")[4].split("/"))
-    assert w + d + l == 4 and l == 0
+    wins, draws, losses = map(int, row.split("|")[4].split("/"))
+    assert wins + draws + losses == 4 and losses == 0
 
 
 def test_cli_solve_says_draw(tictactoe, capsys):

@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from tablegym.envs import make_game
-from tests.cli_errors import assert_one_error_line
 from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.training import ppo
+from tests.cli_errors import assert_one_error_line
 
 TINY = ["--num-envs", "128", "--num-steps", "16", "--eval-every", "0", "--no-progress"]
 

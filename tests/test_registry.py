@@ -72,8 +72,8 @@ def mini():
 
 
 def test_a_game_registered_at_run_time_works_everywhere(mini, capsys):
-    from tablegym.models.agents import make_agent
     from tablegym.envs import make_game
+    from tablegym.models.agents import make_agent
     from tablegym.search.play import play_game
 
     game = make_game("trilobite-mini", width="4", height="4", win_length="3")

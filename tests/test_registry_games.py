@@ -19,9 +19,9 @@ import inspect
 import pickle
 import subprocess
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import gymnasium
 import numpy as np

@@ -141,9 +141,9 @@ def test_every_fixed_agent_of_every_game_plays_a_move(name):
 
 @pytest.mark.parametrize("evaluator, game", [("advanced", "sim"), ("safe-moves", "trilobite"), ("composite", "trilobite")])
 def test_a_hand_made_evaluator_of_another_game_is_refused_in_one_line(evaluator, game):
+    from tablegym.envs.evaluator import WrongGameError
     from tablegym.models.agents import make_evaluator
     from tablegym.search.alphabeta_search import alphabeta
-    from tablegym.envs.evaluator import WrongGameError
 
     owner = {"advanced": "trilobite", "safe-moves": "sim", "composite": "trap"}[evaluator]
     ev = make_evaluator(make_game(owner), evaluator)

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 import tablegym.training.files as files
-from tablegym.training.files import (RunFolderError, lock_run_dir, open_append, prepare_run_dir, real_folder,
-                                     write_text_atomic)
+from tablegym.training.files import RunFolderError, lock_run_dir, open_append, prepare_run_dir, real_folder, write_text_atomic
 from tests.cli_errors import assert_one_error_line
 
 VICTIM = "the user's own file\n"

@@ -14,7 +14,6 @@ import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs import ENV_IDS, make_game, plugin, plugins
 from tablegym.models.agents import game_evaluators, make_agent
 from tablegym.search.searchers import SEARCHERS, BudgetError, Key
-
 from tests.cli_errors import assert_one_error_line
 from tests.hostile import run_limited
 

@@ -27,7 +27,7 @@ from torch import nn
 import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs import make_game, plugins
 from tablegym.models.checkpoint import CheckpointError, UnsafeModelError, load_checkpoint
-from tablegym.models.export import from_sb3, from_torch, load_exported, save
+from tablegym.models.export import UnsupportedLayerError, from_sb3, from_torch, load_exported, save
 from tablegym.models.learned import default_checkpoint, load_evaluator
 from tablegym.models.sb3_files import TrustedCodeWarning, carried_code, read_sb3_network, restore, trusting
 
@@ -272,7 +272,7 @@ def test_unsupported_sb3_networks_are_refused_with_the_export_route(tmp_path):
     message = refused(lambda: load_evaluator(game, tmp_path / "custom.zip"))
     assert "tablegym.models.export.save" in message and "--trust-model-code" in message
     # the route the refusal names: the user loads the file in their own process and exports it
-    with pytest.raises(Exception):  # a custom extractor cannot be compiled either way
+    with pytest.raises(UnsupportedLayerError, match="features extractor Extractor"):  # cannot be compiled either way
         save(model, game, tmp_path / "critic.pt")
     plain = PPO("MlpPolicy", _env(), n_steps=64, device="cpu")
     save(plain, game, tmp_path / "critic.pt")
@@ -385,8 +385,8 @@ def test_a_resumed_training_run_refuses_a_checkpoint_with_objects(tmp_path, mark
 
 def test_numpy_files_of_resumed_runs_refuse_object_arrays(tmp_path, marker):
     from tablegym.training.friday.train import load_buffer
-    from tablegym.training.threes.train import _load_coherence
     from tablegym.training.runs import ReplayBuffer
+    from tablegym.training.threes.train import _load_coherence
 
     arrays = tmp_path / "tc.npy"
     np.save(arrays, np.array([Payload(marker)], dtype=object), allow_pickle=True)
@@ -477,7 +477,7 @@ def _keyword(call: ast.Call, name: str):
     return next((k.value.value for k in call.keywords if k.arg == name and isinstance(k.value, ast.Constant)), None)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parsed(path: Path) -> ast.AST:
     return ast.parse(path.read_text(), str(path))
 

@@ -12,10 +12,10 @@ pytest.importorskip("stable_baselines3")
 pytest.importorskip("sb3_contrib")
 
 from tablegym.envs.friday.env import DEFAULT_MAX_STEPS  # noqa: E402
-from tablegym.models.friday.agents import RuleAgent  # noqa: E402
-from tablegym.experiments.friday import evaluate as friday_eval  # noqa: E402
 from tablegym.experiments import sb3_baseline  # noqa: E402
+from tablegym.experiments.friday import evaluate as friday_eval  # noqa: E402
 from tablegym.experiments.sb3_games import FRIDAY_MAX_STEPS, GAMES, play_friday  # noqa: E402
+from tablegym.models.friday.agents import RuleAgent  # noqa: E402
 from tablegym.training.sb3 import Truncated  # noqa: E402
 
 LEVELS = GAMES["friday"].variant.choices

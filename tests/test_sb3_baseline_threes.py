@@ -16,8 +16,8 @@ import gymnasium  # noqa: E402
 from tablegym.envs.threes.core import ThreesGame, play_random_setup, sample_chance  # noqa: E402
 from tablegym.experiments import sb3_baseline  # noqa: E402
 from tablegym.experiments.sb3_games import GAMES  # noqa: E402
-from tablegym.training.sb3 import legal_argmax, make_policy  # noqa: E402
 from tablegym.experiments.threes.evaluate import report  # noqa: E402
+from tablegym.training.sb3 import legal_argmax, make_policy  # noqa: E402
 
 ALGOS = GAMES["threes"].algos
 

@@ -48,8 +48,8 @@ def table_row(text: str) -> list[str]:
 
 
 def wdl(cell: str) -> tuple[int, int, int]:
-    w, d, l = (int(x) for x in cell.split("/"))
-    return w, d, l
+    wins, draws, losses = (int(x) for x in cell.split("/"))
+    return wins, draws, losses
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from tablegym.experiments.sim.agreement import canonical_positions
 from tablegym.envs.sim.canonical import relabel
 from tablegym.envs.sim.core import SimGame
+from tablegym.experiments.sim.agreement import canonical_positions
 from tablegym.experiments.sim.regress import LAYERS, Report, main, point_symmetries, relabelled, solved_dataset
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.models.export import from_state_dict

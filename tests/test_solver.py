@@ -8,11 +8,21 @@ import pytest
 from tablegym.envs.core import State
 from tablegym.envs.sim.canonical import canonical_key, decode_key, k_canonical
 from tablegym.envs.sim.core import SimGame
-from tablegym.models.sim.agents import solve_sim
-from tablegym.experiments.sim.bench import bench_sim_solve
 from tablegym.envs.trilobite.core import TrilobiteGame
-from tablegym.search.solver import (Solver, SolveLimitError, SolveProgress, SolveResult, capacity, default_max_bytes,
-                                   estimate_tree_size, limits, solve, solved_values)
+from tablegym.experiments.sim.bench import bench_sim_solve
+from tablegym.models.sim.agents import solve_sim
+from tablegym.search.solver import (
+    SolveLimitError,
+    SolveProgress,
+    Solver,
+    SolveResult,
+    capacity,
+    default_max_bytes,
+    estimate_tree_size,
+    limits,
+    solve,
+    solved_values,
+)
 
 
 def brute_force(state: State, memo: dict) -> int:

@@ -19,20 +19,49 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tablegym.envs.starship import kernels as K
+from tablegym.envs.starship.fittings import Ammo, Crew, Doors, ExteriorArmor, FillArmor, Power, Thrusters, Weapons
 from tablegym.envs.starship.pipeline import Pipeline, generate, make_stage
 from tablegym.envs.starship.quality import (
-    CREW_SCALE, FIREPOWER_TARGET, QUALITY_WEIGHTS, check_backward_thruster, check_cockpit_and_reactor,
-    check_connected, check_reachable, quality, validate,
+    CREW_SCALE,
+    FIREPOWER_TARGET,
+    QUALITY_WEIGHTS,
+    check_backward_thruster,
+    check_cockpit_and_reactor,
+    check_connected,
+    check_reachable,
+    quality,
+    validate,
 )
 from tablegym.envs.starship.render import draw_ship, draw_stages, encode_png, ship_bbox, write_png
 from tablegym.envs.starship.ship import (
-    AMMO, ARMOR, BACKWARD, BIG, BUNK, COCKPIT, CORRIDOR, DOOR, EMPTY, FORWARD, KIND, MEDIUM, PORT, POWER, QUARTERS,
-    REACTOR, SMALL, STARBOARD, THRUSTER, WEAPON, PlacementError, Ship, footprint, points,
+    AMMO,
+    ARMOR,
+    BACKWARD,
+    BIG,
+    BUNK,
+    COCKPIT,
+    CORRIDOR,
+    DOOR,
+    EMPTY,
+    FORWARD,
+    KIND,
+    MEDIUM,
+    PORT,
+    POWER,
+    QUARTERS,
+    REACTOR,
+    SMALL,
+    STARBOARD,
+    THRUSTER,
+    WEAPON,
+    PlacementError,
+    Ship,
+    footprint,
+    points,
 )
-from tablegym.envs.starship.stages import STAGE_NAMES, STAGES
 from tablegym.envs.starship.stage_base import ConfigError
-from tablegym.envs.starship.stages_hull import CockpitArmor, Cockpit, FillGaps, Reactor, Shape
-from tablegym.envs.starship.fittings import Ammo, Crew, Doors, ExteriorArmor, FillArmor, Power, Thrusters, Weapons
+from tablegym.envs.starship.stages import STAGE_NAMES, STAGES
+from tablegym.envs.starship.stages_hull import Cockpit, CockpitArmor, FillGaps, Reactor, Shape
 from tablegym.experiments.cli import main
 from tests.cli_errors import assert_one_error_line
 
@@ -176,7 +205,7 @@ def test_multi_tile_footprint_and_access_rule():
     assert K.placement_ok(room.tiles, room.part, room.parts, 1, 1, 2, 2, 5, True)
     # # # # #
     # # C C X       armoring X would take the cockpit's last walkable neighbour
-    # # C C # 
+    # # C C #
     # # # # #
     ship = ship_of("# # # # #\n# C C : #\n# C C # #\n# # # # #")
     assert K.contiguity_ok(ship.tiles, 1, 3, 1, 1, 5)

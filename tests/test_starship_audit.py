@@ -13,11 +13,11 @@ import json
 import numpy as np
 import pytest
 
-from tablegym.experiments.starship import audit as A
-from tablegym.experiments.starship import two_sample as T
 from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.ship import CORRIDOR, NUM_TILE_KINDS, THRUSTER, Ship
 from tablegym.experiments.cli import main
+from tablegym.experiments.starship import audit as A
+from tablegym.experiments.starship import two_sample as T
 
 BASE = """
 . . . . . . . . . . . .

@@ -10,12 +10,22 @@ from gymnasium.utils.env_checker import check_env
 
 import tablegym.envs
 from tablegym.envs.core import IllegalActionError
+from tablegym.envs.starship import kernels as K
 from tablegym.envs.starship.env import BRUSHES, NUM_BRUSHES, OBS_CHANNELS, Brush, StarshipEnv, apply_edit, observe
 from tablegym.envs.starship.quality import quality, validate
 from tablegym.envs.starship.ship import (
-    ARMOR, BACKWARD, BIG, COCKPIT, CORRIDOR, EMPTY, FORWARD, REACTOR, THRUSTER, WEAPON, Ship,
+    ARMOR,
+    BACKWARD,
+    BIG,
+    COCKPIT,
+    CORRIDOR,
+    EMPTY,
+    FORWARD,
+    REACTOR,
+    THRUSTER,
+    WEAPON,
+    Ship,
 )
-from tablegym.envs.starship import kernels as K
 
 SMALL = dict(size=16)
 
@@ -263,10 +273,10 @@ def test_the_compiled_scoring_and_observation_equal_the_python_ones():
     where most rules fail in every way (pieces, counts, reachability, thrusters)."""
     import math
 
-    from tablegym.experiments.starship.bench_env import reference_observe
     from tablegym.envs.starship.env import StarshipEnv, observe
     from tablegym.envs.starship.quality import quality, validate
     from tablegym.envs.starship.scoring import all_reached, scored
+    from tablegym.experiments.starship.bench_env import reference_observe
 
     failed: set[str] = set()
     reached: set[bool] = set()

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from tablegym.envs.starship.env import BRUSHES, StarshipEnv
-from tablegym.training.starship.imitate import ENV_KWARGS, FIRST_SEED, demonstrate, editing_env, main, teacher_action
-from tablegym.models.starship.learned import CHECKPOINT, LearnedGenerator
 from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.quality import validate
 from tablegym.envs.starship.ship import ARMOR, CORRIDOR, FIRST_PART
+from tablegym.models.starship.learned import CHECKPOINT, LearnedGenerator
+from tablegym.training.starship.imitate import ENV_KWARGS, FIRST_SEED, demonstrate, editing_env, main, teacher_action
 
 
 @pytest.mark.parametrize("seed", [0, 7, FIRST_SEED])
@@ -151,8 +151,8 @@ def test_weighted_rows_count_more_in_the_fit():
     up end with more of the policy's probability on those edits than the plain fit gives them."""
     import torch
 
-    from tablegym.training.starship.imitate import _logits, fit, record
     from tablegym.models.starship.learned import num_inputs, policy_layers
+    from tablegym.training.starship.imitate import _logits, fit, record
 
     env = StarshipEnv(**ENV_KWARGS)
     data = record(range(FIRST_SEED, FIRST_SEED + 1), progress=False)

@@ -132,9 +132,9 @@ def test_the_exported_generator_plays_the_masked_policy_with_float16_weights(tmp
     """``learned.export`` keeps the policy's layers in float16; the generator then takes exactly
     MaskablePPO's deterministic masked actions (with the same weights rounded to float16), and
     the command line builds a ship from it; a foreign or damaged file is one line."""
-    from tablegym.models.starship.learned import LearnedGenerator, export
     from tablegym.experiments.cli import main
     from tablegym.models.checkpoint import CheckpointError
+    from tablegym.models.starship.learned import LearnedGenerator, export
 
     args = starship_rl.parse_args(["--size", "16", "--max-steps", "64", "--masks", "build", "--reward", "gated",
                                    "--n-steps", "32", "--batch-size", "32", "--n-envs", "1"])
@@ -203,9 +203,9 @@ def test_the_shipped_generator_builds_a_ship_from_the_command_line(tmp_path, cap
     """The shipped generator (models/checkpoints/starship_imitated.pt) and the PPO one beside it
     (starship.pt) load (float16 layers, the env each was trained in), and ``tablegym starship
     --generator learned`` draws the ship the shipped one builds, the same every time."""
-    from tablegym.models.starship.learned import CHECKPOINT, PPO_CHECKPOINT, LearnedGenerator
     from tablegym.envs.starship.quality import validate
     from tablegym.experiments.cli import main
+    from tablegym.models.starship.learned import CHECKPOINT, PPO_CHECKPOINT, LearnedGenerator
 
     ppo = LearnedGenerator.load(PPO_CHECKPOINT)
     assert PPO_CHECKPOINT.stat().st_size < 4_000_000 and ppo.env_kwargs["masks"] == "safe"

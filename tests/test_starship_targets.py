@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-
 import warnings
 
 import gymnasium
@@ -81,6 +80,7 @@ def test_a_conditioned_generator_is_asked_for_targets_and_the_report_compares_it
     pytest.importorskip("sb3_contrib")
     from tablegym.experiments.starship import rl as starship_rl
     from tablegym.experiments.starship import targets_eval
+    from tablegym.models.checkpoint import CheckpointError
     from tablegym.models.starship.learned import LearnedGenerator, export
 
     args = starship_rl.parse_args(["--size", "16", "--max-steps", "96", "--masks", "build", "--reward", "gated",
@@ -95,13 +95,14 @@ def test_a_conditioned_generator_is_asked_for_targets_and_the_report_compares_it
     ship, info = gen.generate(2, asked)
     assert info["targets"] == asked and ship == gen.env.ship
     plain = export(model, starship_rl.env_kwargs(args), tmp_path / "plain.pt", radius=args.crop_radius)
-    with pytest.raises(Exception):  # the first layer expects the targets: a plain export does not load
+    # the first layer expects the targets: a plain export does not load
+    with pytest.raises(CheckpointError, match="does not match its network description"):
         LearnedGenerator.load(plain)
 
     out = tmp_path / "targets.md"
     argv = ["--checkpoint", str(path), "--episodes", "3", "--out", str(out), "--no-progress"]
     text = targets_eval.main(argv)
-    rows = [line for line in text.splitlines() if line.startswith("| learned") or line.startswith("| staged")]
+    rows = [line for line in text.splitlines() if line.startswith(("| learned", "| staged"))]
     assert len(rows) == 3 and out.read_text() == text
     journal = out.with_suffix(".jsonl").read_text()
     assert journal.count("\n") == 9

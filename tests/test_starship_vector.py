@@ -16,9 +16,9 @@ import pytest
 
 import tablegym.envs  # noqa: F401  (registers the ids)
 from tablegym.envs.core import IllegalActionError
-from tablegym.envs.starship.env import StarshipEnv
 from tablegym.envs.starship import kept, vector
 from tablegym.envs.starship import kernels as K
+from tablegym.envs.starship.env import StarshipEnv
 from tablegym.envs.starship.start_ship import generate_start
 from tablegym.envs.starship.vector import StarshipVectorEnv
 from tests.test_vector_env import _play_against_sync, _same_step

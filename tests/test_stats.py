@@ -104,14 +104,14 @@ def test_score_from_elo_inverts_elo_from_score(elo):
 
 
 @given(st.integers(0, 50), st.integers(0, 50), st.integers(0, 50))
-def test_intervals_contain_the_estimate(w, d, l):
-    score, lo, hi = score_interval(w, d, l)
+def test_intervals_contain_the_estimate(wins, draws, losses):
+    score, lo, hi = score_interval(wins, draws, losses)
     assert 0.0 <= lo <= score <= hi <= 1.0
-    n = w + d + l
-    wlo, whi = wilson_interval(w, n)
+    n = wins + draws + losses
+    wlo, whi = wilson_interval(wins, n)
     assert 0.0 <= wlo <= whi <= 1.0
     if n:
-        assert wlo <= w / n <= whi
+        assert wlo <= wins / n <= whi
 
 
 def test_match_result_counts_and_row():

@@ -8,10 +8,32 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tablegym.envs.core import CHANCE, TERMINAL, IllegalActionError
-from tablegym.envs.threes.board import (DOWN, LEFT, RIGHT, UP, board_from_ranks, board_score, rank_value, ranks_of,
-                                        swipe, swipe_line, value_rank)
-from tablegym.envs.threes.core import (BOARD, BONUS_HINT, HINT_BASE, INSERT_BASE, N1, N2, N3, ThreesGame,
-                                       ThreesState, play_random_setup, sample_chance)
+from tablegym.envs.threes.board import (
+    DOWN,
+    LEFT,
+    RIGHT,
+    UP,
+    board_from_ranks,
+    board_score,
+    rank_value,
+    ranks_of,
+    swipe,
+    swipe_line,
+    value_rank,
+)
+from tablegym.envs.threes.core import (
+    BOARD,
+    BONUS_HINT,
+    HINT_BASE,
+    INSERT_BASE,
+    N1,
+    N2,
+    N3,
+    ThreesGame,
+    ThreesState,
+    play_random_setup,
+    sample_chance,
+)
 
 
 def line_value(line):

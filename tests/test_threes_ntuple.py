@@ -9,16 +9,33 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tablegym.models.agents import make_agent
 from tablegym.envs.threes.board import board_score, swipe
 from tablegym.envs.threes.core import ThreesGame
 from tablegym.envs.threes.expectimax import LEAF, afterstate_chance
+from tablegym.envs.threes.ntuple import (
+    BOARD_PART,
+    HINT_CELL,
+    HINT_PART,
+    WHOLE,
+    NTupleConfig,
+    ntuple_update,
+    ntuple_update_tc,
+    ntuple_value,
+    plan_hint_value,
+    plan_indices,
+    plan_value,
+    symmetries,
+)
+from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import CheckpointError, save_checkpoint
-from tablegym.envs.threes.ntuple import (BOARD_PART, HINT_CELL, HINT_PART, WHOLE, NTupleConfig, ntuple_update,
-                                         ntuple_update_tc, ntuple_value, plan_hint_value, plan_indices, plan_value,
-                                         symmetries)
-from tablegym.models.threes.ntuple_net import (NTupleNet, load_ntuple, load_ntuple_with_metadata, ranks_tensor,
-                                               restage, save_ntuple)
+from tablegym.models.threes.ntuple_net import (
+    NTupleNet,
+    load_ntuple,
+    load_ntuple_with_metadata,
+    ranks_tensor,
+    restage,
+    save_ntuple,
+)
 from tablegym.training.threes.train import Args, parse_args, play_and_learn, train
 from tests.test_threes import board_state
 from tests.test_threes_search import positions

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from tablegym.models.threes.agents import ExpectimaxAgent, threesus
-from tablegym.models.agents import make_agent
 from tablegym.envs.threes.core import ThreesGame, play_random_setup
 from tablegym.envs.threes.expectimax import COUNT, HINT, NONE, THREESUS_6_3, full_chance
 from tablegym.envs.threes.heuristics import EVALUATORS
+from tablegym.models.agents import make_agent
+from tablegym.models.threes.agents import ExpectimaxAgent, threesus
 from tablegym.search.expectimax_search import expectimax
 from tests.episodes import threes_positions
 from tests.test_threes import board_state

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from tablegym.envs.core import CHANCE
-from tablegym.models.trap.agents import SearchAgent
-from tablegym.models.agents import make_agent
 from tablegym.envs.trap.core import TrapGame
+from tablegym.models.agents import make_agent
 from tablegym.models.agents import make_agent as make_any_agent
+from tablegym.models.trap.agents import SearchAgent
 from tablegym.search.play import play_game
 
 TRAP = TrapGame()

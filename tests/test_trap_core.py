@@ -16,8 +16,21 @@ from hypothesis import strategies as st
 
 from tablegym.envs.conformance import check_game
 from tablegym.envs.core import CHANCE, DRAW, ONGOING, PLY, TERMINAL, TO_MOVE, IllegalActionError
-from tablegym.envs.trap.core import (CAND, COURSE, GAME, HDR, KERNELS, MODE, NUM_DIRS, PHASE, POS0, SEARCH_KERNELS,
-                                     TURNS, TrapGame, TrapState)
+from tablegym.envs.trap.core import (
+    CAND,
+    COURSE,
+    GAME,
+    HDR,
+    KERNELS,
+    MODE,
+    NUM_DIRS,
+    PHASE,
+    POS0,
+    SEARCH_KERNELS,
+    TURNS,
+    TrapGame,
+    TrapState,
+)
 
 N, NE, E, SE, S, SW, W, NW = range(8)
 OFFSETS = [(-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1)]

@@ -9,8 +9,7 @@ from hypothesis import strategies as st
 
 from tablegym.envs.core import CHANCE
 from tablegym.envs.trap.core import HDR, N_, POS0, TrapGame, free_neighbours, mobility
-from tablegym.envs.trap.heuristics import (COMPOSITE_WEIGHTS, EVALUATORS, WIN, free_board, popcount, voronoi,
-                                           vulnerability)
+from tablegym.envs.trap.heuristics import COMPOSITE_WEIGHTS, EVALUATORS, WIN, free_board, popcount, voronoi, vulnerability
 
 SYMMETRIC = ["is", "ocls", "flood", "cut", "composite"]
 

@@ -8,17 +8,16 @@ import numpy as np
 import pytest
 import torch
 
-from tablegym.models.trap.agents import SearchAgent
-from tablegym.models.agents import make_agent, make_evaluator
-from tablegym.envs.trap.core import HDR, POS0, TrapGame
+from tablegym.envs.trap.core import HDR, POS0, TrapGame, k_chance
 from tablegym.envs.trap.heuristics import free_board, one_cell_lookahead, voronoi
-from tablegym.search.play import play_game
+from tablegym.models.agents import make_agent, make_evaluator
 from tablegym.models.checkpoint import CheckpointError, load_checkpoint
 from tablegym.models.learned import LearnedEvaluator
+from tablegym.models.trap.agents import SearchAgent
 from tablegym.models.trap.learned import NUM_SCALARS, SCALE, input_symmetries, num_inputs, trap_inputs, trap_value
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.search.expectiminimax_search import expectiminimax, reference_expectiminimax
-from tablegym.envs.trap.core import k_chance
+from tablegym.search.play import play_game
 from tablegym.training.selfplay import SelfPlayBatch, td_leaf_targets
 from tablegym.training.trap.train import parse_args, play_selfplay, train
 from tests.test_expectiminimax import _random_positions

@@ -5,9 +5,18 @@ import pytest
 
 from tablegym.envs.core import CHANCE
 from tablegym.envs.trap.core import HDR, N_, NUM_DIRS, POS0, TrapGame, free_neighbours, is_free, mobility, step
-from tablegym.envs.trap.opponents import (COURSE_ORDER, OPPONENTS, EasyOpponent, HardOpponent, MediumOpponent,
-                                          RandomOpponent, SoundHardOpponent, hard_decision, medium_decision,
-                                          sound_hard_decision)
+from tablegym.envs.trap.opponents import (
+    COURSE_ORDER,
+    OPPONENTS,
+    EasyOpponent,
+    HardOpponent,
+    MediumOpponent,
+    RandomOpponent,
+    SoundHardOpponent,
+    hard_decision,
+    medium_decision,
+    sound_hard_decision,
+)
 from tests.trap_course_hard import reference_course_hard
 
 

@@ -17,8 +17,7 @@ import pytest
 from tablegym.envs import make_game
 from tablegym.envs.limits import current as current_limits
 from tablegym.envs.limits import raised_limits
-from tablegym.models.trust import (TRUST_ENV, Trust, TrustedCodeWarning, caller, trust_decision, trust_model_code,
-                                   trusting)
+from tablegym.models.trust import TRUST_ENV, Trust, TrustedCodeWarning, caller, trust_decision, trust_model_code, trusting
 from tests import test_safe_loading
 from tests.test_safe_loading import _hostile_zips, refused, sb3_zip_files
 

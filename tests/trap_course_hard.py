@@ -1,6 +1,8 @@
 """A plain max/min recursion of the course's HardAI as rules/trap.md describes it, with each
 quirk switchable (for tests). Written apart from envs/trap/opponents.py on purpose."""
 
+# ruff: noqa: B023 -- the lambdas given to moved() and trapped() run at once, inside their loop's iteration
+
 from tablegym.envs.trap.core import HDR, N_, NUM_DIRS, POS0, free_neighbours, is_free, mobility, step
 
 INF = float("inf")

@@ -26,8 +26,9 @@ first and then checks what it adds. A refused value is a ValueError naming the f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["AfterstateArgs", "BoardsArgs", "ReplayArgs", "SelfPlayArgs", "TrainerArgs", "VectorArgs", "require_at_least",
            "learning_device", "require_budget", "require_positive", "require_share", "require_widths"]
@@ -102,8 +103,8 @@ class TrainerArgs:
     """rule options of the game (--option KEY=VALUE)"""
     seed: int = 0
     """seed of the run's networks and games"""
-    minutes: float = 0.0
-    """wall-clock budget in minutes (0: none)"""
+    minutes: float | None = 0.0
+    """wall-clock budget in minutes (0 or None: none)"""
     run_dir: str = ""
     """run directory: checkpoint.pt (resumed), TensorBoard logs"""
     out: str | None = None

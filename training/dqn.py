@@ -53,8 +53,7 @@ import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
 from tablegym.models.policy import MASKED, qnetwork
-from tablegym.training.args import (BoardsArgs, ReplayArgs, learning_device, require_at_least, require_positive,
-                                    require_share)
+from tablegym.training.args import BoardsArgs, ReplayArgs, learning_device, require_at_least, require_positive, require_share
 from tablegym.training.runs import Run, TorchLearner, parse_dataclass_args
 from tablegym.training.vector_rl import Boards, env_id_of, finish, mean_return, trained_game, training_options
 

@@ -32,13 +32,14 @@ import shlex
 import shutil
 import stat
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Iterator, NoReturn
+from typing import IO, NoReturn
 
 try:
     import fcntl
 except ImportError:  # no flock here (Windows): runs are not locked
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # the module or None, as typeshed cannot say
 
 __all__ = ["RunFolderError", "RunLock", "copy_file_atomic", "event_file_suffix", "exit_refused", "lock_run_dir",
            "open_append", "open_atomic", "prepare_run_dir", "real_folder", "replacing", "run_dir_problem",
@@ -97,7 +98,7 @@ def open_atomic(path: str | os.PathLike, mode: str = "wb") -> Iterator[IO]:
     path = Path(path)
     fd, tmp = _new_temp(path)
     try:
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as f:
             yield f
         os.replace(tmp, path)
     finally:
@@ -140,7 +141,7 @@ def open_append(path: str | os.PathLike, mode: str = "a") -> IO:
         os.close(fd)
         raise RunFolderError(f"{str(path)!r} is not a plain file; records are appended to a plain file only")
     os.set_blocking(fd, True)
-    return os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"}))
+    return os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8")
 
 
 def real_folder(path: str | os.PathLike) -> Path:
@@ -159,7 +160,7 @@ def real_folder(path: str | os.PathLike) -> Path:
     return path
 
 
-def run_dir_problem(path: str | os.PathLike, flag: str = "--run-dir") -> str | None:
+def run_dir_problem(path: str | os.PathLike[str], flag: str = "--run-dir") -> str | None:
     """Why ``path`` cannot be a run folder as given (one line), or None: a symbolic link there is
     refused, naming the folder to give instead (so that a link planted at a run folder's name,
     by an unpacked archive for one, never sends a training's files elsewhere)."""
@@ -193,7 +194,7 @@ class RunLock:
     until ``release`` or the process ends. ``lock_run_dir`` takes it; taking it again in the same
     process (a resumed ``Run`` in a test, a trainer's second phase) counts up and shares it."""
 
-    _held: dict[tuple[int, int], "RunLock"] = {}
+    _held: dict[tuple[int, int], RunLock] = {}
     """the locks this process holds, by the folder's (device, inode)"""
 
     def __init__(self, folder: Path, key: tuple[int, int], fd: int) -> None:

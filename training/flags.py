@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Callable
+from collections.abc import Callable
+from typing import NoReturn
 
 
 class OneLineParser(argparse.ArgumentParser):
     """An argument parser whose errors are one line (the problem and what is accepted), exit 2:
     the usage is one ``--help`` away rather than printed above every mistake."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 

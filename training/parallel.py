@@ -24,8 +24,8 @@ rather than each task carrying its own copy.
 from __future__ import annotations
 
 import threading
-
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Literal
 
 from tablegym.models.trust import as_caller, caller, run_as_caller
 
@@ -120,10 +120,10 @@ class ProcessPool:
     def __init__(self, workers: int, *modules: str) -> None:
         self.pool = process_context(*modules).Pool(workers, initializer=ignore_interrupts)
 
-    def __enter__(self) -> "ProcessPool":
+    def __enter__(self) -> ProcessPool:
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         self.pool.terminate()
         return False
 
@@ -157,7 +157,7 @@ def run_bounded(pool: Any, fn: Callable[[Any], Any], tasks: Iterable, in_flight:
         slots.release()
 
 
-def task_pool(backend: str, workers: int, address: str | None = None, *modules: str) -> "ProcessPool | RayPool":
+def task_pool(backend: str, workers: int, address: str | None = None, *modules: str) -> ProcessPool | RayPool:
     """The pool matches and single-player runs play their games in: ``workers`` processes here
     (``modules`` preloaded in them), or Ray tasks."""
     return RayPool(workers, address) if backend == "ray" else ProcessPool(workers, *modules)
@@ -175,11 +175,11 @@ class RayPool:
         self.max_retries = max_retries
         self.ray: Any = None
 
-    def __enter__(self) -> "RayPool":
+    def __enter__(self) -> RayPool:
         self.ray = connect(self.workers, self.address)
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         return False  # the Ray instance stays up for the next run in this process
 
     def imap_unordered(self, fn: Callable[[Any], Any], tasks: Iterable, chunksize: int = 1) -> Iterator[Any]:

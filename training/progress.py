@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Callable, TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
 
 from tqdm.auto import tqdm
 
@@ -57,7 +58,7 @@ class PlainProgress:
         extra = ", ".join(part for part in (f"{rate:,.1f} {self.unit}/s", self.postfix) if part)
         self.write(f"{self.desc + ': ' if self.desc else ''}{done} {self.unit} ({extra})")
 
-    def __enter__(self) -> "PlainProgress":
+    def __enter__(self) -> PlainProgress:
         return self
 
     def __exit__(self, *exc: Any) -> None:

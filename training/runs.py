@@ -33,8 +33,9 @@ import signal
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -44,8 +45,16 @@ from tablegym.envs import known_games, make_game
 from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.training.files import (RunFolderError, copy_file_atomic, event_file_suffix, exit_refused,
-                                     lock_run_dir, prepare_run_dir, run_dir_problem, write_text_atomic)
+from tablegym.training.files import (
+    RunFolderError,
+    copy_file_atomic,
+    event_file_suffix,
+    exit_refused,
+    lock_run_dir,
+    prepare_run_dir,
+    run_dir_problem,
+    write_text_atomic,
+)
 from tablegym.training.flags import OneLineParser, unwritable
 from tablegym.training.progress import progress_bar
 
@@ -325,7 +334,7 @@ class ReplayBuffer:
     """A ring buffer of (features, target) pairs (binary features by default)."""
 
     def __init__(self, size: int, num_features: int, dtype: type = np.uint8) -> None:
-        self.x = np.zeros((size, num_features), dtype=dtype)
+        self.x: np.ndarray = np.zeros((size, num_features), dtype=dtype)
         self.y = np.zeros(size, dtype=np.float32)
         self.n = 0
         self.pos = 0
@@ -375,7 +384,10 @@ def field_help(cls: type) -> dict[str, str]:
             tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
         except (OSError, TypeError):
             continue
-        body = tree.body[0].body
+        klass_node = tree.body[0]
+        if not isinstance(klass_node, ast.ClassDef):  # the source of a class is its class statement
+            continue
+        body = klass_node.body
         for node, after in zip(body, body[1:]):
             if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
                     and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
@@ -383,7 +395,7 @@ def field_help(cls: type) -> dict[str, str]:
     return out
 
 
-def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, description: str):
+def parse_dataclass_args(cls: type[Any], argv: list[str] | None, prog: str, description: str) -> Any:
     """Command-line flags named after the fields of the ``Args`` dataclass ``cls``
     (``--games-per-iter 100``), a positional game name and repeatable ``--option KEY=VALUE``.
 
@@ -401,8 +413,14 @@ def parse_dataclass_args(cls: type, argv: list[str] | None, prog: str, descripti
         if f.name in ("game", "game_options"):
             continue
         flag = "--" + f.name.replace("_", "-")
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            raise TypeError(f"{cls.__name__}.{f.name} has no default; every field of an Args dataclass needs one")
         text = helps.get(f.name, " ")
+        kw: dict[str, Any]
         if f.type in ("bool",) or isinstance(default, bool):
             kw = dict(action=argparse.BooleanOptionalAction)
         elif isinstance(default, tuple):

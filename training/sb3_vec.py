@@ -29,7 +29,8 @@ episodes it plays under the raw env, without the reset steps. A vector env in
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium
 import numpy as np

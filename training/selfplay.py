@@ -16,9 +16,9 @@ import torch
 from numba import njit, types
 
 from tablegym.envs.core import DRAW, EVAL_T, FEATURES_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState
-from tablegym.search.alphabeta_search import MAX_PLY, TABLE_TYPES, AlphaBetaTables, root_search
 from tablegym.envs.evaluator import Evaluator
 from tablegym.models.value_net import ValueMLP
+from tablegym.search.alphabeta_search import MAX_PLY, TABLE_TYPES, AlphaBetaTables, root_search
 from tablegym.training.args import SelfPlayArgs, require_at_least, require_share
 from tablegym.training.runs import ReplayBuffer
 

@@ -33,9 +33,8 @@ from tablegym.envs.core import Game, KernelState
 from tablegym.envs.rates import per_second
 from tablegym.models.learned import LearnedEvaluator
 from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.training.runs import ReplayBuffer, Run, ValueLearner, parse_dataclass_args
-from tablegym.training.runs import train_command
 from tablegym.training.parallel import InProcessExecutor, executor
+from tablegym.training.runs import ReplayBuffer, Run, ValueLearner, parse_dataclass_args, train_command
 from tablegym.training.selfplay import SelfPlayBatch, TDArgs, chunks, merge, play_selfplay, td_update
 from tablegym.training.symmetry import feature_symmetries
 
@@ -61,8 +60,8 @@ def evaluation_match(game: Game, learned: LearnedEvaluator, baseline: str, *, ga
     """Score of the learned evaluator against ``baseline`` in the same search (win 1, draw 1/2),
     half the games in each seat, each from 2 random opening plies."""
     from tablegym.models.agents import make_evaluator
-    from tablegym.search.play import play_game
     from tablegym.search.agents import AlphaBetaAgent
+    from tablegym.search.play import play_game
 
     ours = AlphaBetaAgent(learned, depth=depth)
     theirs = AlphaBetaAgent(make_evaluator(game, baseline), depth=depth)
@@ -89,8 +88,8 @@ def _selfplay_chunk(shared: tuple, job: dict):
     """One chunk of self-play games in a worker: the game and the current network (its exported
     weights, ``shared`` by every chunk of the iteration) rebuilt here."""
     from tablegym.envs import make_game as registry
-    from tablegym.models.learned import value_kernel
     from tablegym.envs.evaluator import KernelEvaluator
+    from tablegym.models.learned import value_kernel
 
     game_name, options, params = shared
     game = registry(game_name, **options)

@@ -7,8 +7,9 @@ policy, training/ppo.py's and training/imitate.py's network), and the end of a r
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from types import SimpleNamespace
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import gymnasium
 import numpy as np

@@ -72,24 +72,99 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import (CHANCE, HEADER, TERMINAL, LAST, OUTCOME, PLY, TO_MOVE, Game, GameSpec,
-                                IllegalActionError, KernelState, Kernels, k_outcome, k_to_move)
+from tablegym.envs.core import (
+    CHANCE,
+    HEADER,
+    LAST,
+    OUTCOME,
+    PLY,
+    TERMINAL,
+    TO_MOVE,
+    Game,
+    GameSpec,
+    IllegalActionError,
+    Kernels,
+    KernelState,
+    k_outcome,
+    k_to_move,
+)
 from tablegym.envs.core import ONGOING as PLAYING
-from tablegym.envs.friday.cards import (BELOW, CARDS,
-                                        COUNT, FIRST_AGING, GROUP_FREE, GROUP_VALUES, NUM_AGING_TYPES, NUM_HAZARD_TYPES, NUM_TYPES, PIRATES, SORT, STEP_NAMES, VERY_STUPID, card_name)
-from tablegym.envs.friday.layout import (AB_KIND, AGING_IN, AGING_STACK, BEATEN, BOTTOM, BOTTOM_N, CHOICE_A,
-                                         CHOICE_B, DESTROY_BASE, DESTROY_LEFT, DISC, EXTRA_DRAW, EXTRA_PHASE_NAMES,
-                                         FIGHT, F_COPIED_STEP, F_DESTROYED, F_DOUBLED, F_LEFT, F_USED, HDISC, HSTACK,
-                                         LIFE, LOST, MAX_SLOTS, MID, NUM_ACTIONS, NUM_OUTCOMES, OPTION_VALUES,
-                                         PD_HAZARD, PD_NONE, PENDING, PFIGHT, PHASE, PHASE_NAMES, PIRATE_A, PIRATE_B,
-                                         PIRATE_OUTCOME, P_DESTROY, P_EXTRA, RESULT, SLOT_CARD, SLOT_FLAG, SORT0,
-                                         SORT_BASE, SORT_N, SORT_OPTIONS, STEPI, TARGET_BASE, TOP0, TOP_N, USE_BASE,
-                                         WON, _sync, body, k_sync)
-from tablegym.envs.friday.turns import fight_target, fight_total, k_chance, k_new
-from tablegym.envs.friday.decisions import (k_apply, k_determinize, k_key, k_moves, k_owned, k_sample,
-                                            k_sample_split, k_score)
+from tablegym.envs.friday.cards import (
+    BELOW,
+    CARDS,
+    COUNT,
+    FIRST_AGING,
+    GROUP_FREE,
+    GROUP_VALUES,
+    NUM_AGING_TYPES,
+    NUM_HAZARD_TYPES,
+    NUM_TYPES,
+    PIRATES,
+    SORT,
+    STEP_NAMES,
+    VERY_STUPID,
+    card_name,
+)
+from tablegym.envs.friday.decisions import k_apply, k_determinize, k_key, k_moves, k_owned, k_sample, k_sample_split, k_score
+from tablegym.envs.friday.layout import (
+    AB_KIND,
+    AGING_IN,
+    AGING_STACK,
+    BEATEN,
+    BOTTOM,
+    BOTTOM_N,
+    CHOICE_A,
+    CHOICE_B,
+    DESTROY_BASE,
+    DESTROY_LEFT,
+    DISC,
+    EXTRA_DRAW,
+    EXTRA_PHASE_NAMES,
+    F_COPIED_STEP,
+    F_DESTROYED,
+    F_DOUBLED,
+    F_LEFT,
+    F_USED,
+    FIGHT,
+    HDISC,
+    HSTACK,
+    LIFE,
+    LOST,
+    MAX_SLOTS,
+    MID,
+    NUM_ACTIONS,
+    NUM_OUTCOMES,
+    OPTION_VALUES,
+    P_DESTROY,
+    P_EXTRA,
+    PD_HAZARD,
+    PD_NONE,
+    PENDING,
+    PFIGHT,
+    PHASE,
+    PHASE_NAMES,
+    PIRATE_A,
+    PIRATE_B,
+    PIRATE_OUTCOME,
+    RESULT,
+    SLOT_CARD,
+    SLOT_FLAG,
+    SORT0,
+    SORT_BASE,
+    SORT_N,
+    SORT_OPTIONS,
+    STEPI,
+    TARGET_BASE,
+    TOP0,
+    TOP_N,
+    USE_BASE,
+    WON,
+    _sync,
+    body,
+    k_sync,
+)
 from tablegym.envs.friday.observation import OBS_SIZE, k_observe
-
+from tablegym.envs.friday.turns import fight_target, fight_total, k_chance, k_new
 
 # ---- the common state: the header, then the slots packed eight to a word -----------------------------
 
@@ -220,7 +295,7 @@ class FridayGame(Game):
             max_chance_outcomes=NUM_OUTCOMES,
         )
 
-    def new_initial_state(self) -> "FridayState":
+    def new_initial_state(self) -> FridayState:
         return FridayState(self, k_new(self.level, *self.codes, self.max_life_level4))
 
 

@@ -13,14 +13,44 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from tablegym.envs.core import LAST, PLY
 from tablegym.envs.friday.cards import AGING, DOUBLE, KIND, NUM_TYPES, RATING, VALUE
 from tablegym.envs.friday.core import KERNELS, state_push
-from tablegym.envs.friday.layout import (AB_KIND, DESTROY_BASE, DESTROY_LEFT, DONE, LIFE, LOST, MAX_SLOTS,
-                                         NUM_ACTIONS, P_DESTROY, P_TARGET, PENDING, PD_NONE, PHASE, RESULT, SLOT_CARD,
-                                         SLOT_FLAG, SORT_BASE, STEPI, TARGET_BASE, USE_BASE, WON, F_DESTROYED, MID,
-                                         DISC, TOP_N, TOP0, SORT_N, SORT0, BOTTOM_N, BOTTOM, body, k_sync)
 from tablegym.envs.friday.decisions import k_apply, k_moves, k_score
-from tablegym.envs.core import LAST, PLY
+from tablegym.envs.friday.layout import (
+    AB_KIND,
+    BOTTOM,
+    BOTTOM_N,
+    DESTROY_BASE,
+    DESTROY_LEFT,
+    DISC,
+    DONE,
+    F_DESTROYED,
+    LIFE,
+    LOST,
+    MAX_SLOTS,
+    MID,
+    NUM_ACTIONS,
+    P_DESTROY,
+    P_TARGET,
+    PD_NONE,
+    PENDING,
+    PHASE,
+    RESULT,
+    SLOT_CARD,
+    SLOT_FLAG,
+    SORT0,
+    SORT_BASE,
+    SORT_N,
+    STEPI,
+    TARGET_BASE,
+    TOP0,
+    TOP_N,
+    USE_BASE,
+    WON,
+    body,
+    k_sync,
+)
 
 WIN_SCORE = 1e12
 LOSS_SCORE = -1e12

@@ -7,10 +7,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import (CHANCE, HEADER, OUTCOME, TO_MOVE)
+from tablegym.envs.core import CHANCE, HEADER, OUTCOME, TO_MOVE
 from tablegym.envs.core import ONGOING as PLAYING
-from tablegym.envs.friday.cards import (BELOW, NUM_AGING_TYPES, NUM_HAZARD_TYPES, NUM_PIRATES, NUM_TYPES, SORT)
-
+from tablegym.envs.friday.cards import BELOW, NUM_AGING_TYPES, NUM_HAZARD_TYPES, NUM_PIRATES, NUM_TYPES, SORT
 
 MAX_SLOTS = 40
 """Table capacity. More cards than this in one fight would need ~40 draws; draws stop there."""

@@ -5,16 +5,55 @@ from __future__ import annotations
 
 from numba import njit
 
-from tablegym.envs.friday.cards import (ABILITY, ABILITY_WEIGHT, AGING, KIND, NONE,
-                                        NUM_AGING_TYPES, NUM_HAZARD_TYPES, NUM_PIRATES, NUM_TYPES, VALUE)
-from tablegym.envs.friday.layout import (AB_KIND, AGING_IN, AGING_STACK, BEATEN, BOTTOM, BOTTOM_N, CHOICE_A,
-                                         CHOICE_B, DISC, FIGHT, FREE_ALLOWED, FREE_DRAWN, FREE_ENDED, F_DESTROYED,
-                                         F_DOUBLED, F_LEFT, F_USED, HDISC, HSTACK, LIFE, MAX_SLOTS, MID, PFIGHT,
-                                         PHASE, PIRATE_A, SLOT_CARD, SLOT_FLAG, SORT0, SORT_N, STEPI, TOP0, TOP_N,
-                                         body)
-from tablegym.envs.friday.turns import fight_target, fight_total
+from tablegym.envs.friday.cards import (
+    ABILITY,
+    ABILITY_WEIGHT,
+    AGING,
+    KIND,
+    NONE,
+    NUM_AGING_TYPES,
+    NUM_HAZARD_TYPES,
+    NUM_PIRATES,
+    NUM_TYPES,
+    VALUE,
+)
 from tablegym.envs.friday.decisions import _paid_cost, k_owned
-
+from tablegym.envs.friday.layout import (
+    AB_KIND,
+    AGING_IN,
+    AGING_STACK,
+    BEATEN,
+    BOTTOM,
+    BOTTOM_N,
+    CHOICE_A,
+    CHOICE_B,
+    DISC,
+    F_DESTROYED,
+    F_DOUBLED,
+    F_LEFT,
+    F_USED,
+    FIGHT,
+    FREE_ALLOWED,
+    FREE_DRAWN,
+    FREE_ENDED,
+    HDISC,
+    HSTACK,
+    LIFE,
+    MAX_SLOTS,
+    MID,
+    PFIGHT,
+    PHASE,
+    PIRATE_A,
+    SLOT_CARD,
+    SLOT_FLAG,
+    SORT0,
+    SORT_N,
+    STEPI,
+    TOP0,
+    TOP_N,
+    body,
+)
+from tablegym.envs.friday.turns import fight_target, fight_total
 
 # ---- observation ----------------------------------------------------------------------------------
 # A flat float vector, in this order (sizes in brackets):

@@ -34,7 +34,7 @@ def hazard_text(t: int, step: int) -> str:
     return f"{GROUP_FREE[c.group]} free, {values[0]}/{values[1]}/{values[2]} (now {values[min(step, 2)]}) -> {card_name(t)}"
 
 
-def state_text(state: "FridayState") -> str:
+def state_text(state: FridayState) -> str:
     """Life, step, stacks, pirates, the fight on the table and what is being decided."""
     lines = [f"life {state.life}  step {state.step_name}  level {state.game.level}  "
              f"aging cards in the deck {state.aging_entered}  score {state.score}"]
@@ -180,7 +180,7 @@ def _table_row(img: np.ndarray, y0: int, cards: list[tuple[int, str]], side_colo
               f"+{len(cards) - len(shown)}")
 
 
-def state_image(state: "FridayState") -> np.ndarray:
+def state_image(state: FridayState) -> np.ndarray:
     """The position as a ``IMAGE_H x IMAGE_W x 3`` uint8 image (layout above): life, step,
     the hazard(s) with their value now, the fighting total against it, the pirates, and the
     table's left (free) and right (paid) rows. Cards whose ability was used show '+' in the

@@ -11,10 +11,10 @@ import gymnasium
 from numba import njit
 
 from tablegym.envs.core import PLY
-from tablegym.envs.friday.layout import LIFE, RESULT, STEPI, WON, body
 from tablegym.envs.friday.decisions import k_score
-from tablegym.envs.friday.observation import flat_observation
 from tablegym.envs.friday.env import FridayEnv
+from tablegym.envs.friday.layout import LIFE, RESULT, STEPI, WON, body
+from tablegym.envs.friday.observation import flat_observation
 from tablegym.envs.streams import next_double
 from tablegym.envs.vector import SinglePlayerVectorEnv
 

@@ -32,10 +32,24 @@ import re
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import (DRAW, KEY, LAST, ONGOING, OUTCOME, PLY, TO_MOVE, Game, GameSpec,
-                                 IllegalActionError, Kernels, KernelState, k_key, k_outcome, k_to_move)
-from tablegym.envs.sim.canonical import (EDGE_ID, EDGE_U, EDGE_V, MAX_N, MIN_N, N_, POW3, canonical_code, check_n,
-                                         edges_of)
+from tablegym.envs.core import (
+    DRAW,
+    KEY,
+    LAST,
+    ONGOING,
+    OUTCOME,
+    PLY,
+    TO_MOVE,
+    Game,
+    GameSpec,
+    IllegalActionError,
+    Kernels,
+    KernelState,
+    k_key,
+    k_outcome,
+    k_to_move,
+)
+from tablegym.envs.sim.canonical import EDGE_ID, EDGE_U, EDGE_V, MAX_N, MIN_N, N_, POW3, canonical_code, check_n, edges_of
 
 E_ = N_ + 1
 HDR = E_ + 1
@@ -162,7 +176,7 @@ class SimGame(Game):
             options=dict(n=self.n),
         )
 
-    def new_initial_state(self) -> "SimState":
+    def new_initial_state(self) -> SimState:
         n, ne = self.n, self.num_edges
         s = np.zeros(HDR + 2 * ne + 2 * n, dtype=np.int64)
         s[N_], s[E_] = n, ne
@@ -190,7 +204,7 @@ class SimGame(Game):
             return None, f"(points are 0..{self.n - 1}, two different ones)"
         return int(EDGE_ID[self.n, i, j]), ""
 
-    def from_colours(self, colours) -> "SimState":
+    def from_colours(self, colours) -> SimState:
         """The position with this colouring (0 none, 1 player 0, 2 player 1), moves replayed in edge order.
 
         The board must be reachable without a finished game: player 0 has as many edges as

@@ -8,7 +8,6 @@ from tablegym.envs.sim.env import SimEnv
 from tablegym.envs.vector import TwoPlayerVectorEnv
 
 
-
 class SimVectorEnv(TwoPlayerVectorEnv):
     """``num_envs`` boards of ``SimEnv`` stepped in one compiled call; arguments as
     ``TwoPlayerVectorEnv``."""

@@ -14,8 +14,33 @@ from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.quality import VALIDITY_RULES, Quality, Validity
 from tablegym.envs.starship.scoring import NO_PART, all_reached, border_reached, scored
 from tablegym.envs.starship.ship import (
-    ARMOR, BUNK, COCKPIT, CORRIDOR, DOOR, DX, DY, EMPTY, FACED, FACING, FIRST_PART, KIND, NUM_TILE_KINDS,
-    NUM_VARIANTS, PH, PW, PX, PY, QUARTERS, REACTOR, THRUSTER, WEAPON, AMMO, POWER, Ship, footprint, part_name,
+    AMMO,
+    ARMOR,
+    BUNK,
+    COCKPIT,
+    CORRIDOR,
+    DOOR,
+    DX,
+    DY,
+    EMPTY,
+    FACED,
+    FACING,
+    FIRST_PART,
+    KIND,
+    NUM_TILE_KINDS,
+    NUM_VARIANTS,
+    PH,
+    POWER,
+    PW,
+    PX,
+    PY,
+    QUARTERS,
+    REACTOR,
+    THRUSTER,
+    WEAPON,
+    Ship,
+    footprint,
+    part_name,
 )
 from tablegym.envs.twoplayer import as_action
 

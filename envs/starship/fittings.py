@@ -12,12 +12,40 @@ import numpy as np
 
 from tablegym.envs.starship import kernels as K
 from tablegym.envs.starship.ship import (
-    AMMO, BACKWARD, BUNK, CORRIDOR, DX, DY, EMPTY, FACING, KIND, NUM_VARIANTS, PH, POWER, PW, PX, PY,
-    QUARTERS, REACTOR, THRUSTER, WEAPON, Ship, footprint, points,
+    AMMO,
+    BACKWARD,
+    BUNK,
+    CORRIDOR,
+    DX,
+    DY,
+    EMPTY,
+    FACING,
+    KIND,
+    NUM_VARIANTS,
+    PH,
+    POWER,
+    PW,
+    PX,
+    PY,
+    QUARTERS,
+    REACTOR,
+    THRUSTER,
+    WEAPON,
+    Ship,
+    footprint,
+    points,
 )
-from tablegym.envs.starship.stage_base import (ConfigError, Stage, _NO_RAYS, aligned_sides, best_first,
-                                               centre_of_mass, draw, place_first, rect_gaps)
-
+from tablegym.envs.starship.stage_base import (
+    _NO_RAYS,
+    ConfigError,
+    Stage,
+    aligned_sides,
+    best_first,
+    centre_of_mass,
+    draw,
+    place_first,
+    rect_gaps,
+)
 
 # -- 7, 8. thrusters and weapons ---------------------------------------------------------------
 

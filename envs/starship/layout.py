@@ -81,15 +81,36 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.starship import kernels as K
+from tablegym.envs.starship.fittings import Ammo, Doors, Power, Thrusters
 from tablegym.envs.starship.pipeline import DEFAULT_DETOUR
 from tablegym.envs.starship.quality import cockpit_protection, reactor_centrality, validate, working
 from tablegym.envs.starship.ship import (
-    AMMO, ARMOR, BACKWARD, BUNK, COCKPIT, CORRIDOR, DOOR, DX, DY, EMPTY, FACING, FORWARD, KIND, PH, PW, PX, PY, POWER,
-    QUARTERS, REACTOR, THRUSTER, WEAPON, Ship,
+    AMMO,
+    ARMOR,
+    BACKWARD,
+    BUNK,
+    COCKPIT,
+    CORRIDOR,
+    DOOR,
+    DX,
+    DY,
+    EMPTY,
+    FACING,
+    FORWARD,
+    KIND,
+    PH,
+    POWER,
+    PW,
+    PX,
+    PY,
+    QUARTERS,
+    REACTOR,
+    THRUSTER,
+    WEAPON,
+    Ship,
 )
 from tablegym.envs.starship.stage_base import aligned_sides, centre_of_mass, rect_gaps
 from tablegym.envs.starship.stages_hull import ring
-from tablegym.envs.starship.fittings import Ammo, Doors, Power, Thrusters
 
 DETOUR = DEFAULT_DETOUR
 """The path contiguity check's detour limit that "needed" uses (the pipeline's default, 5)."""

@@ -32,16 +32,17 @@ import re
 import reprlib
 import stat
 import tomllib
+from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
 from tablegym.envs.limits import LimitError, current, loads_json, refuse
 from tablegym.envs.starship.ship import Ship
-from tablegym.envs.starship.stages import STAGE_NAMES, STAGES
 from tablegym.envs.starship.stage_base import ConfigError, ConfigLimitError, Stage, _snake
+from tablegym.envs.starship.stages import STAGE_NAMES, STAGES
 
 DEFAULT_SIZE = 32
 DEFAULT_DETOUR = 5
@@ -105,11 +106,11 @@ class Pipeline:
         self.stages: list[Stage] = [make_stage(name, stages.get(name)) for name in STAGE_NAMES]
 
     @classmethod
-    def from_config(cls, config: dict[str, Any]) -> "Pipeline":
+    def from_config(cls, config: dict[str, Any]) -> Pipeline:
         return cls(**config)
 
     @classmethod
-    def from_file(cls, path: str | Path) -> "Pipeline":
+    def from_file(cls, path: str | Path) -> Pipeline:
         """A pipeline from a TOML (``.toml``) or JSON (anything else) file of the same keys
         (``read_config``)."""
         return cls(**read_config(path))

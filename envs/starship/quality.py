@@ -36,15 +36,33 @@ next to the two parts; an unreachable destination counts as ``height + width`` s
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
 from tablegym.envs.starship import kernels as K
 from tablegym.envs.starship.ship import (
-    ARMOR, BACKWARD, COCKPIT, CORRIDOR, DOOR, EMPTY, FACING, FORWARD, KIND, PH, PW, PX, PY, QUARTERS, BUNK, REACTOR,
-    THRUSTER, TILE_NAMES, WEAPON, Ship,
+    ARMOR,
+    BACKWARD,
+    BUNK,
+    COCKPIT,
+    CORRIDOR,
+    DOOR,
+    EMPTY,
+    FACING,
+    FORWARD,
+    KIND,
+    PH,
+    PW,
+    PX,
+    PY,
+    QUARTERS,
+    REACTOR,
+    THRUSTER,
+    TILE_NAMES,
+    WEAPON,
+    Ship,
 )
 
 # -- validity ----------------------------------------------------------------------------------

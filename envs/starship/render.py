@@ -9,15 +9,28 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from tablegym.envs.render import FONT, _stamp
 from tablegym.envs.starship.ship import (
-    AMMO, ARMOR, BUNK, COCKPIT, CORRIDOR, DOOR, EMPTY, FORWARD, NUM_TILE_KINDS, POWER, QUARTERS, REACTOR, THRUSTER,
-    WEAPON, Ship,
+    AMMO,
+    ARMOR,
+    BUNK,
+    COCKPIT,
+    CORRIDOR,
+    DOOR,
+    EMPTY,
+    FORWARD,
+    NUM_TILE_KINDS,
+    POWER,
+    QUARTERS,
+    REACTOR,
+    THRUSTER,
+    WEAPON,
+    Ship,
 )
 
 COLOURS = np.zeros((NUM_TILE_KINDS, 3), np.uint8)

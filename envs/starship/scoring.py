@@ -15,10 +15,29 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.starship import kernels as K
-from tablegym.envs.starship.quality import (CREW_SCALE, FIREPOWER_TARGET, QUALITY_WEIGHTS, VALIDITY_RULES, Check,
-                                            Quality, Validity)
-from tablegym.envs.starship.ship import (ARMOR, BACKWARD, BUNK, COCKPIT, CORRIDOR, DOOR, EMPTY, FACING, FORWARD, KIND,
-                                         PH, PW, PX, PY, QUARTERS, REACTOR, THRUSTER, TILE_NAMES, WEAPON, Ship)
+from tablegym.envs.starship.quality import CREW_SCALE, FIREPOWER_TARGET, QUALITY_WEIGHTS, VALIDITY_RULES, Check, Quality, Validity
+from tablegym.envs.starship.ship import (
+    ARMOR,
+    BACKWARD,
+    BUNK,
+    COCKPIT,
+    CORRIDOR,
+    DOOR,
+    EMPTY,
+    FACING,
+    FORWARD,
+    KIND,
+    PH,
+    PW,
+    PX,
+    PY,
+    QUARTERS,
+    REACTOR,
+    THRUSTER,
+    TILE_NAMES,
+    WEAPON,
+    Ship,
+)
 
 TERMS = tuple(QUALITY_WEIGHTS)
 """The quality terms in ``score``'s order (``quality.QUALITY_WEIGHTS``'s)."""

@@ -190,7 +190,7 @@ class Ship:
         self.parts = parts
 
     @classmethod
-    def empty(cls, height: int = 32, width: int | None = None) -> "Ship":
+    def empty(cls, height: int = 32, width: int | None = None) -> Ship:
         """An all-empty grid, ``height`` x ``width`` (square when width is None)."""
         width = height if width is None else width
         if height < 1 or width < 1:
@@ -202,7 +202,7 @@ class Ship:
     def shape(self) -> tuple[int, int]:
         return self.tiles.shape  # type: ignore[return-value]
 
-    def copy(self) -> "Ship":
+    def copy(self) -> Ship:
         return Ship(self.tiles.copy(), self.part.copy(), self.parts.copy())
 
     def __eq__(self, other: object) -> bool:
@@ -285,7 +285,7 @@ class Ship:
         return text + "\n\n" + LEGEND if legend else text
 
     @classmethod
-    def from_text(cls, text: str) -> "Ship":
+    def from_text(cls, text: str) -> Ship:
         """Parse ``to_text``'s drawing (spaces between characters are ignored).
 
         Parts are read greedily in row-major order, the largest variant whose footprint is

@@ -15,7 +15,11 @@ from numba import njit
 from tablegym.envs.limits import LimitError
 from tablegym.envs.starship import kernels as K
 from tablegym.envs.starship.ship import (
-    CORRIDOR, DOOR, EMPTY, Ship, footprint,
+    CORRIDOR,
+    DOOR,
+    EMPTY,
+    Ship,
+    footprint,
 )
 
 

@@ -18,12 +18,9 @@ between equally good locations are broken at random (by ``rng``).
 
 from __future__ import annotations
 
-
-
+from tablegym.envs.starship.fittings import Ammo, Crew, Doors, ExteriorArmor, FillArmor, Power, Thrusters, Weapons
 from tablegym.envs.starship.stage_base import Stage
 from tablegym.envs.starship.stages_hull import Cockpit, CockpitArmor, FillGaps, Reactor, ReactorArmor, Shape
-from tablegym.envs.starship.fittings import Ammo, Crew, Doors, ExteriorArmor, FillArmor, Power, Thrusters, Weapons
-
 
 STAGES: tuple[type[Stage], ...] = (Shape, FillGaps, Cockpit, Reactor, CockpitArmor, ReactorArmor, Thrusters, Weapons,
                                    ExteriorArmor, Ammo, Power, Crew, FillArmor, Doors)

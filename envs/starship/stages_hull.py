@@ -11,10 +11,14 @@ import numpy as np
 
 from tablegym.envs.starship import kernels as K
 from tablegym.envs.starship.ship import (
-    COCKPIT, CORRIDOR, EMPTY, REACTOR, Ship, footprint,
+    COCKPIT,
+    CORRIDOR,
+    EMPTY,
+    REACTOR,
+    Ship,
+    footprint,
 )
-from tablegym.envs.starship.stage_base import ConfigError, Stage, _NO_RAYS, best_first, centre_of_mass, place_first
-
+from tablegym.envs.starship.stage_base import _NO_RAYS, ConfigError, Stage, best_first, centre_of_mass, place_first
 
 # -- 1. shape ----------------------------------------------------------------------------------
 

@@ -12,13 +12,10 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.starship import kernels as K
-from tablegym.envs.starship.env import (BRUSHES, FIRST_BRUSH_PART, NUM_BRUSHES)
-from tablegym.envs.starship.ship import (COCKPIT, CORRIDOR, EMPTY, FACED, FIRST_PART, KIND,
-                                         PART_FIELDS, REACTOR, Ship,
-                                         footprint)
+from tablegym.envs.starship.env import BRUSHES, FIRST_BRUSH_PART, NUM_BRUSHES
+from tablegym.envs.starship.ship import COCKPIT, CORRIDOR, EMPTY, FACED, FIRST_PART, KIND, PART_FIELDS, REACTOR, Ship, footprint
 from tablegym.envs.starship.stages_hull import STRATEGIES
 from tablegym.envs.streams import integers, next_double, stream_rows
-
 
 _BRUSH = np.array([[b.kind, b.variant, b.facing if b.kind in FACED else 0,
                     *(footprint(b.kind, b.variant, b.facing) if b.kind >= FIRST_PART else (1, 1))] for b in BRUSHES],

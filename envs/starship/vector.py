@@ -49,21 +49,48 @@ from gymnasium.vector.utils import batch_space
 from numba import njit, prange, types
 
 from tablegym.envs.core import IllegalActionError
-from tablegym.envs.starship import kernels as K
 from tablegym.envs.starship import kept
+from tablegym.envs.starship import kernels as K
 from tablegym.envs.starship.conditioned import _BRUSH_POINTS, TARGETS, TargetStarshipEnv, asked_targets
-from tablegym.envs.starship.env import (NUM_BRUSHES, OBS_CHANNELS, StarshipEnv, _observe,
-                                        brush_mask, seal_mask)
+from tablegym.envs.starship.env import NUM_BRUSHES, OBS_CHANNELS, StarshipEnv, _observe, brush_mask, seal_mask
 from tablegym.envs.starship.quality import VALIDITY_RULES
-from tablegym.envs.starship.scoring import (NO_PART, TERMS, _count, all_reached, crew_counts, crew_kind,
-                                            crew_mean, crew_steps_of, crew_total, score_given, seen_size,
-                                            walks_read)
-from tablegym.envs.starship.ship import (COCKPIT, DX, DY, EMPTY, FACING, FIRST_PART, KIND,
-                                         NUM_TILE_KINDS, PART_FIELDS, PH, PW, PX, PY, REACTOR, THRUSTER, WEAPON, Ship)
+from tablegym.envs.starship.scoring import (
+    NO_PART,
+    TERMS,
+    _count,
+    all_reached,
+    crew_counts,
+    crew_kind,
+    crew_mean,
+    crew_steps_of,
+    crew_total,
+    score_given,
+    seen_size,
+    walks_read,
+)
+from tablegym.envs.starship.ship import (
+    COCKPIT,
+    DX,
+    DY,
+    EMPTY,
+    FACING,
+    FIRST_PART,
+    KIND,
+    NUM_TILE_KINDS,
+    PART_FIELDS,
+    PH,
+    PW,
+    PX,
+    PY,
+    REACTOR,
+    THRUSTER,
+    WEAPON,
+    Ship,
+)
+from tablegym.envs.starship.start_ship import _BRUSH, _apply_edit, _generator_params, _start_ship
 from tablegym.envs.streams import integers, stream_rows
 from tablegym.envs.vector import KernelVectorEnv, _check_copy, _check_num_envs
 from tablegym.envs.vector_step import CompiledKernel, _function_at, copy_rows, unowned
-from tablegym.envs.starship.start_ship import _BRUSH, _apply_edit, _generator_params, _start_ship
 
 # -- fixed tables ------------------------------------------------------------------------------
 

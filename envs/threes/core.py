@@ -32,11 +32,37 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import (CHANCE, HEADER, KEY, LAST, ONGOING, OUTCOME, PLY, TERMINAL, TO_MOVE, Game,
-                                 GameSpec, IllegalActionError, Kernels, KernelState, k_key, k_outcome, k_to_move,
-                                 sample_outcome)
-from tablegym.envs.threes.board import (DIRECTION_NAMES, any_move, board_score, highest_rank, insert_cell,
-                                        rank_value, ranks_of, set_rank, swipe)
+from tablegym.envs.core import (
+    CHANCE,
+    HEADER,
+    KEY,
+    LAST,
+    ONGOING,
+    OUTCOME,
+    PLY,
+    TERMINAL,
+    TO_MOVE,
+    Game,
+    GameSpec,
+    IllegalActionError,
+    Kernels,
+    KernelState,
+    k_key,
+    k_outcome,
+    k_to_move,
+    sample_outcome,
+)
+from tablegym.envs.threes.board import (
+    DIRECTION_NAMES,
+    any_move,
+    board_score,
+    highest_rank,
+    insert_cell,
+    rank_value,
+    ranks_of,
+    set_rank,
+    swipe,
+)
 
 BOARD, N1, N2, N3, HINT, PHASE, MOVED, SETUP_LEFT, BONUS, BONUS_HI, HINT_MODE, WIN_LO, WIN_HI = range(HEADER, HEADER + 13)
 SIZE = HEADER + 13
@@ -293,7 +319,7 @@ class ThreesGame(Game):
             max_chance_outcomes=NUM_OUTCOMES,
         )
 
-    def new_initial_state(self) -> "ThreesState":
+    def new_initial_state(self) -> ThreesState:
         s = np.zeros(SIZE, dtype=np.int64)
         s[TO_MOVE] = CHANCE
         s[OUTCOME] = ONGOING

@@ -25,9 +25,9 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.core import ONGOING, OUTCOME
+from tablegym.envs.evaluator import Evaluator
 from tablegym.envs.threes.board import can_merge, column, row
 from tablegym.envs.threes.core import BOARD
-from tablegym.envs.evaluator import Evaluator
 
 OPENNESS, OPENNESS_MATTHEW = 0, 1
 EVALUATOR_IDS = {"openness": OPENNESS, "openness-matthew": OPENNESS_MATTHEW}

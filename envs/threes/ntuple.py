@@ -28,7 +28,6 @@ from numba import njit
 
 from tablegym.envs.threes.board import highest_rank
 
-
 HINT_CELL = 16
 RADIX = 16  # a cell's rank (or the hint code) is one base-16 digit of the index
 BOARD_PART, HINT_PART, WHOLE = 0, 1, 2  # which tuples a value sums (ntuple_value's ``part``)
@@ -89,7 +88,7 @@ class NTupleConfig:
                 for k, v in asdict(self).items()}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "NTupleConfig":
+    def from_dict(cls, d: dict) -> NTupleConfig:
         return cls(tuples=tuple(tuple(int(c) for c in t) for t in d["tuples"]),
                    stage_ranks=tuple(int(r) for r in d["stage_ranks"]), symmetric=bool(d["symmetric"]))
 

@@ -13,7 +13,6 @@ from tablegym.envs.threes.env import ThreesEnv
 from tablegym.envs.vector import SinglePlayerVectorEnv
 
 
-
 @njit(cache=True)
 def score(s):
     """The board score; a step's reward is its change (``ThreesEnv``'s Rewards)."""

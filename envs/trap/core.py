@@ -37,8 +37,24 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import (CHANCE, DRAW, HEADER, KEY, LAST, ONGOING, OUTCOME, PLY, TO_MOVE, Game, GameSpec,
-                                 IllegalActionError, Kernels, KernelState, k_key, k_outcome)
+from tablegym.envs.core import (
+    CHANCE,
+    DRAW,
+    HEADER,
+    KEY,
+    LAST,
+    ONGOING,
+    OUTCOME,
+    PLY,
+    TO_MOVE,
+    Game,
+    GameSpec,
+    IllegalActionError,
+    Kernels,
+    KernelState,
+    k_key,
+    k_outcome,
+)
 
 N_, POS0, POS1, PHASE, TARGET, TURNS, CAP, FIRST, CAND, MODE = range(HEADER, HEADER + 10)
 HDR = 16
@@ -371,7 +387,7 @@ class TrapGame(Game):
             max_chance_outcomes=self.n * self.n,
         )
 
-    def new_initial_state(self) -> "TrapState":
+    def new_initial_state(self) -> TrapState:
         n = self.n
         s = np.zeros(HDR + n * n + 3 * self.turn_cap + 3, dtype=np.int64)
         s[N_] = n
@@ -386,7 +402,7 @@ class TrapGame(Game):
         s[KEY] = _Z_POS[0, s[POS0]] ^ _Z_POS[1, s[POS1]] ^ _Z_TURN[self.first_player, MOVE]
         return TrapState(self, s)
 
-    def from_board(self, text: str, *, to_move: int = 0, phase: str = "move") -> "TrapState":
+    def from_board(self, text: str, *, to_move: int = 0, phase: str = "move") -> TrapState:
         """A position drawn as N rows of ``.`` (empty), ``#`` (trap), ``1`` and ``2`` (players).
 
         For tests and puzzles: the undo stack starts empty, so ``pop`` cannot go before it.

@@ -29,8 +29,8 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.core import ONGOING, OUTCOME, TO_MOVE, terminal_value
-from tablegym.envs.trap.core import DIRS, HDR, MAX_SIDE, N_, NUM_DIRS, POS0
 from tablegym.envs.evaluator import KernelEvaluator
+from tablegym.envs.trap.core import DIRS, HDR, MAX_SIDE, N_, NUM_DIRS, POS0
 
 WIN = 1e5
 """The value of a won game; non-terminal values stay far inside +-WIN."""

@@ -26,8 +26,23 @@ import numpy as np
 from numba import njit, types
 
 from tablegym.envs.core import CHANCE, TERMINAL, TO_MOVE
-from tablegym.envs.trap.core import (HDR, MAX_SIDE, N_, NUM_DIRS, PHASE, POS0, POS1, THROW, TrapState,
-                                     free_neighbours, hit_probability, is_free, mobility, step, step_direction)
+from tablegym.envs.trap.core import (
+    HDR,
+    MAX_SIDE,
+    N_,
+    NUM_DIRS,
+    PHASE,
+    POS0,
+    POS1,
+    THROW,
+    TrapState,
+    free_neighbours,
+    hit_probability,
+    is_free,
+    mobility,
+    step,
+    step_direction,
+)
 
 WIN = 1000.0
 """Hard's value of a won position (the course's +-1000)."""

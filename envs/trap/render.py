@@ -13,7 +13,7 @@ Layout of a ``draw_trap`` image (``cell`` pixels a square)::
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

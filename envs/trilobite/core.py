@@ -31,8 +31,24 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from tablegym.envs.core import (DRAW, cell_features, HEADER, KEY, LAST, ONGOING, OUTCOME, PLY, TO_MOVE, Game, GameSpec,
-                                 IllegalActionError, Kernels, KernelState, k_outcome, k_to_move)
+from tablegym.envs.core import (
+    DRAW,
+    HEADER,
+    KEY,
+    LAST,
+    ONGOING,
+    OUTCOME,
+    PLY,
+    TO_MOVE,
+    Game,
+    GameSpec,
+    IllegalActionError,
+    Kernels,
+    KernelState,
+    cell_features,
+    k_outcome,
+    k_to_move,
+)
 
 HDR = 16
 MAX_SIDE = 16
@@ -235,7 +251,7 @@ class TrilobiteGame(Game):
         )
 
     @classmethod
-    def tiny(cls, first_player: int = 0) -> "TrilobiteGame":
+    def tiny(cls, first_player: int = 0) -> TrilobiteGame:
         """The 3x3, three-in-a-row puzzle of the original."""
         return cls(3, 3, 3, first_player)
 
@@ -251,7 +267,7 @@ class TrilobiteGame(Game):
         perm[1::2] = 2 * mirrored + 1
         return [identity, perm]
 
-    def new_initial_state(self) -> "TrilobiteState":
+    def new_initial_state(self) -> TrilobiteState:
         w, h = self.width, self.height
         s = np.zeros(HDR + 2 * w * h + w, dtype=np.int64)
         s[W_], s[H_], s[L_] = w, h, self.win_length

@@ -8,7 +8,6 @@ from tablegym.envs.trilobite.env import TrilobiteEnv
 from tablegym.envs.vector import TwoPlayerVectorEnv
 
 
-
 class TrilobiteVectorEnv(TwoPlayerVectorEnv):
     """``num_envs`` boards of ``TrilobiteEnv`` (any size: Trilobite-v0, TrilobiteTiny-v0)
     stepped in one compiled call; arguments as ``TwoPlayerVectorEnv``."""

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from tablegym.envs import plugins
+from tablegym.experiments.commands.shared import key_values, parse_value, positive_float, require
 from tablegym.training.flags import bounded_int
-from tablegym.experiments.commands.shared import (key_values, parse_value, positive_float, require)
 
 
 def _fmt_cell(x: Any) -> str:

@@ -8,11 +8,10 @@ import sys
 from typing import Any
 
 from tablegym.envs.core import Game
+from tablegym.experiments.commands.shared import CommandError, InputError, game_from_args, make_agent_checked
 from tablegym.experiments.game_runs import MAX_WORKERS
 from tablegym.experiments.stats import MAX_GAMES
 from tablegym.training.flags import bounded_int, check_writable
-from tablegym.experiments.commands.shared import (CommandError, InputError, game_from_args,
-    make_agent_checked)
 
 
 def _minutes(text: str) -> float:
@@ -27,9 +26,8 @@ def _minutes(text: str) -> float:
 
 
 def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from tablegym.experiments.match import elo_markdown, elo_ratings, markdown_table, play_match, round_robin, write_csv
     from tablegym.experiments.journal import JournalError
-
+    from tablegym.experiments.match import elo_markdown, elo_ratings, markdown_table, play_match, round_robin, write_csv
     from tablegym.training.parallel import BackendError, check_backend
 
     game, options = game_from_args(parser, args)

@@ -4,16 +4,16 @@ game while you watch."""
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from tablegym.envs import plugin
 from tablegym.envs.core import CHANCE, Game, State
+from tablegym.experiments.commands.shared import compose_spec, game_from_args, make_agent_checked, positive_float
 from tablegym.experiments.games import GAMES
 from tablegym.training.flags import bounded_int
-from tablegym.experiments.commands.shared import (compose_spec, game_from_args,
-    make_agent_checked, positive_float)
 
 
 class _Announced:
@@ -67,7 +67,7 @@ class _ChanceNews:
                 self._print(f"chance: {after.action_to_string(outcome)} (probability {prob:.3g})")
                 return
 
-    def wrap(self, agent: Any) -> "_Reported":
+    def wrap(self, agent: Any) -> _Reported:
         return _Reported(agent, self)
 
     def decided(self, state: State, action: int) -> None:

@@ -6,13 +6,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Any, Callable, Sequence
-
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from tablegym.envs.core import Game
 from tablegym.experiments.games import GAMES, cached_game
 from tablegym.training.flags import bounded_int
-
 
 PROG = "tablegym"
 

@@ -4,18 +4,18 @@ bounded table."""
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from tablegym.envs import plugin
+from tablegym.envs import make_game, plugin
 from tablegym.envs.core import Game, KernelState
-from tablegym.envs import make_game
+from tablegym.experiments.commands.shared import InputError, game_from_args, positive_float, require
 from tablegym.training.flags import bounded_int
-from tablegym.experiments.commands.shared import (InputError, game_from_args,
-    positive_float, require)
 
 
 def _value_in_words(value: float) -> str:
@@ -86,7 +86,7 @@ def _cmd_solve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
         if record.solver:
             module, _, attr = record.solver.partition(":")
             solver = require(module, attr, f"the {args.game} solver")
-            run = lambda g=g: solver(g)
+            run = functools.partial(solver, g)
         else:
             root = g.new_initial_state()
             if g.spec.chance or g.spec.num_players != 2 or not isinstance(root, KernelState):
@@ -101,7 +101,7 @@ def _cmd_solve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
                                  f"random games), a table in {_memory_words(max_bytes, False)} holds {fits:,}; "
                                  f"to try anyway give --max-memory MB or --max-entries N (the solve stops there)")
             solve = require("tablegym.search.solver", "solve", "the exact solver")
-            run = lambda root=root: solve(root)
+            run = functools.partial(solve, root)
         try:
             with limits(max_entries=args.max_entries, max_bytes=max_bytes):
                 _report_solve(g, run, None if args.no_progress else _solve_progress(g))

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import importlib
 
-
 from tablegym.envs import plugin, plugins
-from tablegym.experiments.commands.shared import (PROG, require, usage_error)
+from tablegym.experiments.commands.shared import PROG, require, usage_error
 
 
 def train(argv: list[str]) -> int:

@@ -19,11 +19,10 @@ import time
 
 import numpy as np
 
-from tablegym.models.friday.agents import MOVE_FILTER, rule_action
 from tablegym.envs.friday.core import KERNELS, FridayGame, sample_chance, state_moves, state_push, state_sample
 from tablegym.envs.rates import per_second
-from tablegym.search.bestfirst import best_first_search
-from tablegym.search.bestfirst import MAX_MOVES
+from tablegym.models.friday.agents import MOVE_FILTER, rule_action
+from tablegym.search.bestfirst import MAX_MOVES, best_first_search
 
 
 def bench_positions(count: int = 24, seed: int = 0, level: int = 1) -> list:

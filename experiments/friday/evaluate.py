@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from tablegym.experiments.game_runs import read_records, recorded, records_parser, refusing_bad_records, run_tasks
 from tablegym.experiments.friday.records import HEADER, markdown_row, options_text, play_game, summarise
+from tablegym.experiments.game_runs import read_records, recorded, records_parser, refusing_bad_records, run_tasks
 
 
 @functools.lru_cache(maxsize=64)

@@ -16,7 +16,8 @@ from tablegym.experiments.stats import wilson_interval
 def deal(level: int, seed: int, index: int, options: dict | None = None):
     """The opening state of game ``index`` at ``level`` and the generator that plays its chance
     (Friday's record ``deal``: the one seeding rule of every Friday run)."""
-    from tablegym.envs.friday.core import FridayGame, deal as friday_deal
+    from tablegym.envs.friday.core import FridayGame
+    from tablegym.envs.friday.core import deal as friday_deal
 
     return friday_deal(FridayGame(level=level, **(options or {})), seed, index)
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from tablegym.envs.evaluator import Evaluator
 from tablegym.envs.sim.canonical import canonical_key, k_canonical
 from tablegym.envs.sim.core import KERNELS, SimGame, SimState
-from tablegym.envs.evaluator import Evaluator
 from tablegym.search.solver import Solver
 from tablegym.training.flags import OneLineParser
 

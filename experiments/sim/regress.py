@@ -41,23 +41,23 @@ import math
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
 from torch import nn
 
 from tablegym.envs.core import Game
-from tablegym.experiments.sim.agreement import canonical_positions, sign_agreement
+from tablegym.envs.evaluator import Evaluator
 from tablegym.envs.sim.canonical import EDGE_ID, edges_of, k_canonical, relabel
 from tablegym.envs.sim.core import KERNELS, SimGame, SimState
 from tablegym.experiments.match import play_match
+from tablegym.experiments.sim.agreement import canonical_positions, sign_agreement
 from tablegym.experiments.stats import MatchResult, wilson_interval
 from tablegym.models.export import NetEvaluator, from_torch
 from tablegym.search.agents import Agent, AlphaBetaAgent, parse_spec
-from tablegym.envs.evaluator import Evaluator
 from tablegym.search.solver import Solver
 from tablegym.training.flags import OneLineParser
 

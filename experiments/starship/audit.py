@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 

@@ -61,7 +61,7 @@ def run(seeds: int = 1000, first_seed: int = 0, **config: Any) -> dict[str, Any]
         t0 = time.perf_counter()
         t = t0
         ship = None
-        for stage, ship in pipeline.steps(seed):
+        for stage, ship in pipeline.steps(seed):  # noqa: B007 (ship: the last stage's, read after the loop)
             now = time.perf_counter()
             stage_s[stage.name] += now - t
             t = now

@@ -31,8 +31,8 @@ def one(task: tuple[float, int]) -> tuple[float, int, dict[str, bool], float, fl
     temperature, seed = task
     torch.set_num_threads(1)
     from tablegym.envs.starship.layout import audit, layout_quality
-    from tablegym.models.starship.learned import LearnedGenerator
     from tablegym.envs.starship.quality import quality
+    from tablegym.models.starship.learned import LearnedGenerator
 
     generator = LearnedGenerator.load()
     generator.net = Scaled(generator.net, temperature).eval()

@@ -73,9 +73,10 @@ import random
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -86,14 +87,23 @@ from torch.utils.tensorboard import SummaryWriter
 
 from tablegym.envs.rates import per_second
 from tablegym.envs.starship.env import MASKS, REPRESENTATIONS, REWARDS, STARTS
-from tablegym.models.starship.learned import GAME, LearnedGenerator, crop, export, num_inputs, policy_inputs, policy_linears
 from tablegym.envs.starship.quality import QUALITY_WEIGHTS, quality, validate
 from tablegym.envs.starship.ship import PART_FIELDS, Ship
 from tablegym.experiments.game_runs import recorded, run_tasks
-from tablegym.models.checkpoint import CheckpointError, load_checkpoint
 from tablegym.experiments.stats import Z95, wilson_interval
-from tablegym.training.files import (RunFolderError, event_file_suffix, exit_refused, lock_run_dir, open_append,
-                                     prepare_run_dir, real_folder, write_bytes_atomic, write_text_atomic)
+from tablegym.models.checkpoint import CheckpointError, load_checkpoint
+from tablegym.models.starship.learned import GAME, LearnedGenerator, crop, export, num_inputs, policy_inputs, policy_linears
+from tablegym.training.files import (
+    RunFolderError,
+    event_file_suffix,
+    exit_refused,
+    lock_run_dir,
+    open_append,
+    prepare_run_dir,
+    real_folder,
+    write_bytes_atomic,
+    write_text_atomic,
+)
 from tablegym.training.flags import OneLineParser
 from tablegym.training.runs import field_help
 from tablegym.training.sb3 import load_meta, no_log_folder, progress_callbacks, save_model, write_report
@@ -428,7 +438,7 @@ def _train(args: Args, run_dir: Path) -> dict[str, Any]:
             load_generator_policy(model, start_from)
         except (CheckpointError, ValueError) as err:
             venv.close()
-            raise SystemExit(f"{PROG}: error: cannot start from {start_from}: {err}")
+            raise SystemExit(f"{PROG}: error: cannot start from {start_from}: {err}") from None
     elif start_from:  # the saved policy, value head and optimizer, stepping these envs
         try:
             model = load_model(str(start_from), args, env=venv)
@@ -436,7 +446,7 @@ def _train(args: Args, run_dir: Path) -> dict[str, Any]:
             venv.close()
             algo = "MaskablePPO" if args.masks != "none" else "PPO"
             raise SystemExit(f"{PROG}: error: cannot continue {start_from} as {algo} "
-                             f"(--masks {args.masks}; a model trained with masks needs masks and one without none): {err}")
+                             f"(--masks {args.masks}; a model trained with masks needs masks and one without none): {err}") from None
         model.set_random_seed(args.seed)
     else:
         model = build_model(venv, args)

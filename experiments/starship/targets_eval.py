@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from tablegym.envs.starship.layout import RULES, audit, layout_quality
 from tablegym.envs.starship.conditioned import TARGETS, TargetStarshipEnv, measures
+from tablegym.envs.starship.layout import RULES, audit, layout_quality
 from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.quality import quality, validate
 from tablegym.experiments.game_runs import recorded, run_tasks

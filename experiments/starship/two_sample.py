@@ -50,16 +50,17 @@ import math
 import shlex
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from tablegym.envs.starship.layout import RULES, STATISTICS, Audit, audit, layout_quality
 from tablegym.envs.limits import load_npz
+from tablegym.envs.starship.layout import RULES, STATISTICS, Audit, audit, layout_quality
 from tablegym.envs.starship.ship import FACED, FACING, KIND, NUM_TILE_KINDS, PART_FIELDS, Ship
 from tablegym.experiments.stats import wilson_interval
 from tablegym.training.flags import OneLineParser

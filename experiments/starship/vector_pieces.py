@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> None:
     rng = np.random.default_rng(0)
     a = np.empty(N, np.int64)
     changed = emptied = walked = 0
-    for t in range(300):
+    for _ in range(300):
         before = env._tiles.copy()
         random_legal(info["action_mask"], rng.random(N), a)
         _, _, _, _, info = env.step(a)

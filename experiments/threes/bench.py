@@ -17,8 +17,8 @@ import time
 import numpy as np
 
 from tablegym.envs.rates import per_second
-from tablegym.models.threes.agents import greedy
 from tablegym.envs.threes.core import ThreesGame, play_random_setup, sample_chance
+from tablegym.models.threes.agents import greedy
 
 
 def bench_positions(count: int = 24, seed: int = 0) -> list:

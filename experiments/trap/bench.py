@@ -15,15 +15,14 @@ import time
 from typing import Any
 
 import numpy as np
-
 from numba import njit, types
 
 from tablegym.envs.core import CHANCE, EVAL_T
 from tablegym.envs.rates import per_second
-from tablegym.models.trap.agents import MOVE_SHARE, SearchAgent
 from tablegym.envs.trap.core import TrapGame, TrapState
 from tablegym.models.agents import make_evaluator
 from tablegym.models.netkernel import clear_value_cache, without_value_cache
+from tablegym.models.trap.agents import MOVE_SHARE, SearchAgent
 from tablegym.search.expectiminimax_search import reference_expectiminimax
 
 

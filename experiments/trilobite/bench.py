@@ -9,8 +9,8 @@ import numpy as np
 
 from tablegym.envs.trilobite.core import TrilobiteGame
 from tablegym.envs.trilobite.heuristics import EVALUATORS
-from tablegym.search.alphabeta_search import alphabeta
 from tablegym.models.netkernel import clear_value_cache
+from tablegym.search.alphabeta_search import alphabeta
 
 
 def trilobite_positions(count: int = 5, plies: int = 8, seed: int = 0) -> list:

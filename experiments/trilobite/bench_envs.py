@@ -30,7 +30,8 @@ import random
 import statistics
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def aec_random_moves(env: Any, seconds: float, seed: int = 0) -> float:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from tablegym.experiments.trilobite.bench import trilobite_positions
 from tablegym.envs.trilobite.core import TrilobiteGame
 from tablegym.envs.trilobite.heuristics import EVALUATORS
+from tablegym.experiments.trilobite.bench import trilobite_positions
 from tablegym.models.learned import load_evaluator
 from tablegym.models.netkernel import clear_value_cache
 from tablegym.search.alphabeta_search import alphabeta

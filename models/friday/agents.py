@@ -28,16 +28,58 @@ from __future__ import annotations
 
 import numpy as np
 
-from tablegym.envs.friday.cards import (ABILITY, CARD1, CARD2, COPY, DESTROY, DOUBLE, EXCHANGE1,
-                                        EXCHANGE2, BELOW, LIFE1, LIFE2, PIRATE_HAZARD, RATING, SORT, VALUE,
-                                        GROUP, GROUP_VALUES)
+from tablegym.envs.friday.cards import (
+    ABILITY,
+    BELOW,
+    CARD1,
+    CARD2,
+    COPY,
+    DESTROY,
+    DOUBLE,
+    EXCHANGE1,
+    EXCHANGE2,
+    GROUP,
+    GROUP_VALUES,
+    LIFE1,
+    LIFE2,
+    PIRATE_HAZARD,
+    RATING,
+    SORT,
+    VALUE,
+)
 from tablegym.envs.friday.core import FridayState
-from tablegym.envs.friday.layout import (AB_KIND, CONCEDE, DESTROY_BASE, DONE, DRAW_FREE, DRAW_PAID, END_FIGHT,
-                                         EXTRA_DRAW, FIGHT_0, FIGHT_1, P_DESTROY, P_EXCHANGE_MORE, P_EXTRA, P_FIGHT,
-                                         P_HAZARD, P_PIRATE, P_SORT, P_TARGET, PIRATE_0, PIRATE_1, SKIP, SLOT_CARD,
-                                         SORT_BASE, SORT_N, SORT_OPTIONS, SORT0, TARGET_BASE, USE_BASE)
-from tablegym.envs.friday.heuristics import (EVALUATORS as HAND_MADE, destroy_choice, search_state_moves,
-                                             search_state_push)
+from tablegym.envs.friday.heuristics import EVALUATORS as HAND_MADE
+from tablegym.envs.friday.heuristics import destroy_choice, search_state_moves, search_state_push
+from tablegym.envs.friday.layout import (
+    AB_KIND,
+    CONCEDE,
+    DESTROY_BASE,
+    DONE,
+    DRAW_FREE,
+    DRAW_PAID,
+    END_FIGHT,
+    EXTRA_DRAW,
+    FIGHT_0,
+    FIGHT_1,
+    P_DESTROY,
+    P_EXCHANGE_MORE,
+    P_EXTRA,
+    P_FIGHT,
+    P_HAZARD,
+    P_PIRATE,
+    P_SORT,
+    P_TARGET,
+    PIRATE_0,
+    PIRATE_1,
+    SKIP,
+    SLOT_CARD,
+    SORT0,
+    SORT_BASE,
+    SORT_N,
+    SORT_OPTIONS,
+    TARGET_BASE,
+    USE_BASE,
+)
 from tablegym.envs.friday.rollout import k_policy_action, state_rollout
 from tablegym.models.friday.learned import FridayEvaluator
 from tablegym.search.montecarlo import CycleGuard, Rollout

@@ -55,19 +55,39 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from tablegym.envs.friday.cards import (AGING, GROUP, KIND, NUM_AGING_TYPES, NUM_HAZARD_TYPES,
-                                        NUM_TYPES, VALUE)
-from tablegym.envs.friday.core import FridayGame, FridayState, state_moves
-from tablegym.envs.friday.layout import (AGING_IN, AGING_STACK, BEATEN, BOTTOM_N, CHOICE_A, CHOICE_B, FIGHT,
-                                         FREE_ALLOWED, FREE_DRAWN, FREE_ENDED, HDISC, HSTACK, LIFE, MID, ONGOING,
-                                         PFIGHT, PIRATE_A, RESULT, STEPI, TOP_N, WON, body)
-from tablegym.envs.friday.turns import fight_target, fight_total
-from tablegym.envs.friday.decisions import k_owned, k_progress, k_score
-from tablegym.envs.friday.observation import flat_observation
-from tablegym.envs.friday.heuristics import outcome_score
 from tablegym.envs.core import HEADER, k_outcome, k_to_move
-from tablegym.models.checkpoint import CheckpointError
 from tablegym.envs.evaluator import KernelEvaluator, WrongGameError
+from tablegym.envs.friday.cards import AGING, GROUP, KIND, NUM_AGING_TYPES, NUM_HAZARD_TYPES, NUM_TYPES, VALUE
+from tablegym.envs.friday.core import FridayGame, FridayState, state_moves
+from tablegym.envs.friday.decisions import k_owned, k_progress, k_score
+from tablegym.envs.friday.heuristics import outcome_score
+from tablegym.envs.friday.layout import (
+    AGING_IN,
+    AGING_STACK,
+    BEATEN,
+    BOTTOM_N,
+    CHOICE_A,
+    CHOICE_B,
+    FIGHT,
+    FREE_ALLOWED,
+    FREE_DRAWN,
+    FREE_ENDED,
+    HDISC,
+    HSTACK,
+    LIFE,
+    MID,
+    ONGOING,
+    PFIGHT,
+    PIRATE_A,
+    RESULT,
+    STEPI,
+    TOP_N,
+    WON,
+    body,
+)
+from tablegym.envs.friday.observation import flat_observation
+from tablegym.envs.friday.turns import fight_target, fight_total
+from tablegym.models.checkpoint import CheckpointError
 from tablegym.models.learned import CHECKPOINT_DIR, mlp_forward_mixed
 from tablegym.models.netkernel import solo_network_value
 from tablegym.models.value_net import ValueMLP

@@ -19,8 +19,16 @@ import time
 import numpy as np
 
 from tablegym.envs.threes.core import ThreesGame, ThreesState
-from tablegym.envs.threes.expectimax import (LEAF, LEARNED, NO_NETWORK, NONE, THREESUS_6_3, afterstate_chance,
-                                             full_chance, search_root)
+from tablegym.envs.threes.expectimax import (
+    LEAF,
+    LEARNED,
+    NO_NETWORK,
+    NONE,
+    THREESUS_6_3,
+    afterstate_chance,
+    full_chance,
+    search_root,
+)
 from tablegym.envs.threes.heuristics import EVALUATOR_IDS, EVALUATORS  # noqa: F401 (the game's evaluators, by name)
 from tablegym.search.agents import is_learned, learned_path
 from tablegym.search.searchers import EVAL, Searcher

@@ -10,7 +10,6 @@ from tablegym.envs.threes.core import BOARD, flat_observation, k_moves, k_outcom
 from tablegym.models.netkernel import solo_network_value
 
 
-
 @njit(cache=True)
 def final_score(s):
     """A finished game's worth: its score, as ``State.returns()`` says."""

@@ -12,23 +12,39 @@ from __future__ import annotations
 import functools
 import lzma
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import torch
 from numba import njit
 from torch import nn
 
+from tablegym.envs.evaluator import Evaluator, KernelEvaluator
 from tablegym.envs.limits import LimitError, check_finite, current, refuse
 from tablegym.envs.threes.board import board_score, swipe
 from tablegym.envs.threes.core import BOARD, HINT
+from tablegym.envs.threes.ntuple import (
+    _BLOCK,
+    DEFAULT_TUPLES,
+    LONGEST,
+    LZMA_MEMLIMIT,
+    MAX_STAGES,
+    MAX_TUPLES,
+    RADIX,
+    UNPACK_BYTES,
+    NTupleConfig,
+    NTupleTables,
+    layout,
+    ntuple_rows,
+    ntuple_value,
+    ntuple_values,
+    parse_tuple,
+    table_bytes,
+)
 from tablegym.models.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from tablegym.models.learned import CHECKPOINT_DIR
-from tablegym.envs.evaluator import Evaluator, KernelEvaluator
-from tablegym.envs.threes.ntuple import (DEFAULT_TUPLES, LONGEST, LZMA_MEMLIMIT, MAX_STAGES, MAX_TUPLES,
-                                         NTupleConfig, NTupleTables, RADIX, UNPACK_BYTES, _BLOCK, layout,
-                                         ntuple_rows, ntuple_value, ntuple_values, parse_tuple, table_bytes)
 
 
 class NTupleLimitError(CheckpointError, LimitError):
@@ -65,7 +81,7 @@ class NTupleNet(nn.Module):
 
     @classmethod
     def for_training(cls, tuples: tuple[str | tuple[int, ...], ...] = (),
-                     stage_ranks: tuple[int, ...] = (11,)) -> "NTupleNet":
+                     stage_ranks: tuple[int, ...] = (11,)) -> NTupleNet:
         """A zero network whose table gets sparse gradients (an SGD step then touches only the
         entries a batch read, not the millions it did not). ``tuples`` as typed ("h,0,1,2,3") or
         as cells; none: ``DEFAULT_TUPLES``. ValueError names a bad tuple or stage."""
@@ -85,7 +101,7 @@ class NTupleNet(nn.Module):
         return save_ntuple(path, self, metadata, extra=extra)
 
     @staticmethod
-    def load_with_metadata(path: str | os.PathLike) -> tuple["NTupleNet", dict[str, Any]]:
+    def load_with_metadata(path: str | os.PathLike) -> tuple[NTupleNet, dict[str, Any]]:
         return load_ntuple_with_metadata(path)
 
     def forward(self, ranks: torch.Tensor, hints: torch.Tensor) -> torch.Tensor:

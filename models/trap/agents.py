@@ -22,10 +22,10 @@
 
 from __future__ import annotations
 
+from tablegym.envs.evaluator import Evaluator
 from tablegym.envs.trap.core import CAND, COURSE, GAME, MODE, TrapState, k_candidates
 from tablegym.envs.trap.heuristics import EVALUATORS  # noqa: F401 (the game's evaluators, by name)
 from tablegym.search.agents import ExpectiminimaxAgent
-from tablegym.envs.evaluator import Evaluator
 from tablegym.search.searchers import Key, MoveFilter, Searcher
 
 MOVE_SHARE = 0.6

@@ -35,13 +35,24 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.core import DRAW, KEY, ONGOING, OUTCOME, TO_MOVE
+from tablegym.envs.evaluator import KernelEvaluator
 from tablegym.envs.trap.core import N_, PHASE, POS0, THROW, flat_observation, k_moves, k_outcome, k_to_move
-from tablegym.envs.trap.heuristics import (_bit, _grow, centre_distance, exits, free_board, one_cell_lookahead,
-                                           player_distance, popcount, region, voronoi, vulnerability)
+from tablegym.envs.trap.heuristics import (
+    _bit,
+    _grow,
+    centre_distance,
+    exits,
+    free_board,
+    one_cell_lookahead,
+    player_distance,
+    popcount,
+    region,
+    voronoi,
+    vulnerability,
+)
 from tablegym.models.learned import mlp_forward_mixed
 from tablegym.models.netkernel import cached_value, remember_value
 from tablegym.models.netkernel import network_value as net_value
-from tablegym.envs.evaluator import KernelEvaluator
 
 NUM_SCALARS = 17
 SCALE = 1000.0

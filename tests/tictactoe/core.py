@@ -28,8 +28,25 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import (DRAW, cell_features, HEADER, KEY, LAST, ONGOING, OUTCOME, PLY, TO_MOVE, Game, GameSpec,
-                                 IllegalActionError, Kernels, KernelState, k_key, k_outcome, k_to_move)
+from tablegym.envs.core import (
+    DRAW,
+    HEADER,
+    KEY,
+    LAST,
+    ONGOING,
+    OUTCOME,
+    PLY,
+    TO_MOVE,
+    Game,
+    GameSpec,
+    IllegalActionError,
+    Kernels,
+    KernelState,
+    cell_features,
+    k_key,
+    k_outcome,
+    k_to_move,
+)
 
 FIRST = HEADER
 CELLS = HEADER + 1
@@ -177,7 +194,7 @@ class TicTacToeGame(Game):
             options={"first_player": self.first_player},
         )
 
-    def new_initial_state(self) -> "TicTacToeState":
+    def new_initial_state(self) -> TicTacToeState:
         s = np.zeros(SIZE, dtype=np.int64)
         s[TO_MOVE] = s[FIRST] = self.first_player
         s[OUTCOME] = ONGOING

@@ -60,10 +60,10 @@ from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import CheckpointError, first_line, load_checkpoint, save_checkpoint
 from tablegym.models.friday.learned import NUM_FEATURES, RETURNS, SCALE, TARGETS, features_of, target_of
 from tablegym.models.value_net import NetConfig, ValueMLP
-from tablegym.training.files import open_atomic, real_folder, write_bytes_atomic, write_text_atomic
 from tablegym.training.args import SelfPlayArgs, require_at_least, require_positive
-from tablegym.training.runs import ReplayBuffer, Run, ValueLearner, trainer_cli
+from tablegym.training.files import open_atomic, real_folder, write_bytes_atomic, write_text_atomic
 from tablegym.training.parallel import InProcessExecutor, executor
+from tablegym.training.runs import ReplayBuffer, Run, ValueLearner, trainer_cli
 
 TRAIN_SEED_OFFSET = 1_000_003
 """Self-play deals come from seed + this, so they never repeat the evaluation deals (seed 0...)."""

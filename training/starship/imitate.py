@@ -42,12 +42,12 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from tablegym.envs.starship import kernels as K
 from tablegym.envs.limits import load_npz
-from tablegym.envs.starship.layout import DETOUR
+from tablegym.envs.starship import kernels as K
 from tablegym.envs.starship.env import BRUSHES, OBS_CHANNELS, StarshipEnv
-from tablegym.models.starship.learned import num_inputs, policy_inputs, policy_layers, sample_stream, save_policy
+from tablegym.envs.starship.layout import DETOUR
 from tablegym.envs.starship.ship import ARMOR, CORRIDOR, FACED, FACING, KIND, PX, PY, VARIANT, Ship
+from tablegym.models.starship.learned import num_inputs, policy_inputs, policy_layers, sample_stream, save_policy
 from tablegym.training.files import open_atomic
 from tablegym.training.flags import OneLineParser, check_writable
 
@@ -265,8 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     assert shape[0] == OBS_CHANNELS
     net = policy_layers(num_inputs(env.observation_space, args.radius, 2), args.hidden, int(env.action_space.n))
     if args.resume:
-        from tablegym.models.starship.learned import LearnedGenerator
         from tablegym.models.checkpoint import CheckpointError
+        from tablegym.models.starship.learned import LearnedGenerator
 
         try:
             resumed = LearnedGenerator.load(args.resume).net.state_dict()

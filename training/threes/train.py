@@ -40,9 +40,16 @@ from tablegym.envs.limits import load_npy
 from tablegym.envs.rates import per_second
 from tablegym.envs.threes.board import board_score, highest_rank, swipe
 from tablegym.envs.threes.core import BOARD, HINT, NUM_OUTCOMES, PHASE, PLAY, ThreesGame, k_chance, k_push
+from tablegym.envs.threes.ntuple import (
+    DEFAULT_TUPLES,
+    NTupleConfig,
+    layout,
+    ntuple_update,
+    ntuple_update_tc,
+    ntuple_value,
+    parse_tuple,
+)
 from tablegym.models.checkpoint import CheckpointError
-from tablegym.envs.threes.ntuple import (DEFAULT_TUPLES, NTupleConfig, layout, ntuple_update, ntuple_update_tc,
-                                         ntuple_value, parse_tuple)
 from tablegym.models.threes.ntuple_net import NTupleNet, load_ntuple_with_metadata, restage, save_ntuple
 from tablegym.training.args import TrainerArgs
 from tablegym.training.files import open_atomic

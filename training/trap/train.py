@@ -33,8 +33,8 @@ from tablegym.envs.trap.core import CAND, TrapGame, TrapState, k_candidates, k_c
 from tablegym.models.trap.learned import SCALE, evaluator_of, input_symmetries, num_inputs, trap_inputs, trap_value
 from tablegym.models.value_net import ValueMLP
 from tablegym.search.expectiminimax_search import SearchTables, root_search
-from tablegym.training.runs import trainer_cli
 from tablegym.training.parallel import InProcessExecutor
+from tablegym.training.runs import trainer_cli
 from tablegym.training.selfplay import SelfPlayBatch, TDArgs, merge
 from tablegym.training.td import SelfPlay, train_selfplay
 
@@ -126,8 +126,8 @@ def _play_chunk(params: np.ndarray, kwargs: dict) -> SelfPlayBatch:
 def _match_games(params: np.ndarray, task: tuple) -> float:
     """Points of the learned searcher (network ``params``) in games ``first..last-1``; even
     games it plays player 0, odd games player 1; each game seeded by (seed, index)."""
-    from tablegym.models.trap.agents import SearchAgent
     from tablegym.models.agents import make_agent
+    from tablegym.models.trap.agents import SearchAgent
     from tablegym.search.play import play_game
 
     opponent, first, last, depth, seed, n = task
