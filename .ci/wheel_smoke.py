@@ -76,8 +76,9 @@ def run() -> None:
     command = Path(sys.prefix, "bin", "tablegym")
     shown = subprocess.run([command, "--version"], capture_output=True, text=True, check=True).stdout
     assert shown == f"tablegym {version}\n", shown
-    played = subprocess.run([command, "eval", GAME, SPEC, "random", "--games", "2", "--seed", "0", "--no-progress"],
-                            capture_output=True, text=True)
+    played = subprocess.run(
+        [command, "eval", GAME, SPEC, "random", "--games", "2", "--seed", "0", "--no-progress"], capture_output=True, text=True
+    )
     assert played.returncode == 0, played.stderr
     print(shown + played.stdout, end="")
 

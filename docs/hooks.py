@@ -46,7 +46,7 @@ def _package_layout() -> Path:
         link = folder.joinpath(*package.split("."))
         link.parent.mkdir(parents=True, exist_ok=True)
         if "." not in package:  # a folder of its own holding copies of its files: the subpackages'
-            link.mkdir()      # links go beside them, never into the repository's tablegym/
+            link.mkdir()  # links go beside them, never into the repository's tablegym/
             for item in (ROOT / source).iterdir():
                 if item.is_file():
                     shutil.copy2(item, link / item.name)
@@ -76,8 +76,14 @@ def on_files(files, config):
     build rather than one silently replacing the other."""
     for path in sorted((ROOT / RESULTS).rglob("*")):
         if path.is_file():
-            files.append(File(path.relative_to(ROOT).as_posix(), src_dir=str(ROOT), dest_dir=config.site_dir,
-                              use_directory_urls=config.use_directory_urls))
+            files.append(
+                File(
+                    path.relative_to(ROOT).as_posix(),
+                    src_dir=str(ROOT),
+                    dest_dir=config.site_dir,
+                    use_directory_urls=config.use_directory_urls,
+                )
+            )
     seen: dict[str, str] = {}
     for file in files:
         if file.dest_uri in seen:

@@ -176,12 +176,13 @@ class GamePlugin:
             fields["options"] = {k: _TYPES[v] for k, v in data.get("options", {}).items()}
             fields["solve_cases"] = tuple(dict(c) for c in data.get("solve_cases", ()))
             for table in ("gym", "aec"):
-                fields[table] = {i: (e["entry_point"], dict(e.get("kwargs", {})))
-                                 for i, e in data.get(table, {}).items()}
+                fields[table] = {i: (e["entry_point"], dict(e.get("kwargs", {}))) for i, e in data.get(table, {}).items()}
             stray = sorted(set(data.get("vector", {})) - set(fields["gym"]))
             if stray:
-                raise ValueError(f"{source}: game {data.get('name')!r} has a vector entry point for {stray[0]!r}, "
-                                 f"which is not one of its Gymnasium ids {sorted(fields['gym'])}")
+                raise ValueError(
+                    f"{source}: game {data.get('name')!r} has a vector entry point for {stray[0]!r}, "
+                    f"which is not one of its Gymnasium ids {sorted(fields['gym'])}"
+                )
             return cls(**fields)
         except (KeyError, TypeError) as err:
             raise ValueError(f"{source}: bad game record {data.get('name')!r} ({err})") from None
@@ -323,8 +324,9 @@ def register_envs() -> None:
     for record in plugins():
         for env_id, (entry_point, kwargs) in record.gym.items():
             if env_id not in gymnasium.registry:
-                gymnasium.register(id=env_id, entry_point=entry_point, kwargs=kwargs,
-                                   vector_entry_point=record.vector.get(env_id))
+                gymnasium.register(
+                    id=env_id, entry_point=entry_point, kwargs=kwargs, vector_entry_point=record.vector.get(env_id)
+                )
         for env_id, (entry_point, kwargs) in record.aec.items():
             if env_id not in pettingzoo.aec_registry:
                 pettingzoo.register("aec", env_id, entry_point=entry_point, kwargs=kwargs)
@@ -335,8 +337,7 @@ _load_builtin()
 ENV_IDS: dict[str, tuple[str, dict]] = {i: e for p in plugins() if not p.single_player for i, e in p.gym.items()}
 """Gymnasium id -> (entry point, default keyword arguments) of the two-player games (each also a PettingZoo id)."""
 
-SINGLE_AGENT_ENV_IDS: dict[str, tuple[str, dict]] = {i: e for p in plugins() if p.single_player
-                                                     for i, e in p.gym.items()}
+SINGLE_AGENT_ENV_IDS: dict[str, tuple[str, dict]] = {i: e for p in plugins() if p.single_player for i, e in p.gym.items()}
 """Gymnasium id -> (entry point, default keyword arguments) of the single-player games (Gymnasium only)."""
 
 AEC_ENV_IDS: dict[str, tuple[str, dict]] = {i: e for p in plugins() for i, e in p.aec.items()}

@@ -38,7 +38,9 @@ class GameAECEnv(AECEnv):
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "name": "game_v0", "is_parallelizable": False, "render_fps": 2}
 
-    def __init__(self, game: Game, *, render_mode: str | None = None, renderer: Renderer | None = None, name: str | None = None) -> None:
+    def __init__(
+        self, game: Game, *, render_mode: str | None = None, renderer: Renderer | None = None, name: str | None = None
+    ) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
@@ -140,7 +142,9 @@ class GameAECEnv(AECEnv):
         """Nothing to release: images are plain arrays."""
 
 
-def make_aec_env(game: Game, *, render_mode: str | None = None, renderer: Renderer | None = None, name: str | None = None, wrapped: bool = True) -> AECEnv:
+def make_aec_env(
+    game: Game, *, render_mode: str | None = None, renderer: Renderer | None = None, name: str | None = None, wrapped: bool = True
+) -> AECEnv:
     """A ``GameAECEnv``, by default in PettingZoo's ``OrderEnforcingWrapper`` (errors on use before reset).
 
     The classic envs' other wrappers are not needed: ``step`` itself rejects out-of-range and

@@ -89,7 +89,11 @@ def _check_state(game: Game, state: State, history: list[int], zero_sum: bool) -
     for p in range(spec.num_players):
         obs = state.observation(p)
         if not isinstance(obs, np.ndarray) or obs.shape != spec.observation_shape or obs.dtype != np.float32:
-            raise _fail("observation", history, f"player {p}: {type(obs).__name__} {getattr(obs, 'shape', None)} {getattr(obs, 'dtype', None)}, want float32 {spec.observation_shape}")
+            raise _fail(
+                "observation",
+                history,
+                f"player {p}: {type(obs).__name__} {getattr(obs, 'shape', None)} {getattr(obs, 'dtype', None)}, want float32 {spec.observation_shape}",
+            )
         if not np.isfinite(obs).all():
             raise _fail("observation", history, f"player {p}: not finite")
 
@@ -129,7 +133,9 @@ def _check_state(game: Game, state: State, history: list[int], zero_sum: bool) -
             if not isinstance(err, ValueError):
                 raise _fail("illegal action", history, "IllegalActionError is not a ValueError") from None
         except Exception as err:  # noqa: BLE001 -- the wrong exception type is the finding
-            raise _fail("illegal action", history, f"child({action!r}) raised {type(err).__name__}: {err}, want IllegalActionError") from None
+            raise _fail(
+                "illegal action", history, f"child({action!r}) raised {type(err).__name__}: {err}, want IllegalActionError"
+            ) from None
         else:
             raise _fail("illegal action", history, f"child({action!r}) did not raise")
     if player >= 0:
@@ -246,11 +252,15 @@ def _check_transposition(game: Game, state: State, history: list[int], rng: np.r
     if _signature(x, players) == _signature(y, players):
         found = 1
         if x.key() != y.key():
-            raise _fail("key", history, f"moves {[a1, b, a2, c]} and {[a2, b, a1, c]} reach the same position with different keys")
+            raise _fail(
+                "key", history, f"moves {[a1, b, a2, c]} and {[a2, b, a1, c]} reach the same position with different keys"
+            )
     return found
 
 
-def check_game(game: Game, *, games: int = 20, seed: int = 0, zero_sum: bool | None = None, transpositions: bool = True) -> ConformanceReport:
+def check_game(
+    game: Game, *, games: int = 20, seed: int = 0, zero_sum: bool | None = None, transpositions: bool = True
+) -> ConformanceReport:
     """Play ``games`` seeded random games of ``game`` and check the contract in every position.
 
     ``zero_sum`` defaults to "two players and ``min_utility == -max_utility``".

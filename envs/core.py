@@ -104,7 +104,6 @@ def splitmix_uniform(state):
     return (z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-
 @njit(cache=True)
 def pick_outcome(outcomes, probs, n, u):
     """The outcome among ``outcomes[:n]`` that the uniform number ``u`` falls on, the

@@ -56,8 +56,10 @@ def check_game(evaluator: Evaluator, state: State) -> None:
     made_state = _made_for(game, tuple(sorted(made.items())))
     if input_size(made_state, kind) != input_size(state, kind):
         what = "feature count differs" if kind == "features" else "observation differs"
-        raise WrongGameError(f"evaluator {evaluator.name!r} was made for {game} {made}, whose {what} from "
-                             f"this {game} {state.game.spec.options}'s: load a network made for these rules")
+        raise WrongGameError(
+            f"evaluator {evaluator.name!r} was made for {game} {made}, whose {what} from "
+            f"this {game} {state.game.spec.options}'s: load a network made for these rules"
+        )
 
 
 class Evaluator:

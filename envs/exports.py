@@ -9,8 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 
-def lazy_exports(package: str, namespace: dict[str, Any], *, elsewhere: dict[str, list[str]] | None = None,
-                 **modules: list[str]) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_exports(
+    package: str, namespace: dict[str, Any], *, elsewhere: dict[str, list[str]] | None = None, **modules: list[str]
+) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
     """``(__all__, __getattr__, __dir__)`` for ``package`` whose public names are listed by the
     module (relative to the package) that defines them: ``agents=["Agent", ...]``; ``elsewhere``
     lists names the package offers from a module of a lower layer, by its full name (the search

@@ -48,8 +48,7 @@ class KernelSet:
 
     def __init__(self, game: str, kernels: tuple[Any, ...]) -> None:
         if len(kernels) != len(KERNEL_NAMES):
-            raise ValueError(f"a kernel set holds {len(KERNEL_NAMES)} kernels ({', '.join(KERNEL_NAMES)}), "
-                             f"got {len(kernels)}")
+            raise ValueError(f"a kernel set holds {len(KERNEL_NAMES)} kernels ({', '.join(KERNEL_NAMES)}), got {len(kernels)}")
         self.key = _key(game, tuple(kernels))
         """The set's name to numba: the game, then a digest of the kernels' names and sources."""
         _SETS.setdefault(self.key, tuple(kernels))
@@ -144,19 +143,26 @@ def _call_overload(stub: Any, name: str, arity: int) -> None:
     address in the tuple. Two arities written out: numba's inliner takes no ``*args``."""
     index = KERNEL_NAMES.index(name)
     if arity == 2:
+
         @overload(stub, inline="always")
         def _call2(kernels, a, b):
             fn = _kernel(kernels, name) if isinstance(kernels, KernelSetType) else None
             return (lambda kernels, a, b: fn(a, b)) if fn else (lambda kernels, a, b: kernels[index](a, b))
     else:
+
         @overload(stub, inline="always")
         def _call3(kernels, a, b, c):
             fn = _kernel(kernels, name) if isinstance(kernels, KernelSetType) else None
             return (lambda kernels, a, b, c: fn(a, b, c)) if fn else (lambda kernels, a, b, c: kernels[index](a, b, c))
 
 
-for _stub, _name, _arity in ((moves_of, "moves", 2), (push_of, "push", 2), (chance_of, "chance", 3),
-                             (draw_of, "draw", 3), (observe_of, "observe", 3)):
+for _stub, _name, _arity in (
+    (moves_of, "moves", 2),
+    (push_of, "push", 2),
+    (chance_of, "chance", 3),
+    (draw_of, "draw", 3),
+    (observe_of, "observe", 3),
+):
     _call_overload(_stub, _name, _arity)
 
 

@@ -28,8 +28,20 @@ from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["LimitError", "Limits", "check_finite", "checked_zip", "current", "json_depth", "load_npy", "load_npz",
-           "loads_json", "raised_limits", "read_member", "refuse"]
+__all__ = [
+    "LimitError",
+    "Limits",
+    "check_finite",
+    "checked_zip",
+    "current",
+    "json_depth",
+    "load_npy",
+    "load_npz",
+    "loads_json",
+    "raised_limits",
+    "read_member",
+    "refuse",
+]
 
 
 class LimitError(ValueError):
@@ -96,8 +108,7 @@ def refuse(what: str, asked: str, limit_name: str) -> LimitError:
     """The one-line refusal: ``what`` asked for ``asked``, over the named limit."""
     limits = current()
     value = getattr(limits, limit_name)
-    return LimitError(f"{what}: {asked}, over the limit of {value:,} ({limit_name}); refused; "
-                      f"{limits.flag_hint(limit_name)}")
+    return LimitError(f"{what}: {asked}, over the limit of {value:,} ({limit_name}); refused; {limits.flag_hint(limit_name)}")
 
 
 _SCAN = 1 << 20  # bytes of JSON scanned at a time: a few tens of MB of temporaries
@@ -171,17 +182,21 @@ def check_finite(array: Any, what: str) -> None:
         return
     flat = values.reshape(-1)
     chunks = range(0, flat.size, _CHUNK)
-    if all(np.isfinite(flat[i:i + _CHUNK]).all() for i in chunks):
+    if all(np.isfinite(flat[i : i + _CHUNK]).all() for i in chunks):
         return
-    bad = sum(int(flat[i:i + _CHUNK].size - np.count_nonzero(np.isfinite(flat[i:i + _CHUNK]))) for i in chunks)
+    bad = sum(int(flat[i : i + _CHUNK].size - np.count_nonzero(np.isfinite(flat[i : i + _CHUNK]))) for i in chunks)
     raise LimitError(f"{what}: {bad:,} of its {values.size:,} weights are NaN or infinite; refused")
 
 
 # -- zip archives: sizes read from the directory, before anything is inflated ---------------------
 
 
-ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate", zipfile.ZIP_BZIP2: "bzip2",
-               zipfile.ZIP_LZMA: "lzma"}
+ZIP_METHODS = {
+    zipfile.ZIP_STORED: "stored",
+    zipfile.ZIP_DEFLATED: "deflate",
+    zipfile.ZIP_BZIP2: "bzip2",
+    zipfile.ZIP_LZMA: "lzma",
+}
 
 
 def _zip_entries(file: IO[bytes]) -> int | None:
@@ -217,18 +232,23 @@ def checked_zip(file: str | os.PathLike | IO[bytes], what: str, *, stored_only: 
             if info.flag_bits & 0x1:
                 raise LimitError(f"{what}: its member {info.filename!r} is encrypted; refused")
             if stored_only and info.compress_type != zipfile.ZIP_STORED:
-                raise LimitError(f"{what}: its member {info.filename!r} is compressed ({method}), which torch never "
-                                 f"writes (its archives are stored); refused: its inflated size cannot be trusted")
+                raise LimitError(
+                    f"{what}: its member {info.filename!r} is compressed ({method}), which torch never "
+                    f"writes (its archives are stored); refused: its inflated size cannot be trusted"
+                )
             if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-                raise LimitError(f"{what}: its member {info.filename!r} is compressed with {method}; read are stored "
-                                 f"and deflate members only; refused")
+                raise LimitError(
+                    f"{what}: its member {info.filename!r} is compressed with {method}; read are stored "
+                    f"and deflate members only; refused"
+                )
             if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
-                raise LimitError(f"{what}: its stored member {info.filename!r} declares {info.file_size:,} bytes "
-                                 f"but holds {info.compress_size:,}; refused")
+                raise LimitError(
+                    f"{what}: its stored member {info.filename!r} declares {info.file_size:,} bytes "
+                    f"but holds {info.compress_size:,}; refused"
+                )
             total += info.file_size
         if total > limits.model_bytes:
-            raise refuse(what, f"its {len(archive.infolist()):,} members inflate to {total:,} bytes together",
-                         "model_bytes")
+            raise refuse(what, f"its {len(archive.infolist()):,} members inflate to {total:,} bytes together", "model_bytes")
     except BaseException:
         archive.close()
         raise
@@ -243,8 +263,9 @@ def read_member(archive: zipfile.ZipFile, name: str | zipfile.ZipInfo, what: str
     with archive.open(info) as member:
         data = member.read(info.file_size) if info.file_size else b""
     if len(data) != info.file_size:
-        raise zipfile.BadZipFile(f"{what}: its member {info.filename!r} holds {len(data):,} of the "
-                                 f"{info.file_size:,} bytes it declares")
+        raise zipfile.BadZipFile(
+            f"{what}: its member {info.filename!r} holds {len(data):,} of the {info.file_size:,} bytes it declares"
+        )
     return data
 
 
@@ -267,7 +288,8 @@ def _npy_array(file: IO[bytes], what: str, available: int) -> np.ndarray:
         shape, fortran, dtype = fmt.read_array_header_2_0(file, max_header_size=NPY_HEADER_BYTES)
     else:
         shape, fortran, dtype = fmt._read_array_header(  # type: ignore[attr-defined]  # private, not in numpy's stubs
-            file, version, max_header_size=NPY_HEADER_BYTES)
+            file, version, max_header_size=NPY_HEADER_BYTES
+        )
     if dtype.hasobject:
         raise LimitError(f"{what}: holds Python objects (dtype {dtype}); only plain arrays are read, refused")
     count = 1
@@ -278,8 +300,10 @@ def _npy_array(file: IO[bytes], what: str, available: int) -> np.ndarray:
         raise refuse(what, f"an array of shape {tuple(shape)} and dtype {dtype} ({nbytes:,} bytes)", "model_bytes")
     left = available - (file.tell() - start)
     if nbytes > left:
-        raise LimitError(f"{what}: its header declares an array of shape {tuple(shape)} ({nbytes:,} bytes), the "
-                         f"file holds {max(left, 0):,} bytes after it; refused (truncated or forged)")
+        raise LimitError(
+            f"{what}: its header declares an array of shape {tuple(shape)} ({nbytes:,} bytes), the "
+            f"file holds {max(left, 0):,} bytes after it; refused (truncated or forged)"
+        )
     file.seek(start)
     return fmt.read_array(file, allow_pickle=False, max_header_size=NPY_HEADER_BYTES)
 

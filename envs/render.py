@@ -58,7 +58,9 @@ def _segment_mask(yy: np.ndarray, xx: np.ndarray, p: np.ndarray, q: np.ndarray, 
     return dx * dx + dy * dy <= (width / 2.0) ** 2
 
 
-def draw_sim(n: int, edges: Sequence[tuple[int, int]], colours: Sequence[int], *, size: int = 256, last_edge: int = -1) -> np.ndarray:
+def draw_sim(
+    n: int, edges: Sequence[tuple[int, int]], colours: Sequence[int], *, size: int = 256, last_edge: int = -1
+) -> np.ndarray:
     """K_n as an image: points on a circle, coloured edges as thick lines, free edges thin grey.
 
     ``edges[e] = (i, j)`` and ``colours[e]`` is 0 (uncoloured), 1 (player 0) or 2 (player 1),

@@ -39,8 +39,7 @@ class StateMaskMixin:
         self._mask = self._no_actions if state.is_terminal() else state.legal_action_mask()
 
 
-def check_env_args(env: Any, *, illegal_action: str, limit: tuple[str, int | None],
-                   render_mode: str | None) -> None:
+def check_env_args(env: Any, *, illegal_action: str, limit: tuple[str, int | None], render_mode: str | None) -> None:
     """Refuse, naming what is accepted, an unknown ``illegal_action``, an episode limit below 1
     (``limit`` is its keyword and value) or a render mode the env's metadata does not list."""
     if illegal_action not in ("raise", "penalty"):
@@ -70,8 +69,15 @@ class SinglePlayerEnv(StateMaskMixin, gymnasium.Env[np.ndarray, np.int64]):
     illegal_reward: float = 0.0
     """The reward of an illegal action under ``illegal_action="penalty"``."""
 
-    def _setup(self, game: Game, observation_space: spaces.Space, *, illegal_action: str,
-               limit: tuple[str, int | None], render_mode: str | None) -> None:
+    def _setup(
+        self,
+        game: Game,
+        observation_space: spaces.Space,
+        *,
+        illegal_action: str,
+        limit: tuple[str, int | None],
+        render_mode: str | None,
+    ) -> None:
         """Check the common arguments (``limit`` is the episode limit's keyword and value) and
         start with no episode: ``step`` before ``reset`` is refused."""
         check_env_args(self, illegal_action=illegal_action, limit=limit, render_mode=render_mode)

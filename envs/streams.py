@@ -47,15 +47,18 @@ def state_row(state: Mapping[str, Any]) -> np.ndarray:
     if state.get("bit_generator") != "PCG64":
         raise ValueError(f"a stream row holds a PCG64 state, got a {state.get('bit_generator')!r} one")
     st, inc = state["state"]["state"], state["state"]["inc"]
-    return np.array([st >> 64, st & _MASK64, inc >> 64, inc & _MASK64, state["has_uint32"], state["uinteger"]],
-                    dtype=np.uint64)
+    return np.array([st >> 64, st & _MASK64, inc >> 64, inc & _MASK64, state["has_uint32"], state["uinteger"]], dtype=np.uint64)
 
 
 def row_state(row: np.ndarray) -> dict:
     """The PCG64 ``bit_generator.state`` dict of a stream row (to continue it in NumPy)."""
     w = [int(x) for x in row]
-    return {"bit_generator": "PCG64", "state": {"state": (w[0] << 64) | w[1], "inc": (w[2] << 64) | w[3]},
-            "has_uint32": w[4], "uinteger": w[5]}
+    return {
+        "bit_generator": "PCG64",
+        "state": {"state": (w[0] << 64) | w[1], "inc": (w[2] << 64) | w[3]},
+        "has_uint32": w[4],
+        "uinteger": w[5],
+    }
 
 
 @njit(cache=True)

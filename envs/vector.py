@@ -104,8 +104,10 @@ def _check_autoreset(mode: Any) -> AutoresetMode:
     spelled = {m.value.lower(): m for m in AutoresetMode} | {m.name.lower(): m for m in AutoresetMode}
     checked = spelled.get(mode.lower()) if isinstance(mode, str) else mode
     if checked not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
-        raise ValueError(f"autoreset_mode must be AutoresetMode.NEXT_STEP (the default; 'next_step') or "
-                         f"AutoresetMode.SAME_STEP ('same_step'), got {mode!r}")
+        raise ValueError(
+            f"autoreset_mode must be AutoresetMode.NEXT_STEP (the default; 'next_step') or "
+            f"AutoresetMode.SAME_STEP ('same_step'), got {mode!r}"
+        )
     return checked
 
 
@@ -176,8 +178,16 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
     """Compiled ``draw(row, probs, n)``: how the single env picks a chance outcome from its
     ``np_random`` (``Generator.choice`` over the outcomes, as ``sample_outcome`` does)."""
 
-    def _setup(self, num_envs: Any, game: Game, proto: gymnasium.Env, autoreset_mode: Any,
-               illegal_action: str, render_mode: str | None, copy: bool) -> None:
+    def _setup(
+        self,
+        num_envs: Any,
+        game: Game,
+        proto: gymnasium.Env,
+        autoreset_mode: Any,
+        illegal_action: str,
+        render_mode: str | None,
+        copy: bool,
+    ) -> None:
         """The batch arrays, spaces and kernels shared by every kernel game."""
         self.num_envs = _check_num_envs(num_envs)
         self.copy = _check_copy(copy)
@@ -208,10 +218,15 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         self._illegal = np.zeros(n, dtype=bool)
         k = state.kernels
         observe = type(self).observation_kernel  # read off the class: off an instance it is a bound method
-        self._compiled = (CompiledKernel(k.moves, MOVES_T), CompiledKernel(k.push, PUSH_T),
-                          CompiledKernel(k.to_move, INT_OF_STATE_T), CompiledKernel(k.outcome, INT_OF_STATE_T),
-                          CompiledKernel(no_chance if k.chance is None else k.chance, CHANCE_T),
-                          CompiledKernel(type(self).draw_kernel, DRAW_T), CompiledKernel(observe, OBSERVE_T))
+        self._compiled = (
+            CompiledKernel(k.moves, MOVES_T),
+            CompiledKernel(k.push, PUSH_T),
+            CompiledKernel(k.to_move, INT_OF_STATE_T),
+            CompiledKernel(k.outcome, INT_OF_STATE_T),
+            CompiledKernel(no_chance if k.chance is None else k.chance, CHANCE_T),
+            CompiledKernel(type(self).draw_kernel, DRAW_T),
+            CompiledKernel(observe, OBSERVE_T),
+        )
         """The kernels in ``_kernels_at``'s order: moves, push, to_move, outcome, chance, draw,
         observation."""
         self._kernels = self._addresses()
@@ -233,8 +248,9 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         self.autoreset_mode = _check_autoreset(mode)
         self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
 
-    def _stepped(self, rewards: np.ndarray, terms: np.ndarray,
-                 truncs: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    def _stepped(
+        self, rewards: np.ndarray, terms: np.ndarray, truncs: np.ndarray
+    ) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """A step's return after the compiled step; in the same-step mode the boards that ended
         are dealt again now (``_pending`` holds them), their last observation and info kept."""
         if self.autoreset_mode is AutoresetMode.NEXT_STEP or not self._pending.any():
@@ -243,10 +259,9 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         last, last_info = self._observations(), self._info()
         final_obs = np.full(self.num_envs, None, dtype=object)
         for i in np.flatnonzero(ended):
-            final_obs[i] = ({k: v[i].copy() for k, v in last.items()} if isinstance(last, dict) else last[i].copy())
+            final_obs[i] = {k: v[i].copy() for k, v in last.items()} if isinstance(last, dict) else last[i].copy()
         obs, info = self.reset(options={"reset_mask": ended})
-        info.update({"final_obs": final_obs, "_final_obs": ended, "final_info": _rows_of(last_info, ended),
-                     "_final_info": ended})
+        info.update({"final_obs": final_obs, "_final_obs": ended, "final_info": _rows_of(last_info, ended), "_final_info": ended})
         return obs, rewards, terms, truncs, info
 
     def _seed(self, seed: int | list[int | None] | None) -> bool:
@@ -257,6 +272,7 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
             if self._streams is None:
                 self._streams = stream_rows([None] * n)
             return False
+
         def whole(x: Any) -> bool:
             return isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x >= 0
 
@@ -265,8 +281,9 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         elif isinstance(seed, (list, tuple)) and len(seed) == n and all(s is None or whole(s) for s in seed):
             seeds = [None if s is None else int(s) for s in seed]
         else:
-            raise ValueError(f"seed must be None, an int >= 0 or a list of {n} such seeds (one a board, None for "
-                             f"fresh entropy), got {seed!r}")
+            raise ValueError(
+                f"seed must be None, an int >= 0 or a list of {n} such seeds (one a board, None for fresh entropy), got {seed!r}"
+            )
         self._streams = stream_rows(seeds)
         return True
 
@@ -276,8 +293,10 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
             raise RuntimeError("reset() was never called; call reset() first")
         a = np.asarray(actions)
         if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
-            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), one action a board; "
-                             f"got {a.dtype} of shape {a.shape}")
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.num_envs},), one action a board; "
+                f"got {a.dtype} of shape {a.shape}"
+            )
         return a.astype(np.int64, copy=False)
 
     def _actions(self, actions: Any) -> np.ndarray:
@@ -351,6 +370,7 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         address of ``entry``): ``slices[0](bounds, copy, obs_out, *slices[1:], *args)``. With ``copy`` the observations go
         to a new array ``_obs_out``, copied in each slice's thread (a large batch's copy is a share
         of the step: Starship's 17 kB a board)."""
+
         def call(bounds: np.ndarray | None) -> None:
             if bounds is None:
                 entry(*args)
@@ -382,8 +402,7 @@ def _seat_modes(agent_seat: Any, n: int) -> np.ndarray:
     """``agent_seat`` as one seat mode a board (0, 1 or ``ALTERNATE``)."""
     seats = [agent_seat] * n if isinstance(agent_seat, (str, int, np.integer)) else list(agent_seat)
     if len(seats) != n or any(isinstance(s, bool) or s not in (0, 1, "alternate") for s in seats):
-        raise ValueError(f"agent_seat must be 0, 1, 'alternate' or a sequence of {n} of them (one a board), "
-                         f"got {agent_seat!r}")
+        raise ValueError(f"agent_seat must be 0, 1, 'alternate' or a sequence of {n} of them (one a board), got {agent_seat!r}")
     return np.array([ALTERNATE if s == "alternate" else int(s) for s in seats], dtype=np.int64)
 
 
@@ -437,10 +456,19 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
         """Whether the game has chance nodes: its children are then ``outcomes()``, not ``children()``."""
         return self._state_class.kernels.chance is not None
 
-    def __init__(self, num_envs: int = 1, *, opponent: Any = "random", agent_seat: Any = 0,
-                 illegal_action: str = "raise", render_mode: str | None = None,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True,
-                 threads: int | str = 1, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_envs: int = 1,
+        *,
+        opponent: Any = "random",
+        agent_seat: Any = 0,
+        illegal_action: str = "raise",
+        render_mode: str | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        copy: bool = True,
+        threads: int | str = 1,
+        **kwargs: Any,
+    ) -> None:
         n = _check_num_envs(num_envs)
         one_seat = isinstance(agent_seat, (str, int, np.integer))
         proto = self.single_env(agent_seat=agent_seat if one_seat else 0, illegal_action=illegal_action, **kwargs)
@@ -475,8 +503,9 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
         """The compiled search or reference player playing the other seat (None: random or self-play)."""
         return self._search
 
-    def reset(self, *, seed: int | list[int | None] | None = None,
-              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         """Start every board again (or those of ``options["reset_mask"]``); ``options={"seat": s}``
         seats the agent at ``s`` (0 or 1, or a sequence of ``num_envs`` of them) for this episode."""
         if self._seed(seed):
@@ -489,8 +518,19 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
                 raise ValueError(f"options['seat'] must be 0, 1 or a sequence of {self.num_envs} of them, got {seat!r}")
             seat_modes = np.array(seats, dtype=np.int64)
         which = self._boards_to_reset(options)
-        args = (self._states, self._streams, self._seats, self._episodes, self._init, which, seat_modes, self._opponent,
-                self._opening, self._obs, self._masks)
+        args = (
+            self._states,
+            self._streams,
+            self._seats,
+            self._episodes,
+            self._init,
+            which,
+            seat_modes,
+            self._opponent,
+            self._opening,
+            self._obs,
+            self._masks,
+        )
         if self._search is None:
             self._run_boards(reset_two_player, (*args, self._kernel_set, self._width))
         else:
@@ -501,9 +541,25 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
         penalty = self.illegal_action == "penalty"
-        args = (self._states, self._streams, self._seats, self._episodes, self._init, self._pending, a, self._seat_modes,
-                self._opponent, self._opening, penalty, -1.0, self._obs, self._rewards, self._terms, self._illegal,
-                self._masks)
+        args = (
+            self._states,
+            self._streams,
+            self._seats,
+            self._episodes,
+            self._init,
+            self._pending,
+            a,
+            self._seat_modes,
+            self._opponent,
+            self._opening,
+            penalty,
+            -1.0,
+            self._obs,
+            self._rewards,
+            self._terms,
+            self._illegal,
+            self._masks,
+        )
         if self._search is None:
             self._run_boards(step_two_player, (*args, self._kernel_set, self._width), (step_two_player_slices,))
         else:
@@ -554,18 +610,26 @@ class TwoPlayerVectorEnv(KernelVectorEnv):
             keys = np.empty(places, dtype=np.int64)
             index, weight = np.empty(rows, dtype=np.int64), np.empty(rows)
             position, result = np.empty(rows, dtype=np.int64), np.empty(rows)
-            need_rows, need_places = outcomes_of(self._states, self._masks, obs, keys, index, weight, position, result,
-                                                 self._kernels, self._width)
+            need_rows, need_places = outcomes_of(
+                self._states, self._masks, obs, keys, index, weight, position, result, self._kernels, self._width
+            )
             if need_rows <= rows and need_places <= places:
                 self._outcome_sizes = (rows, places)
-                return (obs[:need_places].reshape((need_places, *self._obs_shape)), index[:need_rows],
-                        weight[:need_rows], position[:need_rows], result[:need_rows], self._masks.astype(bool))
+                return (
+                    obs[:need_places].reshape((need_places, *self._obs_shape)),
+                    index[:need_rows],
+                    weight[:need_rows],
+                    position[:need_rows],
+                    result[:need_rows],
+                    self._masks.astype(bool),
+                )
             rows, places = max(rows, 2 * need_rows), max(places, 2 * need_places)
 
     def _no_chance(self, what: str) -> None:
         if self.has_chance:
-            raise ValueError(f"{what}(): {self.game.spec.name} has chance nodes; only games without chance "
-                             f"have one position a move")
+            raise ValueError(
+                f"{what}(): {self.game.spec.name} has chance nodes; only games without chance have one position a move"
+            )
 
     def _info(self) -> dict[str, Any]:
         info = super()._info()
@@ -592,9 +656,17 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
     score_from_start: ClassVar[bool] = False
     """Whether the first step's reward counts from the dealt position's score (else from 0)."""
 
-    def __init__(self, num_envs: int = 1, *, illegal_action: str = "raise", render_mode: str | None = None,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True,
-                 threads: int | str = 1, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_envs: int = 1,
+        *,
+        illegal_action: str = "raise",
+        render_mode: str | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        copy: bool = True,
+        threads: int | str = 1,
+        **kwargs: Any,
+    ) -> None:
         proto = self.single_env(illegal_action=illegal_action, **kwargs)
         self._setup(num_envs, proto.game, proto, autoreset_mode, illegal_action, render_mode, copy)
         self._start_threads(threads)
@@ -615,24 +687,61 @@ class SinglePlayerVectorEnv(KernelVectorEnv):
         """The ``score`` kernel for the single env ``proto`` (a game may choose by its reward)."""
         return type(self).score_kernel
 
-    def reset(self, *, seed: int | list[int | None] | None = None,
-              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         """Deal every board again (or those of ``options["reset_mask"]``)."""
         self._seed(seed)
         which = self._boards_to_reset(options)
-        self._run_boards(reset_single, (
-            self._states, self._streams, self._steps, self._last_score, self._init, which, self.score_from_start,
-            self._obs, self._masks, self._info_values, self._kernels, self._width))
+        self._run_boards(
+            reset_single,
+            (
+                self._states,
+                self._streams,
+                self._steps,
+                self._last_score,
+                self._init,
+                which,
+                self.score_from_start,
+                self._obs,
+                self._masks,
+                self._info_values,
+                self._kernels,
+                self._width,
+            ),
+        )
         self._reset_done(which)
         return self._observations(), self._info()
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
         penalty = self.illegal_action == "penalty"
-        self._run_boards(step_single, (
-            self._states, self._streams, self._steps, self._last_score, self._init, self._pending, self.score_from_start,
-            a, self._limit, penalty, self.illegal_reward, self._obs, self._rewards, self._terms, self._truncs,
-            self._illegal, self._masks, self._info_values, self._kernels, self._width), STEP_SINGLE_SLICES)
+        self._run_boards(
+            step_single,
+            (
+                self._states,
+                self._streams,
+                self._steps,
+                self._last_score,
+                self._init,
+                self._pending,
+                self.score_from_start,
+                a,
+                self._limit,
+                penalty,
+                self.illegal_reward,
+                self._obs,
+                self._rewards,
+                self._terms,
+                self._truncs,
+                self._illegal,
+                self._masks,
+                self._info_values,
+                self._kernels,
+                self._width,
+            ),
+            STEP_SINGLE_SLICES,
+        )
         return self._stepped(self._rewards.copy(), self._terms.copy(), self._truncs.copy())
 
     def _info(self) -> dict[str, Any]:

@@ -83,6 +83,7 @@ def unowned(typingctx: Any, array: Any) -> Any:
     board's rows as views of such arrays, and a view of a counted array adds to and takes from
     its count, an atomic operation each (11% of Trilobite's step, and in threads stepping slices
     of one batch a counter the threads share). The caller keeps ``array`` alive for the call."""
+
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         src = context.make_array(array)(context, builder, value=args[0])
         out = context.make_array(array)(context, builder)
@@ -100,10 +101,12 @@ def _quiet_njit(signature: Any, **options: Any) -> Callable[[Callable], Any]:
     types are experimental: the entry points hold the game's kernels (and a search opponent's
     move) as such on purpose, and their eager compile would print the notice to every user at
     the first import."""
+
     def compile_(fn: Callable) -> Any:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NumbaExperimentalFeatureWarning)
             return njit(signature, cache=True, **options)(fn)
+
     return compile_
 
 
@@ -117,8 +120,15 @@ def _kernels_at(k):
     """The kernels at the addresses ``k`` (``KernelVectorEnv._kernels``' order): moves, push,
     to_move, outcome, chance, draw, observation; to_move and outcome as ``(kernel, slot)`` for
     ``_read``, their slots in ``k[7]`` and ``k[8]``."""
-    return (_moves_at(k[0]), _push_at(k[1]), (_int_of_state_at(k[2]), k[7]), (_int_of_state_at(k[3]), k[8]),
-            _chance_at(k[4]), _draw_at(k[5]), _observe_at(k[6]))
+    return (
+        _moves_at(k[0]),
+        _push_at(k[1]),
+        (_int_of_state_at(k[2]), k[7]),
+        (_int_of_state_at(k[3]), k[8]),
+        _chance_at(k[4]),
+        _draw_at(k[5]),
+        _observe_at(k[6]),
+    )
 
 
 @njit(inline="always")
@@ -178,8 +188,9 @@ def _reward_of(s, seat, kernels):
 
 
 @njit(inline="always")
-def _reset_two_player(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks,
-                      kernels, buf, probs, search):
+def _reset_two_player(
+    states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks, kernels, buf, probs, search
+):
     i = which
     s = states[i]
     s[:] = init
@@ -200,27 +211,50 @@ def _reset_two_player(states, streams, seats, episodes, init, which, seat_modes,
 
 
 @njit(cache=True)
-def _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks,
-                  kernels, width, search):
+def _reset_boards(
+    states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks, kernels, width, search
+):
     buf = np.empty(width, np.int64)
     probs = np.empty(width)
     for i in range(states.shape[0]):
         if which[i]:
-            _reset_two_player(states, streams, seats, episodes, init, i, seat_modes, opponent, opening, obs, masks,
-                              kernels, buf, probs, search)
+            _reset_two_player(
+                states, streams, seats, episodes, init, i, seat_modes, opponent, opening, obs, masks, kernels, buf, probs, search
+            )
 
 
 @njit(cache=True)
-def _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, opening, penalty,
-                 illegal_reward, obs, rewards, terms, illegal, masks, kernels, width, search):
+def _step_boards(
+    states,
+    streams,
+    seats,
+    episodes,
+    init,
+    pending,
+    actions,
+    seat_modes,
+    opponent,
+    opening,
+    penalty,
+    illegal_reward,
+    obs,
+    rewards,
+    terms,
+    illegal,
+    masks,
+    kernels,
+    width,
+    search,
+):
     buf = np.empty(width, np.int64)
     probs = np.empty(width)
     for i in range(states.shape[0]):
         s = states[i]
         illegal[i] = False
         if pending[i]:
-            _reset_two_player(states, streams, seats, episodes, init, i, seat_modes, opponent, opening, obs, masks,
-                              kernels, buf, probs, search)
+            _reset_two_player(
+                states, streams, seats, episodes, init, i, seat_modes, opponent, opening, obs, masks, kernels, buf, probs, search
+            )
             rewards[i] = 0.0
             terms[i] = False
             pending[i] = outcome_of(kernels, s) != ONGOING
@@ -250,41 +284,78 @@ def _step_boards(states, streams, seats, episodes, init, pending, actions, seat_
 
 
 _RESET_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I, _I, _F2, _M2, _I1, _I)
-_STEP_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I1, _I, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _M2, _I1,
-              _I)
+_STEP_ARGS = (_I2, _U2, _I1, _I1, _I1, _B1, _I1, _I1, _I, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _M2, _I1, _I)
 """The argument types of the entry points with a search as the other seat (``*_search``, which add
 its own); the game's kernels come as one array of addresses (``kernels``: ``_kernels_at``).
 ``reset_two_player`` and ``step_two_player`` take the same arguments with a ``KernelSet``."""
 
 
 @njit(cache=True, nogil=True)
-def reset_two_player(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks, kernels,
-                     width):
+def reset_two_player(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks, kernels, width):
     """Start a new game on every board ``i`` with ``which[i]``: ``opening`` random moves of both
     seats (the single env's ``opening_plies``), then the other seat (random or nobody) moving
     first when it is to move (``seat_modes[i]``: 0, 1 or ``ALTERNATE`` by the board's episode
     count). Compiled for each game's ``KernelSet`` (``kernels``), its kernels inlined."""
     states, streams, obs, masks = unowned(states), unowned(streams), unowned(obs), unowned(masks)
-    _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks,
-                  kernels, width, None)
+    _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks, kernels, width, None)
 
 
 @njit(cache=True, nogil=True)
-def step_two_player(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, opening, penalty,
-                    illegal_reward, obs, rewards, terms, illegal, masks, kernels, width):
+def step_two_player(
+    states,
+    streams,
+    seats,
+    episodes,
+    init,
+    pending,
+    actions,
+    seat_modes,
+    opponent,
+    opening,
+    penalty,
+    illegal_reward,
+    obs,
+    rewards,
+    terms,
+    illegal,
+    masks,
+    kernels,
+    width,
+):
     """One step of every board: a board that ended on the last step starts again (its action is
     ignored: Gymnasium's next-step auto-reset); the others play their action, then chance and
     the other seat (random or nobody). ``pending`` becomes the boards that ended now. With
     ``penalty`` an illegal action ends its board with ``illegal_reward`` (``illegal[i]``); else
     actions are legal. Compiled for each game's ``KernelSet`` (``kernels``), its kernels inlined."""
     states, streams, obs, masks = unowned(states), unowned(streams), unowned(obs), unowned(masks)
-    _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, opening, penalty,
-                 illegal_reward, obs, rewards, terms, illegal, masks, kernels, width, None)
+    _step_boards(
+        states,
+        streams,
+        seats,
+        episodes,
+        init,
+        pending,
+        actions,
+        seat_modes,
+        opponent,
+        opening,
+        penalty,
+        illegal_reward,
+        obs,
+        rewards,
+        terms,
+        illegal,
+        masks,
+        kernels,
+        width,
+        None,
+    )
 
 
 @intrinsic
 def _copy_items(typingctx: Any, out: Any, src: Any, start: Any, count: Any) -> Any:
     """``memcpy`` of ``count`` items from item ``start`` of C-contiguous ``src`` to ``out`` (same dtype)."""
+
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         dst = context.make_array(signature.args[0])(context, builder, value=args[0])
         source = context.make_array(signature.args[1])(context, builder, value=args[1])
@@ -308,17 +379,56 @@ def copy_rows(out, src, lo, hi):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def step_two_player_slices(bounds, copy, obs_out, states, streams, seats, episodes, init, pending, actions, seat_modes,
-                           opponent, opening, penalty, illegal_reward, obs, rewards, terms, illegal, masks, kernels,
-                           width):
+def step_two_player_slices(
+    bounds,
+    copy,
+    obs_out,
+    states,
+    streams,
+    seats,
+    episodes,
+    init,
+    pending,
+    actions,
+    seat_modes,
+    opponent,
+    opening,
+    penalty,
+    illegal_reward,
+    obs,
+    rewards,
+    terms,
+    illegal,
+    masks,
+    kernels,
+    width,
+):
     """``step_two_player`` on the boards ``bounds[t]:bounds[t + 1]``, one slice a thread of
     numba's (``BoardThreads``); with ``copy`` each slice's observations are then copied into
     ``obs_out`` in its own thread."""
     for t in prange(bounds.size - 1):
         lo, hi = bounds[t], bounds[t + 1]
-        step_two_player(states[lo:hi], streams[lo:hi], seats[lo:hi], episodes[lo:hi], init, pending[lo:hi],
-                        actions[lo:hi], seat_modes[lo:hi], opponent, opening, penalty, illegal_reward, obs[lo:hi],
-                        rewards[lo:hi], terms[lo:hi], illegal[lo:hi], masks[lo:hi], kernels, width)
+        step_two_player(
+            states[lo:hi],
+            streams[lo:hi],
+            seats[lo:hi],
+            episodes[lo:hi],
+            init,
+            pending[lo:hi],
+            actions[lo:hi],
+            seat_modes[lo:hi],
+            opponent,
+            opening,
+            penalty,
+            illegal_reward,
+            obs[lo:hi],
+            rewards[lo:hi],
+            terms[lo:hi],
+            illegal[lo:hi],
+            masks[lo:hi],
+            kernels,
+            width,
+        )
         if copy:
             copy_rows(obs_out, obs, lo, hi)
 
@@ -326,15 +436,60 @@ def step_two_player_slices(bounds, copy, obs_out, states, streams, seats, episod
 SEARCH_KERNELS_T = (MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, EVAL_T)
 """Numba types of a search opponent's kernels: moves (the move filter's), push, pop, to_move,
 outcome, key, chance, evaluator."""
-SEARCH_DATA_T = types.Tuple((_I, _I, _F, _F1, _I1, _I1, _I1, _I2, types.float64[:, ::1], _I2, _I2, _I2, _I2, _F1,
-                             _I2, types.float64[:, ::1], _I2, _I1, _I2, types.float64[:, ::1], _I1, _F1))
+SEARCH_DATA_T = types.Tuple(
+    (
+        _I,
+        _I,
+        _F,
+        _F1,
+        _I1,
+        _I1,
+        _I1,
+        _I2,
+        types.float64[:, ::1],
+        _I2,
+        _I2,
+        _I2,
+        _I2,
+        _F1,
+        _I2,
+        types.float64[:, ::1],
+        _I2,
+        _I1,
+        _I2,
+        types.float64[:, ::1],
+        _I1,
+        _F1,
+    )
+)
 """Numba type of ``SearchOpponent.data``: kind, depth, bound, evaluator params, the root's
 scratch copy, the settings' words and values, then the tables (the transposition table's five
 arrays with a row a root player, killers, history, bufs, scores, pv, pv_len, chance outcomes and
 probabilities, counters, root values)."""
-(DATA_KIND, DATA_DEPTH, DATA_BOUND, DATA_PARAMS, DATA_ROOT, DATA_SETTINGS_AT, DATA_SETTINGS, DATA_TT_KEY, DATA_TT_VAL,
- DATA_TT_DEPTH, DATA_TT_FLAG, DATA_TT_MOVE, DATA_KILLERS, DATA_HISTORY, DATA_BUFS, DATA_SCORES, DATA_PV, DATA_PV_LEN,
- DATA_OUTS, DATA_PROBS, DATA_COUNTERS, DATA_VALUES) = range(22)
+(
+    DATA_KIND,
+    DATA_DEPTH,
+    DATA_BOUND,
+    DATA_PARAMS,
+    DATA_ROOT,
+    DATA_SETTINGS_AT,
+    DATA_SETTINGS,
+    DATA_TT_KEY,
+    DATA_TT_VAL,
+    DATA_TT_DEPTH,
+    DATA_TT_FLAG,
+    DATA_TT_MOVE,
+    DATA_KILLERS,
+    DATA_HISTORY,
+    DATA_BUFS,
+    DATA_SCORES,
+    DATA_PV,
+    DATA_PV_LEN,
+    DATA_OUTS,
+    DATA_PROBS,
+    DATA_COUNTERS,
+    DATA_VALUES,
+) = range(22)
 """The fields of ``SEARCH_DATA_T`` by name, for a mover that reads a few of them
 (``data[DATA_ROOT]``: the root's scratch copy); numba reads these globals as constants."""
 MOVER_T = types.FunctionType(types.int64(STATE_T, *SEARCH_KERNELS_T, SEARCH_DATA_T))
@@ -349,31 +504,96 @@ _mover_at, _pop_at, _eval_at = _function_at(MOVER_T), _function_at(POP_T), _func
 def _search_at(k, data):
     """The other seat's search as ``_opponent_move`` takes it, from the addresses ``k`` (``mover``,
     then ``SEARCH_KERNELS_T``'s kernels: ``BatchOpponent.addresses``) and its ``data``."""
-    return (_mover_at(k[0]), _moves_at(k[1]), _push_at(k[2]), _pop_at(k[3]), _int_of_state_at(k[4]),
-            _int_of_state_at(k[5]), _int_of_state_at(k[6]), _chance_at(k[7]), _eval_at(k[8]), data)
+    return (
+        _mover_at(k[0]),
+        _moves_at(k[1]),
+        _push_at(k[2]),
+        _pop_at(k[3]),
+        _int_of_state_at(k[4]),
+        _int_of_state_at(k[5]),
+        _int_of_state_at(k[6]),
+        _chance_at(k[7]),
+        _eval_at(k[8]),
+        data,
+    )
 
 
 @_quiet_njit(types.none(*_RESET_ARGS, _I1, SEARCH_DATA_T))
-def reset_two_player_search(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks,
-                            kernels, width, search_kernels, data):
+def reset_two_player_search(
+    states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks, kernels, width, search_kernels, data
+):
     """``reset_two_player`` with a compiled search as the other seat (``search_kernels``: its
     mover, tablegym.search.batch_opponent.searched_move, and its kernels, as addresses)."""
     search = _search_at(search_kernels, data)
     states, streams, obs, masks = unowned(states), unowned(streams), unowned(obs), unowned(masks)
-    _reset_boards(states, streams, seats, episodes, init, which, seat_modes, opponent, opening, obs, masks,
-                  _kernels_at(kernels), width, search)
+    _reset_boards(
+        states,
+        streams,
+        seats,
+        episodes,
+        init,
+        which,
+        seat_modes,
+        opponent,
+        opening,
+        obs,
+        masks,
+        _kernels_at(kernels),
+        width,
+        search,
+    )
 
 
 @_quiet_njit(types.none(*_STEP_ARGS, _I1, SEARCH_DATA_T))
-def step_two_player_search(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, opening,
-                           penalty, illegal_reward, obs, rewards, terms, illegal, masks, kernels, width, search_kernels,
-                           data):
+def step_two_player_search(
+    states,
+    streams,
+    seats,
+    episodes,
+    init,
+    pending,
+    actions,
+    seat_modes,
+    opponent,
+    opening,
+    penalty,
+    illegal_reward,
+    obs,
+    rewards,
+    terms,
+    illegal,
+    masks,
+    kernels,
+    width,
+    search_kernels,
+    data,
+):
     """``step_two_player`` with a compiled search as the other seat (``search_kernels`` as for
     ``reset_two_player_search``)."""
     search = _search_at(search_kernels, data)
     states, streams, obs, masks = unowned(states), unowned(streams), unowned(obs), unowned(masks)
-    _step_boards(states, streams, seats, episodes, init, pending, actions, seat_modes, opponent, opening, penalty,
-                 illegal_reward, obs, rewards, terms, illegal, masks, _kernels_at(kernels), width, search)
+    _step_boards(
+        states,
+        streams,
+        seats,
+        episodes,
+        init,
+        pending,
+        actions,
+        seat_modes,
+        opponent,
+        opening,
+        penalty,
+        illegal_reward,
+        obs,
+        rewards,
+        terms,
+        illegal,
+        masks,
+        _kernels_at(kernels),
+        width,
+        search,
+    )
 
 
 @njit(cache=True)
@@ -386,10 +606,16 @@ def search_kernels(state: Any, moves: Any, evaluate: Any) -> tuple:
     """``SEARCH_KERNELS_T``'s kernels for the batch kernels: ``moves`` (the game's, or its move
     filter's), the game's push, pop, to_move, outcome, key and chance kernels, and ``evaluate``."""
     k = state.kernels
-    return (CompiledKernel(moves, MOVES_T), CompiledKernel(k.push, PUSH_T), CompiledKernel(k.pop, POP_T),
-            CompiledKernel(k.to_move, INT_OF_STATE_T), CompiledKernel(k.outcome, INT_OF_STATE_T),
-            CompiledKernel(k.key, INT_OF_STATE_T),
-            CompiledKernel(no_chance if k.chance is None else k.chance, CHANCE_T), CompiledKernel(evaluate, EVAL_T))
+    return (
+        CompiledKernel(moves, MOVES_T),
+        CompiledKernel(k.push, PUSH_T),
+        CompiledKernel(k.pop, POP_T),
+        CompiledKernel(k.to_move, INT_OF_STATE_T),
+        CompiledKernel(k.outcome, INT_OF_STATE_T),
+        CompiledKernel(k.key, INT_OF_STATE_T),
+        CompiledKernel(no_chance if k.chance is None else k.chance, CHANCE_T),
+        CompiledKernel(evaluate, EVAL_T),
+    )
 
 
 class BatchOpponent:
@@ -438,8 +664,30 @@ class MoverOpponent(BatchOpponent):
         i1, i2 = np.zeros(1, dtype=np.int64), np.zeros((1, 1), dtype=np.int64)
         f1, f2 = np.zeros(1), np.zeros((1, 1))
         bufs = np.zeros((1, game.spec.num_actions), dtype=np.int64)
-        self.data = (0, int(depth), 0.0, f1, state.array.copy(), i1, i1, i2, f2, i2, i2, i2, i2, f1, bufs, f2, i2, i1,
-                     i2, f2, i1, f1)
+        self.data = (
+            0,
+            int(depth),
+            0.0,
+            f1,
+            state.array.copy(),
+            i1,
+            i1,
+            i2,
+            f2,
+            i2,
+            i2,
+            i2,
+            i2,
+            f1,
+            bufs,
+            f2,
+            i2,
+            i1,
+            i2,
+            f2,
+            i1,
+            f1,
+        )
 
 
 @_quiet_njit(types.none(_I2, _U2, _I1, _F1, _I1, _B1, types.boolean, _F2, _M2, _I2, _I1, _I), nogil=True)
@@ -463,13 +711,53 @@ def reset_single(states, streams, steps, last_score, init, which, from_start, ob
             info_fn(s, info[i])
 
 
-_STEP_SINGLE_ARGS = (_I2, _U2, _I1, _F1, _I1, _B1, types.boolean, _I1, _I, types.boolean, _F, _F2, _F1, _B1, _B1, _B1,
-                     _M2, _I2, _I1, _I)
+_STEP_SINGLE_ARGS = (
+    _I2,
+    _U2,
+    _I1,
+    _F1,
+    _I1,
+    _B1,
+    types.boolean,
+    _I1,
+    _I,
+    types.boolean,
+    _F,
+    _F2,
+    _F1,
+    _B1,
+    _B1,
+    _B1,
+    _M2,
+    _I2,
+    _I1,
+    _I,
+)
 
 
 @_quiet_njit(types.none(*_STEP_SINGLE_ARGS), nogil=True)
-def step_single(states, streams, steps, last_score, init, pending, from_start, actions, limit, penalty,
-                illegal_reward, obs, rewards, terms, truncs, illegal, masks, info, kernels, width):
+def step_single(
+    states,
+    streams,
+    steps,
+    last_score,
+    init,
+    pending,
+    from_start,
+    actions,
+    limit,
+    penalty,
+    illegal_reward,
+    obs,
+    rewards,
+    terms,
+    truncs,
+    illegal,
+    masks,
+    info,
+    kernels,
+    width,
+):
     """One step of every board of a single-player game (``SinglePlayerEnv.step``): the reward
     is the change of ``score`` (the first step's counts from the dealt position's score with
     ``from_start``, else from 0), a board truncates after
@@ -520,18 +808,60 @@ _step_single_at = _function_at(STEP_SINGLE_T)
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def step_single_slices(bounds, copy, obs_out, entry, states, streams, steps, last_score, init, pending, from_start,
-                       actions, limit, penalty, illegal_reward, obs, rewards, terms, truncs, illegal, masks, info,
-                       kernels, width):
+def step_single_slices(
+    bounds,
+    copy,
+    obs_out,
+    entry,
+    states,
+    streams,
+    steps,
+    last_score,
+    init,
+    pending,
+    from_start,
+    actions,
+    limit,
+    penalty,
+    illegal_reward,
+    obs,
+    rewards,
+    terms,
+    truncs,
+    illegal,
+    masks,
+    info,
+    kernels,
+    width,
+):
     """``step_single`` (at the address ``entry``) in slices of the boards, one a thread (as
     ``step_two_player_slices``). Called by its address, the entry point is not compiled into this
     function again (Starship's took 34 s so)."""
     step = _step_single_at(entry)
     for t in prange(bounds.size - 1):
         lo, hi = bounds[t], bounds[t + 1]
-        step(states[lo:hi], streams[lo:hi], steps[lo:hi], last_score[lo:hi], init, pending[lo:hi], from_start,
-             actions[lo:hi], limit, penalty, illegal_reward, obs[lo:hi], rewards[lo:hi], terms[lo:hi], truncs[lo:hi],
-             illegal[lo:hi], masks[lo:hi], info[lo:hi], kernels, width)
+        step(
+            states[lo:hi],
+            streams[lo:hi],
+            steps[lo:hi],
+            last_score[lo:hi],
+            init,
+            pending[lo:hi],
+            from_start,
+            actions[lo:hi],
+            limit,
+            penalty,
+            illegal_reward,
+            obs[lo:hi],
+            rewards[lo:hi],
+            terms[lo:hi],
+            truncs[lo:hi],
+            illegal[lo:hi],
+            masks[lo:hi],
+            info[lo:hi],
+            kernels,
+            width,
+        )
         if copy:
             copy_rows(obs_out, obs, lo, hi)
 

@@ -51,8 +51,10 @@ def _check_threads(threads: Any, num_envs: int, shared_tables: bool) -> tuple[in
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
         raise ValueError(f"threads must be an integer >= 1 (default 1) or 'auto', got {threads!r}")
     if threads > 1 and shared_tables:
-        raise ValueError(f"threads must be 1 with a search or reference player as the other seat "
-                         f"(its tables serve every board), got threads={threads!r}")
+        raise ValueError(
+            f"threads must be 1 with a search or reference player as the other seat "
+            f"(its tables serve every board), got threads={threads!r}"
+        )
     return int(min(threads, num_envs)), False
 
 
@@ -79,8 +81,7 @@ class BoardThreads:
     reading then began at an unknown point of its step. A stretch so read is off by at most one
     step's time, however coarse the clock."""
 
-    def __init__(self, num_envs: int, most: int, choose: bool = False,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(self, num_envs: int, most: int, choose: bool = False, clock: Callable[[], float] = time.perf_counter) -> None:
         self.bounds = np.linspace(0, num_envs, most + 1).round().astype(np.int64)
         """The slices' first boards, then ``num_envs``."""
         self.most = most
@@ -104,8 +105,11 @@ class BoardThreads:
         if self._phase is None:
             self._run(call, self.threads)
             self._calls += 1
-            if (self._choose and self._calls >= RETRIAL_CALLS - 2 * TRIAL_CALLS
-                    and self._clock() - self._chosen_at >= RETRIAL_SECONDS):
+            if (
+                self._choose
+                and self._calls >= RETRIAL_CALLS - 2 * TRIAL_CALLS
+                and self._clock() - self._chosen_at >= RETRIAL_SECONDS
+            ):
                 self._phase, self._calls = 0, 0
             return
         threads = self._counts[self._phase]

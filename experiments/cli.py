@@ -39,8 +39,9 @@ from tablegym.experiments.commands.train import train
 from tablegym.training.flags import OneLineParser
 
 
-def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-                      line: str | None = None) -> str:
+def _one_line_warning(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, line: str | None = None
+) -> str:
     return f"{PROG}: warning: {message}\n"
 
 

@@ -106,12 +106,13 @@ def read_records(path: str | Path, check: Check | None = None) -> list[dict]:
         except LimitError as err:
             raise RecordsError(f"{err}; repair or delete that line and run again") from None
         except ValueError as err:
-            raise RecordsError(f"{path}, line {number}: not valid JSON ({err}); each line must be one game's record: "
-                               "repair or delete that line and run again") from None
+            raise RecordsError(
+                f"{path}, line {number}: not valid JSON ({err}); each line must be one game's record: "
+                "repair or delete that line and run again"
+            ) from None
         problem = record_problem(rec) or (check(rec) if check else None)
         if problem:
-            raise RecordsError(f"{path}, line {number}: not a game record ({problem}); repair or delete that line "
-                               "and run again")
+            raise RecordsError(f"{path}, line {number}: not a game record ({problem}); repair or delete that line and run again")
         records.append(rec)
     return records
 
@@ -175,9 +176,20 @@ _END = object()
 """What ``next`` gives at the end of the tasks."""
 
 
-def run_tasks(play_one: Callable[[Any], dict], tasks: Iterable, done: dict[int, dict], *, total: int,
-              workers: int = 1, out: str | None = None, label: str = "", progress: bool = True,
-              postfix: str = "score", backend: str = "process", address: str | None = None) -> dict[int, dict]:
+def run_tasks(
+    play_one: Callable[[Any], dict],
+    tasks: Iterable,
+    done: dict[int, dict],
+    *,
+    total: int,
+    workers: int = 1,
+    out: str | None = None,
+    label: str = "",
+    progress: bool = True,
+    postfix: str = "score",
+    backend: str = "process",
+    address: str | None = None,
+) -> dict[int, dict]:
     """Play ``tasks`` over ``workers`` processes (or Ray tasks, ``backend="ray"``), adding each
     record to ``done`` and to ``out``. Tasks are drawn from ``tasks`` (any iterable, a generator
     of any length) only as workers free up: at most two a worker wait, so nothing is held for
@@ -192,6 +204,7 @@ def run_tasks(play_one: Callable[[Any], dict], tasks: Iterable, done: dict[int, 
     try:
         bar = progress_bar(total=total, initial=len(done), enabled=progress, unit="game", desc=label)
         with _pool(backend, workers, address, first is not _END) as pool:
+
             def keep(rec: dict) -> None:
                 done[rec["game"]] = rec
                 if sink:

@@ -33,8 +33,14 @@ class HumanAgent:
 
     name = "human"
 
-    def __init__(self, input_fn: Callable[[str], str] | None = None, print_fn: Callable[..., None] | None = None,
-                 *, keys: str = "", numbered: bool = False) -> None:
+    def __init__(
+        self,
+        input_fn: Callable[[str], str] | None = None,
+        print_fn: Callable[..., None] | None = None,
+        *,
+        keys: str = "",
+        numbered: bool = False,
+    ) -> None:
         # None means the builtins, looked up at each call so a patched ``builtins.input`` works.
         self._input_fn = input_fn
         self._print_fn = print_fn

@@ -49,15 +49,28 @@ def _run_text(key: Mapping[str, Any]) -> str:
 
 
 def _task_key(task: _Task) -> dict[str, Any]:
-    return {"game": task.game_name, "options": [list(kv) for kv in task.game_options], "spec_a": task.spec_a,
-            "spec_b": task.spec_b, "seed": task.seed, "opening_plies": task.opening_plies, "match": task.match,
-            "pair": task.pair, "a_seat": task.a_seat}
+    return {
+        "game": task.game_name,
+        "options": [list(kv) for kv in task.game_options],
+        "spec_a": task.spec_a,
+        "spec_b": task.spec_b,
+        "seed": task.seed,
+        "opening_plies": task.opening_plies,
+        "match": task.match,
+        "pair": task.pair,
+        "a_seat": task.a_seat,
+    }
 
 
 def _record_json(record: GameRecord) -> dict[str, Any]:
-    return {"actions": list(record.actions), "opening_plies": record.opening_plies, "winner": record.winner,
-            "returns": list(record.returns), "move_counts": list(record.move_counts),
-            "move_seconds": list(record.move_seconds)}
+    return {
+        "actions": list(record.actions),
+        "opening_plies": record.opening_plies,
+        "winner": record.winner,
+        "returns": list(record.returns),
+        "move_counts": list(record.move_counts),
+        "move_seconds": list(record.move_seconds),
+    }
 
 
 def _check_key(entry: Mapping[str, Any]) -> None:
@@ -72,10 +85,13 @@ def _check_key(entry: Mapping[str, Any]) -> None:
         raise ValueError(f"a_seat must be 0 or 1 (the seat of agent A), got {entry['a_seat']!r}"[:300])
     options = entry["options"]
     scalar = (str, int, float, bool, type(None))
-    if (not isinstance(options, list)
-            or not all(isinstance(kv, list) and len(kv) == 2 and isinstance(kv[0], str) and isinstance(kv[1], scalar)
-                       for kv in options)
-            or len({kv[0] for kv in options}) != len(options)):
+    if (
+        not isinstance(options, list)
+        or not all(
+            isinstance(kv, list) and len(kv) == 2 and isinstance(kv[0], str) and isinstance(kv[1], scalar) for kv in options
+        )
+        or len({kv[0] for kv in options}) != len(options)
+    ):
         raise ValueError(f"options must be a list of distinct [name, value] pairs, got {options!r}"[:300])
 
 
@@ -143,9 +159,12 @@ class _Journal:
                 except LimitError as err:  # a killed run's torn line is a prefix of a good one: never this
                     raise JournalError(f"{err}; repair or delete that line and run again") from None
                 except ValueError:
-                    warnings.warn(f"{self.path}, line {number}: ignoring the unfinished last line ({len(tail)} "
-                                  "bytes, no newline), the usual trace of a killed run; its game will be played again",
-                                  JournalWarning, stacklevel=4)
+                    warnings.warn(
+                        f"{self.path}, line {number}: ignoring the unfinished last line ({len(tail)} "
+                        "bytes, no newline), the usual trace of a killed run; its game will be played again",
+                        JournalWarning,
+                        stacklevel=4,
+                    )
                     self._cut_at = len(data) - len(tail)
                 else:
                     read.append((number, *self._parse(number, entry)))  # complete, only its newline is missing
@@ -169,8 +188,10 @@ class _Journal:
         except LimitError as err:
             raise JournalError(f"{err}; repair or delete that line and run again") from None
         except ValueError as err:  # UnicodeDecodeError is one too
-            raise JournalError(f"{self.path}, line {number}: not valid JSON ({err}); each line must be one "
-                               "game: repair or delete that line and run again") from None
+            raise JournalError(
+                f"{self.path}, line {number}: not valid JSON ({err}); each line must be one "
+                "game: repair or delete that line and run again"
+            ) from None
 
     def _parse(self, number: int, entry: Any) -> tuple[str, tuple[int, int], Game, GameRecord]:
         try:
@@ -179,12 +200,14 @@ class _Journal:
             raise self._does_not_replay(number, str(err)) from None
         except (ValueError, KeyError, TypeError) as err:
             what = f"missing field {err}" if isinstance(err, KeyError) else str(err)
-            raise JournalError(f"{self.path}, line {number}: not a game record ({what}); repair or delete "
-                               "that line and run again") from None
+            raise JournalError(
+                f"{self.path}, line {number}: not a game record ({what}); repair or delete that line and run again"
+            ) from None
 
     def _does_not_replay(self, number: int, problem: str) -> JournalError:
-        return JournalError(f"{self.path}, line {number}: a game that does not replay ({problem}); repair or "
-                            "delete that line and run again")
+        return JournalError(
+            f"{self.path}, line {number}: a game that does not replay ({problem}); repair or delete that line and run again"
+        )
 
     def _check_replays(self, read: Sequence[tuple[int, str, tuple[int, int], Game, GameRecord]]) -> None:
         """Refuse the first of the lines ``read`` whose game does not replay."""

@@ -143,20 +143,46 @@ class _Tasks(Sequence[_Task]):
     def __getitem__(self, g: int) -> _Task:  # type: ignore[override]
         if not 0 <= g < self.games:
             raise IndexError(f"game {g} of a match of {self.games}")
-        return _Task(self.match, g // 2, g % 2, self.game_name, self.game_options, self.spec_a, self.spec_b,
-                     self.seed, self.opening_plies, self.factory)
+        return _Task(
+            self.match,
+            g // 2,
+            g % 2,
+            self.game_name,
+            self.game_options,
+            self.spec_a,
+            self.spec_b,
+            self.seed,
+            self.opening_plies,
+            self.factory,
+        )
 
     def __iter__(self) -> Iterator[_Task]:
         return (self[g] for g in range(self.games))
 
     def key(self) -> dict[str, Any]:
         """The fields its journal lines share (``_RUN_FIELDS``)."""
-        return {"game": self.game_name, "options": [list(kv) for kv in self.game_options], "spec_a": self.spec_a,
-                "spec_b": self.spec_b, "seed": self.seed, "opening_plies": self.opening_plies, "match": self.match}
+        return {
+            "game": self.game_name,
+            "options": [list(kv) for kv in self.game_options],
+            "spec_a": self.spec_a,
+            "spec_b": self.spec_b,
+            "seed": self.seed,
+            "opening_plies": self.opening_plies,
+            "match": self.match,
+        }
 
 
-def _tasks(match: int, game_name: str, options: tuple, spec_a: str, spec_b: str, games: int,
-           seed: int, opening_plies: int, factory: AgentFactory) -> _Tasks:
+def _tasks(
+    match: int,
+    game_name: str,
+    options: tuple,
+    spec_a: str,
+    spec_b: str,
+    games: int,
+    seed: int,
+    opening_plies: int,
+    factory: AgentFactory,
+) -> _Tasks:
     return _Tasks(match, game_name, options, spec_a, spec_b, games, seed, opening_plies, factory)
 
 
@@ -176,9 +202,18 @@ def _pool(backend: str, processes: int, address: str | None) -> Any:
     return task_pool(backend, processes, address, __name__)
 
 
-def _run(matches: Sequence[_Tasks], order: Iterable[_Task], workers: int, progress: bool, desc: str, *,
-         journal: _Journal | None = None, time_limit_s: float | None = None, backend: str = "process",
-         address: str | None = None) -> dict[tuple[int, int, int], GameRecord]:
+def _run(
+    matches: Sequence[_Tasks],
+    order: Iterable[_Task],
+    workers: int,
+    progress: bool,
+    desc: str,
+    *,
+    journal: _Journal | None = None,
+    time_limit_s: float | None = None,
+    backend: str = "process",
+    address: str | None = None,
+) -> dict[tuple[int, int, int], GameRecord]:
     """Play the games of ``matches`` (in a pool when ``workers > 1``), dispatched in ``order`` (an
     iterable of those games, each once); return the records of the finished games by
     ``(match, pair, a_seat)``.
@@ -201,6 +236,7 @@ def _run(matches: Sequence[_Tasks], order: Iterable[_Task], workers: int, progre
     deadline = math.inf if time_limit_s is None else time.monotonic() + time_limit_s
 
     with progress_bar(total=total, initial=len(done), desc=desc, unit="game", enabled=progress, leave=False) as bar:
+
         def keep(task: _Task, record: GameRecord) -> None:
             done[_task_id(task)] = record
             if journal is not None:
@@ -215,8 +251,9 @@ def _run(matches: Sequence[_Tasks], order: Iterable[_Task], workers: int, progre
         elif remaining and time.monotonic() < deadline:
             processes = min(workers, remaining)
             with _pool(backend, processes, address) as pool:
-                run_bounded(pool, _play_task, todo, processes, lambda result: keep(*result),
-                            until=lambda: time.monotonic() >= deadline)
+                run_bounded(
+                    pool, _play_task, todo, processes, lambda result: keep(*result), until=lambda: time.monotonic() >= deadline
+                )
     return done
 
 
@@ -268,12 +305,15 @@ def _summarize(game_name: str, spec_a: str, spec_b: str, tasks: list[_Task], rec
     )
 
 
-def _summarize_finished(game_name: str, spec_a: str, spec_b: str, tasks: _Tasks,
-                        done: dict[tuple[int, int, int], GameRecord]) -> MatchResult:
+def _summarize_finished(
+    game_name: str, spec_a: str, spec_b: str, tasks: _Tasks, done: dict[tuple[int, int, int], GameRecord]
+) -> MatchResult:
     """``_summarize`` over the finished games among ``tasks``, in task order (found among the
     finished games, not by going through every game asked for)."""
-    finished = [tasks[g] for g in sorted(2 * pair + seat for match, pair, seat in done
-                                         if match == tasks.match and 2 * pair + seat < len(tasks))]
+    finished = [
+        tasks[g]
+        for g in sorted(2 * pair + seat for match, pair, seat in done if match == tasks.match and 2 * pair + seat < len(tasks))
+    ]
     return _summarize(game_name, spec_a, spec_b, finished, [done[_task_id(t)] for t in finished])
 
 
@@ -281,13 +321,18 @@ def _check_games(name: str, games: Any) -> None:
     if not isinstance(games, int) or isinstance(games, bool) or games < 1:
         raise ValueError(f"{name} must be a positive integer, got {games!r}")
     if games > MAX_GAMES:
-        raise ValueError(f"{name} must be at most {MAX_GAMES:,} (2**53, the most a float counts exactly), "
-                         f"got {games:,}")
+        raise ValueError(f"{name} must be at most {MAX_GAMES:,} (2**53, the most a float counts exactly), got {games:,}")
 
 
-def _prepare(game_name: str, specs: Iterable[str], game_options: dict[str, Any] | None, workers: int,
-             factory: AgentFactory | None, time_limit_s: float | None = None,
-             backend: str = "process") -> tuple[tuple[tuple[str, Any], ...], AgentFactory]:
+def _prepare(
+    game_name: str,
+    specs: Iterable[str],
+    game_options: dict[str, Any] | None,
+    workers: int,
+    factory: AgentFactory | None,
+    time_limit_s: float | None = None,
+    backend: str = "process",
+) -> tuple[tuple[tuple[str, Any], ...], AgentFactory]:
     """Check everything in the parent so bad input fails fast with a clear error, not in a worker;
     the game's options and the factory the games build their agents with (the caller's, else
     every spec planned once: ``_Planned``)."""
@@ -338,8 +383,23 @@ def play_match(
     Ray tasks (on the cluster at ``address``, else a local instance): the same records.
     """
     _check_games("games", games)
-    return _play(game_name, (spec_a, spec_b), [(spec_a, spec_b)], games, f"{spec_a} vs {spec_b}", opening_plies,
-                 seed, workers, progress, game_options, agent_factory, journal, time_limit_s, backend, address)[0]
+    return _play(
+        game_name,
+        (spec_a, spec_b),
+        [(spec_a, spec_b)],
+        games,
+        f"{spec_a} vs {spec_b}",
+        opening_plies,
+        seed,
+        workers,
+        progress,
+        game_options,
+        agent_factory,
+        journal,
+        time_limit_s,
+        backend,
+        address,
+    )[0]
 
 
 def round_robin(
@@ -378,28 +438,56 @@ def round_robin(
     if dupes:
         raise ValueError(f"agent specs must be distinct, repeated: {dupes}")
     _check_games("games_per_pair", games_per_pair)
-    pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1:]]
-    results = _play(game_name, specs, pairs, games_per_pair, f"round robin ({len(specs)} agents)", opening_plies,
-                    seed, workers, progress, game_options, agent_factory, journal, time_limit_s, backend, address)
+    pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1 :]]
+    results = _play(
+        game_name,
+        specs,
+        pairs,
+        games_per_pair,
+        f"round robin ({len(specs)} agents)",
+        opening_plies,
+        seed,
+        workers,
+        progress,
+        game_options,
+        agent_factory,
+        journal,
+        time_limit_s,
+        backend,
+        address,
+    )
     return [r for r in results if r.games]
 
 
-def _play(game_name: str, specs: Sequence[str], pairs: list[tuple[str, str]], games: int, desc: str,
-          opening_plies: int, seed: int, workers: int, progress: bool, game_options: dict[str, Any] | None,
-          agent_factory: AgentFactory | None, journal: str | os.PathLike[str] | None, time_limit_s: float | None,
-          backend: str, address: str | None) -> list[MatchResult]:
+def _play(
+    game_name: str,
+    specs: Sequence[str],
+    pairs: list[tuple[str, str]],
+    games: int,
+    desc: str,
+    opening_plies: int,
+    seed: int,
+    workers: int,
+    progress: bool,
+    game_options: dict[str, Any] | None,
+    agent_factory: AgentFactory | None,
+    journal: str | os.PathLike[str] | None,
+    time_limit_s: float | None,
+    backend: str,
+    address: str | None,
+) -> list[MatchResult]:
     """The matches of ``pairs`` (``games`` each), in one pool; a result for every pairing (one
     without a finished game counts none)."""
     if opening_plies < 0:
         raise ValueError(f"opening plies must be >= 0, got {opening_plies!r}")
     options, factory = _prepare(game_name, specs, game_options, workers, agent_factory, time_limit_s, backend)
-    per_pair = [_tasks(m, game_name, options, a, b, games, seed, opening_plies, factory)
-                for m, (a, b) in enumerate(pairs)]
+    per_pair = [_tasks(m, game_name, options, a, b, games, seed, opening_plies, factory) for m, (a, b) in enumerate(pairs)]
     resumable = journal is not None or time_limit_s is not None
     order = _interleave(per_pair) if resumable else itertools.chain.from_iterable(per_pair)
     with _open_journal(journal) as log:
-        done = _run(per_pair, order, workers, progress, desc, journal=log, time_limit_s=time_limit_s,
-                    backend=backend, address=address)
+        done = _run(
+            per_pair, order, workers, progress, desc, journal=log, time_limit_s=time_limit_s, backend=backend, address=address
+        )
     return [_summarize_finished(game_name, a, b, per_pair[m], done) for m, (a, b) in enumerate(pairs)]
 
 
@@ -463,8 +551,10 @@ def elo_ratings(results: Iterable[MatchResult], *, prior_draws: float = 1.0, ite
     finite = elo[np.isfinite(elo)]
     if finite.size:
         elo = elo - finite.mean()
-    rows = [EloRow(n, float(elo[i]), int(games[i]), float(points[i] / games[i]) if games[i] else math.nan)
-            for i, n in enumerate(names)]
+    rows = [
+        EloRow(n, float(elo[i]), int(games[i]), float(points[i] / games[i]) if games[i] else math.nan)
+        for i, n in enumerate(names)
+    ]
     return sorted(rows, key=lambda row: -row.elo)
 
 
@@ -488,8 +578,14 @@ def markdown_table(results: Iterable[MatchResult], *, elo: bool = False) -> str:
     for r in results:
         lo, hi = r.interval
         seats = " / ".join(f"{s.wins}/{s.draws}/{s.losses}" for s in r.seats)
-        cells = [f"`{r.agent_a}`", f"`{r.agent_b}`", f"{r.games} ({r.distinct_games})", f"{r.wins}/{r.draws}/{r.losses}",
-                 seats, f"{r.score:.3f} [{lo:.3f}, {hi:.3f}]"]
+        cells = [
+            f"`{r.agent_a}`",
+            f"`{r.agent_b}`",
+            f"{r.games} ({r.distinct_games})",
+            f"{r.wins}/{r.draws}/{r.losses}",
+            seats,
+            f"{r.score:.3f} [{lo:.3f}, {hi:.3f}]",
+        ]
         if elo:
             elo_lo, elo_hi = r.elo_interval
             cells.append(f"{format_elo(r.elo)} [{format_elo(elo_lo)}, {format_elo(elo_hi)}]")

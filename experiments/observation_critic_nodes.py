@@ -39,7 +39,7 @@ def positions(name: str) -> dict:
     if name == "trap":
         return bench_positions()
     game, rng, out = make_game(name), np.random.default_rng(0), {}
-    for plies in ((4, 10) if name == "trilobite" else (2, 6)):
+    for plies in (4, 10) if name == "trilobite" else (2, 6):
         s = game.new_initial_state()
         for _ in range(plies):
             s = s.child(int(rng.choice(s.legal_actions())))
@@ -51,11 +51,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
-    cases = [("trap", (256, 32), torch.nn.ReLU, expectiminimax, 4),
-             ("trilobite", (256, 32), torch.nn.ReLU, alphabeta, 9),
-             ("trilobite", (64, 64), torch.nn.ReLU, alphabeta, 9),
-             ("trilobite", (64, 64), torch.nn.Tanh, alphabeta, 9),
-             ("sim", (64, 64), torch.nn.ReLU, alphabeta, 7)]
+    cases = [
+        ("trap", (256, 32), torch.nn.ReLU, expectiminimax, 4),
+        ("trilobite", (256, 32), torch.nn.ReLU, alphabeta, 9),
+        ("trilobite", (64, 64), torch.nn.ReLU, alphabeta, 9),
+        ("trilobite", (64, 64), torch.nn.Tanh, alphabeta, 9),
+        ("sim", (64, 64), torch.nn.ReLU, alphabeta, 7),
+    ]
     print("| game | critic | position | depth | nodes | whole network | first layer kept | kept + value cache | ratio |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name, hidden, act, search, depth in cases:
@@ -75,8 +77,11 @@ def main(argv: list[str] | None = None) -> None:
                     seen.add((r.action, r.value, r.nodes))
             assert len(seen) == 1, seen
             med = [float(np.median(x)) for x in rates]
-            print(f"| {name} | {label} | {where} | {depth} | {r.nodes:,} | {med[0] / 1e3:,.0f}k | {med[1] / 1e3:,.0f}k "
-                  f"| {med[2] / 1e3:,.0f}k | {med[2] / med[0]:.2f}x |", flush=True)
+            print(
+                f"| {name} | {label} | {where} | {depth} | {r.nodes:,} | {med[0] / 1e3:,.0f}k | {med[1] / 1e3:,.0f}k "
+                f"| {med[2] / 1e3:,.0f}k | {med[2] / med[0]:.2f}x |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -88,8 +88,10 @@ def main(argv: list[str] | None = None) -> None:
     import pyspiel
 
     print(f"pyspiel {pyspiel.__file__.split('/')[-1]}; OpenSpiel Python algorithms vs tablegym compiled searches\n")
-    print("| game | position | evaluator | depth | OpenSpiel s | OpenSpiel leaves | OpenSpiel leaves/s "
-          "| tablegym s | tablegym nodes | tablegym nodes/s | speed-up (time) |")
+    print(
+        "| game | position | evaluator | depth | OpenSpiel s | OpenSpiel leaves | OpenSpiel leaves/s "
+        "| tablegym s | tablegym nodes | tablegym nodes/s | speed-up (time) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     rates, deep = [], []
     for name, options, ev_name, moves, depths, deeper in POSITIONS:
@@ -101,14 +103,18 @@ def main(argv: list[str] | None = None) -> None:
         for depth in depths:
             os_s, leaves, _ = _openspiel_search(game, state, evaluator, depth, chance)
             r = search(depth=depth)
-            print(f"| {name} | {moves or 'start'} | {ev_name} | {depth} | {os_s:.2f} | {leaves:,} | {leaves / os_s:,.0f} "
-                  f"| {r.seconds:.4f} | {r.nodes:,} | {r.nodes / r.seconds:,.0f} | {os_s / r.seconds:,.0f}x |")
+            print(
+                f"| {name} | {moves or 'start'} | {ev_name} | {depth} | {os_s:.2f} | {leaves:,} | {leaves / os_s:,.0f} "
+                f"| {r.seconds:.4f} | {r.nodes:,} | {r.nodes / r.seconds:,.0f} | {os_s / r.seconds:,.0f}x |"
+            )
         deep.append((name, moves, ev_name, deeper, search(depth=deeper)))
         rates.append((name, moves, _mcts_rate(game, state)))
     print("\n| game | position | evaluator | depth | tablegym s | tablegym nodes | tablegym nodes/s |")
     print("|---|---|---|---|---|---|---|")
     for name, moves, ev_name, depth, r in deep:
-        print(f"| {name} | {moves or 'start'} | {ev_name} | {depth} | {r.seconds:.3f} | {r.nodes:,} | {r.nodes / r.seconds:,.0f} |")
+        print(
+            f"| {name} | {moves or 'start'} | {ev_name} | {depth} | {r.seconds:.3f} | {r.nodes:,} | {r.nodes / r.seconds:,.0f} |"
+        )
     print("\n| game | position | OpenSpiel MCTS simulations/s (1 random rollout each) |")
     print("|---|---|---|")
     for name, moves, rate in rates:

@@ -38,8 +38,7 @@ def write_png(path: str | Path, img: np.ndarray) -> Path:
 
     header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
     path = Path(path)
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 6))
-                     + chunk(b"IEND", b""))
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
     return path
 
 
@@ -52,13 +51,12 @@ def series(run: str, tag: str) -> tuple[np.ndarray, np.ndarray]:
     return games, np.array([last[g] for g in sorted(last)])
 
 
-def plot(out: str, tag: str, runs: list[str], lo: float = -1.0, hi: float = 1.0, unit: float = 1.0,
-         smooth: int = 1) -> None:
+def plot(out: str, tag: str, runs: list[str], lo: float = -1.0, hi: float = 1.0, unit: float = 1.0, smooth: int = 1) -> None:
     img = np.full((H, W, 3), 255, dtype=np.uint8)
     data = [series(r, tag) for r in runs]
     if smooth > 1:
         kernel = np.ones(smooth) / smooth
-        data = [(s[smooth - 1:], np.convolve(v, kernel, mode="valid")) for s, v in data if len(v) >= smooth]
+        data = [(s[smooth - 1 :], np.convolve(v, kernel, mode="valid")) for s, v in data if len(v) >= smooth]
     xmax = max(float(s.max()) for s, _ in data) or 1.0
     x0, x1, y0, y1 = LEFT, W - RIGHT, H - BOTTOM, TOP
 
@@ -73,22 +71,22 @@ def plot(out: str, tag: str, runs: list[str], lo: float = -1.0, hi: float = 1.0,
     for y in np.linspace(lo, hi, 3):
         _, r = px(0, y)
         mask = text_mask(str(int(round(abs(y) / unit))), 2)
-        img[r - 5:r + 5, 8:8 + mask.shape[1]][mask] = 0
+        img[r - 5 : r + 5, 8 : 8 + mask.shape[1]][mask] = 0
         if y < 0:  # a minus sign before a negative label
             img[r, 2:6] = 0
     millions = int(xmax // 1e6)
     for m in range(0, millions + 1, max(1, millions // 8)):
         c, _ = px(m * 1e6, -1)
-        img[y0:y0 + 4, c] = 0
+        img[y0 : y0 + 4, c] = 0
         mask = text_mask(str(m), 2)
-        img[y0 + 8:y0 + 18, c - mask.shape[1] // 2:c - mask.shape[1] // 2 + mask.shape[1]][mask] = 0
+        img[y0 + 8 : y0 + 18, c - mask.shape[1] // 2 : c - mask.shape[1] // 2 + mask.shape[1]][mask] = 0
     for (steps, values), colour in zip(data, COLOURS):
         pts = [px(s, float(np.clip(v, lo, hi))) for s, v in zip(steps, values)]
         for (ca, ra), (cb, rb) in zip(pts, pts[1:]):
             n = max(abs(cb - ca), abs(rb - ra), 1)
             for t in np.linspace(0, 1, n + 1):
                 c, r = int(round(ca + (cb - ca) * t)), int(round(ra + (rb - ra) * t))
-                img[r - 1:r + 2, c - 1:c + 2] = colour
+                img[r - 1 : r + 2, c - 1 : c + 2] = colour
     write_png(out, img)
 
 

@@ -15,11 +15,16 @@ import time
 from tablegym.experiments.match import play_match
 
 MATCHES = {
-    "Trilobite, alphabeta depth 4 advanced vs depth 3 advanced, 40 games":
-        dict(game_name="trilobite", spec_a="alphabeta:depth=4,eval=advanced", spec_b="alphabeta:depth=3,eval=advanced",
-             games=40, game_options=None),
-    "Trap 5x5, random vs random, 200 games (overhead)":
-        dict(game_name="trap", spec_a="random", spec_b="random", games=200, game_options={"n": 5}),
+    "Trilobite, alphabeta depth 4 advanced vs depth 3 advanced, 40 games": dict(
+        game_name="trilobite",
+        spec_a="alphabeta:depth=4,eval=advanced",
+        spec_b="alphabeta:depth=3,eval=advanced",
+        games=40,
+        game_options=None,
+    ),
+    "Trap 5x5, random vs random, 200 games (overhead)": dict(
+        game_name="trap", spec_a="random", spec_b="random", games=200, game_options={"n": 5}
+    ),
 }
 
 
@@ -48,8 +53,7 @@ def main(argv: list[str] | None = None) -> None:
             for backend in ("process", "ray"):
                 s = secs[backend]
                 extra = 1000 * (s - secs["process"]) * workers / match["games"]
-                print(f"| {backend} | {workers} | {s:.2f} | {match['games'] / s:.1f} | {secs['process'] / s:.2f} "
-                      f"| {extra:.2f} |")
+                print(f"| {backend} | {workers} | {s:.2f} | {match['games'] / s:.1f} | {secs['process'] / s:.2f} | {extra:.2f} |")
         print()
     ray.shutdown()
 

@@ -54,12 +54,20 @@ def read_record(rec: Mapping[str, Any], game: Game, key_opening: int) -> GameRec
     actions, opening, winner = rec["actions"], rec["opening_plies"], rec["winner"]
     returns, counts, seconds = rec["returns"], rec["move_counts"], rec["move_seconds"]
     width = max(spec.num_actions, spec.max_chance_outcomes)
-    if not isinstance(actions, list) or {type(a) for a in actions} - {int} or (actions and not
-                                                                          0 <= min(actions) <= max(actions) < width):
-        raise ReplayError(f"actions must be a list of action numbers 0..{width - 1} of {spec.name}, got "
-                             f"{_short(actions) if isinstance(actions, list) else repr(actions)[:200]}")
-    for name, value, kind in (("returns", returns, _is_number), ("move_counts", counts, is_int),
-                              ("move_seconds", seconds, _is_number)):
+    if (
+        not isinstance(actions, list)
+        or {type(a) for a in actions} - {int}
+        or (actions and not 0 <= min(actions) <= max(actions) < width)
+    ):
+        raise ReplayError(
+            f"actions must be a list of action numbers 0..{width - 1} of {spec.name}, got "
+            f"{_short(actions) if isinstance(actions, list) else repr(actions)[:200]}"
+        )
+    for name, value, kind in (
+        ("returns", returns, _is_number),
+        ("move_counts", counts, is_int),
+        ("move_seconds", seconds, _is_number),
+    ):
         if not isinstance(value, list) or len(value) != n or not all(kind(x) for x in value):
             what = "integers" if kind is is_int else "numbers"
             raise ReplayError(f"{name} must be {n} {what}, one per player, got {repr(value)[:200]}")
@@ -72,14 +80,19 @@ def read_record(rec: Mapping[str, Any], game: Game, key_opening: int) -> GameRec
     if winner is not None and not (is_int(winner) and 0 <= winner < n):
         raise ReplayError(f"winner {winner!r} is not a player of {spec.name} (0..{n - 1}, or null for a draw)"[:300])
     if not is_int(opening) or not 0 <= opening <= min(len(actions), key_opening):
-        raise ReplayError(f"opening_plies {opening!r} must be an integer in 0..{min(len(actions), key_opening)} "
-                             f"(the key's opening_plies, and no more than the actions)"[:300])
+        raise ReplayError(
+            f"opening_plies {opening!r} must be an integer in 0..{min(len(actions), key_opening)} "
+            f"(the key's opening_plies, and no more than the actions)"[:300]
+        )
     claimed = winner_of(returns)
     if winner != claimed:
-        raise ReplayError(f"winner {winner!r} does not match returns {returns!r} "
-                             f"({'a draw' if claimed is None else f'player {claimed} has the most'})")
-    return GameRecord(tuple(actions), opening, winner, tuple(float(x) for x in returns), tuple(counts),
-                      tuple(float(x) for x in seconds))
+        raise ReplayError(
+            f"winner {winner!r} does not match returns {returns!r} "
+            f"({'a draw' if claimed is None else f'player {claimed} has the most'})"
+        )
+    return GameRecord(
+        tuple(actions), opening, winner, tuple(float(x) for x in returns), tuple(counts), tuple(float(x) for x in seconds)
+    )
 
 
 def _replay_batch(states, actions, starts, openings, moves, push, to_move, outcome, buf, counts, bad):  # pragma: no cover
@@ -192,7 +205,7 @@ def replay_problems(games: Sequence[tuple[Game, GameRecord]]) -> list[str | None
         spec, k = game.spec, start.kernels
         buf = np.empty(max(spec.num_actions, spec.max_chance_outcomes, 1), dtype=np.int64)
         for at in range(0, len(indices), _REPLAY_CHUNK):
-            chunk = indices[at:at + _REPLAY_CHUNK]
+            chunk = indices[at : at + _REPLAY_CHUNK]
             records = [games[i][1] for i in chunk]
             states = np.ascontiguousarray(np.tile(start.array, (len(chunk), 1)))
             starts = np.zeros(len(chunk) + 1, dtype=np.int64)

@@ -33,11 +33,22 @@ from tablegym.training import ppo, vector_rl
 from tablegym.training.sb3 import no_log_folder
 
 
-def _ppo_rate(game: str, steps: int, warmup: int, num_envs: int, num_steps: int,
-              hidden: tuple[int, ...]) -> float:
+def _ppo_rate(game: str, steps: int, warmup: int, num_envs: int, num_steps: int, hidden: tuple[int, ...]) -> float:
     batch = num_envs * num_steps
-    common = [game, "--num-envs", str(num_envs), "--num-steps", str(num_steps), "--eval-every", "0",
-              "--save-every", "1000000", "--no-progress", "--hidden", *map(str, hidden)]
+    common = [
+        game,
+        "--num-envs",
+        str(num_envs),
+        "--num-steps",
+        str(num_steps),
+        "--eval-every",
+        "0",
+        "--save-every",
+        "1000000",
+        "--no-progress",
+        "--hidden",
+        *map(str, hidden),
+    ]
     with tempfile.TemporaryDirectory() as run:
         if ppo.main(common + ["--total-steps", str(max(batch, warmup)), "--run-dir", run]) != 0:
             raise ValueError(f"tablegym's PPO does not train {game!r} (its error is above)")
@@ -48,8 +59,7 @@ def _ppo_rate(game: str, steps: int, warmup: int, num_envs: int, num_steps: int,
     return per_second(max(1, (done + steps) // batch) * batch - done, seconds)
 
 
-def sb3_model(env_id: str, num_envs: int, num_steps: int, minibatches: int, hidden: tuple[int, ...],
-              single: bool, seed: int = 0):
+def sb3_model(env_id: str, num_envs: int, num_steps: int, minibatches: int, hidden: tuple[int, ...], single: bool, seed: int = 0):
     """sb3-contrib's MaskablePPO with tablegym PPO's network (separate ReLU MLPs of ``hidden``)
     over the compiled vector env (``single``: one Gymnasium env, SB3's own rollout length)."""
     from sb3_contrib import MaskablePPO
@@ -67,12 +77,23 @@ def sb3_model(env_id: str, num_envs: int, num_steps: int, minibatches: int, hidd
             env = gymnasium.make(env_id, **kw)
             return ActionMasker(env, lambda e: e.unwrapped.action_masks())
 
-        return no_log_folder(MaskablePPO("MlpPolicy", DummyVecEnv([one]), policy_kwargs=policy, seed=seed, verbose=0,
-                                         device="cpu"))
+        return no_log_folder(
+            MaskablePPO("MlpPolicy", DummyVecEnv([one]), policy_kwargs=policy, seed=seed, verbose=0, device="cpu")
+        )
     venv = SB3VecEnv(gymnasium.make_vec(env_id, num_envs=num_envs, **kw))
-    return no_log_folder(MaskablePPO("MlpPolicy", venv, n_steps=num_steps,
-                                     batch_size=num_envs * num_steps // minibatches, n_epochs=4, policy_kwargs=policy,
-                                     seed=seed, verbose=0, device="cpu"))
+    return no_log_folder(
+        MaskablePPO(
+            "MlpPolicy",
+            venv,
+            n_steps=num_steps,
+            batch_size=num_envs * num_steps // minibatches,
+            n_epochs=4,
+            policy_kwargs=policy,
+            seed=seed,
+            verbose=0,
+            device="cpu",
+        )
+    )
 
 
 def _sb3_rate(model, steps: int, warmup: int) -> float:
@@ -83,9 +104,16 @@ def _sb3_rate(model, steps: int, warmup: int) -> float:
     return per_second(model.num_timesteps - before, time.perf_counter() - start)
 
 
-def bench_rl(game: str = "trilobite", steps: int = 100_000, warmup: int = 20_000, num_envs: int = 256,
-             num_steps: int = 32, single_steps: int = 10_000, repeats: int = 1,
-             hidden: str = "128,128") -> dict[str, dict[str, Any]]:
+def bench_rl(
+    game: str = "trilobite",
+    steps: int = 100_000,
+    warmup: int = 20_000,
+    num_envs: int = 256,
+    num_steps: int = 32,
+    single_steps: int = 10_000,
+    repeats: int = 1,
+    hidden: str = "128,128",
+) -> dict[str, dict[str, Any]]:
     """Rows "<game> <trainer>": env+learner steps/s (median of ``repeats``) and the ratio of
     tablegym's PPO to it. ``single_steps`` (0: skip) sizes the slow one-env SB3 row."""
     try:
@@ -93,9 +121,11 @@ def bench_rl(game: str = "trilobite", steps: int = 100_000, warmup: int = 20_000
     except ValueError:
         raise ValueError(f"hidden must be comma-separated layer widths such as 128,128; got {hidden!r}") from None
     if steps < 1 or warmup < 0 or num_envs < 1 or num_steps < 1 or repeats < 1 or single_steps < 0 or not widths:
-        raise ValueError(f"steps, num_envs, num_steps, repeats >= 1, warmup, single_steps >= 0 and hidden as "
-                         f"comma-separated widths; got {steps}, {num_envs}, {num_steps}, {repeats}, {warmup}, "
-                         f"{single_steps}, {hidden!r}")
+        raise ValueError(
+            f"steps, num_envs, num_steps, repeats >= 1, warmup, single_steps >= 0 and hidden as "
+            f"comma-separated widths; got {steps}, {num_envs}, {num_steps}, {repeats}, {warmup}, "
+            f"{single_steps}, {hidden!r}"
+        )
     env_id = vector_rl.env_id_of(game)
     torch.set_num_threads(1)
     minibatches = ppo.Args.minibatches
@@ -112,7 +142,9 @@ def bench_rl(game: str = "trilobite", steps: int = 100_000, warmup: int = 20_000
     for name, values in figures.items():
         if values:
             med = statistics.median(values)
-            rows[f"{game} {name}"] = {"steps/s": med, "tablegym ppo / this": ours / med,
-                                      "boards": 1 if name == "sb3 single" else num_envs}
+            rows[f"{game} {name}"] = {
+                "steps/s": med,
+                "tablegym ppo / this": ours / med,
+                "boards": 1 if name == "sb3 single" else num_envs,
+            }
     return rows
-

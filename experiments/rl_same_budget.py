@@ -66,12 +66,26 @@ TRAINERS = ("tablegym", "sb3")
 ALGOS = ("ppo", "dqn")
 
 
-def run_ours(train: Callable[[list[str]], int], game: str, minutes: float, run_dir: Path, flags: list[str],
-             steps_an_iteration: int) -> dict:
+def run_ours(
+    train: Callable[[list[str]], int], game: str, minutes: float, run_dir: Path, flags: list[str], steps_an_iteration: int
+) -> dict:
     """One of tablegym's trainers (``train``: its ``main``) for ``minutes``, with ``flags``."""
     start = time.perf_counter()
-    status = train([game, "--minutes", str(minutes), "--total-steps", str(10**12), *flags, "--eval-every", "0",
-                    "--no-progress", "--run-dir", str(run_dir)])
+    status = train(
+        [
+            game,
+            "--minutes",
+            str(minutes),
+            "--total-steps",
+            str(10**12),
+            *flags,
+            "--eval-every",
+            "0",
+            "--no-progress",
+            "--run-dir",
+            str(run_dir),
+        ]
+    )
     if status:
         raise SystemExit(status)
     iteration = load_checkpoint(run_dir / "checkpoint.pt", game=make_game(game).spec.name)["metadata"]["iteration"]
@@ -97,28 +111,28 @@ def learn_sb3(model: Any, minutes: float, run_dir: Path, exclude: list[str] | No
     return {"seconds": time.perf_counter() - start, "steps": int(model.num_timesteps)}
 
 
-def train_tablegym(game: str, minutes: float, run_dir: Path, num_envs: int, num_steps: int,
-                   hidden: tuple[int, ...], seed: int) -> dict:
-    flags = ["--num-envs", str(num_envs), "--num-steps", str(num_steps), "--hidden", *map(str, hidden),
-             "--seed", str(seed)]
+def train_tablegym(
+    game: str, minutes: float, run_dir: Path, num_envs: int, num_steps: int, hidden: tuple[int, ...], seed: int
+) -> dict:
+    flags = ["--num-envs", str(num_envs), "--num-steps", str(num_steps), "--hidden", *map(str, hidden), "--seed", str(seed)]
     return run_ours(ppo.main, game, minutes, run_dir, flags, num_envs * num_steps)
 
 
-def train_sb3(game: str, minutes: float, run_dir: Path, num_envs: int, num_steps: int,
-              hidden: tuple[int, ...], seed: int) -> dict:
+def train_sb3(
+    game: str, minutes: float, run_dir: Path, num_envs: int, num_steps: int, hidden: tuple[int, ...], seed: int
+) -> dict:
     model = sb3_model(vector_rl.env_id_of(game), num_envs, num_steps, ppo.Args.minibatches, hidden, single=False, seed=seed)
     return learn_sb3(model, minutes, run_dir)
 
 
-def train_tablegym_dqn(game: str, minutes: float, run_dir: Path, num_envs: int, hidden: tuple[int, ...], seed: int,
-                       reward_scale: float) -> dict:
-    flags = ["--num-envs", str(num_envs), "--hidden", *map(str, hidden), "--seed", str(seed), "--reward-scale",
-             str(reward_scale)]
+def train_tablegym_dqn(
+    game: str, minutes: float, run_dir: Path, num_envs: int, hidden: tuple[int, ...], seed: int, reward_scale: float
+) -> dict:
+    flags = ["--num-envs", str(num_envs), "--hidden", *map(str, hidden), "--seed", str(seed), "--reward-scale", str(reward_scale)]
     return run_ours(dqn.main, game, minutes, run_dir, flags, num_envs)
 
 
-def sb3_dqn(game: str, num_envs: int, hidden: tuple[int, ...], seed: int, reward_scale: float,
-            minutes: float) -> Any:
+def sb3_dqn(game: str, num_envs: int, hidden: tuple[int, ...], seed: int, reward_scale: float, minutes: float) -> Any:
     """SB3's DQN with training/dqn.py's settings (module docstring) over the compiled vector env."""
     from gymnasium.wrappers.vector import TransformReward
     from stable_baselines3 import DQN
@@ -128,24 +142,40 @@ def sb3_dqn(game: str, num_envs: int, hidden: tuple[int, ...], seed: int, reward
     d = dqn.Args()
     env_id = vector_rl.env_id_of(game)
     kw = {"opponent": "random", "agent_seat": "alternate"} if env_id in tablegym.envs.ENV_IDS else {}
-    venv = SB3VecEnv(TransformReward(gymnasium.make_vec(env_id, num_envs=num_envs, illegal_action="penalty", **kw),
-                                     lambda r: r * reward_scale))
-    model = DQN("MlpPolicy", venv, learning_rate=d.lr, buffer_size=d.buffer_size, learning_starts=d.learning_starts,
-                batch_size=d.batch_size, gamma=d.gamma, train_freq=(1, "step"), gradient_steps=d.updates,
-                target_update_interval=d.target_every * num_envs, exploration_initial_eps=d.eps_start,
-                exploration_final_eps=d.eps_end, max_grad_norm=d.max_grad_norm,
-                policy_kwargs={"net_arch": list(hidden), "activation_fn": torch.nn.ReLU}, seed=seed, verbose=0,
-                device="cpu")
+    venv = SB3VecEnv(
+        TransformReward(gymnasium.make_vec(env_id, num_envs=num_envs, illegal_action="penalty", **kw), lambda r: r * reward_scale)
+    )
+    model = DQN(
+        "MlpPolicy",
+        venv,
+        learning_rate=d.lr,
+        buffer_size=d.buffer_size,
+        learning_starts=d.learning_starts,
+        batch_size=d.batch_size,
+        gamma=d.gamma,
+        train_freq=(1, "step"),
+        gradient_steps=d.updates,
+        target_update_interval=d.target_every * num_envs,
+        exploration_initial_eps=d.eps_start,
+        exploration_final_eps=d.eps_end,
+        max_grad_norm=d.max_grad_norm,
+        policy_kwargs={"net_arch": list(hidden), "activation_fn": torch.nn.ReLU},
+        seed=seed,
+        verbose=0,
+        device="cpu",
+    )
     no_log_folder(model)
     start = time.perf_counter()
     decay = 60 * minutes * d.eps_fraction  # epsilon by the wall clock, as training/dqn.py under --minutes
-    model.exploration_schedule = lambda _: (d.eps_start + min(1.0, (time.perf_counter() - start) / decay)
-                                            * (d.eps_end - d.eps_start))
+    model.exploration_schedule = lambda _: (
+        d.eps_start + min(1.0, (time.perf_counter() - start) / decay) * (d.eps_end - d.eps_start)
+    )
     return model
 
 
-def train_sb3_dqn(game: str, minutes: float, run_dir: Path, num_envs: int, hidden: tuple[int, ...], seed: int,
-                  reward_scale: float) -> dict:
+def train_sb3_dqn(
+    game: str, minutes: float, run_dir: Path, num_envs: int, hidden: tuple[int, ...], seed: int, reward_scale: float
+) -> dict:
     model = sb3_dqn(game, num_envs, hidden, seed, reward_scale, minutes)
     return learn_sb3(model, minutes, run_dir, exclude=["exploration_schedule"])  # (a function of the clock: code)
 
@@ -160,8 +190,7 @@ def greedy_sb3_dqn(game: str, run_dir: Path, hidden: tuple[int, ...]) -> Callabl
     the largest Q-value over the legal actions."""
     from tablegym.models.sb3_files import restore
 
-    model = restore(sb3_dqn(game, num_envs=1, hidden=hidden, seed=0, reward_scale=1.0, minutes=1.0),
-                    run_dir / "model.zip")
+    model = restore(sb3_dqn(game, num_envs=1, hidden=hidden, seed=0, reward_scale=1.0, minutes=1.0), run_dir / "model.zip")
 
     def choose(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         with torch.no_grad():
@@ -214,17 +243,25 @@ def report(game: str, run_dir: Path, games: int, opponent: str | None, algo: str
         columns = [f"vs `{o}`" for o in opponents]
     else:  # alone: the mean return under the env's own reward (Threes: the score)
         about, columns, opponents = f"{games} games each, the mean return (mean +- 1.96 se)", ["mean return"], ["random"]
-    lines = [f"# Same wall clock, same network: {names} on {game}", "", f"Greedy masked policies, {about}.", "",
-             "| trainer | minutes | env steps | steps/s | " + " | ".join(columns) + " |",
-             "|---|---|---|---|" + "---|" * len(columns)]
+    lines = [
+        f"# Same wall clock, same network: {names} on {game}",
+        "",
+        f"Greedy masked policies, {about}.",
+        "",
+        "| trainer | minutes | env steps | steps/s | " + " | ".join(columns) + " |",
+        "|---|---|---|---|" + "---|" * len(columns),
+    ]
     commands = []
     for trainer in TRAINERS:
         folder = folder_of(run_dir, trainer, algo)
         meta = json.loads((folder / "budget.json").read_text())
         choose = greedy(trainer, algo, game, folder, tuple(meta["hidden"]))
         cells = ["{:+.3f} +- {:.3f}".format(*score(choose, env_id, games, 10_000, o)) for o in opponents]
-        lines.append(f"| {trainer} | {meta['seconds'] / 60:.1f} | {meta['steps']:,} | {per_second(meta['steps'], meta['seconds']):,.0f} | "
-                     + " | ".join(cells) + " |")
+        lines.append(
+            f"| {trainer} | {meta['seconds'] / 60:.1f} | {meta['steps']:,} | {per_second(meta['steps'], meta['seconds']):,.0f} | "
+            + " | ".join(cells)
+            + " |"
+        )
         if "command" in meta:
             commands.append(meta["command"])
     return "\n".join(lines + ["", "Trained by:", "", "```", *commands, "```"] if commands else lines)
@@ -243,8 +280,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reward-scale", type=float, default=1.0, help="DQN: rewards are multiplied by this for both")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--games", type=int, default=400, help="evaluation games per opponent (even)")
-    p.add_argument("--opponent", help="a second evaluation opponent: a compiled search the vector env plays in "
-                                      "the batch, e.g. Trap's search:eval=composite,depth=1 (default: none)")
+    p.add_argument(
+        "--opponent",
+        help="a second evaluation opponent: a compiled search the vector env plays in "
+        "the batch, e.g. Trap's search:eval=composite,depth=1 (default: none)",
+    )
     p.add_argument("--run-dir", default="runs/same-budget")
     p.add_argument("--out", help="also write the report here")
     args = p.parse_args(argv)
@@ -266,8 +306,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             gymnasium.make_vec(env_id, num_envs=1, illegal_action="penalty").close()
         except (TypeError, ValueError):
-            p.error(f"{env_id} has no illegal_action='penalty' boards, which SB3's DQN needs (it cannot mask); "
-                    f"compare the DQNs on a board game, Threes or Friday")
+            p.error(
+                f"{env_id} has no illegal_action='penalty' boards, which SB3's DQN needs (it cannot mask); "
+                f"compare the DQNs on a board game, Threes or Friday"
+            )
     torch.set_num_threads(1)
     run_dir = Path(args.run_dir)
     if args.trainer:
@@ -277,11 +319,11 @@ def main(argv: list[str] | None = None) -> int:
             meta = train(args.game, args.minutes, folder, args.num_envs, args.num_steps, tuple(args.hidden), args.seed)
         else:
             train = train_tablegym_dqn if args.trainer == "tablegym" else train_sb3_dqn
-            meta = train(args.game, args.minutes, folder, args.num_envs, tuple(args.hidden), args.seed,
-                         args.reward_scale)
+            meta = train(args.game, args.minutes, folder, args.num_envs, tuple(args.hidden), args.seed, args.reward_scale)
         command = " ".join([PROG, *(argv if argv is not None else sys.argv[1:])])
-        (folder / "budget.json").write_text(json.dumps({**meta, "minutes": args.minutes, "hidden": args.hidden,
-                                                        "command": command}))
+        (folder / "budget.json").write_text(
+            json.dumps({**meta, "minutes": args.minutes, "hidden": args.hidden, "command": command})
+        )
         print(f"{args.trainer}: {meta['steps']:,} env steps in {meta['seconds']:.0f} s")
         return 0
     missing = [t for t in TRAINERS if not (folder_of(run_dir, t, args.algo) / "budget.json").is_file()]

@@ -191,8 +191,10 @@ def env_settings(game: str, n_envs: int, options: dict[str, Any]) -> tuple[list[
     if cfg.per_env and cfg.per_env[0] not in options:
         key, values = cfg.per_env
         if n_envs < 1 or n_envs % len(values):
-            raise ValueError(f"--n-envs must be a multiple of {len(values)} (env i plays {key} "
-                             f"{list(values)}[i % {len(values)}]), got {n_envs}")
+            raise ValueError(
+                f"--n-envs must be a multiple of {len(values)} (env i plays {key} "
+                f"{list(values)}[i % {len(values)}]), got {n_envs}"
+            )
         for i, setting in enumerate(settings):
             setting[key] = values[i % len(values)]
         recorded_as[key + "s"] = [setting[key] for setting in settings]
@@ -210,8 +212,9 @@ def build(game: str, algo: str, env, *, net: str | None = None, seed: int, tenso
     net = net or next(iter(cfg.nets))
     if net not in cfg.nets:
         raise ValueError(f"net must be one of {tuple(cfg.nets)} for {game}, got {net!r}")
-    return build_model(algo, env, seed=seed, tensorboard_log=tensorboard_log, policy_kwargs=cfg.nets[net],
-                       **cfg.hyper.get(algo, {}))
+    return build_model(
+        algo, env, seed=seed, tensorboard_log=tensorboard_log, policy_kwargs=cfg.nets[net], **cfg.hyper.get(algo, {})
+    )
 
 
 def read_meta(run_dir: str) -> dict:
@@ -226,8 +229,12 @@ def load_model(game: str, algo: str, run_dir: str):
     cfg, meta = config(game), read_meta(run_dir)
     variant = cfg.variant
     kwargs = {variant.name: meta[variant.name]} if variant and variant.trains and variant.name in meta else {}
-    return sb3.load_model(algo, run_dir, make_env(game, algo, **kwargs),
-                          build=lambda env: build(game, algo, env, net=meta.get("net"), seed=0, tensorboard_log=None))
+    return sb3.load_model(
+        algo,
+        run_dir,
+        make_env(game, algo, **kwargs),
+        build=lambda env: build(game, algo, env, net=meta.get("net"), seed=0, tensorboard_log=None),
+    )
 
 
 def policy_agent(game: str, model, algo: str = "maskableppo", *, max_decisions: int | None = None) -> SB3Agent:
@@ -238,8 +245,18 @@ def policy_agent(game: str, model, algo: str = "maskableppo", *, max_decisions: 
 # -- training -----------------------------------------------------------------------------------------
 
 
-def train(game: str, algo: str = "maskableppo", *, timesteps: int, seed: int, run_dir: str, n_envs: int | None = None,
-          net: str | None = None, progress: bool = True, **options: Any) -> dict:
+def train(
+    game: str,
+    algo: str = "maskableppo",
+    *,
+    timesteps: int,
+    seed: int,
+    run_dir: str,
+    n_envs: int | None = None,
+    net: str | None = None,
+    progress: bool = True,
+    **options: Any,
+) -> dict:
     """Train ``algo`` on ``game`` for ``timesteps`` env steps; save run_dir/model.zip, run_dir/train.json
     and TensorBoard logs. ``options``: env keywords set for every env (Threes' ``hint``, a
     two-player game's ``opponent``); None leaves the configured one."""
@@ -256,9 +273,22 @@ def train(game: str, algo: str = "maskableppo", *, timesteps: int, seed: int, ru
     torch.set_num_threads(1)
     venv = DummyVecEnv([functools.partial(make_env, game, algo, **setting) for setting in settings])
     model = build(game, algo, venv, net=net, seed=seed, tensorboard_log=run_dir)
-    meta = learn_and_save(model, timesteps=timesteps, run_dir=run_dir, tb_log_name=algo, progress=progress, game=game,
-                          algo=algo, env=cfg.env_id, net=net, seed=seed, n_envs=n_envs, **cfg.env_kwargs,
-                          **recorded_as, **cfg.meta)
+    meta = learn_and_save(
+        model,
+        timesteps=timesteps,
+        run_dir=run_dir,
+        tb_log_name=algo,
+        progress=progress,
+        game=game,
+        algo=algo,
+        env=cfg.env_id,
+        net=net,
+        seed=seed,
+        n_envs=n_envs,
+        **cfg.env_kwargs,
+        **recorded_as,
+        **cfg.meta,
+    )
     venv.close()
     return meta
 
@@ -280,9 +310,18 @@ def play_one(task: tuple) -> dict:
     return {**rec, "timesteps": timesteps, "train_seconds": train_seconds}
 
 
-def evaluate_solo(game: str, algo: str = "maskableppo", *, run_dir: str, games: int, seed: int = 0,
-                  values: Sequence[Any] | None = None, out: str | None = None, workers: int = 1,
-                  progress: bool = True) -> dict[Any, list[dict]]:
+def evaluate_solo(
+    game: str,
+    algo: str = "maskableppo",
+    *,
+    run_dir: str,
+    games: int,
+    seed: int = 0,
+    values: Sequence[Any] | None = None,
+    out: str | None = None,
+    workers: int = 1,
+    progress: bool = True,
+) -> dict[Any, list[dict]]:
     """Play games 0..games-1 for each value of the game's variant (default: the configured ones)
     with run_dir's model, appending records to ``out`` (a plain file in a folder that exists: a
     link there is refused) and skipping those already there for this model; all records per value."""
@@ -295,12 +334,22 @@ def evaluate_solo(game: str, algo: str = "maskableppo", *, run_dir: str, games: 
         open_append(out).close()  # made now, and refused if a link (the records are appended by name)
     results = {}
     for value in values or variant.default:
-        done = recorded(out, agent=name, **{variant.name: value}, seed=seed, timesteps=timesteps,
-                        train_seconds=train_seconds)
-        tasks = [(game, algo, run_dir, value, seed, i, timesteps, train_seconds, meta.get("max_steps"))
-                 for i in range(games) if i not in done]
-        run_tasks(play_one, tasks, done, total=games, workers=workers, out=out, label=f"{name} {variant.name} {value}",
-                  progress=progress)
+        done = recorded(out, agent=name, **{variant.name: value}, seed=seed, timesteps=timesteps, train_seconds=train_seconds)
+        tasks = [
+            (game, algo, run_dir, value, seed, i, timesteps, train_seconds, meta.get("max_steps"))
+            for i in range(games)
+            if i not in done
+        ]
+        run_tasks(
+            play_one,
+            tasks,
+            done,
+            total=games,
+            workers=workers,
+            out=out,
+            label=f"{name} {variant.name} {value}",
+            progress=progress,
+        )
         results[value] = [done[i] for i in sorted(done) if i < games]
     return results
 
@@ -308,8 +357,9 @@ def evaluate_solo(game: str, algo: str = "maskableppo", *, run_dir: str, games: 
 # -- evaluation: a two-player game's match ----------------------------------------------------------
 
 
-def evaluate_match(game: str, model, algo: str = "maskableppo", *, games: int, seed: int,
-                   opponent: str | None = None, progress: bool = False) -> MatchResult:
+def evaluate_match(
+    game: str, model, algo: str = "maskableppo", *, games: int, seed: int, opponent: str | None = None, progress: bool = False
+) -> MatchResult:
     """``games`` games of the model against ``opponent`` (default: the configured one), half in
     each seat (match.play_match), no random opening plies."""
     from tablegym.experiments.match import play_match
@@ -324,8 +374,9 @@ def evaluate_match(game: str, model, algo: str = "maskableppo", *, games: int, s
     def factory(g, spec: str):
         return agent if spec == agent.name else make_agent(g, spec)
 
-    return play_match(game, agent.name, opponent, games=games, opening_plies=0, seed=seed, workers=1,
-                      progress=progress, agent_factory=factory)
+    return play_match(
+        game, agent.name, opponent, games=games, opening_plies=0, seed=seed, workers=1, progress=progress, agent_factory=factory
+    )
 
 
 def results_table(result: MatchResult, meta: dict) -> str:
@@ -333,14 +384,31 @@ def results_table(result: MatchResult, meta: dict) -> str:
     lo, hi = wilson_interval(result.wins, result.games)
     s_lo, s_hi = result.interval
     seats = " / ".join(f"{s.wins}/{s.draws}/{s.losses}" for s in result.seats)
-    header = ["agent", "opponent", "games", "W/D/L", "W/D/L as p0 / as p1", "win rate [95% Wilson]",
-              "score [95%]", "timesteps", "train s"]
-    cells = [f"`{result.agent_a}`", f"`{result.agent_b}`", str(result.games),
-             f"{result.wins}/{result.draws}/{result.losses}", seats,
-             f"{result.wins / result.games:.3f} [{lo:.3f}, {hi:.3f}]", f"{result.score:.3f} [{s_lo:.3f}, {s_hi:.3f}]",
-             f"{meta['timesteps']:,}", f"{meta['train_seconds']:.1f}"]
-    return "\n".join(["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|",
-                      "| " + " | ".join(cells) + " |"])
+    header = [
+        "agent",
+        "opponent",
+        "games",
+        "W/D/L",
+        "W/D/L as p0 / as p1",
+        "win rate [95% Wilson]",
+        "score [95%]",
+        "timesteps",
+        "train s",
+    ]
+    cells = [
+        f"`{result.agent_a}`",
+        f"`{result.agent_b}`",
+        str(result.games),
+        f"{result.wins}/{result.draws}/{result.losses}",
+        seats,
+        f"{result.wins / result.games:.3f} [{lo:.3f}, {hi:.3f}]",
+        f"{result.score:.3f} [{s_lo:.3f}, {s_hi:.3f}]",
+        f"{meta['timesteps']:,}",
+        f"{meta['train_seconds']:.1f}",
+    ]
+    return "\n".join(
+        ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|", "| " + " | ".join(cells) + " |"]
+    )
 
 
 def report(game: str, result: MatchResult, meta: dict, command: str) -> str:
@@ -359,18 +427,34 @@ def _parser(cfg: SB3Game | None) -> OneLineParser:
     """The flags of every game, and those of ``cfg``'s game (its variant, opponents, networks)."""
     parser = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument("game", help=f"the game: {', '.join(GAMES)}")
-    parser.add_argument("command", nargs="?", choices=COMMANDS, default="run",
-                        help="run: train, then evaluate (default); train; eval: evaluate RUN_DIR/model.zip")
+    parser.add_argument(
+        "command",
+        nargs="?",
+        choices=COMMANDS,
+        default="run",
+        help="run: train, then evaluate (default); train; eval: evaluate RUN_DIR/model.zip",
+    )
     algos = cfg.algos if cfg else ALGOS
-    parser.add_argument("--algo", choices=algos, default=algos[0],
-                        help="MaskablePPO (masked sampling) or DQN (illegal actions lose; legal argmax at evaluation)")
+    parser.add_argument(
+        "--algo",
+        choices=algos,
+        default=algos[0],
+        help="MaskablePPO (masked sampling) or DQN (illegal actions lose; legal argmax at evaluation)",
+    )
     parser.add_argument("--timesteps", type=int, default=cfg.timesteps if cfg else None, help="training env steps")
     parser.add_argument("--seed", type=int, default=0, help="training seed and evaluation game seed")
     parser.add_argument("--run-dir", help="model.zip, train.json and TensorBoard logs (default runs/GAME-sb3-ALGO)")
-    parser.add_argument("--eval-games", "--games", type=int, default=cfg.eval_games if cfg else None,
-                        help="evaluation games (per variant value; a two-player game: an even number, half a seat)")
-    parser.add_argument("--out", help="single-player: append the games here (JSON lines), a rerun resumes; "
-                                      "two-player: write the markdown report here")
+    parser.add_argument(
+        "--eval-games",
+        "--games",
+        type=int,
+        default=cfg.eval_games if cfg else None,
+        help="evaluation games (per variant value; a two-player game: an even number, half a seat)",
+    )
+    parser.add_argument(
+        "--out",
+        help="single-player: append the games here (JSON lines), a rerun resumes; two-player: write the markdown report here",
+    )
     parser.add_argument("--workers", type=int, default=1, help="processes for a single-player game's evaluation")
     parser.add_argument("--n-envs", type=int, help="training envs (default: the game's for the algorithm)")
     parser.add_argument("--eval-only", action="store_true", help="the eval command")
@@ -381,14 +465,22 @@ def _parser(cfg: SB3Game | None) -> OneLineParser:
         parser.add_argument("--net", choices=tuple(cfg.nets), default=next(iter(cfg.nets)), help="the policy network")
     if cfg.variant:
         v = cfg.variant
-        parser.add_argument(v.flag, dest="variant", nargs="+" if v.many else None, type=type(v.choices[0]),
-                            default=list(v.default) if v.many else v.default[0],
-                            help=f"the {v.name}{'s' if v.many else ''} evaluated, among {list(v.choices)}"
-                                 + (" (the training envs' too)" if v.trains else ""))
+        parser.add_argument(
+            v.flag,
+            dest="variant",
+            nargs="+" if v.many else None,
+            type=type(v.choices[0]),
+            default=list(v.default) if v.many else v.default[0],
+            help=f"the {v.name}{'s' if v.many else ''} evaluated, among {list(v.choices)}"
+            + (" (the training envs' too)" if v.trains else ""),
+        )
     else:
-        parser.add_argument("--opponent", default=cfg.opponent,
-                            help="training opponent: an agent spec, or a comma-separated league (one drawn per "
-                                 "episode)" + ("" if cfg.opponent else f"; default: env i plays {cfg.per_env[1]}[i]"))
+        parser.add_argument(
+            "--opponent",
+            default=cfg.opponent,
+            help="training opponent: an agent spec, or a comma-separated league (one drawn per "
+            "episode)" + ("" if cfg.opponent else f"; default: env i plays {cfg.per_env[1]}[i]"),
+        )
         parser.add_argument("--eval-opponent", default=cfg.eval_opponent, help="the agent spec evaluated against")
     return parser
 
@@ -407,8 +499,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     for flag in ("timesteps", "eval_games", "workers", "n_envs"):
         value = getattr(args, flag)
         if value is not None and value < 1:
-            parser.error(f"--{flag.replace('_', '-')}{'/--games' if flag == 'eval_games' else ''} must be at least 1, "
-                         f"got {value}")
+            parser.error(
+                f"--{flag.replace('_', '-')}{'/--games' if flag == 'eval_games' else ''} must be at least 1, got {value}"
+            )
     if args.seed < 0:
         parser.error(f"--seed must be >= 0 (a SeedSequence entropy), got {args.seed}")
     if cfg.variant:
@@ -433,16 +526,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             parser.error(f"--workers: a two-player game's match is played in this process, got {args.workers}")
     if args.command != "eval":
         try:
-            env_settings(args.game, args.n_envs or cfg.n_envs[args.algo],
-                         {"opponent": args.opponent} if not cfg.variant and args.opponent else {})
+            env_settings(
+                args.game,
+                args.n_envs or cfg.n_envs[args.algo],
+                {"opponent": args.opponent} if not cfg.variant and args.opponent else {},
+            )
         except ValueError as err:
             parser.error(str(err))
     else:
         run = Path(args.run_dir)
         for name in ("model.zip",) if not cfg.variant else ("model.zip", "train.json"):
             if not (run / name).exists():
-                parser.error(f"eval needs a trained run-dir: no model at {run / 'model.zip'}" if name == "model.zip"
-                             else f"eval needs a trained run-dir: {run} has no train.json")
+                parser.error(
+                    f"eval needs a trained run-dir: no model at {run / 'model.zip'}"
+                    if name == "model.zip"
+                    else f"eval needs a trained run-dir: {run} has no train.json"
+                )
         meta = read_meta(args.run_dir)
         if meta.get("game", args.game) != args.game:
             parser.error(f"eval: {args.run_dir} holds a model of {meta['game']}, not of {args.game}")
@@ -460,29 +559,50 @@ def main(argv: list[str] | None = None) -> str:
     torch.set_num_threads(1)
     try:
         if args.command != "eval":
-            options = ({cfg.variant.name: args.variant} if cfg.variant.trains else {}) if cfg.variant else \
-                {"opponent": args.opponent}
-            meta = train(args.game, args.algo, timesteps=args.timesteps, seed=args.seed, run_dir=args.run_dir,
-                         n_envs=args.n_envs, net=getattr(args, "net", None), progress=progress, **options)
-            print(f"trained {args.algo} ({meta['net']}) on {args.game}: {meta['timesteps']:,} steps in "
-                  f"{meta['train_seconds']:.0f} s ({meta['steps_per_s']:,.0f} steps/s); saved {args.run_dir}/model.zip",
-                  flush=True)
+            options = (
+                ({cfg.variant.name: args.variant} if cfg.variant.trains else {}) if cfg.variant else {"opponent": args.opponent}
+            )
+            meta = train(
+                args.game,
+                args.algo,
+                timesteps=args.timesteps,
+                seed=args.seed,
+                run_dir=args.run_dir,
+                n_envs=args.n_envs,
+                net=getattr(args, "net", None),
+                progress=progress,
+                **options,
+            )
+            print(
+                f"trained {args.algo} ({meta['net']}) on {args.game}: {meta['timesteps']:,} steps in "
+                f"{meta['train_seconds']:.0f} s ({meta['steps_per_s']:,.0f} steps/s); saved {args.run_dir}/model.zip",
+                flush=True,
+            )
             if args.command == "train":
                 return ""
         start = time.perf_counter()
         if cfg.variant:
             values = args.variant if cfg.variant.many else [args.variant]
-            results = evaluate_solo(args.game, args.algo, run_dir=args.run_dir, games=args.eval_games, seed=args.seed,
-                                    values=values, out=args.out, workers=args.workers, progress=progress)
-            print(f"evaluated {sum(map(len, results.values()))} games in {time.perf_counter() - start:.0f} s",
-                  flush=True)
+            results = evaluate_solo(
+                args.game,
+                args.algo,
+                run_dir=args.run_dir,
+                games=args.eval_games,
+                seed=args.seed,
+                values=values,
+                out=args.out,
+                workers=args.workers,
+                progress=progress,
+            )
+            print(f"evaluated {sum(map(len, results.values()))} games in {time.perf_counter() - start:.0f} s", flush=True)
             text = "\n".join([cfg.header, *(cfg.row(f"sb3-{args.algo}", v, recs) for v, recs in results.items())])
             print(text, flush=True)
             return text + "\n"
         model = load_model(args.game, args.algo, args.run_dir)
         meta = sb3.load_meta(args.run_dir, model)
-        result = evaluate_match(args.game, model, args.algo, games=args.eval_games, seed=args.seed,
-                                opponent=args.eval_opponent, progress=progress)
+        result = evaluate_match(
+            args.game, model, args.algo, games=args.eval_games, seed=args.seed, opponent=args.eval_opponent, progress=progress
+        )
     except (RunFolderError, RecordsError, CheckpointError) as err:  # one line, exit 2
         exit_refused(PROG, err)
     print(f"evaluated {result.games} games in {time.perf_counter() - start:.0f} s", flush=True)

@@ -89,9 +89,14 @@ class TrapCNN(BaseFeaturesExtractor):
         super().__init__(observation_space, features_dim)
         channels, rows, cols = observation_space.shape
         self.net = torch.nn.Sequential(
-            torch.nn.Conv2d(channels, 32, 3, padding=1), torch.nn.ReLU(),
-            torch.nn.Conv2d(32, 64, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(),
-            torch.nn.Linear(64 * rows * cols, features_dim), torch.nn.ReLU())
+            torch.nn.Conv2d(channels, 32, 3, padding=1),
+            torch.nn.ReLU(),
+            torch.nn.Conv2d(32, 64, 3, padding=1),
+            torch.nn.ReLU(),
+            torch.nn.Flatten(),
+            torch.nn.Linear(64 * rows * cols, features_dim),
+            torch.nn.ReLU(),
+        )
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         return self.net(observations)
@@ -112,10 +117,22 @@ def play_friday(agent: SB3Agent, level: int, seed: int, index: int) -> dict:
         rec = friday_records.play_game(agent, level, seed, index)
     except Truncated as stop:
         s = stop.state
-        rec = {"game": index, "agent": agent.name, "level": level, "seed": seed,
-               "options": make_game("friday", level=level).spec.options, "won": False, "score": s.score, "life": s.life,
-               "step": s.step, "pirates_beaten": s.pirates_beaten, "decisions": agent.decisions,
-               "seconds": time.perf_counter() - start, "polled": 0, "truncated": True}
+        rec = {
+            "game": index,
+            "agent": agent.name,
+            "level": level,
+            "seed": seed,
+            "options": make_game("friday", level=level).spec.options,
+            "won": False,
+            "score": s.score,
+            "life": s.life,
+            "step": s.step,
+            "pirates_beaten": s.pirates_beaten,
+            "decisions": agent.decisions,
+            "seconds": time.perf_counter() - start,
+            "polled": 0,
+            "truncated": True,
+        }
     else:
         rec["truncated"] = False
     return rec
@@ -129,8 +146,9 @@ def threes_row(name: str, hint: str, records: list[dict]) -> str:
 def friday_row(name: str, level: int, records: list[dict]) -> str:
     """The results table's row of one level (experiments/friday/records.py's), with the games truncated."""
     truncated = sum(r["truncated"] for r in records)
-    row = friday_records.markdown_row(name, level, friday_records.summarise(records),
-                                      friday_records.options_text(records[0]["options"]))
+    row = friday_records.markdown_row(
+        name, level, friday_records.summarise(records), friday_records.options_text(records[0]["options"])
+    )
     return row + (f" {truncated} truncated" if truncated else "")
 
 
@@ -195,29 +213,55 @@ class SB3Game:
 
 GAMES: dict[str, SB3Game] = {
     "threes": SB3Game(
-        "tablegym/Threes-v0", wrappers=(ScaleObservation, LogReward), timesteps=500_000,
+        "tablegym/Threes-v0",
+        wrappers=(ScaleObservation, LogReward),
+        timesteps=500_000,
         variant=Variant("hint", "--hint", ("+", "candidates"), ("+",), trains=True),
-        play=play_threes, row=threes_row, header=threes_records.HEADER),
+        play=play_threes,
+        row=threes_row,
+        header=threes_records.HEADER,
+    ),
     "friday": SB3Game(
-        "tablegym/Friday-v1", algos=("maskableppo",), env_kwargs=dict(reward="score", max_steps=FRIDAY_MAX_STEPS),
-        per_env=("level", (1, 2, 3, 4)), wrappers=(ScaleFridayObservation, ScaleReward), eval_games=500,
+        "tablegym/Friday-v1",
+        algos=("maskableppo",),
+        env_kwargs=dict(reward="score", max_steps=FRIDAY_MAX_STEPS),
+        per_env=("level", (1, 2, 3, 4)),
+        wrappers=(ScaleFridayObservation, ScaleReward),
+        eval_games=500,
         meta=dict(reward_scale=FRIDAY_REWARD_SCALE),
         variant=Variant("level", "--levels", (1, 2, 3, 4), (1, 2, 3, 4), many=True),
-        play=play_friday, row=friday_row, header=friday_records.HEADER),
+        play=play_friday,
+        row=friday_row,
+        header=friday_records.HEADER,
+    ),
     "trap": SB3Game(
-        "tablegym/Trap-v0", env_kwargs=dict(agent_seat="alternate"),
-        hyper={"maskableppo": dict(batch_size=64, n_epochs=10),
-               "dqn": dict(buffer_size=100_000, learning_starts=5_000, target_update_interval=2_000,
-                           exploration_fraction=0.1)},
-        nets={"mlp": MLP, "cnn": dict(features_extractor_class=TrapCNN, net_arch=[], activation_fn=torch.nn.ReLU,
-                                      normalize_images=False)},
-        eval_games=400, opponent="medium", eval_opponent="medium"),
+        "tablegym/Trap-v0",
+        env_kwargs=dict(agent_seat="alternate"),
+        hyper={
+            "maskableppo": dict(batch_size=64, n_epochs=10),
+            "dqn": dict(buffer_size=100_000, learning_starts=5_000, target_update_interval=2_000, exploration_fraction=0.1),
+        },
+        nets={
+            "mlp": MLP,
+            "cnn": dict(features_extractor_class=TrapCNN, net_arch=[], activation_fn=torch.nn.ReLU, normalize_images=False),
+        },
+        eval_games=400,
+        opponent="medium",
+        eval_opponent="medium",
+    ),
     "trilobite": SB3Game(
-        "tablegym/Trilobite-v0", algos=("maskableppo",), env_kwargs=dict(agent_seat="alternate"),
-        per_env=("opponent", ("random", "alphabeta:eval=advanced,depth=1", "alphabeta:eval=advanced,depth=2",
-                              "alphabeta:eval=advanced,depth=3")),
+        "tablegym/Trilobite-v0",
+        algos=("maskableppo",),
+        env_kwargs=dict(agent_seat="alternate"),
+        per_env=(
+            "opponent",
+            ("random", "alphabeta:eval=advanced,depth=1", "alphabeta:eval=advanced,depth=2", "alphabeta:eval=advanced,depth=3"),
+        ),
         hyper={"maskableppo": dict(n_steps=512)},
         nets={"mlp": dict(net_arch=dict(pi=[128, 128], vf=[128, 128]), activation_fn=torch.nn.ReLU)},
-        n_envs={"maskableppo": 4}, timesteps=600_000, eval_opponent="alphabeta:eval=advanced,depth=1"),
+        n_envs={"maskableppo": 4},
+        timesteps=600_000,
+        eval_opponent="alphabeta:eval=advanced,depth=1",
+    ),
 }
 """The games with an SB3 baseline, by registry name."""

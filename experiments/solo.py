@@ -37,8 +37,13 @@ def play_deal(game: Game, agent: Any, seed: int, index: int) -> dict:
     chance = load(record.chance) if record.chance else None
     start = time.perf_counter()
     played = play_game(game, [agent], rng, start=state, chance=chance, max_decisions=record.max_decisions)
-    out = {"game": index, "seed": seed, "return": played.returns[0], "decisions": played.move_counts[0],
-           "seconds": time.perf_counter() - start}
+    out = {
+        "game": index,
+        "seed": seed,
+        "return": played.returns[0],
+        "decisions": played.move_counts[0],
+        "seconds": time.perf_counter() - start,
+    }
     if record.outcome:
         out.update(load(record.outcome)(played.final))
     if not played.final.is_terminal():  # stopped at the record's max_decisions
@@ -83,17 +88,39 @@ def record_problem(game: Game, rec: dict) -> str | None:
     return None
 
 
-def run(game_name: str, spec: str, *, games: int, options: dict | None = None, seed: int = 0, workers: int = 1,
-        out: str | None = None, progress: bool = True, backend: str = "process",
-        address: str | None = None) -> list[dict]:
+def run(
+    game_name: str,
+    spec: str,
+    *,
+    games: int,
+    options: dict | None = None,
+    seed: int = 0,
+    workers: int = 1,
+    out: str | None = None,
+    progress: bool = True,
+    backend: str = "process",
+    address: str | None = None,
+) -> list[dict]:
     """Play games 0..games-1 of ``spec`` (skipping those already recorded in ``out``); all records.
     ``backend="ray"``: as Ray tasks (training/parallel.py), the same records."""
     text = json.dumps(options or {}, sort_keys=True)
-    done = recorded(out, check=functools.partial(record_problem, _game(game_name, text)), agent=spec,
-                    options=json.loads(text), seed=seed)
+    done = recorded(
+        out, check=functools.partial(record_problem, _game(game_name, text)), agent=spec, options=json.loads(text), seed=seed
+    )
     tasks = ((game_name, text, spec, seed, i) for i in range(games) if i not in done)  # made as workers free up
-    run_tasks(play_one, tasks, done, total=games, workers=workers, out=out, label=spec, progress=progress,
-              postfix="return", backend=backend, address=address)
+    run_tasks(
+        play_one,
+        tasks,
+        done,
+        total=games,
+        workers=workers,
+        out=out,
+        label=spec,
+        progress=progress,
+        postfix="return",
+        backend=backend,
+        address=address,
+    )
     return [done[i] for i in sorted(done) if i < games]
 
 

@@ -157,8 +157,9 @@ class MatchResult:
             raise ValueError(f"counts must be >= 0, got {self.wins}/{self.draws}/{self.losses}")
         if self.seats and sum(s.games for s in self.seats) != self.games:
             raise ValueError("per-seat games do not add up to the match's games")
-        if self.distinct is not None and (min(self.distinct) < 0 or any(
-                d > n for d, n in zip(self.distinct, (self.wins, self.draws, self.losses)))):
+        if self.distinct is not None and (
+            min(self.distinct) < 0 or any(d > n for d, n in zip(self.distinct, (self.wins, self.draws, self.losses)))
+        ):
             raise ValueError(f"distinct games {self.distinct} must be counts within {self.wins}/{self.draws}/{self.losses}")
 
     @property

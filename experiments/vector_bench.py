@@ -127,13 +127,24 @@ def pgx_available() -> bool:
 
 def _pgx_cells(peer: str | None, ref: float | None, rate: float) -> dict[str, Any]:
     """The pgx columns of a row: its game, its steps/s (``ref``) and ``rate`` against it."""
-    return {"pgx game": peer, "pgx steps/s": PGX_MISSING if ref is None else ref,
-            "vs pgx": PGX_MISSING if ref is None else rate / ref}
+    return {
+        "pgx game": peer,
+        "pgx steps/s": PGX_MISSING if ref is None else ref,
+        "vs pgx": PGX_MISSING if ref is None else rate / ref,
+    }
 
 
-def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,8192", ids: str | None = None,
-              sync_max: int = 1024, pgx: bool = True, copy: bool = True,
-              self_play: bool = True, threads: int | str = "auto") -> dict[str, dict[str, Any]]:
+def bench_vec(
+    seconds: float = 0.3,
+    repeats: int = 3,
+    batches: str = "1,64,1024,8192",
+    ids: str | None = None,
+    sync_max: int = 1024,
+    pgx: bool = True,
+    copy: bool = True,
+    self_play: bool = True,
+    threads: int | str = "auto",
+) -> dict[str, dict[str, Any]]:
     """Rows "<id> x <batch>": compiled and SyncVectorEnv steps/s (medians) and their ratio; the
     ids with a pgx peer (``PGX_PEERS``) add its steps/s and the compiled env's ratio to it
     ("pgx not installed" where pgx does not import; ``pgx=False`` leaves the peers out).
@@ -172,10 +183,11 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
         peer = PGX_PEERS.get(env_id) if pgx else None
         for n in sizes:
             compiled = gymnasium.make_vec(env_id, num_envs=n, copy=copy, threads=threads)
-            sync = gymnasium.make_vec(env_id, num_envs=min(n, sync_max), vectorization_mode="sync",
-                                      vector_kwargs={"copy": copy})
-            sides: dict[str, Any] = {"compiled": lambda s, env=compiled: random_steps(env, s, rng),
-                                     "sync": lambda s, env=sync: random_steps(env, s, rng)}
+            sync = gymnasium.make_vec(env_id, num_envs=min(n, sync_max), vectorization_mode="sync", vector_kwargs={"copy": copy})
+            sides: dict[str, Any] = {
+                "compiled": lambda s, env=compiled: random_steps(env, s, rng),
+                "sync": lambda s, env=sync: random_steps(env, s, rng),
+            }
             envs = [compiled, sync]
             if peer and self_play and isinstance(compiled.unwrapped, TwoPlayerVectorEnv):
                 alone = gymnasium.make_vec(env_id, num_envs=n, copy=copy, opponent=None, threads=threads)
@@ -200,12 +212,22 @@ def bench_vec(seconds: float = 0.3, repeats: int = 3, batches: str = "1,64,1024,
             ref = med.get("pgx")
             f, s = med["compiled"], med["sync"]
             name = env_id.removeprefix("tablegym/")
-            row: dict[str, Any] = {"threads": compiled.unwrapped.threads, "compiled steps/s": f, "sync steps/s": s,
-                                   "sync boards": min(n, sync_max), "ratio": f / s}
+            row: dict[str, Any] = {
+                "threads": compiled.unwrapped.threads,
+                "compiled steps/s": f,
+                "sync steps/s": s,
+                "sync boards": min(n, sync_max),
+                "ratio": f / s,
+            }
             rows[f"{name} x {n}"] = {**row, **_pgx_cells(peer, ref, f)} if peer else row
             if "self-play" in med:
                 alone = med["self-play"]
-                rows[f"{name} self-play x {n}"] = {"threads": row["threads"], "compiled steps/s": alone,
-                                                   "sync steps/s": "", "sync boards": "", "ratio": "",
-                                                   **_pgx_cells(peer, ref, alone)}
+                rows[f"{name} self-play x {n}"] = {
+                    "threads": row["threads"],
+                    "compiled steps/s": alone,
+                    "sync steps/s": "",
+                    "sync boards": "",
+                    "ratio": "",
+                    **_pgx_cells(peer, ref, alone),
+                }
     return rows

@@ -77,29 +77,57 @@ def _kernel_search(agent: Any, game: Any) -> Any:
 
     ev, depth, n = agent.evaluator, agent.depth, game.spec.num_actions
     k = game.new_initial_state().kernels
-    kernels = (CompiledKernel(k.moves, MOVES_T), CompiledKernel(k.push, PUSH_T), CompiledKernel(k.pop, POP_T),
-               CompiledKernel(k.to_move, INT_OF_STATE_T), CompiledKernel(k.outcome, INT_OF_STATE_T),
-               CompiledKernel(k.key, INT_OF_STATE_T), CompiledKernel(ev.kernel, EVAL_T))
+    kernels = (
+        CompiledKernel(k.moves, MOVES_T),
+        CompiledKernel(k.push, PUSH_T),
+        CompiledKernel(k.pop, POP_T),
+        CompiledKernel(k.to_move, INT_OF_STATE_T),
+        CompiledKernel(k.outcome, INT_OF_STATE_T),
+        CompiledKernel(k.key, INT_OF_STATE_T),
+        CompiledKernel(ev.kernel, EVAL_T),
+    )
     t = AlphaBetaTables(n, tt_bits=16)
     counters, values = np.zeros(3, dtype=np.int64), np.zeros(n)
 
     def search(state: Any) -> int:
         counters[:] = 0
-        move, _, _ = root_search(state.array, depth, *kernels, ev.params, *t.tt, t.killers, t.history, t.bufs,
-                                 t.scores, t.pv, t.pv_len, counters, 2**62, values)
+        move, _, _ = root_search(
+            state.array,
+            depth,
+            *kernels,
+            ev.params,
+            *t.tt,
+            t.killers,
+            t.history,
+            t.bufs,
+            t.scores,
+            t.pv,
+            t.pv_len,
+            counters,
+            2**62,
+            values,
+        )
         return move
 
     return search
 
 
-def bench_vec_opponent(env_id: str = "tablegym/Trilobite-v0", opponent: str = "alphabeta:eval=advanced,depth=2",
-                       batches: str = "64,1024", seconds: float = 0.5, repeats: int = 3, sync_max: int = 64,
-                       positions: int = 256) -> dict[str, dict[str, Any]]:
+def bench_vec_opponent(
+    env_id: str = "tablegym/Trilobite-v0",
+    opponent: str = "alphabeta:eval=advanced,depth=2",
+    batches: str = "64,1024",
+    seconds: float = 0.5,
+    repeats: int = 3,
+    sync_max: int = 64,
+    positions: int = 256,
+) -> dict[str, dict[str, Any]]:
     """Rows "<id> x <batch>" (see the module docstring); ``batches`` comma-separated."""
     sizes = [int(b) for b in str(batches).split(",")]
     if not sizes or min(sizes) < 1 or seconds <= 0 or repeats < 1 or sync_max < 1 or positions < 1:
-        raise ValueError(f"batches must be integers >= 1, seconds > 0, repeats, sync_max and positions >= 1; got "
-                         f"{batches!r}, {seconds!r}, {repeats!r}, {sync_max!r}, {positions!r}")
+        raise ValueError(
+            f"batches must be integers >= 1, seconds > 0, repeats, sync_max and positions >= 1; got "
+            f"{batches!r}, {seconds!r}, {repeats!r}, {sync_max!r}, {positions!r}"
+        )
     if not env_id.startswith("tablegym/"):
         env_id = f"tablegym/{env_id}"
     rng = np.random.default_rng(0)
@@ -128,8 +156,14 @@ def bench_vec_opponent(env_id: str = "tablegym/Trilobite-v0", opponent: str = "a
         med = {k: statistics.median(v) if v else float("nan") for k, v in figures.items()}
         in_batch = (1.0 / med["search"] - 1.0 / med["random"]) * 1e6
         rows[f"{env_id.removeprefix('tablegym/')} x {n}"] = {
-            "search steps/s": med["search"], "random steps/s": med["random"], "sync steps/s": med["sync"],
-            "sync boards": min(n, sync_max), "ratio vs sync": med["search"] / med["sync"],
-            "us/search batch": in_batch, "us/search python": med["python"], "us/search kernel": med["kernel"],
-            "ratio vs kernel": med["kernel"] / in_batch}
+            "search steps/s": med["search"],
+            "random steps/s": med["random"],
+            "sync steps/s": med["sync"],
+            "sync boards": min(n, sync_max),
+            "ratio vs sync": med["search"] / med["sync"],
+            "us/search batch": in_batch,
+            "us/search python": med["python"],
+            "us/search kernel": med["kernel"],
+            "ratio vs kernel": med["kernel"] / in_batch,
+        }
     return rows

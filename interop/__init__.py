@@ -28,8 +28,9 @@ def _openspiel_mcts(game: Game, evaluator: Any, options: Mapping[str, Any], *, n
 
     sims, rollouts, value, scale, seconds = (options[k] for k in ("sims", "rollouts", "eval", "scale", "time"))
     if value is not None and rollouts is not None:
-        raise ValueError(f"rollouts and eval exclude each other in {name!r}: the leaves are valued by random "
-                         f"playouts or by the evaluator")
+        raise ValueError(
+            f"rollouts and eval exclude each other in {name!r}: the leaves are valued by random playouts or by the evaluator"
+        )
     if scale is not None and value is None:
         raise ValueError(f"scale needs an eval in {name!r}: it converts the evaluator's values")
     if value is not None:
@@ -39,8 +40,7 @@ def _openspiel_mcts(game: Game, evaluator: Any, options: Mapping[str, Any], *, n
         evaluator = position_evaluator(evaluator)
     if sims is None and seconds is None:
         sims = 1000
-    return MCTSAgent(game, sims=sims, rollouts=rollouts or 1, evaluator=evaluator, scale=scale, time_limit=seconds,
-                     name=name)
+    return MCTSAgent(game, sims=sims, rollouts=rollouts or 1, evaluator=evaluator, scale=scale, time_limit=seconds, name=name)
 
 
 OPENSPIEL_MCTS = Searcher(

@@ -71,9 +71,20 @@ from open_spiel.python.observation import IIGObserverForPublicInfoGame
 from tablegym.envs import GamePlugin, make_game, plugin, plugins
 from tablegym.envs.core import CHANCE, TERMINAL, Game, State
 
-__all__ = ["GAMES", "MCTSAgent", "StateStringError", "TablegymGame", "TablegymState", "UnserializableStateError",
-           "deserialize_game_and_state", "game_type", "openspiel_game", "register_games", "serialize_game_and_state",
-           "short_name"]
+__all__ = [
+    "GAMES",
+    "MCTSAgent",
+    "StateStringError",
+    "TablegymGame",
+    "TablegymState",
+    "UnserializableStateError",
+    "deserialize_game_and_state",
+    "game_type",
+    "openspiel_game",
+    "register_games",
+    "serialize_game_and_state",
+    "short_name",
+]
 
 PREFIX = "python_tablegym_"
 
@@ -115,8 +126,9 @@ def game_type(record: GamePlugin, spec=None) -> pyspiel.GameType:
         short_name=short_name(record.name),
         long_name=f"tablegym {record.name}: {record.doc}",
         dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-        chance_mode=(pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC if spec.chance
-                     else pyspiel.GameType.ChanceMode.DETERMINISTIC),
+        chance_mode=(
+            pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC if spec.chance else pyspiel.GameType.ChanceMode.DETERMINISTIC
+        ),
         information=pyspiel.GameType.Information.PERFECT_INFORMATION,
         utility=pyspiel.GameType.Utility.ZERO_SUM if two else pyspiel.GameType.Utility.GENERAL_SUM,
         reward_model=pyspiel.GameType.RewardModel.TERMINAL,
@@ -250,7 +262,8 @@ class TablegymState(pyspiel.State):
         if not self._from_start:
             raise UnserializableStateError(
                 f"a position wrapped from outside OpenSpiel ({self.get_game()}.new_initial_state(state)) has no history "
-                "from the first position, so no state string; serialise the game's own actions from its start instead")
+                "from the first position, so no state string; serialise the game's own actions from its start instead"
+            )
         return "\n".join(map(str, self.history())) + "\n"
 
 
@@ -295,13 +308,17 @@ def _history(text: str, max_actions: int) -> list[int]:
         raise StateStringError(f"a state string with a {_PICKLED!r} field (pickled Python attributes) is refused: {_READ}")
     lines = text.count("\n")
     if lines > max_actions + 1 or len(text) > (max_actions + 1) * (_DIGITS + 1):
-        raise StateStringError(f"a state string of {lines} lines ({len(text)} characters) is longer than the game's "
-                               f"longest history, {max_actions} actions; pass a larger max_actions to read it")
+        raise StateStringError(
+            f"a state string of {lines} lines ({len(text)} characters) is longer than the game's "
+            f"longest history, {max_actions} actions; pass a larger max_actions to read it"
+        )
     body = text.rstrip("\n")
     actions = body.split("\n") if body else []
     if len(actions) > max_actions:
-        raise StateStringError(f"a state string of {len(actions)} lines is longer than the game's longest history, "
-                               f"{max_actions} actions; pass a larger max_actions to read it")
+        raise StateStringError(
+            f"a state string of {len(actions)} lines is longer than the game's longest history, "
+            f"{max_actions} actions; pass a larger max_actions to read it"
+        )
     for line, action in enumerate(actions, 1):
         if not _ACTION.fullmatch(action):
             raise StateStringError(f"line {line} of the state string is {_shown(action)}, not an action: {_READ}")
@@ -325,24 +342,28 @@ def _sections(data: str) -> tuple[str, str]:
         if line and line[0] != "#":
             if line in _SECTIONS:
                 if _SECTIONS.index(line) != section + 1:
-                    raise StateStringError(f"section {line} out of order at line {number}: a game-and-state string has "
-                                           f"the sections {', '.join(_SECTIONS)}, in that order")
+                    raise StateStringError(
+                        f"section {line} out of order at line {number}: a game-and-state string has "
+                        f"the sections {', '.join(_SECTIONS)}, in that order"
+                    )
                 section += 1
                 if section == 2:
-                    return "\n".join(game), data[end + 1:]
+                    return "\n".join(game), data[end + 1 :]
             elif section < 0:
-                raise StateStringError(f"line {number} of the game-and-state string, {_shown(line)}, comes before the "
-                                       f"[Meta] section: a game-and-state string has the sections {', '.join(_SECTIONS)}")
+                raise StateStringError(
+                    f"line {number} of the game-and-state string, {_shown(line)}, comes before the "
+                    f"[Meta] section: a game-and-state string has the sections {', '.join(_SECTIONS)}"
+                )
             elif section == 1:
                 game.append(line)
         start = end + 1
-    raise StateStringError(f"no [State] section in the game-and-state string: it has the sections "
-                           f"{', '.join(_SECTIONS)}, in that order")
+    raise StateStringError(
+        f"no [State] section in the game-and-state string: it has the sections {', '.join(_SECTIONS)}, in that order"
+    )
 
 
 _OPENSPIEL_SERIALIZE = getattr(pyspiel.serialize_game_and_state, "__wrapped__", pyspiel.serialize_game_and_state)
-_OPENSPIEL_DESERIALIZE = getattr(pyspiel.deserialize_game_and_state, "__wrapped__",
-                                 pyspiel.deserialize_game_and_state)
+_OPENSPIEL_DESERIALIZE = getattr(pyspiel.deserialize_game_and_state, "__wrapped__", pyspiel.deserialize_game_and_state)
 
 
 def serialize_game_and_state(game: pyspiel.Game, state: pyspiel.State) -> str:
@@ -351,12 +372,13 @@ def serialize_game_and_state(game: pyspiel.Game, state: pyspiel.State) -> str:
     Python attributes); other games' strings are OpenSpiel's."""
     if not isinstance(state, TablegymState):
         return _OPENSPIEL_SERIALIZE(game, state)
-    return (f"# Automatically generated by OpenSpiel SerializeGameAndState\n[Meta]\nVersion: 1\n\n"
-            f"[Game]\n{game.serialize()}\n[State]\n{state.serialize()}\n")
+    return (
+        f"# Automatically generated by OpenSpiel SerializeGameAndState\n[Meta]\nVersion: 1\n\n"
+        f"[Game]\n{game.serialize()}\n[State]\n{state.serialize()}\n"
+    )
 
 
-def deserialize_game_and_state(data: str | bytes, *,
-                               max_actions: int | None = None) -> tuple[pyspiel.Game, pyspiel.State]:
+def deserialize_game_and_state(data: str | bytes, *, max_actions: int | None = None) -> tuple[pyspiel.Game, pyspiel.State]:
     """``pyspiel.deserialize_game_and_state`` (this module puts it there): a string naming a
     tablegym game is read by its ``deserialize_state`` (``max_actions`` passed on), never by
     OpenSpiel's C++ reader, which unpickles the ``__dict__=`` field of Python states; a string
@@ -368,8 +390,10 @@ def deserialize_game_and_state(data: str | bytes, *,
         try:
             data = bytes(data).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise StateStringError(f"a game-and-state string of bytes that are not UTF-8 ({exc.reason} at byte "
-                                   f"{exc.start}): it is text, its sections {', '.join(_SECTIONS)}") from None
+            raise StateStringError(
+                f"a game-and-state string of bytes that are not UTF-8 ({exc.reason} at byte "
+                f"{exc.start}): it is text, its sections {', '.join(_SECTIONS)}"
+            ) from None
     elif not isinstance(data, str) or PREFIX not in data:
         return _OPENSPIEL_DESERIALIZE(data)
     game_text, state_text = _sections(data)
@@ -411,8 +435,11 @@ def register_games() -> dict[str, type[TablegymGame]]:
         if not record.game or short_name(record.name) in pyspiel.registered_names():
             continue
         title = "".join(part.capitalize() for part in record.name.split("-"))
-        cls = type(f"{title}OpenSpielGame", (TablegymGame,),
-                   {"record": record, "__doc__": f"tablegym's {record.name} as an OpenSpiel game."})
+        cls = type(
+            f"{title}OpenSpielGame",
+            (TablegymGame,),
+            {"record": record, "__doc__": f"tablegym's {record.name} as an OpenSpiel game."},
+        )
         pyspiel.register_game(game_type(record), cls)
         classes[record.name] = cls
     GAMES.update(classes)
@@ -501,9 +528,18 @@ class MCTSAgent:
     units make one unit of utility; default its ``win_value`` where it has one, else 1). Each
     decision seeds OpenSpiel's generators from the match's ``rng``."""
 
-    def __init__(self, game: Game, *, sims: int | None = 1000, rollouts: int = 1, evaluator=None,
-                 scale: float | None = None, time_limit: float | None = None, uct_c: float = 2.0,
-                 name: str = "openspiel-mcts") -> None:
+    def __init__(
+        self,
+        game: Game,
+        *,
+        sims: int | None = 1000,
+        rollouts: int = 1,
+        evaluator=None,
+        scale: float | None = None,
+        time_limit: float | None = None,
+        uct_c: float = 2.0,
+        name: str = "openspiel-mcts",
+    ) -> None:
         if sims is None and time_limit is None:
             raise ValueError("an OpenSpiel MCTS needs a budget: sims or time")
         self.openspiel_game = openspiel_game(game)
@@ -520,13 +556,18 @@ class MCTSAgent:
     def _leaf_values(self, random_state: np.random.RandomState) -> mcts.Evaluator:
         if self.evaluator is None:
             return mcts.RandomRolloutEvaluator(n_rollouts=self.rollouts, random_state=random_state)
-        return ValueFunction(self.evaluator, self.openspiel_game.tablegym_game.spec, scale=self.scale,
-                             random_state=random_state)
+        return ValueFunction(self.evaluator, self.openspiel_game.tablegym_game.spec, scale=self.scale, random_state=random_state)
 
     def __call__(self, state: State, rng: np.random.Generator) -> int:
         random_state = np.random.RandomState(int(rng.integers(2**32)))
-        bot = TimedMCTSBot(self.openspiel_game, self.uct_c, self.sims or 2**62, self._leaf_values(random_state),
-                           random_state=random_state, time_limit=self.time_limit)
+        bot = TimedMCTSBot(
+            self.openspiel_game,
+            self.uct_c,
+            self.sims or 2**62,
+            self._leaf_values(random_state),
+            random_state=random_state,
+            time_limit=self.time_limit,
+        )
         root = bot.mcts_search(self.openspiel_game.new_initial_state(state))
         self.last_simulations = root.explore_count
         return int(root.best_child().action)

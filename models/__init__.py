@@ -9,10 +9,12 @@ n-tuple network in ``tablegym.models.threes.ntuple_net``, Friday's in
 
 from tablegym.envs.exports import lazy_exports
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, globals(),
-    agents=['make_agent', 'make_evaluator', 'game_evaluators', 'known_agents'],
-    learned=['load_evaluator', 'LearnedEvaluator', 'load_model', 'default_checkpoint'],
-    checkpoint=['save_checkpoint', 'load_checkpoint', 'CheckpointError', 'UnsafeModelError'],
-    trust=['trusting', 'trust_model_code'],
-    value_net=['ValueMLP', 'NetConfig'],
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    globals(),
+    agents=["make_agent", "make_evaluator", "game_evaluators", "known_agents"],
+    learned=["load_evaluator", "LearnedEvaluator", "load_model", "default_checkpoint"],
+    checkpoint=["save_checkpoint", "load_checkpoint", "CheckpointError", "UnsafeModelError"],
+    trust=["trusting", "trust_model_code"],
+    value_net=["ValueMLP", "NetConfig"],
 )

@@ -153,8 +153,7 @@ class AgentPlan:
 
 
 def _plan(game: Game, spec: str, kind: str, name: str = "", keys: dict[str, Any] | None = None) -> AgentPlan:
-    return AgentPlan(spec, game.spec.name, tuple(sorted(game.spec.options.items())), kind, name,
-                     tuple((keys or {}).items()))
+    return AgentPlan(spec, game.spec.name, tuple(sorted(game.spec.options.items())), kind, name, tuple((keys or {}).items()))
 
 
 def _searcher_keys(entry: Searcher, spec: str, options: dict[str, str], defaults=None, extra=()) -> dict[str, Any]:
@@ -232,8 +231,9 @@ def build_agent(plan: AgentPlan, game: Game) -> Agent:
     again, once a game, costs no file read; the agent itself is new, so nothing one game's
     search keeps (a transposition table) reaches the next."""
     if (plan.game, plan.options) != (game.spec.name, tuple(sorted(game.spec.options.items()))):
-        raise WrongGameError(f"agent {plan.spec!r} was planned for {plan.game} {dict(plan.options)}, "
-                             f"not {game.spec.name} {game.spec.options}")
+        raise WrongGameError(
+            f"agent {plan.spec!r} was planned for {plan.game} {dict(plan.options)}, not {game.spec.name} {game.spec.options}"
+        )
     typed = plan.typed
     if plan.kind == "random":
         return RandomAgent()
@@ -253,8 +253,9 @@ def build_agent(plan: AgentPlan, game: Game) -> Agent:
     return _searched(game, searcher, plan.spec, typed, build, searcher=searcher.name, **kwargs)
 
 
-def _searched(game: Game, entry: Searcher, spec: str, typed: dict[str, Any], build=None, *,
-              searcher: str | None = None, **kwargs) -> Agent:
+def _searched(
+    game: Game, entry: Searcher, spec: str, typed: dict[str, Any], build=None, *, searcher: str | None = None, **kwargs
+) -> Agent:
     make = build or entry.build
     if make is None:
         raise ValueError(f"{entry.name} has no game-independent search; {game.spec.name}'s record names none")

@@ -51,9 +51,14 @@ class NonFiniteWeightsError(UnsafeModelError, LimitError):
     """A network whose weights hold NaN or an infinity: a search would read them as values."""
 
 
-def save_checkpoint(path: str | os.PathLike, *, model: torch.nn.Module | None = None, metadata: dict[str, Any],
-                    optimizer: torch.optim.Optimizer | None = None,
-                    state: dict[str, torch.Tensor] | None = None) -> Path:
+def save_checkpoint(
+    path: str | os.PathLike,
+    *,
+    model: torch.nn.Module | None = None,
+    metadata: dict[str, Any],
+    optimizer: torch.optim.Optimizer | None = None,
+    state: dict[str, torch.Tensor] | None = None,
+) -> Path:
     """Write ``model`` (or its ``state``, e.g. a sparse one; optionally ``optimizer``) with
     ``metadata`` atomically to ``path``."""
     path = Path(path)
@@ -96,9 +101,11 @@ def load_error(what: str, exc: BaseException) -> CheckpointError:
     pickled code), with what to save instead; else a ``CheckpointError`` for a corrupt file."""
     found = holds_objects(exc)
     if found is not None:
-        return UnsafeModelError(f"{what} holds objects other than tensors and plain values ({found}), refused: loading "
-                                "it could run code (a torch.save'd module? save a network with "
-                                "tablegym.models.export.save(net, game, path))")
+        return UnsafeModelError(
+            f"{what} holds objects other than tensors and plain values ({found}), refused: loading "
+            "it could run code (a torch.save'd module? save a network with "
+            "tablegym.models.export.save(net, game, path))"
+        )
     operand = re.search(r"Unsupported operand \d+", _ANSI.sub("", str(exc)))
     return CheckpointError(f"{what} is corrupt or not a torch file: {operand.group(0) if operand else first_line(exc)}")
 
@@ -128,8 +135,10 @@ def check_torch_archive(source: str | os.PathLike | bytes, what: str) -> None:
         try:
             archive = checked_zip(io.BytesIO(source) if isinstance(source, bytes) else source, what, stored_only=True)
         except zipfile.BadZipFile:
-            raise CheckpointError(f"{what} is corrupt or not a torch file: not the zip archive torch.save writes (the "
-                                  f"legacy format is refused: its sizes cannot be checked before loading)") from None
+            raise CheckpointError(
+                f"{what} is corrupt or not a torch file: not the zip archive torch.save writes (the "
+                f"legacy format is refused: its sizes cannot be checked before loading)"
+            ) from None
         with archive:
             for info in archive.infolist():
                 if info.filename.rpartition("/")[2] == "data.pkl" and info.file_size > current().pickle_bytes:
@@ -145,9 +154,11 @@ def _tensor_bytes(t: torch.Tensor, name: str, what: str) -> int:
         storage = t.untyped_storage().nbytes() - t.storage_offset() * t.element_size()
         if nbytes > storage:
             kind = "zero-stride" if 0 in t.stride() else "overlapping"
-            raise ModelTooLargeError(f"{what}: its tensor {name} of shape {tuple(t.shape)} ({nbytes:,} bytes) is a "
-                                     f"{kind} view of {max(storage, 0):,} bytes of storage; a tensor must fit its "
-                                     f"storage, refused")
+            raise ModelTooLargeError(
+                f"{what}: its tensor {name} of shape {tuple(t.shape)} ({nbytes:,} bytes) is a "
+                f"{kind} view of {max(storage, 0):,} bytes of storage; a tensor must fit its "
+                f"storage, refused"
+            )
     return nbytes
 
 
@@ -209,11 +220,13 @@ def check_finite_weights(state: Any, what: str) -> None:
             values = values.to_dense()
         flat = values.detach().reshape(-1)
         step = 1 << 22
-        if all(bool(torch.isfinite(flat[i:i + step]).all()) for i in range(0, flat.numel(), step)):
+        if all(bool(torch.isfinite(flat[i : i + step]).all()) for i in range(0, flat.numel(), step)):
             continue
-        bad = sum(int((~torch.isfinite(flat[i:i + step])).sum()) for i in range(0, flat.numel(), step))
-        raise NonFiniteWeightsError(f"{what}: {bad:,} of the {flat.numel():,} weights of {name!r} are NaN or "
-                                    f"infinite; a network's weights must be finite, refused")
+        bad = sum(int((~torch.isfinite(flat[i : i + step])).sum()) for i in range(0, flat.numel(), step))
+        raise NonFiniteWeightsError(
+            f"{what}: {bad:,} of the {flat.numel():,} weights of {name!r} are NaN or "
+            f"infinite; a network's weights must be finite, refused"
+        )
 
 
 def declared_widths(values: Any, what: str, *, most: int) -> tuple[int, ...]:
@@ -222,8 +235,7 @@ def declared_widths(values: Any, what: str, *, most: int) -> tuple[int, ...]:
     ``CheckpointError`` before anything is built."""
     if not isinstance(values, (list, tuple)) or len(values) > most:
         shown = f"{len(values):,} widths" if isinstance(values, (list, tuple)) else repr(values)[:60]
-        raise CheckpointError(f"{what} does not match its network description: {shown} for a state dict of "
-                              f"{most} tensors")
+        raise CheckpointError(f"{what} does not match its network description: {shown} for a state dict of {most} tensors")
     widths = []
     for v in values:
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -248,8 +260,7 @@ def rebuild(build: Callable[[], ModuleT], state: Any, what: str) -> ModuleT:
     want = skeleton.state_dict()
     nbytes = sum(t.numel() * t.element_size() for t in want.values())
     if nbytes > current().model_bytes:
-        raise ModelTooLargeError(str(refuse(what, f"its metadata describes a network of {nbytes:,} bytes",
-                                            "model_bytes")))
+        raise ModelTooLargeError(str(refuse(what, f"its metadata describes a network of {nbytes:,} bytes", "model_bytes")))
     if not isinstance(state, Mapping):
         raise CheckpointError(f"{what} does not match its network description: its weights are not a state dict")
     for name in [*want, *(k for k in state if k not in want)]:  # the network's order: its first layer first
@@ -259,8 +270,10 @@ def rebuild(build: Callable[[], ModuleT], state: Any, what: str) -> ModuleT:
         have = state[name]
         if not isinstance(have, torch.Tensor) or tuple(have.shape) != tuple(want[name].shape):
             shape = tuple(have.shape) if isinstance(have, torch.Tensor) else type(have).__name__
-            raise CheckpointError(f"{what} does not match its network description: {name!r} is {shape} in the file, "
-                                  f"{tuple(want[name].shape)} by its metadata")
+            raise CheckpointError(
+                f"{what} does not match its network description: {name!r} is {shape} in the file, "
+                f"{tuple(want[name].shape)} by its metadata"
+            )
     module = build()
     try:
         module.load_state_dict(state)
@@ -269,8 +282,7 @@ def rebuild(build: Callable[[], ModuleT], state: Any, what: str) -> ModuleT:
     return module
 
 
-def load_checkpoint(path: str | os.PathLike, *, game: str | None = None,
-                    options: dict[str, Any] | None = None) -> dict[str, Any]:
+def load_checkpoint(path: str | os.PathLike, *, game: str | None = None, options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Read a checkpoint safely and check it was made for ``game`` with rule ``options``: its
     sizes within the budgets before anything is allocated (``check_torch_archive``), its tensors
     within their storages and the budget (``check_tensors``), its network's weights finite."""
@@ -286,8 +298,10 @@ def load_checkpoint(path: str | os.PathLike, *, game: str | None = None,
         raise load_error(what, exc) from None
     check_tensors(payload, what)
     if not isinstance(payload, dict) or payload.get("format") != FORMAT or "model" not in payload:
-        raise CheckpointError(f"{str(path)!r} is not a {FORMAT} checkpoint (a network of your own? save it "
-                              "with tablegym.models.export.save(net, game, path))")
+        raise CheckpointError(
+            f"{str(path)!r} is not a {FORMAT} checkpoint (a network of your own? save it "
+            "with tablegym.models.export.save(net, game, path))"
+        )
     check_finite_weights(payload["model"], what)
     meta = payload.get("metadata", {})
     if game is not None and meta.get("game") != game:

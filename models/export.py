@@ -40,8 +40,7 @@ from tablegym.envs.evaluator import Evaluator, WrongGameError, check_game
 from tablegym.models.netkernel import MAX_LEGAL, VALUE, pack
 from tablegym.models.value_net import VALUE_CACHE
 
-ACTIVATION_LAYERS = {nn.ReLU: "relu", nn.LeakyReLU: "leaky_relu", nn.Tanh: "tanh", nn.Sigmoid: "sigmoid",
-                     nn.Identity: "identity"}
+ACTIVATION_LAYERS = {nn.ReLU: "relu", nn.LeakyReLU: "leaky_relu", nn.Tanh: "tanh", nn.Sigmoid: "sigmoid", nn.Identity: "identity"}
 LAYER_NAMES = ("linear", "relu", "leaky_relu", "tanh", "sigmoid", "identity")
 OUTPUTS = ("value", "max")
 
@@ -65,8 +64,9 @@ def observation_size(game: Game) -> int:
 class NetEvaluator(Evaluator):
     """An exported network as a compiled leaf evaluator of ``game``'s searches."""
 
-    def __init__(self, game: Game, layers: list[tuple[np.ndarray, np.ndarray, str, float]], *, name: str = "network",
-                 output: str = "value") -> None:
+    def __init__(
+        self, game: Game, layers: list[tuple[np.ndarray, np.ndarray, str, float]], *, name: str = "network", output: str = "value"
+    ) -> None:
         from tablegym.envs import load, plugin
 
         if output not in OUTPUTS:
@@ -76,8 +76,10 @@ class NetEvaluator(Evaluator):
             raise ExportError(f"game {game.spec.name!r} has no compiled observation kernel for exported networks")
         size = observation_size(game)
         if layers[0][0].shape[1] != size:
-            raise InputSizeError(f"the network takes {layers[0][0].shape[1]} inputs; {game.spec.name}'s observation "
-                                 f"{game.spec.observation_shape} has {size}")
+            raise InputSizeError(
+                f"the network takes {layers[0][0].shape[1]} inputs; {game.spec.name}'s observation "
+                f"{game.spec.observation_shape} has {size}"
+            )
         width = layers[-1][0].shape[0]
         want = 1 if output == "value" else game.spec.num_actions
         if width != want:
@@ -125,9 +127,12 @@ def sequential_layers(model: nn.Module) -> list[tuple[np.ndarray, np.ndarray, st
             layers[-1][2] = ACTIVATION_LAYERS[type(m)]
             layers[-1][3] = float(m.negative_slope) if isinstance(m, nn.LeakyReLU) else 0.0
         elif type(m) is not nn.Identity:
-            raise UnsupportedLayerError(f"cannot compile layer {type(m).__name__}; supported: Linear, "
-                                        + ", ".join(t.__name__ for t in ACTIVATION_LAYERS) + " (and a leading Flatten); "
-                                        "use TorchEvaluator for other modules")
+            raise UnsupportedLayerError(
+                f"cannot compile layer {type(m).__name__}; supported: Linear, "
+                + ", ".join(t.__name__ for t in ACTIVATION_LAYERS)
+                + " (and a leading Flatten); "
+                "use TorchEvaluator for other modules"
+            )
     if not layers:
         raise ExportError("the network has no Linear layer")
     for (w, _, _, _), (w2, _, _, _) in zip(layers, layers[1:]):
@@ -141,8 +146,9 @@ def from_torch(model: nn.Module, game: Game, *, output: str = "value", name: str
     return NetEvaluator(game, sequential_layers(model), name=name, output=output)
 
 
-def from_state_dict(state_dict: dict[str, torch.Tensor], layers: Sequence[str], game: Game, *,
-                    output: str = "value", name: str = "state_dict") -> NetEvaluator:
+def from_state_dict(
+    state_dict: dict[str, torch.Tensor], layers: Sequence[str], game: Game, *, output: str = "value", name: str = "state_dict"
+) -> NetEvaluator:
     """A plain ``state_dict`` and its layer list, e.g. ``["linear", "relu", "linear", "tanh"]``:
     the Linear layers take the dict's weight/bias pairs in order."""
     unknown = [n for n in layers if n not in LAYER_NAMES]
@@ -151,8 +157,10 @@ def from_state_dict(state_dict: dict[str, torch.Tensor], layers: Sequence[str], 
     weights = [v for k, v in state_dict.items() if k.endswith("weight")]
     biases = {k[: -len("weight")]: state_dict.get(k[: -len("weight")] + "bias") for k in state_dict if k.endswith("weight")}
     if sum(n == "linear" for n in layers) != len(weights):
-        raise ExportError(f"the layer list has {sum(n == 'linear' for n in layers)} linear layers; the state_dict "
-                          f"holds {len(weights)} weight tensors")
+        raise ExportError(
+            f"the layer list has {sum(n == 'linear' for n in layers)} linear layers; the state_dict "
+            f"holds {len(weights)} weight tensors"
+        )
     modules: list[nn.Module] = []
     it = iter(zip(weights, biases.values()))
     for n in layers:
@@ -165,8 +173,11 @@ def from_state_dict(state_dict: dict[str, torch.Tensor], layers: Sequence[str], 
                     lin.bias.copy_(b)
             modules.append(lin)
         else:
-            modules.append({"relu": nn.ReLU, "leaky_relu": nn.LeakyReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid,
-                            "identity": nn.Identity}[n]())
+            modules.append(
+                {"relu": nn.ReLU, "leaky_relu": nn.LeakyReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid, "identity": nn.Identity}[
+                    n
+                ]()
+            )
     return from_torch(nn.Sequential(*modules), game, output=output, name=name)
 
 
@@ -187,8 +198,10 @@ def sb3_network(model: Any) -> tuple[nn.Module, str]:
 
 def _check_flatten(extractor: nn.Module) -> None:
     if type(extractor).__name__ != "FlattenExtractor":
-        raise UnsupportedLayerError(f"cannot compile features extractor {type(extractor).__name__}; supported: "
-                                    "FlattenExtractor (MlpPolicy); use TorchEvaluator for others")
+        raise UnsupportedLayerError(
+            f"cannot compile features extractor {type(extractor).__name__}; supported: "
+            "FlattenExtractor (MlpPolicy); use TorchEvaluator for others"
+        )
 
 
 def from_sb3(model: Any, game: Game, *, name: str = "sb3") -> NetEvaluator:
@@ -234,8 +247,9 @@ EXPORTED = "exported-network"
 """The ``network`` of an exported network's checkpoint metadata."""
 
 
-def save(model: Any, game: Game, path: str | os.PathLike, *, output: str | None = None,
-         metadata: dict[str, Any] | None = None) -> Path:
+def save(
+    model: Any, game: Game, path: str | os.PathLike, *, output: str | None = None, metadata: dict[str, Any] | None = None
+) -> Path:
     """Save a network as a tablegym checkpoint that ``eval=learned:PATH`` (``load_evaluator``)
     loads into every compiled searcher of ``game``: a ``torch.nn.Sequential`` of Linear layers and
     common activations (``output`` "value" by default, "max" for a Q-network), an evaluator made
@@ -267,8 +281,14 @@ def save(model: Any, game: Game, path: str | os.PathLike, *, output: str | None 
     state = {}
     for i, (w, b, _, _) in enumerate(layers):
         state[f"{i}.weight"], state[f"{i}.bias"] = torch.from_numpy(w.copy()), torch.from_numpy(b.copy())
-    meta = {**(metadata or {}), "game": game.spec.name, "options": dict(game.spec.options), "network": EXPORTED,
-            "output": kind, "activations": [[act, float(p)] for _, _, act, p in layers]}
+    meta = {
+        **(metadata or {}),
+        "game": game.spec.name,
+        "options": dict(game.spec.options),
+        "network": EXPORTED,
+        "output": kind,
+        "activations": [[act, float(p)] for _, _, act, p in layers],
+    }
     return save_checkpoint(path, state=state, metadata=meta)
 
 
@@ -286,8 +306,9 @@ def load_exported(game: Game, path: str | os.PathLike) -> NetEvaluator:
         raise CheckpointError(f"checkpoint {str(path)!r} is not an exported network (saved by tablegym.models.export.save)")
     try:
         acts = [(str(a), float(p)) for a, p in meta["activations"]]
-        layers = [(state[f"{i}.weight"].double().numpy(), state[f"{i}.bias"].double().numpy(), a, p)
-                  for i, (a, p) in enumerate(acts)]
+        layers = [
+            (state[f"{i}.weight"].double().numpy(), state[f"{i}.bias"].double().numpy(), a, p) for i, (a, p) in enumerate(acts)
+        ]
         return NetEvaluator(game, layers, name=f"learned:{path}", output=str(meta["output"]))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise CheckpointError(f"checkpoint {str(path)!r} does not match its network description: {exc}") from None
@@ -307,8 +328,9 @@ class TorchEvaluator(Evaluator):
     ``(B, num_actions)`` (``output="max"``); anything else is an ``ExportError`` in one line.
     """
 
-    def __init__(self, module: nn.Module, game: Game, *, name: str = "torch", output: str = "value",
-                 flatten: bool | None = None) -> None:
+    def __init__(
+        self, module: nn.Module, game: Game, *, name: str = "torch", output: str = "value", flatten: bool | None = None
+    ) -> None:
         if output not in OUTPUTS:
             raise ExportError(f"output must be one of {OUTPUTS}, got {output!r}")
         self.module = module.eval()
@@ -336,9 +358,11 @@ class TorchEvaluator(Evaluator):
         except RuntimeError as err:  # torch's shape errors
             from tablegym.models.checkpoint import first_line
 
-            raise InputSizeError(f"the network {self.name!r} refused a batch of shape {tuple(x.shape)} (the "
-                                 f"observation {'flattened' if self.flatten else 'in its own shape'}): "
-                                 f"{first_line(err)}") from err
+            raise InputSizeError(
+                f"the network {self.name!r} refused a batch of shape {tuple(x.shape)} (the "
+                f"observation {'flattened' if self.flatten else 'in its own shape'}): "
+                f"{first_line(err)}"
+            ) from err
         if not isinstance(out, torch.Tensor):
             raise ExportError(f"the network {self.name!r} returned a {type(out).__name__}, not a tensor")
         b = x.shape[0]
@@ -347,9 +371,10 @@ class TorchEvaluator(Evaluator):
         else:
             want, allowed, what = self.num_actions, [(b, self.num_actions)], "one value per action"
         if tuple(out.shape) not in allowed:
-            raise ExportError(f"the network {self.name!r} gave an output of shape {tuple(out.shape)} for {b} "
-                              f"position(s); output={self.output!r} needs {what}, shape "
-                              + " or ".join(map(str, allowed)))
+            raise ExportError(
+                f"the network {self.name!r} gave an output of shape {tuple(out.shape)} for {b} "
+                f"position(s); output={self.output!r} needs {what}, shape " + " or ".join(map(str, allowed))
+            )
         return out.double().numpy().reshape(b, want)
 
     def batch(self, states: Iterable[State], player: int) -> np.ndarray:
@@ -366,8 +391,9 @@ class TorchEvaluator(Evaluator):
                 live.append(i)
         if live:
             # The mover's view; one player, or a chance node (never a searched leaf), is seen as is.
-            movers = [s.current_player() if s.current_player() >= 0 and self.players > 1 else player
-                      for s in (states[i] for i in live)]
+            movers = [
+                s.current_player() if s.current_player() >= 0 and self.players > 1 else player for s in (states[i] for i in live)
+            ]
             x = np.stack([states[i].observation(m).reshape(self.input_shape) for i, m in zip(live, movers)])
             out = self._forward(x)
             for row, i, m in zip(out, live, movers):
@@ -382,6 +408,19 @@ class TorchEvaluator(Evaluator):
         return values
 
 
-__all__ = ["ExportError", "InputSizeError", "NetEvaluator", "TorchEvaluator", "UnsupportedLayerError",
-           "WrongGameError", "from_sb3", "from_state_dict", "from_torch", "load_exported", "load_sb3_evaluator",
-           "observation_size", "save", "sequential_layers"]
+__all__ = [
+    "ExportError",
+    "InputSizeError",
+    "NetEvaluator",
+    "TorchEvaluator",
+    "UnsupportedLayerError",
+    "WrongGameError",
+    "from_sb3",
+    "from_state_dict",
+    "from_torch",
+    "load_exported",
+    "load_sb3_evaluator",
+    "observation_size",
+    "save",
+    "sequential_layers",
+]

@@ -104,8 +104,7 @@ class LearnedEvaluator(Evaluator):
     ``win_value`` elsewhere (1 except for games whose search wants a larger scale); ``bound``
     tells the expectiminimax the same."""
 
-    def __init__(self, model: ValueMLP, game_name: str, name: str = "learned", *,
-                 options: dict | None = None) -> None:
+    def __init__(self, model: ValueMLP, game_name: str, name: str = "learned", *, options: dict | None = None) -> None:
         self.model = model.eval()
         self.name = name
         self.game = game_name
@@ -143,8 +142,9 @@ def mlp_evaluator(game: Game, path: Path) -> LearnedEvaluator:
     return LearnedEvaluator(model, game.spec.name, name=f"learned:{path}", options=dict(game.spec.options))
 
 
-def load_evaluator(game: Game, path: str | os.PathLike | None = None, *, default: str | os.PathLike | None = None,
-                   trust_code: bool | None = None):
+def load_evaluator(
+    game: Game, path: str | os.PathLike | None = None, *, default: str | os.PathLike | None = None, trust_code: bool | None = None
+):
     """The one front door to learned evaluators: the network at ``path`` (or the checkpoint
     shipped for ``game``: ``default`` when given, else ``models/checkpoints/<game>.pt``) as the
     evaluator ``game``'s searches take.

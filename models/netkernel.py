@@ -60,13 +60,21 @@ VALUE, MAX_LEGAL = 0, 1
 
 CHUNK = 8
 """Activations ``_lister`` compares at once."""
-COMPRESS = np.array([[k for k in range(CHUNK) if mask >> k & 1] + [0] * (CHUNK - bin(mask).count("1"))
-                     for mask in range(1 << CHUNK)], dtype=np.int8)
+COMPRESS = np.array(
+    [[k for k in range(CHUNK) if mask >> k & 1] + [0] * (CHUNK - bin(mask).count("1")) for mask in range(1 << CHUNK)],
+    dtype=np.int8,
+)
 """Row ``mask``: the positions of the set bits of ``mask``, in order (zeros after them)."""
 
 
-def pack(layers: list[tuple[np.ndarray, np.ndarray, str, float]], *, reduce: int = VALUE, slots: int = 0,
-         binary: bool = False, cache: int = 0) -> np.ndarray:
+def pack(
+    layers: list[tuple[np.ndarray, np.ndarray, str, float]],
+    *,
+    reduce: int = VALUE,
+    slots: int = 0,
+    binary: bool = False,
+    cache: int = 0,
+) -> np.ndarray:
     """The parameter vector of ``layers``: (W of shape (out, in) as torch stores it, b, activation
     name, activation parameter) each. ``binary``: the inputs are 0/1 features, so the first layer
     is put on an exact grid (and may be kept incrementally in ``slots`` caches). ``cache``: entries
@@ -88,7 +96,7 @@ def pack(layers: list[tuple[np.ndarray, np.ndarray, str, float]], *, reduce: int
             head[4] = q
             w = np.round(w * 2.0**q) / 2.0**q
             b = np.round(b * 2.0**q) / 2.0**q
-        head[HEADER + LAYER * i: HEADER + LAYER * (i + 1) - 1] = (w.shape[0], w.shape[1], ACTIVATIONS[act], param, offset)
+        head[HEADER + LAYER * i : HEADER + LAYER * (i + 1) - 1] = (w.shape[0], w.shape[1], ACTIVATIONS[act], param, offset)
         blocks += [w.reshape(-1), b]
         offset += w.size + b.size
     for i, block in enumerate(blocks[0::2]):
@@ -106,7 +114,7 @@ def pack(layers: list[tuple[np.ndarray, np.ndarray, str, float]], *, reduce: int
     scratch = np.zeros(front + slots * (2 * fe + 1 + h1))
     for slot in range(slots):  # an empty cache: no feature present, the first layer is its bias
         start = front + slot * (2 * fe + 1 + h1) + 2 * fe + 1
-        scratch[start:start + h1] = blocks[1]
+        scratch[start : start + h1] = blocks[1]
     return np.concatenate([head, *blocks, scratch, np.zeros(2 * cache)])
 
 
@@ -115,7 +123,7 @@ def clear_value_cache(params: np.ndarray) -> None:
     for parameter vectors that are not networks with a cache."""
     if params.shape[0] > HEADER and params[1] == MAGIC and params[7] > 0:
         e = int(params[7])
-        params[params.shape[0] - 2 * e::2] = 0.0  # every key
+        params[params.shape[0] - 2 * e :: 2] = 0.0  # every key
 
 
 def without_value_cache(params: np.ndarray) -> np.ndarray:
@@ -166,7 +174,7 @@ def index_buffer(params):
     fe = f + (f & 1)
     width = int(params[8])
     start = int(params[5]) + 2 * width + fe // 2
-    return params[start:start + fe + width].view(np.int64)
+    return params[start : start + fe + width].view(np.int64)
 
 
 @njit(cache=True)
@@ -176,9 +184,9 @@ def _buffers(params):
     fe = f + (f & 1)
     width = int(params[8])
     start = int(params[5])
-    a = params[start:start + width]
-    b = params[start + width:start + 2 * width]
-    x = params[start + 2 * width:start + 2 * width + fe // 2].view(np.float32)[:f]
+    a = params[start : start + width]
+    b = params[start + width : start + 2 * width]
+    x = params[start + 2 * width : start + 2 * width + fe // 2].view(np.float32)[:f]
     return a, b, x, index_buffer(params)
 
 
@@ -188,7 +196,7 @@ def _weights32(params, layer):
     h = HEADER + LAYER * layer
     at = int(params[h + 5])
     size = int(params[h]) * int(params[h + 1]) if at > 0 else 0
-    return params[at:at + (size + 1) // 2].view(np.float32)[:size]
+    return params[at : at + (size + 1) // 2].view(np.float32)[:size]
 
 
 @njit(cache=True)
@@ -286,7 +294,7 @@ def _add_listed(acc, x, rows, m, weights, out):
         for t in range(m):
             k = rows[t]
             v = x[k]
-            row = weights[k * out:k * out + out]
+            row = weights[k * out : k * out + out]
             for j in range(j0, out):
                 acc[j] += v * row[j]
 
@@ -304,6 +312,7 @@ def _lister(positive: bool):
     are stored as a whole vector (at most up to ``rows[n - 1]``: the count never passes the
     chunk's start), and the count moves on by the mask's population.
     """
+
     @intrinsic
     def lister(typingctx, x, n, rows, table):
         sig = types.int64(x, n, rows, table)
@@ -365,7 +374,7 @@ def _dot_out(cur, width, params, h):
     product and activation. One compiled function for every path, so each sums in the same
     order (the compiler splits this reduction into partial sums of its choosing)."""
     w = int(params[h + 4])
-    column = params[w:w + width]
+    column = params[w : w + width]
     acc = params[w + width]
     for k in range(width):
         acc += cur[k] * column[k]
@@ -389,12 +398,12 @@ def _forward_from(cur, layer, params, legal, n_legal):
         w = int(params[h2 + 4])
         if out == 1 and i + 2 == n and int(params[6]) != MAX_LEGAL:
             return _dot_out(cur, width, params, h2)
-        nxt = params[w + width * out:w + width * out + out].copy()
+        nxt = params[w + width * out : w + width * out + out].copy()
         w32 = _weights32(params, i + 1)
         if w32.shape[0] > 0:
             _add_rows(nxt, cur, width, w32, out)
         else:
-            _add_rows(nxt, cur, width, params[w:w + width * out], out)
+            _add_rows(nxt, cur, width, params[w : w + width * out], out)
         cur = nxt
         width = out
     if int(params[6]) == MAX_LEGAL:
@@ -415,8 +424,8 @@ def forward_mixed(dense, active, n, params, legal, n_legal):
     f = int(params[0])
     # Weights through a view that starts at 0 and activations in an array of their own: with
     # offsets into ``params`` the compiler does not vectorise these loops (2.3x slower, measured).
-    weights = params[w:w + f * out]
-    b = params[w + f * out:w + f * out + out].copy()
+    weights = params[w : w + f * out]
+    b = params[w + f * out : w + f * out + out].copy()
     _add_rows(b, dense, dense.shape[0], weights, out)
     for k in range(n):
         row = active[k] * out
@@ -440,7 +449,7 @@ def _first_layer_full(active, n, params, hid):
     out = int(params[HEADER + 1])
     w = int(params[HEADER + 4])
     f = int(params[0])
-    weights = params[w:w + f * out]
+    weights = params[w : w + f * out]
     for j in range(out):
         hid[j] = params[w + f * out + j]
     for k in range(n):
@@ -451,7 +460,7 @@ def _first_layer_full(active, n, params, hid):
 
 @njit(cache=True)
 def _add_row(hid, params, row, out, sign):
-    weights = params[row:row + out]
+    weights = params[row : row + out]
     for j in range(out):
         hid[j] += sign * weights[j]
 
@@ -471,9 +480,9 @@ def forward_binary(active, n, slot, params):
     w = int(params[HEADER + 4])
     width = a.shape[0]
     base = int(params[5]) + 3 * width + fe // 2 + fe + (slot % slots) * (2 * fe + 1 + out)
-    present = params[base:base + f]
-    old = params[base + fe:base + 2 * fe].view(np.int64)
-    hid = params[base + 2 * fe + 1:base + 2 * fe + 1 + out]
+    present = params[base : base + f]
+    old = params[base + fe : base + 2 * fe].view(np.int64)
+    hid = params[base + 2 * fe + 1 : base + 2 * fe + 1 + out]
     n_old = int(params[base + 2 * fe])
     # Leaves evaluated one after another (siblings, cousins) list mostly the same features: the
     # two lists agree on a prefix and a suffix, whose rows are in the kept layer already, so
@@ -501,14 +510,17 @@ def forward_binary(active, n, slot, params):
         old[k] = c
     params[base + 2 * fe] = n
     h2 = HEADER + LAYER
-    if int(params[2]) < 2 or int(params[HEADER + 2]) != RELU or (
-            int(params[h2 + 1]) == 1 and int(params[2]) == 2 and int(params[6]) != MAX_LEGAL):
+    if (
+        int(params[2]) < 2
+        or int(params[HEADER + 2]) != RELU
+        or (int(params[h2 + 1]) == 1 and int(params[2]) == 2 and int(params[6]) != MAX_LEGAL)
+    ):
         return _forward_from(hid.copy(), 0, params, active, 0)  # (which ends in its dot product)
     # The second layer straight from the kept first layer, in the scratch: its ReLU keeps the
     # positive entries, which are the rows to add (no copy, no allocation at a leaf).
     nxt = int(params[h2 + 1])
     w2 = int(params[h2 + 4])
-    rows = idx[fe:fe + out]
+    rows = idx[fe : fe + out]
     m = _list_positive(hid, out, rows, COMPRESS)
     for j in range(nxt):
         a[j] = params[w2 + out * nxt + j]
@@ -516,7 +528,7 @@ def forward_binary(active, n, slot, params):
     if w32.shape[0] > 0:
         _add_listed(a, hid, rows, m, w32, nxt)
     else:
-        _add_listed(a, hid, rows, m, params[w2:w2 + out * nxt], nxt)
+        _add_listed(a, hid, rows, m, params[w2 : w2 + out * nxt], nxt)
     h3 = h2 + LAYER
     if int(params[2]) == 3 and int(params[h2 + 2]) == RELU and int(params[h3 + 1]) == 1 and int(params[6]) != MAX_LEGAL:
         for j in range(nxt):  # the usual value network: ReLU, then one output
@@ -532,7 +544,7 @@ def cached_value(params, key):
     if e == 0 or key == 0:
         return np.nan
     at = params.shape[0] - 2 * e + 2 * (key & (e - 1))  # the entry's key, then its value
-    if params[at:at + 1].view(np.int64)[0] == key:
+    if params[at : at + 1].view(np.int64)[0] == key:
         return params[at + 1]
     return np.nan
 
@@ -544,7 +556,7 @@ def remember_value(params, key, value):
     if e == 0 or key == 0:
         return value
     at = params.shape[0] - 2 * e + 2 * (key & (e - 1))
-    params[at:at + 1].view(np.int64)[0] = key
+    params[at : at + 1].view(np.int64)[0] = key
     params[at + 1] = value
     return value
 

@@ -89,8 +89,10 @@ def load_actor_critic(path: str | os.PathLike, game: Game) -> ActorCritic:
     payload = load_checkpoint(path, game=game.spec.name, options=dict(game.spec.options))
     shape = payload.get("metadata", {}).get("ppo")
     if not isinstance(shape, dict):
-        raise CheckpointError(f"{str(path)!r} holds no PPO policy (train one with tablegym train GAME --algo ppo; "
-                              f"a critic written by --out plays as eval=learned:PATH instead)")
+        raise CheckpointError(
+            f"{str(path)!r} holds no PPO policy (train one with tablegym train GAME --algo ppo; "
+            f"a critic written by --out plays as eval=learned:PATH instead)"
+        )
     what = f"checkpoint {str(path)!r}"
     state = payload["model"]
     inputs, actions, hidden = declared_shape(shape, what, len(state), "does not match its network description")
@@ -109,8 +111,10 @@ class PolicyAgent:
             first = first.child(first.chance_outcomes()[0][0])
         inputs = first.observation(first.current_player()).size
         if inputs != net.actor[0].in_features:
-            raise CheckpointError(f"the policy reads {net.actor[0].in_features} inputs but "
-                                  f"{game.spec.name} {dict(game.spec.options)} observations have {inputs}")
+            raise CheckpointError(
+                f"the policy reads {net.actor[0].in_features} inputs but "
+                f"{game.spec.name} {dict(game.spec.options)} observations have {inputs}"
+            )
 
     def __call__(self, state: State, rng: np.random.Generator) -> int:
         x = torch.as_tensor(np.asarray(state.observation(state.current_player()), dtype=np.float32).reshape(1, -1))
@@ -135,7 +139,7 @@ def _run_network(payload: dict, path: str | os.PathLike, key: str) -> nn.Module:
     metadata = payload.get("metadata")
     shape = metadata.get(key) if isinstance(metadata, dict) else None
     prefix = {"ppo": "", "dqn": "q.", "negamax_dqn": "v."}[key]
-    state = {k[len(prefix):]: v for k, v in payload["model"].items() if k.startswith(prefix)}
+    state = {k[len(prefix) :]: v for k, v in payload["model"].items() if k.startswith(prefix)}
     refusal = f"holds no {key} network of the shape its metadata says"
     if key == "negamax_dqn":
         if not isinstance(shape, dict):

@@ -52,12 +52,22 @@ from tablegym.models.checkpoint import (
 )
 from tablegym.models.trust import TRUST_ENV, TrustedCodeWarning, trust_model_code, trusting
 
-__all__ = ["SB3Network", "TRUST_ENV", "TrustedCodeWarning", "UnsafeModelError", "read_sb3_network", "restore",
-           "trust_model_code", "trusting"]
+__all__ = [
+    "SB3Network",
+    "TRUST_ENV",
+    "TrustedCodeWarning",
+    "UnsafeModelError",
+    "read_sb3_network",
+    "restore",
+    "trust_model_code",
+    "trusting",
+]
 
-EXPORT_HINT = ("export the network in your own process instead: tablegym.models.export.save(model, game, "
-               "'critic.pt'), then eval=learned:critic.pt; or pass --trust-model-code (trust_code=True) for a "
-               "file you trust")
+EXPORT_HINT = (
+    "export the network in your own process instead: tablegym.models.export.save(model, game, "
+    "'critic.pt'), then eval=learned:critic.pt; or pass --trust-model-code (trust_code=True) for a "
+    "file you trust"
+)
 
 ACTIVATIONS = {
     ("torch.nn.modules.activation", "ReLU"): "relu",
@@ -74,15 +84,29 @@ POLICIES = {
     ("sb3_contrib.common.maskable.policies", "MaskableActorCriticPolicy"): ACTOR_CRITIC,
     ("stable_baselines3.dqn.policies", "DQNPolicy"): Q_NETWORK,
 }
-KNOWN_PREFIXES = {ACTOR_CRITIC: ("mlp_extractor.policy_net.", "mlp_extractor.value_net.", "action_net.", "value_net.",
-                                 "log_std"),
-                  Q_NETWORK: ("q_net.q_net.", "q_net_target.q_net.")}
+KNOWN_PREFIXES = {
+    ACTOR_CRITIC: ("mlp_extractor.policy_net.", "mlp_extractor.value_net.", "action_net.", "value_net.", "log_std"),
+    Q_NETWORK: ("q_net.q_net.", "q_net_target.q_net."),
+}
 DEFAULT_ACTIVATION = {ACTOR_CRITIC: "tanh", Q_NETWORK: "relu"}  # SB3's defaults when policy_kwargs names none
 FLATTEN = ("stable_baselines3.common.torch_layers", "FlattenExtractor")
 # policy_kwargs that do not change what the critic or Q-network computes on a flat observation
-HARMLESS_KWARGS = {"net_arch", "activation_fn", "features_extractor_class", "features_extractor_kwargs",
-                   "share_features_extractor", "normalize_images", "optimizer_class", "optimizer_kwargs",
-                   "ortho_init", "log_std_init", "use_sde", "full_std", "use_expln", "squash_output"}
+HARMLESS_KWARGS = {
+    "net_arch",
+    "activation_fn",
+    "features_extractor_class",
+    "features_extractor_kwargs",
+    "share_features_extractor",
+    "normalize_images",
+    "optimizer_class",
+    "optimizer_kwargs",
+    "ortho_init",
+    "log_std_init",
+    "use_sde",
+    "full_std",
+    "use_expln",
+    "squash_output",
+}
 
 
 # -- the restricted unpickler --------------------------------------------------------------------
@@ -126,16 +150,48 @@ def read_references(blob: bytes) -> Any:
 # random-generator rebuilders). Every module named by prefix holds functions too (SB3's
 # load_from_pkl, torch's hook registries), so a prefix admits classes only; anything else
 # (os.system, builtins.eval, torch.hub.load, cloudpickle's rebuilt functions) is code.
-DATA_CLASS_MODULES = ("stable_baselines3.", "sb3_contrib.", "gymnasium.spaces.", "tablegym.", "numpy.random.",
-                      "torch.nn.modules.", "torch.optim.")
-DATA_GLOBALS = {("numpy", "dtype"), ("numpy", "ndarray"), ("collections", "OrderedDict"), ("collections", "deque"),
-                ("copyreg", "_reconstructor"),
-                *(("numpy.random._pickle", f"__{kind}_ctor") for kind in ("generator", "bit_generator", "randomstate")),
-                ("numpy.random.bit_generator", "__pyx_unpickle_SeedSequence"),
-                *((f"numpy.{core}.{mod}", name) for core in ("core", "_core")
-                  for mod, name in (("numeric", "_frombuffer"), ("multiarray", "scalar"), ("multiarray", "_reconstruct"))),
-                *(("builtins", t) for t in ("object", "set", "frozenset", "slice", "complex", "bytearray", "range",
-                                            "list", "dict", "tuple", "int", "float", "str", "bool"))}
+DATA_CLASS_MODULES = (
+    "stable_baselines3.",
+    "sb3_contrib.",
+    "gymnasium.spaces.",
+    "tablegym.",
+    "numpy.random.",
+    "torch.nn.modules.",
+    "torch.optim.",
+)
+DATA_GLOBALS = {
+    ("numpy", "dtype"),
+    ("numpy", "ndarray"),
+    ("collections", "OrderedDict"),
+    ("collections", "deque"),
+    ("copyreg", "_reconstructor"),
+    *(("numpy.random._pickle", f"__{kind}_ctor") for kind in ("generator", "bit_generator", "randomstate")),
+    ("numpy.random.bit_generator", "__pyx_unpickle_SeedSequence"),
+    *(
+        (f"numpy.{core}.{mod}", name)
+        for core in ("core", "_core")
+        for mod, name in (("numeric", "_frombuffer"), ("multiarray", "scalar"), ("multiarray", "_reconstruct"))
+    ),
+    *(
+        ("builtins", t)
+        for t in (
+            "object",
+            "set",
+            "frozenset",
+            "slice",
+            "complex",
+            "bytearray",
+            "range",
+            "list",
+            "dict",
+            "tuple",
+            "int",
+            "float",
+            "str",
+            "bool",
+        )
+    ),
+}
 _STRINGS = {"SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "SHORT_BINSTRING", "BINSTRING", "STRING"}
 
 
@@ -256,8 +312,10 @@ def _serialized(data: dict, key: str, path: str) -> Any:
     try:
         return read_references(b64decode(entry[":serialized:"]))
     except Exception as exc:  # TypeError: it calls something; UnpicklingError, binascii.Error, ...
-        raise UnsafeModelError(f"{path!r}: its {key} is pickled code ({type(exc).__name__}: "
-                               f"{str(exc).splitlines()[0] if str(exc) else ''}), refused; {EXPORT_HINT}") from None
+        raise UnsafeModelError(
+            f"{path!r}: its {key} is pickled code ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''}), refused; {EXPORT_HINT}"
+        ) from None
 
 
 def _policy_kind(data: dict, path: str) -> str:
@@ -266,8 +324,9 @@ def _policy_kind(data: dict, path: str) -> str:
         raise UnsafeModelError(f"{path!r}: its policy_class is not a class reference (refused); {EXPORT_HINT}")
     if ref.key not in POLICIES:
         known = ", ".join(name for _, name in POLICIES)
-        raise UnsafeModelError(f"{path!r}: policy class {ref!r} cannot be rebuilt without its code (known: {known}); "
-                               f"{EXPORT_HINT}")
+        raise UnsafeModelError(
+            f"{path!r}: policy class {ref!r} cannot be rebuilt without its code (known: {known}); {EXPORT_HINT}"
+        )
     return POLICIES[ref.key]
 
 
@@ -277,20 +336,26 @@ def _activation(data: dict, kind: str, path: str) -> tuple[str, float]:
         raise UnsafeModelError(f"{path!r}: its policy_kwargs is not a dict (refused)")
     unknown = sorted(set(kwargs) - HARMLESS_KWARGS)
     if unknown:
-        raise UnsafeModelError(f"{path!r}: policy_kwargs {', '.join(map(str, unknown))} may change the network, which "
-                               f"cannot be rebuilt from the file alone; {EXPORT_HINT}")
+        raise UnsafeModelError(
+            f"{path!r}: policy_kwargs {', '.join(map(str, unknown))} may change the network, which "
+            f"cannot be rebuilt from the file alone; {EXPORT_HINT}"
+        )
     extractor = kwargs.get("features_extractor_class")
     if extractor is not None and not (isinstance(extractor, Reference) and extractor.key == FLATTEN):
-        raise UnsafeModelError(f"{path!r}: features extractor {extractor!r} cannot be compiled (supported: "
-                               f"FlattenExtractor, the MlpPolicy's); {EXPORT_HINT}")
+        raise UnsafeModelError(
+            f"{path!r}: features extractor {extractor!r} cannot be compiled (supported: "
+            f"FlattenExtractor, the MlpPolicy's); {EXPORT_HINT}"
+        )
     act = kwargs.get("activation_fn")
     if act is None:
         name = DEFAULT_ACTIVATION[kind]
     elif isinstance(act, Reference) and act.key in ACTIVATIONS:
         name = ACTIVATIONS[act.key]
     else:
-        raise UnsafeModelError(f"{path!r}: activation {act!r} cannot be compiled (supported: ReLU, LeakyReLU, Tanh, "
-                               f"Sigmoid, Identity); {EXPORT_HINT}")
+        raise UnsafeModelError(
+            f"{path!r}: activation {act!r} cannot be compiled (supported: ReLU, LeakyReLU, Tanh, "
+            f"Sigmoid, Identity); {EXPORT_HINT}"
+        )
     return name, LEAKY_SLOPE if name == "leaky_relu" else 0.0
 
 
@@ -328,16 +393,17 @@ def _state_dict(archive: zipfile.ZipFile, path: str) -> dict[str, torch.Tensor]:
     return state
 
 
-def _linear_chain(state: dict[str, torch.Tensor], prefix: str, activation: tuple[str, float],
-                  path: str) -> list[tuple[np.ndarray, np.ndarray, str, float]]:
+def _linear_chain(
+    state: dict[str, torch.Tensor], prefix: str, activation: tuple[str, float], path: str
+) -> list[tuple[np.ndarray, np.ndarray, str, float]]:
     """The Linear layers ``prefix.0``, ``prefix.2``, ... of an SB3 MLP (a Linear, then its
     activation: even indices), each followed by ``activation``."""
-    indices = sorted(int(k[len(prefix) + 1:].split(".")[0]) for k in state
-                     if k.startswith(prefix + ".") and k.endswith(".weight"))
+    indices = sorted(
+        int(k[len(prefix) + 1 :].split(".")[0]) for k in state if k.startswith(prefix + ".") and k.endswith(".weight")
+    )
     if indices != list(range(0, 2 * len(indices), 2)):
         raise UnsafeModelError(f"{path!r}: {prefix} is not SB3's Linear/activation MLP (layers {indices}); {EXPORT_HINT}")
-    return [(_array(state, f"{prefix}.{i}.weight", path), _bias(state, f"{prefix}.{i}", path), *activation)
-            for i in indices]
+    return [(_array(state, f"{prefix}.{i}.weight", path), _bias(state, f"{prefix}.{i}", path), *activation) for i in indices]
 
 
 def _array(state: dict[str, torch.Tensor], key: str, path: str) -> np.ndarray:
@@ -384,13 +450,16 @@ def read_sb3_network(path: str | os.PathLike) -> SB3Network:
         raise CheckpointError(f"checkpoint {path!r} is not a MaskablePPO, PPO or DQN model (not a zip file)") from None
     extractors = sorted({k.split(".")[0] for k in state if "features_extractor" in k.split(".")[0]})
     if extractors:
-        raise UnsafeModelError(f"{path!r}: its features extractor has weights ({', '.join(extractors)}): not the "
-                               f"MlpPolicy's FlattenExtractor, cannot be compiled; {EXPORT_HINT}")
+        raise UnsafeModelError(
+            f"{path!r}: its features extractor has weights ({', '.join(extractors)}): not the "
+            f"MlpPolicy's FlattenExtractor, cannot be compiled; {EXPORT_HINT}"
+        )
     known = KNOWN_PREFIXES[kind]
     other = sorted({k.rsplit(".", 1)[0] for k in state if not k.startswith(known)})
     if other:
-        raise UnsafeModelError(f"{path!r}: its policy has layers SB3's MlpPolicy does not ({', '.join(other[:3])}); "
-                               f"{EXPORT_HINT}")
+        raise UnsafeModelError(
+            f"{path!r}: its policy has layers SB3's MlpPolicy does not ({', '.join(other[:3])}); {EXPORT_HINT}"
+        )
     if kind == Q_NETWORK:
         layers = _linear_chain(state, "q_net.q_net", activation, path)
         output = "max"
@@ -426,16 +495,16 @@ def restore(model: Any, path: str | os.PathLike) -> Any:
         if isinstance(saved, Reference) and saved.key != (policy.__module__, policy.__qualname__):
             raise CheckpointError(f"model {path!r} holds a {saved.name}, this model a {policy.__qualname__}")
         # the members read and checked above, as SB3's own load_from_zip_file names them (the file is not read twice)
-        params = {name[:-len(".pth")]: obj for name, obj in members.items()
-                  if name not in ("pytorch_variables.pth", "tensors.pth")}
+        params = {
+            name[: -len(".pth")]: obj for name, obj in members.items() if name not in ("pytorch_variables.pth", "tensors.pth")
+        }
         model.set_parameters(params, exact_match=True, device="cpu")
     except zipfile.BadZipFile:
         raise CheckpointError(f"model {path!r} is not a Stable-Baselines3 zip") from None
     except CheckpointError:
         raise
     except Exception as exc:  # a member that is not plain tensors, another network's shapes, ...
-        raise CheckpointError(f"model {path!r} does not fit this model ({type(exc).__name__}: "
-                              f"{first_line(exc)[:300]})") from None
+        raise CheckpointError(f"model {path!r} does not fit this model ({type(exc).__name__}: {first_line(exc)[:300]})") from None
     for key in COUNTERS:
         if isinstance(data.get(key), int):
             setattr(model, key, data[key])

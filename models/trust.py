@@ -30,8 +30,19 @@ from typing import Any
 from tablegym.envs.limits import Limits, raised_limits
 from tablegym.envs.limits import current as current_limits
 
-__all__ = ["TRUST_ENV", "Caller", "Trust", "TrustedCodeWarning", "as_caller", "caller", "run_as_caller",
-           "trust_decision", "trust_model_code", "trusting", "warn_trusted"]
+__all__ = [
+    "TRUST_ENV",
+    "Caller",
+    "Trust",
+    "TrustedCodeWarning",
+    "as_caller",
+    "caller",
+    "run_as_caller",
+    "trust_decision",
+    "trust_model_code",
+    "trusting",
+    "warn_trusted",
+]
 
 TRUST_ENV = "TABLEGYM_TRUST_MODEL_CODE"
 
@@ -88,8 +99,11 @@ def trusting(trust_code: bool = True, source: str | None = None) -> Iterator[Tru
 def warn_trusted(path: str | os.PathLike, trust_code: bool | None = None) -> None:
     """Say that ``path`` is loaded by a loader that runs code, and who decided so."""
     source = trust_decision(trust_code).source
-    warnings.warn(f"loading {str(path)!r} with Stable-Baselines3's own loader, which runs any code the file "
-                  f"carries (trusted by {source})", TrustedCodeWarning, stacklevel=3)
+    warnings.warn(
+        f"loading {str(path)!r} with Stable-Baselines3's own loader, which runs any code the file carries (trusted by {source})",
+        TrustedCodeWarning,
+        stacklevel=3,
+    )
 
 
 @dataclass(frozen=True)
@@ -108,8 +122,7 @@ def caller() -> Caller:
 
 def run_as_caller(settings: Caller, fn: Callable[..., Any], *args: Any) -> Any:
     """``fn(*args)`` under ``settings`` (what a worker runs for a caller)."""
-    with trusting(settings.trust.trusted, settings.trust.source), \
-            raised_limits(**dataclasses.asdict(settings.limits)):
+    with trusting(settings.trust.trusted, settings.trust.source), raised_limits(**dataclasses.asdict(settings.limits)):
         return fn(*args)
 
 

@@ -84,8 +84,16 @@ class ExpectiminimaxAgent:
     seen from the root player); allocating it (~40 MB) once, not every turn, matters for short
     searches."""
 
-    def __init__(self, evaluator, *, depth: int = 64, time_limit: float | None = None, move_filter=None,
-                 settings: dict | None = None, name: str | None = None) -> None:
+    def __init__(
+        self,
+        evaluator,
+        *,
+        depth: int = 64,
+        time_limit: float | None = None,
+        move_filter=None,
+        settings: dict | None = None,
+        name: str | None = None,
+    ) -> None:
         if time_limit is None and depth >= 64:
             raise ValueError("an expectiminimax search needs a budget: give time (seconds per turn) or depth")
         if time_limit is not None and time_limit <= 0:
@@ -114,8 +122,9 @@ class ExpectiminimaxAgent:
         elif f is None or f.turn_starts(state):
             self.tables.age()
         limit = None if self.time_limit is None else self.time_limit * (f.time_share(state) if f else 1.0)
-        return expectiminimax(root, self.evaluator, moves=f.moves if f else None, depth=self.depth,
-                              time_limit=limit, tables=self.tables)
+        return expectiminimax(
+            root, self.evaluator, moves=f.moves if f else None, depth=self.depth, time_limit=limit, tables=self.tables
+        )
 
     def __call__(self, state: State, rng: np.random.Generator) -> int:
         result = self.search(state)
@@ -155,8 +164,7 @@ class BestFirstAgent:
     ``decisions`` and ``seconds`` add up over the agent's searches; ``values`` holds the last
     search's value of each move searched."""
 
-    def __init__(self, evaluator, *, nodes: int = 1000, worlds: int = 1, move_filter=None,
-                 name: str | None = None) -> None:
+    def __init__(self, evaluator, *, nodes: int = 1000, worlds: int = 1, move_filter=None, name: str | None = None) -> None:
         from tablegym.search.bestfirst import best_first_search
 
         if nodes < 1:
@@ -188,8 +196,9 @@ class BestFirstAgent:
         if kernels.moves(root._s, moves) == 1:  # nothing to choose after filtering
             action = int(moves[0])
         else:
-            result = self._search(root, self.evaluator, nodes=self.nodes, seed=int(rng.integers(1, 2**62)),
-                                  kernels=kernels, worlds=self.worlds)
+            result = self._search(
+                root, self.evaluator, nodes=self.nodes, seed=int(rng.integers(1, 2**62)), kernels=kernels, worlds=self.worlds
+            )
             self.last_result, action = result, result.action
             self.values = np.array(list(result.values.values()))
             self.polled += result.polled

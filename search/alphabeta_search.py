@@ -70,9 +70,35 @@ signature."""
 
 
 @njit(_F(STATE_T, _I, _F, _F, _I, _I, *_KERNEL_ARGS, *TABLE_TYPES), cache=True)
-def _negamax(s, depth, alpha, beta, ply, root, moves, push, pop, to_move, outcome, key_fn, eval_fn, params,
-             tt_key, tt_val, tt_depth, tt_flag, tt_move, killers, history, bufs, scores, pv, pv_len, counters,
-             node_limit):
+def _negamax(
+    s,
+    depth,
+    alpha,
+    beta,
+    ply,
+    root,
+    moves,
+    push,
+    pop,
+    to_move,
+    outcome,
+    key_fn,
+    eval_fn,
+    params,
+    tt_key,
+    tt_val,
+    tt_depth,
+    tt_flag,
+    tt_move,
+    killers,
+    history,
+    bufs,
+    scores,
+    pv,
+    pv_len,
+    counters,
+    node_limit,
+):
     counters[0] += 1
     pv_len[ply] = ply
     if counters[0] > node_limit:
@@ -97,9 +123,35 @@ def _negamax(s, depth, alpha, beta, ply, root, moves, push, pop, to_move, outcom
     for i in range(n):
         m = buf[i]
         push(s, m)
-        v = -_negamax(s, depth - 1, -beta, -alpha, ply + 1, root, moves, push, pop, to_move, outcome, key_fn,
-                      eval_fn, params, tt_key, tt_val, tt_depth, tt_flag, tt_move, killers, history, bufs,
-                      scores, pv, pv_len, counters, node_limit)
+        v = -_negamax(
+            s,
+            depth - 1,
+            -beta,
+            -alpha,
+            ply + 1,
+            root,
+            moves,
+            push,
+            pop,
+            to_move,
+            outcome,
+            key_fn,
+            eval_fn,
+            params,
+            tt_key,
+            tt_val,
+            tt_depth,
+            tt_flag,
+            tt_move,
+            killers,
+            history,
+            bufs,
+            scores,
+            pv,
+            pv_len,
+            counters,
+            node_limit,
+        )
         pop(s)
         if counters[1]:
             return 0.0
@@ -123,8 +175,32 @@ def _negamax(s, depth, alpha, beta, ply, root, moves, push, pop, to_move, outcom
 
 
 @njit(types.Tuple((_I, _F, _I))(STATE_T, _I, *_KERNEL_ARGS, *TABLE_TYPES, _F1), cache=True, nogil=True)
-def root_search(s, depth, moves, push, pop, to_move, outcome, key_fn, eval_fn, params, tt_key, tt_val, tt_depth,
-                tt_flag, tt_move, killers, history, bufs, scores, pv, pv_len, counters, node_limit, root_values):
+def root_search(
+    s,
+    depth,
+    moves,
+    push,
+    pop,
+    to_move,
+    outcome,
+    key_fn,
+    eval_fn,
+    params,
+    tt_key,
+    tt_val,
+    tt_depth,
+    tt_flag,
+    tt_move,
+    killers,
+    history,
+    bufs,
+    scores,
+    pv,
+    pv_len,
+    counters,
+    node_limit,
+    root_values,
+):
     """Search the root in legal order, replacing the best move only on a strictly better value;
     returns (best move, its value, number of legal moves). Public for compiled callers that
     search inside their own loop (self-play); Python callers use ``alphabeta``.
@@ -141,9 +217,35 @@ def root_search(s, depth, moves, push, pop, to_move, outcome, key_fn, eval_fn, p
     for i in range(n):
         m = buf[i]
         push(s, m)
-        v = -_negamax(s, depth - 1, -INF, -alpha, 1, root, moves, push, pop, to_move, outcome, key_fn, eval_fn,
-                      params, tt_key, tt_val, tt_depth, tt_flag, tt_move, killers, history, bufs, scores, pv,
-                      pv_len, counters, node_limit)
+        v = -_negamax(
+            s,
+            depth - 1,
+            -INF,
+            -alpha,
+            1,
+            root,
+            moves,
+            push,
+            pop,
+            to_move,
+            outcome,
+            key_fn,
+            eval_fn,
+            params,
+            tt_key,
+            tt_val,
+            tt_depth,
+            tt_flag,
+            tt_move,
+            killers,
+            history,
+            bufs,
+            scores,
+            pv,
+            pv_len,
+            counters,
+            node_limit,
+        )
         pop(s)
         if counters[1]:
             return best_move, alpha, n
@@ -168,16 +270,35 @@ class AlphaBetaTables(Tables):
         self.pv_len = np.zeros(MAX_PLY, dtype=np.int64)
 
 
-def _compiled_iteration(state: KernelState, evaluator: Evaluator, tables: AlphaBetaTables, depth: int,
-                        node_limit: int) -> tuple[bool, int, tuple]:
+def _compiled_iteration(
+    state: KernelState, evaluator: Evaluator, tables: AlphaBetaTables, depth: int, node_limit: int
+) -> tuple[bool, int, tuple]:
     """One iteration of the kernel: (completed, nodes, (move, value, pv, values by move))."""
     k = state.kernels
     counters = np.zeros(3, dtype=np.int64)
     root_values = np.full(state.game.spec.num_actions, np.nan)
-    best, value, _ = root_search(state.array, depth, k.moves, k.push, k.pop, k.to_move, k.outcome, k.key,
-                                 evaluator.kernel, evaluator.params, *tables.tt, tables.killers, tables.history,
-                                 tables.bufs, tables.scores, tables.pv, tables.pv_len, counters, node_limit,
-                                 root_values)
+    best, value, _ = root_search(
+        state.array,
+        depth,
+        k.moves,
+        k.push,
+        k.pop,
+        k.to_move,
+        k.outcome,
+        k.key,
+        evaluator.kernel,
+        evaluator.params,
+        *tables.tt,
+        tables.killers,
+        tables.history,
+        tables.bufs,
+        tables.scores,
+        tables.pv,
+        tables.pv_len,
+        counters,
+        node_limit,
+        root_values,
+    )
     pv = tables.pv[0, : tables.pv_len[0]].tolist()
     values = {a: float(v) for a, v in zip(state.legal_actions(), root_values) if not np.isnan(v)}
     return not counters[1], int(counters[0]), (int(best), float(value), pv, values)

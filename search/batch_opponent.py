@@ -28,6 +28,7 @@ ALPHABETA, EXPECTIMINIMAX = 0, 1
 NO_LIMIT = 2**62
 """The node limit of a depth-limited search."""
 
+
 @njit(cache=True)
 def searched_move(s, moves, push, pop, to_move, outcome, key, chance, evaluate, data):
     """The move of the compiled search over the kernels and ``data`` (``SearchOpponent``) at
@@ -41,17 +42,62 @@ def searched_move(s, moves, push, pop, to_move, outcome, key, chance, evaluate, 
     ``depth`` as ``expectiminimax()`` does (its root order follows the last iteration's best
     move, and a win's value counts the plies from the root), on the root with the move
     filter's settings written in."""
-    (kind, depth, bound, params, root, settings_at, settings, tt_key, tt_val, tt_depth, tt_flag, tt_move, killers,
-     history, bufs, scores, pv, pv_len, outs, probs, counters, values) = data
+    (
+        kind,
+        depth,
+        bound,
+        params,
+        root,
+        settings_at,
+        settings,
+        tt_key,
+        tt_val,
+        tt_depth,
+        tt_flag,
+        tt_move,
+        killers,
+        history,
+        bufs,
+        scores,
+        pv,
+        pv_len,
+        outs,
+        probs,
+        counters,
+        values,
+    ) = data
     root[:] = s
     for j in range(settings_at.shape[0]):
         root[settings_at[j]] = settings[j]
     p = to_move(root)
     if kind == ALPHABETA:
         counters[:] = 0
-        move, _, _ = alphabeta_root(root, depth, moves, push, pop, to_move, outcome, key, evaluate, params,
-                                    tt_key[p], tt_val[p], tt_depth[p], tt_flag[p], tt_move[p], killers, history, bufs,
-                                    scores, pv, pv_len, counters, NO_LIMIT, values)
+        move, _, _ = alphabeta_root(
+            root,
+            depth,
+            moves,
+            push,
+            pop,
+            to_move,
+            outcome,
+            key,
+            evaluate,
+            params,
+            tt_key[p],
+            tt_val[p],
+            tt_depth[p],
+            tt_flag[p],
+            tt_move[p],
+            killers,
+            history,
+            bufs,
+            scores,
+            pv,
+            pv_len,
+            counters,
+            NO_LIMIT,
+            values,
+        )
         return move
     tt_key[p, :] = 0  # SearchTables' empty table
     tt_depth[p, :] = -1
@@ -60,9 +106,33 @@ def searched_move(s, moves, push, pop, to_move, outcome, key, chance, evaluate, 
     move = -1
     for d in range(1, depth + 1):
         counters[:] = 0
-        move, _, _ = expectiminimax_root(root, d, moves, push, pop, to_move, outcome, key, chance, evaluate, params,
-                                         tt_key[p], tt_val[p], tt_depth[p], tt_flag[p], tt_move[p], history, bufs,
-                                         scores, outs, probs, counters, bound, NO_LIMIT, values)
+        move, _, _ = expectiminimax_root(
+            root,
+            d,
+            moves,
+            push,
+            pop,
+            to_move,
+            outcome,
+            key,
+            chance,
+            evaluate,
+            params,
+            tt_key[p],
+            tt_val[p],
+            tt_depth[p],
+            tt_flag[p],
+            tt_move[p],
+            history,
+            bufs,
+            scores,
+            outs,
+            probs,
+            counters,
+            bound,
+            NO_LIMIT,
+            values,
+        )
     return move
 
 
@@ -80,13 +150,18 @@ def _accepted(game: Game, references: Sequence[str] = ()) -> str:
     game_evaluators = above("game_evaluators")  # the models layer, through the registry
     record = plugin(game.spec.name)
     own = {v: k for k, v in record.aliases.items()}
-    forms = [f"'{own.get(s, s)}:eval=E,depth=D'" + (f" ({s})" if s in own else "")
-             for s in record.searchers if s in COMPILED_SEARCHERS and not record.searchers[s]]
+    forms = [
+        f"'{own.get(s, s)}:eval=E,depth=D'" + (f" ({s})" if s in own else "")
+        for s in record.searchers
+        if s in COMPILED_SEARCHERS and not record.searchers[s]
+    ]
     evaluators = [n for n, e in sorted(game_evaluators(game).items()) if e.compiled] + ["learned", "learned:PATH"]
     searches = " or ".join(forms) if forms else "none for this game"
     players = f", or a reference player: {', '.join(references)}" if references else ""
-    return (f"a vector env's opponent must be 'random' or None (self-play), or a compiled search at a depth: "
-            f"{searches}, E one of {', '.join(evaluators)}{players}")
+    return (
+        f"a vector env's opponent must be 'random' or None (self-play), or a compiled search at a depth: "
+        f"{searches}, E one of {', '.join(evaluators)}{players}"
+    )
 
 
 class SearchOpponent(BatchOpponent):
@@ -122,15 +197,19 @@ class SearchOpponent(BatchOpponent):
             raise ValueError(f"{_accepted(game, references)}; got {opponent!r}")
         name = "alphabeta" if isinstance(agent, AlphaBetaAgent) else "expectiminimax"
         if name not in allowed:
-            raise ValueError(f"{_accepted(game, references)}; got {getattr(agent, 'name', agent)!r} ({name} does "
-                             f"not play {game.spec.name})")
+            raise ValueError(
+                f"{_accepted(game, references)}; got {getattr(agent, 'name', agent)!r} ({name} does not play {game.spec.name})"
+            )
         if agent.time_limit is not None:
-            raise ValueError(f"{_accepted(game, references)}; got {agent.name!r} (a time budget: give depth=D, so "
-                             f"that the moves do not depend on the machine)")
+            raise ValueError(
+                f"{_accepted(game, references)}; got {agent.name!r} (a time budget: give depth=D, so "
+                f"that the moves do not depend on the machine)"
+            )
         evaluator = agent.evaluator
         if not evaluator.compiled:
-            raise ValueError(f"{_accepted(game, references)}; got {agent.name!r} (evaluator {evaluator.name!r} has "
-                             f"no compiled kernel)")
+            raise ValueError(
+                f"{_accepted(game, references)}; got {agent.name!r} (evaluator {evaluator.name!r} has no compiled kernel)"
+            )
         state = kernel_state(game.new_initial_state())
         check_game(evaluator, state)
         self.agent = agent
@@ -156,15 +235,28 @@ class SearchOpponent(BatchOpponent):
         self.mover = CompiledKernel(searched_move, MOVER_T)
         """``searched_move`` as the batch kernels call it."""
         size, width = 1 << TT_BITS[name], spec.num_actions
-        self.data = (kind, depth, float(getattr(evaluator, "bound", 1e5)),
-                     np.ascontiguousarray(evaluator.params, dtype=np.float64), init.copy(), settings_at,
-                     np.ascontiguousarray(prepared[settings_at]) if move_filter is not None else settings_at.copy(),
-                     np.zeros((2, size), dtype=np.int64), np.zeros((2, size)), np.full((2, size), -1, dtype=np.int64),
-                     np.zeros((2, size), dtype=np.int64), np.full((2, size), -1, dtype=np.int64),
-                     np.full((MAX_PLY, 2), -1, dtype=np.int64), np.zeros(width), np.zeros((MAX_PLY, width), dtype=np.int64),
-                     np.zeros((MAX_PLY, width)), np.zeros((MAX_PLY, MAX_PLY), dtype=np.int64),
-                     np.zeros(MAX_PLY, dtype=np.int64), np.zeros((MAX_PLY, MAX_OUTCOMES), dtype=np.int64),
-                     np.zeros((MAX_PLY, MAX_OUTCOMES)), np.zeros(4, dtype=np.int64),
-                     np.zeros(max(width, MAX_OUTCOMES)))
+        self.data = (
+            kind,
+            depth,
+            float(getattr(evaluator, "bound", 1e5)),
+            np.ascontiguousarray(evaluator.params, dtype=np.float64),
+            init.copy(),
+            settings_at,
+            np.ascontiguousarray(prepared[settings_at]) if move_filter is not None else settings_at.copy(),
+            np.zeros((2, size), dtype=np.int64),
+            np.zeros((2, size)),
+            np.full((2, size), -1, dtype=np.int64),
+            np.zeros((2, size), dtype=np.int64),
+            np.full((2, size), -1, dtype=np.int64),
+            np.full((MAX_PLY, 2), -1, dtype=np.int64),
+            np.zeros(width),
+            np.zeros((MAX_PLY, width), dtype=np.int64),
+            np.zeros((MAX_PLY, width)),
+            np.zeros((MAX_PLY, MAX_PLY), dtype=np.int64),
+            np.zeros(MAX_PLY, dtype=np.int64),
+            np.zeros((MAX_PLY, MAX_OUTCOMES), dtype=np.int64),
+            np.zeros((MAX_PLY, MAX_OUTCOMES)),
+            np.zeros(4, dtype=np.int64),
+            np.zeros(max(width, MAX_OUTCOMES)),
+        )
         """``SEARCH_DATA_T``: kind, depth, bound, params, root, settings' words and values, tables."""
-

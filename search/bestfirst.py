@@ -66,11 +66,25 @@ _STRIDE = np.int64(((0x9E3779B97F4A7C15 * 4096 + 2**63) % 2**64) - 2**63)  # wra
 consecutive expansions never share random numbers while siblings do."""
 
 
-
 SAMPLE_T = types.FunctionType(types.none(STATE_T, types.int64[::1]))
 _SIGNATURE = types.UniTuple(types.int64, 3)(
-    STATE_T, types.int64, MOVES_T, PUSH_T, SAMPLE_T, CHANCE_T, types.boolean, EVAL_T, types.int64, INT_OF_STATE_T,
-    INT_OF_STATE_T, INT_OF_STATE_T, types.int64, types.float64[::1], types.int64[::1], types.float64[::1])
+    STATE_T,
+    types.int64,
+    MOVES_T,
+    PUSH_T,
+    SAMPLE_T,
+    CHANCE_T,
+    types.boolean,
+    EVAL_T,
+    types.int64,
+    INT_OF_STATE_T,
+    INT_OF_STATE_T,
+    INT_OF_STATE_T,
+    types.int64,
+    types.float64[::1],
+    types.int64[::1],
+    types.float64[::1],
+)
 
 
 @njit(types.none(STATE_T, types.int64[::1]), cache=True)
@@ -156,20 +170,36 @@ def _seen(table, k):
 @njit(cache=True)
 def _grow2(a):
     b = np.empty((2 * a.shape[0], a.shape[1]), dtype=a.dtype)
-    b[:a.shape[0]] = a
+    b[: a.shape[0]] = a
     return b
 
 
 @njit(cache=True)
 def _grow(a):
     b = np.empty(2 * a.shape[0], dtype=a.dtype)
-    b[:a.shape[0]] = a
+    b[: a.shape[0]] = a
     return b
 
 
 @njit(_SIGNATURE, cache=True, nogil=True)
-def best_first(root, budget, moves, apply, sample, chance, by_chance, evaluate, me, outcome, to_move, key, max_outcomes,
-               params, rng_state, values):
+def best_first(
+    root,
+    budget,
+    moves,
+    apply,
+    sample,
+    chance,
+    by_chance,
+    evaluate,
+    me,
+    outcome,
+    to_move,
+    key,
+    max_outcomes,
+    params,
+    rng_state,
+    values,
+):
     """Search from decision state ``root`` polling at most ``budget`` states.
 
     Returns (index of the chosen root action in ``moves(root)``, states polled, states
@@ -275,6 +305,7 @@ def best_first(root, budget, moves, apply, sample, chance, by_chance, evaluate, 
 
 # ---- the common contract: any KernelState with chance, any compiled Evaluator ------------------
 
+
 @dataclass
 class BestFirstResult:
     action: int
@@ -286,15 +317,26 @@ class BestFirstResult:
     seconds: float
 
 
-def kernel_args(kernels: Kernels, evaluator_kernel: Any, me: int,
-                max_outcomes: int) -> tuple[Any, Any, Any, Any, bool, Any, int, Any, Any, Any, int]:
+def kernel_args(
+    kernels: Kernels, evaluator_kernel: Any, me: int, max_outcomes: int
+) -> tuple[Any, Any, Any, Any, bool, Any, int, Any, Any, Any, int]:
     """``best_first``'s arguments from ``moves`` to ``max_outcomes``: the game's ``kernels``, their
     chance drawn by their own ``sample`` where they have one, the evaluator's kernel asked for
     player ``me``; ``max_outcomes``: the most outcomes of one draw."""
     by_chance = kernels.sample is None
-    return (kernels.moves, kernels.push, _no_sample if by_chance else kernels.sample,
-            no_chance if kernels.chance is None else kernels.chance, by_chance, evaluator_kernel, me, kernels.outcome,
-            kernels.to_move, kernels.key, max_outcomes)
+    return (
+        kernels.moves,
+        kernels.push,
+        _no_sample if by_chance else kernels.sample,
+        no_chance if kernels.chance is None else kernels.chance,
+        by_chance,
+        evaluator_kernel,
+        me,
+        kernels.outcome,
+        kernels.to_move,
+        kernels.key,
+        max_outcomes,
+    )
 
 
 def _check_root(state: State, nodes: int) -> None:
@@ -306,8 +348,9 @@ def _check_root(state: State, nodes: int) -> None:
         raise ValueError(f"the node budget must be at least 1, got {nodes}")
 
 
-def best_first_search(state: KernelState, evaluator: Evaluator, *, nodes: int, seed: int,
-                      kernels: Kernels | None = None, worlds: int = 1) -> BestFirstResult:
+def best_first_search(
+    state: KernelState, evaluator: Evaluator, *, nodes: int, seed: int, kernels: Kernels | None = None, worlds: int = 1
+) -> BestFirstResult:
     """Fridai's best-first search (module docstring) from decision state ``state`` of any game
     on the common contract, polling at most ``nodes`` states, chance sampled with the splitmix64
     stream started at ``seed``; ties keep the earlier action of the moves searched.
@@ -323,9 +366,11 @@ def best_first_search(state: KernelState, evaluator: Evaluator, *, nodes: int, s
     check_game(evaluator, state)
     k = state.kernels if kernels is None else kernels
     if not isinstance(state, KernelState) or (k.chance is None and k.sample is None) or not evaluator.compiled:
-        raise ValueError(f"no compiled best-first for {type(state).__name__} with evaluator {evaluator.name!r}: it "
-                         "needs kernels with a chance kernel and an evaluator with a kernel (reference_best_first "
-                         "runs over the object API)")
+        raise ValueError(
+            f"no compiled best-first for {type(state).__name__} with evaluator {evaluator.name!r}: it "
+            "needs kernels with a chance kernel and an evaluator with a kernel (reference_best_first "
+            "runs over the object API)"
+        )
     if not 1 <= worlds <= nodes:
         raise ValueError(f"worlds must lie in 1..nodes ({nodes}), got {worlds}")
     spec = state.game.spec
@@ -353,8 +398,9 @@ def best_first_search(state: KernelState, evaluator: Evaluator, *, nodes: int, s
     if worlds > 1:
         best = int(np.argmax(total))  # the first of equal means, as the search breaks ties
     by_action = {a: float(total[i] / worlds) for i, a in enumerate(moves)}
-    return BestFirstResult(moves[best], by_action[moves[best]], by_action, int(polled), int(generated),
-                           time.perf_counter() - start)
+    return BestFirstResult(
+        moves[best], by_action[moves[best]], by_action, int(polled), int(generated), time.perf_counter() - start
+    )
 
 
 _MASK = (1 << 64) - 1

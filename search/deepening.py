@@ -43,8 +43,15 @@ class Deepened:
     """(depth, nodes so far, seconds so far) at the end of every completed iteration."""
 
 
-def deepen(iterate: Iterate, *, depth: int, time_limit: float | None = None, node_limit: int | None = None,
-           rate: float, clock: Callable[[], float] = time.perf_counter) -> Deepened:
+def deepen(
+    iterate: Iterate,
+    *,
+    depth: int,
+    time_limit: float | None = None,
+    node_limit: int | None = None,
+    rate: float,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Deepened:
     """Run ``iterate`` at depths 1, 2, ... ``depth`` until a budget runs out.
 
     ``node_limit`` caps the nodes of all iterations together; ``time_limit`` (seconds, read on

@@ -139,11 +139,52 @@ def _child(s, action, ply, push, stack, undo):
     return c
 
 
-@njit(_F(STATE_T, _I, _F, _I, _I, MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, EVAL_T,
-         types.float64[::1], types.int64[:, ::1], types.float64[:, ::1], types.int64[:, ::1], _I, types.int64[::1], _F),
-      cache=True, nogil=True)
-def _value(s, depth, reach, ply, me, moves, push, pop, to_move, outcome, chance, eval_fn, params, bufs, probs,
-           stack, undo, counters, cutoff):
+@njit(
+    _F(
+        STATE_T,
+        _I,
+        _F,
+        _I,
+        _I,
+        MOVES_T,
+        PUSH_T,
+        POP_T,
+        INT_OF_STATE_T,
+        INT_OF_STATE_T,
+        CHANCE_T,
+        EVAL_T,
+        types.float64[::1],
+        types.int64[:, ::1],
+        types.float64[:, ::1],
+        types.int64[:, ::1],
+        _I,
+        types.int64[::1],
+        _F,
+    ),
+    cache=True,
+    nogil=True,
+)
+def _value(
+    s,
+    depth,
+    reach,
+    ply,
+    me,
+    moves,
+    push,
+    pop,
+    to_move,
+    outcome,
+    chance,
+    eval_fn,
+    params,
+    bufs,
+    probs,
+    stack,
+    undo,
+    counters,
+    cutoff,
+):
     """The expected value of ``s`` for ``me``, ``depth`` player moves deep (``_Search.value``
     compiled). Without ``undo`` each child is a copy of ``s`` in ``stack[ply + 1]``.
     ``counters``: [0] nodes, [1] set when a path outgrew the scratch rows."""
@@ -165,8 +206,27 @@ def _value(s, depth, reach, ply, me, moves, push, pop, to_move, outcome, chance,
             if reach * p < cutoff:
                 continue
             c = _child(s, bufs[ply, i], ply, push, stack, undo)
-            v = _value(c, depth, reach * p, ply + 1, me, moves, push, pop, to_move, outcome, chance, eval_fn, params,
-                       bufs, probs, stack, undo, counters, cutoff)
+            v = _value(
+                c,
+                depth,
+                reach * p,
+                ply + 1,
+                me,
+                moves,
+                push,
+                pop,
+                to_move,
+                outcome,
+                chance,
+                eval_fn,
+                params,
+                bufs,
+                probs,
+                stack,
+                undo,
+                counters,
+                cutoff,
+            )
             if undo:
                 pop(s)
             total += p * v
@@ -176,8 +236,27 @@ def _value(s, depth, reach, ply, me, moves, push, pop, to_move, outcome, chance,
     best = -np.inf
     for i in range(n):
         c = _child(s, bufs[ply, i], ply, push, stack, undo)
-        v = _value(c, depth - 1, reach, ply + 1, me, moves, push, pop, to_move, outcome, chance, eval_fn, params,
-                   bufs, probs, stack, undo, counters, cutoff)
+        v = _value(
+            c,
+            depth - 1,
+            reach,
+            ply + 1,
+            me,
+            moves,
+            push,
+            pop,
+            to_move,
+            outcome,
+            chance,
+            eval_fn,
+            params,
+            bufs,
+            probs,
+            stack,
+            undo,
+            counters,
+            cutoff,
+        )
         if undo:
             pop(s)
         if v > best:
@@ -185,8 +264,9 @@ def _value(s, depth, reach, ply, me, moves, push, pop, to_move, outcome, chance,
     return best
 
 
-def _compiled(state: KernelState, evaluator: Evaluator, depth: int, prob_cutoff: float, start: float,
-              rows: int = 0) -> ExpectimaxResult:
+def _compiled(
+    state: KernelState, evaluator: Evaluator, depth: int, prob_cutoff: float, start: float, rows: int = 0
+) -> ExpectimaxResult:
     k = state.kernels
     spec = state.game.spec
     width = max(spec.num_actions, spec.max_chance_outcomes, 1)
@@ -208,9 +288,29 @@ def _compiled(state: KernelState, evaluator: Evaluator, depth: int, prob_cutoff:
             c = stack[1]
             c[:] = s
         k.push(c, a)
-        values[a] = float(_value(c, depth - 1, 1.0, 1, me, k.moves, k.push, k.pop, k.to_move, k.outcome, k.chance,
-                                 evaluator.kernel, evaluator.params, bufs, probs, stack, undo, counters,
-                                 float(prob_cutoff)))
+        values[a] = float(
+            _value(
+                c,
+                depth - 1,
+                1.0,
+                1,
+                me,
+                k.moves,
+                k.push,
+                k.pop,
+                k.to_move,
+                k.outcome,
+                k.chance,
+                evaluator.kernel,
+                evaluator.params,
+                bufs,
+                probs,
+                stack,
+                undo,
+                counters,
+                float(prob_cutoff),
+            )
+        )
         if undo:
             k.pop(s)
         if values[a] > values[best]:
@@ -222,8 +322,15 @@ def _compiled(state: KernelState, evaluator: Evaluator, depth: int, prob_cutoff:
     return ExpectimaxResult(best, values[best], values, int(counters[0]), time.perf_counter() - start)
 
 
-def expectimax(state: State, evaluator: Evaluator, *, depth: int, prob_cutoff: float = 0.0,
-               transpositions: bool = True, compiled: bool | None = None) -> ExpectimaxResult:
+def expectimax(
+    state: State,
+    evaluator: Evaluator,
+    *,
+    depth: int,
+    prob_cutoff: float = 0.0,
+    transpositions: bool = True,
+    compiled: bool | None = None,
+) -> ExpectimaxResult:
     """The best action at a player node, ``depth`` player moves deep; ties keep the earlier
     action of ``legal_actions()``. ``compiled=None`` runs the compiled search whenever the
     state's kernels have a chance kernel and the evaluator a kernel; ``False`` the Python path."""
@@ -235,11 +342,12 @@ def expectimax(state: State, evaluator: Evaluator, *, depth: int, prob_cutoff: f
         raise ValueError(f"depth must be >= 1, got {depth!r}")
     start = time.perf_counter()
     check_game(evaluator, state)
-    kernel_root = (state if isinstance(state, KernelState) and state.kernels.chance is not None and evaluator.compiled
-                   else None)
+    kernel_root = state if isinstance(state, KernelState) and state.kernels.chance is not None and evaluator.compiled else None
     if compiled and kernel_root is None:
-        raise ValueError(f"no compiled expectimax for {type(state).__name__} with evaluator {evaluator.name!r}: "
-                         "it needs kernels with a chance kernel and an evaluator with a kernel")
+        raise ValueError(
+            f"no compiled expectimax for {type(state).__name__} with evaluator {evaluator.name!r}: "
+            "it needs kernels with a chance kernel and an evaluator with a kernel"
+        )
     if kernel_root is not None and compiled is not False:
         return _compiled(kernel_root, evaluator, depth, prob_cutoff, start)
     search = _Search(evaluator, state.current_player(), prob_cutoff, transpositions)

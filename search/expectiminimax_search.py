@@ -77,9 +77,37 @@ class ExpectiminimaxResult:
 
 
 @njit(_F(STATE_T, _I, _F, _F, _I, _I, _I, *_KERNEL_ARGS, *_TABLE_ARGS), cache=True)
-def _value(s, depth, alpha, beta, ply, root, me, moves, push, pop, to_move, outcome, key_fn, chance, eval_fn, params,
-           tt_key, tt_val, tt_depth, tt_flag, tt_move, history, bufs, scores, outs, probs, counters, bound,
-           node_limit):
+def _value(
+    s,
+    depth,
+    alpha,
+    beta,
+    ply,
+    root,
+    me,
+    moves,
+    push,
+    pop,
+    to_move,
+    outcome,
+    key_fn,
+    chance,
+    eval_fn,
+    params,
+    tt_key,
+    tt_val,
+    tt_depth,
+    tt_flag,
+    tt_move,
+    history,
+    bufs,
+    scores,
+    outs,
+    probs,
+    counters,
+    bound,
+    node_limit,
+):
     """The value of ``s`` for player ``me`` within the window (alpha, beta) (fail-soft).
 
     Leaves are evaluated for the ``root`` player and negated for the other: asymmetric
@@ -108,9 +136,37 @@ def _value(s, depth, alpha, beta, ply, root, me, moves, push, pop, to_move, outc
             a = (alpha - total - hi * rest) / p
             b = (beta - total - lo * rest) / p
             push(s, outs[ply, i])
-            v = _value(s, depth, max(a, lo), min(b, hi), ply + 1, root, me, moves, push, pop, to_move, outcome, key_fn,
-                       chance, eval_fn, params, tt_key, tt_val, tt_depth, tt_flag, tt_move, history, bufs, scores,
-                       outs, probs, counters, bound, node_limit)
+            v = _value(
+                s,
+                depth,
+                max(a, lo),
+                min(b, hi),
+                ply + 1,
+                root,
+                me,
+                moves,
+                push,
+                pop,
+                to_move,
+                outcome,
+                key_fn,
+                chance,
+                eval_fn,
+                params,
+                tt_key,
+                tt_val,
+                tt_depth,
+                tt_flag,
+                tt_move,
+                history,
+                bufs,
+                scores,
+                outs,
+                probs,
+                counters,
+                bound,
+                node_limit,
+            )
             pop(s)
             if counters[1]:
                 return 0.0
@@ -124,9 +180,37 @@ def _value(s, depth, alpha, beta, ply, root, me, moves, push, pop, to_move, outc
         return total
     if mover != me:
         counters[0] -= 1  # the same node, seen from its mover
-        return -_value(s, depth, -beta, -alpha, ply, root, mover, moves, push, pop, to_move, outcome, key_fn,
-                       chance, eval_fn, params, tt_key, tt_val, tt_depth, tt_flag, tt_move, history, bufs, scores,
-                       outs, probs, counters, bound, node_limit)
+        return -_value(
+            s,
+            depth,
+            -beta,
+            -alpha,
+            ply,
+            root,
+            mover,
+            moves,
+            push,
+            pop,
+            to_move,
+            outcome,
+            key_fn,
+            chance,
+            eval_fn,
+            params,
+            tt_key,
+            tt_val,
+            tt_depth,
+            tt_flag,
+            tt_move,
+            history,
+            bufs,
+            scores,
+            outs,
+            probs,
+            counters,
+            bound,
+            node_limit,
+        )
     if depth <= 0:
         v = min(max(eval_fn(s, root, params), -bound), bound)
         return v if me == root else -v
@@ -143,9 +227,37 @@ def _value(s, depth, alpha, beta, ply, root, me, moves, push, pop, to_move, outc
     for i in range(n):
         m = buf[i]
         push(s, m)
-        v = _value(s, depth - 1, alpha, beta, ply + 1, root, me, moves, push, pop, to_move, outcome, key_fn, chance,
-                   eval_fn, params, tt_key, tt_val, tt_depth, tt_flag, tt_move, history, bufs, scores, outs, probs,
-                   counters, bound, node_limit)
+        v = _value(
+            s,
+            depth - 1,
+            alpha,
+            beta,
+            ply + 1,
+            root,
+            me,
+            moves,
+            push,
+            pop,
+            to_move,
+            outcome,
+            key_fn,
+            chance,
+            eval_fn,
+            params,
+            tt_key,
+            tt_val,
+            tt_depth,
+            tt_flag,
+            tt_move,
+            history,
+            bufs,
+            scores,
+            outs,
+            probs,
+            counters,
+            bound,
+            node_limit,
+        )
         pop(s)
         if counters[1]:
             return 0.0
@@ -162,8 +274,33 @@ def _value(s, depth, alpha, beta, ply, root, me, moves, push, pop, to_move, outc
 
 
 @njit(types.Tuple((_I, _F, _I))(STATE_T, _I, *_KERNEL_ARGS, *_TABLE_ARGS, _F1), cache=True, nogil=True)
-def root_search(s, depth, moves, push, pop, to_move, outcome, key_fn, chance, eval_fn, params, tt_key, tt_val, tt_depth,
-                tt_flag, tt_move, history, bufs, scores, outs, probs, counters, bound, node_limit, root_values):
+def root_search(
+    s,
+    depth,
+    moves,
+    push,
+    pop,
+    to_move,
+    outcome,
+    key_fn,
+    chance,
+    eval_fn,
+    params,
+    tt_key,
+    tt_val,
+    tt_depth,
+    tt_flag,
+    tt_move,
+    history,
+    bufs,
+    scores,
+    outs,
+    probs,
+    counters,
+    bound,
+    node_limit,
+    root_values,
+):
     """Search the root moves, the previous iteration's best first; ties keep the earlier move;
     returns (best move, its value, number of moves). Public for compiled callers that search
     inside their own loop (Trap's TD self-play); Python callers use ``expectiminimax``.
@@ -190,9 +327,37 @@ def root_search(s, depth, moves, push, pop, to_move, outcome, key_fn, chance, ev
         i = order[j]
         m = buf[i]
         push(s, m)
-        v = _value(s, depth - 1, alpha, bound + MAX_PLY + 1.0, 1, me, me, moves, push, pop, to_move, outcome, key_fn,
-                   chance, eval_fn, params, tt_key, tt_val, tt_depth, tt_flag, tt_move, history, bufs, scores, outs,
-                   probs, counters, bound, node_limit)
+        v = _value(
+            s,
+            depth - 1,
+            alpha,
+            bound + MAX_PLY + 1.0,
+            1,
+            me,
+            me,
+            moves,
+            push,
+            pop,
+            to_move,
+            outcome,
+            key_fn,
+            chance,
+            eval_fn,
+            params,
+            tt_key,
+            tt_val,
+            tt_depth,
+            tt_flag,
+            tt_move,
+            history,
+            bufs,
+            scores,
+            outs,
+            probs,
+            counters,
+            bound,
+            node_limit,
+        )
         pop(s)
         if counters[1]:
             return best_move, alpha, n
@@ -260,9 +425,29 @@ def expectiminimax(
     def iterate(d: int, budget: int) -> tuple[bool, int, tuple[int, float, dict[int, float]]]:
         counters = np.zeros(4, dtype=np.int64)
         root_values = np.full(len(root_moves), np.nan)
-        best, value, _ = root_search(s, d, gen, k.push, k.pop, k.to_move, k.outcome, k.key, chance, evaluator.kernel,
-                                     evaluator.params, *tables.tt, tables.history, tables.bufs, tables.scores,
-                                     tables.outs, tables.probs, counters, bound, budget, root_values)
+        best, value, _ = root_search(
+            s,
+            d,
+            gen,
+            k.push,
+            k.pop,
+            k.to_move,
+            k.outcome,
+            k.key,
+            chance,
+            evaluator.kernel,
+            evaluator.params,
+            *tables.tt,
+            tables.history,
+            tables.bufs,
+            tables.scores,
+            tables.outs,
+            tables.probs,
+            counters,
+            bound,
+            budget,
+            root_values,
+        )
         values = {m: float(v) for m, v in zip(root_moves, root_values) if not np.isnan(v)}
         return not counters[1], int(counters[0]), (int(best), float(value), values)
 
@@ -273,9 +458,17 @@ def expectiminimax(
     return ExpectiminimaxResult(move, value, run.depth, run.nodes, run.seconds, True, values, run.depths)
 
 
-def reference_expectiminimax(state: State, evaluator: Evaluator, depth: int, *, bound: float = 1e5,
-                             ply: int = 0, me: int | None = None, root: int | None = None,
-                             nodes: list[int] | None = None) -> float:
+def reference_expectiminimax(
+    state: State,
+    evaluator: Evaluator,
+    depth: int,
+    *,
+    bound: float = 1e5,
+    ply: int = 0,
+    me: int | None = None,
+    root: int | None = None,
+    nodes: list[int] | None = None,
+) -> float:
     """Plain expectiminimax over the object contract, no pruning: the tests' ground truth.
 
     Same conventions as the compiled search: depth counts decisions, chance nodes are always
@@ -293,13 +486,19 @@ def reference_expectiminimax(state: State, evaluator: Evaluator, depth: int, *, 
         return 0.0 if r == 0 else (1 if r > 0 else -1) * (bound + MAX_PLY - ply)
     player = state.current_player()
     if player == CHANCE:
-        return sum(p * reference_expectiminimax(state.child(o), evaluator, depth, bound=bound, ply=ply + 1, me=me,
-                                                root=root, nodes=nodes) for o, p in state.chance_outcomes())
+        return sum(
+            p
+            * reference_expectiminimax(state.child(o), evaluator, depth, bound=bound, ply=ply + 1, me=me, root=root, nodes=nodes)
+            for o, p in state.chance_outcomes()
+        )
     if depth <= 0:
         v = min(max(evaluator(state, root), -bound), bound)
         return v if me == root else -v
-    values = [reference_expectiminimax(state.child(a), evaluator, depth - 1, bound=bound, ply=ply + 1, me=player,
-                                       root=root, nodes=nodes)
-              for a in state.legal_actions()]
+    values = [
+        reference_expectiminimax(
+            state.child(a), evaluator, depth - 1, bound=bound, ply=ply + 1, me=player, root=root, nodes=nodes
+        )
+        for a in state.legal_actions()
+    ]
     best = max(values)
     return best if player == me else -best

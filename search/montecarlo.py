@@ -42,8 +42,20 @@ class Rollout:
     would only ever see finished games)."""
 
 
-_SIGNATURE = types.none(STATE_T, types.int64[::1], types.int64, types.int64, types.int64, types.int64, PUSH_T,
-                        ROLLOUT_T, EVAL_T, types.int64, types.float64[::1], types.float64[::1])
+_SIGNATURE = types.none(
+    STATE_T,
+    types.int64[::1],
+    types.int64,
+    types.int64,
+    types.int64,
+    types.int64,
+    PUSH_T,
+    ROLLOUT_T,
+    EVAL_T,
+    types.int64,
+    types.float64[::1],
+    types.float64[::1],
+)
 """An explicit signature over the kernels' function types: compiled and cached once for every
 game and evaluator (envs/core.py says why dispatcher arguments break numba's cache)."""
 
@@ -91,8 +103,7 @@ class MonteCarloAgent:
     an action cut after ``horizon`` turns (0: to the end). ``polled`` counts playouts, the budget
     it spends: ``rollouts`` per candidate action at every decision with a choice."""
 
-    def __init__(self, evaluator, rollout: Rollout, *, rollouts: int = 256, horizon: int = 0,
-                 name: str | None = None) -> None:
+    def __init__(self, evaluator, rollout: Rollout, *, rollouts: int = 256, horizon: int = 0, name: str | None = None) -> None:
         if rollouts < 1:
             raise ValueError(f"the rollout budget must be at least 1, got {rollouts}")
         if horizon < 0:
@@ -118,8 +129,19 @@ class MonteCarloAgent:
             return self.guard.played(state, int(legal[0]))
         self.values = np.empty(len(legal))
         root = kernel_state(state)
-        mc_values(root._s, legal, len(legal), self.rollouts, int(rng.integers(2**40)), self.horizon,
-                  root.kernels.push, self.rollout.kernel, self.evaluator.kernel, state.current_player(),
-                  self.evaluator.params, self.values)
+        mc_values(
+            root._s,
+            legal,
+            len(legal),
+            self.rollouts,
+            int(rng.integers(2**40)),
+            self.horizon,
+            root.kernels.push,
+            self.rollout.kernel,
+            self.evaluator.kernel,
+            state.current_player(),
+            self.evaluator.params,
+            self.values,
+        )
         self.polled += len(legal) * self.rollouts
         return self.guard.played(state, int(legal[int(np.argmax(self.values))]))

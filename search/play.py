@@ -38,8 +38,6 @@ class GameRecord:
     """The finished position (not journalled: a record replays to it from its actions)."""
 
 
-
-
 def random_opening(game: Game, plies: int, rng: np.random.Generator) -> list[int]:
     """``plies`` uniformly random legal actions from the initial position.
 
@@ -69,6 +67,7 @@ def count_openings(game: Game, plies: int, *, most: int) -> int:
     """How many different openings of ``plies`` moves ``random_opening`` can draw (quiet moves
     only where there are some, as it plays), counted up to ``most``: ``most`` means at least
     that many. A match of deterministic agents plays at most twice this many different games."""
+
     def count(state: State, left: int, budget: int) -> int:
         if left == 0 or state.is_terminal():
             return 1
@@ -148,5 +147,6 @@ def play_game(
             raise
         actions.append(int(action))
     returns = np.asarray(state.returns(), dtype=float)
-    return GameRecord(tuple(actions), len(opening), winner_of(returns), tuple(returns.tolist()), tuple(counts), tuple(seconds),
-                      state)
+    return GameRecord(
+        tuple(actions), len(opening), winner_of(returns), tuple(returns.tolist()), tuple(counts), tuple(seconds), state
+    )

@@ -145,19 +145,31 @@ class Key:
 
 
 EVAL = Key("eval", "eval")
-DEPTH = Key("depth", "int", high=ALPHABETA_MAX_DEPTH,
-            why="alpha-beta reads a depth of 64 or more as no depth limit at all, a search without end; give "
-                f"time=SECONDS to search as deep as the time allows (up to its stack of {MAX_PLY - 2} plies)")
+DEPTH = Key(
+    "depth",
+    "int",
+    high=ALPHABETA_MAX_DEPTH,
+    why="alpha-beta reads a depth of 64 or more as no depth limit at all, a search without end; give "
+    f"time=SECONDS to search as deep as the time allows (up to its stack of {MAX_PLY - 2} plies)",
+)
 """alpha-beta's depth (``ALPHABETA_MAX_DEPTH``)."""
-TIME = Key("time", "seconds", why="an hour a move is the longest budget a search takes (a game is tens to "
-                                   "hundreds of moves)")
-EMM_DEPTH = Key("depth", "int", high=EXPECTIMINIMAX_MAX_DEPTH,
-                why=f"expectiminimax searches at most {EXPECTIMINIMAX_MAX_DEPTH} decisions deep, the chance plies "
-                    f"between them filling the rest of its compiled stack of {MAX_PLY} plies; give time=SECONDS to "
-                    "search as deep as the time allows")
-EXPECTIMAX_DEPTH = Key("depth", "int", 2, high=EXPECTIMAX_MAX_DEPTH,
-                       why="expectimax has no time budget and costs 15-30 times more a level (measured: about 2 "
-                           f"minutes a Threes move at depth 6); at depth {EXPECTIMAX_MAX_DEPTH} a move takes about an hour")
+TIME = Key("time", "seconds", why="an hour a move is the longest budget a search takes (a game is tens to hundreds of moves)")
+EMM_DEPTH = Key(
+    "depth",
+    "int",
+    high=EXPECTIMINIMAX_MAX_DEPTH,
+    why=f"expectiminimax searches at most {EXPECTIMINIMAX_MAX_DEPTH} decisions deep, the chance plies "
+    f"between them filling the rest of its compiled stack of {MAX_PLY} plies; give time=SECONDS to "
+    "search as deep as the time allows",
+)
+EXPECTIMAX_DEPTH = Key(
+    "depth",
+    "int",
+    2,
+    high=EXPECTIMAX_MAX_DEPTH,
+    why="expectimax has no time budget and costs 15-30 times more a level (measured: about 2 "
+    f"minutes a Threes move at depth 6); at depth {EXPECTIMAX_MAX_DEPTH} a move takes about an hour",
+)
 
 Constructor = Callable[..., Any]
 """``(game, evaluator, options, *, name) -> Agent``: ``options`` are the typed keys."""
@@ -182,8 +194,9 @@ class Searcher:
         """Whether it takes a leaf evaluator (``eval``)."""
         return any(k.kind == "eval" for k in self.keys)
 
-    def read(self, spec: str, options: Mapping[str, str], *, defaults: Mapping[str, str] | None = None,
-             extra: tuple[Key, ...] = ()) -> dict[str, Any]:
+    def read(
+        self, spec: str, options: Mapping[str, str], *, defaults: Mapping[str, str] | None = None, extra: tuple[Key, ...] = ()
+    ) -> dict[str, Any]:
         """The typed keys of ``spec`` (``options`` as parsed), the game's ``defaults`` filling
         the keys not given; ``extra``: keys a game's move filter adds."""
         keys = self.keys + extra
@@ -205,12 +218,12 @@ def _alphabeta(game: Game, evaluator: Evaluator, options: Mapping[str, Any], *, 
     return AlphaBetaAgent(evaluator, depth=depth, time_limit=seconds, name=name)
 
 
-def _expectiminimax(game: Game, evaluator: Evaluator, options: Mapping[str, Any], *, name: str,
-                    move_filter=None) -> ExpectiminimaxAgent:
+def _expectiminimax(
+    game: Game, evaluator: Evaluator, options: Mapping[str, Any], *, name: str, move_filter=None
+) -> ExpectiminimaxAgent:
     depth, seconds = _budget(options)
     settings = {k.name: options[k.name] for k in move_filter.keys} if move_filter else {}
-    return ExpectiminimaxAgent(evaluator, depth=depth, time_limit=seconds, move_filter=move_filter,
-                               settings=settings, name=name)
+    return ExpectiminimaxAgent(evaluator, depth=depth, time_limit=seconds, move_filter=move_filter, settings=settings, name=name)
 
 
 def _expectimax(game: Game, evaluator: Evaluator, options: Mapping[str, Any], *, name: str) -> ExpectimaxAgent:
@@ -235,36 +248,69 @@ def _mc(game: Game, evaluator: Evaluator, options: Mapping[str, Any], *, name: s
     return MonteCarloAgent(evaluator, rollout, rollouts=options["rollouts"], horizon=horizon, name=name)
 
 
-def _bestfirst(game: Game, evaluator: Evaluator, options: Mapping[str, Any], *, name: str,
-               move_filter=None) -> BestFirstAgent:
-    return BestFirstAgent(position_evaluator(evaluator), nodes=options["nodes"], worlds=options["worlds"],
-                          move_filter=move_filter, name=name)
+def _bestfirst(game: Game, evaluator: Evaluator, options: Mapping[str, Any], *, name: str, move_filter=None) -> BestFirstAgent:
+    return BestFirstAgent(
+        position_evaluator(evaluator), nodes=options["nodes"], worlds=options["worlds"], move_filter=move_filter, name=name
+    )
 
 
-_NODES_WHY = ("best-first keeps every state it generates: about 840 MB a million nodes (measured on Friday), "
-              "so more does not fit beside the other workers")
+_NODES_WHY = (
+    "best-first keeps every state it generates: about 840 MB a million nodes (measured on Friday), "
+    "so more does not fit beside the other workers"
+)
 _ROLLOUTS_WHY = "a million playouts a candidate already take minutes a decision (measured: 3-5 s at 10,000 on Friday)"
 
-SEARCHERS: dict[str, Searcher] = {s.name: s for s in (
-    Searcher("alphabeta", (EVAL, DEPTH, TIME), _alphabeta, "alpha-beta with a transposition table and iterative "
-             "deepening, to depth plies or for time seconds a move (one second when neither is given)",
-             aliases=("ab",)),
-    Searcher("expectiminimax", (EVAL, EMM_DEPTH, TIME), _expectiminimax, "expectiminimax with alpha-beta and Star1 "
-             "chance pruning, depth decisions or time seconds a turn (one second when neither is given)",
-             aliases=("emm",), filtered=True),
-    Searcher("expectimax", (EVAL, EXPECTIMAX_DEPTH), _expectimax,
-             "expectimax over the full chance distribution, depth player moves deep"),
-    Searcher("greedy", (EVAL,), _greedy, "the move whose outcome the evaluator values best (1-ply expectimax)"),
-    Searcher("bestfirst", (EVAL, Key("nodes", "int", 1000, high=BESTFIRST_MAX_NODES, why=_NODES_WHY),
-                           Key("worlds", "int", 1, high=BESTFIRST_MAX_NODES, why="worlds split the node budget")),
-             _bestfirst,
-             "best-first search polling nodes states a decision, split over worlds sampled worlds (the best "
-             "mean plays)", filtered=True),
-    Searcher("mc", (EVAL, Key("rollouts", "int", 256, high=MC_MAX_ROLLOUTS, why=_ROLLOUTS_WHY),
-                    Key("horizon", "int", None, low=0, accepts="0 (play to the end) or a number of turns")), _mc,
-             "flat Monte-Carlo: each move valued over rollouts playouts of the game's rollout policy, cut after "
-             "horizon turns (0: to the end; with a network, the game's learned horizon)"),
-)}
+SEARCHERS: dict[str, Searcher] = {
+    s.name: s
+    for s in (
+        Searcher(
+            "alphabeta",
+            (EVAL, DEPTH, TIME),
+            _alphabeta,
+            "alpha-beta with a transposition table and iterative "
+            "deepening, to depth plies or for time seconds a move (one second when neither is given)",
+            aliases=("ab",),
+        ),
+        Searcher(
+            "expectiminimax",
+            (EVAL, EMM_DEPTH, TIME),
+            _expectiminimax,
+            "expectiminimax with alpha-beta and Star1 "
+            "chance pruning, depth decisions or time seconds a turn (one second when neither is given)",
+            aliases=("emm",),
+            filtered=True,
+        ),
+        Searcher(
+            "expectimax",
+            (EVAL, EXPECTIMAX_DEPTH),
+            _expectimax,
+            "expectimax over the full chance distribution, depth player moves deep",
+        ),
+        Searcher("greedy", (EVAL,), _greedy, "the move whose outcome the evaluator values best (1-ply expectimax)"),
+        Searcher(
+            "bestfirst",
+            (
+                EVAL,
+                Key("nodes", "int", 1000, high=BESTFIRST_MAX_NODES, why=_NODES_WHY),
+                Key("worlds", "int", 1, high=BESTFIRST_MAX_NODES, why="worlds split the node budget"),
+            ),
+            _bestfirst,
+            "best-first search polling nodes states a decision, split over worlds sampled worlds (the best mean plays)",
+            filtered=True,
+        ),
+        Searcher(
+            "mc",
+            (
+                EVAL,
+                Key("rollouts", "int", 256, high=MC_MAX_ROLLOUTS, why=_ROLLOUTS_WHY),
+                Key("horizon", "int", None, low=0, accepts="0 (play to the end) or a number of turns"),
+            ),
+            _mc,
+            "flat Monte-Carlo: each move valued over rollouts playouts of the game's rollout policy, cut after "
+            "horizon turns (0: to the end; with a network, the game's learned horizon)",
+        ),
+    )
+}
 """Every searcher by name."""
 
 

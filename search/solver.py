@@ -114,13 +114,27 @@ def _terminal_value(o, p):
 # One explicit signature over first-class function types (envs/core.py explains why): compiled
 # once, cached on disk, and shared by every game and key function.
 _I = types.int64
-_SOLVE_SIG = _I(STATE_T, MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T,
-                types.int64[::1], types.int8[::1], types.int64[::1], _I, _I, types.boolean)
+_SOLVE_SIG = _I(
+    STATE_T,
+    MOVES_T,
+    PUSH_T,
+    POP_T,
+    INT_OF_STATE_T,
+    INT_OF_STATE_T,
+    INT_OF_STATE_T,
+    types.int64[::1],
+    types.int8[::1],
+    types.int64[::1],
+    _I,
+    _I,
+    types.boolean,
+)
 
 
 @njit(_SOLVE_SIG, cache=True)
-def solve_kernel(s, moves, push, pop, to_move, outcome, key_fn, table_keys, table_vals, counters,
-                 max_depth, num_actions, root_lookup):
+def solve_kernel(
+    s, moves, push, pop, to_move, outcome, key_fn, table_keys, table_vals, counters, max_depth, num_actions, root_lookup
+):
     """Exact value of ``s`` (not over) for the player to move; ``counters[BEST]`` gets the best move.
 
     Mutates ``s`` during the search and restores it, unless it stops early (returns ``ABORTED``):
@@ -246,18 +260,22 @@ class SolveLimitError(RuntimeError):
     this one can still answer what it finished.
     """
 
-    def __init__(self, positions_stored: int, nodes: int, max_entries: int | None, max_bytes: int,
-                 by_memory: bool) -> None:
+    def __init__(self, positions_stored: int, nodes: int, max_entries: int | None, max_bytes: int, by_memory: bool) -> None:
         self.positions_stored = positions_stored
         self.nodes = nodes
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self.by_memory = by_memory
         """True when ``max_bytes`` set the bound, false when ``max_entries`` did."""
-        bound = (f"max_bytes={max_bytes:,} (a table of {positions_stored:,} positions)" if by_memory
-                 else f"max_entries={max_entries:,}")
-        super().__init__(f"the solve stopped at its table limit, {bound}: {positions_stored:,} positions stored, "
-                         f"{nodes:,} nodes searched; give a larger limit to finish it")
+        bound = (
+            f"max_bytes={max_bytes:,} (a table of {positions_stored:,} positions)"
+            if by_memory
+            else f"max_entries={max_entries:,}"
+        )
+        super().__init__(
+            f"the solve stopped at its table limit, {bound}: {positions_stored:,} positions stored, "
+            f"{nodes:,} nodes searched; give a larger limit to finish it"
+        )
 
 
 def _meminfo_kib(field: str) -> int | None:
@@ -329,10 +347,19 @@ class Solver:
     take the defaults of an enclosing ``limits`` block, then the built-in ones.
     """
 
-    def __init__(self, kernels: Any, *, key_fn: Any = None, table_bits: int = 16,
-                 max_entries: int | None = None, max_bytes: int | None = None,
-                 progress: Callable[[SolveProgress], None] | None = None, progress_seconds: float | None = None,
-                 clock: Callable[[], float] | None = None, check_nodes: int | None = None) -> None:
+    def __init__(
+        self,
+        kernels: Any,
+        *,
+        key_fn: Any = None,
+        table_bits: int = 16,
+        max_entries: int | None = None,
+        max_bytes: int | None = None,
+        progress: Callable[[SolveProgress], None] | None = None,
+        progress_seconds: float | None = None,
+        clock: Callable[[], float] | None = None,
+        check_nodes: int | None = None,
+    ) -> None:
         ctx = _DEFAULTS.get()
         self.kernels = kernels
         self.key_fn = kernels.key if key_fn is None else key_fn
@@ -387,9 +414,21 @@ class Solver:
             c[NODES] = 0
             c[STOP] = 0
             c[PAUSE_AT] = self.check_nodes if self.progress is not None else _NEVER
-            v = solve_kernel(state.array, k.moves, k.push, k.pop, k.to_move, k.outcome, self.key_fn,
-                             self.table_keys, self.table_vals, c,
-                             spec.max_game_length, spec.num_actions, root_lookup)
+            v = solve_kernel(
+                state.array,
+                k.moves,
+                k.push,
+                k.pop,
+                k.to_move,
+                k.outcome,
+                self.key_fn,
+                self.table_keys,
+                self.table_vals,
+                c,
+                spec.max_game_length,
+                spec.num_actions,
+                root_lookup,
+            )
             nodes += int(c[NODES])
             if v != ABORTED:
                 return int(v), int(c[BEST]), nodes
@@ -430,12 +469,20 @@ class Solver:
         return {a: self.value(state._unchecked_child(a), p) for a in state.legal_actions()}
 
 
-def solve(state: KernelState, *, key_fn: Any = None, table_bits: int = 16, max_entries: int | None = None,
-          max_bytes: int | None = None, progress: Callable[[SolveProgress], None] | None = None) -> SolveResult:
+def solve(
+    state: KernelState,
+    *,
+    key_fn: Any = None,
+    table_bits: int = 16,
+    max_entries: int | None = None,
+    max_bytes: int | None = None,
+    progress: Callable[[SolveProgress], None] | None = None,
+) -> SolveResult:
     """Solve ``state`` exactly with a fresh table (``key_fn`` defaults to ``kernels.key``; the
     bounds and ``progress`` as in ``Solver``)."""
-    return Solver(state.kernels, key_fn=key_fn, table_bits=table_bits, max_entries=max_entries,
-                  max_bytes=max_bytes, progress=progress).solve(state)
+    return Solver(
+        state.kernels, key_fn=key_fn, table_bits=table_bits, max_entries=max_entries, max_bytes=max_bytes, progress=progress
+    ).solve(state)
 
 
 def solved_values(state: KernelState, *, key_fn: Any = None, player: int | None = None) -> dict[int, int]:

@@ -122,8 +122,7 @@ def _prune(base: Path, name: str, keep: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def use_source_keyed_cache(root: Path, packages: Sequence[str] = PACKAGES,
-                           name: str = "tablegym") -> Path | None:
+def use_source_keyed_cache(root: Path, packages: Sequence[str] = PACKAGES, name: str = "tablegym") -> Path | None:
     """Point numba's cache (``$NUMBA_CACHE_DIR``, and ``numba.config.CACHE_DIR`` where numba is
     imported) at the folder of the digest of what the kernels of ``name`` can reach, so that an edit of a callee recompiles its callers; the
     folder, or None where no candidate can be written (numba's own choice then stands). Call

@@ -66,8 +66,17 @@ def _game_cases() -> list[dict[str, Any]]:
         for seed in SEEDS:
             agents = [make_agent(game, spec) for spec in specs]
             record = play_game(game, agents, np.random.default_rng(seed), opening)
-            out.append(dict(game=name, options=options, specs=specs, seed=seed, opening_plies=opening,
-                            actions=list(record.actions), returns=list(record.returns)))
+            out.append(
+                dict(
+                    game=name,
+                    options=options,
+                    specs=specs,
+                    seed=seed,
+                    opening_plies=opening,
+                    actions=list(record.actions),
+                    returns=list(record.returns),
+                )
+            )
     return out
 
 
@@ -117,8 +126,9 @@ def _starships() -> list[dict[str, Any]]:
     out = []
     for seed in STARSHIP_SEEDS:
         ship = generate(seed)
-        digest = hashlib.sha256(b"".join(np.ascontiguousarray(a).tobytes()
-                                         for a in (ship.tiles, ship.part, ship.parts))).hexdigest()
+        digest = hashlib.sha256(
+            b"".join(np.ascontiguousarray(a).tobytes() for a in (ship.tiles, ship.part, ship.parts))
+        ).hexdigest()
         out.append(dict(seed=seed, sha256=digest))
     return out
 

@@ -53,15 +53,21 @@ class Outcome:
     trace: str = ""
 
 
-def run_limited(body: str, *, imports: str = "import torch, numpy, tablegym.envs", limit_mb: int = LIMIT_MB,
-                cwd: str | os.PathLike | None = None, timeout: float = 300) -> Outcome:
+def run_limited(
+    body: str,
+    *,
+    imports: str = "import torch, numpy, tablegym.envs",
+    limit_mb: int = LIMIT_MB,
+    cwd: str | os.PathLike | None = None,
+    timeout: float = 300,
+) -> Outcome:
     """Run ``body`` (Python statements) in a child under ``limit_mb`` of data, after ``imports``
     (which count toward the peak but not toward ``grew_mb``)."""
-    script = _PRELUDE.format(limit=limit_mb << 20, imports=imports,
-                             body=textwrap.indent(textwrap.dedent(body).strip() or "pass", "    "))
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=timeout,
-                          cwd=cwd or Path.cwd())
+    script = _PRELUDE.format(
+        limit=limit_mb << 20, imports=imports, body=textwrap.indent(textwrap.dedent(body).strip() or "pass", "    ")
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=timeout, cwd=cwd or Path.cwd())
     for line in done.stdout.splitlines():
         if line.startswith("HOSTILE-RESULT "):
-            return Outcome(**json.loads(line[len("HOSTILE-RESULT "):]))
+            return Outcome(**json.loads(line[len("HOSTILE-RESULT ") :]))
     raise AssertionError(f"the child died (exit {done.returncode}): {done.stderr[-2000:]}")

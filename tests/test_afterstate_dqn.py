@@ -72,8 +72,12 @@ def test_the_fast_values_are_the_networks_own():
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     run = tmp_path_factory.mktemp("afterstate")
-    assert afterstate_dqn.main(["threes", *TINY, "--total-steps", str(64 * ITERATIONS), "--run-dir", str(run),
-                                "--out", str(run / "net.pt")]) == 0
+    assert (
+        afterstate_dqn.main(
+            ["threes", *TINY, "--total-steps", str(64 * ITERATIONS), "--run-dir", str(run), "--out", str(run / "net.pt")]
+        )
+        == 0
+    )
     return run
 
 
@@ -99,8 +103,23 @@ def test_its_file_plays_in_the_searches(trained):
 def test_a_second_run_in_the_same_folder_resumes(trained, capsys):
     saved = load_checkpoint(trained / "checkpoint.pt")
     before = saved["metadata"]["iteration"]
-    assert cli(["train", "threes", "--algo", "dqn", "--afterstate", *TINY, "--total-steps", str(64 * (before + 1)),
-                "--run-dir", str(trained)]) == 0
+    assert (
+        cli(
+            [
+                "train",
+                "threes",
+                "--algo",
+                "dqn",
+                "--afterstate",
+                *TINY,
+                "--total-steps",
+                str(64 * (before + 1)),
+                "--run-dir",
+                str(trained),
+            ]
+        )
+        == 0
+    )
     assert "resuming" in capsys.readouterr().out
     resumed = load_checkpoint(trained / "checkpoint.pt")
     assert resumed["metadata"]["iteration"] == before + 1
@@ -111,21 +130,25 @@ def test_a_second_run_in_the_same_folder_resumes(trained, capsys):
     assert "tc_rows" not in load_checkpoint(trained / "net.pt")["model"]  # the --out file: the network only
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["friday", "--afterstate"], "'friday' is neither"),  # one player, and no afterstate network in its record
-    (["threes", "--afterstate", "--alpha", "0"], "--alpha must be > 0"),
-    (["threes", "--afterstate", "--option", "hint=candidates"], "saved for the default rules"),
-    (["threes", "--afterstate", "--learning-starts", "10", "--buffer-size", "5"], "--learning-starts (10)"),
-    (["threes", "--afterstate", "--tuples", "0,1,x"], "bad tuple '0,1,x'"),
-    (["threes", "--afterstate", "--stage-ranks", "20"], "stage_ranks must be increasing ranks in 1..15"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["friday", "--afterstate"], "'friday' is neither"),  # one player, and no afterstate network in its record
+        (["threes", "--afterstate", "--alpha", "0"], "--alpha must be > 0"),
+        (["threes", "--afterstate", "--option", "hint=candidates"], "saved for the default rules"),
+        (["threes", "--afterstate", "--learning-starts", "10", "--buffer-size", "5"], "--learning-starts (10)"),
+        (["threes", "--afterstate", "--tuples", "0,1,x"], "bad tuple '0,1,x'"),
+        (["threes", "--afterstate", "--stage-ranks", "20"], "stage_ranks must be increasing ranks in 1..15"),
+    ],
+)
 def test_bad_arguments_get_one_error_line(argv, words, capsys, tmp_path):
     assert_one_error_line(["train", argv[0], "--algo", "dqn", *argv[1:], "--run-dir", str(tmp_path / "r")], words, capsys)
     assert not (tmp_path / "r").exists()  # refused before a run directory was made
 
 
-@pytest.mark.parametrize("change, words", [(["--tuples", "0,1,2,3"], "holds another network"),
-                                           (["--no-tc"], "was trained with --tc")])
+@pytest.mark.parametrize(
+    "change, words", [(["--tuples", "0,1,2,3"], "holds another network"), (["--no-tc"], "was trained with --tc")]
+)
 def test_a_run_of_another_network_or_rule_is_refused_in_one_line(trained, change, words, capsys):
     assert cli(["train", "threes", "--algo", "dqn", "--afterstate", *TINY, *change, "--run-dir", str(trained)]) == 2
     err = capsys.readouterr().err

@@ -86,9 +86,28 @@ def deepened_tables(state, evaluator, depth):
     tables = AlphaBetaTables(num_actions, tt_bits=16)
     for d in range(1, depth + 1):
         counters = np.zeros(3, dtype=np.int64)
-        root_search(state.array, d, k.moves, k.push, k.pop, k.to_move, k.outcome, k.key, evaluator.kernel,
-                    evaluator.params, *tables.tt, tables.killers, tables.history, tables.bufs, tables.scores,
-                    tables.pv, tables.pv_len, counters, 2**62, np.zeros(num_actions))
+        root_search(
+            state.array,
+            d,
+            k.moves,
+            k.push,
+            k.pop,
+            k.to_move,
+            k.outcome,
+            k.key,
+            evaluator.kernel,
+            evaluator.params,
+            *tables.tt,
+            tables.killers,
+            tables.history,
+            tables.bufs,
+            tables.scores,
+            tables.pv,
+            tables.pv_len,
+            counters,
+            2**62,
+            np.zeros(num_actions),
+        )
     return tables, int(counters[2])
 
 

@@ -21,8 +21,7 @@ def _label(case):
     return f"{case['game']}{case['options'] or ''} {case.get('specs', case.get('evaluator'))} seed {case.get('seed')}"
 
 
-@pytest.mark.parametrize("index", range(len(RECORDED["games"])),
-                         ids=[_label(c) for c in RECORDED["games"]])
+@pytest.mark.parametrize("index", range(len(RECORDED["games"])), ids=[_label(c) for c in RECORDED["games"]])
 def test_agents_play_the_recorded_moves(index):
     before, now_ = RECORDED["games"][index], now()["games"][index]
     assert (now_["game"], now_["specs"], now_["seed"]) == (before["game"], before["specs"], before["seed"])
@@ -30,8 +29,7 @@ def test_agents_play_the_recorded_moves(index):
     assert now_["returns"] == pytest.approx(before["returns"], abs=1e-12)
 
 
-@pytest.mark.parametrize("index", range(len(RECORDED["evaluations"])),
-                         ids=[_label(c) for c in RECORDED["evaluations"]])
+@pytest.mark.parametrize("index", range(len(RECORDED["evaluations"])), ids=[_label(c) for c in RECORDED["evaluations"]])
 def test_evaluators_give_the_recorded_values(index):
     before, now_ = RECORDED["evaluations"][index], now()["evaluations"][index]
     assert len(before["values"]) >= 3

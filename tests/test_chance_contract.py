@@ -157,8 +157,12 @@ def test_compiled_best_first_equals_its_python_reference(nodes, ntuple_state_ev)
         for i, s in enumerate(threes_positions(30 + nodes, 3)):
             fast = best_first_search(s, evaluator, nodes=nodes, seed=i + 1)
             slow = reference_best_first(s, evaluator, nodes=nodes, seed=i + 1)
-            assert (fast.action, fast.values, fast.polled, fast.generated) == \
-                   (slow.action, slow.values, slow.polled, slow.generated)
+            assert (fast.action, fast.values, fast.polled, fast.generated) == (
+                slow.action,
+                slow.values,
+                slow.polled,
+                slow.generated,
+            )
             assert fast.polled == min(nodes, fast.polled) and fast.generated >= len(s.legal_actions())
             assert fast.action in s.legal_actions() and fast.value == max(fast.values.values())
 
@@ -186,7 +190,10 @@ def test_threes_plays_the_generic_best_first_by_spec():
     s = threes_positions(8, 1)[0]
     assert agent(s, np.random.default_rng(0)) in s.legal_actions()
     assert agent.last_result.polled <= 30
-    for bad, match in (("bestfirst:nodes=0", "positive"), ("bestfirst:depth=2", "allowed: eval, nodes"),
-                       ("bestfirst:eval=nope", "unknown")):
+    for bad, match in (
+        ("bestfirst:nodes=0", "positive"),
+        ("bestfirst:depth=2", "allowed: eval, nodes"),
+        ("bestfirst:eval=nope", "unknown"),
+    ):
         with pytest.raises(ValueError, match=match):
             make_agent(THREES, bad)

@@ -109,8 +109,7 @@ def test_solve_sim_k5_is_a_draw(capsys):
 
 def test_solve_sim_without_n_proves_the_published_facts(capsys):
     assert main(["solve", "sim"]) == 0
-    verdicts = [line.split(": ")[1].split(" (")[0] for line in capsys.readouterr().out.splitlines()
-                if line.startswith("SimGame")]
+    verdicts = [line.split(": ")[1].split(" (")[0] for line in capsys.readouterr().out.splitlines() if line.startswith("SimGame")]
     assert verdicts == ["draw", "draw", "draw", "second player wins"]
 
 
@@ -196,8 +195,11 @@ def test_human_agent_quits_on_q_and_end_of_input():
 
 def test_bench_envs_prints_the_dict(monkeypatch, capsys):
     calls = []
-    fake_module(monkeypatch, "tablegym.experiments.trilobite.bench_envs",
-                bench_env_steps=lambda seconds=3.0: calls.append(seconds) or {"trilobite gym": 123456.0, "sim aec": 0.5})
+    fake_module(
+        monkeypatch,
+        "tablegym.experiments.trilobite.bench_envs",
+        bench_env_steps=lambda seconds=3.0: calls.append(seconds) or {"trilobite gym": 123456.0, "sim aec": 0.5},
+    )
     assert main(["bench", "envs", "--seconds", "0.25"]) == 0
     out = capsys.readouterr().out
     assert calls == [0.25]
@@ -209,8 +211,11 @@ def test_bench_search_and_sim_solve_forward_parameters(monkeypatch, capsys):
     fake_module(monkeypatch, "tablegym.experiments.trilobite.bench", bench_alphabeta=lambda **kw: seen.update(kw) or {"nps": 10})
     assert main(["bench", "search", "--param", "depth=7", "--param", "game=trilobite"]) == 0
     assert seen == {"depth": 7, "game": "trilobite"}
-    fake_module(monkeypatch, "tablegym.experiments.sim.bench",
-                bench_sim_solve=lambda n=6, repeats=20: {"K6": {"n": n, "repeats": repeats, "ms": 12.5}})
+    fake_module(
+        monkeypatch,
+        "tablegym.experiments.sim.bench",
+        bench_sim_solve=lambda n=6, repeats=20: {"K6": {"n": n, "repeats": repeats, "ms": 12.5}},
+    )
     assert main(["bench", "sim-solve", "--n", "5", "--repeats", "3"]) == 0
     out = capsys.readouterr().out
     assert "| name | n | repeats | ms |" in out and "| K6 | 5 | 3 | 12.5 |" in out

@@ -21,8 +21,10 @@ BAD = [
     (["eval", "trilobite", "random", "random", "--csv", "/nonexistent/x.csv"], "--csv '/nonexistent/x.csv' cannot be written"),
     (["train"], "train: name a game"),
     (["eval", "trilobite", "random", "--gmaes", "3"], "unrecognized arguments: --gmaes 3"),
-    (["eval", "trilobite", "random", "random", "--journal", "/nonexistent/j.jsonl"],
-     "--journal '/nonexistent/j.jsonl' cannot be written"),
+    (
+        ["eval", "trilobite", "random", "random", "--journal", "/nonexistent/j.jsonl"],
+        "--journal '/nonexistent/j.jsonl' cannot be written",
+    ),
     (["starship", "--audit", "--out", "/nonexistent/x.png"], "--out '/nonexistent/x.png' cannot be written"),
     # every trainer refuses a value it cannot train with before it starts (not torch's traceback later)
     (["train", "trilobite", "--lr", "-1"], "--lr must be >= 0, got -1.0"),
@@ -69,8 +71,7 @@ def test_a_ray_cluster_that_is_not_there_is_one_line_and_exit_2(capsys, monkeypa
         raise parallel.BackendError(f"cannot start or join the Ray cluster at {address!r}: none running")
 
     monkeypatch.setattr(parallel, "connect", no_cluster)
-    status = main(["eval", "trilobite", "random", "random", "--games", "2", "--backend", "ray", "--address", "auto",
-                   *progress])
+    status = main(["eval", "trilobite", "random", "random", "--games", "2", "--backend", "ray", "--address", "auto", *progress])
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1 and "Ray cluster at 'auto'" in err
     assert "random vs random" not in err  # no progress bar began
@@ -93,8 +94,12 @@ def test_python_dash_m_reports_a_subcommands_error_in_one_line(tmp_path):
 
     junk = tmp_path / "junk.pt"
     junk.write_text("not a checkpoint")
-    run = subprocess.run([sys.executable, "-m", "tablegym.experiments.cli", "starship", "--generator", "learned",
-                          "--checkpoint", str(junk)], capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "tablegym.experiments.cli", "starship", "--generator", "learned", "--checkpoint", str(junk)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 1 and run.stderr.count("\n") == 1 and "Traceback" not in run.stderr, run.stderr
 
 
@@ -104,8 +109,7 @@ def test_a_reader_that_stops_early_ends_the_command_quietly():
     import subprocess
     import sys
 
-    code = ("import sys; from tablegym.experiments.cli import main; "
-            "sys.exit(main(['starship', '--seed', '0', '--audit']))")
+    code = "import sys; from tablegym.experiments.cli import main; sys.exit(main(['starship', '--seed', '0', '--audit']))"
     run = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert run.stdout.readline().strip()  # the first line of the ship's drawing
     run.stdout.close()
@@ -113,14 +117,27 @@ def test_a_reader_that_stops_early_ends_the_command_quietly():
     assert run.wait(timeout=120) == 141 and "Traceback" not in err, err
 
 
-SCRIPTS = ["tablegym.experiments.friday.evaluate", "tablegym.experiments.sb3_baseline", "tablegym.experiments.sim.agreement",
-           "tablegym.experiments.sim.regress", "tablegym.experiments.starship.audit", "tablegym.experiments.starship.bench",
-           "tablegym.training.starship.imitate", "tablegym.experiments.starship.rl", "tablegym.experiments.starship.targets_eval",
-           "tablegym.experiments.starship.two_sample", "tablegym.experiments.threes.evaluate", "tablegym.experiments.demo",
-           "tablegym.experiments.rl_same_budget"]
-REQUIRED = {"tablegym.experiments.starship.audit": ["--check"], "tablegym.experiments.sb3_baseline": ["threes"],
-            "tablegym.experiments.starship.targets_eval": ["--checkpoint", "g.pt"],
-            "tablegym.experiments.rl_same_budget": ["trap"]}
+SCRIPTS = [
+    "tablegym.experiments.friday.evaluate",
+    "tablegym.experiments.sb3_baseline",
+    "tablegym.experiments.sim.agreement",
+    "tablegym.experiments.sim.regress",
+    "tablegym.experiments.starship.audit",
+    "tablegym.experiments.starship.bench",
+    "tablegym.training.starship.imitate",
+    "tablegym.experiments.starship.rl",
+    "tablegym.experiments.starship.targets_eval",
+    "tablegym.experiments.starship.two_sample",
+    "tablegym.experiments.threes.evaluate",
+    "tablegym.experiments.demo",
+    "tablegym.experiments.rl_same_budget",
+]
+REQUIRED = {
+    "tablegym.experiments.starship.audit": ["--check"],
+    "tablegym.experiments.sb3_baseline": ["threes"],
+    "tablegym.experiments.starship.targets_eval": ["--checkpoint", "g.pt"],
+    "tablegym.experiments.rl_same_budget": ["trap"],
+}
 """What a script needs before an unknown flag is the first thing wrong."""
 
 
@@ -134,5 +151,6 @@ def test_a_python_dash_m_script_refuses_a_bad_flag_in_one_line(capsys, module):
         importlib.import_module(module).main(REQUIRED.get(module, []) + ["--no-such-flag"])
     err = capsys.readouterr().err
     assert exit_info.value.code == 2
-    assert err.splitlines() == [f"python -m {module}: error: unrecognized arguments: --no-such-flag "
-                                f"(see python -m {module} --help)"], err
+    assert err.splitlines() == [
+        f"python -m {module}: error: unrecognized arguments: --no-such-flag (see python -m {module} --help)"
+    ], err

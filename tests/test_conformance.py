@@ -18,8 +18,9 @@ GAMES = {
     "trilobite-first-player-1": lambda: TrilobiteGame(first_player=1),
     **{f"sim-K{n}": (lambda n=n: SimGame(n)) for n in range(3, 9)},
     **{f"friday-level{k}": (lambda k=k: FridayGame(level=k)) for k in (1, 2, 3, 4)},
-    "friday-all-options": lambda: FridayGame(level=4, abilities="after_free", aging_life="when_drawn",
-                                             empty_aging="lose", max_life_level4=20),
+    "friday-all-options": lambda: FridayGame(
+        level=4, abilities="after_free", aging_life="when_drawn", empty_aging="lose", max_life_level4=20
+    ),
 }
 
 

@@ -16,8 +16,11 @@ PATH = re.compile(r"(?<![\w./-])((?:envs|search|models|training|experiments|inte
 def _texts(path: Path) -> list[str]:
     """The docstrings and comments of a Python file."""
     source = path.read_text()
-    docs = [ast.get_docstring(node, clean=False) for node in ast.walk(ast.parse(source))
-            if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    docs = [
+        ast.get_docstring(node, clean=False)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    ]
     return [d for d in docs if d] + [line.split("#", 1)[1] for line in source.splitlines() if "#" in line]
 
 
@@ -29,8 +32,14 @@ def _exists(ref: str) -> bool:
 
 
 def test_every_path_named_in_a_docstring_or_comment_exists():
-    missing = [f"{path.relative_to(ROOT)}: {ref}" for folder in FOLDERS for path in sorted((ROOT / folder).rglob("*.py"))
-               for text in _texts(path) for ref in PATH.findall(text) if not _exists(ref.rstrip("."))]
+    missing = [
+        f"{path.relative_to(ROOT)}: {ref}"
+        for folder in FOLDERS
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for text in _texts(path)
+        for ref in PATH.findall(text)
+        if not _exists(ref.rstrip("."))
+    ]
     assert missing == []
 
 

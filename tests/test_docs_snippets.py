@@ -36,8 +36,16 @@ PYTHON_BLOCKS = [(page, i, code) for page in PAGES for i, code in enumerate(_blo
 
 
 def test_the_docs_have_code():
-    assert {p.name for p, _, _ in PYTHON_BLOCKS} >= {"environments.md", "search.md", "models.md", "training.md",
-                                                      "cli.md", "adding-a-game.md", "security.md", "measurement.md"}
+    assert {p.name for p, _, _ in PYTHON_BLOCKS} >= {
+        "environments.md",
+        "search.md",
+        "models.md",
+        "training.md",
+        "cli.md",
+        "adding-a-game.md",
+        "security.md",
+        "measurement.md",
+    }
 
 
 @pytest.mark.parametrize("page, index, code", PYTHON_BLOCKS, ids=[f"{p.name}:{i}" for p, i, _ in PYTHON_BLOCKS])
@@ -162,8 +170,11 @@ def test_the_parse_check_catches_a_bad_flag_and_a_bad_spec(tmp_path, monkeypatch
 
 
 def test_toml_blocks_are_the_files_they_name():
-    marked = [(page, path, toml) for page in PAGES
-              for path, toml in re.findall(r"<!-- file: (\S+) -->\n```toml\n(.*?)```", page.read_text(), flags=re.S)]
+    marked = [
+        (page, path, toml)
+        for page in PAGES
+        for path, toml in re.findall(r"<!-- file: (\S+) -->\n```toml\n(.*?)```", page.read_text(), flags=re.S)
+    ]
     assert marked
     for page, path, toml in marked:
         assert tomllib.loads(toml) == tomllib.loads((ROOT / path).read_text()), f"{page.name} shows {path} out of date"

@@ -26,8 +26,12 @@ def trained(tmp_path_factory):
     """400 iterations of DQN on TrilobiteTiny (3x3, three in a row; a quarter of the boards against a
     random player), Q-network written out."""
     run = tmp_path_factory.mktemp("dqn")
-    assert dqn.main(["trilobite-tiny", *TINY, "--total-steps", str(64 * ITERATIONS), "--run-dir", str(run),
-                     "--out", str(run / "q.pt")]) == 0
+    assert (
+        dqn.main(
+            ["trilobite-tiny", *TINY, "--total-steps", str(64 * ITERATIONS), "--run-dir", str(run), "--out", str(run / "q.pt")]
+        )
+        == 0
+    )
     return run
 
 
@@ -64,8 +68,7 @@ def test_the_q_network_runs_compiled_in_alpha_beta(trained):
 def test_a_second_run_in_the_same_folder_resumes(trained, capsys):
     saved = load_checkpoint(trained / "checkpoint.pt")
     before = saved["metadata"]["iteration"]
-    assert dqn.main(["trilobite-tiny", *TINY, "--total-steps", str(64 * (before + 1)),
-                     "--run-dir", str(trained)]) == 0
+    assert dqn.main(["trilobite-tiny", *TINY, "--total-steps", str(64 * (before + 1)), "--run-dir", str(trained)]) == 0
     assert "resuming" in capsys.readouterr().out
     resumed = load_checkpoint(trained / "checkpoint.pt")
     assert resumed["metadata"]["iteration"] == before + 1
@@ -77,17 +80,40 @@ def test_a_second_run_in_the_same_folder_resumes(trained, capsys):
 
 
 def test_a_checkpoint_of_another_network_is_refused_in_one_line(trained, capsys):
-    status = cli(["train", "trilobite-tiny", "--algo", "dqn", "--hidden", "32", "--no-progress",
-                  "--run-dir", str(trained)])
+    status = cli(["train", "trilobite-tiny", "--algo", "dqn", "--hidden", "32", "--no-progress", "--run-dir", str(trained)])
     err = capsys.readouterr().err
     errors = [line for line in err.splitlines() if "error:" in line]
     assert status == 2 and len(errors) == 1 and "holds another network" in errors[0], err
 
 
 def test_a_single_player_game_trains_and_its_q_network_plays_greedy(tmp_path):
-    assert dqn.main(["threes", "--num-envs", "16", "--total-steps", str(16 * 20), "--learning-starts", "64",
-                     "--batch-size", "32", "--eval-every", "10", "--eval-games", "4", "--no-progress",
-                     "--reward-scale", "0.01", "--run-dir", str(tmp_path), "--out", str(tmp_path / "q.pt")]) == 0
+    assert (
+        dqn.main(
+            [
+                "threes",
+                "--num-envs",
+                "16",
+                "--total-steps",
+                str(16 * 20),
+                "--learning-starts",
+                "64",
+                "--batch-size",
+                "32",
+                "--eval-every",
+                "10",
+                "--eval-games",
+                "4",
+                "--no-progress",
+                "--reward-scale",
+                "0.01",
+                "--run-dir",
+                str(tmp_path),
+                "--out",
+                str(tmp_path / "q.pt"),
+            ]
+        )
+        == 0
+    )
     assert load_checkpoint(tmp_path / "checkpoint.pt", game="threes")["metadata"]["iteration"] == 20
     game = make_game("threes")
     agent = make_agent(game, f"greedy:eval=learned:{tmp_path / 'q.pt'}")
@@ -97,17 +123,24 @@ def test_a_single_player_game_trains_and_its_q_network_plays_greedy(tmp_path):
     assert agent(state, rng) in state.legal_actions()
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["train", "trilobite-tiny", "--algo", "sarsa"], "--algo must be ppo or dqn"),
-    (["train", "trilobite-tiny", "--algo", "dqn", "--num-envs", "0"], "--num-envs must be >= 1"),
-    (["train", "trilobite-tiny", "--algo", "dqn", "--gamma", "1.5"], "--gamma must lie in (0, 1]"),
-    (["train", "trilobite-tiny", "--algo", "dqn", "--eps-end", "-0.1"], "--eps-end must lie in [0, 1]"),
-    (["train", "trilobite-tiny", "--algo", "dqn", "--learning-starts", "500", "--buffer-size", "200"],
-     "--learning-starts (500) must be at most --buffer-size (200)"),
-    (["train", "trilobite-tiny", "--algo", "dqn", "--num-envs", "64", "--buffer-size", "100"],
-     "--buffer-size (100) must hold at least num_envs x n_step (192)"),
-    (["train", "nosuchgame", "--algo", "dqn"], "unknown game 'nosuchgame'"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["train", "trilobite-tiny", "--algo", "sarsa"], "--algo must be ppo or dqn"),
+        (["train", "trilobite-tiny", "--algo", "dqn", "--num-envs", "0"], "--num-envs must be >= 1"),
+        (["train", "trilobite-tiny", "--algo", "dqn", "--gamma", "1.5"], "--gamma must lie in (0, 1]"),
+        (["train", "trilobite-tiny", "--algo", "dqn", "--eps-end", "-0.1"], "--eps-end must lie in [0, 1]"),
+        (
+            ["train", "trilobite-tiny", "--algo", "dqn", "--learning-starts", "500", "--buffer-size", "200"],
+            "--learning-starts (500) must be at most --buffer-size (200)",
+        ),
+        (
+            ["train", "trilobite-tiny", "--algo", "dqn", "--num-envs", "64", "--buffer-size", "100"],
+            "--buffer-size (100) must hold at least num_envs x n_step (192)",
+        ),
+        (["train", "nosuchgame", "--algo", "dqn"], "unknown game 'nosuchgame'"),
+    ],
+)
 def test_bad_arguments_get_one_error_line(argv, words, capsys):
     assert_one_error_line(argv, words, capsys)
 

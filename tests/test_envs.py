@@ -143,7 +143,9 @@ def test_illegal_action_raises_value_error_naming_action_and_legal_set():
     env = SimEnv(opponent=first_legal)  # the opponent answers edge 0 with edge 1
     env.reset(seed=0)
     env.step(0)
-    with pytest.raises(ValueError, match=r"illegal action 0 .*legal actions are \[2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14\]") as err:
+    with pytest.raises(
+        ValueError, match=r"illegal action 0 .*legal actions are \[2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14\]"
+    ) as err:
         env.step(0)
     assert isinstance(err.value, IllegalActionError) and err.value.action == 0
     for bad in (15, -1, 1.5, "3", None):
@@ -291,7 +293,10 @@ def test_action_masks_follow_the_state():
 # -- rendering ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("env_id", "shape"), [("tablegym/Trilobite-v0", (224, 256, 3)), ("tablegym/TrilobiteTiny-v0", (96, 96, 3)), ("tablegym/Sim-v0", (256, 256, 3))])
+@pytest.mark.parametrize(
+    ("env_id", "shape"),
+    [("tablegym/Trilobite-v0", (224, 256, 3)), ("tablegym/TrilobiteTiny-v0", (96, 96, 3)), ("tablegym/Sim-v0", (256, 256, 3))],
+)
 def test_render_modes(env_id, shape):
     env = gymnasium.make(env_id, render_mode="rgb_array")
     env.reset(seed=0)
@@ -356,7 +361,9 @@ def test_aec_first_player_option():
 def test_maskable_ppo_trains(env_id):
     from sb3_contrib import MaskablePPO
 
-    model = MaskablePPO("MlpPolicy", gymnasium.make(env_id, agent_seat="alternate"), n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu")
+    model = MaskablePPO(
+        "MlpPolicy", gymnasium.make(env_id, agent_seat="alternate"), n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu"
+    )
     model.learn(total_timesteps=128)
     env = gymnasium.make(env_id)
     obs, info = env.reset(seed=0)

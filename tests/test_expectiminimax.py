@@ -138,12 +138,15 @@ def test_takes_the_winning_step():
     # # 1 . .      then has neighbours b1(.)... see cells: a1=2, b1=#, a2=#, b2=empty.
     # . . . .      Stepping onto b2 takes its last exit: the move alone wins.
     game = TrapGame(n=4)
-    state = game.from_board("""
+    state = game.from_board(
+        """
         2 # . .
         # . 1 .
         . . . .
         . . . .
-    """, to_move=0)
+    """,
+        to_move=0,
+    )
     result = expectiminimax(state, IS, chance=k_chance, depth=3, bound=20.0)
     assert state.action_to_string(result.action) == "W"
     assert result.value > 20.0  # a forced win scores above every heuristic value

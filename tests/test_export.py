@@ -53,8 +53,9 @@ def test_the_compiled_observation_is_the_states_observation(name):
 
 def mlp(inputs, outputs=1, *, act=nn.ReLU):
     torch.manual_seed(0)
-    return nn.Sequential(nn.Flatten(), nn.Linear(inputs, 32), act(), nn.Linear(32, 16), nn.LeakyReLU(0.2),
-                         nn.Linear(16, outputs), nn.Tanh())
+    return nn.Sequential(
+        nn.Flatten(), nn.Linear(inputs, 32), act(), nn.Linear(32, 16), nn.LeakyReLU(0.2), nn.Linear(16, outputs), nn.Tanh()
+    )
 
 
 @pytest.mark.parametrize("name", ["trilobite", "sim"])
@@ -162,8 +163,10 @@ def test_stable_baselines3_critic_and_q_network():
 @given(st.lists(st.sets(st.integers(0, 39), max_size=20), min_size=1, max_size=12), st.integers(0, 1))
 def test_the_incremental_first_layer_equals_the_full_sum_bit_for_bit(feature_sets, mover):
     rng = np.random.default_rng(7)
-    layers = [(rng.normal(size=(16, 40)), rng.normal(size=16), "relu", 0.0), (rng.normal(size=(1, 16)), rng.normal(size=1),
-                                                                             "tanh", 0.0)]
+    layers = [
+        (rng.normal(size=(16, 40)), rng.normal(size=16), "relu", 0.0),
+        (rng.normal(size=(1, 16)), rng.normal(size=1), "tanh", 0.0),
+    ]
     cached, plain = pack(layers, binary=True, slots=2), pack(layers, binary=True, slots=0)
     for features in feature_sets:
         active = np.array(sorted(features) or [0], dtype=np.int64)[: len(features)]
@@ -199,12 +202,15 @@ def test_the_kept_first_layer_of_sorted_feature_lists_equals_the_full_sum(featur
     """Feature kernels list features in order, so leaves one after another share a prefix and a
     suffix, which forward_binary skips: its three-layer value still equals the full sum's."""
     rng = np.random.default_rng(8)
-    layers = [(rng.normal(size=(48, 40)), rng.normal(size=48), "relu", 0.0),
-              (rng.normal(size=(40, 48)), rng.normal(size=40), "relu", 0.0), (rng.normal(size=(1, 40)), rng.normal(size=1), "tanh", 0.0)]
+    layers = [
+        (rng.normal(size=(48, 40)), rng.normal(size=48), "relu", 0.0),
+        (rng.normal(size=(40, 48)), rng.normal(size=40), "relu", 0.0),
+        (rng.normal(size=(1, 40)), rng.normal(size=1), "tanh", 0.0),
+    ]
     cached, plain = pack(layers, binary=True, slots=2), pack(layers, binary=True, slots=0)
     for features in feature_sets:
         active = np.array(sorted(features), dtype=np.int64)
-        for near in (active, np.setdiff1d(active, active[len(active) // 2:len(active) // 2 + 1]), np.union1d(active, [39])):
+        for near in (active, np.setdiff1d(active, active[len(active) // 2 : len(active) // 2 + 1]), np.union1d(active, [39])):
             got = forward_binary(near, len(near), mover, cached)
             assert got == forward_binary(near, len(near), mover, plain)
 
@@ -254,8 +260,11 @@ def test_a_linear_first_network_still_gets_the_flat_observation():
     assert TorchEvaluator(plain, game).input_shape == (168,)
     s = random_positions(game, 4, seed=11)[3]
     assert TorchEvaluator(plain, game)(s, 0) == pytest.approx(from_torch(plain, game)(s, 0), abs=1e-6)
-    with pytest.raises(InputSizeError, match=r"refused a batch of shape \(1, 3, 7, 8\) \(the observation in its own "
-                                             r"shape\): mat1 and mat2 shapes cannot be multiplied") as err:
+    with pytest.raises(
+        InputSizeError,
+        match=r"refused a batch of shape \(1, 3, 7, 8\) \(the observation in its own "
+        r"shape\): mat1 and mat2 shapes cannot be multiplied",
+    ) as err:
         TorchEvaluator(plain, game, flatten=False)(s, 0)
     assert "\n" not in str(err.value) and "\x1b" not in str(err.value)
 
@@ -266,8 +275,11 @@ def test_an_output_that_is_not_one_value_per_position_is_one_line(outputs, outpu
     ev = TorchEvaluator(BoardConv(outputs), game, output=output, name="conv")
     s = random_positions(game, 3, seed=12)[2]
     need = "one value per position, shape (1,) or (1, 1)" if output == "value" else "one value per action, shape (1, 8)"
-    with pytest.raises(ExportError, match=fr"^the network 'conv' gave an output of shape {re_escape(shape)} for 1 "
-                                          fr"position\(s\); output='{output}' needs {re_escape(need)}$"):
+    with pytest.raises(
+        ExportError,
+        match=rf"^the network 'conv' gave an output of shape {re_escape(shape)} for 1 "
+        rf"position\(s\); output='{output}' needs {re_escape(need)}$",
+    ):
         ev(s, 0)
 
 
@@ -306,8 +318,7 @@ def _cli_error(capsys, path) -> str:
     from tablegym.experiments.cli import main
 
     try:
-        status = main(["eval", "trilobite", f"alphabeta:eval=learned:{path},depth=1", "random", "--games", "1",
-                       "--no-progress"])
+        status = main(["eval", "trilobite", f"alphabeta:eval=learned:{path},depth=1", "random", "--games", "1", "--no-progress"])
     except SystemExit as exit_:  # refused while the arguments are read
         status = exit_.code
     assert status == 2

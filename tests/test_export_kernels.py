@@ -36,8 +36,14 @@ def random_states(game_name: str, seed: int, count: int) -> list:
 
 def mlp(inputs: int, outputs: int = 1, seed: int = 0) -> torch.nn.Sequential:
     torch.manual_seed(seed)
-    return torch.nn.Sequential(torch.nn.Linear(inputs, 32), torch.nn.ReLU(), torch.nn.Linear(32, 16),
-                               torch.nn.LeakyReLU(0.1), torch.nn.Linear(16, outputs), torch.nn.Tanh())
+    return torch.nn.Sequential(
+        torch.nn.Linear(inputs, 32),
+        torch.nn.ReLU(),
+        torch.nn.Linear(32, 16),
+        torch.nn.LeakyReLU(0.1),
+        torch.nn.Linear(16, outputs),
+        torch.nn.Tanh(),
+    )
 
 
 @pytest.mark.parametrize("game_name", ["trap", "threes"])
@@ -280,9 +286,11 @@ def test_a_search_over_an_incremental_critic_is_the_search_over_the_whole_networ
 
 def test_an_observation_that_is_not_zero_one_goes_through_the_whole_network():
     rng = np.random.default_rng(1)
-    layers = [(rng.normal(size=(16, 40)) * 0.2, rng.normal(size=16) * 0.2, "relu", 0.0),
-              (rng.normal(size=(8, 16)) * 0.2, rng.normal(size=8) * 0.2, "relu", 0.0),
-              (rng.normal(size=(1, 8)), rng.normal(size=1) * 0.2, "tanh", 0.0)]
+    layers = [
+        (rng.normal(size=(16, 40)) * 0.2, rng.normal(size=16) * 0.2, "relu", 0.0),
+        (rng.normal(size=(8, 16)) * 0.2, rng.normal(size=8) * 0.2, "relu", 0.0),
+        (rng.normal(size=(1, 8)), rng.normal(size=1) * 0.2, "tanh", 0.0),
+    ]
     kept, whole = pack(layers, binary=True, slots=2), pack(layers, binary=True)
     none = np.zeros(0, dtype=np.int64)
     for _ in range(20):

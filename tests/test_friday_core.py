@@ -78,13 +78,46 @@ from tablegym.envs.friday.layout import (
 from tablegym.envs.friday.scenario import ScenarioError, card_total, scenario
 
 # ---- card ids (the order of cards.CARDS, checked against the spec below) -----------------------
-(FOOD0, EQUIPMENT, STRATEGY0, REALIZATION0, DECEPTION0, MIMICRY0, BOOKS,
- FOOD1, REALIZATION1, DECEPTION1, MIMICRY1, REPEAT1, WEAPON2,
- FOOD2, REALIZATION2, EXPERIENCE2, STRATEGY2, REPEAT2, VISION2,
- REALIZATION3, EXPERIENCE3, STRATEGY3, VISION3,
- WEAPON4,
- DISTRACTED, WEAK, EATING, FOCUSED, GENIUS,
- SCARED, VERY_TIRED, HUNGRY, DISTRACTED_AGING, STUPID, VERY_STUPID, VERY_HUNGRY, MORONIC, SUICIDAL) = range(38)
+(
+    FOOD0,
+    EQUIPMENT,
+    STRATEGY0,
+    REALIZATION0,
+    DECEPTION0,
+    MIMICRY0,
+    BOOKS,
+    FOOD1,
+    REALIZATION1,
+    DECEPTION1,
+    MIMICRY1,
+    REPEAT1,
+    WEAPON2,
+    FOOD2,
+    REALIZATION2,
+    EXPERIENCE2,
+    STRATEGY2,
+    REPEAT2,
+    VISION2,
+    REALIZATION3,
+    EXPERIENCE3,
+    STRATEGY3,
+    VISION3,
+    WEAPON4,
+    DISTRACTED,
+    WEAK,
+    EATING,
+    FOCUSED,
+    GENIUS,
+    SCARED,
+    VERY_TIRED,
+    HUNGRY,
+    DISTRACTED_AGING,
+    STUPID,
+    VERY_STUPID,
+    VERY_HUNGRY,
+    MORONIC,
+    SUICIDAL,
+) = range(38)
 NORMAL_AGING = (SCARED, VERY_TIRED, HUNGRY, DISTRACTED_AGING, STUPID, VERY_STUPID)
 DIFFICULT_AGING = (VERY_HUNGRY, MORONIC, SUICIDAL)
 # Pirate ids (the order of cards.PIRATES).
@@ -99,24 +132,47 @@ SPEC_GROUPS = [  # (name, free cards, green/yellow/red, number of cards)
     ("cannibals", 5, (5, 9, 14), 2),
 ]
 SPEC_KNOWLEDGE = [  # (group, name, strength, ability, count)
-    (0, "food", 0, "+1 life", 2), (0, "equipment", 0, "+2 cards", 2), (0, "strategy", 0, "2x exchange", 2),
-    (0, "realization", 0, "1x destroy", 1), (0, "deception", 0, "1x below the pile", 1),
-    (0, "mimicry", 0, "1x copy", 1), (0, "books", 0, "step -1", 1),
-    (1, "food", 1, "+1 life", 2), (1, "realization", 1, "1x destroy", 1), (1, "deception", 1, "1x below the pile", 1),
-    (1, "mimicry", 1, "1x copy", 1), (1, "repeat", 1, "1x double", 1), (1, "weapon", 2, "none", 2),
-    (2, "food", 2, "+1 life", 1), (2, "realization", 2, "1x destroy", 1), (2, "experience", 2, "+1 card", 1),
-    (2, "strategy", 2, "1x exchange", 1), (2, "repeat", 2, "1x double", 1), (2, "vision", 2, "sort 3 cards", 1),
-    (3, "realization", 3, "1x destroy", 1), (3, "experience", 3, "+1 card", 1), (3, "strategy", 3, "1x exchange", 1),
+    (0, "food", 0, "+1 life", 2),
+    (0, "equipment", 0, "+2 cards", 2),
+    (0, "strategy", 0, "2x exchange", 2),
+    (0, "realization", 0, "1x destroy", 1),
+    (0, "deception", 0, "1x below the pile", 1),
+    (0, "mimicry", 0, "1x copy", 1),
+    (0, "books", 0, "step -1", 1),
+    (1, "food", 1, "+1 life", 2),
+    (1, "realization", 1, "1x destroy", 1),
+    (1, "deception", 1, "1x below the pile", 1),
+    (1, "mimicry", 1, "1x copy", 1),
+    (1, "repeat", 1, "1x double", 1),
+    (1, "weapon", 2, "none", 2),
+    (2, "food", 2, "+1 life", 1),
+    (2, "realization", 2, "1x destroy", 1),
+    (2, "experience", 2, "+1 card", 1),
+    (2, "strategy", 2, "1x exchange", 1),
+    (2, "repeat", 2, "1x double", 1),
+    (2, "vision", 2, "sort 3 cards", 1),
+    (3, "realization", 3, "1x destroy", 1),
+    (3, "experience", 3, "+1 card", 1),
+    (3, "strategy", 3, "1x exchange", 1),
     (3, "vision", 3, "sort 3 cards", 1),
     (4, "weapon", 4, "none", 2),
 ]
-SPEC_STARTING = [("distracted", -1, "none", 5), ("weak", 0, "none", 8), ("eating", 0, "+2 life", 1),
-                 ("focused", 1, "none", 3), ("genius", 2, "none", 1)]
+SPEC_STARTING = [
+    ("distracted", -1, "none", 5),
+    ("weak", 0, "none", 8),
+    ("eating", 0, "+2 life", 1),
+    ("focused", 1, "none", 3),
+    ("genius", 2, "none", 1),
+]
 SPEC_AGING = [  # (name, value, ability, count, difficult, only levels 3-4)
-    ("scared", 0, "highest card = 0", 2, False, False), ("very tired", 0, "stop", 1, False, False),
-    ("hungry", 0, "-1 life", 1, False, False), ("distracted", -1, "none", 1, False, False),
-    ("stupid", -2, "none", 2, False, False), ("very stupid", -3, "none", 1, False, True),
-    ("very hungry", 0, "-2 life", 1, True, False), ("moronic", -4, "none", 1, True, False),
+    ("scared", 0, "highest card = 0", 2, False, False),
+    ("very tired", 0, "stop", 1, False, False),
+    ("hungry", 0, "-1 life", 1, False, False),
+    ("distracted", -1, "none", 1, False, False),
+    ("stupid", -2, "none", 2, False, False),
+    ("very stupid", -3, "none", 1, False, True),
+    ("very hungry", 0, "-2 life", 1, True, False),
+    ("moronic", -4, "none", 1, True, False),
     ("suicidal", -5, "none", 1, True, False),
 ]
 SPEC_PIRATES = [(6, 20), (7, 25), (8, 30), (9, 35), (10, 40), (7, 16), (9, 22), (10, 52), (5, None), (None, None)]
@@ -196,8 +252,7 @@ def test_hazard_groups_free_cards_and_values_match_the_spec():
 
 def test_starting_and_aging_cards_match_the_spec():
     assert [(c.name, c.value, ABILITY_NAMES[c.ability], c.count) for c in CARDS[24:29]] == SPEC_STARTING
-    assert [(c.name, c.value, ABILITY_NAMES[c.ability], c.count, c.difficult, c.level3)
-            for c in CARDS[29:]] == SPEC_AGING
+    assert [(c.name, c.value, ABILITY_NAMES[c.ability], c.count, c.difficult, c.level3) for c in CARDS[29:]] == SPEC_AGING
     assert all(KIND[t] == AGING for t in range(29, 38))
     # destroy cost: 1 for starting and knowledge cards, 2 for aging cards
     assert DESTROY_COST.tolist() == [1] * 29 + [2] * 9
@@ -260,9 +315,19 @@ def test_scenario_refuses_impossible_positions():
 
 
 def test_scenario_puts_every_card_where_it_was_asked():
-    s = scenario(level=3, step=2, hazard=REPEAT2, life=9, table=[(GENIUS, "L"), (STUPID, "2u")],
-                 stack={WEAK: 3}, top=[FOCUSED], bottom=[DISTRACTED], discard={EATING: 1},
-                 hazard_discard={FOOD0: 2}, aging={MORONIC: 1})
+    s = scenario(
+        level=3,
+        step=2,
+        hazard=REPEAT2,
+        life=9,
+        table=[(GENIUS, "L"), (STUPID, "2u")],
+        stack={WEAK: 3},
+        top=[FOCUSED],
+        bottom=[DISTRACTED],
+        discard={EATING: 1},
+        hazard_discard={FOOD0: 2},
+        aging={MORONIC: 1},
+    )
     assert s.current_player() == 0 and s.life == 9 and s.step_name == "red" and s.hazard == REPEAT2
     assert s.table == [(0, GENIUS, "L"), (1, STUPID, "2u")]
     assert counts(s, "stack") == {WEAK: 3, FOCUSED: 1, DISTRACTED: 1}
@@ -272,8 +337,19 @@ def test_scenario_puts_every_card_where_it_was_asked():
     assert s.aging_entered == 10  # level 3 has 11 aging cards, 1 still on the aging stack
     assert s.zone("hazards").sum() == 30 - 3  # the rest of the hazards: 2 discarded, 1 fought
     # the cards given nowhere are out of the game (the hazards default to the hazard stack)
-    assert counts(s, "removed") == {DISTRACTED: 4, WEAK: 5, FOCUSED: 2, SCARED: 2, VERY_TIRED: 1, HUNGRY: 1,
-                                    DISTRACTED_AGING: 1, STUPID: 1, VERY_STUPID: 1, VERY_HUNGRY: 1, SUICIDAL: 1}
+    assert counts(s, "removed") == {
+        DISTRACTED: 4,
+        WEAK: 5,
+        FOCUSED: 2,
+        SCARED: 2,
+        VERY_TIRED: 1,
+        HUNGRY: 1,
+        DISTRACTED_AGING: 1,
+        STUPID: 1,
+        VERY_STUPID: 1,
+        VERY_HUNGRY: 1,
+        SUICIDAL: 1,
+    }
     assert s.fight() == (2 - 4, 8)
 
 
@@ -440,8 +516,9 @@ def test_a_paid_draw_ends_the_free_draws():
 def test_win_ties_win_and_the_hazard_becomes_a_knowledge_card_in_the_discard_pile():
     # yellow, repeat (F 3; 2/5/8): H 5
     # [0] L genius 2  [1] L focused 1  [2] R weapon 2      total 5 = H: a tie wins
-    s = scenario(step=1, hazard=REPEAT2, life=10, table=[(GENIUS, "L"), (FOCUSED, "L"), WEAPON2],
-                 stack={WEAK: 2}, discard={EATING: 1})
+    s = scenario(
+        step=1, hazard=REPEAT2, life=10, table=[(GENIUS, "L"), (FOCUSED, "L"), WEAPON2], stack={WEAK: 2}, discard={EATING: 1}
+    )
     assert s.fight() == (5, 5)
     won = s.child(END_FIGHT)
     assert won.life == 10 and won.hazard == -1 and won.table == []
@@ -454,8 +531,7 @@ def test_win_ties_win_and_the_hazard_becomes_a_knowledge_card_in_the_discard_pil
 def test_loss_costs_the_difference_and_destroys_within_the_budget():
     # green, further exploring (F 3; 2/5/8): H 2
     # [0] L genius 2  [1] L weak 0  [2] L distracted -1  [3] L stupid -2   total -1: d = 3
-    s = scenario(hazard=FOOD2, life=10, table=[(GENIUS, "L"), (WEAK, "L"), (DISTRACTED, "L"), (STUPID, "L")],
-                 stack={WEAK: 3})
+    s = scenario(hazard=FOOD2, life=10, table=[(GENIUS, "L"), (WEAK, "L"), (DISTRACTED, "L"), (STUPID, "L")], stack={WEAK: 3})
     assert s.fight() == (-1, 2)
     lost = s.child(END_FIGHT)
     assert lost.life == 7 and lost.phase_name == "destroy cards after the loss"
@@ -480,8 +556,9 @@ def test_loss_costs_the_difference_and_destroys_within_the_budget():
 
 def test_loss_budget_too_small_for_an_aging_card_and_unused_budget_is_lost():
     # green, exploring (F 2; 1/3/6): H 1;  [0] L stupid -2  [1] L focused 1: total -1, d = 2
-    s = scenario(hazard=FOOD1, life=10, table=[(STUPID, "L"), (FOCUSED, "L")],
-                 stack={WEAK: 3, DISTRACTED_AGING: 1}, hazards={FOOD0: 1})
+    s = scenario(
+        hazard=FOOD1, life=10, table=[(STUPID, "L"), (FOCUSED, "L")], stack={WEAK: 3, DISTRACTED_AGING: 1}, hazards={FOOD0: 1}
+    )
     lost = s.child(END_FIGHT)
     assert lost.life == 8 and lost.legal_actions() == [DONE, destroy(0), destroy(1)]
     after = lost.child(DONE)  # 2 points of budget unused
@@ -561,8 +638,7 @@ def test_plus_two_cards_second_card_not_offered_when_nothing_can_be_drawn():
 def test_destroy_counts_0_cancels_the_ability_and_leaves_the_game_free_of_charge():
     # yellow, further exploring (F 3; 2/5/8): H 5
     # [0] L realization 2 (destroy)  [1] L stupid -2  [2] L genius 2      total 2
-    s = scenario(step=1, hazard=FOOD2, life=10, table=[(REALIZATION2, "L"), (STUPID, "L"), (GENIUS, "L")],
-                 stack={WEAK: 3})
+    s = scenario(step=1, hazard=FOOD2, life=10, table=[(REALIZATION2, "L"), (STUPID, "L"), (GENIUS, "L")], stack={WEAK: 3})
     assert s.fight() == (2, 5)
     s = s.child(use(0))
     assert s.legal_actions() == [target(1), target(2)]  # never itself
@@ -642,8 +718,7 @@ def test_copy_plus_two_cards():
 
 def test_copy_two_x_exchange_may_replace_the_new_card():
     # [0] L mimicry 0  [1] L strategy 0 (2x exchange)  [2] L distracted -1
-    s = scenario(hazard=WEAPON4, table=[(MIMICRY0, "L"), (STRATEGY0, "L"), (DISTRACTED, "L")],
-                 stack={FOCUSED: 1, GENIUS: 1})
+    s = scenario(hazard=WEAPON4, table=[(MIMICRY0, "L"), (STRATEGY0, "L"), (DISTRACTED, "L")], stack={FOCUSED: 1, GENIUS: 1})
     s = play(s, use(0), target(1))
     assert s.legal_actions() == [target(1), target(2)]  # the exchange never targets the mimicry
     s = play(s, target(2), FOCUSED)
@@ -656,8 +731,7 @@ def test_copy_two_x_exchange_may_replace_the_new_card():
 
 
 def test_copy_sort():
-    s = scenario(hazard=WEAPON4, table=[(MIMICRY1, "L"), (VISION2, "L")], stack={WEAK: 1, GENIUS: 1},
-                 sort_draws="all_at_once")
+    s = scenario(hazard=WEAPON4, table=[(MIMICRY1, "L"), (VISION2, "L")], stack={WEAK: 1, GENIUS: 1}, sort_draws="all_at_once")
     s = play(s, use(0), target(1), GENIUS, WEAK)
     assert s.phase_name == "sort the drawn cards"
     s = s.child(sort_action(2, -1, (1, 0)))  # weak on top, then genius
@@ -667,8 +741,7 @@ def test_copy_sort():
 
 def test_copy_step_minus_1_counts_as_one_more_step_card():
     # red, further exploring (F 3; 2/5/8): books -> yellow 5, the copy -> green 2
-    s = scenario(step=2, hazard=FOOD2, table=[(MIMICRY1, "L"), (BOOKS, "L"), (REALIZATION3, "L")],
-                 stack={WEAK: 3})
+    s = scenario(step=2, hazard=FOOD2, table=[(MIMICRY1, "L"), (BOOKS, "L"), (REALIZATION3, "L")], stack={WEAK: 3})
     assert s.fight()[1] == 5
     s = play(s, use(0), target(1))
     assert s.fight()[1] == 2 and s.table[0] == (0, MIMICRY1, "Lus")
@@ -749,11 +822,16 @@ def test_exchange_replacement_may_reshuffle_the_exchanged_card_back():
 
 def test_below_the_pile_from_the_left_with_a_replacement_drawn_later_from_the_bottom():
     # [0] L deception 1 (below the pile)  [1] L distracted -1  [2] R weak
-    s = scenario(hazard=FOOD2, life=10, table=[(DECEPTION1, "L"), (DISTRACTED, "L"), WEAK],
-                 stack={GENIUS: 1, FOCUSED: 1}, below_replacement="forced")
+    s = scenario(
+        hazard=FOOD2,
+        life=10,
+        table=[(DECEPTION1, "L"), (DISTRACTED, "L"), WEAK],
+        stack={GENIUS: 1, FOCUSED: 1},
+        below_replacement="forced",
+    )
     s = play(s, use(0), target(1))
     # the replacement comes from the shuffled part, never the card just put below
-    assert dict(s.chance_outcomes()) == {GENIUS: .5, FOCUSED: .5}
+    assert dict(s.chance_outcomes()) == {GENIUS: 0.5, FOCUSED: 0.5}
     s = s.child(GENIUS)
     assert s.table == [(0, DECEPTION1, "Lu"), (1, GENIUS, "L"), (2, WEAK, "")]
     assert counts(s, "stack") == {FOCUSED: 1, DISTRACTED: 1} and counts(s, "discard") == {}
@@ -782,12 +860,17 @@ def test_draw_order_known_top_then_shuffled_middle_then_bottom():
 
 def test_sort_three_cards_discard_one_reorder_and_draw_in_that_order():
     # further exploring (F 3), [0] L vision 2 (sort 3 cards); stack: 5 shuffled cards
-    s = scenario(hazard=FOOD2, life=10, table=[(VISION2, "L")],
-                 stack={GENIUS: 1, WEAK: 1, DISTRACTED: 1, FOCUSED: 2}, sort_draws="all_at_once")
+    s = scenario(
+        hazard=FOOD2,
+        life=10,
+        table=[(VISION2, "L")],
+        stack={GENIUS: 1, WEAK: 1, DISTRACTED: 1, FOCUSED: 2},
+        sort_draws="all_at_once",
+    )
     s = s.child(use(0))
     assert s.current_player() == CHANCE
     s = play(s, GENIUS)
-    assert dict(s.chance_outcomes()) == {WEAK: .25, DISTRACTED: .25, FOCUSED: .5}
+    assert dict(s.chance_outcomes()) == {WEAK: 0.25, DISTRACTED: 0.25, FOCUSED: 0.5}
     s = play(s, WEAK, DISTRACTED)
     assert s.phase_name == "sort the drawn cards"
     assert len(s.legal_actions()) == 6 + 3 * 2  # keep all 3 in any order, or drop one and order 2
@@ -805,8 +888,7 @@ def test_sort_three_cards_discard_one_reorder_and_draw_in_that_order():
 
 def test_sort_takes_up_to_three_without_a_reshuffle_and_needs_a_stack():
     # 2 cards in the stack, a big discard pile: only the 2 are sorted
-    s = scenario(hazard=FOOD2, table=[(VISION3, "L")], stack={WEAK: 1, GENIUS: 1}, discard={FOCUSED: 3},
-                 sort_draws="all_at_once")
+    s = scenario(hazard=FOOD2, table=[(VISION3, "L")], stack={WEAK: 1, GENIUS: 1}, discard={FOCUSED: 3}, sort_draws="all_at_once")
     s = play(s, use(0), WEAK, GENIUS)
     assert len(s.legal_actions()) == 2 + 2  # keep both in either order, or drop one
     assert s.aging_entered == scenario(hazard=FOOD2).aging_entered
@@ -823,8 +905,7 @@ def test_sort_takes_up_to_three_without_a_reshuffle_and_needs_a_stack():
 def test_sort_one_card_at_a_time_may_stop_after_any_card():
     # the rule text: "draw UP TO 3 cards". Default: one at a time, and the player may stop.
     # [0] L vision 2 (sort 3 cards); stack: genius, weak, distracted, 2 focused (shuffled)
-    s = scenario(hazard=FOOD2, life=10, table=[(VISION2, "L")],
-                 stack={GENIUS: 1, WEAK: 1, DISTRACTED: 1, FOCUSED: 2})
+    s = scenario(hazard=FOOD2, life=10, table=[(VISION2, "L")], stack={GENIUS: 1, WEAK: 1, DISTRACTED: 1, FOCUSED: 2})
     s = play(s, use(0), DISTRACTED)
     assert s.phase_name == "sort 3 cards: draw another?" and s.legal_actions() == [DONE, EXTRA_DRAW]
     assert s.action_to_string(EXTRA_DRAW) == "draw another card"
@@ -851,14 +932,12 @@ def test_sort_stopped_early_keeps_the_known_cards_under_the_sorted_ones():
     assert counts(s, "stack") == {GENIUS: 1, WEAK: 1, FOCUSED: 1, DISTRACTED: 1}
     s = play(s, DRAW_FREE, DRAW_FREE, DRAW_PAID)  # still known, in order: genius, weak, focused
     assert [c for _, c, _ in s.table[1:]] == [GENIUS, WEAK, FOCUSED] and s.current_player() == 0
-    dropped = play(scenario(hazard=FOOD2, table=[(VISION2, "L")], top=[GENIUS, WEAK]), use(0), DONE,
-                   sort_action(1, 0, ()))
+    dropped = play(scenario(hazard=FOOD2, table=[(VISION2, "L")], top=[GENIUS, WEAK]), use(0), DONE, sort_action(1, 0, ()))
     assert counts(dropped, "stack") == {WEAK: 1} and counts(dropped, "discard") == {GENIUS: 1}
 
 
 def test_sort_all_at_once_option_takes_min_3_and_the_stack():
-    s = scenario(hazard=FOOD2, table=[(VISION2, "L")], stack={WEAK: 1, GENIUS: 1, FOCUSED: 2},
-                 sort_draws="all_at_once")
+    s = scenario(hazard=FOOD2, table=[(VISION2, "L")], stack={WEAK: 1, GENIUS: 1, FOCUSED: 2}, sort_draws="all_at_once")
     s = play(s, use(0), WEAK, GENIUS, FOCUSED)
     assert s.phase_name == "sort the drawn cards" and len(s.legal_actions()) == 12
 
@@ -866,8 +945,7 @@ def test_sort_all_at_once_option_takes_min_3_and_the_stack():
 def test_below_the_pile_replacement_is_optional_by_default():
     # the rule text: Robinson "can" draw a free replacement for a card put below from the left
     # [0] L deception 1 (below the pile)  [1] L distracted -1  [2] R weak; vs food 2 (green 2)
-    s = scenario(hazard=FOOD2, life=10, table=[(DECEPTION1, "L"), (DISTRACTED, "L"), WEAK],
-                 stack={GENIUS: 1, FOCUSED: 1})
+    s = scenario(hazard=FOOD2, life=10, table=[(DECEPTION1, "L"), (DISTRACTED, "L"), WEAK], stack={GENIUS: 1, FOCUSED: 1})
     s = play(s, use(0), target(1))
     assert s.phase_name == "below the pile: draw a free replacement?"
     assert s.legal_actions() == [DONE, EXTRA_DRAW] and s.action_to_string(EXTRA_DRAW) == "draw replacement"
@@ -906,10 +984,10 @@ def test_draw_loses_tells_a_player_which_draws_end_the_game():
     s = scenario(hazard=FOOD2, life=15, table=[(FOCUSED, "L")], discard={WEAK: 1}, aging={})
     assert k_draw_loses(s.body) and DRAW_FREE in s.legal_actions()
     assert k_policy_action(s.body) == END_FIGHT  # trim takes the 1-life loss, not the lost game
-    assert not k_draw_loses(scenario(hazard=FOOD2, table=[(FOCUSED, "L")], discard={WEAK: 1}, aging={},
-                                     empty_aging="reshuffle").body)
-    assert not k_draw_loses(scenario(hazard=FOOD2, table=[(FOCUSED, "L")], discard={WEAK: 1},
-                                     aging={STUPID: 1}).body)
+    assert not k_draw_loses(
+        scenario(hazard=FOOD2, table=[(FOCUSED, "L")], discard={WEAK: 1}, aging={}, empty_aging="reshuffle").body
+    )
+    assert not k_draw_loses(scenario(hazard=FOOD2, table=[(FOCUSED, "L")], discard={WEAK: 1}, aging={STUPID: 1}).body)
 
 
 def test_stop_drawn_on_the_left_ends_the_free_draws():
@@ -972,8 +1050,7 @@ def test_minus_life_option_when_drawn():
     default = play(scenario(hazard=FOOD0, life=5, stack={HUNGRY: 1}), DRAW_FREE, HUNGRY)
     assert default.life == 5 and default.child(END_FIGHT).life == 4
     # when drawn with 0 life: he dies on the spot
-    dead = play(scenario(hazard=FOOD0, life=0, stack={VERY_HUNGRY: 1}, aging_life="when_drawn"),
-                DRAW_FREE, VERY_HUNGRY)
+    dead = play(scenario(hazard=FOOD0, life=0, stack={VERY_HUNGRY: 1}, aging_life="when_drawn"), DRAW_FREE, VERY_HUNGRY)
     assert dead.is_terminal() and not dead.won
 
 
@@ -996,27 +1073,28 @@ def test_abilities_option_after_free():
 
 
 def test_reshuffle_adds_the_top_aging_card_normal_before_difficult():
-    s = scenario(hazard=FOOD2, stack={}, discard={WEAK: 2, GENIUS: 1},
-                 aging={HUNGRY: 1, VERY_HUNGRY: 1, MORONIC: 1, SUICIDAL: 1})
+    s = scenario(hazard=FOOD2, stack={}, discard={WEAK: 2, GENIUS: 1}, aging={HUNGRY: 1, VERY_HUNGRY: 1, MORONIC: 1, SUICIDAL: 1})
     entered = s.aging_entered
     s = s.child(DRAW_FREE)
     assert s.chance_outcomes() == [(HUNGRY, 1.0)]  # the normal card is on top
     s = s.child(HUNGRY)
     assert s.aging_entered == entered + 1 and counts(s, "discard") == {}
-    assert dict(s.chance_outcomes()) == {WEAK: .5, GENIUS: .25, HUNGRY: .25}
+    assert dict(s.chance_outcomes()) == {WEAK: 0.5, GENIUS: 0.25, HUNGRY: 0.25}
     s = s.child(GENIUS)
     assert counts(s, "stack") == {WEAK: 2, HUNGRY: 1} and s.table == [(0, GENIUS, "L")]
     # next empty stack: the difficult cards come, in any order
     s = scenario(hazard=FOOD2, discard={WEAK: 1}, aging={VERY_HUNGRY: 1, MORONIC: 1, SUICIDAL: 1})
-    assert dict(s.child(DRAW_FREE).chance_outcomes()) == {VERY_HUNGRY: pytest.approx(1 / 3),
-                                                          MORONIC: pytest.approx(1 / 3),
-                                                          SUICIDAL: pytest.approx(1 / 3)}
+    assert dict(s.child(DRAW_FREE).chance_outcomes()) == {
+        VERY_HUNGRY: pytest.approx(1 / 3),
+        MORONIC: pytest.approx(1 / 3),
+        SUICIDAL: pytest.approx(1 / 3),
+    }
 
 
 def test_table_cards_are_not_reshuffled():
     s = scenario(hazard=FOOD2, table=[(GENIUS, "L")], discard={WEAK: 1}, aging={STUPID: 1})
     s = play(s, DRAW_FREE, STUPID)
-    assert dict(s.chance_outcomes()) == {WEAK: .5, STUPID: .5}
+    assert dict(s.chance_outcomes()) == {WEAK: 0.5, STUPID: 0.5}
 
 
 def test_empty_aging_stack_option_reshuffle_goes_on_without_aging():
@@ -1047,8 +1125,20 @@ def test_pirate_fight_cannot_be_ended_while_behind_only_conceded():
     assert s.legal_actions() == [CONCEDE]
     lost = s.child(CONCEDE)
     assert lost.is_terminal() and not lost.won and lost.returns().tolist() == [-1.0]
-    ahead = scenario(pirate=P6_20, table=[(WEAPON4, "L"), (WEAPON4, "L"), (REALIZATION3, "L"), (GENIUS, "L"),
-                                          (WEAPON2, "L"), (WEAPON2, "L"), FOCUSED, FOCUSED, FOCUSED])
+    ahead = scenario(
+        pirate=P6_20,
+        table=[
+            (WEAPON4, "L"),
+            (WEAPON4, "L"),
+            (REALIZATION3, "L"),
+            (GENIUS, "L"),
+            (WEAPON2, "L"),
+            (WEAPON2, "L"),
+            FOCUSED,
+            FOCUSED,
+            FOCUSED,
+        ],
+    )
     assert ahead.fight() == (20, 20) and END_FIGHT in ahead.legal_actions()
 
 
@@ -1079,8 +1169,7 @@ def test_pirate_7_16_paid_cards_cost_2_life():
     assert play(s, WEAK, DRAW_PAID).life == 6
     assert scenario(pirate=P7_16, life=2, table=[(GENIUS, "L")], stack={WEAK: 5}).child(DRAW_PAID).life == 0
     # 1 life cannot pay for a card
-    assert scenario(pirate=P7_16, life=1, table=[(GENIUS, "L")], stack={WEAK: 5}).legal_actions() == [
-        DRAW_FREE, CONCEDE]
+    assert scenario(pirate=P7_16, life=1, table=[(GENIUS, "L")], stack={WEAK: 5}).legal_actions() == [DRAW_FREE, CONCEDE]
 
 
 def test_pirate_9_22_half_count_aging_first():
@@ -1088,8 +1177,7 @@ def test_pirate_9_22_half_count_aging_first():
     s = scenario(pirate=P9_22, table=[(WEAPON4, "L"), (GENIUS, "L"), (FOCUSED, "L"), (STUPID, "L")])
     assert s.fight() == (2, 22)
     # 5 cards, 3 count: distracted -1 and stupid -2 (aging), then weapon 4: 1
-    s = scenario(pirate=P9_22, table=[(WEAPON4, "L"), (GENIUS, "L"), (FOCUSED, "L"), (STUPID, "L"),
-                                      (DISTRACTED_AGING, "L")])
+    s = scenario(pirate=P9_22, table=[(WEAPON4, "L"), (GENIUS, "L"), (FOCUSED, "L"), (STUPID, "L"), (DISTRACTED_AGING, "L")])
     assert s.fight()[0] == 1
     # 3 aging cards among 4: 2 count, the least negative first: -1 + -2
     s = scenario(pirate=P9_22, table=[(WEAPON4, "L"), (MORONIC, "L"), (STUPID, "L"), (DISTRACTED_AGING, "L")])
@@ -1103,15 +1191,19 @@ def test_pirate_9_22_half_count_aging_first():
 
 
 def test_pirate_10_52_each_face_up_card_counts_plus_1():
-    s = scenario(pirate=P10_52, table=[(WEAPON4, "L"), (WEAPON4, "L"), (GENIUS, "L"), (WEAK, "L"),
-                                       (FOCUSED, "Lx")])
+    s = scenario(pirate=P10_52, table=[(WEAPON4, "L"), (WEAPON4, "L"), (GENIUS, "L"), (WEAK, "L"), (FOCUSED, "Lx")])
     assert s.fight() == (4 + 4 + 2 + 0 + 4, 52)
 
 
 def test_pirate_5_star_two_per_aging_card_entered_including_destroyed_ones():
     # level 1: 10 aging cards; 3 still on the aging stack: 7 entered (some destroyed: nowhere now)
-    s = scenario(pirate=P5_STAR, table=[(STUPID, "L")], discard={HUNGRY: 1}, stack={WEAK: 1},
-                 aging={VERY_HUNGRY: 1, MORONIC: 1, SUICIDAL: 1})
+    s = scenario(
+        pirate=P5_STAR,
+        table=[(STUPID, "L")],
+        discard={HUNGRY: 1},
+        stack={WEAK: 1},
+        aging={VERY_HUNGRY: 1, MORONIC: 1, SUICIDAL: 1},
+    )
     assert s.aging_entered == 7 and s.fight() == (-2, 14)
     # 5 free cards
     assert PIRATES[P5_STAR].free == 5
@@ -1137,8 +1229,7 @@ def test_pirate_star_star_fights_all_remaining_hazards():
 def test_pirate_star_star_with_every_hazard_undefeated():
     # all 30 hazards undefeated: red values 10x3 + 8x6 + 6x8 + 4x11 + 2x14 = 198 (beyond int8),
     # free cards 10x1 + 8x2 + 6x3 + 4x4 + 2x5 = 70
-    s = scenario(pirate=P_STAR_STAR, hazards=(), hazard_discard={t: int(COUNT[t]) for t in range(24)},
-                 stack={WEAK: 8})
+    s = scenario(pirate=P_STAR_STAR, hazards=(), hazard_discard={t: int(COUNT[t]) for t in range(24)}, stack={WEAK: 8})
     assert s.fight() == (0, 198)
     # the observation (core.py's layout) carries them: hazard value / 20 at 16, free cards / 5 at 17
     obs = s.observation()
@@ -1148,16 +1239,33 @@ def test_pirate_star_star_with_every_hazard_undefeated():
 # ---- the score --------------------------------------------------------------------------------------
 
 
-SCORE_TABLE = [(WEAPON4, "L"), (WEAPON4, "L"), (WEAPON2, "L"), (WEAPON2, "L"), (GENIUS, "L"),
-               (REALIZATION3, "L"), FOCUSED, FOCUSED, FOCUSED]
+SCORE_TABLE = [
+    (WEAPON4, "L"),
+    (WEAPON4, "L"),
+    (WEAPON2, "L"),
+    (WEAPON2, "L"),
+    (GENIUS, "L"),
+    (REALIZATION3, "L"),
+    FOCUSED,
+    FOCUSED,
+    FOCUSED,
+]
 
 
 def score_position() -> FridayState:
     # pirate 6/20, the other already beaten; total 4+4+2+2+2+3+1+1+1 = 20
     # owned: table (values 20), discard stupid + 2 weak, stack distracted; 7 life; 1 hazard undefeated
-    return scenario(pirate=P6_20, pirates=(P7_25, P6_20), beaten=True, life=7, table=SCORE_TABLE,
-                    discard={STUPID: 1, WEAK: 2}, stack={DISTRACTED: 1}, hazards=(),
-                    hazard_discard={FOOD0: 1})
+    return scenario(
+        pirate=P6_20,
+        pirates=(P7_25, P6_20),
+        beaten=True,
+        life=7,
+        table=SCORE_TABLE,
+        discard={STUPID: 1, WEAK: 2},
+        stack={DISTRACTED: 1},
+        hazards=(),
+        hazard_discard={FOOD0: 1},
+    )
 
 
 def test_score_of_a_won_game():
@@ -1173,8 +1281,7 @@ def test_score_of_a_lost_game_has_no_life_bonus():
 
 
 def test_score_of_a_death_in_a_hazard_fight_counts_the_hazard_as_undefeated():
-    s = scenario(step=2, hazard=WEAPON4, life=1, table=[(GENIUS, "L")], stack={WEAK: 1}, hazards=(),
-                 aging={MORONIC: 1})
+    s = scenario(step=2, hazard=WEAPON4, life=1, table=[(GENIUS, "L")], stack={WEAK: 1}, hazards=(), aging={MORONIC: 1})
     dead = s.child(END_FIGHT)
     # owned: genius 2 (table), weak 0 (stack); the cannibals fought are undefeated
     assert dead.is_terminal() and dead.score == 2 + 0 - 3
@@ -1182,8 +1289,15 @@ def test_score_of_a_death_in_a_hazard_fight_counts_the_hazard_as_undefeated():
 
 def test_a_card_destroyed_in_the_fight_robinson_dies_in_is_not_scored():
     # realization 2 destroys moronic -4; still 2 short of the cannibals' 8 with 1 life: dead
-    s = scenario(step=2, hazard=WEAPON4, life=1, table=[(REALIZATION2, "L"), (MORONIC, "L")], stack={WEAK: 1}, hazards=(),
-                 aging={SUICIDAL: 1})
+    s = scenario(
+        step=2,
+        hazard=WEAPON4,
+        life=1,
+        table=[(REALIZATION2, "L"), (MORONIC, "L")],
+        stack={WEAK: 1},
+        hazards=(),
+        aging={SUICIDAL: 1},
+    )
     s = s.child(USE_BASE + 0).child(TARGET_BASE + 1)
     dead = s.child(END_FIGHT)
     # owned: realization 2 (table), weak 0 (stack); moronic was face down; the cannibals are undefeated
@@ -1205,7 +1319,7 @@ def ref_total(rows: list[tuple[int, str]], pirate: int | None) -> int:
     if pirate == P9_22:
         aging = sorted((v for (c, _), v in zip(face, vals) if KIND[c] == AGING), reverse=True)
         others = sorted((v for (c, _), v in zip(face, vals) if KIND[c] != AGING), reverse=True)
-        return sum((aging + others)[:(len(vals) + 1) // 2])
+        return sum((aging + others)[: (len(vals) + 1) // 2])
     return sum(vals) + (len(vals) if pirate == P10_52 else 0)
 
 
@@ -1223,13 +1337,17 @@ def ref_value(state: FridayState, pirate: int | None) -> int:
     return SPEC_PIRATES[pirate][1]
 
 
-table_cards = st.lists(st.tuples(st.sampled_from(range(NUM_TYPES)), st.sampled_from(["L", "", "Lx", "2", "L2"])),
-                       max_size=9)
+table_cards = st.lists(st.tuples(st.sampled_from(range(NUM_TYPES)), st.sampled_from(["L", "", "Lx", "2", "L2"])), max_size=9)
 
 
 @settings(max_examples=150, deadline=None)
-@given(rows=table_cards, foe=st.one_of(st.tuples(st.just("hazard"), st.integers(0, 23), st.integers(0, 2)),
-                                       st.tuples(st.just("pirate"), st.integers(0, 9), st.just(3))))
+@given(
+    rows=table_cards,
+    foe=st.one_of(
+        st.tuples(st.just("hazard"), st.integers(0, 23), st.integers(0, 2)),
+        st.tuples(st.just("pirate"), st.integers(0, 9), st.just(3)),
+    ),
+)
 def test_fight_total_and_value_match_an_independent_model(rows, foe):
     kind, who, step = foe
     used = np.zeros(NUM_TYPES, dtype=int)
@@ -1238,8 +1356,7 @@ def test_fight_total_and_value_match_an_independent_model(rows, foe):
     if kind == "hazard":
         used[who] += 1
     assume((used <= card_total(3)).all())
-    s = (scenario(level=3, step=step, hazard=who, table=rows) if kind == "hazard"
-         else scenario(level=3, pirate=who, table=rows))
+    s = scenario(level=3, step=step, hazard=who, table=rows) if kind == "hazard" else scenario(level=3, pirate=who, table=rows)
     pirate = who if kind == "pirate" else None
     assert s.fight() == (ref_total(rows, pirate), ref_value(s, pirate))
 
@@ -1259,8 +1376,7 @@ def test_draw_probabilities_are_the_stack_counts(stack):
 
 
 @settings(max_examples=100, deadline=None)
-@given(hazards=st.dictionaries(st.integers(0, 23), st.integers(1, 2), min_size=1, max_size=24),
-       first=st.integers(0, 23))
+@given(hazards=st.dictionaries(st.integers(0, 23), st.integers(1, 2), min_size=1, max_size=24), first=st.integers(0, 23))
 def test_hazard_draw_probabilities_are_the_hazard_stack_counts(hazards, first):
     hazards = {t: min(n, int(COUNT[t])) for t, n in hazards.items()}
     s = scenario(hazards=hazards, stack={WEAK: 1})
@@ -1300,8 +1416,9 @@ def destroy_cost(card: int) -> int:
 
 def can_draw(state: FridayState) -> bool:
     """A fighting card can be drawn: from the stack, or after (aging and) a reshuffle."""
-    return len(state.table) < MAX_SLOTS and (state.zone("stack").sum() + state.zone("discard").sum()
-                                             + state.zone("aging").sum()) > 0
+    return (
+        len(state.table) < MAX_SLOTS and (state.zone("stack").sum() + state.zone("discard").sum() + state.zone("aging").sum()) > 0
+    )
 
 
 def usable(state: FridayState, src: int, a: int) -> bool:
@@ -1410,8 +1527,7 @@ class Tracker:
         if not after_free or self.ended or self.free >= allowed:
             for slot, c, f in state.table:
                 a = int(ABILITY[c])
-                if ("x" not in f and "u" not in f and KIND[c] != AGING and a not in (NONE, STEP)
-                        and usable(state, slot, a)):
+                if "x" not in f and "u" not in f and KIND[c] != AGING and a not in (NONE, STEP) and usable(state, slot, a):
                     out.append(use(slot))
         return sorted(out)
 
@@ -1440,9 +1556,13 @@ class Tracker:
             for _, card, flags in state.table:
                 owned[card] -= "x" in flags
         undefeated = z["hazards"].sum() + z["hazard_discard"].sum() + (state.hazard >= 0)
-        want = (sum(int(VALUE[t]) * int(owned[t]) for t in range(NUM_TYPES) if KIND[t] != AGING)
-                - 5 * int(owned[29:].sum()) + 15 * state.pirates_beaten + (5 * state.life if state.won else 0)
-                - 3 * int(undefeated))
+        want = (
+            sum(int(VALUE[t]) * int(owned[t]) for t in range(NUM_TYPES) if KIND[t] != AGING)
+            - 5 * int(owned[29:].sum())
+            + 15 * state.pirates_beaten
+            + (5 * state.life if state.won else 0)
+            - 3 * int(undefeated)
+        )
         assert state.score == want
         if any(ABILITY[c] == STOP and "L" in f for _, c, f in state.table):
             self.ended = True  # "stop" drawn on the left
@@ -1500,8 +1620,11 @@ class Tracker:
             assert len(legal) == SORT_CHOICES[self.sort_n]
         elif phase == "destroy cards after the loss":
             rows = cards_at(state)
-            fits = [destroy(j) for j, (c, f) in rows.items()
-                    if j > self.last_destroyed and "x" not in f and destroy_cost(c) <= self.budget]
+            fits = [
+                destroy(j)
+                for j, (c, f) in rows.items()
+                if j > self.last_destroyed and "x" not in f and destroy_cost(c) <= self.budget
+            ]
             assert fits and legal == [DONE] + sorted(fits)
             assert state.destroy_budget == self.budget
         elif phase == "choose a hazard":
@@ -1583,9 +1706,15 @@ class Tracker:
 
     def end_fight(self, before: FridayState, after: FridayState, charge_when_drawn: bool) -> None:
         tot, h = before.fight()
-        charge = 0 if charge_when_drawn else sum(
-            1 if ABILITY[c] == MINUS_LIFE1 else 2 for _, c, f in before.table
-            if "x" not in f and ABILITY[c] in (MINUS_LIFE1, MINUS_LIFE2))
+        charge = (
+            0
+            if charge_when_drawn
+            else sum(
+                1 if ABILITY[c] == MINUS_LIFE1 else 2
+                for _, c, f in before.table
+                if "x" not in f and ABILITY[c] in (MINUS_LIFE1, MINUS_LIFE2)
+            )
+        )
         lose = max(h - tot, 0)
         self.new_fight()
         if lose + charge > before.life:
@@ -1691,11 +1820,35 @@ def play_game(state: FridayState, rng: np.random.Generator, greedy: float, stats
     return actions
 
 
-OPTION_SETS = [{}, {"abilities": "after_free"}, {"aging_life": "when_drawn"}, {"empty_aging": "reshuffle"},
-               {"below_replacement": "forced", "sort_draws": "all_at_once"}]
-STRONG_DECK = {DISTRACTED: 5, WEAK: 8, EATING: 1, FOCUSED: 3, GENIUS: 1, WEAPON4: 2, WEAPON2: 2, REALIZATION3: 1,
-               EXPERIENCE3: 1, STRATEGY3: 1, VISION3: 1, REPEAT2: 1, MIMICRY1: 1, DECEPTION1: 1, EQUIPMENT: 2,
-               STRATEGY0: 2, BOOKS: 1, FOOD1: 2, REALIZATION1: 1, VISION2: 1}
+OPTION_SETS = [
+    {},
+    {"abilities": "after_free"},
+    {"aging_life": "when_drawn"},
+    {"empty_aging": "reshuffle"},
+    {"below_replacement": "forced", "sort_draws": "all_at_once"},
+]
+STRONG_DECK = {
+    DISTRACTED: 5,
+    WEAK: 8,
+    EATING: 1,
+    FOCUSED: 3,
+    GENIUS: 1,
+    WEAPON4: 2,
+    WEAPON2: 2,
+    REALIZATION3: 1,
+    EXPERIENCE3: 1,
+    STRATEGY3: 1,
+    VISION3: 1,
+    REPEAT2: 1,
+    MIMICRY1: 1,
+    DECEPTION1: 1,
+    EQUIPMENT: 2,
+    STRATEGY0: 2,
+    BOOKS: 1,
+    FOOD1: 2,
+    REALIZATION1: 1,
+    VISION2: 1,
+}
 """A deck that has beaten many hazards: random play from it reaches the pirates."""
 
 
@@ -1703,10 +1856,25 @@ def late_start(level: int, rng: np.random.Generator, options: dict) -> FridaySta
     """A red step with 3 hazards left, or the pirate choice, with a strong deck."""
     pirates = tuple(int(p) for p in rng.choice(10, size=2, replace=False))
     if rng.random() < 0.5:
-        return scenario(level=level, step=2, pirates=pirates, stack=STRONG_DECK,
-                        hazards={FOOD0: 1, DECEPTION0: 1, FOOD2: 1}, hazard_discard={REALIZATION2: 1}, **options)
-    return scenario(level=level, step=3, pirates=pirates, stack=STRONG_DECK, hazards=(),
-                    hazard_discard={FOOD0: 1, REALIZATION2: 1}, discard={STUPID: 1}, **options)
+        return scenario(
+            level=level,
+            step=2,
+            pirates=pirates,
+            stack=STRONG_DECK,
+            hazards={FOOD0: 1, DECEPTION0: 1, FOOD2: 1},
+            hazard_discard={REALIZATION2: 1},
+            **options,
+        )
+    return scenario(
+        level=level,
+        step=3,
+        pirates=pirates,
+        stack=STRONG_DECK,
+        hazards=(),
+        hazard_discard={FOOD0: 1, REALIZATION2: 1},
+        discard={STUPID: 1},
+        **options,
+    )
 
 
 @pytest.mark.parametrize("level", [1, 2, 3, 4])
@@ -1724,8 +1892,13 @@ def test_random_play_soak_keeps_every_invariant(level):
         else:
             start = FridayGame(level=level, **options).new_initial_state()
         play_game(start, rng, greedy=0.9, stats=stats)
-    assert {"fight", "choose a hazard", "choose a target", "destroy cards after the loss",
-            "choose the pirate to fight first"} <= stats.phases
+    assert {
+        "fight",
+        "choose a hazard",
+        "choose a target",
+        "destroy cards after the loss",
+        "choose the pirate to fight first",
+    } <= stats.phases
     assert {"use", "target", "destroy", DRAW_FREE, DRAW_PAID, END_FIGHT, FIGHT_0, FIGHT_1} <= stats.actions
     assert 3 in stats.steps
 
@@ -1735,10 +1908,18 @@ def test_random_play_reaches_every_phase_and_wins_some_games():
     stats = Stats()
     while stats.decisions < 4000:
         play_game(late_start(1 + stats.games % 4, rng, {}), rng, greedy=1.0, stats=stats)
-    assert stats.phases == {"choose a hazard", "fight", "choose a target", "+2 cards: draw the second?",
-                            "2x exchange: exchange again?", "sort the drawn cards",
-                            "destroy cards after the loss", "choose the pirate to fight first",
-                            "sort 3 cards: draw another?", "below the pile: draw a free replacement?"}
+    assert stats.phases == {
+        "choose a hazard",
+        "fight",
+        "choose a target",
+        "+2 cards: draw the second?",
+        "2x exchange: exchange again?",
+        "sort the drawn cards",
+        "destroy cards after the loss",
+        "choose the pirate to fight first",
+        "sort 3 cards: draw another?",
+        "below the pile: draw a free replacement?",
+    }
     assert {"sort", SKIP, CONCEDE, EXTRA_DRAW, DONE} <= stats.actions
     assert stats.won > 0
 

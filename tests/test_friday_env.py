@@ -51,11 +51,18 @@ def test_make_through_the_registry():
     assert env.action_space.n == NUM_ACTIONS == 150
     assert tablegym.envs.SINGLE_AGENT_ENV_IDS["tablegym/Friday-v1"][1] == {"level": 1, "illegal_action": "penalty"}
     assert env.unwrapped.game.level == 1
-    env = gymnasium.make("tablegym/Friday-v1", level=3, abilities="after_free", aging_life="when_drawn",
-                         empty_aging="lose", max_steps=10)
-    assert env.unwrapped.game.spec.options == {"level": 3, "abilities": "after_free", "aging_life": "when_drawn",
-                                               "empty_aging": "lose", "below_replacement": "optional",
-                                               "sort_draws": "one_at_a_time", "max_life_level4": 22}
+    env = gymnasium.make(
+        "tablegym/Friday-v1", level=3, abilities="after_free", aging_life="when_drawn", empty_aging="lose", max_steps=10
+    )
+    assert env.unwrapped.game.spec.options == {
+        "level": 3,
+        "abilities": "after_free",
+        "aging_life": "when_drawn",
+        "empty_aging": "lose",
+        "below_replacement": "optional",
+        "sort_draws": "one_at_a_time",
+        "max_life_level4": 22,
+    }
     assert gymnasium.make("tablegym/Friday-v1").unwrapped.game.spec.options["empty_aging"] == "lose"  # official
     with pytest.raises(gymnasium.error.DeprecatedEnv, match="Friday-v1"):  # v0 played the first reading
         gymnasium.make("tablegym/Friday-v0")
@@ -65,10 +72,15 @@ def test_make_through_the_registry():
 
 
 def test_bad_arguments_are_refused():
-    for kwargs, words in [({"reward": "life"}, "reward"), ({"illegal_action": "ignore"}, "illegal_action"),
-                          ({"max_steps": 0}, "max_steps"), ({"render_mode": "human"}, "render_mode"),
-                          ({"level": 5}, "level must be 1, 2, 3 or 4"), ({"abilities": "never"}, "abilities"),
-                          ({"max_life_level4": 21}, "max_life_level4")]:
+    for kwargs, words in [
+        ({"reward": "life"}, "reward"),
+        ({"illegal_action": "ignore"}, "illegal_action"),
+        ({"max_steps": 0}, "max_steps"),
+        ({"render_mode": "human"}, "render_mode"),
+        ({"level": 5}, "level must be 1, 2, 3 or 4"),
+        ({"abilities": "never"}, "abilities"),
+        ({"max_life_level4": 21}, "max_life_level4"),
+    ]:
         with pytest.raises(ValueError, match=words):
             FridayEnv(**kwargs)
 
@@ -254,13 +266,13 @@ def test_state_image_draws_life_step_and_the_left_row():
     green_x = render.IMAGE_W - 4 * (square + render.GAP)
     assert img[render.GAP + 1, green_x + 1].tolist() == render.INK.tolist()  # the current step is framed
     assert img[mid, green_x + square // 2].tolist() == render.STEP_COLOURS[0].tolist()
-    (_, card, flags), = state.table
+    ((_, card, flags),) = state.table
     assert "L" in flags
     y0 = render.STATUS_H + render.FIGHT_H + render.GAP
     x0 = render.SIDE_W + render.GAP
     kind = render.CARDS[card].kind
     assert img[y0 + 2, x0 + 2].tolist() == render.KIND_COLOURS[kind].tolist()
-    right = img[y0 + render.ROW_H:y0 + render.ROW_H + render.CARD_H, x0:x0 + render.CARD_W]
+    right = img[y0 + render.ROW_H : y0 + render.ROW_H + render.CARD_H, x0 : x0 + render.CARD_W]
     assert (right == render.TABLE_COLOUR).all()  # nothing paid for yet
 
 
@@ -273,8 +285,7 @@ def test_maskable_ppo_smoke():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SB3's notes about CPU/GPU and batch size
-        model = MaskablePPO("MlpPolicy", FridayEnv(max_steps=200), n_steps=128, batch_size=64, n_epochs=1, seed=0,
-                            device="cpu")
+        model = MaskablePPO("MlpPolicy", FridayEnv(max_steps=200), n_steps=128, batch_size=64, n_epochs=1, seed=0, device="cpu")
         model.learn(total_timesteps=256)
     env = FridayEnv()
     obs, info = env.reset(seed=0)
@@ -309,7 +320,10 @@ def test_play_friday_as_a_person_until_the_game_ends(monkeypatch, capsys):
     assert main(["play", "friday", "--level", "2", "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "FridayGame(level=2, abilities='any_time'" in out and ": you play" in out
-    assert "legal moves (type an action's number or its name; 'q' quits):\n    0  fight first hazard\n    1  fight second hazard" in out
+    assert (
+        "legal moves (type an action's number or its name; 'q' quits):\n    0  fight first hazard\n    1  fight second hazard"
+        in out
+    )
     assert "illegal action 'banana' (not a legal action while: choose a hazard); legal actions are [0, 1]; try again" in out
     assert "life 20  step green  level 2" in out and "    3  draw free" in out
     lines = out.strip().splitlines()

@@ -148,8 +148,13 @@ def test_bad_checkpoints_give_clear_errors(tmp_path):
     with pytest.raises(CheckpointError, match="inputs"):
         load_friday_model(_save(tmp_path / "wide.pt", ValueMLP(NetConfig(NUM_FEATURES + 1, (8,)))))
     with pytest.raises(CheckpointError, match="rule options"):
-        load_friday_model(_save(tmp_path / "opt.pt", ValueMLP(NetConfig(NUM_FEATURES, (8,))),
-                                options={**FridayGame().spec.options, "abilities": "after_free"}))
+        load_friday_model(
+            _save(
+                tmp_path / "opt.pt",
+                ValueMLP(NetConfig(NUM_FEATURES, (8,))),
+                options={**FridayGame().spec.options, "abilities": "after_free"},
+            )
+        )
     with pytest.raises(CheckpointError, match="game"):
         load_friday_model(_save(tmp_path / "trap.pt", ValueMLP(NetConfig(NUM_FEATURES, (8,))), game="trap"))
 
@@ -166,8 +171,18 @@ def test_calibration_bins_hold_equal_counts_and_their_means():
 
 
 def _tiny(run_dir, **kw) -> Args:
-    base = dict(run_dir=str(run_dir), minutes=None, iterations=2, games_per_iter=4, nodes=40, workers=1,
-                hidden=(8,), batch_size=32, epochs=1.0, progress=False)
+    base = dict(
+        run_dir=str(run_dir),
+        minutes=None,
+        iterations=2,
+        games_per_iter=4,
+        nodes=40,
+        workers=1,
+        hidden=(8,),
+        batch_size=32,
+        epochs=1.0,
+        progress=False,
+    )
     base.update(kw)
     return Args(**base)
 
@@ -210,8 +225,17 @@ def test_the_progress_target_trains_on_progress_returns_and_loads_its_own_kernel
 
 
 def test_monte_carlo_self_play_learns_the_outcome_return_and_is_evaluated_in_the_same_search(tmp_path):
-    args = _tiny(tmp_path / "mc", iterations=2, planner="mc", target="outcome", rollouts=2, horizon=1,
-                 games_per_iter=4, eval_every=2, eval_games=1)
+    args = _tiny(
+        tmp_path / "mc",
+        iterations=2,
+        planner="mc",
+        target="outcome",
+        rollouts=2,
+        horizon=1,
+        games_per_iter=4,
+        eval_every=2,
+        eval_games=1,
+    )
     # no network yet: rollouts to the end; then the network at the horizon, against Fridai's score there
     assert search_spec(args, None) == "mc:rollouts=2"
     net = tmp_path / "net.pt"
@@ -291,9 +315,25 @@ def test_reports_give_the_step_each_game_ended_in_and_paired_score_differences(t
     lines = []
     for agent, scores, steps in (("a", [-60, -70, -80], [1, 1, 0]), ("b", [-50, -58, -75], [1, 3, 2])):
         for game, (score, step) in enumerate(zip(scores, steps)):
-            lines.append(json.dumps({"game": game, "agent": agent, "level": 1, "seed": 0, "options": opts, "won": False,
-                                     "score": score, "life": 0, "step": step, "pirates_beaten": 0, "decisions": 9,
-                                     "seconds": 1.0, "polled": 0}))
+            lines.append(
+                json.dumps(
+                    {
+                        "game": game,
+                        "agent": agent,
+                        "level": 1,
+                        "seed": 0,
+                        "options": opts,
+                        "won": False,
+                        "score": score,
+                        "life": 0,
+                        "step": step,
+                        "pirates_beaten": 0,
+                        "decisions": 9,
+                        "seconds": 1.0,
+                        "polled": 0,
+                    }
+                )
+            )
     path = tmp_path / "r.jsonl"
     path.write_text("\n".join(lines) + "\n")
     table = report([str(path)])
@@ -314,10 +354,29 @@ def test_the_variant_report_pairs_an_agent_with_its_own_games_under_other_rules(
 
     def write(name, options, wins, scores):
         path = tmp_path / name
-        path.write_text("".join(json.dumps({"game": g, "agent": "a", "level": 1, "seed": 0, "options": options,
-                                            "won": w, "score": s, "life": 0, "step": 3, "pirates_beaten": 0,
-                                            "decisions": 9, "seconds": 1.0, "polled": 0}) + "\n"
-                                for g, (w, s) in enumerate(zip(wins, scores))))
+        path.write_text(
+            "".join(
+                json.dumps(
+                    {
+                        "game": g,
+                        "agent": "a",
+                        "level": 1,
+                        "seed": 0,
+                        "options": options,
+                        "won": w,
+                        "score": s,
+                        "life": 0,
+                        "step": 3,
+                        "pirates_beaten": 0,
+                        "decisions": 9,
+                        "seconds": 1.0,
+                        "polled": 0,
+                    }
+                )
+                + "\n"
+                for g, (w, s) in enumerate(zip(wins, scores))
+            )
+        )
         return str(path)
 
     here = write("new.jsonl", new, [True, False, False, False], [100, -50, -60, -40])
@@ -325,7 +384,9 @@ def test_the_variant_report_pairs_an_agent_with_its_own_games_under_other_rules(
     table = variant_report([here], [there])
     # wins -0, -1, 0, -1: mean -50 points, sd 57.7, 1.96 x 57.7 / 2 = 56.6
     # scores -10, -140, 0, -120: mean -67.5, sd 72.7, 1.96 x 72.7 / 2 = 71.3
-    assert "| a | 1 | empty_aging reshuffle -> lose, sort_draws - -> one_at_a_time | 4 | -50.0 ± 56.6 | -67.5 ± 71.3 | 3 |" in table
+    assert (
+        "| a | 1 | empty_aging reshuffle -> lose, sort_draws - -> one_at_a_time | 4 | -50.0 ± 56.6 | -67.5 ± 71.3 | 3 |" in table
+    )
     assert variant_report([here], [here]).count("\n") == 1  # the same options: nothing to pair
 
 

@@ -31,8 +31,18 @@ def test_badness_marks_the_junk_worked_by_hand():
     assert [badness(t) for t in (DISTRACTED, WEAK, STUPID, SCARED)] == [1.0, 0.0, 2.0, 2.5]
     assert badness(EATING) < 0 and badness(RAFT_FOOD) < 0  # 0-value cards with a useful ability stay
     junk = {CARDS[t].name for t in range(NUM_TYPES) if badness(t) >= 0 and VALUE[t] <= 0}
-    assert junk == {"distracted", "weak", "scared", "very tired", "hungry", "stupid", "very stupid",
-                    "very hungry", "moronic", "suicidal"}
+    assert junk == {
+        "distracted",
+        "weak",
+        "scared",
+        "very tired",
+        "hungry",
+        "stupid",
+        "very stupid",
+        "very hungry",
+        "moronic",
+        "suicidal",
+    }
 
 
 def test_a_deliberate_loss_destroys_the_weak_cards_that_fridai_keeps():
@@ -100,8 +110,13 @@ def test_a_rollout_is_determined_by_its_seed_and_plays_to_the_end_or_the_horizon
     ends = []
     for horizon in (0, 0, 3):
         x = s.array
-        k_rollout(x[HEADER:].view(np.int8), np.array([12345], dtype=np.int64), np.empty(256, dtype=np.int64),
-                  np.zeros(NUM_TYPES, dtype=np.int64), horizon)
+        k_rollout(
+            x[HEADER:].view(np.int8),
+            np.array([12345], dtype=np.int64),
+            np.empty(256, dtype=np.int64),
+            np.zeros(NUM_TYPES, dtype=np.int64),
+            horizon,
+        )
         k_sync(x)
         ends.append(FridayState(s.game, x))
     assert ends[0].is_terminal() and (ends[0]._s == ends[1]._s).all()  # to the end, the same way twice
@@ -152,8 +167,7 @@ def _loop_fight() -> FridayState:
     each puts the other below the empty stack and draws it straight back, face up and unused
     (the replacement forced, as in the first reading; with it optional the loop is the same plus
     one "draw replacement" decision a turn)."""
-    return scenario(pirate=0, pirates=(0, 1), table=[(DECEPTION_0, "L"), (DECEPTION_1, "L")], life=0,
-                    below_replacement="forced")
+    return scenario(pirate=0, pirates=(0, 1), table=[(DECEPTION_0, "L"), (DECEPTION_1, "L")], life=0, below_replacement="forced")
 
 
 def test_two_below_the_pile_cards_bring_a_fight_back_to_where_it_was():

@@ -59,8 +59,29 @@ def _zip_bytes(members: list[tuple[str, bytes, int, int, int]]) -> bytes:
         offset = len(out)
         out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, method, 0, 0x21, crc, len(data), size, len(raw), 0)
         out += raw + data
-        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, method, 0, 0x21, crc, len(data), size,
-                               len(raw), 0, 0, 0, 0, 0, offset) + raw
+        central += (
+            struct.pack(
+                "<IHHHHHHIIIHHHHHII",
+                0x02014B50,
+                20,
+                20,
+                0,
+                method,
+                0,
+                0x21,
+                crc,
+                len(data),
+                size,
+                len(raw),
+                0,
+                0,
+                0,
+                0,
+                0,
+                offset,
+            )
+            + raw
+        )
     start = len(out)
     out += central + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(members), len(members), len(central), start, 0)
     return bytes(out)
@@ -112,11 +133,14 @@ import tablegym.models.export, tablegym.models.learned, tablegym.models.sb3_file
 from tablegym.envs import make_game
 from tablegym.models.learned import load_evaluator
 """
-MASKABLE = BASE + """import gymnasium, warnings
+MASKABLE = (
+    BASE
+    + """import gymnasium, warnings
 from sb3_contrib import MaskablePPO
 warnings.simplefilter("ignore")
 MODEL = MaskablePPO("MlpPolicy", gymnasium.make("tablegym/Trilobite-v0"), n_steps=64, device="cpu")
 """
+)
 MEASURED: dict[str, tuple] = {}
 """Each attack's outcome (printed with ``pytest -s``): the table of the README's security section."""
 
@@ -145,8 +169,10 @@ def refused_in_child(name: str, body: str, path: Path, error: str, match: str, *
     before, after = map(float, hwm.read_text().split())
     grew = after - before if after == after else out.grew_mb
     MEASURED[name] = (out.error, round(after), round(grew), out.message)
-    print(f"\nHOSTILE {name} | {path.stat().st_size:,} bytes | {out.error} | peak {after:.0f} MB | "
-          f"grew {grew:.0f} MB | {out.message}")
+    print(
+        f"\nHOSTILE {name} | {path.stat().st_size:,} bytes | {out.error} | peak {after:.0f} MB | "
+        f"grew {grew:.0f} MB | {out.message}"
+    )
     assert not out.ok and out.error == error, out
     assert "\n" not in out.message and str(path) in out.message, out.message
     assert re.search(match, out.message), out.message
@@ -175,8 +201,13 @@ def _sb3_with(src: Path, dst: Path, replace: dict[str, tuple] | None = None, dro
 
 
 def _exported_meta(game, layers: int) -> dict:
-    return {"game": game.spec.name, "options": dict(game.spec.options), "network": EXPORTED, "output": "value",
-            "activations": [["relu", 0.0]] * (layers - 1) + [["tanh", 0.0]]}
+    return {
+        "game": game.spec.name,
+        "options": dict(game.spec.options),
+        "network": EXPORTED,
+        "output": "value",
+        "activations": [["relu", 0.0]] * (layers - 1) + [["tanh", 0.0]],
+    }
 
 
 # -- exported networks and checkpoints ----------------------------------------------------------------
@@ -185,14 +216,24 @@ def _exported_meta(game, layers: int) -> dict:
 def test_an_exported_network_of_zero_stride_weights_is_refused(tmp_path):
     game = make_game("trilobite")
     one = torch.zeros(1)
-    state = {"0.weight": one.expand(30000, 168), "0.bias": one.expand(30000), "1.weight": one.expand(30000, 30000),
-             "1.bias": one.expand(30000), "2.weight": one.expand(1, 30000), "2.bias": one}
+    state = {
+        "0.weight": one.expand(30000, 168),
+        "0.bias": one.expand(30000),
+        "1.weight": one.expand(30000, 30000),
+        "1.bias": one.expand(30000),
+        "2.weight": one.expand(1, 30000),
+        "2.bias": one,
+    }
     path = save_checkpoint(tmp_path / "zero-stride.pt", state=state, metadata=_exported_meta(game, 3))
     assert path.stat().st_size < 4096  # 3.6 GB of float32 (7.2 GB once float64) declared by 2 kB
-    refused_in_child("exported network, zero-stride 30000x30000 weights",
-                     f"load_evaluator(make_game('trilobite'), {str(path)!r})", path,
-                     "ModelTooLargeError", r"its tensor model\['0\.weight'\] of shape \(30000, 168\) \(20,160,000 bytes\) is a zero-stride view of 4 "
-                     r"bytes of storage; a tensor must fit its storage, refused")
+    refused_in_child(
+        "exported network, zero-stride 30000x30000 weights",
+        f"load_evaluator(make_game('trilobite'), {str(path)!r})",
+        path,
+        "ModelTooLargeError",
+        r"its tensor model\['0\.weight'\] of shape \(30000, 168\) \(20,160,000 bytes\) is a zero-stride view of 4 "
+        r"bytes of storage; a tensor must fit its storage, refused",
+    )
 
 
 def test_a_state_dict_whose_tensors_share_one_storage_is_refused_by_its_total(tmp_path):
@@ -204,9 +245,13 @@ def test_a_state_dict_whose_tensors_share_one_storage_is_refused_by_its_total(tm
     state["1101.weight"], state["1101.bias"] = torch.ones(1, 512), torch.zeros(1)
     path = save_checkpoint(tmp_path / "shared.pt", state=state, metadata=_exported_meta(game, 1102))
     assert path.stat().st_size < 2 * MIB
-    refused_in_child("exported network, 1100 layers naming one 1 MiB storage",
-                     f"load_evaluator(make_game('trilobite'), {str(path)!r})", path,
-                     "ModelTooLargeError", r"tensors of [\d,]+ bytes, over the limit of 1,073,741,824 \(model_bytes\)")
+    refused_in_child(
+        "exported network, 1100 layers naming one 1 MiB storage",
+        f"load_evaluator(make_game('trilobite'), {str(path)!r})",
+        path,
+        "ModelTooLargeError",
+        r"tensors of [\d,]+ bytes, over the limit of 1,073,741,824 \(model_bytes\)",
+    )
 
 
 def _torch_zip_with_bomb(mib: int) -> bytes:
@@ -236,9 +281,13 @@ def test_a_checkpoint_with_a_compressed_storage_is_refused_before_torch_inflates
     path = tmp_path / "deflated.pt"
     path.write_bytes(_torch_zip_with_bomb(1000))
     assert path.stat().st_size < 2 * MIB  # 1000 MiB once inflated
-    refused_in_child("checkpoint, storage member deflating to 1000 MiB",
-                     f"tablegym.models.checkpoint.load_checkpoint({str(path)!r})", path,
-                     "ModelTooLargeError", r"member '[^']*data/0' is compressed \(deflate\), which torch never writes")
+    refused_in_child(
+        "checkpoint, storage member deflating to 1000 MiB",
+        f"tablegym.models.checkpoint.load_checkpoint({str(path)!r})",
+        path,
+        "ModelTooLargeError",
+        r"member '[^']*data/0' is compressed \(deflate\), which torch never writes",
+    )
 
 
 def test_checkpoint_metadata_that_describes_a_wider_network_than_the_file_builds_nothing(tmp_path):
@@ -246,15 +295,23 @@ def test_checkpoint_metadata_that_describes_a_wider_network_than_the_file_builds
     payload["metadata"]["net"]["hidden"] = [30000]
     path = tmp_path / "hidden.pt"
     torch.save(payload, path)
-    refused_in_child("checkpoint metadata hidden=[30000]", f"load_evaluator(make_game('trilobite'), {str(path)!r})",
-                     path, "CheckpointError",
-                     r"does not match its network description: 'hidden\.0\.weight' is \(128, 112\) in the file, "
-                     r"\(30000, 112\) by its metadata")
+    refused_in_child(
+        "checkpoint metadata hidden=[30000]",
+        f"load_evaluator(make_game('trilobite'), {str(path)!r})",
+        path,
+        "CheckpointError",
+        r"does not match its network description: 'hidden\.0\.weight' is \(128, 112\) in the file, "
+        r"\(30000, 112\) by its metadata",
+    )
     payload["metadata"]["net"]["hidden"] = [10**6, 10**6]
     torch.save(payload, path)
-    refused_in_child("checkpoint metadata hidden=[10^6, 10^6]",
-                     f"load_evaluator(make_game('trilobite'), {str(path)!r})", path, "ModelTooLargeError",
-                     r"its metadata describes a network of [\d,]+ bytes, over the limit of [\d,]+ \(model_bytes\)")
+    refused_in_child(
+        "checkpoint metadata hidden=[10^6, 10^6]",
+        f"load_evaluator(make_game('trilobite'), {str(path)!r})",
+        path,
+        "ModelTooLargeError",
+        r"its metadata describes a network of [\d,]+ bytes, over the limit of [\d,]+ \(model_bytes\)",
+    )
 
 
 @pytest.mark.parametrize("trainer", ["ppo", "dqn"])
@@ -264,24 +321,35 @@ def test_policy_and_q_network_metadata_with_huge_hidden_sizes_builds_nothing(tmp
     game = make_game("trilobite")
     inputs, actions = 168, game.spec.num_actions
     if trainer == "ppo":
-        model, call = ActorCritic(inputs, actions, (8,)), "tablegym.models.policy.load_actor_critic({p!r}, make_game('trilobite'))"
+        model, call = (
+            ActorCritic(inputs, actions, (8,)),
+            "tablegym.models.policy.load_actor_critic({p!r}, make_game('trilobite'))",
+        )
     else:
         model = nn.ModuleDict({"q": qnetwork(inputs, actions, (8,)), "target": qnetwork(inputs, actions, (8,))})
         call = "tablegym.models.policy.load_qnet({p!r})"
-    meta = {"game": "trilobite", "options": dict(game.spec.options),
-            trainer: {"inputs": inputs, "actions": actions, "hidden": [60000, 60000]}}
+    meta = {
+        "game": "trilobite",
+        "options": dict(game.spec.options),
+        trainer: {"inputs": inputs, "actions": actions, "hidden": [60000, 60000]},
+    }
     path = save_checkpoint(tmp_path / f"{trainer}.pt", model=model, metadata=meta)
-    refused_in_child(f"{trainer} checkpoint metadata hidden=[60000, 60000]",
-                     "import tablegym.models.policy\n" + call.format(p=str(path)), path, "ModelTooLargeError",
-                     r"its metadata describes a network of [\d,]+ bytes, over the limit of 1,073,741,824 \(model_bytes\)")
+    refused_in_child(
+        f"{trainer} checkpoint metadata hidden=[60000, 60000]",
+        "import tablegym.models.policy\n" + call.format(p=str(path)),
+        path,
+        "ModelTooLargeError",
+        r"its metadata describes a network of [\d,]+ bytes, over the limit of 1,073,741,824 \(model_bytes\)",
+    )
 
 
 def test_a_forged_storage_size_is_refused_by_torchs_own_check(tmp_path):
     """torch compares every storage it allocates with its member's size (the archive check
     relies on it): a pickle declaring more elements than its member holds allocates nothing."""
     k = 123457
-    members = _members_of_bytes(_torch_bytes({"format": "tablegym-checkpoint-v1", "metadata": {},
-                                              "model": {"w": torch.zeros(k)}}))
+    members = _members_of_bytes(
+        _torch_bytes({"format": "tablegym-checkpoint-v1", "metadata": {}, "model": {"w": torch.zeros(k)}})
+    )
     pkl = next(n for n in members if n.endswith("/data.pkl"))
     members[pkl] = members[pkl].replace(b"J" + k.to_bytes(4, "little"), b"J" + (256 * MIB).to_bytes(4, "little"))
     path = _write_zip(tmp_path / "forged.pt", [_stored(n, b) for n, b in members.items()])
@@ -290,16 +358,21 @@ def test_a_forged_storage_size_is_refused_by_torchs_own_check(tmp_path):
 
 
 def test_a_big_pickle_a_legacy_file_and_too_many_members_are_refused_by_name(tmp_path):
-    note = save_checkpoint(tmp_path / "note.pt", state={"w": torch.zeros(1)},
-                           metadata={"note": "x" * (2 * MIB)})
+    note = save_checkpoint(tmp_path / "note.pt", state={"w": torch.zeros(1)}, metadata={"note": "x" * (2 * MIB)})
     with pytest.raises(ModelTooLargeError, match=r"a pickle of [\d,]+ bytes .* \(pickle_bytes\)"):
         load_checkpoint(note)
     legacy = tmp_path / "legacy.pt"
     torch.save({"format": "tablegym-checkpoint-v1", "model": {}}, legacy, _use_new_zipfile_serialization=False)
     with pytest.raises(CheckpointError, match="legacy format is refused"):
         load_checkpoint(legacy)
-    with raised_limits(zip_members=4), pytest.raises(ModelTooLargeError, match=r"zip members, over the limit of 4 "
-                                                                                 r"\(zip_members\)"):
+    with (
+        raised_limits(zip_members=4),
+        pytest.raises(
+            ModelTooLargeError,
+            match=r"zip members, over the limit of 4 "
+            r"\(zip_members\)",
+        ),
+    ):
         load_checkpoint(default_checkpoint("trilobite"))
 
 
@@ -311,35 +384,56 @@ def test_an_sb3_zip_of_five_gib_members_is_refused_by_their_sum(sb3_zip, tmp_pat
     names = ["policy.pth", "policy.optimizer.pth", "pytorch_variables.pth", "a.pth", "b.pth"]
     path = _sb3_with(sb3_zip, tmp_path / "bombs.zip", {n: _bomb(n, 1000) for n in names})
     assert path.stat().st_size < 8 * MIB
-    body = {"load_evaluator": f"load_evaluator(make_game('trilobite'), {str(path)!r})",
-            "restore": f"tablegym.models.sb3_files.restore(MODEL, {str(path)!r})"}[loader]
-    refused_in_child(f"SB3 zip, five 1000 MiB .pth members ({loader})", body, path, "ModelTooLargeError",
-                     r"members inflate to [\d,]+ bytes together, over the limit of 1,073,741,824 \(model_bytes\); "
-                     r"refused; raise it with --max-model-mb", imports=MASKABLE)
+    body = {
+        "load_evaluator": f"load_evaluator(make_game('trilobite'), {str(path)!r})",
+        "restore": f"tablegym.models.sb3_files.restore(MODEL, {str(path)!r})",
+    }[loader]
+    refused_in_child(
+        f"SB3 zip, five 1000 MiB .pth members ({loader})",
+        body,
+        path,
+        "ModelTooLargeError",
+        r"members inflate to [\d,]+ bytes together, over the limit of 1,073,741,824 \(model_bytes\); "
+        r"refused; raise it with --max-model-mb",
+        imports=MASKABLE,
+    )
 
 
 def test_an_sb3_data_json_inflating_to_512_mib_is_refused_before_it_is_inflated(sb3_zip, tmp_path):
-    path = _sb3_with(sb3_zip, tmp_path / "json.zip",
-                     {"data": _bomb("data", 512, prefix=b'{"x": "', fill=ord("a"), suffix=b'"}')})
-    refused_in_child("SB3 zip, data JSON inflating to 512 MiB", f"load_evaluator(make_game('trilobite'), {str(path)!r})",
-                     path, "ModelTooLargeError", r"its data: [\d,]+ bytes of JSON, over the limit of [\d,]+ \(json_bytes\)")
+    path = _sb3_with(sb3_zip, tmp_path / "json.zip", {"data": _bomb("data", 512, prefix=b'{"x": "', fill=ord("a"), suffix=b'"}')})
+    refused_in_child(
+        "SB3 zip, data JSON inflating to 512 MiB",
+        f"load_evaluator(make_game('trilobite'), {str(path)!r})",
+        path,
+        "ModelTooLargeError",
+        r"its data: [\d,]+ bytes of JSON, over the limit of [\d,]+ \(json_bytes\)",
+    )
 
 
 def test_an_sb3_data_json_nested_200000_deep_is_refused_without_a_recursion_error(sb3_zip, tmp_path):
     deep = b"[" * 200_000 + b"]" * 200_000
     path = _sb3_with(sb3_zip, tmp_path / "deep.zip", {"data": _deflated("data", deep)})
-    refused_in_child("SB3 zip, data JSON nested 200,000 deep",
-                     f"tablegym.models.sb3_files.read_sb3_network({str(path)!r})", path, "ModelTooLargeError",
-                     r"JSON nested 200,000 deep, over the limit of 64 \(json_depth\)")
+    refused_in_child(
+        "SB3 zip, data JSON nested 200,000 deep",
+        f"tablegym.models.sb3_files.read_sb3_network({str(path)!r})",
+        path,
+        "ModelTooLargeError",
+        r"JSON nested 200,000 deep, over the limit of 64 \(json_depth\)",
+    )
 
 
 def test_an_sb3_data_json_of_millions_of_empty_lists_is_refused_by_its_value_count(sb3_zip, tmp_path):
     lists = b"[" + b"[]," * (21 * MIB) + b"[]]"  # 63 MiB, within json_bytes: 1.7 GB once parsed
     path = _sb3_with(sb3_zip, tmp_path / "lists.zip", {"data": _deflated("data", lists)})
     assert path.stat().st_size < MIB
-    refused_in_child("SB3 zip, data JSON of 22 million empty lists", f"load_evaluator(make_game('trilobite'), {str(path)!r})",
-                     path, "ModelTooLargeError", r"its data: JSON of up to [\d,]+ values, over the limit of 4,194,304 "
-                                                 r"\(json_values\)")
+    refused_in_child(
+        "SB3 zip, data JSON of 22 million empty lists",
+        f"load_evaluator(make_game('trilobite'), {str(path)!r})",
+        path,
+        "ModelTooLargeError",
+        r"its data: JSON of up to [\d,]+ values, over the limit of 4,194,304 "
+        r"\(json_values\)",
+    )
 
 
 def test_json_is_measured_in_one_pass_whatever_its_strings():
@@ -359,11 +453,18 @@ def test_json_is_measured_in_one_pass_whatever_its_strings():
 @pytest.mark.parametrize("loader", ["load_evaluator", "restore"])
 def test_an_sb3_pth_member_that_is_a_compressed_torch_zip_is_refused(sb3_zip, tmp_path, loader):
     path = _sb3_with(sb3_zip, tmp_path / "inner.zip", {"policy.pth": _stored("policy.pth", _torch_zip_with_bomb(1000))})
-    body = {"load_evaluator": f"load_evaluator(make_game('trilobite'), {str(path)!r})",
-            "restore": f"tablegym.models.sb3_files.restore(MODEL, {str(path)!r})"}[loader]
-    refused_in_child(f"SB3 zip, policy.pth a torch zip with a 1000 MiB deflated storage ({loader})", body, path,
-                     "ModelTooLargeError", r"its policy\.pth: its member '[^']*data/0' is compressed \(deflate\)",
-                     imports=MASKABLE)
+    body = {
+        "load_evaluator": f"load_evaluator(make_game('trilobite'), {str(path)!r})",
+        "restore": f"tablegym.models.sb3_files.restore(MODEL, {str(path)!r})",
+    }[loader]
+    refused_in_child(
+        f"SB3 zip, policy.pth a torch zip with a 1000 MiB deflated storage ({loader})",
+        body,
+        path,
+        "ModelTooLargeError",
+        r"its policy\.pth: its member '[^']*data/0' is compressed \(deflate\)",
+        imports=MASKABLE,
+    )
 
 
 # -- numpy files ------------------------------------------------------------------------------------------
@@ -371,17 +472,23 @@ def test_an_sb3_pth_member_that_is_a_compressed_torch_zip_is_refused(sb3_zip, tm
 
 def _npy_header(shape: tuple[int, ...], dtype=np.float32) -> bytes:
     buf = io.BytesIO()
-    np.lib.format.write_array_header_1_0(buf, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
-                                               "fortran_order": False, "shape": shape})
+    np.lib.format.write_array_header_1_0(
+        buf, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": shape}
+    )
     return buf.getvalue()  # the magic string, then the header
 
 
 def test_an_npy_header_declaring_2e11_elements_is_refused_before_allocation(tmp_path):
     path = tmp_path / "huge.npy"
     path.write_bytes(_npy_header((2 * 10**11,)) + bytes(64))
-    refused_in_child(".npy header declaring 2e11 float32", f"tablegym.envs.limits.load_npy({str(path)!r})", path,
-                     "LimitError", r"an array of shape \(200000000000,\) and dtype float32 \(800,000,000,000 bytes\), "
-                                   r"over the limit of [\d,]+ \(model_bytes\)")
+    refused_in_child(
+        ".npy header declaring 2e11 float32",
+        f"tablegym.envs.limits.load_npy({str(path)!r})",
+        path,
+        "LimitError",
+        r"an array of shape \(200000000000,\) and dtype float32 \(800,000,000,000 bytes\), "
+        r"over the limit of [\d,]+ \(model_bytes\)",
+    )
     small = tmp_path / "small.npy"
     small.write_bytes(_npy_header((1000,)) + bytes(64))  # within the budget, but not within the file
     with pytest.raises(LimitError, match=r"declares an array of shape \(1000,\) \(4,000 bytes\), the file holds 64"):
@@ -398,19 +505,27 @@ def _demos(tmp_path: Path, member: tuple) -> Path:
 def test_demonstrations_whose_npy_header_declares_2e11_elements_are_refused(tmp_path):
     demos = _demos(tmp_path, _stored("obs.npy", _npy_header((2 * 10**11,)) + bytes(64)))
     path = demos / "games_0000000.npz"
-    refused_in_child("demonstrations .npz, member header declaring 2e11 float32",
-                     f"import tablegym.training.imitate as m\nm.load_demos(__import__('pathlib').Path({str(demos)!r}))",
-                     path, "LimitError", r"\(its obs\.npy\): an array of shape \(200000000000,\).* \(model_bytes\)")
+    refused_in_child(
+        "demonstrations .npz, member header declaring 2e11 float32",
+        f"import tablegym.training.imitate as m\nm.load_demos(__import__('pathlib').Path({str(demos)!r}))",
+        path,
+        "LimitError",
+        r"\(its obs\.npy\): an array of shape \(200000000000,\).* \(model_bytes\)",
+    )
 
 
 def test_an_npz_inflating_to_2_gib_is_refused_by_its_declared_size(tmp_path):
     demos = _demos(tmp_path, _bomb("obs.npy", 2048 - 1, prefix=_npy_header(((2048 - 1) * MIB,), np.uint8)))
     path = demos / "games_0000000.npz"
     assert path.stat().st_size < 4 * MIB
-    refused_in_child("demonstrations .npz inflating to 2 GiB",
-                     f"import tablegym.training.imitate as m\nm.load_demos(__import__('pathlib').Path({str(demos)!r}))",
-                     path, "LimitError", r"members inflate to [\d,]+ bytes together, over the limit of [\d,]+ "
-                                         r"\(model_bytes\)")
+    refused_in_child(
+        "demonstrations .npz inflating to 2 GiB",
+        f"import tablegym.training.imitate as m\nm.load_demos(__import__('pathlib').Path({str(demos)!r}))",
+        path,
+        "LimitError",
+        r"members inflate to [\d,]+ bytes together, over the limit of [\d,]+ "
+        r"\(model_bytes\)",
+    )
 
 
 def test_npy_and_npz_files_within_the_budget_load_as_numpy_does(tmp_path):
@@ -461,15 +576,23 @@ def test_an_exported_network_a_policy_and_a_q_network_with_a_bad_weight_are_refu
     game = make_game("trilobite")
     exported = save(nn.Sequential(nn.Linear(168, 8), nn.ReLU(), nn.Linear(8, 1)), game, tmp_path / "net.pt")
     torch.save(_poisoned(load_checkpoint(exported), BAD[bad]), exported)
-    policy = save_checkpoint(tmp_path / "ppo.pt", model=ActorCritic(168, 8, (8,)),
-                             metadata={"game": "trilobite", "options": dict(game.spec.options),
-                                       "ppo": {"inputs": 168, "actions": 8, "hidden": [8]}})
+    policy = save_checkpoint(
+        tmp_path / "ppo.pt",
+        model=ActorCritic(168, 8, (8,)),
+        metadata={"game": "trilobite", "options": dict(game.spec.options), "ppo": {"inputs": 168, "actions": 8, "hidden": [8]}},
+    )
     torch.save(_poisoned(load_checkpoint(policy), BAD[bad]), policy)
-    q = save_checkpoint(tmp_path / "dqn.pt", model=nn.ModuleDict({"q": qnetwork(168, 8, (8,)), "target": qnetwork(168, 8, (8,))}),
-                        metadata={"game": "trilobite", "options": {}, "dqn": {"inputs": 168, "actions": 8, "hidden": [8]}})
+    q = save_checkpoint(
+        tmp_path / "dqn.pt",
+        model=nn.ModuleDict({"q": qnetwork(168, 8, (8,)), "target": qnetwork(168, 8, (8,))}),
+        metadata={"game": "trilobite", "options": {}, "dqn": {"inputs": 168, "actions": 8, "hidden": [8]}},
+    )
     torch.save(_poisoned(load_checkpoint(q), BAD[bad]), q)
-    for path, call in ((exported, lambda: load_evaluator(game, exported)), (policy, lambda: load_actor_critic(policy, game)),
-                       (q, lambda: load_qnet(q))):
+    for path, call in (
+        (exported, lambda: load_evaluator(game, exported)),
+        (policy, lambda: load_actor_critic(policy, game)),
+        (q, lambda: load_qnet(q)),
+    ):
         with pytest.raises(NonFiniteWeightsError, match=f"{re.escape(repr(str(path)))}: 1 of the"):
             call()
 
@@ -502,8 +625,9 @@ def test_raised_limits_lets_a_larger_valid_network_load_and_the_cli_flag_does_th
     path = save(net, game, tmp_path / "wide.pt")  # 1.4 MB of weights
     with raised_limits(model_bytes=MIB), pytest.raises(ModelTooLargeError) as info:
         load_evaluator(game, path)
-    assert re.search(r"over the limit of 1,048,576 \(model_bytes\); refused; raise it with --max-model-mb",
-                     str(info.value)) and str(path) in str(info.value)
+    assert re.search(
+        r"over the limit of 1,048,576 \(model_bytes\); refused; raise it with --max-model-mb", str(info.value)
+    ) and str(path) in str(info.value)
     assert isinstance(info.value, LimitError) and isinstance(info.value, UnsafeModelError)
     with raised_limits(model_bytes=4 * MIB):
         assert np.array_equal(load_evaluator(game, path).params, from_torch(net, game).params)

@@ -82,13 +82,14 @@ def other_winner(entry: dict) -> None:
 
 BAD = {
     # the line of the report: a winner who is no player, actions off the board, returns that are no numbers
-    "reported": (lambda e: e["record"].update(winner=7, actions=[99, -5], returns=[1e308, math.nan]),
-                 "actions must be a list of action numbers 0.."),
+    "reported": (
+        lambda e: e["record"].update(winner=7, actions=[99, -5], returns=[1e308, math.nan]),
+        "actions must be a list of action numbers 0..",
+    ),
     "winner-7": (lambda e: e["record"].update(winner=7), "winner 7 is not a player of trap"),
     "return-nan": (lambda e: e["record"].update(returns=[math.nan, 1.0]), "are not all finite"),
     "return-huge": (lambda e: e["record"].update(returns=[1e308, -1.0], winner=0), "are not the game's"),
-    "winner-vs-returns": (lambda e: e["record"].update(winner=1 - (e["record"]["winner"] or 0)),
-                          "does not match returns"),
+    "winner-vs-returns": (lambda e: e["record"].update(winner=1 - (e["record"]["winner"] or 0)), "does not match returns"),
     "illegal-action": (illegal_action, "is not legal there; legal: ["),
     "other-winner": (other_winner, "are not the game's"),
     "cut-short": (lambda e: e["record"]["actions"].pop(), "the game does not end with its"),
@@ -113,8 +114,7 @@ def test_a_journal_line_that_does_not_replay_is_refused_in_one_line(journal, tmp
 
 def test_the_reported_line_is_refused_by_the_command_line_without_a_traceback(journal, tmp_path, capsys):
     path = with_line_3(journal, tmp_path, BAD["reported"][0])
-    argv = ["eval", GAME, "random", "easy", "--n", "5", "--games", "4", "--seed", "3", "--no-progress",
-            "--journal", str(path)]
+    argv = ["eval", GAME, "random", "easy", "--n", "5", "--games", "4", "--seed", "3", "--no-progress", "--journal", str(path)]
     assert main(argv) == 1  # as every unreadable journal (tests/test_match_journal.py)
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "j.jsonl, line 3: a game that does not replay" in err and "Traceback" not in err
@@ -153,8 +153,9 @@ def test_a_good_journal_still_resumes(journal, tmp_path):
     resumed = play_match(GAME, "random", "easy", games=6, journal=path, **KW)
     whole = play_match(GAME, "random", "easy", games=6, **KW)
     assert path.read_bytes().startswith(first) and len(entries(path)) == 6  # 4 read back, 2 played
-    assert [(g.actions, g.winner, g.returns, g.move_counts) for g in resumed.records] == \
-           [(g.actions, g.winner, g.returns, g.move_counts) for g in whole.records]
+    assert [(g.actions, g.winner, g.returns, g.move_counts) for g in resumed.records] == [
+        (g.actions, g.winner, g.returns, g.move_counts) for g in whole.records
+    ]
     nothing_new = play_match(GAME, "random", "easy", games=6, journal=path, time_limit_s=0, **KW)
     assert nothing_new.games == 6 and len(entries(path)) == 6
 
@@ -162,8 +163,17 @@ def test_a_good_journal_still_resumes(journal, tmp_path):
 def test_committed_journals_still_load():
     """A journal of the results (Trap, the shipped network against the course's hard opponent)
     gives its tables back, every line replayed."""
-    result = play_match(GAME, "search:eval=learned,time=0.1", "hard", games=200, seed=0, opening_plies=2,
-                        progress=False, journal=str(RESULTS / "trap" / "learned_vs_hard.jsonl"), time_limit_s=0)
+    result = play_match(
+        GAME,
+        "search:eval=learned,time=0.1",
+        "hard",
+        games=200,
+        seed=0,
+        opening_plies=2,
+        progress=False,
+        journal=str(RESULTS / "trap" / "learned_vs_hard.jsonl"),
+        time_limit_s=0,
+    )
     assert result.games == 200
 
 
@@ -171,10 +181,15 @@ def test_a_big_journal_is_replayed_compiled_and_a_bad_line_deep_in_it_named(tmp_
     """The 6,600-game Trap round robin of the results (426,000 actions) replays through the
     compiled kernels; one illegal action in line 5,000 is found there."""
     source = RESULTS / "trap" / "round_robin.jsonl"
-    specs = ["random", "easy", "medium", "hard", "hard-sound",
-             *(f"search:eval={e},depth=3" for e in ("is", "ais", "ais-course", "ocls", "flood", "cut", "composite"))]
-    results = round_robin(GAME, specs, games_per_pair=100, seed=0, progress=False, journal=str(source),
-                          time_limit_s=0)
+    specs = [
+        "random",
+        "easy",
+        "medium",
+        "hard",
+        "hard-sound",
+        *(f"search:eval={e},depth=3" for e in ("is", "ais", "ais-course", "ocls", "flood", "cut", "composite")),
+    ]
+    results = round_robin(GAME, specs, games_per_pair=100, seed=0, progress=False, journal=str(source), time_limit_s=0)
     assert sum(r.games for r in results) == 6600
 
     saved = source.read_bytes().splitlines()
@@ -183,21 +198,51 @@ def test_a_big_journal_is_replayed_compiled_and_a_bad_line_deep_in_it_named(tmp_
     saved[4999] = json.dumps(bad).encode()
     path = tmp_path / "rr.jsonl"
     path.write_bytes(b"\n".join(saved) + b"\n")
-    with pytest.raises(JournalError, match=r"rr\.jsonl, line 5000: a game that does not replay \(action 3 \(\d+\) "
-                                           r"is not legal there"):
+    with pytest.raises(
+        JournalError,
+        match=r"rr\.jsonl, line 5000: a game that does not replay \(action 3 \(\d+\) "
+        r"is not legal there",
+    ):
         round_robin(GAME, specs, games_per_pair=100, seed=0, progress=False, journal=path, time_limit_s=0)
 
 
 # ---------------------------------------------------------------------------------- single-player records
 
 
-THREES_GAME = {"game": 0, "agent": "random", "hint": "+", "seed": 0, "score": 255, "highest": 24, "moves": 45,
-               "seconds": 0.03, "leaves": 0}
-FRIDAY_GAME = {"game": 0, "agent": "rules", "level": 1, "seed": 0,
-               "options": {"level": 1, "abilities": "any_time", "aging_life": "at_resolution", "empty_aging": "lose",
-                           "below_replacement": "optional", "sort_draws": "one_at_a_time", "max_life_level4": 22},
-               "won": False, "score": -61, "life": 0, "step": 1, "pirates_beaten": 0, "decisions": 92,
-               "seconds": 0.13, "polled": 0}
+THREES_GAME = {
+    "game": 0,
+    "agent": "random",
+    "hint": "+",
+    "seed": 0,
+    "score": 255,
+    "highest": 24,
+    "moves": 45,
+    "seconds": 0.03,
+    "leaves": 0,
+}
+FRIDAY_GAME = {
+    "game": 0,
+    "agent": "rules",
+    "level": 1,
+    "seed": 0,
+    "options": {
+        "level": 1,
+        "abilities": "any_time",
+        "aging_life": "at_resolution",
+        "empty_aging": "lose",
+        "below_replacement": "optional",
+        "sort_draws": "one_at_a_time",
+        "max_life_level4": 22,
+    },
+    "won": False,
+    "score": -61,
+    "life": 0,
+    "step": 1,
+    "pirates_beaten": 0,
+    "decisions": 92,
+    "seconds": 0.13,
+    "polled": 0,
+}
 
 
 def records_refused(module: str, argv: list[str], capsys, words: str) -> None:
@@ -211,28 +256,35 @@ def records_refused(module: str, argv: list[str], capsys, words: str) -> None:
     assert "r.jsonl" in err and "line 2" in err and words in err, err
 
 
-@pytest.mark.parametrize("bad, words", [
-    ({"score": math.nan}, "'score' is not a finite number"),
-    ({"score": 10**6}, "cannot be the score of a board whose highest card is 24"),
-    ({"highest": 25}, "25 is not a Threes card value"),
-    ({"hint": "x"}, "hint 'x' is not a hint rule"),
-    ({"moves": -1}, "moves -1 is not an integer >= 0"),
-    ({"game": -3}, 'an integer "game" >= 0'),
-])
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        ({"score": math.nan}, "'score' is not a finite number"),
+        ({"score": 10**6}, "cannot be the score of a board whose highest card is 24"),
+        ({"highest": 25}, "25 is not a Threes card value"),
+        ({"hint": "x"}, "hint 'x' is not a hint rule"),
+        ({"moves": -1}, "moves -1 is not an integer >= 0"),
+        ({"game": -3}, 'an integer "game" >= 0'),
+    ],
+)
 def test_a_bad_threes_record_is_refused_by_report_and_resume(tmp_path, capsys, bad, words):
     path = write(tmp_path / "r.jsonl", [THREES_GAME, {**THREES_GAME, "game": 1, **bad}])
     records_refused("tablegym.experiments.threes.evaluate", ["--report", str(path)], capsys, words)
-    records_refused("tablegym.experiments.threes.evaluate", ["random", "--games", "1", "--out", str(path), "--no-progress"],
-                    capsys, words)
+    records_refused(
+        "tablegym.experiments.threes.evaluate", ["random", "--games", "1", "--out", str(path), "--no-progress"], capsys, words
+    )
 
 
-@pytest.mark.parametrize("bad, words", [
-    ({"won": True}, "won in step 1"),
-    ({"pirates_beaten": 1}, "pirates beaten in step 1"),
-    ({"level": 7}, "level 7 is not its options' level 1"),
-    ({"options": {**FRIDAY_GAME["options"], "max_life_level4": 99}}, "options make no Friday game"),
-    ({"seconds": math.inf}, "'seconds' is not a finite number"),
-])
+@pytest.mark.parametrize(
+    "bad, words",
+    [
+        ({"won": True}, "won in step 1"),
+        ({"pirates_beaten": 1}, "pirates beaten in step 1"),
+        ({"level": 7}, "level 7 is not its options' level 1"),
+        ({"options": {**FRIDAY_GAME["options"], "max_life_level4": 99}}, "options make no Friday game"),
+        ({"seconds": math.inf}, "'seconds' is not a finite number"),
+    ],
+)
 def test_a_bad_friday_record_is_refused(tmp_path, capsys, bad, words):
     path = write(tmp_path / "r.jsonl", [FRIDAY_GAME, {**FRIDAY_GAME, "game": 1, **bad}])
     records_refused("tablegym.experiments.friday.evaluate", ["--report", str(path)], capsys, words)

@@ -41,8 +41,22 @@ def test_each_recorded_decision_is_the_teachers_legal_move_with_its_mover_s_retu
 def fitted(tmp_path_factory):
     """TrilobiteTiny: depth-3 alpha-beta's moves over 40 games (2 random opening plies), fitted 30 epochs."""
     run = tmp_path_factory.mktemp("imitate")
-    argv = ["trilobite-tiny", "--teacher", "alphabeta:depth=3,eval=advanced", "--games", "40", "--chunk", "4",
-            "--epochs", "30", "--eval-games", "0", "--no-progress", "--run-dir", str(run)]
+    argv = [
+        "trilobite-tiny",
+        "--teacher",
+        "alphabeta:depth=3,eval=advanced",
+        "--games",
+        "40",
+        "--chunk",
+        "4",
+        "--epochs",
+        "30",
+        "--eval-games",
+        "0",
+        "--no-progress",
+        "--run-dir",
+        str(run),
+    ]
     assert imitate.main(argv) == 0
     return run, argv
 
@@ -71,16 +85,36 @@ def test_a_rerun_records_only_the_missing_games_and_ppo_goes_on_from_the_fit(fit
     after = {p.name: p.stat().st_mtime_ns for p in (copy / "demos").iterdir()}
     assert {k: after[k] for k in before} == before and len(after) == len(before) + 2
     assert load_checkpoint(copy / "checkpoint.pt")["metadata"]["iteration"] == 32
-    assert ppo.main(["trilobite-tiny", "--run-dir", str(copy), "--num-envs", "16", "--num-steps", "8",
-                     "--total-steps", str(16 * 8 * 34), "--eval-every", "0", "--no-progress"]) == 0
+    assert (
+        ppo.main(
+            [
+                "trilobite-tiny",
+                "--run-dir",
+                str(copy),
+                "--num-envs",
+                "16",
+                "--num-steps",
+                "8",
+                "--total-steps",
+                str(16 * 8 * 34),
+                "--eval-every",
+                "0",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert load_checkpoint(copy / "checkpoint.pt")["metadata"]["iteration"] == 34  # PPO's updates 33 and 34
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["train", "trilobite-tiny", "--algo", "imitate"], "--teacher is required"),
-    (["train", "trilobite-tiny", "--algo", "imitate", "--teacher", "nosuchagent"], "nosuchagent"),
-    (["train", "trilobite-tiny", "--algo", "imitate", "--teacher", "random", "--games", "0"], "--games must be >= 1"),
-    (["train", "starship", "--algo", "imitate", "--teacher", "random"], "starship"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["train", "trilobite-tiny", "--algo", "imitate"], "--teacher is required"),
+        (["train", "trilobite-tiny", "--algo", "imitate", "--teacher", "nosuchagent"], "nosuchagent"),
+        (["train", "trilobite-tiny", "--algo", "imitate", "--teacher", "random", "--games", "0"], "--games must be >= 1"),
+        (["train", "starship", "--algo", "imitate", "--teacher", "random"], "starship"),
+    ],
+)
 def test_bad_arguments_get_one_error_line(argv, words, capsys):
     assert_one_error_line(argv, words, capsys)

@@ -56,8 +56,7 @@ def run(folder: Path) -> list[str]:
     """RUN in a fresh interpreter in ``folder``: the keyed cache folder, then both results."""
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env["PYTHONPATH"] = os.pathsep.join([str(folder), *filter(None, [os.environ.get("PYTHONPATH")])])
-    done = subprocess.run([sys.executable, "-c", RUN], cwd=folder, env=env, capture_output=True, text=True,
-                          check=False)
+    done = subprocess.run([sys.executable, "-c", RUN], cwd=folder, env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     return done.stdout.split("\n")[-3:-1]
 

@@ -19,8 +19,23 @@ RANK = {**{name: i for i, name in enumerate(LAYERS)}, "interop": LAYERS.index("m
 GENERIC = LAYERS[1:]
 TOUR = {"experiments/demo.py"}  # the README's first command: a guided tour of named games
 
-EXPERIMENT_NAMES = ("train", "sb3", "rl", "evaluate", "records", "bench", "regress", "agreement", "audit",
-                    "two_sample", "targets_eval", "imitate", "command", "compare", "sweep")
+EXPERIMENT_NAMES = (
+    "train",
+    "sb3",
+    "rl",
+    "evaluate",
+    "records",
+    "bench",
+    "regress",
+    "agreement",
+    "audit",
+    "two_sample",
+    "targets_eval",
+    "imitate",
+    "command",
+    "compare",
+    "sweep",
+)
 """Words that name an experiment, a baseline or a trainer: no module of a game's rules folder
 is named for one (they live in experiments/<game>/ and training/<game>/)."""
 
@@ -46,8 +61,11 @@ def _files(layer: str) -> list[Path]:
 
 def _upward(path: Path, layer: str) -> set[str]:
     """The higher layers ``path`` (of ``layer``) imports, anywhere in it."""
-    return {m.split(".")[1] for m in _imports(path, module_level=False)
-            if m.split(".")[1] in RANK and RANK[m.split(".")[1]] > RANK[layer]}
+    return {
+        m.split(".")[1]
+        for m in _imports(path, module_level=False)
+        if m.split(".")[1] in RANK and RANK[m.split(".")[1]] > RANK[layer]
+    }
 
 
 def test_the_builtin_game_folders_exist():
@@ -64,16 +82,24 @@ def _game_folder(path: Path) -> bool:
 def test_generic_folders_import_no_game(layer):
     """Outside the folders named for a game, a layer reaches a game only through its record."""
     games = tuple(f"tablegym.envs.{g}" for g in BUILTIN)
-    bad = [f"{path.relative_to(ROOT)}: {m}" for path in _files(layer)
-           if str(path.relative_to(ROOT)) not in TOUR and not _game_folder(path)
-           for m in _imports(path, module_level=False) if m.startswith(games) and m.split(".")[2] in BUILTIN]
+    bad = [
+        f"{path.relative_to(ROOT)}: {m}"
+        for path in _files(layer)
+        if str(path.relative_to(ROOT)) not in TOUR and not _game_folder(path)
+        for m in _imports(path, module_level=False)
+        if m.startswith(games) and m.split(".")[2] in BUILTIN
+    ]
     assert bad == []
 
 
 def test_the_rules_package_imports_no_training_or_experiments():
     """Game folders included, and imports inside functions: ``tablegym.envs`` stands on its own."""
-    bad = [f"{path.relative_to(ROOT)}: {m}" for path in _files("envs") for m in _imports(path, module_level=False)
-           if m.split(".")[1] in ("training", "experiments")]
+    bad = [
+        f"{path.relative_to(ROOT)}: {m}"
+        for path in _files("envs")
+        for m in _imports(path, module_level=False)
+        if m.split(".")[1] in ("training", "experiments")
+    ]
     assert bad == []
 
 
@@ -87,8 +113,12 @@ def test_imports_point_downwards_even_inside_functions(layer):
 
 
 def test_no_module_of_a_game_folder_is_named_for_an_experiment_or_a_trainer():
-    bad = [str(p.relative_to(ROOT)) for game in BUILTIN for p in (ROOT / "envs" / game).glob("*.py")
-           if any(p.stem == w or p.stem.startswith(f"{w}_") for w in EXPERIMENT_NAMES)]
+    bad = [
+        str(p.relative_to(ROOT))
+        for game in BUILTIN
+        for p in (ROOT / "envs" / game).glob("*.py")
+        if any(p.stem == w or p.stem.startswith(f"{w}_") for w in EXPERIMENT_NAMES)
+    ]
     assert bad == []
 
 
@@ -99,14 +129,16 @@ def test_public_names_are_functions_even_after_their_modules_were_imported():
     import subprocess
     import sys
 
-    code = ("import types, tablegym.search.expectimax_search, tablegym.search.alphabeta_search\n"
-            "import tablegym.search.expectiminimax_search, tablegym.search.solver\n"
-            "from tablegym.search import alphabeta, expectimax, expectiminimax\n"
-            "import tablegym.search as S\n"
-            "assert all(isinstance(f, types.FunctionType) for f in (alphabeta, expectimax, expectiminimax, S.expectimax))\n"
-            "assert expectimax.__module__ == 'tablegym.search.expectimax_search'\n"
-            "import tablegym.search.alphabeta_search as m\n"
-            "assert isinstance(m, types.ModuleType) and m.alphabeta is alphabeta\n")
+    code = (
+        "import types, tablegym.search.expectimax_search, tablegym.search.alphabeta_search\n"
+        "import tablegym.search.expectiminimax_search, tablegym.search.solver\n"
+        "from tablegym.search import alphabeta, expectimax, expectiminimax\n"
+        "import tablegym.search as S\n"
+        "assert all(isinstance(f, types.FunctionType) for f in (alphabeta, expectimax, expectiminimax, S.expectimax))\n"
+        "assert expectimax.__module__ == 'tablegym.search.expectimax_search'\n"
+        "import tablegym.search.alphabeta_search as m\n"
+        "assert isinstance(m, types.ModuleType) and m.alphabeta is alphabeta\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -157,8 +157,17 @@ def test_counts_add_up():
 
 def test_seats_alternate_and_pairs_share_an_opening():
     game = make_game("trilobite", width=5, height=4, win_length=3)
-    r = play_match("trilobite", "left", "right", games=8, seed=5, opening_plies=2, progress=False,
-                   game_options=dict(width=5, height=4, win_length=3), agent_factory=factory)
+    r = play_match(
+        "trilobite",
+        "left",
+        "right",
+        games=8,
+        seed=5,
+        opening_plies=2,
+        progress=False,
+        game_options=dict(width=5, height=4, win_length=3),
+        agent_factory=factory,
+    )
     for i, rec in enumerate(r.records):
         a_seat = i % 2
         if i % 2:
@@ -205,8 +214,9 @@ def test_play_match_rejects_bad_input():
 
 
 def test_round_robin_plays_every_pair():
-    results = round_robin("trilobite-tiny", ["left", "right", "random"], games_per_pair=4, seed=3,
-                          progress=False, agent_factory=factory)
+    results = round_robin(
+        "trilobite-tiny", ["left", "right", "random"], games_per_pair=4, seed=3, progress=False, agent_factory=factory
+    )
     assert [(r.agent_a, r.agent_b) for r in results] == [("left", "right"), ("left", "random"), ("right", "random")]
     assert all(r.games == 4 for r in results)
     first = play_match("trilobite-tiny", "left", "right", games=4, seed=3, progress=False, agent_factory=factory)
@@ -270,8 +280,17 @@ def test_deterministic_agents_score_over_the_distinct_games_they_played():
     = 6 different games, however many are played. The score, its interval and the Elo fit count
     each once, so 40 games are no narrower than the 6 they repeat."""
     options = dict(width=3, height=4, win_length=3)
-    r = play_match("trilobite", "left", "right", games=40, seed=1, opening_plies=1, progress=False,
-                   game_options=options, agent_factory=factory)
+    r = play_match(
+        "trilobite",
+        "left",
+        "right",
+        games=40,
+        seed=1,
+        opening_plies=1,
+        progress=False,
+        game_options=options,
+        agent_factory=factory,
+    )
     games = {(i % 2, tuple(rec.actions)): rec.winner for i, rec in enumerate(r.records)}
     assert r.games == 40 and r.distinct_games == len(games) <= 6
     wins = sum(winner == seat for (seat, _), winner in games.items())
@@ -303,8 +322,7 @@ def test_openings_are_counted_as_random_opening_draws_them():
 def test_eval_says_when_the_openings_allow_fewer_games_than_asked(capsys):
     from tablegym.experiments.cli import main
 
-    assert main(["eval", "trilobite", "random", "random", "--games", "10", "--opening-plies", "0",
-                 "--no-progress"]) == 0
+    assert main(["eval", "trilobite", "random", "random", "--games", "10", "--opening-plies", "0", "--no-progress"]) == 0
     err = capsys.readouterr().err
     assert "--opening-plies 0 allows 1 openings, 2 different games" in err and "--opening-plies 1 or more" in err
     main(["eval", "trilobite", "random", "random", "--games", "10", "--opening-plies", "2", "--no-progress"])

@@ -101,8 +101,9 @@ def test_resumed_round_robin_equals_one_played_in_one_go(full, tmp_path):
     write_csv(resumed, tmp_path / "resumed.csv")
     with open(tmp_path / "full.csv", newline="") as f1, open(tmp_path / "resumed.csv", newline="") as f2:
         rows1, rows2 = list(csv.DictReader(f1)), list(csv.DictReader(f2))
-    assert [{k: v for k, v in r.items() if k not in TIMING} for r in rows1] == \
-           [{k: v for k, v in r.items() if k not in TIMING} for r in rows2]
+    assert [{k: v for k, v in r.items() if k not in TIMING} for r in rows1] == [
+        {k: v for k, v in r.items() if k not in TIMING} for r in rows2
+    ]
 
     # Rebuilt from the journal alone, every number is the same, timing included.
     before = path.read_bytes()
@@ -224,27 +225,31 @@ def test_partial_results_count_only_finished_games(full, tmp_path, monkeypatch):
     results, _ = full
     # A clock that advances one second per reading: the deadline of 8 s admits exactly 7 games.
     ticks = iter(range(1000))
-    monkeypatch.setattr(match, "time", types.SimpleNamespace(monotonic=lambda: float(next(ticks)),
-                                                             perf_counter=time.perf_counter))
+    monkeypatch.setattr(
+        match, "time", types.SimpleNamespace(monotonic=lambda: float(next(ticks)), perf_counter=time.perf_counter)
+    )
     path = tmp_path / "j.jsonl"
     partial = round_robin(GAME, SPECS, journal=path, time_limit_s=8, **KW)
 
     assert game_ids(path) == [(0, 0, 0), (0, 0, 1), (1, 0, 0), (1, 0, 1), (2, 0, 0), (2, 0, 1), (0, 1, 0)]
-    assert [(r.agent_a, r.agent_b, r.games) for r in partial] == \
-           [("random", "easy", 3), ("random", "medium", 2), ("easy", "medium", 2)]
+    assert [(r.agent_a, r.agent_b, r.games) for r in partial] == [
+        ("random", "easy", 3),
+        ("random", "medium", 2),
+        ("easy", "medium", 2),
+    ]
     for r, whole in zip(partial, results):  # the finished games are the first ones of each pairing
-        assert games([r]) == [games([whole])[0][:r.games]]
+        assert games([r]) == [games([whole])[0][: r.games]]
         assert sum(s.games for s in r.seats) == r.wins + r.draws + r.losses == r.games
 
 
 def test_a_pairing_without_games_is_left_out(tmp_path, monkeypatch):
     ticks = iter(range(1000))
-    monkeypatch.setattr(match, "time", types.SimpleNamespace(monotonic=lambda: float(next(ticks)),
-                                                             perf_counter=time.perf_counter))
+    monkeypatch.setattr(
+        match, "time", types.SimpleNamespace(monotonic=lambda: float(next(ticks)), perf_counter=time.perf_counter)
+    )
     partial = round_robin(GAME, SPECS, journal=tmp_path / "j.jsonl", time_limit_s=4, **KW)
     assert [(r.agent_a, r.agent_b, r.games) for r in partial] == [("random", "easy", 2), ("random", "medium", 1)]
-    nothing = play_match(GAME, "random", "easy", games=4, seed=3, progress=False, game_options={"n": 5},
-                         time_limit_s=0)
+    nothing = play_match(GAME, "random", "easy", games=4, seed=3, progress=False, game_options={"n": 5}, time_limit_s=0)
     assert nothing.games == 0 and nothing.records == ()
 
 
@@ -252,18 +257,21 @@ def test_time_limit_with_workers_stops_dispatching(tmp_path, monkeypatch):
     path = tmp_path / "j.jsonl"
     kw = {**KW, "games_per_pair": 20}  # 60 games
     readings = iter(range(1000))  # a clock that gains 1 s each time it is read (the other tests' clock)
-    monkeypatch.setattr(match, "time", types.SimpleNamespace(monotonic=lambda: float(next(readings)),
-                                                             perf_counter=time.perf_counter))
+    monkeypatch.setattr(
+        match, "time", types.SimpleNamespace(monotonic=lambda: float(next(readings)), perf_counter=time.perf_counter)
+    )
     partial = round_robin(GAME, SPECS, journal=path, workers=2, time_limit_s=3, agent_factory=slow_factory, **kw)
     finished = game_ids(path)
     # The clock is read to set the deadline, once before the pool and once per game handed to a
     # worker: a 3 s limit at 1 s a reading lets at most 2 games start, whatever the machine's load.
     assert 0 < len(finished) <= 2
     # Only started games were waited for, and games were started in the interleaved order.
-    per_pair = [match._tasks(m, GAME, (("n", 5),), a, b, 20, 3, 2, None) for m, (a, b) in
-                enumerate([("random", "easy"), ("random", "medium"), ("easy", "medium")])]
+    per_pair = [
+        match._tasks(m, GAME, (("n", 5),), a, b, 20, 3, 2, None)
+        for m, (a, b) in enumerate([("random", "easy"), ("random", "medium"), ("easy", "medium")])
+    ]
     order = [match._task_id(t) for t in match._interleave(per_pair)]
-    assert sorted(finished) == sorted(order[:len(finished)])
+    assert sorted(finished) == sorted(order[: len(finished)])
     assert sum(r.games for r in partial) == len(finished)
     for m, r in enumerate(partial):
         assert r.games == sum(1 for f in finished if f[0] == m)
@@ -275,8 +283,22 @@ def test_time_limit_with_workers_stops_dispatching(tmp_path, monkeypatch):
 
 
 def eval_argv(journal, *extra) -> list[str]:
-    return ["eval", GAME, *SPECS, "--n", "5", "--games", "2", "--seed", "3", "--no-progress", "--elo",
-            "--journal", str(journal), *extra]
+    return [
+        "eval",
+        GAME,
+        *SPECS,
+        "--n",
+        "5",
+        "--games",
+        "2",
+        "--seed",
+        "3",
+        "--no-progress",
+        "--elo",
+        "--journal",
+        str(journal),
+        *extra,
+    ]
 
 
 def test_cli_stop_after_zero_rebuilds_the_tables_from_the_journal(tmp_path, capsys):

@@ -74,8 +74,7 @@ def test_missing_corrupt_and_mismatched_checkpoints_give_clear_errors(tmp_path):
         load_model(path, TrilobiteGame(win_length=3))
     with pytest.raises(CheckpointError, match="for game 'trilobite', not 'sim'"):
         load_checkpoint(path, game="sim")
-    lying = save_checkpoint(tmp_path / "lying.pt", model=ValueMLP(config),
-                            metadata=meta_for(game, NetConfig(112, (32,))))
+    lying = save_checkpoint(tmp_path / "lying.pt", model=ValueMLP(config), metadata=meta_for(game, NetConfig(112, (32,))))
     with pytest.raises(CheckpointError, match="does not match its network"):
         load_model(lying, game)
 

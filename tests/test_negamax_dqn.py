@@ -22,8 +22,20 @@ from tests.cli_errors import assert_one_error_line
 
 negamax_q, dihedral = negamax_dqn.negamax_q, negamax_dqn.dihedral
 
-TINY = ["--num-envs", "64", "--learning-starts", "2000", "--batch-size", "256", "--hidden", "32", "32",
-        "--eval-every", "0", "--no-progress"]
+TINY = [
+    "--num-envs",
+    "64",
+    "--learning-starts",
+    "2000",
+    "--batch-size",
+    "256",
+    "--hidden",
+    "32",
+    "32",
+    "--eval-every",
+    "0",
+    "--no-progress",
+]
 
 
 @pytest.mark.parametrize("env_id", ["tablegym/Trilobite-v0", "tablegym/TrilobiteTiny-v0", "tablegym/Sim-v0"])
@@ -115,7 +127,9 @@ def _expected_q_by_the_rules(net, state) -> dict[int, float]:
     me, q = state.current_player(), {}
     for a in state.legal_actions():
         child = state.child(a)
-        reached = [(p, child.child(o)) for o, p in child.chance_outcomes()] if child.current_player() == CHANCE else [(1.0, child)]
+        reached = (
+            [(p, child.child(o)) for o, p in child.chance_outcomes()] if child.current_player() == CHANCE else [(1.0, child)]
+        )
         total = 0.0
         for p, s in reached:
             if s.is_terminal():
@@ -169,12 +183,13 @@ def test_a_throw_lands_as_the_rules_say():
     """Trap (rules/trap.md): a throw at Manhattan distance a hits with p = 1 - 0.05 (a - 1) and
     misses onto each of the target's n free neighbours with (1 - p) / n; the opponent moves next."""
     game = make_game("trap")
-    state = game.from_board("\n".join(["...1...", ".......", ".......", ".......", ".......",
-                                                            ".......", "...2..."]), phase="throw")
+    state = game.from_board(
+        "\n".join(["...1...", ".......", ".......", ".......", ".......", ".......", "...2..."]), phase="throw"
+    )
     envs = gymnasium.make_vec("tablegym/Trap-v0", num_envs=1, opponent=None)
     envs.reset(seed=0)
     boards = envs.unwrapped
-    boards._states[0, :len(state.array)] = state.array
+    boards._states[0, : len(state.array)] = state.array
     boards._masks[0] = 0
     boards._masks[0, state.legal_actions()] = 1
     obs, index, weight, position, result, legal = boards.outcomes()
@@ -228,10 +243,42 @@ def test_random_symmetries_turn_each_row_by_one_of_the_eight():
 
 def test_trap_trains_and_its_file_plays_in_the_expectiminimax(tmp_path, capsys):
     run = tmp_path / "run"
-    assert cli(["train", "trap", "--algo", "dqn", "--afterstate", "--symmetries", "--lam", "0.7", "--option", "n=5",
-                "--total-steps", str(32 * 40), "--num-envs", "32", "--learning-starts", "500", "--batch-size", "128",
-                "--hidden", "16", "--eval-every", "20", "--eval-games", "8", "--no-progress", "--run-dir", str(run),
-                "--out", str(run / "v.pt")]) == 0
+    assert (
+        cli(
+            [
+                "train",
+                "trap",
+                "--algo",
+                "dqn",
+                "--afterstate",
+                "--symmetries",
+                "--lam",
+                "0.7",
+                "--option",
+                "n=5",
+                "--total-steps",
+                str(32 * 40),
+                "--num-envs",
+                "32",
+                "--learning-starts",
+                "500",
+                "--batch-size",
+                "128",
+                "--hidden",
+                "16",
+                "--eval-every",
+                "20",
+                "--eval-games",
+                "8",
+                "--no-progress",
+                "--run-dir",
+                str(run),
+                "--out",
+                str(run / "v.pt"),
+            ]
+        )
+        == 0
+    )
     assert "one-ply greedy vs random" in capsys.readouterr().out
     game = make_game("trap", n=5)
     state = game.new_initial_state()
@@ -280,8 +327,19 @@ def test_lambda_returns_keep_the_sign_where_the_mover_decides_again():
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     run = tmp_path_factory.mktemp("negamax") / "run"
-    argv = ["trilobite-tiny", "--algo", "dqn", "--afterstate", "--total-steps", str(64 * 800), *TINY,
-            "--run-dir", str(run), "--out", str(run / "v.pt")]
+    argv = [
+        "trilobite-tiny",
+        "--algo",
+        "dqn",
+        "--afterstate",
+        "--total-steps",
+        str(64 * 800),
+        *TINY,
+        "--run-dir",
+        str(run),
+        "--out",
+        str(run / "v.pt"),
+    ]
     assert cli(["train", *argv]) == 0
     return run, argv
 
@@ -325,8 +383,20 @@ def test_its_file_plays_in_the_search_and_through_the_cli(trained, capsys):
     state = game.new_initial_state()
     for spec in (f"alphabeta:eval=learned:{run / 'v.pt'},depth=3", f"alphabeta:eval=learned:{run / 'v.pt'},time=0.01"):
         assert make_agent(game, spec)(state, np.random.default_rng(0)) in state.legal_actions()
-    assert cli(["eval", "trilobite-tiny", f"alphabeta:eval=learned:{run / 'v.pt'},depth=2", "random", "--games", "2",
-                "--no-progress"]) == 0
+    assert (
+        cli(
+            [
+                "eval",
+                "trilobite-tiny",
+                f"alphabeta:eval=learned:{run / 'v.pt'},depth=2",
+                "random",
+                "--games",
+                "2",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert "| 2 (" in capsys.readouterr().out
 
 
@@ -338,28 +408,38 @@ def test_it_resumes_at_the_next_iteration(trained):
     assert load_checkpoint(run / "checkpoint.pt")["metadata"]["iteration"] == 850
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["train", "friday", "--algo", "dqn", "--afterstate"], "'friday' is neither"),
-    (["train", "trap", "--algo", "dqn", "--afterstate", "--plies", "2"], "--plies 2 searches games without chance"),
-    (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--symmetries"], "'trilobite-tiny' has none"),
-    (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--epsilon", "2"], "--epsilon"),
-    (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--hidden", "0"], "--hidden"),
-    (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--plies", "3"], "--plies"),
-    (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--lam", "1.5"], "--lam"),
-    (["train", "sim", "--algo", "dqn", "--afterstate", "--eval-opponent", "alphabeta:eval=advanced,depth=2"],
-     "unknown Sim evaluator 'advanced'"),
-    (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--learning-starts", "10",
-      "--buffer-size", "5"], "--learning-starts"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["train", "friday", "--algo", "dqn", "--afterstate"], "'friday' is neither"),
+        (["train", "trap", "--algo", "dqn", "--afterstate", "--plies", "2"], "--plies 2 searches games without chance"),
+        (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--symmetries"], "'trilobite-tiny' has none"),
+        (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--epsilon", "2"], "--epsilon"),
+        (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--hidden", "0"], "--hidden"),
+        (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--plies", "3"], "--plies"),
+        (["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--lam", "1.5"], "--lam"),
+        (
+            ["train", "sim", "--algo", "dqn", "--afterstate", "--eval-opponent", "alphabeta:eval=advanced,depth=2"],
+            "unknown Sim evaluator 'advanced'",
+        ),
+        (
+            ["train", "trilobite-tiny", "--algo", "dqn", "--afterstate", "--learning-starts", "10", "--buffer-size", "5"],
+            "--learning-starts",
+        ),
+    ],
+)
 def test_bad_arguments_get_one_line(argv, words, capsys):
     assert_one_error_line(argv, words, capsys)
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["train", "threes", "--algo", "negamax-dqn"], "not 'threes'; its afterstate network trains with --algo afterstate-dqn"),
-    (["train", "trilobite-tiny", "--algo", "afterstate-dqn"], "names no afterstate network"),
-    (["train", "trilobite-tiny", "--algo", "negamax-dqn", "--no-afterstate"], "this trainer is --algo negamax-dqn"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["train", "threes", "--algo", "negamax-dqn"], "not 'threes'; its afterstate network trains with --algo afterstate-dqn"),
+        (["train", "trilobite-tiny", "--algo", "afterstate-dqn"], "names no afterstate network"),
+        (["train", "trilobite-tiny", "--algo", "negamax-dqn", "--no-afterstate"], "this trainer is --algo negamax-dqn"),
+    ],
+)
 def test_each_afterstate_trainer_has_its_own_algo_name(argv, words, capsys):
     assert_one_error_line(argv, words, capsys)
 

@@ -45,13 +45,16 @@ def test_game_type_and_info_are_the_spec(name):
     spec = make_game(name).spec
     kind = game.get_type()
     assert kind.dynamics == Type.Dynamics.SEQUENTIAL
-    assert kind.chance_mode == (Type.ChanceMode.EXPLICIT_STOCHASTIC if name in CHANCE_GAMES
-                                else Type.ChanceMode.DETERMINISTIC)
+    assert kind.chance_mode == (Type.ChanceMode.EXPLICIT_STOCHASTIC if name in CHANCE_GAMES else Type.ChanceMode.DETERMINISTIC)
     assert kind.information == Type.Information.PERFECT_INFORMATION
     assert kind.utility == (Type.Utility.ZERO_SUM if spec.num_players == 2 else Type.Utility.GENERAL_SUM)
     assert kind.reward_model == Type.RewardModel.TERMINAL
     assert (game.num_players(), game.num_distinct_actions(), game.max_chance_outcomes(), game.max_game_length()) == (
-        spec.num_players, spec.num_actions, spec.max_chance_outcomes, spec.max_game_length)
+        spec.num_players,
+        spec.num_actions,
+        spec.max_chance_outcomes,
+        spec.max_game_length,
+    )
     assert (game.min_utility(), game.max_utility()) == (spec.min_utility, spec.max_utility)
     assert tuple(game.observation_tensor_shape()) == spec.observation_shape
     assert pyspiel.load_game(str(game)).get_parameters() == game.get_parameters()  # the game string reads back
@@ -169,10 +172,15 @@ def test_mcts_plays_legal_moves_in_both_seats(name):
     assert agent.last_simulations == 6
 
 
-@pytest.mark.parametrize("name,spec", [("trilobite", "openspiel-mcts:sims=20,eval=advanced"),
-                                       ("trap", "openspiel-mcts:sims=20,eval=learned"),
-                                       ("threes", "openspiel-mcts:sims=20,eval=learned"),
-                                       ("friday", "openspiel-mcts:time=0.01,eval=fridai,scale=100000000")])
+@pytest.mark.parametrize(
+    "name,spec",
+    [
+        ("trilobite", "openspiel-mcts:sims=20,eval=advanced"),
+        ("trap", "openspiel-mcts:sims=20,eval=learned"),
+        ("threes", "openspiel-mcts:sims=20,eval=learned"),
+        ("friday", "openspiel-mcts:time=0.01,eval=fridai,scale=100000000"),
+    ],
+)
 def test_mcts_with_a_tablegym_evaluator_plays_legal_moves(name, spec):
     game = make_game(name)
     agent = make_agent(game, spec)
@@ -192,12 +200,14 @@ def test_mcts_takes_the_win():
 
 def test_mcts_spec_errors_are_one_line():
     game = make_game("trilobite")
-    cases = {"openspiel-mcts:sims=0": "sims must be a positive integer",
-             "openspiel-mcts:depth=3": "takes no option depth",
-             "openspiel-mcts:time=-1": "time must be a positive",
-             "openspiel-mcts:rollouts=2,eval=advanced": "rollouts and eval exclude each other",
-             "openspiel-mcts:scale=5": "scale needs an eval",
-             "openspiel-mcts:eval=nope": "unknown Trilobite evaluator 'nope'"}
+    cases = {
+        "openspiel-mcts:sims=0": "sims must be a positive integer",
+        "openspiel-mcts:depth=3": "takes no option depth",
+        "openspiel-mcts:time=-1": "time must be a positive",
+        "openspiel-mcts:rollouts=2,eval=advanced": "rollouts and eval exclude each other",
+        "openspiel-mcts:scale=5": "scale needs an eval",
+        "openspiel-mcts:eval=nope": "unknown Trilobite evaluator 'nope'",
+    }
     for spec, message in cases.items():
         with pytest.raises(ValueError, match=message) as err:
             make_agent(game, spec)
@@ -259,9 +269,14 @@ def test_a_serialised_state_is_its_history_and_replays(name, stop):
     _assert_same(osp.deserialize_game_and_state(both)[1], state)
 
 
-@pytest.mark.parametrize("name,params", [("trilobite", {"width": 5, "height": 4, "win_length": 3}),
-                                         ("threes", {"hint": "candidates"}),
-                                         ("trap", {"n": 5, "first_player": 1})])
+@pytest.mark.parametrize(
+    "name,params",
+    [
+        ("trilobite", {"width": 5, "height": 4, "win_length": 3}),
+        ("threes", {"hint": "candidates"}),
+        ("trap", {"n": 5, "first_player": 1}),
+    ],
+)
 def test_rule_options_come_back_with_the_game_parameters(name, params):
     game = _load(name, **params)
     state = _random_state(game, np.random.default_rng(3), 12)
@@ -292,8 +307,9 @@ def _forged(marker) -> str:
     return f"history=\nmove_number=0\n__dict__={payload}"
 
 
-@pytest.mark.parametrize("route", ["game.deserialize_state", "pyspiel.deserialize_game_and_state",
-                                   "pyspiel.deserialize_game_and_state(bytes)"])
+@pytest.mark.parametrize(
+    "route", ["game.deserialize_state", "pyspiel.deserialize_game_and_state", "pyspiel.deserialize_game_and_state(bytes)"]
+)
 @pytest.mark.parametrize("name", GAMES)
 def test_a_forged_pickle_in_a_state_string_runs_nothing(name, route, tmp_path):
     marker = tmp_path / "pwned"
@@ -328,26 +344,27 @@ def test_openspiels_own_form_of_a_tablegym_state_is_refused():
 def test_malformed_state_strings_are_refused_in_one_line():
     # trilobite-tiny: 3 columns, 3 rows; X (0) wins column 0 at the fifth move
     game = _load("trilobite-tiny")
-    cases = {"1\nx\n": r"line 2 of the state string is 'x', not an action",
-             "-1\n": r"line 1 of the state string is '-1', not an action",
-             " 1\n": r"is ' 1', not an action",
-             "1.0\n": r"is '1.0', not an action",
-             "\uff11\n": r"is '\uff11', not an action",  # a full-width digit: int() would take it
-             "1\n\n2\n": r"line 2 of the state string is '', not an action",
-             "starting_state=0\n1\n": r"is 'starting_state=0', not an action",
-             "history=0:1\nmove_number=1\n": r"is 'history=0:1', not an action",
-             "7\n": r"line 1 of the state string plays 7, which is not legal there; legal: \[0, 1, 2\]",
-             "0\n1\n0\n1\n0\n1\n": r"line 6 of the state string plays 1, which is not legal there: the game is over",
-             "0\n" * 10: r"a state string of 10 lines .* longer than the game's longest history, 9 actions",
-             "0\n" * 10**6: r"a state string of 1000000 lines .* pass a larger max_actions",
-             "1" * 30 + "\n": r"is '1{30}', not an action",
-             b"0\n": r"a state string is a str, not bytes"}
+    cases = {
+        "1\nx\n": r"line 2 of the state string is 'x', not an action",
+        "-1\n": r"line 1 of the state string is '-1', not an action",
+        " 1\n": r"is ' 1', not an action",
+        "1.0\n": r"is '1.0', not an action",
+        "\uff11\n": r"is '\uff11', not an action",  # a full-width digit: int() would take it
+        "1\n\n2\n": r"line 2 of the state string is '', not an action",
+        "starting_state=0\n1\n": r"is 'starting_state=0', not an action",
+        "history=0:1\nmove_number=1\n": r"is 'history=0:1', not an action",
+        "7\n": r"line 1 of the state string plays 7, which is not legal there; legal: \[0, 1, 2\]",
+        "0\n1\n0\n1\n0\n1\n": r"line 6 of the state string plays 1, which is not legal there: the game is over",
+        "0\n" * 10: r"a state string of 10 lines .* longer than the game's longest history, 9 actions",
+        "0\n" * 10**6: r"a state string of 1000000 lines .* pass a larger max_actions",
+        "1" * 30 + "\n": r"is '1{30}', not an action",
+        b"0\n": r"a state string is a str, not bytes",
+    }
     for text, message in cases.items():
         with pytest.raises(osp.StateStringError, match=message) as err:
             game.deserialize_state(text)
         assert isinstance(err.value, ValueError) and "\n" not in str(err.value)
-        assert any(accepted in str(err.value) for accepted in ("one action (an integer) per line", "legal",
-                                                               "max_actions"))
+        assert any(accepted in str(err.value) for accepted in ("one action (an integer) per line", "legal", "max_actions"))
     assert game.deserialize_state("").history() == game.deserialize_state("\n").history() == []
     long = "0\n1\n" * 5  # ten actions, one more than max_game_length: refused by the budget, read past it
     with pytest.raises(osp.StateStringError, match="longer than"):
@@ -359,11 +376,13 @@ def test_malformed_state_strings_are_refused_in_one_line():
 def test_malformed_game_and_state_strings_are_refused_in_one_line():
     game = _load("trilobite-tiny")
     head = f"[Meta]\nVersion: 1\n\n[Game]\n{game.serialize()}\n"
-    cases = {head: r"no \[State\] section",
-             f"[Game]\n{game.serialize()}\n[State]\n1\n": r"section \[Game\] out of order",
-             f"{game.serialize()}\n[Meta]\n": r"line 1 .* before the \[Meta\] section",
-             head + "[State]\n1\n[State]\n": r"line 2 of the state string is '\[State\]', not an action",
-             head + "[State]\n1\n# note\n": r"line 2 of the state string is '# note', not an action"}
+    cases = {
+        head: r"no \[State\] section",
+        f"[Game]\n{game.serialize()}\n[State]\n1\n": r"section \[Game\] out of order",
+        f"{game.serialize()}\n[Meta]\n": r"line 1 .* before the \[Meta\] section",
+        head + "[State]\n1\n[State]\n": r"line 2 of the state string is '\[State\]', not an action",
+        head + "[State]\n1\n# note\n": r"line 2 of the state string is '# note', not an action",
+    }
     for text, message in cases.items():
         with pytest.raises(osp.StateStringError, match=message) as err:
             pyspiel.deserialize_game_and_state(text)
@@ -379,8 +398,7 @@ def test_malformed_game_and_state_strings_are_refused_in_one_line():
 def test_a_wrapped_position_has_no_state_string():
     tg = make_game("trilobite-tiny")
     state = osp.openspiel_game(tg).new_initial_state(tg.new_initial_state().child(1))
-    for route in (state.serialize, state.clone().serialize,
-                  lambda: pyspiel.serialize_game_and_state(state.get_game(), state)):
+    for route in (state.serialize, state.clone().serialize, lambda: pyspiel.serialize_game_and_state(state.get_game(), state)):
         with pytest.raises(osp.UnserializableStateError, match="wrapped from outside OpenSpiel") as err:
             route()
         assert "\n" not in str(err.value)

@@ -67,8 +67,7 @@ def test_check_env_passes_with_default_arguments(env_id):
 def test_plain_ppo_trains_on_the_id_as_made(env_id):
     env = Steps(gymnasium.make(env_id))
     policy = "MultiInputPolicy" if isinstance(env.observation_space, gymnasium.spaces.Dict) else "MlpPolicy"
-    model = PPO(policy, env, n_steps=64, batch_size=64, n_epochs=2, policy_kwargs={"net_arch": [16]}, seed=0,
-                device="cpu")
+    model = PPO(policy, env, n_steps=64, batch_size=64, n_epochs=2, policy_kwargs={"net_arch": [16]}, seed=0, device="cpu")
     model.learn(total_timesteps=256)
     assert model.num_timesteps == len(env.steps) == 256
     illegal = check_illegal_steps(env_id, env.steps)
@@ -81,8 +80,17 @@ def test_plain_ppo_trains_on_the_id_as_made(env_id):
 def test_plain_dqn_trains_on_trap_as_made():
     # DQN explores with action_space.sample(): in Trap most of the 57 actions are illegal at any time
     env = Steps(gymnasium.make("tablegym/Trap-v0"))
-    model = DQN("MlpPolicy", env, learning_starts=64, buffer_size=1_000, batch_size=32, train_freq=4,
-                policy_kwargs={"net_arch": [16]}, seed=0, device="cpu")
+    model = DQN(
+        "MlpPolicy",
+        env,
+        learning_starts=64,
+        buffer_size=1_000,
+        batch_size=32,
+        train_freq=4,
+        policy_kwargs={"net_arch": [16]},
+        seed=0,
+        device="cpu",
+    )
     model.learn(total_timesteps=256)
     assert model.num_timesteps == len(env.steps) == 256
     assert check_illegal_steps("tablegym/Trap-v0", env.steps) > 128

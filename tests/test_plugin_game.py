@@ -63,14 +63,20 @@ def test_no_library_file_names_the_game():
     """The record is the whole wiring: no module of the library names this game, its modules or
     its classes (envs/aec.py's mention of PettingZoo's own ``tictactoe_v3`` is not one)."""
     name = re.compile(r"""tests\.tictactoe|TicTacToe|["']tictactoe["']""")
-    hits = [str(p.relative_to(ROOT)) for d in LIBRARY for p in (ROOT / d).rglob("*")
-            if p.suffix in (".py", ".toml") and name.search(p.read_text())]
+    hits = [
+        str(p.relative_to(ROOT))
+        for d in LIBRARY
+        for p in (ROOT / d).rglob("*")
+        if p.suffix in (".py", ".toml") and name.search(p.read_text())
+    ]
     assert hits == []
 
 
 def test_the_record_reads_cheaply_and_is_the_only_way_in():
-    code = ("import sys; from tests.tictactoe import RECORD; "
-            "print(sorted(m for m in sys.modules if m.startswith(('tests.tictactoe.', 'numba', 'torch'))))")
+    code = (
+        "import sys; from tests.tictactoe import RECORD; "
+        "print(sorted(m for m in sys.modules if m.startswith(('tests.tictactoe.', 'numba', 'torch'))))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert out.strip() == "[]"
     assert "tictactoe" not in [p.name for p in plugins()]
@@ -161,7 +167,7 @@ def test_feature_symmetries_are_board_symmetries(tictactoe):
     s = play(g.new_initial_state(), [0, 4, 5])
     for perm, sym in zip(perms, SYMMETRIES):
         arr = s.array
-        arr[CELLS:CELLS + 9] = s.board.ravel()[sym]  # the board under the same symmetry
+        arr[CELLS : CELLS + 9] = s.board.ravel()[sym]  # the board under the same symmetry
         image = TicTacToeState(g, arr)
         assert features(s)[perm].tolist() == features(image).tolist()
         assert image.canonical_key == s.canonical_key
@@ -249,8 +255,22 @@ def test_cli_eval_prints_a_table(tictactoe, capsys):
 
 
 def test_cli_eval_perfect_against_a_search(tictactoe, capsys):
-    assert main(["eval", "tictactoe", "perfect", "alphabeta:eval=lines,depth=2", "--games", "4",
-                 "--opening-plies", "0", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "tictactoe",
+                "perfect",
+                "alphabeta:eval=lines,depth=2",
+                "--games",
+                "4",
+                "--opening-plies",
+                "0",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     row = capsys.readouterr().out.strip().splitlines()[-1]
     wins, draws, losses = map(int, row.split("|")[4].split("/"))
     assert wins + draws + losses == 4 and losses == 0
@@ -273,7 +293,9 @@ def test_cli_play_a_whole_game_against_the_perfect_agent(tictactoe, monkeypatch,
         seen["state"] = state
         return original(self, state, rng)
 
-    answers = itertools.chain(["banana", "b2"], iter(lambda: seen["state"].action_to_string(seen["state"].legal_actions()[0]), None))
+    answers = itertools.chain(
+        ["banana", "b2"], iter(lambda: seen["state"].action_to_string(seen["state"].legal_actions()[0]), None)
+    )
     monkeypatch.setattr(human.HumanAgent, "__call__", watched)
     monkeypatch.setattr(builtins, "input", lambda prompt="": next(answers))
     assert main(["play", "tictactoe", "--agent", "perfect", "--seed", "0"]) == 0
@@ -301,10 +323,39 @@ def test_cli_train_then_search_with_the_checkpoint(tictactoe, tmp_path, capsys):
     from tablegym.search.alphabeta_search import alphabeta
 
     out = tmp_path / "ttt.pt"
-    argv = ["train", "tictactoe", "--total-games", "40", "--games-per-iter", "20", "--depth", "1",
-            "--hidden", "16", "--batch-size", "32", "--updates-per-iter", "4", "--buffer-size", "2000",
-            "--eval-every", "1", "--eval-games", "2", "--eval-depth", "1", "--eval-baseline", "lines",
-            "--save-every", "1", "--run-dir", str(tmp_path / "run"), "--out", str(out), "--no-progress"]
+    argv = [
+        "train",
+        "tictactoe",
+        "--total-games",
+        "40",
+        "--games-per-iter",
+        "20",
+        "--depth",
+        "1",
+        "--hidden",
+        "16",
+        "--batch-size",
+        "32",
+        "--updates-per-iter",
+        "4",
+        "--buffer-size",
+        "2000",
+        "--eval-every",
+        "1",
+        "--eval-games",
+        "2",
+        "--eval-depth",
+        "1",
+        "--eval-baseline",
+        "lines",
+        "--save-every",
+        "1",
+        "--run-dir",
+        str(tmp_path / "run"),
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
     assert main(argv) == 0
     assert f"checkpoint: {tmp_path / 'run' / 'checkpoint.pt'}" in capsys.readouterr().out
     assert out.exists() and list((tmp_path / "run").glob("events.out.tfevents.*"))

@@ -22,8 +22,12 @@ def trained(tmp_path_factory):
     """20 updates of PPO on TrilobiteTiny (3x3, three in a row; a quarter of the boards against a random
     player), critic written out."""
     run = tmp_path_factory.mktemp("ppo")
-    assert ppo.main(["trilobite-tiny", *TINY, "--total-steps", str(128 * 16 * 20), "--run-dir", str(run),
-                     "--out", str(run / "critic.pt")]) == 0
+    assert (
+        ppo.main(
+            ["trilobite-tiny", *TINY, "--total-steps", str(128 * 16 * 20), "--run-dir", str(run), "--out", str(run / "critic.pt")]
+        )
+        == 0
+    )
     return run
 
 
@@ -53,17 +57,36 @@ def test_the_critic_runs_compiled_in_alpha_beta(trained):
 
 def test_a_second_run_in_the_same_folder_resumes(trained, capsys):
     before = load_checkpoint(trained / "checkpoint.pt")["metadata"]["iteration"]
-    assert ppo.main(["trilobite-tiny", *TINY, "--total-steps", str(128 * 16 * (before + 1)),
-                     "--run-dir", str(trained)]) == 0
+    assert ppo.main(["trilobite-tiny", *TINY, "--total-steps", str(128 * 16 * (before + 1)), "--run-dir", str(trained)]) == 0
     assert "resuming" in capsys.readouterr().out
     assert load_checkpoint(trained / "checkpoint.pt")["metadata"]["iteration"] == before + 1
 
 
 @pytest.mark.parametrize("game", ["threes", "friday", "starship"])
 def test_single_player_games_train(game, tmp_path):
-    assert ppo.main([game, "--num-envs", "16", "--num-steps", "8", "--total-steps", str(16 * 8 * 2),
-                     "--eval-every", "2", "--eval-games", "4", "--no-progress", "--run-dir", str(tmp_path),
-                     "--reward-scale", "0.01"]) == 0
+    assert (
+        ppo.main(
+            [
+                game,
+                "--num-envs",
+                "16",
+                "--num-steps",
+                "8",
+                "--total-steps",
+                str(16 * 8 * 2),
+                "--eval-every",
+                "2",
+                "--eval-games",
+                "4",
+                "--no-progress",
+                "--run-dir",
+                str(tmp_path),
+                "--reward-scale",
+                "0.01",
+            ]
+        )
+        == 0
+    )
     assert load_checkpoint(tmp_path / "checkpoint.pt", game=game)["metadata"]["iteration"] == 2
 
 
@@ -73,28 +96,54 @@ def test_the_reward_flag_trains_on_the_env_s_other_reward_and_evaluates_the_defa
     made = []
     real = gymnasium.make_vec
     monkeypatch.setattr(gymnasium, "make_vec", lambda env_id, **kw: made.append(kw.get("reward")) or real(env_id, **kw))
-    assert ppo.main(["friday", "--reward", "score", "--num-envs", "8", "--num-steps", "8", "--total-steps", "64",
-                     "--eval-every", "1", "--eval-games", "4", "--no-progress", "--run-dir", str(tmp_path)]) == 0
+    assert (
+        ppo.main(
+            [
+                "friday",
+                "--reward",
+                "score",
+                "--num-envs",
+                "8",
+                "--num-steps",
+                "8",
+                "--total-steps",
+                "64",
+                "--eval-every",
+                "1",
+                "--eval-games",
+                "4",
+                "--no-progress",
+                "--run-dir",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     assert made[:2] == ["score", "score"] and made[-1] is None, made  # the check, the boards, then the evaluation
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["train", "trilobite-tiny", "--algo", "sarsa"], "--algo must be ppo"),
-    (["train", "trilobite-tiny", "--algo", "ppo", "--num-envs", "0"], "--num-envs must be >= 1"),
-    (["train", "trilobite-tiny", "--algo", "ppo", "--num-envs", "6", "--num-steps", "1", "--minibatches", "4"],
-     "--minibatches (4) must divide"),
-    (["train", "nosuchgame", "--algo", "ppo"], "unknown game 'nosuchgame'"),
-    (["train", "starship", "--algo", "ppo", "--out", "critic.pt"], "starship has none"),
-    (["train", "trilobite-tiny", "--algo", "ppo", "--pool-share", "0.8"], "with a sum <= 1"),
-    (["train", "trilobite-tiny", "--algo", "ppo", "--opponent", "alphabeta:depth=-1"], "--opponent 'alphabeta:depth=-1'"),
-    (["train", "trap", "--algo", "ppo", "--opponent", "medium", "easy"], "--opponent 'medium easy'"),
-    (["train", "trap", "--algo", "ppo", "--opponent", "hard", "hard"], "one or more different opponents"),
-    (["train", "trap", "--algo", "ppo", "--opening-moves", "-1"], "--opening-moves and --opening-plies must be >= 0"),
-    (["train", "trap", "--algo", "ppo", "--opening-plies", "-2"], "--opening-moves and --opening-plies must be >= 0"),
-    (["train", "threes", "--algo", "ppo", "--opening-plies", "2"], "--opening-plies is for two-player games"),
-    (["train", "friday", "--algo", "ppo", "--reward", "moves"], "--reward 'moves': reward must be one of"),
-    (["train", "friday", "--algo", "dqn", "--reward", "moves"], "--reward 'moves': reward must be one of"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["train", "trilobite-tiny", "--algo", "sarsa"], "--algo must be ppo"),
+        (["train", "trilobite-tiny", "--algo", "ppo", "--num-envs", "0"], "--num-envs must be >= 1"),
+        (
+            ["train", "trilobite-tiny", "--algo", "ppo", "--num-envs", "6", "--num-steps", "1", "--minibatches", "4"],
+            "--minibatches (4) must divide",
+        ),
+        (["train", "nosuchgame", "--algo", "ppo"], "unknown game 'nosuchgame'"),
+        (["train", "starship", "--algo", "ppo", "--out", "critic.pt"], "starship has none"),
+        (["train", "trilobite-tiny", "--algo", "ppo", "--pool-share", "0.8"], "with a sum <= 1"),
+        (["train", "trilobite-tiny", "--algo", "ppo", "--opponent", "alphabeta:depth=-1"], "--opponent 'alphabeta:depth=-1'"),
+        (["train", "trap", "--algo", "ppo", "--opponent", "medium", "easy"], "--opponent 'medium easy'"),
+        (["train", "trap", "--algo", "ppo", "--opponent", "hard", "hard"], "one or more different opponents"),
+        (["train", "trap", "--algo", "ppo", "--opening-moves", "-1"], "--opening-moves and --opening-plies must be >= 0"),
+        (["train", "trap", "--algo", "ppo", "--opening-plies", "-2"], "--opening-moves and --opening-plies must be >= 0"),
+        (["train", "threes", "--algo", "ppo", "--opening-plies", "2"], "--opening-plies is for two-player games"),
+        (["train", "friday", "--algo", "ppo", "--reward", "moves"], "--reward 'moves': reward must be one of"),
+        (["train", "friday", "--algo", "dqn", "--reward", "moves"], "--reward 'moves': reward must be one of"),
+    ],
+)
 def test_bad_arguments_get_one_error_line(argv, words, capsys):
     assert_one_error_line(argv, words, capsys)
 
@@ -104,8 +153,9 @@ def test_the_policy_alone_plays_matches_as_an_agent(trained):
     scoring against a random player what the trainer's own evaluation measured (both seats)."""
     from tablegym.experiments.match import play_match
 
-    result = play_match("trilobite-tiny", f"policy:path={trained / 'checkpoint.pt'}", "random", games=200, seed=3,
-                        opening_plies=0, progress=False)
+    result = play_match(
+        "trilobite-tiny", f"policy:path={trained / 'checkpoint.pt'}", "random", games=200, seed=3, opening_plies=0, progress=False
+    )
     # ppo.evaluate's mean return >= 0.5 over both seats is a score (win 1, draw 1/2) >= 0.75
     assert result.score >= 0.75, result
     agent = make_agent(make_game("trilobite-tiny"), f"policy:path={trained / 'checkpoint.pt'}")
@@ -114,12 +164,15 @@ def test_the_policy_alone_plays_matches_as_an_agent(trained):
     assert agent(state, np.random.default_rng(0)) == int(_net(trained).actor(x)[0].argmax())  # every move legal here
 
 
-@pytest.mark.parametrize("spec, words", [
-    ("policy", "needs path=RUN/checkpoint.pt"),
-    ("policy:path=/nonexistent/c.pt", "does not exist"),
-    ("policy:path={critic}", "holds no PPO policy"),
-    ("policy:path={ckpt},depth=2", "takes no option depth"),
-])
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("policy", "needs path=RUN/checkpoint.pt"),
+        ("policy:path=/nonexistent/c.pt", "does not exist"),
+        ("policy:path={critic}", "holds no PPO policy"),
+        ("policy:path={ckpt},depth=2", "takes no option depth"),
+    ],
+)
 def test_a_bad_policy_spec_is_one_line(trained, spec, words):
     spec = spec.format(critic=trained / "critic.pt", ckpt=trained / "checkpoint.pt")
     with pytest.raises(ValueError, match=words):
@@ -142,8 +195,22 @@ def _scalars(run_dir) -> dict[str, list[float]]:
 def test_opening_moves_are_random_and_not_trained_on(tmp_path):
     """--opening-moves: a game's first steps are random legal moves that no update learns from;
     with every step an opening step the network ends as it began (as with a zero step size)."""
-    common = ["trilobite-tiny", "--num-envs", "16", "--num-steps", "8", "--total-steps", str(16 * 8 * 3),
-              "--eval-every", "0", "--no-progress", "--random-share", "0.5", "--opponent", "alphabeta:eval=win-loss,depth=2"]
+    common = [
+        "trilobite-tiny",
+        "--num-envs",
+        "16",
+        "--num-steps",
+        "8",
+        "--total-steps",
+        str(16 * 8 * 3),
+        "--eval-every",
+        "0",
+        "--no-progress",
+        "--random-share",
+        "0.5",
+        "--opponent",
+        "alphabeta:eval=win-loss,depth=2",
+    ]
     assert ppo.main(common + ["--opening-moves", "100", "--run-dir", str(tmp_path / "open")]) == 0
     assert ppo.main(common + ["--lr", "0", "--run-dir", str(tmp_path / "still")]) == 0
     assert ppo.main(common + ["--opening-moves", "1", "--run-dir", str(tmp_path / "one")]) == 0
@@ -157,8 +224,24 @@ def test_opening_plies_reach_every_board_and_the_run_trains(tmp_path, monkeypatc
     made = []
     make_vec = gymnasium.make_vec
     monkeypatch.setattr(gymnasium, "make_vec", lambda *a, **kw: made.append(kw) or make_vec(*a, **kw))
-    argv = ["trilobite-tiny", "--num-envs", "8", "--num-steps", "4", "--total-steps", str(8 * 4 * 2), "--eval-every",
-            "0", "--no-progress", "--random-share", "0.5", "--opening-plies", "2", "--run-dir", str(tmp_path / "r")]
+    argv = [
+        "trilobite-tiny",
+        "--num-envs",
+        "8",
+        "--num-steps",
+        "4",
+        "--total-steps",
+        str(8 * 4 * 2),
+        "--eval-every",
+        "0",
+        "--no-progress",
+        "--random-share",
+        "0.5",
+        "--opening-plies",
+        "2",
+        "--run-dir",
+        str(tmp_path / "r"),
+    ]
     assert ppo.main(argv) == 0
     boards = [kw for kw in made if kw.get("num_envs") == 4]
     assert len(boards) == 2 and all(kw["opening_plies"] == 2 for kw in boards)
@@ -168,9 +251,31 @@ def test_a_league_of_past_snapshots(tmp_path):
     """Half the boards against snapshots of the policy (three kept, one every three updates), a
     quarter against a random player: the pool's scores are logged, and the policy still learns
     to beat a random player."""
-    assert ppo.main(["trilobite-tiny", "--num-envs", "64", "--num-steps", "16", "--total-steps", str(64 * 16 * 30),
-                     "--pool-share", "0.5", "--snapshot-every", "3", "--pool-size", "3", "--eval-every", "0",
-                     "--no-progress", "--run-dir", str(tmp_path)]) == 0
+    assert (
+        ppo.main(
+            [
+                "trilobite-tiny",
+                "--num-envs",
+                "64",
+                "--num-steps",
+                "16",
+                "--total-steps",
+                str(64 * 16 * 30),
+                "--pool-share",
+                "0.5",
+                "--snapshot-every",
+                "3",
+                "--pool-size",
+                "3",
+                "--eval-every",
+                "0",
+                "--no-progress",
+                "--run-dir",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     scalars = _scalars(tmp_path)
     assert max(scalars["pool/snapshots"]) == 3 and scalars["pool/snapshots"][0] == 1
     assert all(-1 <= v <= 1 for v in scalars["pool/return"])
@@ -180,9 +285,33 @@ def test_a_league_of_past_snapshots(tmp_path):
 def test_the_fixed_boards_shared_out_among_several_opponents(tmp_path):
     """--opponent medium hard random: each plays a third of the fixed boards inside the batch and
     gets its own logged return; a random policy does worst against Hard and best against random."""
-    assert ppo.main(["trap", "--num-envs", "48", "--num-steps", "40", "--total-steps", str(48 * 40 * 3),
-                     "--random-share", "1", "--lr", "0", "--eval-every", "0", "--no-progress", "--opponent", "medium",
-                     "hard", "random", "--run-dir", str(tmp_path)]) == 0
+    assert (
+        ppo.main(
+            [
+                "trap",
+                "--num-envs",
+                "48",
+                "--num-steps",
+                "40",
+                "--total-steps",
+                str(48 * 40 * 3),
+                "--random-share",
+                "1",
+                "--lr",
+                "0",
+                "--eval-every",
+                "0",
+                "--no-progress",
+                "--opponent",
+                "medium",
+                "hard",
+                "random",
+                "--run-dir",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     last = {name: _scalars(tmp_path)[f"charts/return_vs/{name}"][-1] for name in ("medium", "hard", "random")}
     assert last["hard"] < last["random"] - 0.5 and last["medium"] < last["random"] - 0.5, last
     boards = ppo.Boards("tablegym/Trap-v0", 2, 5, {}, opponent=("medium", "hard"))
@@ -193,8 +322,22 @@ def test_the_fixed_boards_shared_out_among_several_opponents(tmp_path):
 def test_a_compiled_search_as_the_fixed_opponent(tmp_path):
     """--opponent: the fixed boards play alpha-beta inside the batch; against it, a random
     policy's episodes score below a random opponent's (the logged returns say who it played)."""
-    common = ["trilobite-tiny", "--num-envs", "64", "--num-steps", "16", "--total-steps", str(64 * 16 * 2),
-              "--random-share", "1", "--lr", "0", "--eval-every", "0", "--no-progress"]
+    common = [
+        "trilobite-tiny",
+        "--num-envs",
+        "64",
+        "--num-steps",
+        "16",
+        "--total-steps",
+        str(64 * 16 * 2),
+        "--random-share",
+        "1",
+        "--lr",
+        "0",
+        "--eval-every",
+        "0",
+        "--no-progress",
+    ]
     assert ppo.main(common + ["--opponent", "alphabeta:eval=win-loss,depth=4", "--run-dir", str(tmp_path / "s")]) == 0
     assert ppo.main(common + ["--run-dir", str(tmp_path / "r")]) == 0
     searched = _scalars(tmp_path / "s")["charts/episode_return"][-1]
@@ -214,8 +357,9 @@ def _minibatch(scale: float = 1.0, *, logp_noise: float = 0.0):
     next_value = torch.rand(N, generator=g) - 0.3
     signs = torch.where(torch.rand(T, N, generator=g) < 0.8, -1.0, 1.0)
     valid = (torch.rand(T, N, generator=g) > 0.1).float()
-    adv = ppo.advantages(rewards * scale, values * scale, next_value * scale, (rewards != 0).float(), signs, valid,
-                         gamma=0.99, lam=0.95)
+    adv = ppo.advantages(
+        rewards * scale, values * scale, next_value * scale, (rewards != 0).float(), signs, valid, gamma=0.99, lam=0.95
+    )
     torch.manual_seed(1)
     net = ppo.ActorCritic(27, 3, (16, 16))
     obs = torch.rand(T * N, 27, generator=g)
@@ -265,8 +409,27 @@ RECORDED_LOSSES = {
 
 def test_a_seeded_run_logs_the_recorded_losses(tmp_path):
     # Three updates of 32 boards x 8 steps on the tiny board: rollout, GAE and update together.
-    assert ppo.main(["trilobite-tiny", "--num-envs", "32", "--num-steps", "8", "--total-steps", str(32 * 8 * 3),
-                     "--seed", "0", "--eval-every", "0", "--no-progress", "--run-dir", str(tmp_path)]) == 0
+    assert (
+        ppo.main(
+            [
+                "trilobite-tiny",
+                "--num-envs",
+                "32",
+                "--num-steps",
+                "8",
+                "--total-steps",
+                str(32 * 8 * 3),
+                "--seed",
+                "0",
+                "--eval-every",
+                "0",
+                "--no-progress",
+                "--run-dir",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     logged = {tag: values for tag, values in _scalars(tmp_path).items() if tag.startswith("losses/")}
     assert logged.keys() == RECORDED_LOSSES.keys()
     for tag, values in RECORDED_LOSSES.items():

@@ -25,8 +25,7 @@ ray = pytest.importorskip("ray", reason="the distributed extra is installed by m
 def local_ray(tmp_path_factory):
     """The module's Ray instance; its workers inherit the variables ``dying_factory`` reads (set
     before the start, so no test restarts Ray to pass them)."""
-    kill = {"TABLEGYM_TEST_KILL_FLAG": str(tmp_path_factory.mktemp("ray") / "killed"),
-            "TABLEGYM_TEST_DRIVER": str(os.getpid())}
+    kill = {"TABLEGYM_TEST_KILL_FLAG": str(tmp_path_factory.mktemp("ray") / "killed"), "TABLEGYM_TEST_DRIVER": str(os.getpid())}
     os.environ.update(kill)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
@@ -102,9 +101,11 @@ def test_the_cli_runs_eval_on_ray(capsys):
 
 def test_missing_ray_is_one_clear_line():
     """In a fresh interpreter where ``import ray`` fails: the CLI says how to install it."""
-    code = ("import sys; sys.modules['ray'] = None\n"
-            "from tablegym.experiments.cli import main\n"
-            "sys.exit(main(['eval', 'trap', 'random', 'easy', '--games', '2', '--backend', 'ray', '--option', 'n=5']))\n")
+    code = (
+        "import sys; sys.modules['ray'] = None\n"
+        "from tablegym.experiments.cli import main\n"
+        "sys.exit(main(['eval', 'trap', 'random', 'easy', '--games', '2', '--backend', 'ray', '--option', 'n=5']))\n"
+    )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode != 0 and "Traceback" not in run.stderr
     assert 'pip install "tablegym[distributed]"' in run.stderr + run.stdout
@@ -136,8 +137,24 @@ def test_two_simulated_nodes_play_a_match():
     assert untimed([got]) == untimed([want]) and games([got]) == games([want])
 
 
-TRAIN = ["trilobite-tiny", "--games-per-iter", "20", "--updates-per-iter", "2", "--eval-every", "0",
-         "--save-every", "1", "--no-progress", "--hidden", "8", "--minutes", "5", "--workers", "2"]
+TRAIN = [
+    "trilobite-tiny",
+    "--games-per-iter",
+    "20",
+    "--updates-per-iter",
+    "2",
+    "--eval-every",
+    "0",
+    "--save-every",
+    "1",
+    "--no-progress",
+    "--hidden",
+    "8",
+    "--minutes",
+    "5",
+    "--workers",
+    "2",
+]
 
 
 def _weights(path):
@@ -174,9 +191,28 @@ def test_trap_self_play_on_ray_equals_worker_processes(tmp_path):
 
     from tablegym.training.trap.train import parse_args, train
 
-    common = ["trap", "--games-per-iter", "6", "--updates-per-iter", "1", "--eval-every", "0", "--save-every", "1",
-              "--no-progress", "--hidden", "8", "--total-games", "6", "--workers", "2", "--depth", "1",
-              "--option", "n=5"]
+    common = [
+        "trap",
+        "--games-per-iter",
+        "6",
+        "--updates-per-iter",
+        "1",
+        "--eval-every",
+        "0",
+        "--save-every",
+        "1",
+        "--no-progress",
+        "--hidden",
+        "8",
+        "--total-games",
+        "6",
+        "--workers",
+        "2",
+        "--depth",
+        "1",
+        "--option",
+        "n=5",
+    ]
     train(parse_args(common + ["--run-dir", str(tmp_path / "p")]))
     train(parse_args(common + ["--run-dir", str(tmp_path / "r"), "--backend", "ray"]))
     (_, w_p), (_, w_r) = _weights(tmp_path / "p" / "checkpoint.pt"), _weights(tmp_path / "r" / "checkpoint.pt")
@@ -212,8 +248,7 @@ def test_stop_after_on_ray_then_resume(tmp_path):
 
     whole = round_robin(GAME, SPECS, **KW)
     path = tmp_path / "j.jsonl"
-    part = round_robin(GAME, SPECS, journal=path, workers=2, backend="ray", agent_factory=slow_factory,
-                       time_limit_s=0.5, **KW)
+    part = round_robin(GAME, SPECS, journal=path, workers=2, backend="ray", agent_factory=slow_factory, time_limit_s=0.5, **KW)
     assert 0 < sum(r.games for r in part) < 12
     rest = round_robin(GAME, SPECS, journal=path, workers=2, backend="ray", **KW)
     assert untimed(rest) == untimed(whole) and games(rest) == games(whole)
@@ -228,8 +263,20 @@ def test_threes_trains_on_ray_chunks_that_learn_on_copies(tmp_path):
     from tablegym.models.threes.ntuple_net import load_ntuple
     from tablegym.training.threes.train import parse_args, train
 
-    common = ["--games", "60", "--minutes", "0", "--log-every", "20", "--tuples", "h,0,1", "2,3,4", "--stage-ranks",
-              "--seed", "4"]
+    common = [
+        "--games",
+        "60",
+        "--minutes",
+        "0",
+        "--log-every",
+        "20",
+        "--tuples",
+        "h,0,1",
+        "2,3,4",
+        "--stage-ranks",
+        "--seed",
+        "4",
+    ]
     train(parse_args(common + ["--run-dir", str(tmp_path / "p")]), progress=False)
     train(parse_args(common + ["--run-dir", str(tmp_path / "r"), "--backend", "ray"]), progress=False)
     p, r = (load_ntuple(tmp_path / d / "checkpoint.pt").tables().weights for d in "pr")

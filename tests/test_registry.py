@@ -59,13 +59,18 @@ def mini():
     """Trilobite 4x4 under a new name and env id, registered through one record. (Its Game
     still names itself "trilobite", so agents resolve through Trilobite's record; a game of
     its own from outside is tests/tictactoe.)"""
-    record = register(GamePlugin(
-        name="trilobite-mini", doc="Trilobite 4x4, three in a row",
-        game="tablegym.envs.trilobite.core:TrilobiteGame", options={"width": int, "height": int, "win_length": int},
-        agents="tablegym.envs.trilobite.heuristics",
-        gym={"tablegym/TrilobiteMini-v0": ("tablegym.envs.trilobite.env:TrilobiteEnv",
-                                           dict(width=4, height=4, win_length=3))},
-    ))
+    record = register(
+        GamePlugin(
+            name="trilobite-mini",
+            doc="Trilobite 4x4, three in a row",
+            game="tablegym.envs.trilobite.core:TrilobiteGame",
+            options={"width": int, "height": int, "win_length": int},
+            agents="tablegym.envs.trilobite.heuristics",
+            gym={
+                "tablegym/TrilobiteMini-v0": ("tablegym.envs.trilobite.env:TrilobiteEnv", dict(width=4, height=4, win_length=3))
+            },
+        )
+    )
     yield record
     unregister(record.name)
     assert "tablegym/TrilobiteMini-v0" not in gymnasium.registry
@@ -95,7 +100,9 @@ def test_train_names_unknown_and_untrainable_games_in_one_line(capsys):
 
 
 def test_reading_the_records_imports_no_game():
-    code = ("import sys, tablegym.envs as e; e.plugins(); "
-            "print(sorted(m for m in sys.modules if m.startswith(('tablegym.envs.', 'numba', 'torch'))))")
+    code = (
+        "import sys, tablegym.envs as e; e.plugins(); "
+        "print(sorted(m for m in sys.modules if m.startswith(('tablegym.envs.', 'numba', 'torch'))))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

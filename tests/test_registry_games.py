@@ -108,8 +108,9 @@ def _trace(env_id: str, kwargs: dict, seed: int, steps: int) -> list[tuple]:
     for _ in range(steps):
         action = int(rng.choice(np.flatnonzero(info["action_mask"])))
         obs, reward, terminated, truncated, info = env.step(action)
-        trace.append((gymnasium.spaces.flatten(space, obs).tobytes(), float(reward), terminated, truncated,
-                      info["action_mask"].tobytes()))
+        trace.append(
+            (gymnasium.spaces.flatten(space, obs).tobytes(), float(reward), terminated, truncated, info["action_mask"].tobytes())
+        )
         if terminated or truncated:
             obs, info = env.reset()
             trace.append((gymnasium.spaces.flatten(space, obs).tobytes(), info["action_mask"].tobytes()))
@@ -270,12 +271,15 @@ SMALL = {"trap": ["--n", "3"]}
 def run_isolated(record: GamePlugin, argv: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
     """``tablegym ARGV`` in a child process with ``record`` registered: for commands that may
     crash the interpreter (a compiled kernel writing past its buffer) or never end."""
-    code = ("import pickle, sys; from tablegym.envs import plugins, register; "
-            "r = pickle.loads(bytes.fromhex(sys.argv[1])); "
-            "r.name in [p.name for p in plugins()] or register(r); "
-            "from tablegym.experiments.cli import main; sys.exit(main(sys.argv[2:]))")
-    return subprocess.run([sys.executable, "-c", code, pickle.dumps(record).hex(), *argv], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
+    code = (
+        "import pickle, sys; from tablegym.envs import plugins, register; "
+        "r = pickle.loads(bytes.fromhex(sys.argv[1])); "
+        "r.name in [p.name for p in plugins()] or register(r); "
+        "from tablegym.experiments.cli import main; sys.exit(main(sys.argv[2:]))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, pickle.dumps(record).hex(), *argv], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.mark.parametrize("record", games(_solver_unfit))

@@ -21,13 +21,35 @@ def test_every_trainer_gets_a_rate_and_a_ratio_against_tablegym_ppo():
         assert cells["boards"] == (1 if name.endswith("single") else 8)
     assert rows["trilobite-tiny tablegym ppo"]["tablegym ppo / this"] == 1.0
     ours = rows["trilobite-tiny tablegym ppo"]["steps/s"]
-    assert rows["trilobite-tiny sb3 vec"]["tablegym ppo / this"] == pytest.approx(ours / rows["trilobite-tiny sb3 vec"]["steps/s"])
+    assert rows["trilobite-tiny sb3 vec"]["tablegym ppo / this"] == pytest.approx(
+        ours / rows["trilobite-tiny sb3 vec"]["steps/s"]
+    )
 
 
 def test_a_single_player_game_and_the_cli_route(capsys):
-    assert cli(["bench", "rl", "--param", "game=threes", "--param", "steps=128", "--param", "warmup=0",
-                "--param", "num_envs=4", "--param", "num_steps=8", "--param", "single_steps=0",
-                "--param", "hidden=8"]) == 0
+    assert (
+        cli(
+            [
+                "bench",
+                "rl",
+                "--param",
+                "game=threes",
+                "--param",
+                "steps=128",
+                "--param",
+                "warmup=0",
+                "--param",
+                "num_envs=4",
+                "--param",
+                "num_steps=8",
+                "--param",
+                "single_steps=0",
+                "--param",
+                "hidden=8",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "threes tablegym ppo" in out and "threes sb3 vec" in out and "sb3 single" not in out
 

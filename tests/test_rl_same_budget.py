@@ -13,13 +13,44 @@ from tablegym.training import vector_rl as ppo
 
 def test_both_trainers_train_for_the_budget_and_the_report_scores_both(tmp_path):
     for trainer in R.TRAINERS:
-        assert R.main(["trilobite-tiny", "--trainer", trainer, "--minutes", "0.05", "--num-envs", "16",
-                       "--num-steps", "8", "--run-dir", str(tmp_path)]) == 0
+        assert (
+            R.main(
+                [
+                    "trilobite-tiny",
+                    "--trainer",
+                    trainer,
+                    "--minutes",
+                    "0.05",
+                    "--num-envs",
+                    "16",
+                    "--num-steps",
+                    "8",
+                    "--run-dir",
+                    str(tmp_path),
+                ]
+            )
+            == 0
+        )
         budget = json.loads((tmp_path / trainer / "budget.json").read_text())
         assert budget["steps"] > 0 and budget["seconds"] >= 3.0  # ran its 3 seconds, at least one update
     out = tmp_path / "report.md"
-    assert R.main(["trilobite-tiny", "--report", "--games", "20", "--run-dir", str(tmp_path),
-                   "--opponent", "alphabeta:eval=advanced,depth=1", "--out", str(out)]) == 0
+    assert (
+        R.main(
+            [
+                "trilobite-tiny",
+                "--report",
+                "--games",
+                "20",
+                "--run-dir",
+                str(tmp_path),
+                "--opponent",
+                "alphabeta:eval=advanced,depth=1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     rows = [line for line in out.read_text().splitlines() if line.startswith(("| tablegym |", "| sb3 |"))]
     assert len(rows) == 2 and all(line.count("+-") == 2 for line in rows)
 
@@ -29,8 +60,26 @@ def test_both_dqns_train_for_the_budget_and_the_report_scores_both(game, tmp_pat
     """SB3's DQN trains on boards that lose on an illegal move and is judged on legal moves only,
     as tablegym's; a single-player game's row reports the mean score."""
     for trainer in R.TRAINERS:
-        assert R.main([game, "--algo", "dqn", "--trainer", trainer, "--minutes", "0.05", "--num-envs", "16",
-                       "--reward-scale", "0.01", "--run-dir", str(tmp_path)]) == 0
+        assert (
+            R.main(
+                [
+                    game,
+                    "--algo",
+                    "dqn",
+                    "--trainer",
+                    trainer,
+                    "--minutes",
+                    "0.05",
+                    "--num-envs",
+                    "16",
+                    "--reward-scale",
+                    "0.01",
+                    "--run-dir",
+                    str(tmp_path),
+                ]
+            )
+            == 0
+        )
         budget = json.loads((tmp_path / f"{trainer}-dqn" / "budget.json").read_text())
         assert budget["steps"] > 0 and budget["seconds"] >= 3.0
     out = tmp_path / "report.md"
@@ -54,15 +103,18 @@ def test_episode_returns_are_each_games_win_or_loss_and_their_mean_is_mean_retur
     assert ppo.mean_return(first_legal, "tablegym/TrilobiteTiny-v0", 10, 3) == pytest.approx(x.mean())
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["trilobite-tiny"], "either --trainer"),
-    (["trilobite-tiny", "--report", "--trainer", "sb3"], "either --trainer"),
-    (["trilobite-tiny", "--report", "--games", "3"], "--games an even number"),
-    (["nosuchgame", "--report"], "unknown game"),
-    (["trilobite-tiny", "--report", "--opponent", "search:eval=advanced,depth=1"], "a vector env's opponent must be"),
-    (["starship", "--algo", "dqn", "--trainer", "sb3"], "no illegal_action='penalty' boards"),
-    (["threes", "--algo", "dqn", "--trainer", "sb3", "--reward-scale", "0"], "--reward-scale > 0"),
-])
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["trilobite-tiny"], "either --trainer"),
+        (["trilobite-tiny", "--report", "--trainer", "sb3"], "either --trainer"),
+        (["trilobite-tiny", "--report", "--games", "3"], "--games an even number"),
+        (["nosuchgame", "--report"], "unknown game"),
+        (["trilobite-tiny", "--report", "--opponent", "search:eval=advanced,depth=1"], "a vector env's opponent must be"),
+        (["starship", "--algo", "dqn", "--trainer", "sb3"], "no illegal_action='penalty' boards"),
+        (["threes", "--algo", "dqn", "--trainer", "sb3", "--reward-scale", "0"], "--reward-scale > 0"),
+    ],
+)
 def test_bad_arguments_are_one_line(argv, words, capsys, tmp_path):
     with pytest.raises(SystemExit) as exit_:
         R.main(argv + ["--run-dir", str(tmp_path)])

@@ -22,8 +22,14 @@ from tablegym.models.agents import make_agent
 from tablegym.models.export import save
 from tablegym.models.learned import default_checkpoint
 
-BUDGET = {"alphabeta": "depth=2", "expectiminimax": "depth=1", "expectimax": "depth=1", "greedy": "",
-          "bestfirst": "nodes=40", "mc": "rollouts=2,horizon=1"}
+BUDGET = {
+    "alphabeta": "depth=2",
+    "expectiminimax": "depth=1",
+    "expectimax": "depth=1",
+    "greedy": "",
+    "bestfirst": "nodes=40",
+    "mc": "rollouts=2,horizon=1",
+}
 """A small budget for each searcher of tablegym.search.searchers, so that every cell plays fast."""
 
 
@@ -78,8 +84,9 @@ def model_files(tmp_path_factory) -> dict[tuple[str, str], Path]:
             warnings.simplefilter("ignore")
             import gymnasium
 
-            model = MaskablePPO("MlpPolicy", gymnasium.make(env_id), n_steps=64, seed=0, device="cpu",
-                                policy_kwargs=dict(net_arch=[16]))
+            model = MaskablePPO(
+                "MlpPolicy", gymnasium.make(env_id), n_steps=64, seed=0, device="cpu", policy_kwargs=dict(net_arch=[16])
+            )
         files[name, "sb3"] = root / f"{name}.zip"
         model.save(files[name, "sb3"])
     return files

@@ -24,26 +24,103 @@ VICTIM = "the user's own file\n"
 # in its run folder (each planted as a link to an existing file outside it); ``resumed``: the
 # files it also reads back when present (each planted as a link to a file not there yet, so
 # that the run starts fresh); ``out``: the file ``--out`` names, planted as a link as well.
-TD = ["--games-per-iter", "1", "--total-games", "1", "--depth", "1", "--eval-every", "0", "--hidden", "4",
-      "--updates-per-iter", "1", "--batch-size", "4", "--no-progress"]
-PPO = ["--num-envs", "8", "--num-steps", "4", "--total-steps", "32", "--minibatches", "1", "--epochs", "1",
-       "--eval-every", "0", "--hidden", "4", "--no-progress"]
-DQN = ["--num-envs", "8", "--total-steps", "16", "--learning-starts", "8", "--batch-size", "8", "--eval-every", "0",
-       "--hidden", "4", "--no-progress"]
-THREES = ["--games", "2", "--minutes", "0", "--log-every", "2", "--tuples", "0,1,2,3", "--stage-ranks", "--tc",
-          "--no-progress"]
-FRIDAY = ["--iterations", "2", "--minutes", "0", "--games-per-iter", "1", "--nodes", "10", "--hidden", "4",
-          "--batch-size", "8", "--epochs", "1", "--no-progress"]
-STARSHIP = ["--timesteps", "8", "--n-envs", "1", "--n-steps", "8", "--batch-size", "8", "--n-epochs", "1",
-            "--size", "16", "--max-steps", "8", "--save-every", "8", "--no-progress"]
+TD = [
+    "--games-per-iter",
+    "1",
+    "--total-games",
+    "1",
+    "--depth",
+    "1",
+    "--eval-every",
+    "0",
+    "--hidden",
+    "4",
+    "--updates-per-iter",
+    "1",
+    "--batch-size",
+    "4",
+    "--no-progress",
+]
+PPO = [
+    "--num-envs",
+    "8",
+    "--num-steps",
+    "4",
+    "--total-steps",
+    "32",
+    "--minibatches",
+    "1",
+    "--epochs",
+    "1",
+    "--eval-every",
+    "0",
+    "--hidden",
+    "4",
+    "--no-progress",
+]
+DQN = [
+    "--num-envs",
+    "8",
+    "--total-steps",
+    "16",
+    "--learning-starts",
+    "8",
+    "--batch-size",
+    "8",
+    "--eval-every",
+    "0",
+    "--hidden",
+    "4",
+    "--no-progress",
+]
+THREES = ["--games", "2", "--minutes", "0", "--log-every", "2", "--tuples", "0,1,2,3", "--stage-ranks", "--tc", "--no-progress"]
+FRIDAY = [
+    "--iterations",
+    "2",
+    "--minutes",
+    "0",
+    "--games-per-iter",
+    "1",
+    "--nodes",
+    "10",
+    "--hidden",
+    "4",
+    "--batch-size",
+    "8",
+    "--epochs",
+    "1",
+    "--no-progress",
+]
+STARSHIP = [
+    "--timesteps",
+    "8",
+    "--n-envs",
+    "1",
+    "--n-steps",
+    "8",
+    "--batch-size",
+    "8",
+    "--n-epochs",
+    "1",
+    "--size",
+    "16",
+    "--max-steps",
+    "8",
+    "--save-every",
+    "8",
+    "--no-progress",
+]
 
 CLI_TRAINERS = {
     "td": (["train", "trilobite", *TD], ["args.json", ".lock"], ["checkpoint.pt"]),
     "ppo": (["train", "trilobite-tiny", "--algo", "ppo", *PPO], ["args.json", ".lock"], ["checkpoint.pt"]),
     "dqn": (["train", "trilobite-tiny", "--algo", "dqn", *DQN], ["args.json", ".lock"], ["checkpoint.pt"]),
     "threes": (["train", "threes", *THREES], ["args.json", ".lock"], ["checkpoint.pt", "coherence.npy"]),
-    "friday": (["train", "friday", *FRIDAY], ["args.json", "calibration.md", ".lock"],
-               ["checkpoint.pt", "buffer.npz", "win.pt", "win_buffer.npz"]),
+    "friday": (
+        ["train", "friday", *FRIDAY],
+        ["args.json", "calibration.md", ".lock"],
+        ["checkpoint.pt", "buffer.npz", "win.pt", "win_buffer.npz"],
+    ),
 }
 SB3_WRITES = ["model.zip", "train.json", ".lock"]
 
@@ -149,15 +226,18 @@ def test_an_sb3_script_replaces_links_in_its_run_folder_and_never_writes_through
 
 def _hold(run: Path) -> subprocess.Popen:
     """A process that takes the run folder's lock (training.files, loaded alone: no torch) and keeps it."""
-    code = ("import importlib.util, sys, time\n"
-            "spec = importlib.util.spec_from_file_location('files', sys.argv[1])\n"
-            "files = importlib.util.module_from_spec(spec)\n"
-            "spec.loader.exec_module(files)\n"
-            "files.lock_run_dir(sys.argv[2])\n"
-            "print('locked', flush=True)\n"
-            "time.sleep(120)\n")
-    holder = subprocess.Popen([sys.executable, "-c", code, files.__file__, str(run), "holder-of-the-lock"],
-                              stdout=subprocess.PIPE, text=True)
+    code = (
+        "import importlib.util, sys, time\n"
+        "spec = importlib.util.spec_from_file_location('files', sys.argv[1])\n"
+        "files = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(files)\n"
+        "files.lock_run_dir(sys.argv[2])\n"
+        "print('locked', flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, files.__file__, str(run), "holder-of-the-lock"], stdout=subprocess.PIPE, text=True
+    )
     assert holder.stdout.readline().strip() == "locked"
     return holder
 
@@ -168,10 +248,27 @@ LOCKED = {  # every entry point, each with the budget it would train if it were 
     "dqn": ("tablegym.experiments.cli:main", ["train", "trilobite-tiny", "--algo", "dqn", *DQN]),
     "threes": ("tablegym.experiments.cli:main", ["train", "threes", *THREES]),
     "friday": ("tablegym.experiments.cli:main", ["train", "friday", *FRIDAY]),
-    "threes-sb3": ("tablegym.experiments.sb3_baseline:main", ["threes", "--algo", "dqn", "--timesteps", "8", "--eval-games",
-                                                          "1", "--n-envs", "1", "--no-progress"]),
-    "trap-sb3": ("tablegym.experiments.sb3_baseline:main", ["trap", "--algo", "dqn", "--timesteps", "8", "--eval-games", "2",
-                                                 "--opponent", "random", "--eval-opponent", "random", "--no-progress"]),
+    "threes-sb3": (
+        "tablegym.experiments.sb3_baseline:main",
+        ["threes", "--algo", "dqn", "--timesteps", "8", "--eval-games", "1", "--n-envs", "1", "--no-progress"],
+    ),
+    "trap-sb3": (
+        "tablegym.experiments.sb3_baseline:main",
+        [
+            "trap",
+            "--algo",
+            "dqn",
+            "--timesteps",
+            "8",
+            "--eval-games",
+            "2",
+            "--opponent",
+            "random",
+            "--eval-opponent",
+            "random",
+            "--no-progress",
+        ],
+    ),
     "starship": ("tablegym.experiments.starship.rl:main", [*STARSHIP, "--episodes", "1", "--pictures", "1"]),
 }
 
@@ -215,25 +312,38 @@ def test_the_lock_is_this_process_s_until_released_and_dies_with_its_holder(tmp_
     lock_run_dir(tmp_path).release()  # its lock went with it
 
 
-@pytest.mark.parametrize("argv", [
-    ["train", "trilobite", *TD],
-    ["train", "trilobite-tiny", "--algo", "ppo", *PPO],
-    ["train", "trilobite-tiny", "--algo", "dqn", *DQN],
-    ["train", "threes", *THREES],
-    ["train", "friday", *FRIDAY],
-], ids=["td", "ppo", "dqn", "threes", "friday"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["train", "trilobite", *TD],
+        ["train", "trilobite-tiny", "--algo", "ppo", *PPO],
+        ["train", "trilobite-tiny", "--algo", "dqn", *DQN],
+        ["train", "threes", *THREES],
+        ["train", "friday", *FRIDAY],
+    ],
+    ids=["td", "ppo", "dqn", "threes", "friday"],
+)
 def test_out_in_a_missing_folder_is_refused_and_nothing_is_made(argv, tmp_path, capsys):
     missing = tmp_path / "missing" / "dir"
-    assert_one_error_line([*argv, "--run-dir", str(tmp_path / "run"), "--out", str(missing / "q.pt")],
-                          f"--out '{missing / 'q.pt'}' cannot be written", capsys)
+    assert_one_error_line(
+        [*argv, "--run-dir", str(tmp_path / "run"), "--out", str(missing / "q.pt")],
+        f"--out '{missing / 'q.pt'}' cannot be written",
+        capsys,
+    )
     assert not (tmp_path / "missing").exists() and not (tmp_path / "run").exists()
 
 
-@pytest.mark.parametrize("module, argv", [
-    ("tablegym.experiments.sb3_baseline", ["threes", "--algo", "dqn", "--timesteps", "8", "--eval-games", "1", "--n-envs",
-                                           "1", "--no-progress"]),
-    ("tablegym.experiments.sb3_baseline", ["friday", "--timesteps", "8", "--games", "1", "--n-envs", "4", "--no-progress"]),
-], ids=["threes-sb3", "friday-sb3"])
+@pytest.mark.parametrize(
+    "module, argv",
+    [
+        (
+            "tablegym.experiments.sb3_baseline",
+            ["threes", "--algo", "dqn", "--timesteps", "8", "--eval-games", "1", "--n-envs", "1", "--no-progress"],
+        ),
+        ("tablegym.experiments.sb3_baseline", ["friday", "--timesteps", "8", "--games", "1", "--n-envs", "4", "--no-progress"]),
+    ],
+    ids=["threes-sb3", "friday-sb3"],
+)
 def test_the_sb3_records_out_is_refused_in_a_missing_folder_or_at_a_link(module, argv, tmp_path, capsys):
     main = importlib.import_module(module).main
     victim = tmp_path / "victim.jsonl"
@@ -251,8 +361,9 @@ def test_a_run_dir_that_is_a_link_is_refused_naming_the_folder_to_give(tmp_path,
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (tmp_path / "run").symlink_to(elsewhere)
-    assert_one_error_line(["train", "trilobite", *TD, "--run-dir", str(tmp_path / "run")],
-                          f"give the folder itself: --run-dir {elsewhere}", capsys)
+    assert_one_error_line(
+        ["train", "trilobite", *TD, "--run-dir", str(tmp_path / "run")], f"give the folder itself: --run-dir {elsewhere}", capsys
+    )
     assert os.listdir(elsewhere) == []
     with pytest.raises(RunFolderError, match="symbolic link"):
         prepare_run_dir(tmp_path / "run")

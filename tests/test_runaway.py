@@ -77,18 +77,23 @@ def test_the_bound_itself_is_taken(name, spec):
 @pytest.mark.parametrize("name, spec", over_budget())
 def test_tablegym_eval_refuses_it_in_one_line(name, spec, capsys):
     two_player = make_game(name).spec.num_players == 2
-    assert_one_error_line(["eval", name, spec, *(["random"] if two_player else []), "--games", "2", "--no-progress"],
-                          "must be at most", capsys)
+    assert_one_error_line(
+        ["eval", name, spec, *(["random"] if two_player else []), "--games", "2", "--no-progress"], "must be at most", capsys
+    )
 
 
-@pytest.mark.parametrize("argv", [
-    ["play", "trilobite", "--agent", "alphabeta", "--depth", "64"],
-    ["play", "sim", "--depth", "1000"],
-    ["play", "trap", "--agent", "search", "--time", "1e300"],
-    ["play", "threes", "--agent", "expectimax", "--depth", "40"],
-    ["play", "friday", "--agent", "expectimax", "--depth", "40"],
-    ["eval", "trilobite", "alphabeta:eval=advanced,depth=100", "random", "--workers", "2", "--games", "2"],
-], ids=lambda argv: "-".join(argv[:2] + argv[3:5]))
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["play", "trilobite", "--agent", "alphabeta", "--depth", "64"],
+        ["play", "sim", "--depth", "1000"],
+        ["play", "trap", "--agent", "search", "--time", "1e300"],
+        ["play", "threes", "--agent", "expectimax", "--depth", "40"],
+        ["play", "friday", "--agent", "expectimax", "--depth", "40"],
+        ["eval", "trilobite", "alphabeta:eval=advanced,depth=100", "random", "--workers", "2", "--games", "2"],
+    ],
+    ids=lambda argv: "-".join(argv[:2] + argv[3:5]),
+)
 def test_tablegym_play_and_a_pool_refuse_it_before_a_game(argv, capsys):
     assert_one_error_line(argv, "must be at most", capsys)
 
@@ -105,19 +110,26 @@ def test_an_env_opponent_is_refused_when_the_env_is_made(env_id, budget):
 # ---------------------------------------------------------------------------------- counts
 
 
-@pytest.mark.parametrize("argv", [
-    ["eval", "trilobite", "random", "random", "--workers", "1"],
-    ["eval", "trilobite", "random", "random", "--workers", "2"],
-    ["eval", "trap", "random", "easy", "medium", "--n", "5"],
-], ids=["match", "match-2-workers", "round-robin"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "trilobite", "random", "random", "--workers", "1"],
+        ["eval", "trilobite", "random", "random", "--workers", "2"],
+        ["eval", "trap", "random", "easy", "medium", "--n", "5"],
+    ],
+    ids=["match", "match-2-workers", "round-robin"],
+)
 def test_ten_to_the_fourteen_games_are_streamed_in_bounded_memory(argv, tmp_path):
     journal = tmp_path / "j.jsonl"
     argv = [*argv, "--games", HUGE, "--stop-after", "0.02", "--no-progress", "--journal", str(journal)]
-    out = run_limited(f"""
+    out = run_limited(
+        f"""
         from tablegym.experiments.cli import main
         status = main({argv!r})
         assert status == 0, status
-    """, timeout=600)
+    """,
+        timeout=600,
+    )
     assert out.ok, out.message + out.trace
     assert out.grew_mb < 400, out  # the old list of 10**14 games died of MemoryError under the 3 GB limit
     assert len(journal.read_bytes().splitlines()) < 10_000  # the games played in 1.2 s, no more
@@ -127,7 +139,8 @@ def test_ten_to_the_fourteen_games_are_streamed_in_bounded_memory(argv, tmp_path
 def test_a_single_player_run_draws_its_games_as_workers_free_up(workers):
     """An endless stream of tasks: 100 games, then a task that fails (``dict(None)``); the run
     plays the games and stops at the failure without ever listing the stream."""
-    out = run_limited(f"""
+    out = run_limited(
+        f"""
         import itertools
         from tablegym.experiments.game_runs import run_tasks
         tasks = itertools.chain(({{"game": i}} for i in range(100)), itertools.repeat(None))
@@ -137,22 +150,35 @@ def test_a_single_player_run_draws_its_games_as_workers_free_up(workers):
         except TypeError:
             pass
         assert 90 <= len(done) <= 100, len(done)
-    """, timeout=600)
+    """,
+        timeout=600,
+    )
     assert out.ok, out.message + out.trace
     assert out.grew_mb < 400, out
 
 
-@pytest.mark.parametrize("module, argv, words", [
-    ("tablegym.experiments.cli", ["eval", "trilobite", "random", "random", "--games", str(2**53 + 1)],
-     "--games: must be at most 9,007,199,254,740,992"),
-    ("tablegym.experiments.cli", ["eval", "trilobite", "random", "random", "--games", "2", "--workers", "100000"],
-     "--workers: must be at most 1,024"),
-    ("tablegym.experiments.threes.evaluate", ["random", "--games", str(2**53 + 1)], "--games: must be at most"),
-    ("tablegym.experiments.friday.evaluate", ["random", "--workers", "5000"], "--workers: must be at most 1,024"),
-], ids=["eval-games", "eval-workers", "threes-games", "friday-workers"])
+@pytest.mark.parametrize(
+    "module, argv, words",
+    [
+        (
+            "tablegym.experiments.cli",
+            ["eval", "trilobite", "random", "random", "--games", str(2**53 + 1)],
+            "--games: must be at most 9,007,199,254,740,992",
+        ),
+        (
+            "tablegym.experiments.cli",
+            ["eval", "trilobite", "random", "random", "--games", "2", "--workers", "100000"],
+            "--workers: must be at most 1,024",
+        ),
+        ("tablegym.experiments.threes.evaluate", ["random", "--games", str(2**53 + 1)], "--games: must be at most"),
+        ("tablegym.experiments.friday.evaluate", ["random", "--workers", "5000"], "--workers: must be at most 1,024"),
+    ],
+    ids=["eval-games", "eval-workers", "threes-games", "friday-workers"],
+)
 def test_a_count_past_the_bound_is_an_argument_error_naming_it(module, argv, words):
     """In a child under a memory limit: a count that was taken used to list its games first."""
-    out = run_limited(f"""
+    out = run_limited(
+        f"""
         import contextlib, io
         from {module} import main
         err = io.StringIO()
@@ -163,12 +189,15 @@ def test_a_count_past_the_bound_is_an_argument_error_naming_it(module, argv, wor
                 status = exit_.code
         lines = [line for line in err.getvalue().splitlines() if "error:" in line]
         assert status == 2 and len(lines) == 1 and {words!r} in lines[0], (status, err.getvalue()[-500:])
-    """, timeout=600)
+    """,
+        timeout=600,
+    )
     assert out.ok, out.message + out.trace
 
 
 def test_play_match_refuses_more_games_than_it_counts():
-    out = run_limited("""
+    out = run_limited(
+        """
         from tablegym.experiments.match import play_match
         try:
             play_match("trilobite", "random", "random", games=2**53 + 1, progress=False)
@@ -176,5 +205,7 @@ def test_play_match_refuses_more_games_than_it_counts():
             assert "games must be at most 9,007,199,254,740,992" in str(err), err
         else:
             raise AssertionError("played")
-    """, timeout=600)
+    """,
+        timeout=600,
+    )
     assert out.ok, out.message + out.trace

@@ -153,8 +153,10 @@ def _hostile_zips(src: Path, root: Path, marker: Path) -> dict[str, Path]:
     def lambda_schedule(d):  # what cloudpickle writes for a function: code by value
         import cloudpickle
 
-        d["lr_schedule"] = {":type:": "<class 'function'>",
-                            ":serialized:": base64.b64encode(cloudpickle.dumps(lambda f: f * 3e-4)).decode()}
+        d["lr_schedule"] = {
+            ":type:": "<class 'function'>",
+            ":serialized:": base64.b64encode(cloudpickle.dumps(lambda f: f * 3e-4)).decode(),
+        }
 
     def exec_kwargs(d):
         d["policy_kwargs"] = _serialized({"activation_fn": eval})  # builtins.eval by reference
@@ -171,15 +173,23 @@ def _hostile_zips(src: Path, root: Path, marker: Path) -> dict[str, Path]:
         "eval in policy_kwargs": _rewrite(src, root / "eval.zip", data=exec_kwargs),
         "policy.pth pickle": _rewrite(src, root / "pth.zip", members={"policy.pth": pickled_policy}),
         "policy.pth torch.save": _rewrite(src, root / "pth2.zip", members={"policy.pth": torch_saved.read_bytes()}),
-        "pytorch_variables.pth": _rewrite(src, root / "vars.zip",
-                                          members={"pytorch_variables.pth": torch_saved.read_bytes()}),
+        "pytorch_variables.pth": _rewrite(src, root / "vars.zip", members={"pytorch_variables.pth": torch_saved.read_bytes()}),
         "data not JSON": _rewrite(src, root / "nojson.zip", members={"data": b"\x80\x04not json"}),
     }
 
 
-HOSTILE = ["lr_schedule", "policy_kwargs", "policy_class", "observation_space", "lambda schedule",
-           "eval in policy_kwargs", "policy.pth pickle", "policy.pth torch.save", "pytorch_variables.pth",
-           "data not JSON"]
+HOSTILE = [
+    "lr_schedule",
+    "policy_kwargs",
+    "policy_class",
+    "observation_space",
+    "lambda schedule",
+    "eval in policy_kwargs",
+    "policy.pth pickle",
+    "policy.pth torch.save",
+    "pytorch_variables.pth",
+    "data not JSON",
+]
 
 
 @pytest.mark.parametrize("variant", HOSTILE)
@@ -193,26 +203,40 @@ def test_a_hostile_sb3_zip_is_refused_without_running_its_code(sb3_zips, tmp_pat
     refused(lambda: read_sb3_network(path), error=error)
 
 
-@pytest.mark.parametrize("name", ["torch.hub.load", "torch.utils.cpp_extension.load_inline", "torch.serialization.load",
-                                  "torch.package.package_importer.PackageImporter"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "torch.hub.load",
+        "torch.utils.cpp_extension.load_inline",
+        "torch.serialization.load",
+        "torch.package.package_importer.PackageImporter",
+    ],
+)
 def test_a_torch_function_that_loads_code_is_refused_in_policy_kwargs(sb3_zips, tmp_path, marker, name):
     """torch's own loaders fetch and run code (a hub repository, a C++ extension, a pickle, a
     package's modules): named in ``policy_kwargs`` they are refused like ``builtins.eval``, though
     torch's layer classes pass."""
     module, _, attr = name.rpartition(".")
     function = getattr(importlib.import_module(module), attr)
-    path = _rewrite(sb3_zips["maskableppo"], tmp_path / "torch.zip",
-                    data=lambda d: d.__setitem__("policy_kwargs", _serialized({"activation_fn": function})))
+    path = _rewrite(
+        sb3_zips["maskableppo"],
+        tmp_path / "torch.zip",
+        data=lambda d: d.__setitem__("policy_kwargs", _serialized({"activation_fn": function})),
+    )
     message = refused(lambda: load_evaluator(make_game("trilobite"), path))
     assert f"policy_kwargs carries code ({name})" in message
     refused(lambda: read_sb3_network(path))
 
 
 FUNCTIONS_BESIDE_DATA_CLASSES = [
-    ("stable_baselines3.common.save_util", "load_from_pkl"), ("sb3_contrib.common.maskable.utils", "get_action_masks"),
-    ("gymnasium.spaces.utils", "flatten"), ("tablegym.models.sb3_files", "read_sb3_network"),
-    ("numpy.random.mtrand", "seed"), ("torch.nn.modules.module", "register_module_forward_hook"),
-    ("torch.optim.optimizer", "register_optimizer_step_pre_hook")]
+    ("stable_baselines3.common.save_util", "load_from_pkl"),
+    ("sb3_contrib.common.maskable.utils", "get_action_masks"),
+    ("gymnasium.spaces.utils", "flatten"),
+    ("tablegym.models.sb3_files", "read_sb3_network"),
+    ("numpy.random.mtrand", "seed"),
+    ("torch.nn.modules.module", "register_module_forward_hook"),
+    ("torch.optim.optimizer", "register_optimizer_step_pre_hook"),
+]
 """A function from a module under each prefix the scanner admits classes from."""
 
 
@@ -250,8 +274,11 @@ def test_restore_gives_a_model_built_here_the_files_weights_and_steps(sb3_zips):
         assert torch.equal(a, b), k
     from stable_baselines3 import PPO  # a MaskablePPO file is not a PPO's, though the shapes agree
 
-    refused(lambda: restore(PPO("MlpPolicy", _env(), n_steps=64, device="cpu"), sb3_zips["maskableppo"]),
-            error=CheckpointError, match="holds a MaskableActorCriticPolicy, this model a ActorCriticPolicy")
+    refused(
+        lambda: restore(PPO("MlpPolicy", _env(), n_steps=64, device="cpu"), sb3_zips["maskableppo"]),
+        error=CheckpointError,
+        match="holds a MaskableActorCriticPolicy, this model a ActorCriticPolicy",
+    )
 
 
 def test_unsupported_sb3_networks_are_refused_with_the_export_route(tmp_path):
@@ -295,8 +322,7 @@ def test_the_crafted_zip_on_the_command_line_is_one_line_and_exit_2(sb3_zips, tm
 
     path = _hostile_zips(sb3_zips["maskableppo"], tmp_path, marker)["lr_schedule"]
     monkeypatch.chdir(tmp_path)
-    status = main(["eval", "trilobite", f"alphabeta:eval=learned:{path},depth=1", "random", "--games", "2",
-                   "--no-progress"])
+    status = main(["eval", "trilobite", f"alphabeta:eval=learned:{path},depth=1", "random", "--games", "2", "--no-progress"])
     err = capsys.readouterr().err
     assert status == 2
     assert err.count("\n") == 1 and "lr_schedule carries code (posix.system), refused" in err, err
@@ -310,13 +336,24 @@ def test_trust_model_code_uses_sb3s_loader_with_a_warning_line(sb3_zips, tmp_pat
     from tablegym.models.sb3_files import TRUST_ENV
 
     env = {k: v for k, v in os.environ.items() if k != TRUST_ENV}
-    command = [sys.executable, "-m", "tablegym.experiments.cli", "eval", "trilobite",
-               f"alphabeta:eval=learned:{sb3_zips['dqn']},depth=1", "random", "--games", "2", "--no-progress"]
+    command = [
+        sys.executable,
+        "-m",
+        "tablegym.experiments.cli",
+        "eval",
+        "trilobite",
+        f"alphabeta:eval=learned:{sb3_zips['dqn']},depth=1",
+        "random",
+        "--games",
+        "2",
+        "--no-progress",
+    ]
     trusted = subprocess.run([*command, "--trust-model-code"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert trusted.returncode == 0 and "| 2 (" in trusted.stdout
     lines = trusted.stderr.splitlines()  # a real process: the warnings as a user sees them
-    assert lines and all(line.startswith("tablegym: warning: loading") and "runs any code the file carries" in line
-                         for line in lines), trusted.stderr
+    assert lines and all(
+        line.startswith("tablegym: warning: loading") and "runs any code the file carries" in line for line in lines
+    ), trusted.stderr
     # without the flag: no warning (in-process, cheaper than a second interpreter)
     from tablegym.experiments.cli import main
 
@@ -410,11 +447,15 @@ def test_a_saved_network_loads_as_learned_path_in_every_game(tmp_path, name):
     assert np.array_equal(loaded.params, from_torch(net, game).params)
     assert loaded.name == f"learned:{path}"
     q = nn.Sequential(nn.Linear(size, game.spec.num_actions))
-    assert np.array_equal(load_exported(game, save(q, game, tmp_path / "q.pt", output="max")).params,
-                          from_torch(q, game, output="max").params)
+    assert np.array_equal(
+        load_exported(game, save(q, game, tmp_path / "q.pt", output="max")).params, from_torch(q, game, output="max").params
+    )
     other = next(g for g in GAMES_WITH_OBSERVATION_KERNEL if g != name)
-    refused(lambda: load_evaluator(make_game(other), path), error=CheckpointError,
-            match=f"is for game '{game.spec.name}'|was trained with other rule options")
+    refused(
+        lambda: load_evaluator(make_game(other), path),
+        error=CheckpointError,
+        match=f"is for game '{game.spec.name}'|was trained with other rule options",
+    )
 
 
 def test_a_saved_network_plays_from_the_command_line(tmp_path, capsys):
@@ -422,8 +463,7 @@ def test_a_saved_network_plays_from_the_command_line(tmp_path, capsys):
 
     game = make_game("trilobite")
     path = save(nn.Sequential(nn.Flatten(), nn.Linear(168, 8), nn.ReLU(), nn.Linear(8, 1)), game, tmp_path / "n.pt")
-    assert main(["eval", "trilobite", f"alphabeta:eval=learned:{path},depth=2", "random", "--games", "2",
-                 "--no-progress"]) == 0
+    assert main(["eval", "trilobite", f"alphabeta:eval=learned:{path},depth=2", "random", "--games", "2", "--no-progress"]) == 0
     assert "| 2 (" in capsys.readouterr().out
 
 
@@ -438,7 +478,7 @@ def test_a_records_line_that_is_not_json_is_refused_in_one_line(tmp_path, capsys
     path.write_text('{"game": 0, "agent": "random"}\n' + "__import__('os').system('touch x')\n")
     refused(lambda: read_records(path), error=RecordsError, match="games.jsonl, line 2: not valid JSON")
     refused(lambda: recorded(str(path), agent="random"), error=RecordsError)
-    path.write_text('[1, 2]\n')
+    path.write_text("[1, 2]\n")
     refused(lambda: read_records(path), error=RecordsError, match="line 1: not a game record")
     path.write_text('{"game": 0}\nnot json\n')
     assert main(["eval", "threes", "random", "--games", "2", "--journal", str(path), "--no-progress"]) == 1
@@ -506,8 +546,10 @@ def test_no_pickle_eval_or_pickled_numpy_anywhere_else():
             name = _name(call.func)
             where = f"{rel}:{call.lineno}: {name}"
             assert name not in ("eval", "exec", "compile", "__import__"), where
-            assert not re.fullmatch(r"(c?pickle|cloudpickle|dill|marshal|shelve|joblib)\.(loads?|Unpickler|open)", name) \
-                or rel in PICKLE_READERS, where
+            assert (
+                not re.fullmatch(r"(c?pickle|cloudpickle|dill|marshal|shelve|joblib)\.(loads?|Unpickler|open)", name)
+                or rel in PICKLE_READERS
+            ), where
             if name in ("np.load", "numpy.load"):
                 assert _keyword(call, "allow_pickle") is False, f"{where}: np.load must say allow_pickle=False"
             if re.fullmatch(r"(MaskablePPO|PPO|DQN|cls|[A-Za-z_.]*\bDQN|[A-Za-z_.]*PPO)\.load", name):

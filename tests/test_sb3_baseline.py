@@ -54,8 +54,7 @@ class _FirstLegal:
 def test_a_few_steps_train_save_and_evaluate_through_the_command_line(game, tmp_path, capsys):
     run_dir = tmp_path / "run"
     out = tmp_path / ("games.jsonl" if GAMES[game].variant else "report.md")
-    argv = [game, "--timesteps", "8", "--seed", "0", "--run-dir", str(run_dir), "--out", str(out), "--no-progress",
-            *TINY[game]]
+    argv = [game, "--timesteps", "8", "--seed", "0", "--run-dir", str(run_dir), "--out", str(out), "--no-progress", *TINY[game]]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SB3's notes about CPU/GPU and batch size
         text = sb3_baseline.main(argv)
@@ -72,17 +71,20 @@ def test_a_few_steps_train_save_and_evaluate_through_the_command_line(game, tmp_
         assert f"{sb3_baseline.PROG} {' '.join(argv)}" in text
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["go"], "unknown game 'go'; games with an SB3 baseline: threes, friday, trap, trilobite"),
-    (["sim"], "sim has no SB3 baseline configuration"),
-    (["friday", "--algo", "dqn"], "argument --algo: invalid choice: 'dqn'"),
-    (["threes", "--algo", "ppo2"], "argument --algo: invalid choice: 'ppo2'"),
-    (["threes", "eval", "--run-dir", "/nonexistent/sb3"], "no model at /nonexistent/sb3/model.zip"),
-    (["trilobite", "--opponent", "alphabeta:depth=x"], "--opponent:"),
-    (["trap", "--workers", "2"], "--workers: a two-player game's match"),
-    (["threes", "--hint", "minus"], "--hint must be among ['+', 'candidates'], got ['minus']"),
-    ([], "the following arguments are required: game"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["go"], "unknown game 'go'; games with an SB3 baseline: threes, friday, trap, trilobite"),
+        (["sim"], "sim has no SB3 baseline configuration"),
+        (["friday", "--algo", "dqn"], "argument --algo: invalid choice: 'dqn'"),
+        (["threes", "--algo", "ppo2"], "argument --algo: invalid choice: 'ppo2'"),
+        (["threes", "eval", "--run-dir", "/nonexistent/sb3"], "no model at /nonexistent/sb3/model.zip"),
+        (["trilobite", "--opponent", "alphabeta:depth=x"], "--opponent:"),
+        (["trap", "--workers", "2"], "--workers: a two-player game's match"),
+        (["threes", "--hint", "minus"], "--hint must be among ['+', 'candidates'], got ['minus']"),
+        ([], "the following arguments are required: game"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys, tmp_path):
     with pytest.raises(SystemExit) as exit_:
         sb3_baseline.main(argv)
@@ -94,8 +96,7 @@ def test_a_model_of_another_game_is_refused_in_one_line(tmp_path, capsys):
     run_dir = tmp_path / "run"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sb3_baseline.train("trilobite", timesteps=8, seed=0, run_dir=str(run_dir), n_envs=1, opponent="random",
-                           progress=False)
+        sb3_baseline.train("trilobite", timesteps=8, seed=0, run_dir=str(run_dir), n_envs=1, opponent="random", progress=False)
     with pytest.raises(SystemExit) as exit_:
         sb3_baseline.main(["trap", "eval", "--run-dir", str(run_dir), "--eval-games", "2", "--no-progress"])
     err = capsys.readouterr().err
@@ -104,5 +105,8 @@ def test_a_model_of_another_game_is_refused_in_one_line(tmp_path, capsys):
 
 def test_a_league_member_may_have_several_options():
     assert sb3_baseline.split_league("random,alphabeta:eval=advanced,depth=2,medium:ties=random") == [
-        "random", "alphabeta:eval=advanced,depth=2", "medium:ties=random"]
+        "random",
+        "alphabeta:eval=advanced,depth=2",
+        "medium:ties=random",
+    ]
     assert sb3_baseline.split_league("random,") == ["random", ""]

@@ -27,12 +27,15 @@ def make_env(level: int):
 
 def friday_agent(run_dir: str, max_decisions: int = FRIDAY_MAX_STEPS):
     """The evaluated agent: the trained MaskablePPO, stopped at the env's step limit."""
-    return sb3_baseline.policy_agent("friday", sb3_baseline.load_model("friday", "maskableppo", run_dir),
-                                     max_decisions=max_decisions)
+    return sb3_baseline.policy_agent(
+        "friday", sb3_baseline.load_model("friday", "maskableppo", run_dir), max_decisions=max_decisions
+    )
 
 
 def run_main(argv: list[str]) -> str:
     return sb3_baseline.main(["friday", *argv])
+
+
 from tablegym.experiments.game_runs import recorded  # noqa: E402
 
 EXTRA_KEYS = {"timesteps", "train_seconds", "truncated"}
@@ -110,15 +113,17 @@ def test_agent_plays_legal_actions_only_and_play_game_seeds_like_friday_eval(age
         # The same game through sb3_games.play_friday: same seed, same deterministic play.
         again = play_friday(agent, level, 0, 3)
         assert again["truncated"] is False
-        assert {k: again[k] for k in ("score", "life", "step", "decisions")} == \
-               {k: rec[k] for k in ("score", "life", "step", "decisions")}
+        assert {k: again[k] for k in ("score", "life", "step", "decisions")} == {
+            k: rec[k] for k in ("score", "life", "step", "decisions")
+        }
 
 
 def test_evaluation_records_resume_and_report(trained, tmp_path):
     run_dir, meta = trained
     out = tmp_path / "friday_sb3.jsonl"
-    results = sb3_baseline.evaluate_solo("friday", run_dir=str(run_dir), values=[1, 3], games=2, seed=0, out=str(out),
-                                           progress=False)
+    results = sb3_baseline.evaluate_solo(
+        "friday", run_dir=str(run_dir), values=[1, 3], games=2, seed=0, out=str(out), progress=False
+    )
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(lines) == 4 and sorted(results) == [1, 3] and all(len(r) == 2 for r in results.values())
     eval_keys = set(friday_eval.play_game(RuleAgent(), 1, 0, 0))
@@ -128,16 +133,23 @@ def test_evaluation_records_resume_and_report(trained, tmp_path):
         assert rec["timesteps"] == meta["timesteps"] and rec["train_seconds"] == meta["train_seconds"]
         assert rec["won"] is False and rec["truncated"] is False and rec["decisions"] > 0
     # A rerun resumes: nothing new for the games recorded, only the new ones when asked for more.
-    sb3_baseline.evaluate_solo("friday", run_dir=str(run_dir), values=[1, 3], games=2, seed=0, out=str(out),
-                               progress=False)
+    sb3_baseline.evaluate_solo("friday", run_dir=str(run_dir), values=[1, 3], games=2, seed=0, out=str(out), progress=False)
     assert len(out.read_text().splitlines()) == 4
-    sb3_baseline.evaluate_solo("friday", run_dir=str(run_dir), values=[1], games=3, seed=0, out=str(out),
-                               progress=False)
+    sb3_baseline.evaluate_solo("friday", run_dir=str(run_dir), values=[1], games=3, seed=0, out=str(out), progress=False)
     added = [json.loads(line) for line in out.read_text().splitlines()[4:]]
     assert [(r["level"], r["game"]) for r in added] == [(1, 2)]
     # Another model (another budget) does not count as done.
-    assert recorded(str(out), agent="sb3-maskableppo", level=1, seed=0, timesteps=meta["timesteps"] + 1,
-                    train_seconds=meta["train_seconds"]) == {}
+    assert (
+        recorded(
+            str(out),
+            agent="sb3-maskableppo",
+            level=1,
+            seed=0,
+            timesteps=meta["timesteps"] + 1,
+            train_seconds=meta["train_seconds"],
+        )
+        == {}
+    )
     table = friday_eval.report([str(out)])
     assert "| sb3-maskableppo | 1 | 3 | 0 |" in table and "| sb3-maskableppo | 3 | 2 | 0 |" in table
 
@@ -146,8 +158,9 @@ def test_parallel_evaluation_records_the_same_games(trained, tmp_path):
     run_dir, _ = trained
     serial, parallel = tmp_path / "serial.jsonl", tmp_path / "parallel.jsonl"
     for out, workers in ((serial, 1), (parallel, 2)):
-        sb3_baseline.evaluate_solo("friday", run_dir=str(run_dir), values=[2], games=4, seed=1, out=str(out),
-                                   workers=workers, progress=False)
+        sb3_baseline.evaluate_solo(
+            "friday", run_dir=str(run_dir), values=[2], games=4, seed=1, out=str(out), workers=workers, progress=False
+        )
 
     def games(path):
         keep = ("game", "level", "seed", "score", "life", "step", "decisions", "truncated")
@@ -168,17 +181,20 @@ def test_a_game_that_runs_past_max_steps_is_truncated(trained):
         friday_eval.play_game(short, 2, 0, 0)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--timesteps", "0"], "--timesteps must be at least 1"),
-    (["--games", "-1"], "--games must be at least 1"),
-    (["--workers", "0"], "--workers must be at least 1"),
-    (["--levels", "1", "5"], "--levels must be among"),
-    (["--levels", "2", "2"], "repeats a level"),
-    (["--n-envs", "6"], "--n-envs must be a multiple of 4"),
-    (["--seed", "-3"], "--seed must be >= 0"),
-    (["--eval-only", "--run-dir", "/nonexistent/friday-sb3"], "needs a trained run-dir"),
-    (["--timesteps", "many"], "invalid int value"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--timesteps", "0"], "--timesteps must be at least 1"),
+        (["--games", "-1"], "--games must be at least 1"),
+        (["--workers", "0"], "--workers must be at least 1"),
+        (["--levels", "1", "5"], "--levels must be among"),
+        (["--levels", "2", "2"], "repeats a level"),
+        (["--n-envs", "6"], "--n-envs must be a multiple of 4"),
+        (["--seed", "-3"], "--seed must be >= 0"),
+        (["--eval-only", "--run-dir", "/nonexistent/friday-sb3"], "needs a trained run-dir"),
+        (["--timesteps", "many"], "invalid int value"),
+    ],
+)
 def test_bad_arguments_are_rejected(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_:
         sb3_baseline.parse_args(["friday", *argv])
@@ -188,8 +204,7 @@ def test_bad_arguments_are_rejected(argv, message, capsys):
 def test_command_line_eval_only_prints_the_table(trained, tmp_path, capsys):
     run_dir, _ = trained
     out = tmp_path / "cli.jsonl"
-    run_main(["--eval-only", "--run-dir", str(run_dir), "--games", "1", "--levels", "2", "--out", str(out),
-                     "--no-progress"])
+    run_main(["--eval-only", "--run-dir", str(run_dir), "--games", "1", "--levels", "2", "--out", str(out), "--no-progress"])
     printed = capsys.readouterr().out
     assert "| sb3-maskableppo | 2 | 1 | 0 |" in printed
     assert len(out.read_text().splitlines()) == 1

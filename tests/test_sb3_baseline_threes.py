@@ -32,8 +32,8 @@ def obs_high(hint: str = "+") -> np.ndarray:
 def load_model(algo: str, run_dir: str):
     return sb3_baseline.load_model("threes", algo, run_dir)
 
-RECORD_KEYS = {"game", "agent", "hint", "seed", "score", "highest", "moves", "seconds", "leaves", "timesteps",
-               "train_seconds"}
+
+RECORD_KEYS = {"game", "agent", "hint", "seed", "score", "highest", "moves", "seconds", "leaves", "timesteps", "train_seconds"}
 
 
 def states_with_an_illegal_swipe(count: int = 20, seed: int = 0) -> list:
@@ -105,8 +105,7 @@ def test_eval_policy_plays_legal_swipes_only(trained):
 def test_evaluation_records_true_scores(trained, tmp_path):
     algo, run_dir, meta = trained
     out = tmp_path / "sb3.jsonl"
-    records = sb3_baseline.evaluate_solo("threes", algo, run_dir=str(run_dir), games=2, seed=0, out=str(out),
-                                         progress=False)["+"]
+    records = sb3_baseline.evaluate_solo("threes", algo, run_dir=str(run_dir), games=2, seed=0, out=str(out), progress=False)["+"]
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(records) == len(lines) == 2
     for rec in lines:

@@ -57,8 +57,23 @@ def trained(tmp_path_factory):
     """One tiny run of the command line: train 256 steps, evaluate 4 games, write the table."""
     root = tmp_path_factory.mktemp("trap-sb3")
     run_dir, out = root / "run", root / "results" / "trap_sb3.md"
-    argv = ["--timesteps", "256", "--n-envs", "1", "--seed", "0", "--run-dir", str(run_dir), "--eval-games", "4",
-            "--opponent", "medium", "--out", str(out), "--no-progress"]
+    argv = [
+        "--timesteps",
+        "256",
+        "--n-envs",
+        "1",
+        "--seed",
+        "0",
+        "--run-dir",
+        str(run_dir),
+        "--eval-games",
+        "4",
+        "--opponent",
+        "medium",
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
     text = run_main(argv)
     return run_dir, out, text, argv
 
@@ -157,8 +172,9 @@ def test_eval_only_reloads_the_saved_model(trained, tmp_path):
     run_dir, _, text, _ = trained
     stamp = (run_dir / "model.zip").stat().st_mtime_ns
     out = tmp_path / "again.md"
-    again = run_main(["--eval-only", "--seed", "0", "--run-dir", str(run_dir), "--eval-games", "4", "--out", str(out),
-                      "--no-progress"])
+    again = run_main(
+        ["--eval-only", "--seed", "0", "--run-dir", str(run_dir), "--eval-games", "4", "--out", str(out), "--no-progress"]
+    )
     assert (run_dir / "model.zip").stat().st_mtime_ns == stamp  # no training, nothing saved
     assert len(list(run_dir.glob("maskableppo_*"))) == 1
     assert table_row(again) == table_row(text)  # same model, same timesteps and seconds, same games
@@ -179,9 +195,11 @@ def assert_refused_before_training(tmp_path, capsys, cases) -> None:
 def test_bad_arguments_fail_clearly_before_training(tmp_path, capsys):
     with pytest.raises(ValueError, match="unknown agent 'mediumm' for trap; known: .*medium"):
         sb3_baseline.check_opponent("trap", "mediumm")
-    cases = [(["--opponent", "mediumm"], "unknown agent 'mediumm'"),
-             (["--eval-games", "3"], "even number"),
-             (["--eval-only"], "no model at")]
+    cases = [
+        (["--opponent", "mediumm"], "unknown agent 'mediumm'"),
+        (["--eval-games", "3"], "even number"),
+        (["--eval-only"], "no model at"),
+    ]
     assert_refused_before_training(tmp_path, capsys, cases)
 
 
@@ -193,8 +211,23 @@ def dqn_trained(tmp_path_factory):
     """A tiny DQN run of the command line against a league, evaluated (by default) against Medium."""
     root = tmp_path_factory.mktemp("trap-sb3-dqn")
     run_dir, out = root / "run", root / "dqn.md"
-    argv = ["--algo", "dqn", "--timesteps", "256", "--seed", "0", "--run-dir", str(run_dir), "--eval-games", "4",
-            "--opponent", "random,medium", "--out", str(out), "--no-progress"]
+    argv = [
+        "--algo",
+        "dqn",
+        "--timesteps",
+        "256",
+        "--seed",
+        "0",
+        "--run-dir",
+        str(run_dir),
+        "--eval-games",
+        "4",
+        "--opponent",
+        "random,medium",
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
     return run_dir, out, run_main(argv), argv
 
 
@@ -219,8 +252,7 @@ def test_dqn_trains_in_penalty_mode_and_plays_legal_actions_only(dqn_trained):
     assert env.unwrapped.illegal_action == "penalty"  # DQN cannot mask: an illegal action loses at once
     env.reset(seed=0)
     assert env.step(0)[1:3] == (-1.0, True)  # north from the top row
-    model = sb3_baseline.build("trap", "dqn", DummyVecEnv([lambda: make_env("random", "dqn")]), seed=0,
-                               tensorboard_log=None)
+    model = sb3_baseline.build("trap", "dqn", DummyVecEnv([lambda: make_env("random", "dqn")]), seed=0, tensorboard_log=None)
     model.learning_starts = 64  # the real 5,000 is past this test's budget
     before = [p.detach().clone() for p in model.q_net.parameters()]
     with warnings.catch_warnings():
@@ -274,9 +306,11 @@ def test_bad_league_member_or_eval_opponent_fails_before_training(tmp_path, caps
     with pytest.raises(ValueError, match="league member '' of 'random,'"):
         sb3_baseline.parse_league("trap", "random,")
     assert sb3_baseline.parse_league("trap", " random , hard") == ["random", "hard"]
-    cases = [(["--algo", "dqn", "--opponent", "random,easy,mediumm"], "league member 'mediumm'"),
-             (["--algo", "dqn", "--eval-opponent", "hardd"], "--eval-opponent: unknown agent 'hardd'"),
-             (["--algo", "sarsa"], "invalid choice: 'sarsa'")]
+    cases = [
+        (["--algo", "dqn", "--opponent", "random,easy,mediumm"], "league member 'mediumm'"),
+        (["--algo", "dqn", "--eval-opponent", "hardd"], "--eval-opponent: unknown agent 'hardd'"),
+        (["--algo", "sarsa"], "invalid choice: 'sarsa'"),
+    ]
     assert_refused_before_training(tmp_path, capsys, cases)
     with pytest.raises(SystemExit):  # a DQN model is not loaded as MaskablePPO
         sb3_baseline.main(["trap", "--eval-only", "--run-dir", str(dqn_trained[0]), "--eval-games", "4", "--no-progress"])

@@ -44,8 +44,9 @@ def test_a_model_without_a_tensorboard_folder_leaves_no_folder_behind(tmp_path, 
     (tmp_path / "tmp").mkdir()
     monkeypatch.delenv("SB3_LOGDIR", raising=False)
     logs = str(tmp_path / "tb") if tensorboard else None
-    models = [build_model("maskableppo", gymnasium.make("tablegym/TrilobiteTiny-v0", opponent="random"), seed=0,
-                          tensorboard_log=logs)]
+    models = [
+        build_model("maskableppo", gymnasium.make("tablegym/TrilobiteTiny-v0", opponent="random"), seed=0, tensorboard_log=logs)
+    ]
     if not tensorboard:
         models.append(sb3_model("tablegym/TrilobiteTiny-v0", 4, 16, 2, (16,), single=False))
     for model in models:

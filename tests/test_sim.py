@@ -134,8 +134,17 @@ def test_labelled_positions_and_complete_games():
     assert positions.sum() == 1_350_022
     assert games[:5].sum() == 0  # no game is decided before move 5
     assert games[5:].tolist() == [
-        15_840, 151_200, 4_082_400, 27_993_600, 348_364_800, 1_488_067_200,
-        9_068_112_000, 19_719_936_000, 45_816_192_000, 28_086_912_000, 4_572_288_000,
+        15_840,
+        151_200,
+        4_082_400,
+        27_993_600,
+        348_364_800,
+        1_488_067_200,
+        9_068_112_000,
+        19_719_936_000,
+        45_816_192_000,
+        28_086_912_000,
+        4_572_288_000,
     ]
     assert games.sum() == 109_132_115_040
     assert games[15] == 4_572_288_000  # all of them triangles: no draw on K6
@@ -210,13 +219,13 @@ def test_decode_key_rejects_non_codes():
 def test_closing_an_own_triangle_loses():
     """X plays 0-1, 0-2, then 1-2 and loses at move 5 (O played 3-4, 4-5).
 
-         0 1 2 3 4 5
-      0  - X X . . .
-      1  X - X . . .      X closed 0-1-2 in its own colour: O (player 1) wins
-      2  X X - . . .
-      3  . . . - O .
-      4  . . . O - O
-      5  . . . . O -
+       0 1 2 3 4 5
+    0  - X X . . .
+    1  X - X . . .      X closed 0-1-2 in its own colour: O (player 1) wins
+    2  X X - . . .
+    3  . . . - O .
+    4  . . . O - O
+    5  . . . . O -
     """
     g = SimGame()
     s = g.new_initial_state()
@@ -255,15 +264,17 @@ def test_k5_pentagon_pentagram_is_a_draw():
 
 def test_to_text_is_an_adjacency_matrix():
     s = SimGame(4).new_initial_state().child(0).child(3)  # 0-1 X, 1-2 O
-    assert s.to_text() == "\n".join([
-        "   0 1 2 3",
-        "0  - X . .",
-        "1  X - O .",
-        "2  . O - .",
-        "3  . . . -",
-        "X = player 0, O = player 1, . = uncoloured",
-        "X (player 0) to move",
-    ])
+    assert s.to_text() == "\n".join(
+        [
+            "   0 1 2 3",
+            "0  - X . .",
+            "1  X - O .",
+            "2  . O - .",
+            "3  . . . -",
+            "X = player 0, O = player 1, . = uncoloured",
+            "X (player 0) to move",
+        ]
+    )
 
 
 def test_edges_and_action_strings():
@@ -357,12 +368,12 @@ def test_agents_on_a_hand_made_position():
 def test_easy_agent_falls_back_to_the_first_free_edge():
     """K5, X to move; both free edges close an X triangle: 0-3 (with 0-1, 1-3), 1-2 (with 0-1, 0-2).
 
-         0 1 2 3 4
-      0  - X X . O
-      1  X - . X O
-      2  X . - O X
-      3  . X O - O
-      4  O O X O -
+       0 1 2 3 4
+    0  - X X . O
+    1  X - . X O
+    2  X . - O X
+    3  . X O - O
+    4  O O X O -
     """
     s = SimGame(5).from_colours([1, 1, 0, 2, 0, 1, 2, 2, 1, 2])
     rng = np.random.default_rng(0)

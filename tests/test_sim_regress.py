@@ -22,8 +22,20 @@ TRAINED, UNTRAINED = "MLP 16, regressed (exported)", "MLP 16, untrained"
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> tuple[Report, Path]:
     out = tmp_path_factory.mktemp("regress")
-    argv = ["--hidden", "16", "--epochs", "20", "--games", "4", "--depth", "2", "--out", str(out / "r.md"),
-            "--save", str(out / "net.pt")]
+    argv = [
+        "--hidden",
+        "16",
+        "--epochs",
+        "20",
+        "--games",
+        "4",
+        "--depth",
+        "2",
+        "--out",
+        str(out / "r.md"),
+        "--save",
+        str(out / "net.pt"),
+    ]
     return main(argv), out
 
 

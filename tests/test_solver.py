@@ -169,8 +169,12 @@ def test_a_bound_that_is_not_reached_changes_nothing():
     state = SimGame(6).new_initial_state()
     free = solve(state, key_fn=k_canonical)
     bounded = solve(state, key_fn=k_canonical, max_entries=free.positions_stored, max_bytes=1 << 20)
-    assert (bounded.value, bounded.best_action, bounded.positions_stored, bounded.nodes) == \
-        (free.value, free.best_action, free.positions_stored, free.nodes)
+    assert (bounded.value, bounded.best_action, bounded.positions_stored, bounded.nodes) == (
+        free.value,
+        free.best_action,
+        free.positions_stored,
+        free.nodes,
+    )
 
 
 def test_limits_reach_a_games_own_solver():
@@ -186,8 +190,9 @@ def test_progress_reports_by_the_injected_clock_and_leaves_the_result_alone():
     quiet = solve(state)
     reports: list[SolveProgress] = []
     ticks = iter(range(10_000))
-    res = Solver(state.kernels, progress=reports.append, clock=lambda: float(next(ticks)), check_nodes=100,
-                 progress_seconds=1.0).solve(state)
+    res = Solver(
+        state.kernels, progress=reports.append, clock=lambda: float(next(ticks)), check_nodes=100, progress_seconds=1.0
+    ).solve(state)
     assert (res.value, res.best_action, res.positions_stored) == (quiet.value, quiet.best_action, quiet.positions_stored)
     assert res.nodes >= quiet.nodes  # a pause re-enters the path from the root
     assert len(reports) >= quiet.nodes // 100 - 1
@@ -200,8 +205,9 @@ def test_progress_waits_for_its_interval():
     state = TrilobiteGame(width=4, height=4, win_length=3).new_initial_state()
     reports: list[SolveProgress] = []
     ticks = iter(range(10_000))
-    Solver(state.kernels, progress=reports.append, clock=lambda: float(next(ticks)), check_nodes=100,
-           progress_seconds=3.0).solve(state)
+    Solver(state.kernels, progress=reports.append, clock=lambda: float(next(ticks)), check_nodes=100, progress_seconds=3.0).solve(
+        state
+    )
     assert [r.seconds for r in reports] == [3.0 * i for i in range(1, len(reports) + 1)] and reports
 
 

@@ -132,7 +132,10 @@ def test_from_text_reads_the_largest_part_first_and_rejects_bad_drawings():
     < < . B B
     . v v . .""")
     assert [(p.kind, p.variant, p.facing) for p in ship.part_list()] == [
-        (THRUSTER, BIG, BACKWARD), (WEAPON, 1, BACKWARD), (THRUSTER, MEDIUM, STARBOARD)]
+        (THRUSTER, BIG, BACKWARD),
+        (WEAPON, 1, BACKWARD),
+        (THRUSTER, MEDIUM, STARBOARD),
+    ]
     with pytest.raises(ValueError, match="unknown ship character 'x'"):
         Ship.from_text(". x")
     with pytest.raises(ValueError, match="equal non-empty rows"):
@@ -183,14 +186,17 @@ def test_a_two_wide_corridor_can_lose_a_tile():
     assert K.contiguity_ok(ship.tiles, 1, 2, 1, 1, 0)
 
 
-@pytest.mark.parametrize(("text", "detour", "ok"), [
-    # a ring of 8 corridor tiles round an armor tile: the way round X is 6 steps instead of 2
-    (": X :\n: # :\n: : :", 5, True),
-    (": X :\n: # :\n: : :", 3, False),
-    # a ring of 10: 8 steps instead of 2, a detour of 6
-    (": X :\n: # :\n: # :\n: : :", 5, False),
-    (": X :\n: # :\n: # :\n: : :", 6, True),
-])
+@pytest.mark.parametrize(
+    ("text", "detour", "ok"),
+    [
+        # a ring of 8 corridor tiles round an armor tile: the way round X is 6 steps instead of 2
+        (": X :\n: # :\n: : :", 5, True),
+        (": X :\n: # :\n: : :", 3, False),
+        # a ring of 10: 8 steps instead of 2, a detour of 6
+        (": X :\n: # :\n: # :\n: : :", 5, False),
+        (": X :\n: # :\n: # :\n: : :", 6, True),
+    ],
+)
 def test_detour_limit(text, detour, ok):
     ship = ship_of(text.replace("X", ":"))
     assert K.contiguity_ok(ship.tiles, 0, 1, 1, 1, detour) is ok
@@ -318,6 +324,7 @@ def test_kept_hull_distances_and_piece_count_follow_edits(data):
     plain walk's hull distances (the least over a footprint, the largest) and the number of
     4-connected components of the edited grid."""
     from tablegym.envs.starship import kept
+
     H = data.draw(st.integers(1, 9))
     W = data.draw(st.integers(1, 9))
     tile = st.sampled_from([EMPTY, CORRIDOR, ARMOR])
@@ -329,15 +336,16 @@ def test_kept_hull_distances_and_piece_count_follow_edits(data):
     for _ in range(data.draw(st.integers(1, 6))):
         y0, x0 = data.draw(st.integers(0, H - 1)), data.draw(st.integers(0, W - 1))
         h, w = data.draw(st.integers(1, min(3, H - y0))), data.draw(st.integers(1, min(3, W - x0)))
-        before = tiles[y0:y0 + h, x0:x0 + w].ravel().copy()
-        tiles[y0:y0 + h, x0:x0 + w] = np.array(data.draw(st.lists(tile, min_size=h * w, max_size=h * w)),
-                                               np.int8).reshape(h, w)
+        before = tiles[y0 : y0 + h, x0 : x0 + w].ravel().copy()
+        tiles[y0 : y0 + h, x0 : x0 + w] = np.array(data.draw(st.lists(tile, min_size=h * w, max_size=h * w)), np.int8).reshape(
+            h, w
+        )
         pieces, top = kept.replay_occupancy(tiles, keys, pieces, top, y0, x0, h, w, before, queue)
         dist = reference_hull_distance(tiles)
         assert pieces == K.components(tiles != EMPTY)[1]
         assert top == dist.max()
         assert [kept.hull_low(keys, y, x, 1, 1) for y in range(H) for x in range(W)] == dist.ravel().tolist()
-        assert kept.hull_low(keys, y0, x0, h, w) == dist[y0:y0 + h, x0:x0 + w].min()
+        assert kept.hull_low(keys, y0, x0, h, w) == dist[y0 : y0 + h, x0 : x0 + w].min()
 
 
 def rng(seed: int = 0) -> np.random.Generator:
@@ -346,8 +354,22 @@ def rng(seed: int = 0) -> np.random.Generator:
 
 def test_stage_numbers_and_names():
     assert [s.number for s in STAGES] == list(range(1, 15))
-    assert STAGE_NAMES == ("shape", "fill_gaps", "cockpit", "reactor", "cockpit_armor", "reactor_armor", "thrusters",
-                           "weapons", "exterior_armor", "ammo", "power", "crew", "fill_armor", "doors")
+    assert STAGE_NAMES == (
+        "shape",
+        "fill_gaps",
+        "cockpit",
+        "reactor",
+        "cockpit_armor",
+        "reactor_armor",
+        "thrusters",
+        "weapons",
+        "exterior_armor",
+        "ammo",
+        "power",
+        "crew",
+        "fill_armor",
+        "doors",
+    )
 
 
 def test_spec_defaults():
@@ -387,8 +409,10 @@ def test_fill_gaps_fills_between_corridors_and_drops_detached_tiles():
     # . : : : : : . . . .          . : : : : : . . . .
     # . . . . . . . . : .          . . . . . . . . . .   (the lone tile is another piece)
     # . . . . . . . . . .
-    ship = ship_of(". . . . . . . . . .\n. : : : : : . . . .\n. : . . . : . . . .\n. : : : : : . . . .\n"
-                   ". . . . . . . . : .\n. . . . . . . . . .")
+    ship = ship_of(
+        ". . . . . . . . . .\n. : : : : : . . . .\n. : . . . : . . . .\n. : : : : : . . . .\n"
+        ". . . . . . . . : .\n. . . . . . . . . ."
+    )
     FillGaps(iterations=1).run(ship, rng(), 5)
     assert ship.to_text().splitlines()[1:5] == [".:::::....", ".:::::....", ".:::::....", ".........."]
 
@@ -420,15 +444,9 @@ def test_armor_ring_leaves_the_way_in():
     CockpitArmor().run(ship, rng(), 5)
     # clockwise from the top-left corner, each ring tile is armored until only the last way in
     # (left of the cockpit) is left: armoring it would take the cockpit's last walkable neighbour
-    assert ship.to_text() == "\n".join([
-        "........",
-        ".::::::.",
-        ".:####:.",
-        ".::CC#:.",
-        ".:#CC#:.",
-        ".:####:.",
-        ".::::::.",
-        "........"])
+    assert ship.to_text() == "\n".join(
+        ["........", ".::::::.", ".:####:.", ".::CC#:.", ".:#CC#:.", ".:####:.", ".::::::.", "........"]
+    )
     assert parts_have_access(ship) and walkable_connected(ship)
     ship = block(8, 8, 10, 10)
     Cockpit().run(ship, rng(), 5)
@@ -447,7 +465,9 @@ def parts_have_access(ship: Ship) -> bool:
 
 def test_thrusters_budget_direction_and_exhaust():
     ship = block(8, 10, 10, 14)
-    stage = Thrusters(min_points=6, max_points=6, medium_weight=0, big_weight=0, forward_weight=0, starboard_weight=0, port_weight=0)
+    stage = Thrusters(
+        min_points=6, max_points=6, medium_weight=0, big_weight=0, forward_weight=0, starboard_weight=0, port_weight=0
+    )
     stage.run(ship, rng(), 5)
     parts = ship.part_list()
     assert len(parts) == 6 and all(p.kind == THRUSTER and p.facing == BACKWARD and p.variant == SMALL for p in parts)
@@ -572,7 +592,7 @@ def test_snapshots_until_and_disabled_stages():
 
 def test_config_from_kwargs_and_files(tmp_path):
     toml = tmp_path / "ship.toml"
-    toml.write_text('size = 24\ndetour = 3\n[thrusters]\nMinPoints = 10\nmax_points = 12\n[doors]\nenabled = false\n')
+    toml.write_text("size = 24\ndetour = 3\n[thrusters]\nMinPoints = 10\nmax_points = 12\n[doors]\nenabled = false\n")
     p = Pipeline.from_file(toml)
     assert p.size == (24, 24) and p.detour == 3 and not p.stage("doors").enabled
     assert (p.stage("thrusters").min_points, p.stage("thrusters").max_points) == (10, 12)
@@ -582,19 +602,22 @@ def test_config_from_kwargs_and_files(tmp_path):
     assert Pipeline.from_file(js).generate(5) == p.generate(5)
 
 
-@pytest.mark.parametrize(("config", "message"), [
-    ({"wings": {}}, "unknown pipeline option"),
-    ({"thrusters": {"wings": 2}}, "stage 'thrusters' has no parameter 'wings'"),
-    ({"thrusters": {"min_points": 50}}, "min_points <= max_points"),
-    ({"thrusters": {"min_points": "many"}}, "must be a number"),
-    ({"thrusters": {"min_points": 2.5}}, "must be an integer"),
-    ({"cockpit": {"strategy": "hidden"}}, "strategy must be one of"),
-    ({"crew": {"align_bias": 0}}, "align_bias must be > 0"),
-    ({"shape": {"circle_weight": 0, "rectangle_weight": 0}}, "are all 0"),
-    ({"doors": {"enabled": "no"}}, "must be true or false"),
-    ({"size": 2}, "size must be"),
-    ({"detour": -1}, "detour must be"),
-])
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"wings": {}}, "unknown pipeline option"),
+        ({"thrusters": {"wings": 2}}, "stage 'thrusters' has no parameter 'wings'"),
+        ({"thrusters": {"min_points": 50}}, "min_points <= max_points"),
+        ({"thrusters": {"min_points": "many"}}, "must be a number"),
+        ({"thrusters": {"min_points": 2.5}}, "must be an integer"),
+        ({"cockpit": {"strategy": "hidden"}}, "strategy must be one of"),
+        ({"crew": {"align_bias": 0}}, "align_bias must be > 0"),
+        ({"shape": {"circle_weight": 0, "rectangle_weight": 0}}, "are all 0"),
+        ({"doors": {"enabled": "no"}}, "must be true or false"),
+        ({"size": 2}, "size must be"),
+        ({"detour": -1}, "detour must be"),
+    ],
+)
 def test_bad_configuration_is_named(config, message):
     with pytest.raises(ConfigError, match=message):
         Pipeline(**config)
@@ -659,7 +682,8 @@ def test_backward_thruster_rule():
     # . # < : ...   the exhaust hits the ship's own armor
     blocked = ship_of(VALID.replace(". < : :", ". # < :"))
     assert check_backward_thruster(blocked).reason == (
-        "no thruster facing backwards (1 face backwards but their exhaust is blocked by the ship)")
+        "no thruster facing backwards (1 face backwards but their exhaust is blocked by the ship)"
+    )
 
 
 # -- quality ------------------------------------------------------------------------------------
@@ -770,8 +794,24 @@ def test_cli_writes_the_picture_and_prints_the_metrics(tmp_path, capsys):
     assert out.read_bytes()[:4] == b"\x89PNG"
     assert "seed 7: valid" in text and "| cockpit_protection |" in text and "| quality score |" in text
     strip = tmp_path / "stages.png"
-    assert main(["starship", "--seed", "7", "--stages", "--out", str(strip), "--quiet", "--set", "thrusters.min_points=20",
-                 "--off", "doors"]) == 0
+    assert (
+        main(
+            [
+                "starship",
+                "--seed",
+                "7",
+                "--stages",
+                "--out",
+                str(strip),
+                "--quiet",
+                "--set",
+                "thrusters.min_points=20",
+                "--off",
+                "doors",
+            ]
+        )
+        == 0
+    )
     assert strip.read_bytes()[:4] == b"\x89PNG" and capsys.readouterr().out.startswith("seed 7: valid")
 
 
@@ -781,11 +821,14 @@ def test_bench_starship_command(capsys):
     assert "| validity_rate | 1 |" in out and "| ships_per_s |" in out and "term cockpit_protection.median" in out
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["starship", "--set", "thrusters.wings=1"], "no parameter 'wings'"),
-    (["starship", "--set", "thrusters=1"], "--set needs STAGE.PARAM=VALUE"),
-    (["starship", "--off", "wings"], "unknown pipeline option"),
-    (["starship", "--size", "2"], "must be >= 4"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["starship", "--set", "thrusters.wings=1"], "no parameter 'wings'"),
+        (["starship", "--set", "thrusters=1"], "--set needs STAGE.PARAM=VALUE"),
+        (["starship", "--off", "wings"], "unknown pipeline option"),
+        (["starship", "--size", "2"], "must be >= 4"),
+    ],
+)
 def test_cli_bad_starship_arguments(capsys, argv, message):
     assert_one_error_line(argv, message, capsys)

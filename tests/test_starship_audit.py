@@ -67,8 +67,16 @@ def edit(text: str, *changes: tuple[int, int, str]) -> Ship:
 def test_base_ship_passes_the_layout_rules():
     a = A.audit(Ship.from_text(BASE))
     assert set(a.stats) == set(A.STATISTICS) and set(a.rules) == set(A.RULES)
-    for rule in ("cockpit_wrapped", "reactor_wrapped", "thrusters_outward", "weapons_outward", "weapons_farthest",
-                 "hull_armored", "corridors_needed", "doors_justified"):
+    for rule in (
+        "cockpit_wrapped",
+        "reactor_wrapped",
+        "thrusters_outward",
+        "weapons_outward",
+        "weapons_farthest",
+        "hull_armored",
+        "corridors_needed",
+        "doors_justified",
+    ):
         assert a.rules[rule], rule
     assert a.stats["open_corridor"] == 0 and a.stats["weapon_reach"] == 1.0 and a.stats["hull_armor"] == 1.0
     # no ammo, power, crew, and 1 thruster point of 35..45: those rules fail

@@ -54,11 +54,14 @@ def random_trace(env: StarshipEnv, seed: int, steps: int = 40) -> list[tuple]:
 
 
 @pytest.mark.filterwarnings("error")  # a checker warning is a failure
-@pytest.mark.parametrize("kwargs", [
-    {"representation": "narrow"},
-    {"representation": "turtle", "start": "empty", "render_mode": "ansi"},
-    {"representation": "wide", "start": "random", "render_mode": "rgb_array"},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"representation": "narrow"},
+        {"representation": "turtle", "start": "empty", "render_mode": "ansi"},
+        {"representation": "wide", "start": "random", "render_mode": "rgb_array"},
+    ],
+)
 def test_check_env(kwargs):
     check_env(gymnasium.make("tablegym/Starship-v0", **SMALL, **kwargs).unwrapped)  # also checks every render mode
 
@@ -81,10 +84,15 @@ def test_seeded_runs_repeat(representation):
 
 
 def test_bad_arguments_and_actions():
-    for kwargs, words in [({"representation": "tall"}, "representation"), ({"start": "full"}, "start"),
-                          ({"render_mode": "human"}, "render_mode"), ({"partial_stages": 15}, "partial_stages"),
-                          ({"max_changes": 0}, "max_changes"), ({"generator": {"size": 8}}, "size"),
-                          ({"generator": {"wings": {}}}, "unknown pipeline option")]:
+    for kwargs, words in [
+        ({"representation": "tall"}, "representation"),
+        ({"start": "full"}, "start"),
+        ({"render_mode": "human"}, "render_mode"),
+        ({"partial_stages": 15}, "partial_stages"),
+        ({"max_changes": 0}, "max_changes"),
+        ({"generator": {"size": 8}}, "size"),
+        ({"generator": {"wings": {}}}, "unknown pipeline option"),
+    ]:
         with pytest.raises(ValueError, match=words):
             make(**kwargs)
     env = make()
@@ -367,8 +375,11 @@ def test_build_masks_allow_exactly_the_writes_that_keep_one_ship_with_its_cockpi
         for b, brush in enumerate(BRUSHES):
             ship = before.copy()
             changed = apply_edit(ship, brush, *env.unwrapped._cursor)
-            keeps = (fixed(ship) == fixed(before) and not ((ship.tiles == EMPTY) & (before.tiles != EMPTY)).any()
-                     and K.components(ship.tiles != EMPTY)[1] == 1)
+            keeps = (
+                fixed(ship) == fixed(before)
+                and not ((ship.tiles == EMPTY) & (before.tiles != EMPTY)).any()
+                and K.components(ship.tiles != EMPTY)[1] == 1
+            )
             assert mask[first + b] == (changed and keeps), (brush, env.unwrapped._cursor)
             allowed += bool(mask[first + b])
             refused += bool(changed and not keeps)

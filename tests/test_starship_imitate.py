@@ -16,7 +16,7 @@ from tablegym.training.starship.imitate import ENV_KWARGS, FIRST_SEED, demonstra
 @pytest.mark.parametrize("seed", [0, 7, FIRST_SEED])
 def test_the_teacher_builds_the_staged_ship_and_no_edit_of_it_is_masked(seed):
     obs, masks, actions, ship = demonstrate(seed, editing_env(3))
-    assert (demonstrate(seed)[2] == actions[:2 * 32 * 32]).all()  # the shipped env: the first two passes
+    assert (demonstrate(seed)[2] == actions[: 2 * 32 * 32]).all()  # the shipped env: the first two passes
     staged = Pipeline().generate(seed)
     differ = ship.tiles != staged.tiles  # only where the fill pass armoured a corridor the staged fill left open
     assert ((staged.tiles[differ] == CORRIDOR) & (ship.tiles[differ] == ARMOR)).all() and differ.sum() <= 2
@@ -26,7 +26,7 @@ def test_the_teacher_builds_the_staged_ship_and_no_edit_of_it_is_masked(seed):
     steps = 32 * 32
     assert len(actions) == 3 * steps and ENV_KWARGS["max_steps"] == 2 * steps
     kinds = np.array([BRUSHES[a - 1].kind if a else -1 for a in actions])
-    parts, tiles, fill = kinds[:steps], kinds[steps:2 * steps], kinds[2 * steps:]
+    parts, tiles, fill = kinds[:steps], kinds[steps : 2 * steps], kinds[2 * steps :]
     assert (parts >= FIRST_PART).sum() > 0 and not ((parts >= 0) & (parts < FIRST_PART)).any()  # parts first,
     assert (tiles >= 0).sum() > 0 and not (tiles >= FIRST_PART).any()  # then tiles,
     assert set(fill.tolist()) <= {-1, ARMOR}  # then armour only
@@ -49,8 +49,9 @@ def test_the_fill_pass_on_a_drawn_ship_armours_only_corridor_no_path_needs():
     obs, _ = env.reset(seed=11)
     n_in = policy_inputs(torch.as_tensor(obs[None], dtype=torch.float32), 1, 2).shape[1]
     torch.manual_seed(1)
-    policy = LearnedGenerator(policy_layers(n_in, [8], env.action_space.n), kwargs, radius=1, pool=2,
-                              metadata={"decode": "sample"})
+    policy = LearnedGenerator(
+        policy_layers(n_in, [8], env.action_space.n), kwargs, radius=1, pool=2, metadata={"decode": "sample"}
+    )
     obs, masks, actions, ship = demonstrate(11, kwargs, policy=policy, record_from=2)
     armor = 1 + next(i for i, b in enumerate(BRUSHES) if b.kind == ARMOR)
     assert len(actions) == side * side and set(actions.tolist()) <= {0, armor}
@@ -72,12 +73,40 @@ def test_the_teacher_does_nothing_once_the_ship_is_the_staged_one():
 
 def test_a_fit_writes_a_generator_that_loads_and_draws_the_same_ship_for_a_seed(tmp_path, capsys):
     out = tmp_path / "gen.pt"
-    assert main(["--seeds", "2", "--epochs", "2", "--hidden", "32", "--data", str(tmp_path / "d.npz"),
-                 "--out", str(out), "--passes", "3", "--rollouts", "1", "--rollout-epochs", "1", "--workers", "1",
-                 "--fill-weight", "5"]) == 0
+    assert (
+        main(
+            [
+                "--seeds",
+                "2",
+                "--epochs",
+                "2",
+                "--hidden",
+                "32",
+                "--data",
+                str(tmp_path / "d.npz"),
+                "--out",
+                str(out),
+                "--passes",
+                "3",
+                "--rollouts",
+                "1",
+                "--rollout-epochs",
+                "1",
+                "--workers",
+                "1",
+                "--fill-weight",
+                "5",
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split(":")[0] for line in lines] == ["demonstrations epoch 1", "demonstrations epoch 2",
-                                                       "fill passes on 1 drawn ships", "with fill passes epoch 1"]
+    assert [line.split(":")[0] for line in lines] == [
+        "demonstrations epoch 1",
+        "demonstrations epoch 2",
+        "fill passes on 1 drawn ships",
+        "with fill passes epoch 1",
+    ]
     gen = LearnedGenerator.load(out)
     assert gen.metadata["imitated"] == "staged" and gen.metadata["seeds"] == [FIRST_SEED, FIRST_SEED + 1]
     assert gen.metadata["epochs"] == 3 and gen.metadata["rollouts"] == 1
@@ -88,22 +117,48 @@ def test_a_fit_writes_a_generator_that_loads_and_draws_the_same_ship_for_a_seed(
     assert info["steps"] == 96 and info["valid"] in (True, False)
     assert ship == short.generate(2000)[0]  # drawn from the seed's own stream: the same ship every time
     # the recorded demonstrations are reused: a second fit with the same --data records nothing
-    assert main(["--seeds", "2", "--epochs", "0", "--hidden", "32", "--data", str(tmp_path / "d.npz"),
-                 "--out", str(tmp_path / "again.pt"), "--resume", str(out), "--passes", "3"]) == 0
+    assert (
+        main(
+            [
+                "--seeds",
+                "2",
+                "--epochs",
+                "0",
+                "--hidden",
+                "32",
+                "--data",
+                str(tmp_path / "d.npz"),
+                "--out",
+                str(tmp_path / "again.pt"),
+                "--resume",
+                str(out),
+                "--passes",
+                "3",
+            ]
+        )
+        == 0
+    )
     again = LearnedGenerator.load(tmp_path / "again.pt")  # --epochs 0: the resumed weights as they were
     assert all((again.net.state_dict()[k] == gen.net.state_dict()[k]).all() for k in gen.net.state_dict())
 
 
-@pytest.mark.parametrize("argv,words", [(["--seeds", "1"], "--seeds must be at least 2"),
-                                        (["--epochs", "0"], "--epochs must be at least 1 (0 only with --resume)"),
-                                        (["--rollouts", "5", "--seeds", "4"], "--rollouts must be 0..--seeds (4)"),
-                                        (["--rollouts", "2"], "--rollouts record the fill pass: give --passes 3"),
-                                        (["--fill-weight", "0"], "--fill-weight must be positive, got 0.0"),
-                                        (["--resume", "missing.pt", "--seeds", "2"], "--resume: "),
-                                        (["--resume", str(CHECKPOINT), "--seeds", "2", "--hidden", "8"],
-                                         "a generator of another shape than --hidden 8 --radius 4"),
-                                        (["--hidden", "0"], "--hidden sizes must be at least 1"),
-                                        (["--lr", "-1"], "--lr must be positive")])
+@pytest.mark.parametrize(
+    "argv,words",
+    [
+        (["--seeds", "1"], "--seeds must be at least 2"),
+        (["--epochs", "0"], "--epochs must be at least 1 (0 only with --resume)"),
+        (["--rollouts", "5", "--seeds", "4"], "--rollouts must be 0..--seeds (4)"),
+        (["--rollouts", "2"], "--rollouts record the fill pass: give --passes 3"),
+        (["--fill-weight", "0"], "--fill-weight must be positive, got 0.0"),
+        (["--resume", "missing.pt", "--seeds", "2"], "--resume: "),
+        (
+            ["--resume", str(CHECKPOINT), "--seeds", "2", "--hidden", "8"],
+            "a generator of another shape than --hidden 8 --radius 4",
+        ),
+        (["--hidden", "0"], "--hidden sizes must be at least 1"),
+        (["--lr", "-1"], "--lr must be positive"),
+    ],
+)
 def test_bad_arguments_are_one_line_and_exit_2(argv, words, capsys, tmp_path):
     with pytest.raises(SystemExit) as stop:
         main([*argv, "--data", str(tmp_path / "d.npz"), "--out", str(tmp_path / "g.pt")])
@@ -163,8 +218,18 @@ def test_weighted_rows_count_more_in_the_fit():
     def fitted(weights):
         torch.manual_seed(0)
         net = policy_layers(num_inputs(env.observation_space, 1, 2), [16], int(env.action_space.n))
-        fit(net, data if weights is None else {**data, "weight": weights}, train, shape, radius=1, pool=2, epochs=2,
-            batch=32, lr=3e-3, rng=np.random.default_rng(0))
+        fit(
+            net,
+            data if weights is None else {**data, "weight": weights},
+            train,
+            shape,
+            radius=1,
+            pool=2,
+            epochs=2,
+            batch=32,
+            lr=3e-3,
+            rng=np.random.default_rng(0),
+        )
         return net
 
     def edit_probability(net):

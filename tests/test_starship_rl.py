@@ -17,8 +17,27 @@ from tablegym.envs.starship.env import OBS_CHANNELS  # noqa: E402
 from tablegym.envs.starship.pipeline import Pipeline  # noqa: E402
 from tablegym.experiments.starship import rl as starship_rl  # noqa: E402
 
-TINY = ["--timesteps", "128", "--n-envs", "2", "--n-steps", "64", "--batch-size", "64", "--n-epochs", "1",
-        "--size", "16", "--max-steps", "64", "--episodes", "4", "--seed", "0", "--no-progress"]
+TINY = [
+    "--timesteps",
+    "128",
+    "--n-envs",
+    "2",
+    "--n-steps",
+    "64",
+    "--batch-size",
+    "64",
+    "--n-epochs",
+    "1",
+    "--size",
+    "16",
+    "--max-steps",
+    "64",
+    "--episodes",
+    "4",
+    "--seed",
+    "0",
+    "--no-progress",
+]
 
 
 def run_main(argv: list[str]) -> str:
@@ -66,7 +85,8 @@ def test_the_side_by_side_picture_shows_every_row_on_the_pictured_seeds(tiny_run
     assert f"[{png.name}]({png.name})" in text and "seeds 10000..10003" in text
     records = [json.loads(line) for line in (run_dir / "eval_episodes.jsonl").read_text().splitlines()]
     assert sorted((r["row"], r["seed"]) for r in records if "ship" in r) == sorted(
-        (row, s) for row in starship_rl.ROWS for s in range(10_000, 10_004))
+        (row, s) for row in starship_rl.ROWS for s in range(10_000, 10_004)
+    )
     titled = [(str(i), starship_rl.ship_of(r)) for i, r in enumerate(records) if "ship" in r]
     width = draw_ships(titled, cell=6, columns=4).shape[1]  # 4 columns of ships, one per seed
     header = np.frombuffer(png.read_bytes()[16:24], ">u4")
@@ -90,8 +110,14 @@ def test_training_saves_the_model_its_budget_and_tensorboard_charts(tiny_run):
     events = EventAccumulator(str(run_dir / "ppo_1"))
     events.Reload()
     tags = set(events.Tags()["scalars"])
-    assert {"charts/episodic_return", "charts/episode_quality", "charts/SPS", "losses/value_loss",
-            "losses/policy_loss", "losses/entropy"} <= tags
+    assert {
+        "charts/episodic_return",
+        "charts/episode_quality",
+        "charts/SPS",
+        "losses/value_loss",
+        "losses/policy_loss",
+        "losses/entropy",
+    } <= tags
 
 
 def test_eval_only_loads_the_model_and_reuses_the_recorded_episodes(tiny_run, capsys):
@@ -136,8 +162,24 @@ def test_the_exported_generator_plays_the_masked_policy_with_float16_weights(tmp
     from tablegym.models.checkpoint import CheckpointError
     from tablegym.models.starship.learned import LearnedGenerator, export
 
-    args = starship_rl.parse_args(["--size", "16", "--max-steps", "64", "--masks", "build", "--reward", "gated",
-                                   "--n-steps", "32", "--batch-size", "32", "--n-envs", "1"])
+    args = starship_rl.parse_args(
+        [
+            "--size",
+            "16",
+            "--max-steps",
+            "64",
+            "--masks",
+            "build",
+            "--reward",
+            "gated",
+            "--n-steps",
+            "32",
+            "--batch-size",
+            "32",
+            "--n-envs",
+            "1",
+        ]
+    )
     env = gymnasium.make(starship_rl.MAKE_ID, **starship_rl.env_kwargs(args))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -148,8 +190,14 @@ def test_the_exported_generator_plays_the_masked_policy_with_float16_weights(tmp
             p.copy_(p.half().float())
     path = export(model, starship_rl.env_kwargs(args), tmp_path / "gen.pt", radius=args.crop_radius)
     gen = LearnedGenerator.load(path)
-    assert gen.env_kwargs == {"representation": "narrow", "start": "partial", "size": 16, "max_steps": 64,
-                              "reward": "gated", "masks": "build"}
+    assert gen.env_kwargs == {
+        "representation": "narrow",
+        "start": "partial",
+        "size": 16,
+        "max_steps": 64,
+        "reward": "gated",
+        "masks": "build",
+    }
     obs, _ = gen.env.reset(seed=3)
     for _ in range(40):
         mask = gen.env.action_masks()
@@ -160,8 +208,9 @@ def test_the_exported_generator_plays_the_masked_policy_with_float16_weights(tmp
     assert ship == gen.env.ship and info["steps"] == 64  # the env's end: truncated at max_steps (not valid yet)
 
     png = tmp_path / "ship.png"
-    assert main(["starship", "--generator", "learned", "--checkpoint", str(path), "--seed", "4", "--out", str(png),
-                 "--quiet"]) == 0
+    assert (
+        main(["starship", "--generator", "learned", "--checkpoint", str(path), "--seed", "4", "--out", str(png), "--quiet"]) == 0
+    )
     assert png.read_bytes()[:4] == b"\x89PNG" and "seed 4: " in capsys.readouterr().out
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"not a checkpoint")
@@ -174,8 +223,19 @@ def test_the_exported_generator_plays_the_masked_policy_with_float16_weights(tmp
 
 def test_resume_trains_the_saved_model_further(tmp_path):
     run_dir = tmp_path / "run"
-    common = [*[a for a in TINY if a not in ("--episodes", "4")], "--episodes", "1", "--pictures", "1", "--masks", "build",
-              "--run-dir", str(run_dir), "--out", str(tmp_path / "r.md")]
+    common = [
+        *[a for a in TINY if a not in ("--episodes", "4")],
+        "--episodes",
+        "1",
+        "--pictures",
+        "1",
+        "--masks",
+        "build",
+        "--run-dir",
+        str(run_dir),
+        "--out",
+        str(tmp_path / "r.md"),
+    ]
     run_main(common)
     first = json.loads((run_dir / "train.json").read_text())
     run_main([*common, "--resume"])
@@ -187,16 +247,35 @@ def test_resume_trains_the_saved_model_further(tmp_path):
 
     # --init-from: a new run (other masks) that starts from those weights, its steps counted from 0
     other = tmp_path / "other"
-    run_main([*common[:-4], "--masks", "safe", "--init-from", str(run_dir / "model.zip"), "--run-dir", str(other),
-              "--out", str(tmp_path / "o.md")])
+    run_main(
+        [
+            *common[:-4],
+            "--masks",
+            "safe",
+            "--init-from",
+            str(run_dir / "model.zip"),
+            "--run-dir",
+            str(other),
+            "--out",
+            str(tmp_path / "o.md"),
+        ]
+    )
     meta = json.loads((other / "train.json").read_text())
     assert (meta["timesteps"], meta["init_from"], meta["env_kwargs"]["masks"]) == (128, str(run_dir / "model.zip"), "safe")
     with pytest.raises(SystemExit):
         starship_rl.parse_args(["--init-from", str(tmp_path / "missing.zip")])
     with pytest.raises(SystemExit, match="cannot continue .* as PPO"):  # a masked model, no masks asked
-        run_main([*common[:-6], "--init-from", str(run_dir / "model.zip"), "--run-dir", str(tmp_path / "x"),
-                  "--out", str(tmp_path / "x.md")])
-
+        run_main(
+            [
+                *common[:-6],
+                "--init-from",
+                str(run_dir / "model.zip"),
+                "--run-dir",
+                str(tmp_path / "x"),
+                "--out",
+                str(tmp_path / "x.md"),
+            ]
+        )
 
 
 def test_the_shipped_generator_builds_a_ship_from_the_command_line(tmp_path, capsys):
@@ -228,7 +307,20 @@ def test_python_dash_m_trains_and_evaluates_the_model_it_saved(tmp_path):
     import sys
 
     tiny = [a if a != "4" else "1" for a in TINY]  # one evaluation episode a row
-    done = subprocess.run([sys.executable, "-m", "tablegym.experiments.starship.rl", *tiny, "--run-dir", str(tmp_path / "run"),
-                           "--out", str(tmp_path / "r.md")], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tablegym.experiments.starship.rl",
+            *tiny,
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--out",
+            str(tmp_path / "r.md"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert (tmp_path / "run" / "generator.pt").is_file() and (tmp_path / "r.md").is_file()

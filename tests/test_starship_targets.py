@@ -22,8 +22,12 @@ KW = dict(size=16, masks="build", reward="gated", max_steps=96)
 def test_measures_count_part_points():
     ship = Pipeline(size=16).generate(0, until=6)
     assert measures(ship, 0.0) == {"thrust_points": 0.0, "weapon_points": 0.0, "forward_firepower": 0.0}
-    edits = [(Brush(THRUSTER, 2, BACKWARD), 4), (Brush(THRUSTER, 1, BACKWARD), 2), (Brush(WEAPON, 1, FORWARD), 4),
-             (Brush(WEAPON, 0, PORT), 1)]
+    edits = [
+        (Brush(THRUSTER, 2, BACKWARD), 4),
+        (Brush(THRUSTER, 1, BACKWARD), 2),
+        (Brush(WEAPON, 1, FORWARD), 4),
+        (Brush(WEAPON, 0, PORT), 1),
+    ]
     want = {THRUSTER: 0, WEAPON: 0}
     for brush, pts in edits:  # each part at the first place it fits, scanning the grid
         for y in range(16):
@@ -83,8 +87,9 @@ def test_a_conditioned_generator_is_asked_for_targets_and_the_report_compares_it
     from tablegym.models.checkpoint import CheckpointError
     from tablegym.models.starship.learned import LearnedGenerator, export
 
-    args = starship_rl.parse_args(["--size", "16", "--max-steps", "96", "--masks", "build", "--reward", "gated",
-                                   "--targets", "--n-envs", "1"])
+    args = starship_rl.parse_args(
+        ["--size", "16", "--max-steps", "96", "--masks", "build", "--reward", "gated", "--targets", "--n-envs", "1"]
+    )
     env = starship_rl.make_env(starship_rl.env_kwargs(args), targets=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -121,8 +126,25 @@ def test_a_conditioned_generator_is_asked_for_targets_and_the_report_compares_it
 def _tiny_args(*extra: str):
     from tablegym.experiments.starship import rl as starship_rl
 
-    return starship_rl.parse_args(["--size", "16", "--max-steps", "96", "--masks", "safe", "--reward", "gated",
-                                   "--n-envs", "1", "--n-steps", "64", "--batch-size", "64", *extra])
+    return starship_rl.parse_args(
+        [
+            "--size",
+            "16",
+            "--max-steps",
+            "96",
+            "--masks",
+            "safe",
+            "--reward",
+            "gated",
+            "--n-envs",
+            "1",
+            "--n-steps",
+            "64",
+            "--batch-size",
+            "64",
+            *extra,
+        ]
+    )
 
 
 def test_a_targets_policy_started_from_a_generator_acts_as_it_did(tmp_path):
@@ -181,11 +203,14 @@ def test_value_warmup_trains_the_value_head_and_leaves_the_policy():
     assert not torch.equal(before["action_net.weight"], policy.state_dict()["action_net.weight"])
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--timesteps", "100", "--value-warmup", "100"], "--value-warmup must be in 0..99"),
-    (["--target-weight", "2"], "--target-weight must be >= 0 and goes with --targets"),
-    (["--targets", "--target-weight", "-1"], "--target-weight must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--timesteps", "100", "--value-warmup", "100"], "--value-warmup must be in 0..99"),
+        (["--target-weight", "2"], "--target-weight must be >= 0 and goes with --targets"),
+        (["--targets", "--target-weight", "-1"], "--target-weight must be >= 0"),
+    ],
+)
 def test_bad_warmup_or_target_weight_is_one_line(argv, message, capsys):
     from tablegym.experiments.starship import rl as starship_rl
 
@@ -219,18 +244,24 @@ def test_caps_keep_thrust_and_weapon_points_within_their_targets():
 
 
 @pytest.mark.parametrize("vector", [False, True])
-@pytest.mark.parametrize("bad, message", [
-    ([1, 2], r"options\['targets'\] must be a dict of target -> number"),
-    (5, r"options\['targets'\] must be a dict of target -> number"),
-    ({"thrust_points": "x"}, "target thrust_points must be in 8..40, got 'x'"),
-    ({"thrust_points": True}, "target thrust_points must be in 8..40, got True"),
-    ({"thrust_points": float("nan")}, "target thrust_points must be in 8..40, got nan"),
-    ({3: 10}, r"unknown targets \['3'\]"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ([1, 2], r"options\['targets'\] must be a dict of target -> number"),
+        (5, r"options\['targets'\] must be a dict of target -> number"),
+        ({"thrust_points": "x"}, "target thrust_points must be in 8..40, got 'x'"),
+        ({"thrust_points": True}, "target thrust_points must be in 8..40, got True"),
+        ({"thrust_points": float("nan")}, "target thrust_points must be in 8..40, got nan"),
+        ({3: 10}, r"unknown targets \['3'\]"),
+    ],
+)
 def test_malformed_targets_are_refused_in_one_line_by_both_envs(vector, bad, message):
     """The single env and the compiled vector env check ``options["targets"]`` alike (one check)."""
-    env = (gymnasium.make_vec("tablegym/StarshipTargets-v0", num_envs=2, size=12) if vector
-           else gymnasium.make("tablegym/StarshipTargets-v0", size=12))
+    env = (
+        gymnasium.make_vec("tablegym/StarshipTargets-v0", num_envs=2, size=12)
+        if vector
+        else gymnasium.make("tablegym/StarshipTargets-v0", size=12)
+    )
     with pytest.raises(ValueError, match=message):
         env.reset(seed=0, options={"targets": bad})
     _, info = env.reset(seed=0, options={"targets": {"thrust_points": np.int64(20)}})

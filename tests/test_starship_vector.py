@@ -24,15 +24,24 @@ from tablegym.envs.starship.vector import StarshipVectorEnv
 from tests.test_vector_env import _play_against_sync, _same_step
 
 
-@pytest.mark.parametrize("kwargs", [
-    {},
-    {"size": 10, "representation": "turtle", "start": "random", "max_steps": 30},
-    {"size": 12, "start": "empty", "masks": "build", "max_steps": 40},
-    {"size": 12, "masks": "repairable", "max_steps": 40},
-    {"size": 10, "masks": "safe", "reward": "gated", "max_changes": 6, "patience": 10, "max_steps": 80},
-    {"size": 12, "partial_stages": 4, "validity_bonus": 0.5, "max_steps": 40,
-     "generator": {"cockpit": {"strategy": "centralized"}, "reactor": {"strategy": "random"}}},
-], ids=["default-32x32", "turtle-random", "empty-build", "repairable", "safe-gated-terminations", "stage4-strategies"])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"size": 10, "representation": "turtle", "start": "random", "max_steps": 30},
+        {"size": 12, "start": "empty", "masks": "build", "max_steps": 40},
+        {"size": 12, "masks": "repairable", "max_steps": 40},
+        {"size": 10, "masks": "safe", "reward": "gated", "max_changes": 6, "patience": 10, "max_steps": 80},
+        {
+            "size": 12,
+            "partial_stages": 4,
+            "validity_bonus": 0.5,
+            "max_steps": 40,
+            "generator": {"cockpit": {"strategy": "centralized"}, "reactor": {"strategy": "random"}},
+        },
+    ],
+    ids=["default-32x32", "turtle-random", "empty-build", "repairable", "safe-gated-terminations", "stage4-strategies"],
+)
 def test_starship_boards_match_sync_vector_env(kwargs: dict) -> None:
     steps = 30 if not kwargs else 150
     ended = _play_against_sync("tablegym/Starship-v0", kwargs, num_envs=3, steps=steps, seed=7)
@@ -42,8 +51,7 @@ def test_starship_boards_match_sync_vector_env(kwargs: dict) -> None:
 def test_valid_ships_terminate_as_the_single_env_says() -> None:
     """With the "safe" mask random edits make valid ships, which end by the change budget or
     patience (terminated, not truncated)."""
-    env = gymnasium.make_vec("tablegym/Starship-v0", num_envs=3, size=10, masks="safe", max_changes=6, patience=10,
-                             max_steps=80)
+    env = gymnasium.make_vec("tablegym/Starship-v0", num_envs=3, size=10, masks="safe", max_changes=6, patience=10, max_steps=80)
     env.reset(seed=11)
     rng = np.random.default_rng(11)
     terminated = 0
@@ -56,10 +64,14 @@ def test_valid_ships_terminate_as_the_single_env_says() -> None:
     assert terminated >= 3
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"size": 12, "max_steps": 40, "target_weight": 0.5},
-    {"size": 12, "max_steps": 50, "masks": "build", "caps": True},
-], ids=["weighted", "caps"])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"size": 12, "max_steps": 40, "target_weight": 0.5},
+        {"size": 12, "max_steps": 50, "masks": "build", "caps": True},
+    ],
+    ids=["weighted", "caps"],
+)
 def test_targets_boards_match_sync_vector_env(kwargs: dict) -> None:
     ended = _play_against_sync("tablegym/StarshipTargets-v0", kwargs, num_envs=3, steps=150, seed=5)
     assert ended >= 3
@@ -77,14 +89,26 @@ def test_given_targets_reach_every_board() -> None:
         vec.reset(options={"targets": {"thrust_points": 99}})
 
 
-@pytest.mark.parametrize("start,stages,size,generator", [
-    ("partial", 6, 32, {}),
-    ("empty", 6, 32, {}),
-    ("random", 6, 32, {}),
-    ("partial", 6, 9, {"shape": {"min_modules": 2, "max_modules": 5}}),
-    ("partial", 5, 20, {"cockpit": {"strategy": "centralized"}, "reactor": {"strategy": "random"},
-                        "cockpit_armor": {"layers": 2}, "fill_gaps": False}),
-])
+@pytest.mark.parametrize(
+    "start,stages,size,generator",
+    [
+        ("partial", 6, 32, {}),
+        ("empty", 6, 32, {}),
+        ("random", 6, 32, {}),
+        ("partial", 6, 9, {"shape": {"min_modules": 2, "max_modules": 5}}),
+        (
+            "partial",
+            5,
+            20,
+            {
+                "cockpit": {"strategy": "centralized"},
+                "reactor": {"strategy": "random"},
+                "cockpit_armor": {"layers": 2},
+                "fill_gaps": False,
+            },
+        ),
+    ],
+)
 def test_compiled_start_is_the_generators(start: str, stages: int, size: int, generator: dict) -> None:
     """The start ship dealt in numba is the one ``StarshipEnv.reset`` builds with the stages of
     stages.py, tile for tile and part for part, seed by seed."""
@@ -152,15 +176,20 @@ def test_a_partial_reset_deals_only_the_masked_boards() -> None:
         gymnasium.make_vec("tablegym/Starship-v0", num_envs=3, **kwargs).reset(options={"reset_mask": mask})
 
 
-@pytest.mark.parametrize("env_id, kwargs", [("tablegym/Starship-v0", {"size": 16}),
-                                            ("tablegym/Starship-v0", {"size": 16, "representation": "turtle",
-                                                                      "masks": "build"}),
-                                            ("tablegym/StarshipTargets-v0", {"size": 16})])
+@pytest.mark.parametrize(
+    "env_id, kwargs",
+    [
+        ("tablegym/Starship-v0", {"size": 16}),
+        ("tablegym/Starship-v0", {"size": 16, "representation": "turtle", "masks": "build"}),
+        ("tablegym/StarshipTargets-v0", {"size": 16}),
+    ],
+)
 def test_kept_walks_give_a_full_score_after_every_step(env_id: str, kwargs: dict) -> None:
     """A board keeps its piece count, hull distances and crew term until an edit changes what
     they read: after every step of random edits, its quality and terms are a fresh
     ``scoring.score`` of its ship, to the bit."""
     from tablegym.envs.starship.scoring import score
+
     envs = gymnasium.make_vec(env_id, num_envs=16, vectorization_mode="vector_entry_point", **kwargs)
     envs.reset(seed=5)
     rng = np.random.default_rng(5)
@@ -170,7 +199,7 @@ def test_kept_walks_give_a_full_score_after_every_step(env_id: str, kwargs: dict
         envs.step(np.array([rng.choice(np.flatnonzero(m)) for m in envs.action_masks()]))
         changed += int((envs._iv[:, vector.I_CHANGES] != before).sum())
         for i in range(16):
-            _, _, terms, total, *_ = score(envs._tiles[i], envs._parts[i, :envs._iv[i, vector.I_NPARTS]])
+            _, _, terms, total, *_ = score(envs._tiles[i], envs._parts[i, : envs._iv[i, vector.I_NPARTS]])
             assert total == envs._fv[i, vector.F_QUALITY]
             assert np.array_equal(terms, envs._terms[i], equal_nan=True)
             fresh = np.zeros_like(envs._keys[i])
@@ -187,6 +216,7 @@ def test_the_crew_walks_stand_after_an_edit_of_a_tile_they_did_not_read() -> Non
     the vector env keeps the sum); some read tiles do change them."""
     from tablegym.envs.starship.scoring import crew_total, seen_size, walks_read
     from tablegym.envs.starship.ship import ARMOR, CORRIDOR
+
     envs = gymnasium.make_vec("tablegym/Starship-v0", num_envs=8, vectorization_mode="vector_entry_point", size=16)
     envs.reset(seed=3)
     rng = np.random.default_rng(3)
@@ -194,7 +224,7 @@ def test_the_crew_walks_stand_after_an_edit_of_a_tile_they_did_not_read() -> Non
         envs.step(np.array([rng.choice(np.flatnonzero(m)) for m in envs.action_masks()]))
     unread = changed = 0
     for i in range(8):
-        tiles, parts = envs._tiles[i], envs._parts[i, :envs._iv[i, vector.I_NPARTS]]
+        tiles, parts = envs._tiles[i], envs._parts[i, : envs._iv[i, vector.I_NPARTS]]
         H, W = tiles.shape
         seen = np.zeros(seen_size(H, W), np.uint8)
         total = crew_total(tiles, parts, seen)

@@ -116,8 +116,14 @@ def test_intervals_contain_the_estimate(wins, draws, losses):
 
 def test_match_result_counts_and_row():
     r = MatchResult(
-        game="trilobite-tiny", agent_a="a", agent_b="b", wins=6, draws=2, losses=2,
-        seats=(SeatRecord(0, 5, 4, 1, 0), SeatRecord(1, 5, 2, 1, 2)), seconds_per_move=(0.01, 0.02),
+        game="trilobite-tiny",
+        agent_a="a",
+        agent_b="b",
+        wins=6,
+        draws=2,
+        losses=2,
+        seats=(SeatRecord(0, 5, 4, 1, 0), SeatRecord(1, 5, 2, 1, 2)),
+        seconds_per_move=(0.01, 0.02),
     )
     assert r.games == 10
     assert r.score == pytest.approx(0.7)

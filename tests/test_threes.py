@@ -56,8 +56,9 @@ def test_every_line_of_ranks_0_to_14_swipes_by_the_rules():
         else:
             assert after == list(line), line
         # A line moves iff some card has an empty or mergeable cell in front of it (toward the wall).
-        can_move = any(line[i] and (line[i - 1] == 0 or line[i - 1] + line[i] == 3
-                                     or (line[i - 1] == line[i] >= 3)) for i in range(1, 4))
+        can_move = any(
+            line[i] and (line[i - 1] == 0 or line[i - 1] + line[i] == 3 or (line[i - 1] == line[i] >= 3)) for i in range(1, 4)
+        )
         assert moved == can_move, line
 
 
@@ -114,8 +115,20 @@ def test_board_swipes_are_the_line_swipes_of_every_row_and_column():
 
 def test_rank_encoding_and_score_table_of_the_spec():
     assert [rank_value(r) for r in range(16)] == [0, 1, 2] + [3 * 2**k for k in range(13)]
-    table = {3: 3, 6: 9, 12: 27, 24: 81, 48: 243, 96: 729, 192: 2187, 384: 6561, 768: 19683, 1536: 59049,
-             3072: 177147, 6144: 531441}
+    table = {
+        3: 3,
+        6: 9,
+        12: 27,
+        24: 81,
+        48: 243,
+        96: 729,
+        192: 2187,
+        384: 6561,
+        768: 19683,
+        1536: 59049,
+        3072: 177147,
+        6144: 531441,
+    }
     for value, score in table.items():
         board = board_from_ranks([value_rank(value)] + [0] * 15)
         assert board_score(board) == score
@@ -156,7 +169,7 @@ def test_every_12_deck_draws_hold_four_of_each():
     full = len(draws) // 12 * 12
     assert full >= 24
     for k in range(0, full, 12):
-        assert sorted(draws[k:k + 12]) == [1] * 4 + [2] * 4 + [3] * 4
+        assert sorted(draws[k : k + 12]) == [1] * 4 + [2] * 4 + [3] * 4
 
 
 def board_state(ranks, deck=(4, 4, 4), hint_mode="+"):

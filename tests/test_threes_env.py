@@ -33,7 +33,9 @@ def blocked_position(env: ThreesEnv, seed: int = 0) -> int:
 
 
 @pytest.mark.filterwarnings("error")  # a checker warning is a failure
-@pytest.mark.parametrize("kwargs", [{}, {"hint": "candidates", "render_mode": "rgb_array"}, {"render_mode": "ansi", "max_moves": 5}])
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"hint": "candidates", "render_mode": "rgb_array"}, {"render_mode": "ansi", "max_moves": 5}]
+)
 def test_check_env(kwargs):
     check_env(gymnasium.make("tablegym/Threes-v0", **kwargs).unwrapped)  # also checks every render mode
 
@@ -51,8 +53,12 @@ def test_make_through_the_registry():
 
 
 def test_bad_arguments_are_refused():
-    for kwargs, words in [({"hint": "x"}, "hint"), ({"illegal_action": "ignore"}, "illegal_action"),
-                          ({"max_moves": 0}, "max_moves"), ({"render_mode": "human"}, "render_mode")]:
+    for kwargs, words in [
+        ({"hint": "x"}, "hint"),
+        ({"illegal_action": "ignore"}, "illegal_action"),
+        ({"max_moves": 0}, "max_moves"),
+        ({"render_mode": "human"}, "render_mode"),
+    ]:
         with pytest.raises(ValueError, match=words):
             ThreesEnv(**kwargs)
 
@@ -87,7 +93,7 @@ def test_return_equals_final_score_and_rewards_are_score_increases():
             action = int(np.flatnonzero(info["action_mask"])[0])
             obs, reward, done, truncated, info = env.step(action)
             assert reward >= 0 and not truncated
-            assert (total == 0 or reward == info["score"] - score)  # after step 1: exactly the increase
+            assert total == 0 or reward == info["score"] - score  # after step 1: exactly the increase
             total += reward
             score = info["score"]
         assert total == info["score"] == env.game_state.score
@@ -194,14 +200,18 @@ def test_draw_threes_colours_and_values():
     assert corner(0, 0).tolist() == [102, 204, 255]  # 1: blue
     assert corner(0, 1).tolist() == [255, 102, 128]  # 2: red
     assert corner(0, 2).tolist() == corner(3, 3).tolist() == [255, 255, 255]  # 3 and up: white
+
     # Different values give different ink inside equal white cards.
     def face(r, c):
         y, x = strip + gap + r * (cell + gap), gap + c * (cell + gap)
         return img[y : y + cell, x : x + cell]
+
     assert not np.array_equal(face(0, 2), face(3, 3))
     assert (face(3, 3) != 255).any()  # five digits still drawn
     # The hint strip shows the hint: "1" and "+" differ, and so do candidate windows.
-    strips = {h: draw_threes(values, h, cell=cell, gap=gap)[:strip].tobytes() for h in ("1", "2", "3", "+", "6/12/24", "12/24/48")}
+    strips = {
+        h: draw_threes(values, h, cell=cell, gap=gap)[:strip].tobytes() for h in ("1", "2", "3", "+", "6/12/24", "12/24/48")
+    }
     assert len(set(strips.values())) == 6
     assert text_mask("12").shape == (5, 7) and text_mask("12", 3).shape == (15, 21)
     with pytest.raises(ValueError, match="4 x 4"):

@@ -68,8 +68,11 @@ def test_the_eight_symmetries_form_the_board_group_and_commute_with_swipes():
     for perm in perms:
         # each symmetry maps every swipe direction to one direction, on every board
         for d in range(4):
-            images = [e for e in range(4)
-                      if all(permute(int(swipe(b, d)[0]), perm) == int(swipe(permute(b, perm), e)[0]) for b in samples)]
+            images = [
+                e
+                for e in range(4)
+                if all(permute(int(swipe(b, d)[0]), perm) == int(swipe(permute(b, perm), e)[0]) for b in samples)
+            ]
             assert len(images) == 1
 
 
@@ -89,8 +92,12 @@ _cells = st.integers(0, 15) | st.just(HINT_CELL)
 
 
 @settings(max_examples=40, deadline=None)
-@given(tuples=st.lists(st.lists(_cells, min_size=1, max_size=5, unique=True), min_size=1, max_size=4),
-       board=boards, hint=st.integers(1, 4), seed=st.integers(0, 2**16))
+@given(
+    tuples=st.lists(st.lists(_cells, min_size=1, max_size=5, unique=True), min_size=1, max_size=4),
+    board=boards,
+    hint=st.integers(1, 4),
+    seed=st.integers(0, 2**16),
+)
 def test_the_searches_lookup_reads_the_same_entries_in_the_same_order(tuples, board, hint, seed):
     """``plan_value`` (the searches' lookup) is ``ntuple_value`` to the last bit, hint anywhere
     in a tuple, for the whole value and for each part; so is the hint part from ``plan_indices``."""
@@ -189,8 +196,7 @@ def test_sparse_checkpoint_roundtrip_and_clear_errors(tmp_path):
     (tmp_path / "bad.pt").write_bytes(path.read_bytes()[:100])
     with pytest.raises(CheckpointError, match="corrupt"):
         load_ntuple(tmp_path / "bad.pt")
-    save_checkpoint(tmp_path / "dense.pt", model=torch.nn.Linear(2, 1), metadata={"game": "threes",
-                                                                                 "options": {"hint": "+"}})
+    save_checkpoint(tmp_path / "dense.pt", model=torch.nn.Linear(2, 1), metadata={"game": "threes", "options": {"hint": "+"}})
     with pytest.raises(CheckpointError, match="not an n-tuple"):
         load_ntuple(tmp_path / "dense.pt")
     with pytest.raises(CheckpointError, match="does not exist"):
@@ -204,8 +210,19 @@ def _play(net, games, seed, alpha=0.0, lam=0.0, coherence=None):
     stats = np.zeros((games, 5))
     if coherence is None:
         coherence = np.zeros((2, 0), dtype=np.float32)
-    play_and_learn(games, seed, alpha, lam, ThreesGame().new_initial_state().array, t.weights, t.cells, t.offsets,
-                   t.stage_ranks, stats, coherence)
+    play_and_learn(
+        games,
+        seed,
+        alpha,
+        lam,
+        ThreesGame().new_initial_state().array,
+        t.weights,
+        t.cells,
+        t.offsets,
+        t.stage_ranks,
+        stats,
+        coherence,
+    )
     return stats
 
 
@@ -227,6 +244,7 @@ def test_training_is_deterministic_under_a_seed_and_learns(lam):
 
 def learned_reference(state, t, depth):
     """Expectimax over the rules core's own chance nodes, scoring afterstates with the network."""
+
     def best(s, depth):
         if s.is_terminal():
             return float(s.score)
@@ -280,8 +298,14 @@ def test_the_leaf_hint_reaches_the_network(tmp_path):
 
 def test_train_resumes_and_cli_flags(tmp_path):
     run = tmp_path / "run"
-    args = Args(run_dir=str(run), minutes=0, games=40, log_every=20,
-                tuples=((0, 1, 2, 3), (HINT_CELL, 4, 5, 6)), out=str(tmp_path / "final.pt"))
+    args = Args(
+        run_dir=str(run),
+        minutes=0,
+        games=40,
+        log_every=20,
+        tuples=((0, 1, 2, 3), (HINT_CELL, 4, 5, 6)),
+        out=str(tmp_path / "final.pt"),
+    )
     train(args, progress=False)
     train(replace(args, games=80), progress=False)  # resumes: 80 games in all
     _, meta = load_ntuple_with_metadata(run / "checkpoint.pt")
@@ -289,8 +313,14 @@ def test_train_resumes_and_cli_flags(tmp_path):
     assert (tmp_path / "final.pt").exists() and (run / "args.json").exists()
     assert any(p.name.startswith("events.out.tfevents") for p in run.iterdir())
     # Hogwild: two processes learn into one shared table; the module keeps the result
-    shared = Args(run_dir=str(tmp_path / "hogwild"), minutes=0, games=600, log_every=100, workers=2,
-                  tuples=((0, 1, 2, 3), (HINT_CELL, 4, 5, 6)))
+    shared = Args(
+        run_dir=str(tmp_path / "hogwild"),
+        minutes=0,
+        games=600,
+        log_every=100,
+        workers=2,
+        tuples=((0, 1, 2, 3), (HINT_CELL, 4, 5, 6)),
+    )
     train(shared, progress=False)
     net, meta = load_ntuple_with_metadata(tmp_path / "hogwild" / "checkpoint.pt")
     assert meta["games"] == 600 and np.count_nonzero(net.tables().weights) > 1000
@@ -298,8 +328,15 @@ def test_train_resumes_and_cli_flags(tmp_path):
     with pytest.raises(CheckpointError, match="another shape"):
         train(other, progress=False)
     # temporal coherence: its accumulators are saved beside the checkpoint and resumed
-    tc = Args(run_dir=str(tmp_path / "tc"), minutes=0, games=40, log_every=20, alpha=1.0, tc=True,
-              tuples=((0, 1, 2, 3), (HINT_CELL, 4, 5, 6)))
+    tc = Args(
+        run_dir=str(tmp_path / "tc"),
+        minutes=0,
+        games=40,
+        log_every=20,
+        alpha=1.0,
+        tc=True,
+        tuples=((0, 1, 2, 3), (HINT_CELL, 4, 5, 6)),
+    )
     train(tc, progress=False)
     saved = np.load(tmp_path / "tc" / "coherence.npy")
     tc_net, tc_meta = load_ntuple_with_metadata(tmp_path / "tc" / "checkpoint.pt")
@@ -337,21 +374,29 @@ def test_restaging_keeps_every_value_when_the_new_splits_include_the_old():
     # a coarser split cannot keep the values: stage 12+ boards now read the 768 stage's copy of stage 0
     merged = restage(old, ())
     assert merged.config.num_stages == 1
-    assert np.array_equal(merged.tables().weights, old.tables().weights[:old.stage_size])
+    assert np.array_equal(merged.tables().weights, old.tables().weights[: old.stage_size])
 
 
 def test_training_warm_starts_from_another_network(tmp_path):
     tuples = ((0, 1, 2, 3), (HINT_CELL, 4, 5, 6))
     first = Args(run_dir=str(tmp_path / "a"), minutes=0, games=40, log_every=20, tuples=tuples)
     train(first, progress=False)
-    warm = Args(run_dir=str(tmp_path / "b"), minutes=0, games=20, log_every=20, tuples=tuples,
-                stage_ranks=(11, 12), init_from=str(tmp_path / "a" / "checkpoint.pt"))
+    warm = Args(
+        run_dir=str(tmp_path / "b"),
+        minutes=0,
+        games=20,
+        log_every=20,
+        tuples=tuples,
+        stage_ranks=(11, 12),
+        init_from=str(tmp_path / "a" / "checkpoint.pt"),
+    )
     train(warm, progress=False)
     net, meta = load_ntuple_with_metadata(tmp_path / "b" / "checkpoint.pt")
     assert net.config.stage_ranks == (11, 12) and meta["games"] == 20
     assert np.count_nonzero(net.tables().weights) > 0
-    bad = Args(run_dir=str(tmp_path / "c"), minutes=0, games=5, tuples=((0, 1, 2),),
-               init_from=str(tmp_path / "a" / "checkpoint.pt"))
+    bad = Args(
+        run_dir=str(tmp_path / "c"), minutes=0, games=5, tuples=((0, 1, 2),), init_from=str(tmp_path / "a" / "checkpoint.pt")
+    )
     with pytest.raises(CheckpointError, match="other tuples"):
         train(bad, progress=False)
     assert parse_args(["--init-from", "x.pt"]).init_from == "x.pt"
@@ -364,8 +409,22 @@ def test_restart_shaping_replays_late_positions_and_leaves_plain_td_unchanged():
     def play(restart, columns=6, rank=7):
         t = NTupleNet(config).tables()
         stats = np.zeros((400, columns))
-        play_and_learn(400, 3, 0.1, 0.0, template, t.weights, t.cells, t.offsets, t.stage_ranks, stats,
-                       np.zeros((2, 0), dtype=np.float32), restart, rank, 50)
+        play_and_learn(
+            400,
+            3,
+            0.1,
+            0.0,
+            template,
+            t.weights,
+            t.cells,
+            t.offsets,
+            t.stage_ranks,
+            stats,
+            np.zeros((2, 0), dtype=np.float32),
+            restart,
+            rank,
+            50,
+        )
         return stats, t.weights
 
     plain5 = _play(NTupleNet(config), 400, seed=3, alpha=0.1)

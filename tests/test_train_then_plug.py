@@ -12,17 +12,47 @@ from tablegym.envs import make_game
 from tablegym.experiments.cli import main as cli
 from tablegym.models.learned import load_evaluator
 
-SEARCHER = {"trilobite": "alphabeta", "sim": "alphabeta", "trap": "expectiminimax", "threes": "expectimax",
-            "friday": "expectimax"}
+SEARCHER = {
+    "trilobite": "alphabeta",
+    "sim": "alphabeta",
+    "trap": "expectiminimax",
+    "threes": "expectimax",
+    "friday": "expectimax",
+}
 """A compiled searcher of each game that takes ``eval=learned:PATH``."""
 TWO_PLAYER = ("sim", "trap", "trilobite")
 TINY = {
-    "ppo": ["--total-steps", "16", "--num-envs", "4", "--num-steps", "4", "--minibatches", "1", "--eval-every", "0",
-            "--hidden", "8"],
-    "dqn": ["--total-steps", "16", "--num-envs", "4", "--learning-starts", "4", "--batch-size", "4",
-            "--buffer-size", "64", "--eval-every", "0", "--hidden", "8"],
-    "imitate": ["--teacher", "random", "--games", "1", "--chunk", "1", "--epochs", "1", "--eval-games", "0",
-                "--hidden", "8"],
+    "ppo": [
+        "--total-steps",
+        "16",
+        "--num-envs",
+        "4",
+        "--num-steps",
+        "4",
+        "--minibatches",
+        "1",
+        "--eval-every",
+        "0",
+        "--hidden",
+        "8",
+    ],
+    "dqn": [
+        "--total-steps",
+        "16",
+        "--num-envs",
+        "4",
+        "--learning-starts",
+        "4",
+        "--batch-size",
+        "4",
+        "--buffer-size",
+        "64",
+        "--eval-every",
+        "0",
+        "--hidden",
+        "8",
+    ],
+    "imitate": ["--teacher", "random", "--games", "1", "--chunk", "1", "--epochs", "1", "--eval-games", "0", "--hidden", "8"],
 }
 """Flags of a run a few steps long, by ``--algo``."""
 TINY["negamax-dqn"] = TINY["dqn"]

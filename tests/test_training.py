@@ -15,8 +15,9 @@ from tablegym.training.td import Args, parse_args, train
 
 def batch(values, results, games, explored):
     n = len(values)
-    return SelfPlayBatch(np.zeros((n, 2), np.uint8), np.array(values, float), np.array(games),
-                         np.array(explored, bool), np.array(results, float))
+    return SelfPlayBatch(
+        np.zeros((n, 2), np.uint8), np.array(values, float), np.array(games), np.array(explored, bool), np.array(results, float)
+    )
 
 
 def test_td_leaf_targets_by_hand():
@@ -69,9 +70,30 @@ def test_mirror_symmetry_maps_features_of_mirrored_games():
 
 
 def test_training_logs_checkpoints_and_resumes(tmp_path):
-    common = ["trilobite-tiny", "--run-dir", str(tmp_path), "--games-per-iter", "20", "--updates-per-iter", "2",
-              "--eval-every", "2", "--eval-games", "2", "--eval-depth", "2", "--save-every", "1", "--no-progress",
-              "--hidden", "8", "--minutes", "5", "--eval-baseline", "win-loss"]
+    common = [
+        "trilobite-tiny",
+        "--run-dir",
+        str(tmp_path),
+        "--games-per-iter",
+        "20",
+        "--updates-per-iter",
+        "2",
+        "--eval-every",
+        "2",
+        "--eval-games",
+        "2",
+        "--eval-depth",
+        "2",
+        "--save-every",
+        "1",
+        "--no-progress",
+        "--hidden",
+        "8",
+        "--minutes",
+        "5",
+        "--eval-baseline",
+        "win-loss",
+    ]
     train(parse_args(common + ["--total-games", "40"]))
     meta = load_checkpoint(tmp_path / "checkpoint.pt")["metadata"]
     assert (meta["iteration"], meta["games"], meta["game"]) == (2, 40, "trilobite")

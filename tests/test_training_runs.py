@@ -144,8 +144,17 @@ def test_threes_resumed_in_two_runs_learns_what_one_run_learns(tmp_path):
 
     tuples = ((0, 1, 2, 3), (HINT_CELL, 4, 5, 6))
     for tc in (False, True):
-        one = Args(run_dir=str(tmp_path / f"one{tc}"), minutes=0, games=40, log_every=20, tuples=tuples, tc=tc,
-                   alpha=1.0 if tc else 0.1, seed=3, progress=False)
+        one = Args(
+            run_dir=str(tmp_path / f"one{tc}"),
+            minutes=0,
+            games=40,
+            log_every=20,
+            tuples=tuples,
+            tc=tc,
+            alpha=1.0 if tc else 0.1,
+            seed=3,
+            progress=False,
+        )
         two = replace(one, run_dir=str(tmp_path / f"two{tc}"), games=20, out=str(tmp_path / f"out{tc}.pt"))
         train(one)
         train(two)
@@ -154,8 +163,9 @@ def test_threes_resumed_in_two_runs_learns_what_one_run_learns(tmp_path):
         assert meta_a["games"] == meta_b["games"] == 40 and meta_b["tc"] == tc
         assert np.array_equal(a.tables().weights, b.tables().weights) and np.abs(a.tables().weights).max() > 0
         if tc:
-            assert np.array_equal(np.load(tmp_path / "oneTrue" / "coherence.npy"),
-                                  np.load(tmp_path / "twoTrue" / "coherence.npy"))
+            assert np.array_equal(
+                np.load(tmp_path / "oneTrue" / "coherence.npy"), np.load(tmp_path / "twoTrue" / "coherence.npy")
+            )
         # both runs log into the one directory, at the game counts
         logged = scalars(tmp_path / f"two{tc}")
         assert [step for step, _ in logged["score/mean"]] == [20, 40]
@@ -202,12 +212,43 @@ def test_trap_trains_in_the_td_loop_with_its_own_search_and_charts(tmp_path):
     scalars, Trap's own, and both evaluation matches, in the run directory."""
     from tablegym.training.trap.train import parse_args, train
 
-    train(parse_args(["trap", "--run-dir", str(tmp_path), "--games-per-iter", "2", "--total-games", "2",
-                      "--updates-per-iter", "1", "--eval-every", "1", "--eval-games", "2", "--eval-depth", "1",
-                      "--depth", "1", "--hidden", "4", "--no-progress", "--option", "n=5"]))
+    train(
+        parse_args(
+            [
+                "trap",
+                "--run-dir",
+                str(tmp_path),
+                "--games-per-iter",
+                "2",
+                "--total-games",
+                "2",
+                "--updates-per-iter",
+                "1",
+                "--eval-every",
+                "1",
+                "--eval-games",
+                "2",
+                "--eval-depth",
+                "1",
+                "--depth",
+                "1",
+                "--hidden",
+                "4",
+                "--no-progress",
+                "--option",
+                "n=5",
+            ]
+        )
+    )
     logged = scalars(tmp_path)
-    assert {"losses/mse", "losses/td_error", "charts/games_per_s", "charts/decisions_per_game",
-            "charts/score_vs_composite", "charts/score_vs_hard"} <= set(logged)
+    assert {
+        "losses/mse",
+        "losses/td_error",
+        "charts/games_per_s",
+        "charts/decisions_per_game",
+        "charts/score_vs_composite",
+        "charts/score_vs_hard",
+    } <= set(logged)
     assert logged["charts/score_vs_hard"][0][0] == 2 and 0.0 <= logged["charts/score_vs_hard"][0][1] <= 1.0
     assert json.loads((tmp_path / "args.json").read_text())["game_options"] == {"n": 5}
 
@@ -270,8 +311,11 @@ def test_progress_off_a_terminal_is_a_plain_line_now_and_then():
     now[0] = 50.0
     bar.update(2)
     bar.close()
-    assert log.getvalue().splitlines() == ["td: 8/10 game (0.2 game/s, mse=0.1)", "evaluation: +0.5",
-                                           "td: 10/10 game (0.2 game/s, mse=0.1)"]
+    assert log.getvalue().splitlines() == [
+        "td: 8/10 game (0.2 game/s, mse=0.1)",
+        "evaluation: +0.5",
+        "td: 10/10 game (0.2 game/s, mse=0.1)",
+    ]
     assert "\r" not in log.getvalue()
 
 
@@ -281,9 +325,10 @@ def test_device_is_chosen_by_flag_and_a_missing_gpu_is_one_line(algo, tmp_path, 
     cuda where there is none, or a name torch does not know, is one line and exit 2."""
     from tablegym.experiments.cli import main
 
-    small = {"ppo": ["--total-steps", "16", "--num-envs", "4", "--num-steps", "4", "--minibatches", "1"],
-             "dqn": ["--total-steps", "16", "--num-envs", "4", "--learning-starts", "4", "--batch-size", "4",
-                     "--buffer-size", "64"]}[algo]
+    small = {
+        "ppo": ["--total-steps", "16", "--num-envs", "4", "--num-steps", "4", "--minibatches", "1"],
+        "dqn": ["--total-steps", "16", "--num-envs", "4", "--learning-starts", "4", "--batch-size", "4", "--buffer-size", "64"],
+    }[algo]
     base = ["train", "trilobite-tiny", "--algo", algo, "--eval-every", "0", "--hidden", "8", "--no-progress", *small]
     runs = {}
     for device in ("cpu", "auto"):

@@ -17,27 +17,41 @@ TRAP = TrapGame()
 
 def test_specs_build_every_agent():
     game = TrapGame()
-    for spec in ("random", "easy", "medium", "hard", "hard-sound", "hard:depth=2", "hard-sound:depth=1",
-                 "medium:ties=random", "medium:ties=first", "search:eval=is,depth=2", "emm:eval=flood,time=0.05",
-                 "search:eval=composite,depth=2,recipe=course,cands=4"):
+    for spec in (
+        "random",
+        "easy",
+        "medium",
+        "hard",
+        "hard-sound",
+        "hard:depth=2",
+        "hard-sound:depth=1",
+        "medium:ties=random",
+        "medium:ties=first",
+        "search:eval=is,depth=2",
+        "emm:eval=flood,time=0.05",
+        "search:eval=composite,depth=2,recipe=course,cands=4",
+    ):
         agent = make_any_agent(game, spec)
         assert agent(game.new_initial_state(), np.random.default_rng(0)) in game.new_initial_state().legal_actions()
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("search:eval=nope", "unknown Trap evaluator"),
-    ("search:recipe=both,depth=2", "recipe"),
-    ("search:depth=two", "depth must be a positive integer"),
-    ("search:cands=-1,depth=2", "cands"),
-    ("search:time=0", "positive"),
-    ("search:speed=3", "takes no option"),
-    ("alphabeta", "unknown agent"),
-    ("hard:depth=0", "depth must be a positive integer"),
-    ("hard-sound:depth=two", "depth must be a positive integer"),
-    ("hard:ties=first", "takes no option ties; allowed: depth"),
-    ("medium:ties=last", "ties must be 'course', 'first' or 'random'"),
-    ("easy:ties=first", "takes no option"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("search:eval=nope", "unknown Trap evaluator"),
+        ("search:recipe=both,depth=2", "recipe"),
+        ("search:depth=two", "depth must be a positive integer"),
+        ("search:cands=-1,depth=2", "cands"),
+        ("search:time=0", "positive"),
+        ("search:speed=3", "takes no option"),
+        ("alphabeta", "unknown agent"),
+        ("hard:depth=0", "depth must be a positive integer"),
+        ("hard-sound:depth=two", "depth must be a positive integer"),
+        ("hard:ties=first", "takes no option ties; allowed: depth"),
+        ("medium:ties=last", "ties must be 'course', 'first' or 'random'"),
+        ("easy:ties=first", "takes no option"),
+    ],
+)
 def test_bad_specs_name_the_problem(spec, message):
     with pytest.raises(ValueError, match=message):
         make_agent(TRAP, spec)
@@ -69,12 +83,15 @@ def test_search_agent_takes_a_sure_win_and_keeps_the_turn_tables():
     # . . . .
     # . . . .
     game = TrapGame(n=4)
-    state = game.from_board("""
+    state = game.from_board(
+        """
         2 # . .
         # . 1 .
         . . . .
         . . . .
-    """, to_move=0)
+    """,
+        to_move=0,
+    )
     agent = make_agent(TRAP, "search:eval=composite,depth=3")
     action = agent(state, np.random.default_rng(0))
     assert state.child(action).winner() == 0

@@ -139,17 +139,19 @@ def test_landing_distributions_by_hand_after_a_step():
     # corner a1: a = |2-1| + |d-a| = 1 + 3 = 4, p = 0.85; b1 a2 b2 get 0.15 / 3 = 0.05
     assert_distribution(s.child(throw_at("a1")), {sq("a1"): 0.85, sq("b1"): 0.05, sq("a2"): 0.05, sq("b2"): 0.05})
     # edge f1: a = 1 + 2 = 3, p = 0.90; e1 g1 e2 f2 g2 get 0.10 / 5 = 0.02
-    assert_distribution(s.child(throw_at("f1")),
-                        {sq("f1"): 0.90, **{sq(c): 0.02 for c in ("e1", "g1", "e2", "f2", "g2")}})
+    assert_distribution(s.child(throw_at("f1")), {sq("f1"): 0.90, **{sq(c): 0.02 for c in ("e1", "g1", "e2", "f2", "g2")}})
     # interior e5: a = 3 + 1 = 4, p = 0.85; its 8 neighbours get 0.15 / 8 = 0.01875
-    assert_distribution(s.child(throw_at("e5")),
-                        {sq("e5"): 0.85, **{sq(c): 0.01875 for c in ("d4", "e4", "f4", "d5", "f5", "d6", "e6", "f6")}})
+    assert_distribution(
+        s.child(throw_at("e5")), {sq("e5"): 0.85, **{sq(c): 0.01875 for c in ("d4", "e4", "f4", "d5", "f5", "d6", "e6", "f6")}}
+    )
     # d6 next to the opponent on d7: a = 4, p = 0.85; 7 neighbours (not d7) get 0.15 / 7
-    assert_distribution(s.child(throw_at("d6")),
-                        {sq("d6"): 0.85, **{sq(c): 0.15 / 7 for c in ("c5", "d5", "e5", "c6", "e6", "c7", "e7")}})
+    assert_distribution(
+        s.child(throw_at("d6")), {sq("d6"): 0.85, **{sq(c): 0.15 / 7 for c in ("c5", "d5", "e5", "c6", "e6", "c7", "e7")}}
+    )
     # e3 next to the thrower on d2 (diagonal, a = 2, p = 0.95): 7 neighbours (not d2) get 0.05 / 7
-    assert_distribution(s.child(throw_at("e3")),
-                        {sq("e3"): 0.95, **{sq(c): 0.05 / 7 for c in ("e2", "f2", "d3", "f3", "d4", "e4", "f4")}})
+    assert_distribution(
+        s.child(throw_at("e3")), {sq("e3"): 0.95, **{sq(c): 0.05 / 7 for c in ("e2", "f2", "d3", "f3", "d4", "e4", "f4")}}
+    )
     # distance 1 (d3 below, c2 beside): p = 1, one outcome
     assert s.child(throw_at("d3")).chance_outcomes() == [(sq("d3"), 1.0)]
     assert s.child(throw_at("c2")).chance_outcomes() == [(sq("c2"), 1.0)]
@@ -160,7 +162,9 @@ def test_farthest_throw_on_7x7_hits_with_045():
     #  1  . 1 . . . . .     player 0 steps W to a1 and throws at g7: a = 6 + 6 = 12, p = 0.45
     #  4  . . . 2 . . .     (from b1 it would have been a = 11, p = 0.50)
     #  7  . . . . . . v     f6 g6 f7 share 0.55: 0.18333... each
-    s = TrapGame().from_board("""
+    s = (
+        TrapGame()
+        .from_board("""
         . 1 . . . . .
         . . . . . . .
         . . . . . . .
@@ -168,7 +172,10 @@ def test_farthest_throw_on_7x7_hits_with_045():
         . . . . . . .
         . . . . . . .
         . . . . . . .
-    """).child(W).child(throw_at("g7"))
+    """)
+        .child(W)
+        .child(throw_at("g7"))
+    )
     assert s.current_player() == CHANCE
     assert_distribution(s, {sq("g7"): 0.45, sq("f6"): 0.55 / 3, sq("g6"): 0.55 / 3, sq("f7"): 0.55 / 3})
 
@@ -183,7 +190,8 @@ def test_landing_includes_trapped_neighbours_and_a_trap_on_a_trap_changes_nothin
     #  6  . . . 1 . . .     b2 c2 d2 b3 d3# b4 c4# d4 share 0.10: 0.0125 each, traps included
     #  7  . . . . . . 2
     game = TrapGame()
-    s = game.from_board("""
+    s = (
+        game.from_board("""
         . . . . . . .
         . . . . . . .
         . . # # . . .
@@ -191,7 +199,10 @@ def test_landing_includes_trapped_neighbours_and_a_trap_on_a_trap_changes_nothin
         . . . . . . .
         . . . 1 . . .
         . . . . . . 2
-    """).child(N).child(throw_at("c3"))
+    """)
+        .child(N)
+        .child(throw_at("c3"))
+    )
     assert_distribution(s, {sq("c3"): 0.90, **{sq(c): 0.0125 for c in ("b2", "c2", "d2", "b3", "d3", "b4", "c4", "d4")}})
     before = s.traps.copy()
     for cell in ("c3", "d3", "c4"):  # onto a trap: nothing changes, the turn passes
@@ -207,11 +218,18 @@ def test_a_target_with_a_single_free_neighbour_gets_the_whole_miss():
     #  1  v 2 .     player 0 on b2 throws at a1 (diagonal: a = 2, p = 0.95);
     #  2  . 1 .     of a1's neighbours b1 and b2 hold players, so a2 alone gets 0.05
     #  3  . . .
-    s = TrapGame(n=3).from_board("""
+    s = (
+        TrapGame(n=3)
+        .from_board(
+            """
         . 2 .
         . 1 .
         . . .
-    """, phase="throw").child(throw_at("a1", 3))
+    """,
+            phase="throw",
+        )
+        .child(throw_at("a1", 3))
+    )
     assert_distribution(s, {sq("a1", 3): 0.95, sq("a2", 3): 0.05})
 
 
@@ -327,7 +345,10 @@ def test_the_opponents_step_can_free_a_self_enclosed_player(me):
     #     a b c d e f g
     #  1  1 2 . . . . .     the mover on a1 throws at b2 and it lands: a1 is walled in by
     #  2  # v . . . . .     b1 (the opponent, a wall), a2# and b2#
-    s = board(TrapGame(), """
+    s = (
+        board(
+            TrapGame(),
+            """
         1 2 . . . . .
         # . . . . . .
         . . . . . . .
@@ -335,7 +356,13 @@ def test_the_opponents_step_can_free_a_self_enclosed_player(me):
         . . . . . . .
         . . . . . . .
         . . . . . . .
-    """, me, phase="throw").child(throw_at("b2")).child(sq("b2"))
+    """,
+            me,
+            phase="throw",
+        )
+        .child(throw_at("b2"))
+        .child(sq("b2"))
+    )
     assert s.mobility(me) == 0 and s.mobility(1 - me) == 2 and not s.is_terminal()
     # every step of the opponent leaves b1, which frees a1: the game goes on, the opponent throws
     assert s.legal_actions() == [E, SE]
@@ -355,7 +382,9 @@ def test_both_enclosed_after_a_landing_the_thrower_wins(me):
     #     a b c d e f g
     #  1  1 2 # . . . .     b2 is the last exit of both players (each is a wall for the other);
     #  2  # v # . . . .     the mover's trap lands on b2: both enclosed, the thrower wins
-    s = board(TrapGame(), """
+    s = board(
+        TrapGame(),
+        """
         1 2 # . . . .
         # . # . . . .
         . . . . . . .
@@ -363,7 +392,10 @@ def test_both_enclosed_after_a_landing_the_thrower_wins(me):
         . . . . . . .
         . . . . . . .
         . . . . . . .
-    """, me, phase="throw")
+    """,
+        me,
+        phase="throw",
+    )
     assert s.mobility(me) == 1 and s.mobility(1 - me) == 1
     landing = s.child(throw_at("b2"))
     # a = 2, p = 0.95; a2# c1# c2# a3 b3 c3 share 0.05 (a1 and b1 hold players)
@@ -393,7 +425,10 @@ def test_turn_cap_ends_in_a_draw_after_k_completed_turns():
 
 def test_a_win_on_the_last_turn_beats_the_draw():
     #  same corner as the landing win: hit -> player 0 wins, miss -> the cap of 1 turn draws
-    s = TrapGame(turn_cap=1).from_board("""
+    s = (
+        TrapGame(turn_cap=1)
+        .from_board(
+            """
         . . . . . . .
         . . . . . . .
         . . . . . . .
@@ -401,7 +436,11 @@ def test_a_win_on_the_last_turn_beats_the_draw():
         . . . . . . .
         . . . . . # #
         . . . . . . 2
-    """, phase="throw").child(throw_at("f7"))
+    """,
+            phase="throw",
+        )
+        .child(throw_at("f7"))
+    )
     assert s.child(sq("f7")).winner() == 0
     miss = s.child(sq("e7"))
     assert miss.is_terminal() and miss.winner() is None and miss.returns().tolist() == [0, 0]
@@ -579,7 +618,7 @@ def candidates(state: TrapState, cap: int) -> list[int]:
     arr = state.array
     arr[CAND] = cap
     out = np.empty(state.game.spec.num_actions, dtype=np.int64)
-    return out[:SEARCH_KERNELS.moves(arr, out)].tolist()
+    return out[: SEARCH_KERNELS.moves(arr, out)].tolist()
 
 
 def test_candidates_by_hand():
@@ -588,7 +627,8 @@ def test_candidates_by_hand():
     #  5  . . . . 3 3 3     ring 1 of g7: g6 f7 (f6 is trapped)      -> marked 2
     #  6  . . . . 3 # 2     ring 2: e5 f5 g5 e6 e7 (row-major)        -> marked 3
     #  7  . . . . 3 2 P     then the region breadth-first: g4 f4 ...
-    s = TrapGame().from_board("""
+    s = TrapGame().from_board(
+        """
         1 . . . . . .
         . . . . . . .
         . . . . . . .
@@ -596,7 +636,9 @@ def test_candidates_by_hand():
         . . . . . . .
         . . . . . # .
         . . . . . . 2
-    """, phase="throw")
+    """,
+        phase="throw",
+    )
     names = ["g6", "f7", "e5", "f5", "g5", "e6", "e7", "g4", "f4"]
     assert candidates(s, 9) == [throw_at(c) for c in names]
     assert candidates(s, 3) == [throw_at(c) for c in names[:3]]
@@ -635,7 +677,7 @@ def test_candidates_are_capped_empty_cells_starting_at_the_opponents_exits(n, da
         if cap and cap < len(exits):
             assert set(targets) < set(exits) and len(targets) == cap
         else:
-            assert set(targets[:len(exits)]) == set(exits)  # the exits come first, all of them
+            assert set(targets[: len(exits)]) == set(exits)  # the exits come first, all of them
         if cap == 0 or cap >= len(empty):
             assert set(targets) == set(exits) | second | region
 
@@ -660,7 +702,7 @@ def soak(game: TrapGame, games: int, seed: int) -> Counter:
             outcome = int(k.outcome(s))
             # the compact state agrees with the model
             assert [int(s[POS0]), int(s[POS0 + 1])] == pos and int(s[TURNS]) == turns
-            assert set(np.flatnonzero(s[HDR:HDR + n * n]).tolist()) == traps
+            assert set(np.flatnonzero(s[HDR : HDR + n * n]).tolist()) == traps
             assert pos[0] != pos[1] and pos[0] not in traps and pos[1] not in traps
             if outcome != ONGOING:
                 break
@@ -675,7 +717,7 @@ def soak(game: TrapGame, games: int, seed: int) -> Counter:
                 cells, probs = zip(*got)
                 a = cells[rng.choice(len(cells), p=probs)]
             else:
-                legal = out[:k.moves(s, out)].tolist()
+                legal = out[: k.moves(s, out)].tolist()
                 if phase == "move":
                     assert legal == ref_steps(n, traps, players, pos[mover]) and legal  # never stuck
                 else:
@@ -723,7 +765,9 @@ def test_random_play_soak_on_7x7_and_4x4():
 # -- the generic contract -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("game, games", [(TrapGame(n=7), 3), (TrapGame(n=4, turn_cap=10), 20), (TrapGame(n=7, first_player=1), 3)])
+@pytest.mark.parametrize(
+    "game, games", [(TrapGame(n=7), 3), (TrapGame(n=4, turn_cap=10), 20), (TrapGame(n=7, first_player=1), 3)]
+)
 def test_conformance(game, games):
     report = check_game(game, games=games, seed=0)
     assert report.games == games and report.states > games

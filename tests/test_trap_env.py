@@ -67,7 +67,9 @@ def test_make_by_id_with_and_without_module_prefix():
 
 
 @pytest.mark.filterwarnings("error")  # a checker warning is a failure
-@pytest.mark.parametrize("kwargs", [{}, {"agent_seat": 1, "first_player": 1, "render_mode": "rgb_array"}, {"n": 4, "render_mode": "ansi"}])
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"agent_seat": 1, "first_player": 1, "render_mode": "rgb_array"}, {"n": 4, "render_mode": "ansi"}]
+)
 def test_gymnasium_check_env(kwargs):
     # check_env steps with unmasked action_space.sample() draws (5 of 57 are legal at the
     # start): the id's default illegal_action="penalty" ends the episode on the others
@@ -83,7 +85,11 @@ def test_check_env_with_raise_fails_only_on_the_unmasked_sample():
 @pytest.mark.filterwarnings(*PZ_DICT_OBS)
 @pytest.mark.parametrize(
     "make",
-    [trap_aec_env, lambda: trap_aec_env(n=4, first_player=1, render_mode="ansi"), lambda: trap_aec_env(n=3, turn_cap=6, render_mode="rgb_array", wrapped=False)],
+    [
+        trap_aec_env,
+        lambda: trap_aec_env(n=4, first_player=1, render_mode="ansi"),
+        lambda: trap_aec_env(n=3, turn_cap=6, render_mode="rgb_array", wrapped=False),
+    ],
     ids=["trap", "trap4-first1", "trap3-cap6-raw"],
 )
 def test_pettingzoo_api_test(make):
@@ -354,7 +360,9 @@ def test_aec_turns_are_move_then_throw_and_render():
 def test_maskable_ppo_trains():
     from sb3_contrib import MaskablePPO
 
-    model = MaskablePPO("MlpPolicy", gymnasium.make(ENV_ID, agent_seat="alternate"), n_steps=128, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    model = MaskablePPO(
+        "MlpPolicy", gymnasium.make(ENV_ID, agent_seat="alternate"), n_steps=128, batch_size=64, n_epochs=1, seed=0, device="cpu"
+    )
     model.learn(total_timesteps=256)
     env = gymnasium.make(ENV_ID)
     obs, info = env.reset(seed=0)

@@ -149,6 +149,7 @@ def test_popcount_counts_all_64_bits():
 
 # -- random positions: plain references, symmetry, bounds ------------------------------------------
 
+
 def random_position(seed, plies, n=7):
     rng = np.random.default_rng(seed)
     state = TrapGame(n=n).new_initial_state()
@@ -167,8 +168,7 @@ def random_position(seed, plies, n=7):
 
 def neighbours(n, c):
     r, k = divmod(c, n)
-    return [(r + dr) * n + k + dk for dr in (-1, 0, 1) for dk in (-1, 0, 1)
-            if (dr or dk) and 0 <= r + dr < n and 0 <= k + dk < n]
+    return [(r + dr) * n + k + dk for dr in (-1, 0, 1) for dk in (-1, 0, 1) if (dr or dk) and 0 <= r + dr < n and 0 <= k + dk < n]
 
 
 def distances(s, source, blocked=-1):
@@ -225,8 +225,11 @@ def test_mobility_scores_match_the_cores_counts(state):
         assert EVALUATORS["ais-course"](state, me) == 2 * m_me - m_opp
 
         def one_cell(p):
-            return sum(free_neighbours(s, c) for c in neighbours(state.n, s[POS0 + p])
-                       if s[HDR + c] == 0 and c not in (s[POS0], s[POS0 + 1]))
+            return sum(
+                free_neighbours(s, c)
+                for c in neighbours(state.n, s[POS0 + p])
+                if s[HDR + c] == 0 and c not in (s[POS0], s[POS0 + 1])
+            )
 
         assert EVALUATORS["ocls"](state, me) == one_cell(me) - one_cell(1 - me)
 
@@ -237,7 +240,7 @@ def swapped(state):
     cells = np.where(state.traps.reshape(-1), "#", ".").astype(object)
     cells[state._s[POS0]] = "2"
     cells[state._s[POS0 + 1]] = "1"
-    text = "\n".join(" ".join(cells[r * n:(r + 1) * n]) for r in range(n))
+    text = "\n".join(" ".join(cells[r * n : (r + 1) * n]) for r in range(n))
     return TrapGame(n=n).from_board(text, to_move=1 - state.mover, phase=state.phase)
 
 

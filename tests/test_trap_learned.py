@@ -45,8 +45,21 @@ def test_inputs_of_a_hand_worked_position():
     # Player 1 at c3 has one exit (d2); player 2 in the corner has two; the 16 empty cells form
     # one ring around the traps that both players touch. Trapping d2 cuts player 1 off from all
     # 15 other empty cells; player 2 sits on the ring and loses nothing to any single trap.
-    expected = {0: 1.0, 1: 1 / 8, 2: 2 / 8, 7: 15 / 16, 8: 0.0, 9: 16 / 16, 10: 16 / 16, 11: 1.0,
-                12: 2 / 4, 13: 0.0, 14: 4 / 4, 15: 7 / 16, 16: 0.0}
+    expected = {
+        0: 1.0,
+        1: 1 / 8,
+        2: 2 / 8,
+        7: 15 / 16,
+        8: 0.0,
+        9: 16 / 16,
+        10: 16 / 16,
+        11: 1.0,
+        12: 2 / 4,
+        13: 0.0,
+        14: 4 / 4,
+        15: 7 / 16,
+        16: 0.0,
+    }
     for i, v in expected.items():
         assert x[i] == pytest.approx(v), i
     s = game.from_board(BOARD, to_move=0).array
@@ -86,10 +99,10 @@ def test_symmetries_map_inputs_of_rotated_and_reflected_boards():
         for perm in perms:
             # Find the cell map of this permutation and draw the position through it.
             cell_map = np.empty(49, dtype=int)
-            cell_map[perm[NUM_SCALARS:NUM_SCALARS + 49] - NUM_SCALARS] = np.arange(49)
+            cell_map[perm[NUM_SCALARS : NUM_SCALARS + 49] - NUM_SCALARS] = np.arange(49)
             s = state.array.copy()
-            s[HDR + cell_map] = state.array[HDR:HDR + 49]
-            s[POS0:POS0 + 2] = cell_map[state.array[POS0:POS0 + 2]]
+            s[HDR + cell_map] = state.array[HDR : HDR + 49]
+            s[POS0 : POS0 + 2] = cell_map[state.array[POS0 : POS0 + 2]]
             y = np.empty_like(x)
             trap_inputs(s, y)
             np.testing.assert_allclose(y, x[perm])
@@ -98,8 +111,14 @@ def test_symmetries_map_inputs_of_rotated_and_reflected_boards():
 
 def test_td_targets_follow_the_mover_through_a_turn():
     # Positions: player 0 moves, player 0 throws, player 1 moves; player 1 wins at the end.
-    b = SelfPlayBatch(np.zeros((3, 1)), np.array([0.2, 0.4, 0.6]), np.zeros(3, int), np.zeros(3, bool),
-                      np.array([-1.0, -1.0, 1.0]), np.array([0, 0, 1]))
+    b = SelfPlayBatch(
+        np.zeros((3, 1)),
+        np.array([0.2, 0.4, 0.6]),
+        np.zeros(3, int),
+        np.zeros(3, bool),
+        np.array([-1.0, -1.0, 1.0]),
+        np.array([0, 0, 1]),
+    )
     t2 = 0.5 * 0.6 + 0.5 * 1.0  # 0.8, player 1's view
     t1 = 0.5 * 0.4 + 0.5 * -t2  # the throw bootstraps on the negated move of the other player
     t0 = 0.5 * 0.2 + 0.5 * t1  # the move bootstraps on its own player's throw, not negated
@@ -136,9 +155,30 @@ def test_selfplay_records_whole_games_seeded():
 
 
 def test_training_resumes_and_the_checkpoint_plays(tmp_path):
-    common = ["trap", "--run-dir", str(tmp_path), "--games-per-iter", "4", "--updates-per-iter", "2",
-              "--eval-every", "2", "--eval-games", "2", "--eval-depth", "1", "--save-every", "1", "--no-progress",
-              "--hidden", "8", "--depth", "1", "--option", "n=5"]
+    common = [
+        "trap",
+        "--run-dir",
+        str(tmp_path),
+        "--games-per-iter",
+        "4",
+        "--updates-per-iter",
+        "2",
+        "--eval-every",
+        "2",
+        "--eval-games",
+        "2",
+        "--eval-depth",
+        "1",
+        "--save-every",
+        "1",
+        "--no-progress",
+        "--hidden",
+        "8",
+        "--depth",
+        "1",
+        "--option",
+        "n=5",
+    ]
     train(parse_args(common + ["--total-games", "8"]))
     meta = load_checkpoint(tmp_path / "checkpoint.pt")["metadata"]
     assert (meta["iteration"], meta["games"], meta["game"], meta["options"]["n"]) == (2, 8, "trap", 5)
@@ -172,8 +212,9 @@ def test_leaf_evaluation_bench_reports_every_evaluator(tmp_path):
 
     game = TrapGame()
     model = ValueMLP(NetConfig(num_inputs(7), (8,)))
-    save_checkpoint(path, model=model, metadata={"game": "trap", "options": dict(game.spec.options),
-                                                 "net": model.config.to_dict()})
+    save_checkpoint(
+        path, model=model, metadata={"game": "trap", "options": dict(game.spec.options), "net": model.config.to_dict()}
+    )
     rows = leaf_evaluations(("is", f"learned:{path}"), positions=50, seconds=0.01)
     assert list(rows) == ["leaf evaluations is", f"leaf evaluations learned:{path}"]
     assert rows["leaf evaluations is"]["ratio to is"] == 1.0

@@ -83,6 +83,7 @@ def test_opponents_refuse_chance_and_terminal_nodes():
 
 # -- Medium ----------------------------------------------------------------------------------------
 
+
 def test_medium_steps_to_the_cell_with_the_most_exits():
     # 1 at a1: E to b1 keeps 3 exits (a1 a2 c2), S to a2 keeps 4 (a1 b1 a3 b3); b2 is a trap.
     text = """
@@ -172,6 +173,7 @@ def test_medium_throws_where_the_opponents_score_drops_most():
 
 
 # -- Hard ------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("hard", [HardOpponent, SoundHardOpponent])
 def test_hard_takes_a_winning_step(hard):
@@ -267,32 +269,52 @@ def reference_hard(state, depth=3):
             s[HDR + cell] = 0
 
     def my_step(d):  # max over my steps
-        vals = [stepped(me, t, lambda: 1000.0 if mobility(s, opp) == 0 else
-                        move_leaf() if d == 1 else their_throw(d - 1)) for _, t in steps(me)]
+        vals = [
+            stepped(me, t, lambda: 1000.0 if mobility(s, opp) == 0 else move_leaf() if d == 1 else their_throw(d - 1))
+            for _, t in steps(me)
+        ]
         return max(vals) if vals else -1000.0
 
     def their_throw(d):  # min over the opponent's throws at my exits, p x V(hit)
-        vals = [p_hit(opp, c) * trapped(c, lambda: -1000.0 if mobility(s, me) == 0 else
-                                        move_leaf() if d == 1 else my_step(d - 1)) for c in exits(me)]
+        vals = [
+            p_hit(opp, c) * trapped(c, lambda: -1000.0 if mobility(s, me) == 0 else move_leaf() if d == 1 else my_step(d - 1))
+            for c in exits(me)
+        ]
         return min(vals) if vals else -1000.0
 
     def my_throw(d):  # max over my throws at the opponent's exits
-        vals = [p_hit(me, c) * trapped(c, lambda: 1000.0 if mobility(s, opp) == 0 else
-                                       throw_leaf() if d == 1 else their_step(d - 1)) for c in exits(opp)]
+        vals = [
+            p_hit(me, c) * trapped(c, lambda: 1000.0 if mobility(s, opp) == 0 else throw_leaf() if d == 1 else their_step(d - 1))
+            for c in exits(opp)
+        ]
         return max(vals) if vals else 1000.0
 
     def their_step(d):  # min over the opponent's steps
-        vals = [stepped(opp, t, lambda: -1000.0 if mobility(s, me) == 0 else
-                        throw_leaf() if d == 1 else my_throw(d - 1)) for _, t in steps(opp)]
+        vals = [
+            stepped(opp, t, lambda: -1000.0 if mobility(s, me) == 0 else throw_leaf() if d == 1 else my_throw(d - 1))
+            for _, t in steps(opp)
+        ]
         return min(vals) if vals else 1000.0
 
     if state.phase == "move":
-        scored = [(stepped(me, t, lambda: 1000.0 if mobility(s, opp) == 0 else
-                           move_leaf() if depth == 1 else their_throw(depth - 1)), d) for d, t in steps(me)]
+        scored = [
+            (
+                stepped(
+                    me, t, lambda: 1000.0 if mobility(s, opp) == 0 else move_leaf() if depth == 1 else their_throw(depth - 1)
+                ),
+                d,
+            )
+            for d, t in steps(me)
+        ]
     else:
-        scored = [(p_hit(me, c) * trapped(c, lambda: 1000.0 if mobility(s, opp) == 0 else
-                                          throw_leaf() if depth == 1 else their_step(depth - 1)), NUM_DIRS + c)
-                  for c in exits(opp)]
+        scored = [
+            (
+                p_hit(me, c)
+                * trapped(c, lambda: 1000.0 if mobility(s, opp) == 0 else throw_leaf() if depth == 1 else their_step(depth - 1)),
+                NUM_DIRS + c,
+            )
+            for c in exits(opp)
+        ]
     best = max(v for v, _ in scored)
     return [a for v, a in scored if v >= best - 1e-9][0], best
 
@@ -318,6 +340,7 @@ def test_hard_is_deterministic_and_leaves_the_state_alone(hard):
 
 
 # -- Hard: the course's HardAI, quirks included (rules/trap.md) ----------------------------------
+
 
 def test_course_order_lists_each_in_board_neighbour_once():
     for n in range(3, 9):
@@ -466,9 +489,11 @@ def test_hard_reloads_from_the_numba_cache():
     import subprocess
     import sys
 
-    code = ("import numpy as np; from tablegym.envs.trap.core import TrapGame; "
-            "from tablegym.envs.trap.opponents import HardOpponent; "
-            "s = TrapGame().new_initial_state(); print(HardOpponent()(s, np.random.default_rng(0)))")
+    code = (
+        "import numpy as np; from tablegym.envs.trap.core import TrapGame; "
+        "from tablegym.envs.trap.opponents import HardOpponent; "
+        "s = TrapGame().new_initial_state(); print(HardOpponent()(s, np.random.default_rng(0)))"
+    )
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True) for _ in range(2)]
     assert [r.returncode for r in runs] == [0, 0], runs[-1].stderr[-2000:]
     assert runs[0].stdout == runs[1].stdout

@@ -181,9 +181,12 @@ def _has_line(board: np.ndarray, player: int, length: int) -> bool:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from([(8, 7, 4), (7, 6, 4), (3, 3, 3), (5, 4, 3), (4, 12, 5), (2, 16, 2), (5, 5, 5), (9, 7, 4),
-                        (16, 5, 4), (4, 14, 6)]),
-       st.lists(st.integers(0, 15), max_size=120))
+@given(
+    st.sampled_from(
+        [(8, 7, 4), (7, 6, 4), (3, 3, 3), (5, 4, 3), (4, 12, 5), (2, 16, 2), (5, 5, 5), (9, 7, 4), (16, 5, 4), (4, 14, 6)]
+    ),
+    st.lists(st.integers(0, 15), max_size=120),
+)
 def test_a_game_ends_exactly_when_a_line_appears_and_pop_restores_it(shape, columns):
     """Random games on boards whose chips fit the kernel's bits (8 x 7: all 64 bits; 3 x 3; 2 x 16)
     and on boards that fall back to the walk from the new chip (9 x 7 and 16 x 5: too many cells;
@@ -212,8 +215,10 @@ def test_a_game_ends_exactly_when_a_line_appears_and_pop_restores_it(shape, colu
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.sampled_from([(8, 7, 4), (8, 8, 4), (3, 3, 3), (7, 6, 4), (2, 16, 2), (9, 7, 4), (16, 5, 4), (8, 9, 4)]),
-       st.lists(st.integers(0, 15), max_size=120))
+@given(
+    st.sampled_from([(8, 7, 4), (8, 8, 4), (3, 3, 3), (7, 6, 4), (2, 16, 2), (9, 7, 4), (16, 5, 4), (8, 9, 4)]),
+    st.lists(st.integers(0, 15), max_size=120),
+)
 def test_moves_are_the_open_columns_by_landing_cell(shape, columns):
     """The legal columns after random moves, on boards up to 8 x 8 (read from one word's bits) and
     wider or taller ones (the insertion sort): every open column once, in increasing landing-cell

@@ -100,16 +100,22 @@ def test_the_command_lines_trust_does_not_outlive_its_command(sb3_zips, tmp_path
 
     monkeypatch.delenv(TRUST_ENV, raising=False)
     monkeypatch.chdir(tmp_path)
-    own = ["eval", "trilobite", f"alphabeta:eval=learned:{sb3_zips['dqn']},depth=1", "random", "--games", "2",
-           "--no-progress"]
+    own = ["eval", "trilobite", f"alphabeta:eval=learned:{sb3_zips['dqn']},depth=1", "random", "--games", "2", "--no-progress"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrustedCodeWarning)
         assert main([*own, "--trust-model-code"]) == 0
     assert TRUST_ENV not in os.environ
     assert trust_decision() == Trust(False, "the default")
     capsys.readouterr()
-    hostile = ["eval", "trilobite", f"alphabeta:eval=learned:{_hostile(sb3_zips, tmp_path, marker)},depth=1",
-               "random", "--games", "2", "--no-progress"]
+    hostile = [
+        "eval",
+        "trilobite",
+        f"alphabeta:eval=learned:{_hostile(sb3_zips, tmp_path, marker)},depth=1",
+        "random",
+        "--games",
+        "2",
+        "--no-progress",
+    ]
     assert main(hostile) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "carries code (posix.system), refused" in err, err
@@ -120,8 +126,7 @@ def test_the_command_lines_budget_does_not_outlive_its_command(tmp_path, monkeyp
 
     monkeypatch.chdir(tmp_path)
     before = current_limits()
-    assert main(["eval", "trilobite", "random", "random", "--games", "2", "--no-progress", "--max-model-mb",
-                 "4096"]) == 0
+    assert main(["eval", "trilobite", "random", "random", "--games", "2", "--no-progress", "--max-model-mb", "4096"]) == 0
     assert current_limits() == before
 
 
@@ -169,7 +174,18 @@ def test_a_hostile_zip_is_refused_in_workers_too(sb3_zips, tmp_path, marker, mon
 
     monkeypatch.chdir(tmp_path)
     hostile = _hostile(sb3_zips, tmp_path, marker)
-    status = main(["eval", "trilobite", f"alphabeta:eval=learned:{hostile},depth=1", "random", "--games", "2",
-                   "--workers", "2", "--no-progress"])
+    status = main(
+        [
+            "eval",
+            "trilobite",
+            f"alphabeta:eval=learned:{hostile},depth=1",
+            "random",
+            "--games",
+            "2",
+            "--workers",
+            "2",
+            "--no-progress",
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1 and "carries code (posix.system), refused" in err, err

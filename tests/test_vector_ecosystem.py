@@ -25,6 +25,7 @@ from tablegym.training.sb3_vec import SB3VecEnv  # noqa: E402
 README = Path(__file__).resolve().parent.parent / "docs" / "environments.md"
 """The page that holds the vector-env snippets (the front page links to it)."""
 
+
 def _pick(mask: np.ndarray, u: float) -> int:
     """The legal action that the uniform draw ``u`` selects."""
     legal = np.flatnonzero(mask)
@@ -55,9 +56,14 @@ def _raw_transcripts(env_id: str, kwargs: dict, n: int, seed: int, draws: np.nda
     return out
 
 
-@pytest.mark.parametrize("env_id, kwargs, ending", [("tablegym/TrilobiteTiny-v0", {"agent_seat": "alternate"}, "terminated"),
-                                                    ("tablegym/Threes-v0", {"max_moves": 12}, "truncated")],
-                         ids=["TrilobiteTiny-alternate", "Threes-max_moves"])
+@pytest.mark.parametrize(
+    "env_id, kwargs, ending",
+    [
+        ("tablegym/TrilobiteTiny-v0", {"agent_seat": "alternate"}, "terminated"),
+        ("tablegym/Threes-v0", {"max_moves": 12}, "truncated"),
+    ],
+    ids=["TrilobiteTiny-alternate", "Threes-max_moves"],
+)
 def test_adapter_shows_the_raw_episodes_board_by_board(env_id: str, kwargs: dict, ending: str) -> None:
     n, steps, seed = 4, 150, 7
     draws = np.random.default_rng(seed).random((n, steps))
@@ -93,10 +99,13 @@ def test_adapter_matches_same_step_sync_vector_env(same_step: str) -> None:
     that mode, give SB3 the steps that the compiled env in the next-step mode gives it."""
     env_id, n, seed = "tablegym/Threes-v0", 3, 2
     fast = SB3VecEnv(gymnasium.make_vec(env_id, num_envs=n, max_moves=9))
-    slow = SB3VecEnv(gymnasium.make_vec(env_id, num_envs=n, max_moves=9, autoreset_mode=AutoresetMode.SAME_STEP)
-                     if same_step == "compiled" else
-                     gymnasium.make_vec(env_id, num_envs=n, max_moves=9, vectorization_mode="sync",
-                                        vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP}))
+    slow = SB3VecEnv(
+        gymnasium.make_vec(env_id, num_envs=n, max_moves=9, autoreset_mode=AutoresetMode.SAME_STEP)
+        if same_step == "compiled"
+        else gymnasium.make_vec(
+            env_id, num_envs=n, max_moves=9, vectorization_mode="sync", vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP}
+        )
+    )
     fast.seed(seed)
     slow.seed(seed)
     np.testing.assert_array_equal(fast.reset(), slow.reset())
@@ -179,8 +188,9 @@ def test_bench_vec_measures_two_player_self_play_beside_pgx(monkeypatch: pytest.
     alone = rows["Trilobite-v0 self-play x 2"]
     assert alone["compiled steps/s"] > 0 and alone["sync steps/s"] == alone["ratio"] == ""
     assert alone["pgx game"] == "connect_four" and alone["vs pgx"] == vector_bench.PGX_MISSING
-    assert "Trilobite-v0 self-play x 2" not in vector_bench.bench_vec(seconds=0.01, repeats=1, batches="2",
-                                                                      ids="Trilobite-v0", self_play=False)
+    assert "Trilobite-v0 self-play x 2" not in vector_bench.bench_vec(
+        seconds=0.01, repeats=1, batches="2", ids="Trilobite-v0", self_play=False
+    )
     with pytest.raises(ValueError, match="self_play must be true or false, got 'maybe'"):
         vector_bench.bench_vec(ids="Trilobite-v0", self_play="maybe")
 

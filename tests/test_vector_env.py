@@ -34,8 +34,10 @@ of random edits runs to its 4,096-step limit)."""
 def _ids_with_vector() -> list:
     """Every registered Gymnasium id; those without a vector entry point yet are skipped, so the
     gap shows in the test report."""
-    return [pytest.param(i, marks=() if i in VECTOR_IDS else pytest.mark.skip(reason="no vector entry point yet"),
-                         id=i) for i in GYM_IDS]
+    return [
+        pytest.param(i, marks=() if i in VECTOR_IDS else pytest.mark.skip(reason="no vector entry point yet"), id=i)
+        for i in GYM_IDS
+    ]
 
 
 def _same_step(vec_out: tuple, sync_out: tuple, where: str) -> None:
@@ -65,13 +67,22 @@ def _same_info(vec_info: dict, sync_info: dict, where: str) -> None:
             np.testing.assert_array_equal(value, sync_info[key], err_msg=f"{where}: info[{key!r}] differs")
 
 
-def _play_against_sync(env_id: str, kwargs: dict, *, num_envs: int, steps: int, seed: int,
-                       masked: bool = True, autoreset_mode: AutoresetMode = AutoresetMode.NEXT_STEP) -> int:
+def _play_against_sync(
+    env_id: str,
+    kwargs: dict,
+    *,
+    num_envs: int,
+    steps: int,
+    seed: int,
+    masked: bool = True,
+    autoreset_mode: AutoresetMode = AutoresetMode.NEXT_STEP,
+) -> int:
     """Step the compiled env and SyncVectorEnv side by side with the same actions; return the
     number of episodes that ended."""
     vec = gymnasium.make_vec(env_id, num_envs=num_envs, autoreset_mode=autoreset_mode, **kwargs)
-    sync = gymnasium.make_vec(env_id, num_envs=num_envs, vectorization_mode="sync",
-                              vector_kwargs={"autoreset_mode": autoreset_mode}, **kwargs)
+    sync = gymnasium.make_vec(
+        env_id, num_envs=num_envs, vectorization_mode="sync", vector_kwargs={"autoreset_mode": autoreset_mode}, **kwargs
+    )
     assert vec.metadata["autoreset_mode"] is sync.metadata["autoreset_mode"] is autoreset_mode
     assert isinstance(vec.unwrapped, KernelVectorEnv)
     assert isinstance(sync, SyncVectorEnv)
@@ -105,18 +116,19 @@ def test_boards_match_sync_vector_env(env_id: str) -> None:
 def test_boards_match_sync_vector_env_in_the_same_step_mode(env_id: str) -> None:
     """``autoreset_mode="same_step"``: a board that ends is dealt again in that step, its last
     observation and info in ``final_obs`` and ``final_info``, as SyncVectorEnv gives them."""
-    ended = _play_against_sync(env_id, SHORT_EPISODES.get(env_id, {}), num_envs=3, steps=250, seed=11,
-                               autoreset_mode=AutoresetMode.SAME_STEP)
+    ended = _play_against_sync(
+        env_id, SHORT_EPISODES.get(env_id, {}), num_envs=3, steps=250, seed=11, autoreset_mode=AutoresetMode.SAME_STEP
+    )
     assert ended >= 3
 
 
 @pytest.mark.parametrize("env_id", ["tablegym/Trilobite-v0", "tablegym/Trap-v0"])
 def test_alternating_seats_and_penalties_match_sync_vector_env_in_the_same_step_mode(env_id: str) -> None:
     """The same-step deal keeps the seats' turns, and an ended board's penalty flag goes to its final_info."""
-    _play_against_sync(env_id, {"agent_seat": "alternate"}, num_envs=2, steps=150, seed=3,
-                       autoreset_mode=AutoresetMode.SAME_STEP)
-    _play_against_sync(env_id, {"illegal_action": "penalty"}, num_envs=3, steps=60, seed=5, masked=False,
-                       autoreset_mode=AutoresetMode.SAME_STEP)
+    _play_against_sync(env_id, {"agent_seat": "alternate"}, num_envs=2, steps=150, seed=3, autoreset_mode=AutoresetMode.SAME_STEP)
+    _play_against_sync(
+        env_id, {"illegal_action": "penalty"}, num_envs=3, steps=60, seed=5, masked=False, autoreset_mode=AutoresetMode.SAME_STEP
+    )
 
 
 def _compiled_run(env_id: str, kwargs: dict, *, num_envs: int, steps: int, seed: int, header: bool = True) -> list:
@@ -225,9 +237,9 @@ def test_an_automatic_count_keeps_the_faster_by_the_clock_and_times_again(faster
         boards.run(call)
         if k < 2 * TRIAL_CALLS - 1:
             assert boards.threads == 1
-    assert runs[:2 * TRIAL_CALLS] == [slices] * TRIAL_CALLS + [None] * TRIAL_CALLS
+    assert runs[: 2 * TRIAL_CALLS] == [slices] * TRIAL_CALLS + [None] * TRIAL_CALLS
     assert boards.threads == faster
-    assert runs[2 * TRIAL_CALLS:] == [None if faster == 1 else slices] * (RETRIAL_CALLS - 2 * TRIAL_CALLS)
+    assert runs[2 * TRIAL_CALLS :] == [None if faster == 1 else slices] * (RETRIAL_CALLS - 2 * TRIAL_CALLS)
     one_costs[0] = 3.0 - one_costs[0]
     for _ in range(2 * TRIAL_CALLS):
         boards.run(call)
@@ -251,8 +263,9 @@ def test_alternating_seats_match_sync_vector_env(env_id: str) -> None:
 def test_random_opening_plies_match_sync_vector_env(env_id: str) -> None:
     """``opening_plies=3``: three random moves for both seats at every reset, then the seats'
     logic (the opponent first on every other episode), the same draws as the single env's."""
-    _play_against_sync(env_id, {**SHORT_EPISODES.get(env_id, {}), "opening_plies": 3, "agent_seat": "alternate"},
-                       num_envs=3, steps=150, seed=7)
+    _play_against_sync(
+        env_id, {**SHORT_EPISODES.get(env_id, {}), "opening_plies": 3, "agent_seat": "alternate"}, num_envs=3, steps=150, seed=7
+    )
 
 
 @pytest.mark.parametrize("env_id", ["tablegym/TrilobiteTiny-v0", "tablegym/Threes-v0"])
@@ -264,8 +277,10 @@ def test_penalised_illegal_actions_match_sync_vector_env(env_id: str) -> None:
 
 @pytest.mark.parametrize("spelled", [AutoresetMode.SAME_STEP, "SameStep", "same_step", "SAME_STEP"])
 def test_the_same_step_mode_is_asked_for_as_gymnasium_spells_it(spelled) -> None:
-    assert gymnasium.make_vec("tablegym/Threes-v0", num_envs=2, autoreset_mode=spelled).metadata["autoreset_mode"] \
+    assert (
+        gymnasium.make_vec("tablegym/Threes-v0", num_envs=2, autoreset_mode=spelled).metadata["autoreset_mode"]
         is AutoresetMode.SAME_STEP
+    )
 
 
 def test_make_vec_defaults_to_the_compiled_env() -> None:
@@ -393,8 +408,11 @@ def test_unsupported_options_are_refused() -> None:
     with pytest.raises(ValueError, match="opponent must be 'random' or None"):
         gymnasium.make_vec("tablegym/Trilobite-v0", num_envs=2, opponent="hard")
     for env_id in ("tablegym/Trilobite-v0", "tablegym/Starship-v0"):
-        with pytest.raises(ValueError, match=r"autoreset_mode must be AutoresetMode.NEXT_STEP .* or "
-                                             r"AutoresetMode.SAME_STEP"):
+        with pytest.raises(
+            ValueError,
+            match=r"autoreset_mode must be AutoresetMode.NEXT_STEP .* or "
+            r"AutoresetMode.SAME_STEP",
+        ):
             gymnasium.make_vec(env_id, num_envs=2, autoreset_mode=AutoresetMode.DISABLED)
         with pytest.raises(ValueError, match="got 'sometimes'"):
             gymnasium.make_vec(env_id, num_envs=2, autoreset_mode="sometimes")
@@ -432,8 +450,9 @@ def test_bench_vec_reports_both_envs() -> None:
         bench_vec(ids="TrilobiteTiny", copy="yes")
 
 
-@pytest.mark.parametrize("kwargs", [{"reward": "score"}, {"reward": "score", "max_steps": 25, "level": 3}],
-                         ids=["score", "truncated-level3"])
+@pytest.mark.parametrize(
+    "kwargs", [{"reward": "score"}, {"reward": "score", "max_steps": 25, "level": 3}], ids=["score", "truncated-level3"]
+)
 def test_friday_rewards_and_truncation_match_sync_vector_env(kwargs: dict) -> None:
     """Friday's score reward counts from the dealt position's score, and ``max_steps`` truncates
     (25 decisions: most boards are cut before they end), as ``FridayEnv`` does."""
@@ -478,7 +497,7 @@ def test_copy_false_returns_the_env_s_own_buffer_with_the_same_values(env_id: st
         actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
         a, *_ = copied.step(actions)
         b, *_ = shared.step(actions)
-        for x, y in (((a["grid"], b["grid"]),) if isinstance(a, dict) else ((a, b),)):
+        for x, y in ((a["grid"], b["grid"]),) if isinstance(a, dict) else ((a, b),):
             assert np.array_equal(x, y) and not np.shares_memory(x, first)
         assert np.shares_memory(b["grid"] if isinstance(b, dict) else b, first)
     with pytest.raises(ValueError, match="copy must be True"):

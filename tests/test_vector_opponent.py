@@ -46,19 +46,28 @@ def _play(vec, sync, *, steps: int, seed: int, options: dict | None = None) -> i
     return ended
 
 
-def _against_single_env(env_id: str, opponent, *, num_envs: int = 3, steps: int = 40, seed: int = 7,
-                        sync_opponent=None, **kwargs) -> int:
+def _against_single_env(
+    env_id: str, opponent, *, num_envs: int = 3, steps: int = 40, seed: int = 7, sync_opponent=None, **kwargs
+) -> int:
     vec = gymnasium.make_vec(env_id, num_envs=num_envs, opponent=opponent, **kwargs)
-    sync = gymnasium.make_vec(env_id, num_envs=num_envs, vectorization_mode="sync",
-                              opponent=opponent if sync_opponent is None else sync_opponent, **kwargs)
+    sync = gymnasium.make_vec(
+        env_id,
+        num_envs=num_envs,
+        vectorization_mode="sync",
+        opponent=opponent if sync_opponent is None else sync_opponent,
+        **kwargs,
+    )
     return _play(vec, sync, steps=steps, seed=seed)
 
 
-@pytest.mark.parametrize("env_id, spec", [
-    ("tablegym/Trilobite-v0", "alphabeta:eval=advanced,depth=2"),
-    ("tablegym/TrilobiteTiny-v0", "alphabeta:eval=gap-tolerant,depth=4"),
-    ("tablegym/Sim-v0", "ab:eval=safe-moves,depth=2"),
-])
+@pytest.mark.parametrize(
+    "env_id, spec",
+    [
+        ("tablegym/Trilobite-v0", "alphabeta:eval=advanced,depth=2"),
+        ("tablegym/TrilobiteTiny-v0", "alphabeta:eval=gap-tolerant,depth=4"),
+        ("tablegym/Sim-v0", "ab:eval=safe-moves,depth=2"),
+    ],
+)
 def test_alphabeta_plays_the_single_envs_moves(env_id: str, spec: str) -> None:
     ended = _against_single_env(env_id, spec, agent_seat="alternate")
     assert ended >= 2, "the run should cross terminations and auto-resets"
@@ -91,8 +100,9 @@ class FreshSearch:
 
 @pytest.mark.parametrize("spec", ["search:eval=composite,depth=2", "emm:eval=learned,depth=1,recipe=course,cands=4"])
 def test_expectiminimax_plays_a_fresh_search_of_each_position(spec: str) -> None:
-    ended = _against_single_env("tablegym/Trap-v0", spec, num_envs=2, steps=40, seed=3, agent_seat="alternate",
-                                sync_opponent=FreshSearch(spec))
+    ended = _against_single_env(
+        "tablegym/Trap-v0", spec, num_envs=2, steps=40, seed=3, agent_seat="alternate", sync_opponent=FreshSearch(spec)
+    )
     assert ended >= 1
 
 
@@ -109,15 +119,18 @@ def test_a_seat_a_board() -> None:
     np.testing.assert_array_equal(info["seat"], [0, 1, 0])
 
 
-@pytest.mark.parametrize("env_id, opponent, why", [
-    ("tablegym/Trilobite-v0", "nonsense:depth=2", r"'nonsense:depth=2' \(no compiled search\)"),
-    ("tablegym/Sim-v0", "expert", r"'expert' \(no compiled search\)"),
-    ("tablegym/Trilobite-v0", "expectiminimax:eval=advanced,depth=2", r"\(expectiminimax, not one for trilobite\)"),
-    ("tablegym/Trap-v0", "alphabeta:eval=composite,depth=2", r"\(alphabeta, not one for trap\)"),
-    ("tablegym/Trap-v0", "bestfirst:eval=composite", r"\(bestfirst, not one for trap\)"),
-    ("tablegym/Trilobite-v0", "alphabeta:eval=advanced,time=0.1", r"a time budget: give depth=D"),
-    ("tablegym/Trilobite-v0", "alphabeta:eval=advanced", r"a time budget: give depth=D"),
-])
+@pytest.mark.parametrize(
+    "env_id, opponent, why",
+    [
+        ("tablegym/Trilobite-v0", "nonsense:depth=2", r"'nonsense:depth=2' \(no compiled search\)"),
+        ("tablegym/Sim-v0", "expert", r"'expert' \(no compiled search\)"),
+        ("tablegym/Trilobite-v0", "expectiminimax:eval=advanced,depth=2", r"\(expectiminimax, not one for trilobite\)"),
+        ("tablegym/Trap-v0", "alphabeta:eval=composite,depth=2", r"\(alphabeta, not one for trap\)"),
+        ("tablegym/Trap-v0", "bestfirst:eval=composite", r"\(bestfirst, not one for trap\)"),
+        ("tablegym/Trilobite-v0", "alphabeta:eval=advanced,time=0.1", r"a time budget: give depth=D"),
+        ("tablegym/Trilobite-v0", "alphabeta:eval=advanced", r"a time budget: give depth=D"),
+    ],
+)
 def test_a_bad_opponent_is_one_line_naming_what_is_taken(env_id: str, opponent: str, why: str) -> None:
     with pytest.raises(ValueError, match=ACCEPTED + ".*" + why) as err:
         gymnasium.make_vec(env_id, num_envs=2, opponent=opponent)
@@ -176,8 +189,9 @@ def test_a_bad_trap_opponent_names_the_reference_players() -> None:
         gymnasium.make_vec("tablegym/Trap-v0", num_envs=2, opponent="medium:ties=random")
 
 
-@pytest.mark.parametrize("env_id, opponent", [("tablegym/TrilobiteTiny-v0", "alphabeta:eval=advanced,depth=1"),
-                                              ("tablegym/Trap-v0", "hard")])
+@pytest.mark.parametrize(
+    "env_id, opponent", [("tablegym/TrilobiteTiny-v0", "alphabeta:eval=advanced,depth=1"), ("tablegym/Trap-v0", "hard")]
+)
 def test_a_search_or_reference_opponent_steps_in_one_thread(env_id: str, opponent: str, monkeypatch) -> None:
     """Its tables serve every board: the automatic count is one thread, more is one clear line."""
     monkeypatch.setattr(tablegym.envs.vector_threads, "available_cores", lambda: 2)

@@ -15,7 +15,8 @@ def test_version_is_the_installed_distribution_s():
     installed = importlib.metadata.version("tablegym")
     assert tablegym.__version__ == installed, (
         f"tablegym/__init__.py says {tablegym.__version__!r}, the installed distribution {installed!r}: "
-        "reinstall (pip install -e .) after changing the version")
+        "reinstall (pip install -e .) after changing the version"
+    )
 
 
 def test_cli_version_prints_it(capsys):

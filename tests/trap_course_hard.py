@@ -14,8 +14,9 @@ def course_order(n, cell):
     return [a * n + b for a, b in list({(a, b) for a in span(x) for b in span(y)} - {(x, y)})]
 
 
-def reference_course_hard(state, depth=3, *, prune=True, osl_left_cell_free=True, trapped_targets=True,
-                          throw_tree_bonus=False, scaled_window=False):
+def reference_course_hard(
+    state, depth=3, *, prune=True, osl_left_cell_free=True, trapped_targets=True, throw_tree_bonus=False, scaled_window=False
+):
     """The course's choice (an action) and its root value, by plain max/min recursion.
 
     Each keyword switches one quirk to the sound behaviour: ``osl_left_cell_free=False`` counts

@@ -23,17 +23,22 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 
 GAMES = ("friday", "trap", "threes", "trilobite", "sim", "starship")
-LANES = ((("rules", "starship"),   # 25 s
-          ("vector", ""),          # 27 s: the generic batch kernels
-          ("vector", "starship"),  # 82 s
-          ("rules", "trilobite")),  # 17 s
-         (("rules", "friday"),     # 89 s
-          ("rules", "threes"),     # 32 s
-          ("rules", "trap"),       # 27 s
-          ("rules", "sim")))       # 11 s
+LANES = (
+    (
+        ("rules", "starship"),  # 25 s
+        ("vector", ""),  # 27 s: the generic batch kernels
+        ("vector", "starship"),  # 82 s
+        ("rules", "trilobite"),
+    ),  # 17 s
+    (
+        ("rules", "friday"),  # 89 s
+        ("rules", "threes"),  # 32 s
+        ("rules", "trap"),  # 27 s
+        ("rules", "sim"),
+    ),
+)  # 11 s
 """(part, game) tasks of each lane, run in order; ("vector", "") is the generic batch kernels."""
-AFTER = (("vector", "trap"), ("vector", "trilobite"), ("vector", "sim"), ("vector", "friday"),
-         ("vector", "threes"))
+AFTER = (("vector", "trap"), ("vector", "trilobite"), ("vector", "sim"), ("vector", "friday"), ("vector", "threes"))
 """The other vector envs, once both lanes are done: a two-player game's entry points are compiled
 for the game (envs/kernel_sets.py; 10-15 s each), a one-player game's are shared (1-2 s)."""
 
@@ -84,8 +89,14 @@ def warm_rules(name: str) -> str:
     check_game(game, games=1, seed=0)
     evaluators = sorted(game_evaluators(game))[:1] + (["learned"] if default_checkpoint(name).is_file() else [])
     rng = np.random.default_rng(0)
-    budgets = {"alphabeta": "depth=2", "expectiminimax": "depth=1", "expectimax": "depth=1", "greedy": "",
-               "bestfirst": "nodes=40", "mc": "rollouts=2,horizon=1"}
+    budgets = {
+        "alphabeta": "depth=2",
+        "expectiminimax": "depth=1",
+        "expectimax": "depth=1",
+        "greedy": "",
+        "bestfirst": "nodes=40",
+        "mc": "rollouts=2,horizon=1",
+    }
     state = game.new_initial_state()
     while state.current_player() < 0 and not state.is_terminal():
         state = state.child(state.chance_outcomes()[0][0])

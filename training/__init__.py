@@ -9,8 +9,10 @@ use (``tablegym.envs.exports``).
 
 from tablegym.envs.exports import lazy_exports
 
-__all__, __getattr__, __dir__ = lazy_exports(__name__, globals(),
-    runs=['Run', 'ReplayBuffer', 'parse_dataclass_args', 'start_or_resume', 'metadata', 'field_help'],
-    selfplay=['play_selfplay', 'td_leaf_targets', 'td_update', 'SelfPlayBatch'],
-    symmetry=['feature_symmetries'],
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    globals(),
+    runs=["Run", "ReplayBuffer", "parse_dataclass_args", "start_or_resume", "metadata", "field_help"],
+    selfplay=["play_selfplay", "td_leaf_targets", "td_update", "SelfPlayBatch"],
+    symmetry=["feature_symmetries"],
 )

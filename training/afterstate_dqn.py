@@ -172,8 +172,7 @@ class Replay:
         self.n = min(self.n + len(idx), self.capacity)
 
     def arrays(self) -> tuple[np.ndarray, ...]:
-        return (self.key, self.hint, self.chance, self.done, self.next_keys, self.next_hint, self.next_gains,
-                self.next_legal)
+        return (self.key, self.hint, self.chance, self.done, self.next_keys, self.next_hint, self.next_gains, self.next_legal)
 
     def sample(self, rng: np.random.Generator, batch: int) -> tuple[np.ndarray, ...]:
         idx = rng.integers(self.n, size=batch)
@@ -206,8 +205,9 @@ class AfterstateLearner(Learner):
         self.net = self.network_class.for_training(args.tuples, args.stage_ranks)
         self.target = self.network_class.for_training(args.tuples, args.stage_ranks)
         step = args.alpha / self.net.num_features
-        self.optimizer = (CoherentSGD(self.net.parameters(), lr=step) if args.tc
-                          else torch.optim.SGD(self.net.parameters(), lr=step))
+        self.optimizer = (
+            CoherentSGD(self.net.parameters(), lr=step) if args.tc else torch.optim.SGD(self.net.parameters(), lr=step)
+        )
 
     def sync_target(self) -> None:
         self.target.table.weight.data.copy_(self.net.table.weight.data)
@@ -218,11 +218,14 @@ class AfterstateLearner(Learner):
             return {}
         net, meta = self.network_class.load_with_metadata(checkpoint)
         if net.config != self.net.config:
-            raise ValueError(f"{checkpoint} holds another network ({net.config}); use a new --run-dir or its "
-                             f"--tuples and --stage-ranks")
+            raise ValueError(
+                f"{checkpoint} holds another network ({net.config}); use a new --run-dir or its --tuples and --stage-ranks"
+            )
         if bool(meta.get("tc")) != self.args.tc:
-            raise ValueError(f"{checkpoint} was trained {'with' if meta.get('tc') else 'without'} --tc; "
-                             f"use a new --run-dir or the same setting")
+            raise ValueError(
+                f"{checkpoint} was trained {'with' if meta.get('tc') else 'without'} --tc; "
+                f"use a new --run-dir or the same setting"
+            )
         self.net.table.weight.data.copy_(net.table.weight.data)
         self.sync_target()
         if self.args.tc and "tc_rows" in (saved := load_checkpoint(checkpoint)["model"]):  # the coherence sums
@@ -231,8 +234,11 @@ class AfterstateLearner(Learner):
 
     def save(self, path: Path, progress: dict, *, final: bool = False) -> None:
         extra = self.optimizer.sums(self.net.table.weight) if self.args.tc and not final else None
-        self.net.save(path, {"trainer": "afterstate-dqn", "tc": self.args.tc, "args": dataclasses.asdict(self.args),
-                             **progress}, extra=extra)
+        self.net.save(
+            path,
+            {"trainer": "afterstate-dqn", "tc": self.args.tc, "args": dataclasses.asdict(self.args), **progress},
+            extra=extra,
+        )
 
     def export(self, checkpoint: Path, out: Path, progress: dict) -> None:
         self.save(out, progress, final=True)
@@ -246,8 +252,10 @@ def main(argv: list[str] | None = None) -> int:
         game = trained_game(args.game, args.game_options, args.out)
         if plugin(args.game).afterstate is None:
             with_one = [p.name for p in tablegym.envs.plugins() if p.afterstate]
-            raise ValueError(f"game {args.game!r} names no afterstate network; this trainer trains {', '.join(with_one)} "
-                             f"(two-player games: training/negamax_dqn.py)")
+            raise ValueError(
+                f"game {args.game!r} names no afterstate network; this trainer trains {', '.join(with_one)} "
+                f"(two-player games: training/negamax_dqn.py)"
+            )
     except (ValueError, TypeError) as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
@@ -256,8 +264,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         learner = AfterstateLearner(args, game)
         iterations = max(1, args.total_steps // args.num_envs)
-        run = Run(args, game, learner, iterations=iterations, desc=f"afterstate dqn {args.game}",
-                  budget=f"--total-steps {args.total_steps}", unit="iteration")
+        run = Run(
+            args,
+            game,
+            learner,
+            iterations=iterations,
+            desc=f"afterstate dqn {args.game}",
+            budget=f"--total-steps {args.total_steps}",
+            unit="iteration",
+        )
     except ValueError as err:  # a checkpoint of another network in the run directory
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
@@ -281,8 +296,16 @@ def main(argv: list[str] | None = None) -> int:
         next_keys, next_hints, next_gains, next_legal = boards.afterstates()
         # 2. store: the chance step's points are the score now less the afterstate's
         chance = score - after_score
-        replay.add(chosen[moved], chosen_hint[moved], chance[moved], ended[moved], next_keys[moved],
-                   next_hints[moved], next_gains[moved], next_legal[moved])
+        replay.add(
+            chosen[moved],
+            chosen_hint[moved],
+            chance[moved],
+            ended[moved],
+            next_keys[moved],
+            next_hints[moved],
+            next_gains[moved],
+            next_legal[moved],
+        )
         scores.extend(score[ended])
         run.played(int(ended.sum()))
         keys, hints, gains, legal = next_keys, next_hints, next_gains, next_legal
@@ -293,13 +316,12 @@ def main(argv: list[str] | None = None) -> int:
                 best = q_values(net, b_next, b_nhint, b_ngain, b_nlegal).argmax(1)
                 with torch.no_grad():
                     pick = torch.arange(len(best)), best
-                    bootstrap = (torch.from_numpy(b_ngain)[pick]
-                                 + target.value_of(b_next[pick[0].numpy(), best.numpy()], b_nhint))
+                    bootstrap = torch.from_numpy(b_ngain)[pick] + target.value_of(b_next[pick[0].numpy(), best.numpy()], b_nhint)
                     live = torch.from_numpy(~b_done & b_nlegal.any(1))
                     y = torch.from_numpy(b_chance) + torch.where(live, bootstrap, 0.0)
                 v = net.value_of(b_key, b_hint)
                 error = v - y
-                loss = 0.5 * (error ** 2).sum()
+                loss = 0.5 * (error**2).sum()
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
@@ -307,9 +329,11 @@ def main(argv: list[str] | None = None) -> int:
             if run.due(args.target_every):
                 learner.sync_target()
         if run.due(args.log_every):
-            run.log({"charts/steps_per_s": per_second(run.iteration * args.num_envs, run.seconds())}
-                    | ({"losses/td_abs": float(np.mean(errors))} if errors else {})
-                    | ({"charts/episode_score": float(np.mean(scores[-500:]))} if scores else {}))
+            run.log(
+                {"charts/steps_per_s": per_second(run.iteration * args.num_envs, run.seconds())}
+                | ({"losses/td_abs": float(np.mean(errors))} if errors else {})
+                | ({"charts/episode_score": float(np.mean(scores[-500:]))} if scores else {})
+            )
             errors.clear()
             del scores[:-500]
         # 4. evaluate, save

@@ -30,8 +30,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["AfterstateArgs", "BoardsArgs", "ReplayArgs", "SelfPlayArgs", "TrainerArgs", "VectorArgs", "require_at_least",
-           "learning_device", "require_budget", "require_positive", "require_share", "require_widths"]
+__all__ = [
+    "AfterstateArgs",
+    "BoardsArgs",
+    "ReplayArgs",
+    "SelfPlayArgs",
+    "TrainerArgs",
+    "VectorArgs",
+    "require_at_least",
+    "learning_device",
+    "require_budget",
+    "require_positive",
+    "require_share",
+    "require_widths",
+]
 
 
 def _require(args: Any, names: tuple[str, ...], refused: Callable[[Any], bool], must: str) -> None:
@@ -87,8 +99,10 @@ def learning_device(name: str) -> Any:
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         index = int(name[5:]) if ":" in name else 0
         if index >= count:
-            raise ValueError(f"--device {name}: torch finds {count} CUDA device{'s' if count != 1 else ''} here "
-                             f"(a CPU build of torch finds none); use --device cpu or auto")
+            raise ValueError(
+                f"--device {name}: torch finds {count} CUDA device{'s' if count != 1 else ''} here "
+                f"(a CPU build of torch finds none); use --device cpu or auto"
+            )
     return torch.device(name)
 
 
@@ -205,8 +219,7 @@ class ReplayArgs(VectorArgs):
     def check_buffer(self) -> None:
         """A ValueError unless the buffer can hold what learning waits for."""
         if self.learning_starts > self.buffer_size:
-            raise ValueError(f"--learning-starts ({self.learning_starts}) must be at most --buffer-size "
-                             f"({self.buffer_size})")
+            raise ValueError(f"--learning-starts ({self.learning_starts}) must be at most --buffer-size ({self.buffer_size})")
 
 
 @dataclass

@@ -109,8 +109,10 @@ class Args(ReplayArgs, BoardsArgs):
     def check_buffer(self) -> None:
         """The n-step window of every board fits in the buffer, and so does what learning waits for."""
         if self.buffer_size < self.num_envs * self.n_step:
-            raise ValueError(f"--buffer-size ({self.buffer_size}) must hold at least num_envs x n_step "
-                             f"({self.num_envs * self.n_step}) transitions")
+            raise ValueError(
+                f"--buffer-size ({self.buffer_size}) must hold at least num_envs x n_step "
+                f"({self.num_envs * self.n_step}) transitions"
+            )
         super().check_buffer()
 
 
@@ -120,7 +122,8 @@ def act(qnet: nn.Module, obs: np.ndarray, mask: np.ndarray, epsilon: float, rng:
     device = next(qnet.parameters()).device
     with torch.no_grad():
         q = qnet(torch.as_tensor(obs, dtype=torch.float32, device=device)).masked_fill(
-            ~torch.as_tensor(mask, device=device), MASKED)
+            ~torch.as_tensor(mask, device=device), MASKED
+        )
     greedy = q.argmax(-1).cpu().numpy()
     if epsilon <= 0:
         return greedy
@@ -143,8 +146,16 @@ class Replay:
         self.next_obs = np.zeros((capacity, inputs), dtype=np.float32)
         self.next_mask = np.zeros((capacity, actions), dtype=bool)
 
-    def add(self, obs: np.ndarray, action: np.ndarray, ret: np.ndarray, disc: np.ndarray, done: np.ndarray,
-            next_obs: np.ndarray, next_mask: np.ndarray) -> None:
+    def add(
+        self,
+        obs: np.ndarray,
+        action: np.ndarray,
+        ret: np.ndarray,
+        disc: np.ndarray,
+        done: np.ndarray,
+        next_obs: np.ndarray,
+        next_mask: np.ndarray,
+    ) -> None:
         idx = (self.pos + np.arange(len(action))) % self.capacity
         self.obs[idx], self.action[idx], self.ret[idx], self.disc[idx] = obs, action, ret, disc
         self.done[idx], self.next_obs[idx], self.next_mask[idx] = done, next_obs, next_mask
@@ -155,12 +166,13 @@ class Replay:
         """``batch`` transitions drawn uniformly (with replacement), as tensors on ``device`` in
         the order of ``add``."""
         idx = rng.integers(self.n, size=batch)
-        return tuple(torch.from_numpy(a[idx]).to(device) for a in (self.obs, self.action, self.ret, self.disc,
-                                                                     self.done, self.next_obs, self.next_mask))
+        return tuple(
+            torch.from_numpy(a[idx]).to(device)
+            for a in (self.obs, self.action, self.ret, self.disc, self.done, self.next_obs, self.next_mask)
+        )
 
 
-def evaluate(qnet: nn.Module, env_id: str, games: int, seed: int, *, epsilon: float = 0.0,
-             options: dict | None = None) -> float:
+def evaluate(qnet: nn.Module, env_id: str, games: int, seed: int, *, epsilon: float = 0.0, options: dict | None = None) -> float:
     """``vector_rl.mean_return`` of the greedy masked policy (``epsilon`` 1: a random player's)."""
     rng = np.random.default_rng(seed)
     return mean_return(lambda obs, masks: act(qnet, obs, masks, epsilon, rng), env_id, games, seed, options)
@@ -178,8 +190,9 @@ class DQNLearner(TorchLearner):
         torch.manual_seed(args.seed)
         torch.set_num_threads(args.threads)
         self.device = learning_device(args.device)
-        self.nets = nn.ModuleDict({"q": qnetwork(inputs, actions, args.hidden),
-                                   "target": qnetwork(inputs, actions, args.hidden)}).to(self.device)
+        self.nets = nn.ModuleDict(
+            {"q": qnetwork(inputs, actions, args.hidden), "target": qnetwork(inputs, actions, args.hidden)}
+        ).to(self.device)
         self.qnet, self.target = self.nets["q"], self.nets["target"]
         self.target.load_state_dict(self.qnet.state_dict())
         self.target.requires_grad_(False)
@@ -193,8 +206,7 @@ class DQNLearner(TorchLearner):
         save(copy.deepcopy(self.qnet).cpu(), self.game, out, output="max", metadata={"trainer": "dqn", **progress})
 
 
-def bootstrap(qnet: nn.Module, target: nn.Module, next_obs: torch.Tensor, next_mask: torch.Tensor,
-              double: bool) -> torch.Tensor:
+def bootstrap(qnet: nn.Module, target: nn.Module, next_obs: torch.Tensor, next_mask: torch.Tensor, double: bool) -> torch.Tensor:
     """The value a target bootstraps from, over the legal moves of the next position: the target
     network's Q of the online network's best move (Double DQN, which counters max's upward bias)
     or, with ``double`` off, the target network's own largest Q."""
@@ -204,8 +216,7 @@ def bootstrap(qnet: nn.Module, target: nn.Module, next_obs: torch.Tensor, next_m
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_dataclass_args(Args, argv, "tablegym train GAME --algo dqn",
-                                f"{__doc__.splitlines()[0]} {afterstate_help()}")
+    args = parse_dataclass_args(Args, argv, "tablegym train GAME --algo dqn", f"{__doc__.splitlines()[0]} {afterstate_help()}")
     try:
         env_id = env_id_of(args.game)
         game = trained_game(args.game, args.game_options, args.out)
@@ -221,8 +232,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         learner = DQNLearner(args, game, inputs, actions)
         iterations = max(1, args.total_steps // N)
-        run = Run(args, game, learner, iterations=iterations, desc=f"dqn {args.game}",
-                  budget=f"--total-steps {args.total_steps}", unit="iteration")
+        run = Run(
+            args,
+            game,
+            learner,
+            iterations=iterations,
+            desc=f"dqn {args.game}",
+            budget=f"--total-steps {args.total_steps}",
+            unit="iteration",
+        )
     except ValueError as err:  # a checkpoint of another network in the run directory
         envs.close()
         print(f"tablegym train GAME --algo dqn: error: {err}", file=sys.stderr)
@@ -267,8 +285,15 @@ def main(argv: list[str] | None = None) -> int:
         # from here), all of a board's transitions when it ended (not bootstrapped)
         complete = w_open & (ended[None, :] | (np.arange(n) == (run.iteration + 1) % n)[:, None])
         slots, boards = np.nonzero(complete)
-        replay.add(w_obs[slots, boards], w_act[slots, boards], w_ret[slots, boards], w_disc[slots, boards],
-                   ended[boards], obs[boards], mask[boards])
+        replay.add(
+            w_obs[slots, boards],
+            w_act[slots, boards],
+            w_ret[slots, boards],
+            w_disc[slots, boards],
+            ended[boards],
+            obs[boards],
+            mask[boards],
+        )
         w_open[slots, boards] = False
         episode_return += np.where(restarting, 0.0, reward)
         for i in np.flatnonzero(ended & ~restarting & scored):
@@ -294,9 +319,11 @@ def main(argv: list[str] | None = None) -> int:
                     for t_param, param in zip(target.parameters(), qnet.parameters()):
                         t_param.lerp_(param, args.tau)
         if run.due(args.log_every):
-            run.log({"charts/epsilon": epsilon, "charts/steps_per_s": per_second(run.iteration * N, run.seconds())}
-                    | ({"losses/td": td_sum / learned, "losses/q_values": q_sum / learned} if learned else {})
-                    | ({"charts/episode_return": float(np.mean(episodes[-500:]))} if episodes else {}))
+            run.log(
+                {"charts/epsilon": epsilon, "charts/steps_per_s": per_second(run.iteration * N, run.seconds())}
+                | ({"losses/td": td_sum / learned, "losses/q_values": q_sum / learned} if learned else {})
+                | ({"charts/episode_return": float(np.mean(episodes[-500:]))} if episodes else {})
+            )
             td_sum, q_sum, learned = 0.0, 0.0, 0
             del episodes[:-500]
         # 5. evaluate, save
@@ -313,11 +340,13 @@ def main(argv: list[str] | None = None) -> int:
 def afterstate_help() -> str:
     """What ``--afterstate`` runs for which game, for this trainer's ``--help``."""
     with_network = ", ".join(p.name for p in tablegym.envs.plugins() if p.afterstate)
-    return (f"--afterstate runs another trainer, chosen by the game: afterstate DQN (--algo afterstate-dqn, "
-            f"training/afterstate_dqn.py: Q(s, a) = gain + V(afterstate), V the network the game's record names) for "
-            f"{with_network}; negamax DQN (--algo negamax-dqn, training/negamax_dqn.py: Q(s, a) = -V(child), its "
-            f"expectation where chance moves) for every other game, which must have two players. GAME --algo dqn "
-            f"--afterstate --help lists that trainer's flags.")
+    return (
+        f"--afterstate runs another trainer, chosen by the game: afterstate DQN (--algo afterstate-dqn, "
+        f"training/afterstate_dqn.py: Q(s, a) = gain + V(afterstate), V the network the game's record names) for "
+        f"{with_network}; negamax DQN (--algo negamax-dqn, training/negamax_dqn.py: Q(s, a) = -V(child), its "
+        f"expectation where chance moves) for every other game, which must have two players. GAME --algo dqn "
+        f"--afterstate --help lists that trainer's flags."
+    )
 
 
 def cli_main(argv: list[str] | None = None) -> int:

@@ -41,9 +41,22 @@ try:
 except ImportError:  # no flock here (Windows): runs are not locked
     fcntl = None  # type: ignore[assignment]  # the module or None, as typeshed cannot say
 
-__all__ = ["RunFolderError", "RunLock", "copy_file_atomic", "event_file_suffix", "exit_refused", "lock_run_dir",
-           "open_append", "open_atomic", "prepare_run_dir", "real_folder", "replacing", "run_dir_problem",
-           "write_bytes_atomic", "write_text_atomic"]
+__all__ = [
+    "RunFolderError",
+    "RunLock",
+    "copy_file_atomic",
+    "event_file_suffix",
+    "exit_refused",
+    "lock_run_dir",
+    "open_append",
+    "open_atomic",
+    "prepare_run_dir",
+    "real_folder",
+    "replacing",
+    "run_dir_problem",
+    "write_bytes_atomic",
+    "write_text_atomic",
+]
 
 LOCK_NAME = ".lock"
 """the lock file of a run folder"""
@@ -134,8 +147,10 @@ def open_append(path: str | os.PathLike, mode: str = "a") -> IO:
         fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0), 0o666)  # a FIFO planted there does not block
     except OSError as err:
         if err.errno == errno.ELOOP:
-            raise RunFolderError(f"{str(path)!r} is a symbolic link; records are appended to a plain file only "
-                                 f"(remove the link or give another file)") from None
+            raise RunFolderError(
+                f"{str(path)!r} is a symbolic link; records are appended to a plain file only "
+                f"(remove the link or give another file)"
+            ) from None
         raise
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
@@ -153,8 +168,10 @@ def real_folder(path: str | os.PathLike) -> Path:
     except FileExistsError:
         mode = os.lstat(path).st_mode
         if stat.S_ISLNK(mode):
-            raise RunFolderError(f"{str(path)!r} is a symbolic link (to {os.readlink(path)!r}); a run writes only "
-                                 f"into its own folders: remove the link") from None
+            raise RunFolderError(
+                f"{str(path)!r} is a symbolic link (to {os.readlink(path)!r}); a run writes only "
+                f"into its own folders: remove the link"
+            ) from None
         if not stat.S_ISDIR(mode):
             raise RunFolderError(f"{str(path)!r} is a file, where the run keeps a folder") from None
     return path
@@ -165,8 +182,10 @@ def run_dir_problem(path: str | os.PathLike[str], flag: str = "--run-dir") -> st
     refused, naming the folder to give instead (so that a link planted at a run folder's name,
     by an unpacked archive for one, never sends a training's files elsewhere)."""
     if os.path.islink(path):
-        return (f"{flag} {str(path)!r} is a symbolic link (to {os.readlink(path)!r}); give the folder itself: "
-                f"{flag} {os.path.realpath(path)}")
+        return (
+            f"{flag} {str(path)!r} is a symbolic link (to {os.readlink(path)!r}); give the folder itself: "
+            f"{flag} {os.path.realpath(path)}"
+        )
     return None
 
 
@@ -254,8 +273,10 @@ def lock_run_dir(folder: str | os.PathLike, flag: str = "--run-dir") -> RunLock:
         os.close(fd)
         pid, command = holder[0].strip(), (holder[1].strip() if len(holder) > 1 else "")
         who = f"pid {pid}" + (f" ({command[:300]})" if command else "") if pid.isdigit() else "another process"
-        raise RunFolderError(f"run folder {str(folder)!r} is in use by {who}; two trainings into one folder would "
-                             f"overwrite each other: wait for it to end or give another {flag}") from None
+        raise RunFolderError(
+            f"run folder {str(folder)!r} is in use by {who}; two trainings into one folder would "
+            f"overwrite each other: wait for it to end or give another {flag}"
+        ) from None
     os.set_blocking(fd, True)
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n{' '.join(_command_line().split())}\n".encode(), 0)

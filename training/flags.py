@@ -24,6 +24,7 @@ class OneLineParser(argparse.ArgumentParser):
 def bounded_int(low: int, high: int | None = None, why: str = "") -> Callable[[str], int]:
     """An argparse type: an integer in ``low..high`` (no upper bound when ``high`` is None); the
     one-line error names the bound and, when given, ``why`` it is there."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -62,5 +63,4 @@ def check_appendable(parser: argparse.ArgumentParser, flag: str, path: str) -> N
     (``check_writable``) or that is a symbolic link, which would be appended through."""
     check_writable(parser, flag, path)
     if os.path.islink(path):
-        parser.error(f"{flag} {path!r} is a symbolic link (to {os.readlink(path)!r}); records are appended to a "
-                     f"plain file only")
+        parser.error(f"{flag} {path!r} is a symbolic link (to {os.readlink(path)!r}); records are appended to a plain file only")

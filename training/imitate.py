@@ -148,16 +148,27 @@ def record_chunk(task: tuple[str, str, str, int, int, int, int, int]) -> dict[st
     for index in range(first, first + count):
         start, rng = deal(game, seed, index)
         before = len(recorder.moves)
-        played = play_game(game, [recorder] * game.spec.num_players, rng,
-                           opening_plies if game.spec.num_players > 1 else 0, start=start, chance=chance,
-                           max_decisions=record.max_decisions)
+        played = play_game(
+            game,
+            [recorder] * game.spec.num_players,
+            rng,
+            opening_plies if game.spec.num_players > 1 else 0,
+            start=start,
+            chance=chance,
+            max_decisions=record.max_decisions,
+        )
         returns += [played.returns[p] for p in recorder.players[before:]]
         games += [index - first] * (len(recorder.moves) - before)
         results.append(played.returns[0])
-    return {"obs": np.stack(recorder.obs), "masks": np.stack(recorder.masks),
-            "moves": np.asarray(recorder.moves, dtype=np.int64), "players": np.asarray(recorder.players, dtype=np.int64),
-            "returns": np.asarray(returns, dtype=np.float32), "games": np.asarray(games, dtype=np.int64),
-            "game_returns": np.asarray(results, dtype=np.float32)}
+    return {
+        "obs": np.stack(recorder.obs),
+        "masks": np.stack(recorder.masks),
+        "moves": np.asarray(recorder.moves, dtype=np.int64),
+        "players": np.asarray(recorder.players, dtype=np.int64),
+        "returns": np.asarray(returns, dtype=np.float32),
+        "games": np.asarray(games, dtype=np.int64),
+        "game_returns": np.asarray(results, dtype=np.float32),
+    }
 
 
 def record(args: Args, run: Run, actions: int) -> None:
@@ -165,9 +176,11 @@ def record(args: Args, run: Run, actions: int) -> None:
     processes and written as each finishes (np.savez; a file appears only whole)."""
     demos = real_folder(run.dir / "demos")
     options = json.dumps(args.game_options, sort_keys=True)
-    todo = [(args.game, options, args.teacher, args.seed, first, min(args.chunk, args.games - first), args.opening_plies,
-             actions)
-            for first in range(0, args.games, args.chunk) if not _chunk_path(demos, first).exists()]
+    todo = [
+        (args.game, options, args.teacher, args.seed, first, min(args.chunk, args.games - first), args.opening_plies, actions)
+        for first in range(0, args.games, args.chunk)
+        if not _chunk_path(demos, first).exists()
+    ]
     deadline = time.perf_counter() + 60 * args.record_minutes if args.record_minutes else None
     with ProcessPoolExecutor(args.workers) as pool:
         pending = {}
@@ -218,7 +231,7 @@ def load_demos(demos: Path) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray
     def join(part: list[dict]) -> dict[str, np.ndarray]:
         return {k: np.concatenate([c[k] for c in part]) for k in ("obs", "masks", "moves", "returns")} if part else {}
 
-    return join(chunks[: len(chunks) - held]), join(chunks[len(chunks) - held:]), games
+    return join(chunks[: len(chunks) - held]), join(chunks[len(chunks) - held :]), games
 
 
 def agreement(net: torch.nn.Module, data: dict[str, np.ndarray]) -> float:
@@ -260,8 +273,15 @@ def main(argv: list[str] | None = None) -> int:
     learner = ImitationLearner(args, game, inputs, actions)
     net = learner.net
     try:
-        run = Run(args, game, learner, iterations=args.epochs, desc=f"imitate {args.game}",
-                  budget=f"--epochs {args.epochs}", unit="epoch")
+        run = Run(
+            args,
+            game,
+            learner,
+            iterations=args.epochs,
+            desc=f"imitate {args.game}",
+            budget=f"--epochs {args.epochs}",
+            unit="epoch",
+        )
     except ValueError as err:  # the run folder in use by another training, or a checkpoint of another network
         print(f"tablegym train GAME --algo imitate: error: {err}", file=sys.stderr)
         return 2
@@ -277,23 +297,28 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tablegym train GAME --algo imitate: error: {err}", file=sys.stderr)
         return 2
     run.games = games
-    run.bar.write(f"{games} teacher games, {len(train['moves']):,} decisions to fit"
-                  + (f", {len(held['moves']):,} held out" if held else ""))
+    run.bar.write(
+        f"{games} teacher games, {len(train['moves']):,} decisions to fit"
+        + (f", {len(held['moves']):,} held out" if held else "")
+    )
     x, masks = torch.as_tensor(train["obs"]), torch.as_tensor(train["masks"])
     moves, returns = torch.as_tensor(train["moves"]), torch.as_tensor(train["returns"])
     rng = torch.Generator().manual_seed(args.seed)
     while run.next_iteration():
         order = torch.randperm(len(moves), generator=rng)
         for start in range(0, len(order), args.batch_size):
-            b = order[start:start + args.batch_size]
+            b = order[start : start + args.batch_size]
             logits = net.actor(x[b]).masked_fill(~masks[b], MASKED)
             policy_loss = F.cross_entropy(logits, moves[b])
             value_loss = F.mse_loss(net.value(x[b]), returns[b])
             learner.fit.zero_grad()
             (policy_loss + args.vf_coef * value_loss).backward()
             learner.fit.step()
-        scalars = {"losses/policy": policy_loss.item(), "losses/value": value_loss.item(),
-                   "imitation/agreement_train": agreement(net, train)}
+        scalars = {
+            "losses/policy": policy_loss.item(),
+            "losses/value": value_loss.item(),
+            "imitation/agreement_train": agreement(net, train),
+        }
         if held:
             scalars["imitation/agreement_held_out"] = agreement(net, held)
         if args.eval_games:

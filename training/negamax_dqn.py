@@ -105,8 +105,9 @@ class Args(AfterstateArgs):
         require_widths(self)
 
 
-def negamax_q(net: nn.Module, children: tuple[np.ndarray, ...],
-              grandchildren: tuple[np.ndarray, ...] | None = None) -> torch.Tensor:
+def negamax_q(
+    net: nn.Module, children: tuple[np.ndarray, ...], grandchildren: tuple[np.ndarray, ...] | None = None
+) -> torch.Tensor:
     """Q(s, a) of every board (rows) and move (columns) from the env's ``children()``: the
     result where the move ends the game, else -V(child); -inf where illegal. With the env's
     ``grandchildren()``, a search of two plies instead: the reply worst for the mover, each
@@ -185,13 +186,13 @@ def lambda_returns(values: np.ndarray, result: float, lam: float, same: np.ndarr
     return returns
 
 
-def evaluate(net: nn.Module, env_id: str, opponent: str, games: int, seed: int, options: dict,
-             opening_plies: int = 2) -> float:
+def evaluate(net: nn.Module, env_id: str, opponent: str, games: int, seed: int, options: dict, opening_plies: int = 2) -> float:
     """The mean result (+1 a win, -1 a loss) of one-ply greedy play against ``opponent``, which
     moves inside the batch, seats alternating, from ``opening_plies`` random moves (without them
     a deterministic opponent plays two distinct games); one game a board."""
-    envs = gymnasium.make_vec(env_id, num_envs=games, opponent=opponent, agent_seat="alternate",
-                              opening_plies=opening_plies, **options)
+    envs = gymnasium.make_vec(
+        env_id, num_envs=games, opponent=opponent, agent_seat="alternate", opening_plies=opening_plies, **options
+    )
     envs.reset(seed=seed)
     boards = envs.unwrapped
     results, done = np.zeros(games), np.zeros(games, dtype=bool)
@@ -235,21 +236,32 @@ def main(argv: list[str] | None = None) -> int:
         game = trained_game(args.game, args.game_options, args.out)
         if env_id not in tablegym.envs.ENV_IDS or game.spec.num_players != 2:
             if args.algo == "dqn":  # --afterstate let the game choose, and neither trainer fits it
-                raise ValueError(f"--afterstate trains a two-player game by its children (trilobite, trilobite-tiny, "
-                                 f"sim, trap) or a game whose record names an afterstate network (threes); "
-                                 f"{args.game!r} is neither")
-            raise ValueError(f"--algo negamax-dqn trains two-player games by their children (trilobite, trilobite-tiny, "
-                             f"sim, trap), not {args.game!r}" + ("; its afterstate network trains with --algo "
-                                                                 "afterstate-dqn" if tablegym.envs.plugin(args.game).afterstate else ""))
+                raise ValueError(
+                    f"--afterstate trains a two-player game by its children (trilobite, trilobite-tiny, "
+                    f"sim, trap) or a game whose record names an afterstate network (threes); "
+                    f"{args.game!r} is neither"
+                )
+            raise ValueError(
+                f"--algo negamax-dqn trains two-player games by their children (trilobite, trilobite-tiny, "
+                f"sim, trap), not {args.game!r}"
+                + (
+                    "; its afterstate network trains with --algo afterstate-dqn"
+                    if tablegym.envs.plugin(args.game).afterstate
+                    else ""
+                )
+            )
         if args.plies == 2 and game.new_initial_state().kernels.chance is not None:
             raise ValueError(f"--plies 2 searches games without chance nodes; {args.game!r} has them (--plies 1)")
-        envs = gymnasium.make_vec(env_id, num_envs=args.num_envs, opponent=None, opening_plies=args.opening_plies,
-                                  **strict(env_id), **args.game_options)
+        envs = gymnasium.make_vec(
+            env_id, num_envs=args.num_envs, opponent=None, opening_plies=args.opening_plies, **strict(env_id), **args.game_options
+        )
         shape = tuple(envs.single_observation_space.shape)
         if args.symmetries and tablegym.envs.plugin(args.game).board_symmetries != 8:
             envs.close()
-            raise ValueError(f"--symmetries needs rules that the square's 8 symmetries keep (its record's "
-                             f"board_symmetries: trap); {args.game!r} has none")
+            raise ValueError(
+                f"--symmetries needs rules that the square's 8 symmetries keep (its record's "
+                f"board_symmetries: trap); {args.game!r} has none"
+            )
         if args.eval_every:  # the evaluation's opponent, built now rather than refused an evaluation later
             gymnasium.make_vec(env_id, num_envs=1, opponent=args.eval_opponent, **args.game_options).close()
     except (ValueError, TypeError) as err:
@@ -259,8 +271,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         learner = NegamaxLearner(args, game, inputs)
         iterations = max(1, args.total_steps // args.num_envs)
-        run = Run(args, game, learner, iterations=iterations, desc=f"negamax dqn {args.game}",
-                  budget=f"--total-steps {args.total_steps}", unit="iteration")
+        run = Run(
+            args,
+            game,
+            learner,
+            iterations=iterations,
+            desc=f"negamax dqn {args.game}",
+            budget=f"--total-steps {args.total_steps}",
+            unit="iteration",
+        )
     except ValueError as err:  # a checkpoint of another network in the run directory
         envs.close()
         print(f"{prog}: error: {err}", file=sys.stderr)
@@ -297,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         # last move; a step back is the other player's view unless the same player moved twice
         for i in np.flatnonzero((term | trunc) & (game_length > 0)):
             n = game_length[i]
-            same = game_mover[i, 1:n] == game_mover[i, :n - 1]
+            same = game_mover[i, 1:n] == game_mover[i, : n - 1]
             replay.add(game_obs[i, :n], lambda_returns(game_y[i, :n], reward[i] if term[i] else 0.0, args.lam, same))
             game_length[i] = 0
         # 3. learn: V(s) towards y(s)
@@ -316,18 +335,27 @@ def main(argv: list[str] | None = None) -> int:
             if run.due(args.target_every):
                 target.load_state_dict(net.state_dict())
         if run.due(args.log_every):
-            run.log({"charts/steps_per_s": per_second(run.iteration * args.num_envs, run.seconds())}
-                    | ({"losses/mse": float(np.mean(losses)), "losses/abs_value": float(np.mean(values))}
-                       if losses else {}))
+            run.log(
+                {"charts/steps_per_s": per_second(run.iteration * args.num_envs, run.seconds())}
+                | ({"losses/mse": float(np.mean(losses)), "losses/abs_value": float(np.mean(values))} if losses else {})
+            )
             losses.clear()
             values.clear()
         # 4. evaluate, save
         if run.due(args.eval_every):
-            score = evaluate(net, env_id, args.eval_opponent, args.eval_games, 10_000 + run.iteration,
-                             args.game_options, max(args.opening_plies, 2))
+            score = evaluate(
+                net,
+                env_id,
+                args.eval_opponent,
+                args.eval_games,
+                10_000 + run.iteration,
+                args.game_options,
+                max(args.opening_plies, 2),
+            )
             run.log({"eval/return_vs_opponent": score})
-            run.bar.write(f"iteration {run.iteration}: one-ply greedy vs {args.eval_opponent} {score:+.3f} "
-                          f"({args.eval_games} games)")
+            run.bar.write(
+                f"iteration {run.iteration}: one-ply greedy vs {args.eval_opponent} {score:+.3f} ({args.eval_games} games)"
+            )
         if run.due(args.save_every):
             run.save()
     return finish(run, envs)

@@ -131,8 +131,15 @@ class ProcessPool:
         return self.pool.imap_unordered(as_caller(fn), tasks, chunksize)
 
 
-def run_bounded(pool: Any, fn: Callable[[Any], Any], tasks: Iterable, in_flight: int, keep: Callable[[Any], None],
-                *, until: Callable[[], bool] | None = None) -> None:
+def run_bounded(
+    pool: Any,
+    fn: Callable[[Any], Any],
+    tasks: Iterable,
+    in_flight: int,
+    keep: Callable[[Any], None],
+    *,
+    until: Callable[[], bool] | None = None,
+) -> None:
     """Hand ``pool`` the ``tasks`` (any iterable, a generator of any length) at most ``in_flight``
     ahead of the results, and call ``keep(result)`` on each as it comes; once ``until()`` is true
     no new task starts (those started are finished). Nothing waits in the pool's queue, so a run

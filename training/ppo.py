@@ -94,16 +94,18 @@ class Args(BoardsArgs):
         super().__post_init__()
         require_at_least(self, 1, ("num_steps", "epochs", "minibatches"))
         if (self.num_envs * self.num_steps) % self.minibatches:
-            raise ValueError(f"--minibatches ({self.minibatches}) must divide num_envs x num_steps "
-                             f"({self.num_envs * self.num_steps})")
+            raise ValueError(
+                f"--minibatches ({self.minibatches}) must divide num_envs x num_steps ({self.num_envs * self.num_steps})"
+            )
         if not 0 < self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
             raise ValueError(f"--gamma must lie in (0, 1] and --gae-lambda in [0, 1], got {self.gamma}, {self.gae_lambda}")
         if not 0 <= self.random_share <= 1 or not 0 <= self.pool_share <= 1 or self.random_share + self.pool_share > 1:
-            raise ValueError(f"--random-share and --pool-share must lie in [0, 1] with a sum <= 1, got "
-                             f"{self.random_share} and {self.pool_share}")
+            raise ValueError(
+                f"--random-share and --pool-share must lie in [0, 1] with a sum <= 1, got "
+                f"{self.random_share} and {self.pool_share}"
+            )
         if self.opening_moves < 0 or self.opening_plies < 0:
-            raise ValueError(f"--opening-moves and --opening-plies must be >= 0, got {self.opening_moves}, "
-                             f"{self.opening_plies}")
+            raise ValueError(f"--opening-moves and --opening-plies must be >= 0, got {self.opening_moves}, {self.opening_plies}")
         if self.snapshot_every < 1 or self.pool_size < 1:
             raise ValueError(f"--snapshot-every and --pool-size must be >= 1, got {self.snapshot_every}, {self.pool_size}")
         require_at_least(self, 0, ("lr",))  # --lr 0: play, learn nothing
@@ -187,12 +189,25 @@ class Pool:
         if not kept:
             return {}
         mean = {b: float(np.mean(self.results[b][-500:])) for b in kept}
-        return {"pool/return": float(np.mean(list(mean.values()))), "pool/return_vs_oldest": mean[kept[0]],
-                "pool/return_vs_newest": mean[kept[-1]], "pool/snapshots": float(len(self.actors))}
+        return {
+            "pool/return": float(np.mean(list(mean.values()))),
+            "pool/return_vs_oldest": mean[kept[0]],
+            "pool/return_vs_newest": mean[kept[-1]],
+            "pool/snapshots": float(len(self.actors)),
+        }
 
 
-def advantages(rewards: torch.Tensor, values: torch.Tensor, next_value: torch.Tensor, dones: torch.Tensor,
-               signs: torch.Tensor, valid: torch.Tensor, *, gamma: float, lam: float) -> torch.Tensor:
+def advantages(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    next_value: torch.Tensor,
+    dones: torch.Tensor,
+    signs: torch.Tensor,
+    valid: torch.Tensor,
+    *,
+    gamma: float,
+    lam: float,
+) -> torch.Tensor:
     """GAE over a (steps, boards) rollout, negamax-signed: ``signs[t]`` is -1 where the other
     player moves after step t, so the next position's value counts against the mover; a step
     that ends its board (``dones``) does not bootstrap, and a step that trains nothing
@@ -225,13 +240,25 @@ class MinibatchLoss:
     """the share of steps whose policy ratio left the clip range"""
 
 
-def minibatch_loss(net: ActorCritic, obs: torch.Tensor, mask: torch.Tensor, actions: torch.Tensor,
-                   old_logp: torch.Tensor, adv: torch.Tensor, returns: torch.Tensor, valid: torch.Tensor, *,
-                   clip: float, vf_coef: float, ent_coef: float) -> MinibatchLoss:
+def minibatch_loss(
+    net: ActorCritic,
+    obs: torch.Tensor,
+    mask: torch.Tensor,
+    actions: torch.Tensor,
+    old_logp: torch.Tensor,
+    adv: torch.Tensor,
+    returns: torch.Tensor,
+    valid: torch.Tensor,
+    *,
+    clip: float,
+    vf_coef: float,
+    ent_coef: float,
+) -> MinibatchLoss:
     """The clipped PPO loss of a minibatch, its advantages normalised over its valid steps: one
     step size then suits any reward scale (Threes' scores, Trilobite's +-1), and the policy
     loss is 0 while the policy is still the one that played (ratio 1). Steps with ``valid`` 0
     count for nothing."""
+
     def mean(x: torch.Tensor) -> torch.Tensor:
         return (x * valid).sum() / valid.sum()
 
@@ -274,8 +301,15 @@ def main(argv: list[str] | None = None) -> int:
     batch = args.num_envs * args.num_steps
     updates = max(1, args.total_steps // batch)
     try:
-        run = Run(args, game, learner, iterations=updates, desc=f"ppo {args.game}",
-                  budget=f"--total-steps {args.total_steps}", unit="update")
+        run = Run(
+            args,
+            game,
+            learner,
+            iterations=updates,
+            desc=f"ppo {args.game}",
+            budget=f"--total-steps {args.total_steps}",
+            unit="update",
+        )
     except ValueError as err:  # the run folder in use by another training, or a checkpoint of another network
         envs.close()
         print(f"tablegym train GAME --algo ppo: error: {err}", file=sys.stderr)
@@ -303,9 +337,9 @@ def main(argv: list[str] | None = None) -> int:
     # plays is drawn again when its game ends; results[k] holds the trainer's returns against k.
     pool = Pool(net, args, P, np.random.default_rng(args.seed))
     in_pool = np.zeros(N, dtype=bool)
-    in_pool[S:S + P] = True
+    in_pool[S : S + P] = True
     trainer_seat = np.zeros(N, dtype=np.int64)
-    trainer_seat[S:S + P] = np.arange(P) % 2
+    trainer_seat[S : S + P] = np.arange(P) % 2
     last_t = np.full(N, -1)  # a pool board's last step of the trainer in this rollout
     game_steps = np.zeros(N, dtype=np.int64)  # steps of each board's game so far (--opening-moves)
     while run.next_iteration():
@@ -362,8 +396,7 @@ def main(argv: list[str] | None = None) -> int:
         with torch.no_grad():
             next_value = net.value(torch.as_tensor(obs.reshape(N, -1), dtype=torch.float32, device=dev))
             next_value = torch.where(torch.as_tensor(restarting, device=dev), torch.zeros(N, device=dev), next_value)
-            adv = advantages(rew_buf, val_buf, next_value, done_buf, sign_buf, valid_buf, gamma=args.gamma,
-                             lam=args.gae_lambda)
+            adv = advantages(rew_buf, val_buf, next_value, done_buf, sign_buf, valid_buf, gamma=args.gamma, lam=args.gae_lambda)
             returns = adv + val_buf
         # 3. the clipped update over minibatches of valid steps
         b_obs, b_mask = obs_buf.reshape(-1, inputs), mask_buf.reshape(-1, actions)
@@ -374,12 +407,23 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.epochs):
             order = torch.randperm(batch)
             for start in range(0, batch, size):
-                idx = order[start:start + size].to(dev)  # drawn on the CPU: the same order on any device
+                idx = order[start : start + size].to(dev)  # drawn on the CPU: the same order on any device
                 w = b_valid[idx]
                 if w.sum() == 0:
                     continue
-                losses = minibatch_loss(net, b_obs[idx], b_mask[idx], b_act[idx], b_logp[idx], b_adv[idx], b_ret[idx],
-                                        w, clip=args.clip, vf_coef=args.vf_coef, ent_coef=ent_coef)
+                losses = minibatch_loss(
+                    net,
+                    b_obs[idx],
+                    b_mask[idx],
+                    b_act[idx],
+                    b_logp[idx],
+                    b_adv[idx],
+                    b_ret[idx],
+                    w,
+                    clip=args.clip,
+                    vf_coef=args.vf_coef,
+                    ent_coef=ent_coef,
+                )
                 optimizer.zero_grad()
                 losses.loss.backward()
                 nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
@@ -387,12 +431,13 @@ def main(argv: list[str] | None = None) -> int:
                 for name in stats:
                     stats[name] += float(getattr(losses, name))
         k = args.epochs * args.minibatches
-        run.log({f"losses/{name}": v / k for name, v in stats.items()}
-                | {"charts/steps_per_s": per_second(run.iteration * batch, run.seconds()),
-                   "charts/ent_coef": ent_coef}
-                | ({"charts/episode_return": float(np.mean(episodes[-500:]))} if episodes else {})
-                | {f"charts/return_vs/{name}": float(np.mean(r[-500:])) for name, r in versus.items() if r}
-                | pool.scores())
+        run.log(
+            {f"losses/{name}": v / k for name, v in stats.items()}
+            | {"charts/steps_per_s": per_second(run.iteration * batch, run.seconds()), "charts/ent_coef": ent_coef}
+            | ({"charts/episode_return": float(np.mean(episodes[-500:]))} if episodes else {})
+            | {f"charts/return_vs/{name}": float(np.mean(r[-500:])) for name, r in versus.items() if r}
+            | pool.scores()
+        )
         # 4. evaluate, save
         if run.due(args.eval_every):
             score = evaluate(net, env_id, args.eval_games, seed=10_000 + run.iteration, options=args.game_options)

@@ -23,9 +23,17 @@ class PlainProgress:
     """The plain-line stand-in for a tqdm bar: ``desc: n/total unit (rate unit/s, postfix)`` every
     ``every`` seconds of ``clock`` and once at ``close``; ``write`` prints a line as it comes."""
 
-    def __init__(self, *, total: float | None = None, initial: float = 0, unit: str = "it", desc: str | None = None,
-                 file: TextIO | None = None, every: float = LINE_SECONDS,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        *,
+        total: float | None = None,
+        initial: float = 0,
+        unit: str = "it",
+        desc: str | None = None,
+        file: TextIO | None = None,
+        every: float = LINE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.total, self.n, self.unit, self.desc = total, initial, unit, desc
         self.file = file if file is not None else sys.stderr
         self.every, self.clock = every, clock
@@ -65,8 +73,16 @@ class PlainProgress:
         self.close()
 
 
-def progress_bar(*, total: float | None = None, initial: float = 0, unit: str = "it", desc: str | None = None,
-                 enabled: bool = True, leave: bool = True, file: TextIO | None = None) -> Any:
+def progress_bar(
+    *,
+    total: float | None = None,
+    initial: float = 0,
+    unit: str = "it",
+    desc: str | None = None,
+    enabled: bool = True,
+    leave: bool = True,
+    file: TextIO | None = None,
+) -> Any:
     """A tqdm bar when ``file`` (stderr) is a terminal, else a ``PlainProgress``; with
     ``enabled`` false a bar that shows nothing."""
     file = file if file is not None else sys.stderr

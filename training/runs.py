@@ -58,8 +58,17 @@ from tablegym.training.files import (
 from tablegym.training.flags import OneLineParser, unwritable
 from tablegym.training.progress import progress_bar
 
-__all__ = ["Learner", "ReplayBuffer", "Run", "RunFolderError", "ValueLearner", "field_help", "metadata",
-           "parse_dataclass_args", "start_or_resume"]
+__all__ = [
+    "Learner",
+    "ReplayBuffer",
+    "Run",
+    "RunFolderError",
+    "ValueLearner",
+    "field_help",
+    "metadata",
+    "parse_dataclass_args",
+    "start_or_resume",
+]
 
 
 class Learner:
@@ -104,15 +113,19 @@ class TorchLearner(Learner):
         meta = payload["metadata"]
         key = self.checkpoint_key
         if meta.get(key) != self.shape:
-            raise ValueError(f"{checkpoint} holds another network ({meta.get(key)}); use a new --run-dir "
-                             f"or the same --hidden")
+            raise ValueError(f"{checkpoint} holds another network ({meta.get(key)}); use a new --run-dir or the same --hidden")
         self.model.load_state_dict(payload["model"])
         self.optimizer.load_state_dict(payload["optimizer"])
         return meta
 
     def save(self, path: Path, progress: dict) -> None:
-        meta = {"game": self.game.spec.name, "options": dict(self.game.spec.options), self.checkpoint_key: self.shape,
-                "args": dataclasses.asdict(self.args), **progress}
+        meta = {
+            "game": self.game.spec.name,
+            "options": dict(self.game.spec.options),
+            self.checkpoint_key: self.shape,
+            "args": dataclasses.asdict(self.args),
+            **progress,
+        }
         save_checkpoint(path, model=self.model, metadata=meta, optimizer=self.optimizer)
 
 
@@ -132,8 +145,9 @@ class ValueLearner(Learner):
             return {}
         payload = load_checkpoint(checkpoint, game=self.game.spec.name, options=self.game.spec.options)
         if NetConfig.from_dict(payload["metadata"]["net"]) != self.net_config:
-            raise ValueError(f"{checkpoint} holds another network ({payload['metadata']['net']}); "
-                             f"use a new --run-dir or the same --hidden")
+            raise ValueError(
+                f"{checkpoint} holds another network ({payload['metadata']['net']}); use a new --run-dir or the same --hidden"
+            )
         self.model.load_state_dict(payload["model"])
         if "optimizer" in payload:
             self.optimizer.load_state_dict(payload["optimizer"])
@@ -143,8 +157,9 @@ class ValueLearner(Learner):
 
     def metadata(self, progress: dict) -> dict:
         """The checkpoint's metadata record (``metadata``) at ``progress``."""
-        return metadata(self.args, self.game, self.net_config, progress["iteration"], progress["games"],
-                        progress["train_seconds"])
+        return metadata(
+            self.args, self.game, self.net_config, progress["iteration"], progress["games"], progress["train_seconds"]
+        )
 
     def save(self, path: Path, progress: dict) -> None:
         save_checkpoint(path, model=self.model, metadata=self.metadata(progress), optimizer=self.optimizer)
@@ -168,9 +183,18 @@ class Run:
     symbolic link at ``run_dir`` is refused; every file the run writes there replaces what was
     there (a link included) rather than writing through it."""
 
-    def __init__(self, args: Any, game: Game, learner: Learner, *, total: int | None = None,
-                 iterations: int | None = None, desc: str | None = None, budget: str | None = None,
-                 unit: str = "game") -> None:
+    def __init__(
+        self,
+        args: Any,
+        game: Game,
+        learner: Learner,
+        *,
+        total: int | None = None,
+        iterations: int | None = None,
+        desc: str | None = None,
+        budget: str | None = None,
+        unit: str = "game",
+    ) -> None:
         self.args, self.game, self.learner = args, game, learner
         self.dir = Path(args.run_dir)
         problem = out_problem(args)
@@ -184,8 +208,9 @@ class Run:
             self.games = int(meta.get("games", 0))
             seconds_done = float(meta.get("train_seconds", 0.0))
             self.total, self.iterations = total, iterations
-            self.budget = budget or (f"{total:,} games" if total is not None else
-                                     f"{iterations:,} iterations" if iterations is not None else "")
+            self.budget = budget or (
+                f"{total:,} games" if total is not None else f"{iterations:,} iterations" if iterations is not None else ""
+            )
             self.unit = unit
             self.writer = SummaryWriter(str(self.dir), filename_suffix=event_file_suffix())
             text = json.dumps(dataclasses.asdict(args), default=list, indent=1)
@@ -196,16 +221,25 @@ class Run:
             self.deadline = args.minutes * 60.0 if args.minutes else None
             self.interrupted = False
             if meta:
-                print(f"resuming {self.checkpoint}: {self.games:,} games"
-                      + (f" in {self.iteration} iterations" if self.iteration else "")
-                      + f", {seconds_done / 60:.1f} min trained")
+                print(
+                    f"resuming {self.checkpoint}: {self.games:,} games"
+                    + (f" in {self.iteration} iterations" if self.iteration else "")
+                    + f", {seconds_done / 60:.1f} min trained"
+                )
                 if not self.in_budget():
-                    print(f"nothing left to do: {self.why_stopped()} was reached by the runs before; "
-                          f"raise {self._extend()} to train on")
+                    print(
+                        f"nothing left to do: {self.why_stopped()} was reached by the runs before; "
+                        f"raise {self._extend()} to train on"
+                    )
             # Under a time budget the game count is open-ended: the bar then shows games and rate only.
             counts, count = (self.total, self.games) if unit == "game" else (self.iterations, self.iteration)
-            self.bar = progress_bar(total=None if self.deadline else counts, initial=count,
-                                    enabled=getattr(args, "progress", True), unit=unit, desc=desc)
+            self.bar = progress_bar(
+                total=None if self.deadline else counts,
+                initial=count,
+                enabled=getattr(args, "progress", True),
+                unit=unit,
+                desc=desc,
+            )
             self._ticked = self.iteration  # iterations the bar has counted
             self._previous_handler = _stop_on_interrupt(self)
         except BaseException:  # refused (another network in the folder...): the folder is free again
@@ -216,18 +250,23 @@ class Run:
         """Whether games, iterations and time are left, counting ``games`` games (default: those
         played; a trainer with games in flight counts those too), and no Ctrl-C came."""
         games = self.games if games is None else games
-        return (not self.interrupted
-                and (self.total is None or games < self.total)
-                and (self.iterations is None or self.iteration < self.iterations)
-                and (self.deadline is None or self.seconds() < self.deadline))
+        return (
+            not self.interrupted
+            and (self.total is None or games < self.total)
+            and (self.iterations is None or self.iteration < self.iterations)
+            and (self.deadline is None or self.seconds() < self.deadline)
+        )
 
     def why_stopped(self) -> str:
         """What ended the run (or would end it now): Ctrl-C, the budget of games or iterations,
         the time budget; "" while all are left."""
         if self.interrupted:
             return "Ctrl-C"
-        if self.total is not None and self.games >= self.total or (
-                self.iterations is not None and self.iteration >= self.iterations):
+        if (
+            self.total is not None
+            and self.games >= self.total
+            or (self.iterations is not None and self.iteration >= self.iterations)
+        ):
             return f"the budget of {self.budget}"
         if self.deadline is not None and self.seconds() >= self.deadline:
             return f"the time budget of --minutes {self.args.minutes:g}"
@@ -304,8 +343,10 @@ class Run:
         self.lock.release()
         counted = f"{self.games:,} games" + (f" in {self.iteration:,} iterations" if self.iteration else "")
         print(f"stopped by {why}: {counted}, {self.seconds() / 60:.1f} min of training in {self.dir} in all")
-        print(f"wrote {', '.join(wrote)}; TensorBoard: tensorboard --logdir {self.dir}; "
-              f"the same command resumes{' (raise ' + self._extend() + ' to train on)' if why != 'Ctrl-C' else ''}")
+        print(
+            f"wrote {', '.join(wrote)}; TensorBoard: tensorboard --logdir {self.dir}; "
+            f"the same command resumes{' (raise ' + self._extend() + ' to train on)' if why != 'Ctrl-C' else ''}"
+        )
         return self.checkpoint
 
 
@@ -341,7 +382,7 @@ class ReplayBuffer:
 
     def add(self, x: np.ndarray, y: np.ndarray) -> None:
         for i in range(0, len(y), len(self.y)):
-            xs, ys = x[i:i + len(self.y)], y[i:i + len(self.y)]
+            xs, ys = x[i : i + len(self.y)], y[i : i + len(self.y)]
             idx = (self.pos + np.arange(len(ys))) % len(self.y)
             self.x[idx], self.y[idx] = xs, ys
             self.pos = int((self.pos + len(ys)) % len(self.y))
@@ -369,8 +410,14 @@ def start_or_resume(ckpt_path: Path, game: Game, net_config: NetConfig, args) ->
     hold the same network): (model, optimizer, iteration, games, train seconds, rng)."""
     learner = ValueLearner(args, game, net_config)
     meta = learner.start(Path(ckpt_path) if Path(ckpt_path).exists() else None)
-    return (learner.model, learner.optimizer, meta.get("iteration", 0), meta.get("games", 0),
-            meta.get("train_seconds", 0.0), learner.rng)
+    return (
+        learner.model,
+        learner.optimizer,
+        meta.get("iteration", 0),
+        meta.get("games", 0),
+        meta.get("train_seconds", 0.0),
+        learner.rng,
+    )
 
 
 def field_help(cls: type) -> dict[str, str]:
@@ -389,8 +436,13 @@ def field_help(cls: type) -> dict[str, str]:
             continue
         body = klass_node.body
         for node, after in zip(body, body[1:]):
-            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
-                    and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            ):
                 out[node.target.id] = " ".join(after.value.value.split())
     return out
 
@@ -407,7 +459,7 @@ def parse_dataclass_args(cls: type[Any], argv: list[str] | None, prog: str, desc
     helps = field_help(cls)
     parser.add_argument("game", nargs="?", default=cls.game, help=helps.get("game", "the game to train"))
     tuples = set()
-    suffix = getattr(cls, 'RUN_SUFFIX', 'td')
+    suffix = getattr(cls, "RUN_SUFFIX", "td")
     shown = f"runs/GAME-{suffix}" if cls.run_dir == f"runs/{cls.game}-{suffix}" else cls.run_dir
     for f in dataclasses.fields(cls):
         if f.name in ("game", "game_options"):
@@ -435,12 +487,10 @@ def parse_dataclass_args(cls: type[Any], argv: list[str] | None, prog: str, desc
         else:
             kw = dict(type=type(default))
         if f.name == "run_dir":  # its default follows the game trained
-            parser.add_argument(flag, default=argparse.SUPPRESS, type=str, metavar="RUN_DIR",
-                                help=f"{text} (default: {shown})")
+            parser.add_argument(flag, default=argparse.SUPPRESS, type=str, metavar="RUN_DIR", help=f"{text} (default: {shown})")
             continue
         parser.add_argument(flag, default=default, help=text, **{**kw, **f.metadata})
-    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                        help="a rule option of the game (e.g. n=6)")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="a rule option of the game (e.g. n=6)")
     ns = parser.parse_args(argv)
     if hasattr(ns, "backend"):
         from tablegym.training.parallel import BackendError, check_backend
@@ -492,8 +542,9 @@ def train_command(train: Callable[[Any], Path], args: Any, prog: str, *, report:
     return 0
 
 
-def trainer_cli(cls: type, train: Callable[[Any], Path], prog: str, doc: str, *,
-                report: bool = True) -> tuple[Callable[[list[str] | None], Any], Callable[[list[str] | None], int]]:
+def trainer_cli(
+    cls: type, train: Callable[[Any], Path], prog: str, doc: str, *, report: bool = True
+) -> tuple[Callable[[list[str] | None], Any], Callable[[list[str] | None], int]]:
     """A game's own trainer's ``parse_args(argv)`` and ``cli_main(argv)`` (``tablegym train
     GAME``): the flags of ``cls`` under ``prog``, described by the first paragraph of ``doc``,
     and the run through ``train_command``, so that a game's trainer declares only its ``Args``
@@ -516,8 +567,7 @@ def out_problem(args: Any) -> str | None:
     if not out:
         return None
     run_dir = getattr(args, "run_dir", None)
-    if (run_dir and not os.path.isdir(run_dir)
-            and os.path.dirname(os.path.abspath(out)) == os.path.abspath(run_dir)):
+    if run_dir and not os.path.isdir(run_dir) and os.path.dirname(os.path.abspath(out)) == os.path.abspath(run_dir):
         return None  # in the run folder the run is about to make
     return unwritable("--out", out)
 

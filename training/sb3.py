@@ -21,18 +21,52 @@ import torch
 from tablegym.envs.rates import per_second
 from tablegym.training.files import lock_run_dir, prepare_run_dir, replacing, write_text_atomic
 
-__all__ = ["ALGOS", "HYPER", "SB3Agent", "ScaleObservation", "Truncated", "build_model", "learn_and_save",
-           "legal_argmax", "load_meta", "load_model", "make_policy", "no_log_folder", "progress_callbacks", "save_model",
-           "write_report"]
+__all__ = [
+    "ALGOS",
+    "HYPER",
+    "SB3Agent",
+    "ScaleObservation",
+    "Truncated",
+    "build_model",
+    "learn_and_save",
+    "legal_argmax",
+    "load_meta",
+    "load_model",
+    "make_policy",
+    "no_log_folder",
+    "progress_callbacks",
+    "save_model",
+    "write_report",
+]
 
 ALGOS = ("dqn", "maskableppo")
 
 HYPER = {
-    "dqn": dict(learning_rate=1e-4, buffer_size=200_000, learning_starts=10_000, batch_size=128, gamma=0.99,
-                train_freq=4, gradient_steps=1, target_update_interval=5_000, exploration_fraction=0.2,
-                exploration_initial_eps=1.0, exploration_final_eps=0.01, max_grad_norm=10.0),
-    "maskableppo": dict(learning_rate=3e-4, n_steps=256, batch_size=256, n_epochs=4, gamma=0.99, gae_lambda=0.95,
-                        clip_range=0.2, ent_coef=0.01, vf_coef=0.5),
+    "dqn": dict(
+        learning_rate=1e-4,
+        buffer_size=200_000,
+        learning_starts=10_000,
+        batch_size=128,
+        gamma=0.99,
+        train_freq=4,
+        gradient_steps=1,
+        target_update_interval=5_000,
+        exploration_fraction=0.2,
+        exploration_initial_eps=1.0,
+        exploration_final_eps=0.01,
+        max_grad_norm=10.0,
+    ),
+    "maskableppo": dict(
+        learning_rate=3e-4,
+        n_steps=256,
+        batch_size=256,
+        n_epochs=4,
+        gamma=0.99,
+        gae_lambda=0.95,
+        clip_range=0.2,
+        ent_coef=0.01,
+        vf_coef=0.5,
+    ),
 }
 """Each algorithm's hyper-parameters where a game's configuration does not override them."""
 
@@ -92,8 +126,7 @@ def progress_callbacks(progress: bool) -> list:
     return [ProgressBar()]
 
 
-def build_model(algo: str, env, *, seed: int, tensorboard_log: str | None, policy_kwargs: dict | None = None,
-                **hyper: Any):
+def build_model(algo: str, env, *, seed: int, tensorboard_log: str | None, policy_kwargs: dict | None = None, **hyper: Any):
     """The SB3 model for ``algo``: ``HYPER[algo]`` with ``hyper`` over it, the ``MLP`` network unless
     ``policy_kwargs`` names another, one CPU device, silent."""
     if algo not in ALGOS:
@@ -102,8 +135,18 @@ def build_model(algo: str, env, *, seed: int, tensorboard_log: str | None, polic
         from stable_baselines3 import DQN as algorithm
     else:
         from sb3_contrib import MaskablePPO as algorithm
-    return no_log_folder(algorithm("MlpPolicy", env, **{**HYPER[algo], **hyper}, policy_kwargs=policy_kwargs or MLP,
-                                   tensorboard_log=tensorboard_log, seed=seed, device="cpu", verbose=0))
+    return no_log_folder(
+        algorithm(
+            "MlpPolicy",
+            env,
+            **{**HYPER[algo], **hyper},
+            policy_kwargs=policy_kwargs or MLP,
+            tensorboard_log=tensorboard_log,
+            seed=seed,
+            device="cpu",
+            verbose=0,
+        )
+    )
 
 
 def learn_and_save(model, *, timesteps: int, run_dir: str, tb_log_name: str, progress: bool = True, **meta) -> dict:
@@ -117,8 +160,12 @@ def learn_and_save(model, *, timesteps: int, run_dir: str, tb_log_name: str, pro
         model.learn(total_timesteps=timesteps, tb_log_name=tb_log_name, callback=progress_callbacks(progress))
         seconds = time.perf_counter() - start
         save_model(model, Path(run_dir) / "model.zip")
-        meta = {**meta, "timesteps": int(model.num_timesteps), "train_seconds": seconds,
-                "steps_per_s": per_second(model.num_timesteps, seconds)}
+        meta = {
+            **meta,
+            "timesteps": int(model.num_timesteps),
+            "train_seconds": seconds,
+            "steps_per_s": per_second(model.num_timesteps, seconds),
+        }
         write_text_atomic(Path(run_dir) / "train.json", json.dumps(meta, indent=1) + "\n")
     finally:
         lock.release()
@@ -206,8 +253,14 @@ class SB3Agent:
     does not have, so a deterministic policy that cycles still ends.
     """
 
-    def __init__(self, model: Any, algo: str = "maskableppo", *,
-                 observe: Callable[[np.ndarray], np.ndarray] | None = None, max_decisions: int | None = None) -> None:
+    def __init__(
+        self,
+        model: Any,
+        algo: str = "maskableppo",
+        *,
+        observe: Callable[[np.ndarray], np.ndarray] | None = None,
+        max_decisions: int | None = None,
+    ) -> None:
         if algo not in ALGOS:
             raise ValueError(f"algo must be one of {ALGOS}, got {algo!r}")
         self.name = f"sb3-{algo}"

@@ -67,12 +67,10 @@ class SB3VecEnv(VecEnv):
 
     def __init__(self, venv: gymnasium.vector.VectorEnv) -> None:
         if not isinstance(venv, gymnasium.vector.VectorEnv):
-            raise ValueError(f"SB3VecEnv takes a gymnasium.vector.VectorEnv (gymnasium.make_vec(...)), "
-                             f"got {type(venv).__name__}")
+            raise ValueError(f"SB3VecEnv takes a gymnasium.vector.VectorEnv (gymnasium.make_vec(...)), got {type(venv).__name__}")
         mode = venv.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
         if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
-            raise ValueError(f"SB3VecEnv takes a vector env whose autoreset_mode is NEXT_STEP or SAME_STEP, "
-                             f"got {mode!r}")
+            raise ValueError(f"SB3VecEnv takes a vector env whose autoreset_mode is NEXT_STEP or SAME_STEP, got {mode!r}")
         self.venv = venv
         self.autoreset_mode = AutoresetMode(mode)
         self._actions: np.ndarray | None = None
@@ -140,8 +138,7 @@ class SB3VecEnv(VecEnv):
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         setattr(self.venv.unwrapped, attr_name, value)
 
-    def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None,
-                   **method_kwargs: Any) -> list[Any]:
+    def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any) -> list[Any]:
         """``action_masks``: one board's mask each; another method: the vector env's result, once a board."""
         rows = self._indices(indices)
         if method_name == "action_masks":

@@ -26,15 +26,63 @@ _I = types.int64
 _I1 = types.int64[::1]
 _F1 = types.float64[::1]
 
-_SIG = types.UniTuple(_I, 2)(STATE_T, _I, _I, types.float64, _I, MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T,
-                             INT_OF_STATE_T, INT_OF_STATE_T, FEATURES_T, EVAL_T, _F1, *TABLE_TYPES[:-2],
-                             types.uint8[:, ::1], _F1, _I1, types.boolean[::1], _F1)
+_SIG = types.UniTuple(_I, 2)(
+    STATE_T,
+    _I,
+    _I,
+    types.float64,
+    _I,
+    MOVES_T,
+    PUSH_T,
+    POP_T,
+    INT_OF_STATE_T,
+    INT_OF_STATE_T,
+    INT_OF_STATE_T,
+    FEATURES_T,
+    EVAL_T,
+    _F1,
+    *TABLE_TYPES[:-2],
+    types.uint8[:, ::1],
+    _F1,
+    _I1,
+    types.boolean[::1],
+    _F1,
+)
 
 
 @njit(_SIG, cache=True)
-def _play(s0, n_games, depth, epsilon, seed, moves, push, pop, to_move, outcome, key_fn, features, eval_fn,
-          params, tt_key, tt_val, tt_depth, tt_flag, tt_move, killers, history, bufs, scores, pv, pv_len,
-          feats, value, game, explored, result):
+def _play(
+    s0,
+    n_games,
+    depth,
+    epsilon,
+    seed,
+    moves,
+    push,
+    pop,
+    to_move,
+    outcome,
+    key_fn,
+    features,
+    eval_fn,
+    params,
+    tt_key,
+    tt_val,
+    tt_depth,
+    tt_flag,
+    tt_move,
+    killers,
+    history,
+    bufs,
+    scores,
+    pv,
+    pv_len,
+    feats,
+    value,
+    game,
+    explored,
+    result,
+):
     np.random.seed(seed)
     active = np.empty(feats.shape[1], dtype=np.int64)
     root_values = np.empty(bufs.shape[1], dtype=np.float64)
@@ -50,9 +98,32 @@ def _play(s0, n_games, depth, epsilon, seed, moves, push, pop, to_move, outcome,
             for i in range(k):
                 feats[n, active[i]] = 1
             counters[:] = 0
-            best, val, nm = root_search(s, depth, moves, push, pop, to_move, outcome, key_fn, eval_fn, params, tt_key,
-                                  tt_val, tt_depth, tt_flag, tt_move, killers, history, bufs, scores, pv, pv_len,
-                                  counters, 1 << 62, root_values)
+            best, val, nm = root_search(
+                s,
+                depth,
+                moves,
+                push,
+                pop,
+                to_move,
+                outcome,
+                key_fn,
+                eval_fn,
+                params,
+                tt_key,
+                tt_val,
+                tt_depth,
+                tt_flag,
+                tt_move,
+                killers,
+                history,
+                bufs,
+                scores,
+                pv,
+                pv_len,
+                counters,
+                1 << 62,
+                root_values,
+            )
             m = best
             explored[n] = False
             if np.random.random() < epsilon:
@@ -115,8 +186,9 @@ class SelfPlayBatch:
         return len(self.search_value)
 
 
-def play_selfplay(start: KernelState, evaluator: Evaluator, *, games: int, depth: int, epsilon: float,
-                  seed: int, tt_bits: int = 16) -> SelfPlayBatch:
+def play_selfplay(
+    start: KernelState, evaluator: Evaluator, *, games: int, depth: int, epsilon: float, seed: int, tt_bits: int = 16
+) -> SelfPlayBatch:
     """Play ``games`` self-play games from ``start`` and record every position."""
     k = start.kernels
     spec = start.game.spec
@@ -128,17 +200,47 @@ def play_selfplay(start: KernelState, evaluator: Evaluator, *, games: int, depth
     explored = np.zeros(cap, dtype=np.bool_)
     result = np.zeros(cap)
     depth = min(depth, MAX_PLY - 2)
-    n, _ = _play(start.array, games, depth, epsilon, seed, k.moves, k.push, k.pop, k.to_move, k.outcome, k.key,
-                 k.features, evaluator.kernel, evaluator.params, tables.key, tables.val, tables.depth, tables.flag,
-                 tables.move, tables.killers, tables.history, tables.bufs, tables.scores, tables.pv, tables.pv_len,
-                 feats, value, game, explored, result)
+    n, _ = _play(
+        start.array,
+        games,
+        depth,
+        epsilon,
+        seed,
+        k.moves,
+        k.push,
+        k.pop,
+        k.to_move,
+        k.outcome,
+        k.key,
+        k.features,
+        evaluator.kernel,
+        evaluator.params,
+        tables.key,
+        tables.val,
+        tables.depth,
+        tables.flag,
+        tables.move,
+        tables.killers,
+        tables.history,
+        tables.bufs,
+        tables.scores,
+        tables.pv,
+        tables.pv_len,
+        feats,
+        value,
+        game,
+        explored,
+        result,
+    )
     return SelfPlayBatch(feats[:n], value[:n], game[:n], explored[:n], result[:n])
 
 
 def merge(batches: list[SelfPlayBatch]) -> SelfPlayBatch:
     """One batch from several (chunks played side by side), game indices kept distinct."""
-    columns = {f.name: None if getattr(batches[0], f.name) is None else np.concatenate([getattr(b, f.name) for b in batches])
-               for f in dataclasses.fields(SelfPlayBatch)}
+    columns = {
+        f.name: None if getattr(batches[0], f.name) is None else np.concatenate([getattr(b, f.name) for b in batches])
+        for f in dataclasses.fields(SelfPlayBatch)
+    }
     offsets = np.cumsum([0] + [int(b.game.max()) + 1 if len(b) else 0 for b in batches[:-1]])
     columns["game"] = np.concatenate([b.game + o for b, o in zip(batches, offsets)])
     return SelfPlayBatch(**columns)
@@ -171,8 +273,15 @@ def td_leaf_targets(batch: SelfPlayBatch, lam: float) -> np.ndarray:
     return out
 
 
-def td_update(model: ValueMLP, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer, batch: SelfPlayBatch,
-              args, rng: np.random.Generator, symmetries: list[np.ndarray]) -> tuple[float, float]:
+def td_update(
+    model: ValueMLP,
+    optimizer: torch.optim.Optimizer,
+    buffer: ReplayBuffer,
+    batch: SelfPlayBatch,
+    args,
+    rng: np.random.Generator,
+    symmetries: list[np.ndarray],
+) -> tuple[float, float]:
     """Add the batch's TD-leaf(lambda) targets to the buffer and fit the network on the buffer,
     each minibatch under a random symmetry of the board: (TD error before the update, mean MSE)."""
     targets = td_leaf_targets(batch, args.lam)

@@ -55,8 +55,7 @@ def make_game(args: Args) -> Game:
     return registry(args.game, **args.game_options)
 
 
-def evaluation_match(game: Game, learned: LearnedEvaluator, baseline: str, *, games: int, depth: int,
-                     seed: int) -> float:
+def evaluation_match(game: Game, learned: LearnedEvaluator, baseline: str, *, games: int, depth: int, seed: int) -> float:
     """Score of the learned evaluator against ``baseline`` in the same search (win 1, draw 1/2),
     half the games in each seat, each from 2 random opening plies."""
     from tablegym.models.agents import make_evaluator
@@ -139,16 +138,26 @@ def train_selfplay(args: TDArgs, selfplay: SelfPlay) -> Path:
         run.played(args.games_per_iter)
         # 2.-3. TD-leaf(lambda) targets, then fit on the replay buffer
         td_error, mse = td_update(model, learner.optimizer, buffer, batch, args, rng, selfplay.symmetries)
-        run.log({"losses/mse": mse, "losses/td_error": td_error,
-                 "charts/games_per_s": per_second(args.games_per_iter, gen_seconds),
-                 **selfplay.charts(batch)})
+        run.log(
+            {
+                "losses/mse": mse,
+                "losses/td_error": td_error,
+                "charts/games_per_s": per_second(args.games_per_iter, gen_seconds),
+                **selfplay.charts(batch),
+            }
+        )
         # 4. evaluation and checkpoints
         postfix = {"td": f"{td_error:.3f}"}
         if run.due(args.eval_every):
             scalars = selfplay.evaluate(model, run.iteration, runner)
             run.log(scalars)
-            postfix.update({tag.removeprefix("charts/score_vs_"): f"{value:.2f}" for tag, value in scalars.items()
-                            if tag.startswith("charts/score_vs_")})
+            postfix.update(
+                {
+                    tag.removeprefix("charts/score_vs_"): f"{value:.2f}"
+                    for tag, value in scalars.items()
+                    if tag.startswith("charts/score_vs_")
+                }
+            )
         run.bar.set_postfix(postfix)
         if run.due(args.save_every):
             run.save()
@@ -173,14 +182,15 @@ def train(args: Args) -> Path:
 
     def evaluate(model: ValueMLP, iteration: int, runner: InProcessExecutor) -> dict[str, float]:
         learned = LearnedEvaluator(model, game.spec.name)
-        score = evaluation_match(game, learned, args.eval_baseline, games=args.eval_games, depth=args.eval_depth,
-                                 seed=iteration)
+        score = evaluation_match(game, learned, args.eval_baseline, games=args.eval_games, depth=args.eval_depth, seed=iteration)
         return {f"charts/score_vs_{args.eval_baseline}": score, **game_metrics(game, learned)}
 
     def charts(batch: SelfPlayBatch) -> dict[str, float]:
         firsts = np.r_[0, np.flatnonzero(np.diff(batch.game)) + 1]
-        return {"charts/positions_per_game": len(batch) / args.games_per_iter,
-                "charts/first_player_score": float(np.mean(batch.result[firsts] * 0.5 + 0.5))}
+        return {
+            "charts/positions_per_game": len(batch) / args.games_per_iter,
+            "charts/first_player_score": float(np.mean(batch.result[firsts] * 0.5 + 0.5)),
+        }
 
     return train_selfplay(args, SelfPlay(game, start.num_features, feature_symmetries(game), play, evaluate, charts))
 

@@ -35,11 +35,15 @@ def env_id_of(game: str) -> str:
     try:
         record = plugin(game)
     except ValueError:
-        raise ValueError(f"unknown game {game!r}; the vector-env trainers (--algo ppo, dqn) train {', '.join(with_vector)}") from None
+        raise ValueError(
+            f"unknown game {game!r}; the vector-env trainers (--algo ppo, dqn) train {', '.join(with_vector)}"
+        ) from None
     for env_id in record.gym:
         if env_id in record.vector:
             return env_id
-    raise ValueError(f"game {game!r} has no compiled vector env; the vector-env trainers (--algo ppo, dqn) train {', '.join(with_vector)}")
+    raise ValueError(
+        f"game {game!r} has no compiled vector env; the vector-env trainers (--algo ppo, dqn) train {', '.join(with_vector)}"
+    )
 
 
 def trained_game(name: str, options: dict, out: str | None) -> Game | SimpleNamespace:
@@ -49,8 +53,10 @@ def trained_game(name: str, options: dict, out: str | None) -> Game | SimpleName
     if plugin(name).game:
         return make_game(name, **options)
     if out:
-        raise ValueError(f"--out writes a critic for the searchers, and {name} has none; leave --out out "
-                         f"(the run's checkpoint.pt holds the policy)")
+        raise ValueError(
+            f"--out writes a critic for the searchers, and {name} has none; leave --out out "
+            f"(the run's checkpoint.pt holds the policy)"
+        )
     return SimpleNamespace(spec=SimpleNamespace(name=name, options=dict(options)))
 
 
@@ -64,21 +70,26 @@ class Boards:
     over the concatenation. On a fixed board the agent keeps its seat, so ``info["seat"]`` stays
     put there and the negamax sign is +1."""
 
-    def __init__(self, env_id: str, selfplay: int, fixed: int, options: dict, *, pool: int = 0,
-                 opponent: str | Sequence[str] = "random") -> None:
+    def __init__(
+        self, env_id: str, selfplay: int, fixed: int, options: dict, *, pool: int = 0, opponent: str | Sequence[str] = "random"
+    ) -> None:
         two_player = env_id in tablegym.envs.ENV_IDS
         self.parts = []
         for n in (selfplay, pool):
             if n:
-                self.parts.append(gymnasium.make_vec(env_id, num_envs=n, **strict(env_id), **options,
-                                                     **({"opponent": None} if two_player else {})))
+                self.parts.append(
+                    gymnasium.make_vec(
+                        env_id, num_envs=n, **strict(env_id), **options, **({"opponent": None} if two_player else {})
+                    )
+                )
         opponents = [opponent] if isinstance(opponent, str) else list(opponent)
         self.opponent_of: list[str | None] = [None] * (selfplay + pool)
         for k, name in enumerate(opponents):
             n = fixed // len(opponents) + (k < fixed % len(opponents))
             if n:
-                self.parts.append(gymnasium.make_vec(env_id, num_envs=n, opponent=name, agent_seat="alternate",
-                                                     **strict(env_id), **options))
+                self.parts.append(
+                    gymnasium.make_vec(env_id, num_envs=n, opponent=name, agent_seat="alternate", **strict(env_id), **options)
+                )
                 self.opponent_of += [name] * n
         first = self.parts[0]
         self.inputs = int(np.prod(first.single_observation_space.shape))
@@ -99,7 +110,7 @@ class Boards:
     def step(self, actions: np.ndarray) -> tuple:
         outs, start = [], 0
         for p, n in zip(self.parts, self.sizes):
-            outs.append(p.step(actions[start:start + n]))
+            outs.append(p.step(actions[start : start + n]))
             start += n
         obs, (reward, term, trunc), info = self._join(outs)
         return obs, reward, term, trunc, info
@@ -125,16 +136,18 @@ def training_options(args, env_id: str) -> dict:
     return options
 
 
-def episode_returns(choose: Callable[[np.ndarray, np.ndarray], np.ndarray], env_id: str, games: int, seed: int,
-                    options: dict | None = None) -> np.ndarray:
+def episode_returns(
+    choose: Callable[[np.ndarray, np.ndarray], np.ndarray], env_id: str, games: int, seed: int, options: dict | None = None
+) -> np.ndarray:
     """The return of each of ``games`` games of the player ``choose(observations, masks) ->
     actions`` (a batch of flattened observations and legal masks): against the env's opponent
     (a random player unless ``options`` name another), seats alternating from board to board, for
     a two-player game (+1 won, -1 lost, 0 drawn); the score for a single-player game."""
     two_player = env_id in tablegym.envs.ENV_IDS
     n = min(games, 256)
-    envs = gymnasium.make_vec(env_id, num_envs=n, **strict(env_id), **(options or {}),
-                              **({"agent_seat": "alternate"} if two_player else {}))
+    envs = gymnasium.make_vec(
+        env_id, num_envs=n, **strict(env_id), **(options or {}), **({"agent_seat": "alternate"} if two_player else {})
+    )
     obs, _ = envs.reset(seed=seed)
     done: list[float] = []
     returns = np.zeros(n)
@@ -148,8 +161,9 @@ def episode_returns(choose: Callable[[np.ndarray, np.ndarray], np.ndarray], env_
     return np.array(done)
 
 
-def mean_return(choose: Callable[[np.ndarray, np.ndarray], np.ndarray], env_id: str, games: int, seed: int,
-                options: dict | None = None) -> float:
+def mean_return(
+    choose: Callable[[np.ndarray, np.ndarray], np.ndarray], env_id: str, games: int, seed: int, options: dict | None = None
+) -> float:
     """The mean of ``episode_returns``: against a random player, half of the games in each seat,
     for a two-player game (a score in [-1, 1]); the mean score for a single-player game. The
     vector-env trainers evaluate through here."""

@@ -29,18 +29,67 @@ import numpy as np
 
 # Abilities. Activated ones are used once per fight; STEP is passive while face up; the last
 # four belong to aging cards and act on their own (when drawn, or when the fight is resolved).
-(NONE, LIFE1, LIFE2, CARD1, CARD2, DESTROY, DOUBLE, COPY, STEP, EXCHANGE1, EXCHANGE2, BELOW, SORT,
- STOP, HIGHEST0, MINUS_LIFE1, MINUS_LIFE2) = range(17)
-ABILITY_NAMES = ("none", "+1 life", "+2 life", "+1 card", "+2 cards", "1x destroy", "1x double", "1x copy",
-                 "step -1", "1x exchange", "2x exchange", "1x below the pile", "sort 3 cards", "stop",
-                 "highest card = 0", "-1 life", "-2 life")
+(
+    NONE,
+    LIFE1,
+    LIFE2,
+    CARD1,
+    CARD2,
+    DESTROY,
+    DOUBLE,
+    COPY,
+    STEP,
+    EXCHANGE1,
+    EXCHANGE2,
+    BELOW,
+    SORT,
+    STOP,
+    HIGHEST0,
+    MINUS_LIFE1,
+    MINUS_LIFE2,
+) = range(17)
+ABILITY_NAMES = (
+    "none",
+    "+1 life",
+    "+2 life",
+    "+1 card",
+    "+2 cards",
+    "1x destroy",
+    "1x double",
+    "1x copy",
+    "step -1",
+    "1x exchange",
+    "2x exchange",
+    "1x below the pile",
+    "sort 3 cards",
+    "stop",
+    "highest card = 0",
+    "-1 life",
+    "-2 life",
+)
 NEEDS_TARGET = (DESTROY, DOUBLE, COPY, EXCHANGE1, EXCHANGE2, BELOW)
 AGING_ABILITIES = (STOP, HIGHEST0, MINUS_LIFE1, MINUS_LIFE2)
 
 # Fridai's ability weights (rules/friday.md, "The original AI").
-ABILITY_RATING = {NONE: 0, LIFE1: 2, LIFE2: 3, CARD1: 2, CARD2: 3, DESTROY: 3, DOUBLE: 3, COPY: 2, STEP: 3,
-                  EXCHANGE1: 2, EXCHANGE2: 3, BELOW: 1, SORT: 1, STOP: -3, HIGHEST0: -3, MINUS_LIFE1: -1,
-                  MINUS_LIFE2: -2}
+ABILITY_RATING = {
+    NONE: 0,
+    LIFE1: 2,
+    LIFE2: 3,
+    CARD1: 2,
+    CARD2: 3,
+    DESTROY: 3,
+    DOUBLE: 3,
+    COPY: 2,
+    STEP: 3,
+    EXCHANGE1: 2,
+    EXCHANGE2: 3,
+    BELOW: 1,
+    SORT: 1,
+    STOP: -3,
+    HIGHEST0: -3,
+    MINUS_LIFE1: -1,
+    MINUS_LIFE2: -2,
+}
 
 KNOWLEDGE, STARTING, AGING = 0, 1, 2
 
@@ -62,33 +111,50 @@ class Card(NamedTuple):
 
 CARDS: tuple[Card, ...] = (
     # with the raft to the wreck
-    Card("food", 0, LIFE1, 2, KNOWLEDGE, 0), Card("equipment", 0, CARD2, 2, KNOWLEDGE, 0),
-    Card("strategy", 0, EXCHANGE2, 2, KNOWLEDGE, 0), Card("realization", 0, DESTROY, 1, KNOWLEDGE, 0),
-    Card("deception", 0, BELOW, 1, KNOWLEDGE, 0), Card("mimicry", 0, COPY, 1, KNOWLEDGE, 0),
+    Card("food", 0, LIFE1, 2, KNOWLEDGE, 0),
+    Card("equipment", 0, CARD2, 2, KNOWLEDGE, 0),
+    Card("strategy", 0, EXCHANGE2, 2, KNOWLEDGE, 0),
+    Card("realization", 0, DESTROY, 1, KNOWLEDGE, 0),
+    Card("deception", 0, BELOW, 1, KNOWLEDGE, 0),
+    Card("mimicry", 0, COPY, 1, KNOWLEDGE, 0),
     Card("books", 0, STEP, 1, KNOWLEDGE, 0),
     # exploring the island
-    Card("food", 1, LIFE1, 2, KNOWLEDGE, 1), Card("realization", 1, DESTROY, 1, KNOWLEDGE, 1),
-    Card("deception", 1, BELOW, 1, KNOWLEDGE, 1), Card("mimicry", 1, COPY, 1, KNOWLEDGE, 1),
-    Card("repeat", 1, DOUBLE, 1, KNOWLEDGE, 1), Card("weapon", 2, NONE, 2, KNOWLEDGE, 1),
+    Card("food", 1, LIFE1, 2, KNOWLEDGE, 1),
+    Card("realization", 1, DESTROY, 1, KNOWLEDGE, 1),
+    Card("deception", 1, BELOW, 1, KNOWLEDGE, 1),
+    Card("mimicry", 1, COPY, 1, KNOWLEDGE, 1),
+    Card("repeat", 1, DOUBLE, 1, KNOWLEDGE, 1),
+    Card("weapon", 2, NONE, 2, KNOWLEDGE, 1),
     # further exploring the island
-    Card("food", 2, LIFE1, 1, KNOWLEDGE, 2), Card("realization", 2, DESTROY, 1, KNOWLEDGE, 2),
-    Card("experience", 2, CARD1, 1, KNOWLEDGE, 2), Card("strategy", 2, EXCHANGE1, 1, KNOWLEDGE, 2),
-    Card("repeat", 2, DOUBLE, 1, KNOWLEDGE, 2), Card("vision", 2, SORT, 1, KNOWLEDGE, 2),
+    Card("food", 2, LIFE1, 1, KNOWLEDGE, 2),
+    Card("realization", 2, DESTROY, 1, KNOWLEDGE, 2),
+    Card("experience", 2, CARD1, 1, KNOWLEDGE, 2),
+    Card("strategy", 2, EXCHANGE1, 1, KNOWLEDGE, 2),
+    Card("repeat", 2, DOUBLE, 1, KNOWLEDGE, 2),
+    Card("vision", 2, SORT, 1, KNOWLEDGE, 2),
     # wild animals
-    Card("realization", 3, DESTROY, 1, KNOWLEDGE, 3), Card("experience", 3, CARD1, 1, KNOWLEDGE, 3),
-    Card("strategy", 3, EXCHANGE1, 1, KNOWLEDGE, 3), Card("vision", 3, SORT, 1, KNOWLEDGE, 3),
+    Card("realization", 3, DESTROY, 1, KNOWLEDGE, 3),
+    Card("experience", 3, CARD1, 1, KNOWLEDGE, 3),
+    Card("strategy", 3, EXCHANGE1, 1, KNOWLEDGE, 3),
+    Card("vision", 3, SORT, 1, KNOWLEDGE, 3),
     # cannibals
     Card("weapon", 4, NONE, 2, KNOWLEDGE, 4),
     # Robinson's starting cards
-    Card("distracted", -1, NONE, 5, STARTING), Card("weak", 0, NONE, 8, STARTING),
-    Card("eating", 0, LIFE2, 1, STARTING), Card("focused", 1, NONE, 3, STARTING),
+    Card("distracted", -1, NONE, 5, STARTING),
+    Card("weak", 0, NONE, 8, STARTING),
+    Card("eating", 0, LIFE2, 1, STARTING),
+    Card("focused", 1, NONE, 3, STARTING),
     Card("genius", 2, NONE, 1, STARTING),
     # aging: normal, then difficult
-    Card("scared", 0, HIGHEST0, 2, AGING), Card("very tired", 0, STOP, 1, AGING),
-    Card("hungry", 0, MINUS_LIFE1, 1, AGING), Card("distracted", -1, NONE, 1, AGING),
-    Card("stupid", -2, NONE, 2, AGING), Card("very stupid", -3, NONE, 1, AGING, level3=True),
+    Card("scared", 0, HIGHEST0, 2, AGING),
+    Card("very tired", 0, STOP, 1, AGING),
+    Card("hungry", 0, MINUS_LIFE1, 1, AGING),
+    Card("distracted", -1, NONE, 1, AGING),
+    Card("stupid", -2, NONE, 2, AGING),
+    Card("very stupid", -3, NONE, 1, AGING, level3=True),
     Card("very hungry", 0, MINUS_LIFE2, 1, AGING, difficult=True),
-    Card("moronic", -4, NONE, 1, AGING, difficult=True), Card("suicidal", -5, NONE, 1, AGING, difficult=True),
+    Card("moronic", -4, NONE, 1, AGING, difficult=True),
+    Card("suicidal", -5, NONE, 1, AGING, difficult=True),
 )
 NUM_TYPES = len(CARDS)
 NUM_HAZARD_TYPES = 24
@@ -97,8 +163,7 @@ NUM_AGING_TYPES = NUM_TYPES - FIRST_AGING
 VERY_STUPID = 34
 
 # Hazard groups: free cards and hazard value per step (green, yellow, red).
-GROUP_NAMES = ("with the raft to the wreck", "exploring the island", "further exploring the island",
-               "wild animals", "cannibals")
+GROUP_NAMES = ("with the raft to the wreck", "exploring the island", "further exploring the island", "wild animals", "cannibals")
 GROUP_FREE = np.array([1, 2, 3, 4, 5], dtype=np.int64)
 GROUP_VALUES = np.array([[0, 1, 3], [1, 3, 6], [2, 5, 8], [4, 7, 11], [5, 9, 14]], dtype=np.int64)
 STEP_NAMES = ("green", "yellow", "red", "pirates")
@@ -114,7 +179,11 @@ class Pirate(NamedTuple):
 
 PAID_TWO, HALF_COUNT, PLUS_ONE, PER_AGING, ALL_HAZARDS = 5, 6, 7, 8, 9
 PIRATES: tuple[Pirate, ...] = (
-    Pirate(6, 20, ""), Pirate(7, 25, ""), Pirate(8, 30, ""), Pirate(9, 35, ""), Pirate(10, 40, ""),
+    Pirate(6, 20, ""),
+    Pirate(7, 25, ""),
+    Pirate(8, 30, ""),
+    Pirate(9, 35, ""),
+    Pirate(10, 40, ""),
     Pirate(7, 16, "each additional fighting card costs 2 life"),
     Pirate(9, 22, "only half of the face-up fighting cards count (face-up aging cards must be among them)"),
     Pirate(10, 52, "each face-up fighting card counts +1"),
@@ -141,4 +210,6 @@ def card_name(t: int) -> str:
     c = CARDS[t]
     ability = f" ({ABILITY_NAMES[c.ability]})" if c.ability != NONE else ""
     return f"{c.name} {c.value}{ability}"
+
+
 ABILITY_WEIGHT = np.array([ABILITY_RATING[a] for a in range(len(ABILITY_NAMES))], dtype=np.int64)

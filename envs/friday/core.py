@@ -168,6 +168,7 @@ from tablegym.envs.friday.turns import fight_target, fight_total, k_chance, k_ne
 
 # ---- the common state: the header, then the slots packed eight to a word -----------------------------
 
+
 @njit(cache=True)
 def state_key(s):
     """The key of the common state (``Kernels.key``): ``k_key`` of its slots."""
@@ -220,8 +221,19 @@ def state_determinize(s, rng_state):
     k_sync(s)
 
 
-KERNELS = Kernels(state_moves, state_push, state_pop, k_to_move, k_outcome, state_key, None, state_chance,
-                  undo=False, sample=state_sample, determinize=state_determinize)
+KERNELS = Kernels(
+    state_moves,
+    state_push,
+    state_pop,
+    k_to_move,
+    k_outcome,
+    state_key,
+    None,
+    state_chance,
+    undo=False,
+    sample=state_sample,
+    determinize=state_determinize,
+)
 """Friday on the common contract (no binary features: its networks read the observation); its
 searches sample draws with ``k_sample_split`` and fix the shuffled stack with ``k_determinize``."""
 
@@ -267,13 +279,25 @@ class FridayGame(Game):
     (20, 'green', 2)
     """
 
-    def __init__(self, level: int = 1, abilities: str = "any_time", aging_life: str = "at_resolution",
-                 empty_aging: str = "lose", below_replacement: str = "optional", sort_draws: str = "one_at_a_time",
-                 max_life_level4: int = 22) -> None:
+    def __init__(
+        self,
+        level: int = 1,
+        abilities: str = "any_time",
+        aging_life: str = "at_resolution",
+        empty_aging: str = "lose",
+        below_replacement: str = "optional",
+        sort_draws: str = "one_at_a_time",
+        max_life_level4: int = 22,
+    ) -> None:
         if level not in (1, 2, 3, 4):
             raise ValueError(f"Friday level must be 1, 2, 3 or 4, got {level!r}")
-        chosen = {"abilities": abilities, "aging_life": aging_life, "empty_aging": empty_aging,
-                  "below_replacement": below_replacement, "sort_draws": sort_draws}
+        chosen = {
+            "abilities": abilities,
+            "aging_life": aging_life,
+            "empty_aging": empty_aging,
+            "below_replacement": below_replacement,
+            "sort_draws": sort_draws,
+        }
         for name, value in chosen.items():
             if value not in OPTION_VALUES[name]:
                 raise ValueError(f"Friday option {name!r} must be one of {OPTION_VALUES[name]}, got {value!r}")
@@ -399,32 +423,34 @@ class FridayState(KernelState):
         "hazard_discard", "owned", or "removed" (cards out of the game)."""
         s = self.body.astype(np.int64)
         if name == "stack":
-            out = s[MID:MID + NUM_TYPES].astype(np.int64)
-            for c in list(s[TOP0:TOP0 + s[TOP_N]]) + list(s[SORT0:SORT0 + s[SORT_N]]) + list(s[BOTTOM:BOTTOM + s[BOTTOM_N]]):
+            out = s[MID : MID + NUM_TYPES].astype(np.int64)
+            for c in (
+                list(s[TOP0 : TOP0 + s[TOP_N]]) + list(s[SORT0 : SORT0 + s[SORT_N]]) + list(s[BOTTOM : BOTTOM + s[BOTTOM_N]])
+            ):
                 out[c] += 1
             return out
         if name == "discard":
-            return s[DISC:DISC + NUM_TYPES].astype(np.int64)
+            return s[DISC : DISC + NUM_TYPES].astype(np.int64)
         if name == "table":
             out = np.zeros(NUM_TYPES, dtype=np.int64)
-            for c in s[SLOT_CARD:SLOT_CARD + MAX_SLOTS]:
+            for c in s[SLOT_CARD : SLOT_CARD + MAX_SLOTS]:
                 if c >= 0:
                     out[c] += 1
             return out
         if name == "aging":
             out = np.zeros(NUM_TYPES, dtype=np.int64)
-            out[FIRST_AGING:] = s[AGING_STACK:AGING_STACK + NUM_AGING_TYPES]
+            out[FIRST_AGING:] = s[AGING_STACK : AGING_STACK + NUM_AGING_TYPES]
             return out
         if name == "hazards":
             out = np.zeros(NUM_TYPES, dtype=np.int64)
-            out[:NUM_HAZARD_TYPES] = s[HSTACK:HSTACK + NUM_HAZARD_TYPES]
+            out[:NUM_HAZARD_TYPES] = s[HSTACK : HSTACK + NUM_HAZARD_TYPES]
             for k in (CHOICE_A, CHOICE_B):
                 if s[k] >= 0:
                     out[s[k]] += 1
             return out
         if name == "hazard_discard":
             out = np.zeros(NUM_TYPES, dtype=np.int64)
-            out[:NUM_HAZARD_TYPES] = s[HDISC:HDISC + NUM_HAZARD_TYPES]
+            out[:NUM_HAZARD_TYPES] = s[HDISC : HDISC + NUM_HAZARD_TYPES]
             return out
         if name == "owned":
             out = np.zeros(NUM_TYPES, dtype=np.int64)
@@ -444,13 +470,16 @@ class FridayState(KernelState):
     def table(self) -> list[tuple[int, int, str]]:
         """(slot, card type, flags text) of the cards on the table, left side first."""
         body = self.body
-        cards, flag_bits = body[SLOT_CARD:SLOT_CARD + MAX_SLOTS].tolist(), body[SLOT_FLAG:SLOT_FLAG + MAX_SLOTS].tolist()
+        cards, flag_bits = body[SLOT_CARD : SLOT_CARD + MAX_SLOTS].tolist(), body[SLOT_FLAG : SLOT_FLAG + MAX_SLOTS].tolist()
         rows = []
         for i, c in enumerate(cards):
             if c >= 0:
                 f = flag_bits[i]
-                flags = "".join(ch for bit, ch in ((F_LEFT, "L"), (F_DESTROYED, "x"), (F_DOUBLED, "2"),
-                                                   (F_USED, "u"), (F_COPIED_STEP, "s")) if f & bit)
+                flags = "".join(
+                    ch
+                    for bit, ch in ((F_LEFT, "L"), (F_DESTROYED, "x"), (F_DOUBLED, "2"), (F_USED, "u"), (F_COPIED_STEP, "s"))
+                    if f & bit
+                )
                 rows.append((i, c, flags))
         rows.sort(key=lambda r: ("L" not in r[2], r[0]))
         return rows
@@ -530,14 +559,31 @@ def deal(game: FridayGame, seed: int, index: int) -> tuple[FridayState, np.rando
 
 def outcome(state: FridayState) -> dict:
     """What a finished game's record keeps beyond its return (the record's ``outcome``)."""
-    return {"won": bool(state.won), "score": state.score, "life": state.life, "step": state.step,
-            "pirates_beaten": state.pirates_beaten}
+    return {
+        "won": bool(state.won),
+        "score": state.score,
+        "life": state.life,
+        "step": state.step,
+        "pirates_beaten": state.pirates_beaten,
+    }
 
 
 def action_name(a: int, s: np.ndarray | None = None) -> str:
     """A readable name of action ``a`` (with the card it names when the state ``s`` is given)."""
-    names = ("fight first hazard", "fight second hazard", "skip hazard", "draw free", "draw paid", "end fight",
-             "done", "stop free draws", "draw second card", "concede", "fight first pirate", "fight second pirate")
+    names = (
+        "fight first hazard",
+        "fight second hazard",
+        "skip hazard",
+        "draw free",
+        "draw paid",
+        "end fight",
+        "done",
+        "stop free draws",
+        "draw second card",
+        "concede",
+        "fight first pirate",
+        "fight second pirate",
+    )
     if a == EXTRA_DRAW and s is not None and s[PHASE] == P_EXTRA and s[AB_KIND] in (SORT, BELOW):
         return "draw another card" if s[AB_KIND] == SORT else "draw replacement"
     if a < USE_BASE:

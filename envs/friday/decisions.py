@@ -142,6 +142,7 @@ from tablegym.envs.friday.turns import (
 
 # ---- legality ----------------------------------------------------------------------------------------
 
+
 @njit(cache=True)
 def _usable_simple(s, src, a):
     """Ability ``a`` (not a copy) used from slot ``src`` would have something to act on."""
@@ -279,6 +280,7 @@ def k_moves(s, out):
 
 
 # ---- applying a decision ---------------------------------------------------------------------------
+
 
 @njit(cache=True)
 def _start_ability(s, src, a):
@@ -592,6 +594,7 @@ def k_determinize(s, rng_state):
 
 
 # ---- what the player owns, and the score --------------------------------------------------------
+
 
 @njit(cache=True)
 def k_owned(s, out):

@@ -210,10 +210,22 @@ class FridayEnv(SinglePlayerEnv):
     ) -> None:
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
-        game = FridayGame(level=level, abilities=abilities, aging_life=aging_life, empty_aging=empty_aging,
-                          below_replacement=below_replacement, sort_draws=sort_draws, max_life_level4=max_life_level4)
-        self._setup(game, spaces.Box(*_observation_bounds(), dtype=np.float32), illegal_action=illegal_action,
-                    limit=("max_steps", max_steps), render_mode=render_mode)
+        game = FridayGame(
+            level=level,
+            abilities=abilities,
+            aging_life=aging_life,
+            empty_aging=empty_aging,
+            below_replacement=below_replacement,
+            sort_draws=sort_draws,
+            max_life_level4=max_life_level4,
+        )
+        self._setup(
+            game,
+            spaces.Box(*_observation_bounds(), dtype=np.float32),
+            illegal_action=illegal_action,
+            limit=("max_steps", max_steps),
+            render_mode=render_mode,
+        )
         self.reward = reward
         self.max_steps = max_steps
         self._last_score = 0
@@ -239,8 +251,14 @@ class FridayEnv(SinglePlayerEnv):
 
     def _info(self) -> dict[str, Any]:
         state = self._state
-        return {"score": state.score, "life": state.life, "step": state.step, "won": state.won,
-                "decisions": self._steps, "action_mask": self._mask.copy()}
+        return {
+            "score": state.score,
+            "life": state.life,
+            "step": state.step,
+            "won": state.won,
+            "decisions": self._steps,
+            "action_mask": self._mask.copy(),
+        }
 
     def _illegal(self, action: Any, a: int) -> IllegalActionError:
         """The error for an illegal action: it names the action and the legal ones, in words too."""

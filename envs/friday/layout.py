@@ -16,10 +16,46 @@ MAX_SLOTS = 40
 BOTTOM_CAP = 64
 
 # ---- state layout ------------------------------------------------------------------------------
-(LIFE, MAXLIFE, LEVEL, STEPI, PHASE, PENDING, RESULT, OPT_TIMING, OPT_CHARGE, OPT_EMPTY, FIGHT, PFIGHT,
- FREE_ALLOWED, FREE_DRAWN, FREE_ENDED, CHOICE_A, CHOICE_B, PIRATE_A, PIRATE_B, BEATEN, AGING_IN, AB_KIND,
- AB_SRC, AB_LEFT, AB_SIDE, DRAW_DEST, SORT_N, SORT0, SORT1, SORT2, DESTROY_LEFT, DESTROY_LAST, HAZ_NEED,
- TOP_N, TOP0, TOP1, TOP2, BOTTOM_N) = range(38)
+(
+    LIFE,
+    MAXLIFE,
+    LEVEL,
+    STEPI,
+    PHASE,
+    PENDING,
+    RESULT,
+    OPT_TIMING,
+    OPT_CHARGE,
+    OPT_EMPTY,
+    FIGHT,
+    PFIGHT,
+    FREE_ALLOWED,
+    FREE_DRAWN,
+    FREE_ENDED,
+    CHOICE_A,
+    CHOICE_B,
+    PIRATE_A,
+    PIRATE_B,
+    BEATEN,
+    AGING_IN,
+    AB_KIND,
+    AB_SRC,
+    AB_LEFT,
+    AB_SIDE,
+    DRAW_DEST,
+    SORT_N,
+    SORT0,
+    SORT1,
+    SORT2,
+    DESTROY_LEFT,
+    DESTROY_LAST,
+    HAZ_NEED,
+    TOP_N,
+    TOP0,
+    TOP1,
+    TOP2,
+    BOTTOM_N,
+) = range(38)
 MID = 38
 DISC = MID + NUM_TYPES
 HSTACK = DISC + NUM_TYPES
@@ -40,9 +76,18 @@ F_LEFT, F_DESTROYED, F_DOUBLED, F_USED, F_COPIED_STEP = 1, 2, 4, 8, 16
 
 # Phases (the decision asked for); P_OVER once the game has ended.
 P_HAZARD, P_FIGHT, P_TARGET, P_EXTRA, P_EXCHANGE_MORE, P_SORT, P_DESTROY, P_PIRATE, P_OVER, P_SETUP = range(10)
-PHASE_NAMES = ("choose a hazard", "fight", "choose a target", "+2 cards: draw the second?",
-               "2x exchange: exchange again?", "sort the drawn cards", "destroy cards after the loss",
-               "choose the pirate to fight first", "game over", "setup")
+PHASE_NAMES = (
+    "choose a hazard",
+    "fight",
+    "choose a target",
+    "+2 cards: draw the second?",
+    "2x exchange: exchange again?",
+    "sort the drawn cards",
+    "destroy cards after the loss",
+    "choose the pirate to fight first",
+    "game over",
+    "setup",
+)
 
 EXTRA_PHASE_NAMES = {SORT: "sort 3 cards: draw another?", BELOW: "below the pile: draw a free replacement?"}
 """P_EXTRA's name when the ability drawing is not "+2 cards"."""
@@ -90,7 +135,6 @@ OPTION_VALUES = {
     "sort_draws": ("one_at_a_time", "all_at_once"),
 }
 """Every uncertain rule of the spec, default first."""
-
 
 
 @njit(cache=True)

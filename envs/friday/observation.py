@@ -66,8 +66,22 @@ from tablegym.envs.friday.turns import fight_target, fight_total
 #   table slots [MAX_SLOTS x 8]: present, left, value / 4, destroyed, doubled, used,
 #   ability rating / 3, is aging,
 #   sort cards [3 x 38].
-OBS_SIZE = (1 + 4 + 10 + 7 + 2 * NUM_PIRATES + 2 + 2 + NUM_HAZARD_TYPES * 3 + 17 + 5 * NUM_TYPES
-            + 2 * NUM_HAZARD_TYPES + NUM_AGING_TYPES + 8 * MAX_SLOTS + 3 * NUM_TYPES)
+OBS_SIZE = (
+    1
+    + 4
+    + 10
+    + 7
+    + 2 * NUM_PIRATES
+    + 2
+    + 2
+    + NUM_HAZARD_TYPES * 3
+    + 17
+    + 5 * NUM_TYPES
+    + 2 * NUM_HAZARD_TYPES
+    + NUM_AGING_TYPES
+    + 8 * MAX_SLOTS
+    + 3 * NUM_TYPES
+)
 
 
 @njit(cache=True)
@@ -118,7 +132,7 @@ def k_observe(s, out):
     for t in range(NUM_TYPES):
         out[o + t] = s[DISC + t] / 4.0
     o += NUM_TYPES
-    owned = out[o:o + NUM_TYPES]  # the counts written in place (small integers: exact in float32)
+    owned = out[o : o + NUM_TYPES]  # the counts written in place (small integers: exact in float32)
     k_owned(s, owned)
     for t in range(NUM_TYPES):
         owned[t] = owned[t] / 4.0

@@ -36,13 +36,17 @@ def hazard_text(t: int, step: int) -> str:
 
 def state_text(state: FridayState) -> str:
     """Life, step, stacks, pirates, the fight on the table and what is being decided."""
-    lines = [f"life {state.life}  step {state.step_name}  level {state.game.level}  "
-             f"aging cards in the deck {state.aging_entered}  score {state.score}"]
+    lines = [
+        f"life {state.life}  step {state.step_name}  level {state.game.level}  "
+        f"aging cards in the deck {state.aging_entered}  score {state.score}"
+    ]
     a, b = state.pirates
     lines.append(f"pirates: {pirate_text(a)} | {pirate_text(b)}  beaten {state.pirates_beaten}")
     stack, discard = state.zone("stack"), state.zone("discard")
-    lines.append(f"fighting stack {int(stack.sum())}  discard {int(discard.sum())}  "
-                 f"hazards left {int(state.zone('hazards').sum())}  hazard discard {int(state.zone('hazard_discard').sum())}")
+    lines.append(
+        f"fighting stack {int(stack.sum())}  discard {int(discard.sum())}  "
+        f"hazards left {int(state.zone('hazards').sum())}  hazard discard {int(state.zone('hazard_discard').sum())}"
+    )
     choice = [t for t in state.hazard_choice if t >= 0]
     if choice:
         lines.append("drawn hazards: " + " | ".join(hazard_text(t, state.step) for t in choice))
@@ -57,8 +61,10 @@ def state_text(state: FridayState) -> str:
         else:
             lines.append(f"total {total} vs {target}")
         for slot, card, flags in state.table:
-            lines.append(f"  [{slot:2d}] {'left ' if 'L' in flags else 'right'} {card_name(card)}"
-                         + (f"  ({flags.replace('L', '')})" if flags.replace("L", "") else ""))
+            lines.append(
+                f"  [{slot:2d}] {'left ' if 'L' in flags else 'right'} {card_name(card)}"
+                + (f"  ({flags.replace('L', '')})" if flags.replace("L", "") else "")
+            )
     if state.is_terminal():
         lines.append(f"game over: {'WON' if state.won else 'LOST'}, score {state.score}")
     else:
@@ -120,11 +126,20 @@ def _label(text: str, scale: int) -> np.ndarray:
     return np.kron(row, np.ones((scale, scale), dtype=bool)).astype(bool)
 
 
-def _card(img: np.ndarray, y: int, x: int, face: np.ndarray, text: str, *, corner: str = "",
-          frame: np.ndarray | None = None, crossed: np.ndarray | None = None) -> None:
+def _card(
+    img: np.ndarray,
+    y: int,
+    x: int,
+    face: np.ndarray,
+    text: str,
+    *,
+    corner: str = "",
+    frame: np.ndarray | None = None,
+    crossed: np.ndarray | None = None,
+) -> None:
     """A card at (y, x): ``face`` colour, ``text`` in the middle, ``corner`` small at the top left,
     a 3-pixel ``frame`` and a ``crossed`` diagonal cross in the given colours."""
-    card = img[y:y + CARD_H, x:x + CARD_W]
+    card = img[y : y + CARD_H, x : x + CARD_W]
     card[:] = INK
     card[1:-1, 1:-1] = face
     if frame is not None:
@@ -145,8 +160,7 @@ def _card(img: np.ndarray, y: int, x: int, face: np.ndarray, text: str, *, corne
 
 def _hazard_card(img: np.ndarray, y: int, x: int, t: int, step: int, *, frame: np.ndarray | None = None) -> None:
     group = CARDS[t].group
-    _card(img, y, x, HAZARD_COLOUR, str(int(GROUP_VALUES[group][min(step, 2)])), corner=str(int(GROUP_FREE[group])),
-          frame=frame)
+    _card(img, y, x, HAZARD_COLOUR, str(int(GROUP_VALUES[group][min(step, 2)])), corner=str(int(GROUP_FREE[group])), frame=frame)
 
 
 def _pirate_card(img: np.ndarray, y: int, x: int, p: int, *, beaten: bool, fought: bool) -> None:
@@ -156,15 +170,23 @@ def _pirate_card(img: np.ndarray, y: int, x: int, p: int, *, beaten: bool, fough
     pirate = PIRATES[p]
     hazard = "?" if pirate.hazard < 0 else str(pirate.hazard)
     free = "?" if pirate.free < 0 else str(pirate.free)
-    _card(img, y, x, PIRATE_COLOUR, hazard, corner=free, frame=FOUGHT_COLOUR if fought else None,
-          crossed=LEFT_COLOUR if beaten else None)
+    _card(
+        img,
+        y,
+        x,
+        PIRATE_COLOUR,
+        hazard,
+        corner=free,
+        frame=FOUGHT_COLOUR if fought else None,
+        crossed=LEFT_COLOUR if beaten else None,
+    )
 
 
 def _table_row(img: np.ndarray, y0: int, cards: list[tuple[int, str]], side_colour: np.ndarray) -> None:
     """One side of the table (``(card, flags)`` in slot order) in a ``TABLE_ROWS`` x ``TABLE_COLUMNS`` grid."""
-    img[y0 + GAP:y0 + ROW_H - GAP, 2:SIDE_W - 2] = side_colour
+    img[y0 + GAP : y0 + ROW_H - GAP, 2 : SIDE_W - 2] = side_colour
     room = TABLE_ROWS * TABLE_COLUMNS
-    shown = cards if len(cards) <= room else cards[:room - 1]
+    shown = cards if len(cards) <= room else cards[: room - 1]
     for k, (card, flags) in enumerate(shown):
         r, c = divmod(k, TABLE_COLUMNS)
         y, x = y0 + GAP + r * (CARD_H + GAP), SIDE_W + GAP + c * (CARD_W + GAP)
@@ -172,12 +194,18 @@ def _table_row(img: np.ndarray, y0: int, cards: list[tuple[int, str]], side_colo
             _card(img, y, x, BACK_COLOUR, "", crossed=BACK_CROSS)
             continue
         face = KIND_COLOURS[CARDS[card].kind]
-        _card(img, y, x, face, str(CARDS[card].value), frame=DOUBLED_COLOUR if "2" in flags else None,
-              corner="+" if "u" in flags else "")
+        _card(
+            img,
+            y,
+            x,
+            face,
+            str(CARDS[card].value),
+            frame=DOUBLED_COLOUR if "2" in flags else None,
+            corner="+" if "u" in flags else "",
+        )
     if len(shown) < len(cards):
         r, c = divmod(room - 1, TABLE_COLUMNS)
-        _card(img, y0 + GAP + r * (CARD_H + GAP), SIDE_W + GAP + c * (CARD_W + GAP), TABLE_COLOUR,
-              f"+{len(cards) - len(shown)}")
+        _card(img, y0 + GAP + r * (CARD_H + GAP), SIDE_W + GAP + c * (CARD_W + GAP), TABLE_COLOUR, f"+{len(cards) - len(shown)}")
 
 
 def state_image(state: FridayState) -> np.ndarray:
@@ -198,7 +226,7 @@ def state_image(state: FridayState) -> np.ndarray:
     img[:STATUS_H] = STATUS_COLOURS[(1 if state.won else 2) if over else 0]
     for i in range(MAX_LIFE):
         x = GAP + i * LIFE_SEGMENT_W
-        img[GAP + 4:STATUS_H - GAP - 4, x:x + LIFE_SEGMENT_W - 2] = LIFE_COLOUR if i < state.life else LIFE_EMPTY
+        img[GAP + 4 : STATUS_H - GAP - 4, x : x + LIFE_SEGMENT_W - 2] = LIFE_COLOUR if i < state.life else LIFE_EMPTY
     life = _label(str(state.life), 3)
     _stamp(img, life, STATUS_H // 2, GAP + MAX_LIFE * LIFE_SEGMENT_W + 4 + life.shape[1] // 2, INK)
     square = STATUS_H - 2 * GAP
@@ -206,10 +234,10 @@ def state_image(state: FridayState) -> np.ndarray:
         x = IMAGE_W - (4 - k) * (square + GAP)
         y = GAP
         if k == state.step:
-            img[y:y + square, x:x + square] = INK
-            img[y + 3:y + square - 3, x + 3:x + square - 3] = colour
+            img[y : y + square, x : x + square] = INK
+            img[y + 3 : y + square - 3, x + 3 : x + square - 3] = colour
         else:
-            img[y + 6:y + square - 6, x + 6:x + square - 6] = colour
+            img[y + 6 : y + square - 6, x + 6 : x + square - 6] = colour
     # fight strip
     y = STATUS_H + GAP
     x = SIDE_W + GAP

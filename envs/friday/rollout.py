@@ -295,8 +295,9 @@ def _fight_choice(s, moves, n, owned):
             has_paid = True
         elif a == CONCEDE:
             has_concede = True
-        elif USE_BASE <= a < TARGET_BASE and (ABILITY[s[SLOT_CARD + a - USE_BASE]] == LIFE1
-                                              or ABILITY[s[SLOT_CARD + a - USE_BASE]] == LIFE2):
+        elif USE_BASE <= a < TARGET_BASE and (
+            ABILITY[s[SLOT_CARD + a - USE_BASE]] == LIFE1 or ABILITY[s[SLOT_CARD + a - USE_BASE]] == LIFE2
+        ):
             return a  # free life first
     total = fight_total(s)
     target = fight_target(s)
@@ -313,8 +314,7 @@ def _fight_choice(s, moves, n, owned):
             ability = ABILITY[s[SLOT_CARD + a - USE_BASE]]
             if (ability == CARD1 or ability == CARD2) and safe or ability == SORT:
                 return a
-            if negative and (ability == DESTROY or (ability == EXCHANGE1 or ability == EXCHANGE2) and safe
-                             or ability == BELOW):
+            if negative and (ability == DESTROY or (ability == EXCHANGE1 or ability == EXCHANGE2) and safe or ability == BELOW):
                 return a
             if positive and ability == DOUBLE:
                 return a

@@ -168,14 +168,32 @@ def _friday_state(game: FridayGame, state: np.ndarray) -> FridayState:
     return FridayState(game, state)
 
 
-def scenario(*, level: int = 1, life: int | None = None, step: int | None = None, hazard: int | None = None,
-             pirate: int | None = None, pirates: tuple[int, int] | None = None, beaten: bool = False,
-             table: Sequence[TableCard] = (), free_drawn: int | None = None, free_ended: bool | None = None,
-             stack: Pile = (), top: Sequence[int] = (), bottom: Sequence[int] = (), discard: Pile = (),
-             aging: Pile | None = None, hazards: Pile | None = None, hazard_discard: Pile = (),
-             abilities: str = "any_time", aging_life: str = "at_resolution", empty_aging: str = "lose",
-             below_replacement: str = "optional", sort_draws: str = "one_at_a_time",
-             max_life_level4: int = 22) -> FridayState:
+def scenario(
+    *,
+    level: int = 1,
+    life: int | None = None,
+    step: int | None = None,
+    hazard: int | None = None,
+    pirate: int | None = None,
+    pirates: tuple[int, int] | None = None,
+    beaten: bool = False,
+    table: Sequence[TableCard] = (),
+    free_drawn: int | None = None,
+    free_ended: bool | None = None,
+    stack: Pile = (),
+    top: Sequence[int] = (),
+    bottom: Sequence[int] = (),
+    discard: Pile = (),
+    aging: Pile | None = None,
+    hazards: Pile | None = None,
+    hazard_discard: Pile = (),
+    abilities: str = "any_time",
+    aging_life: str = "at_resolution",
+    empty_aging: str = "lose",
+    below_replacement: str = "optional",
+    sort_draws: str = "one_at_a_time",
+    max_life_level4: int = 22,
+) -> FridayState:
     """Build a Friday position in the middle of a fight (or at the start of a turn) from its cards.
 
     - ``hazard``: the hazard type (0-23) being fought at ``step`` 0-2 (green/yellow/red); or
@@ -208,8 +226,15 @@ def scenario(*, level: int = 1, life: int | None = None, step: int | None = None
     >>> paid.life, paid.chance_outcomes()
     (11, [(25, 1.0)])
     """
-    game = FridayGame(level=level, abilities=abilities, aging_life=aging_life, empty_aging=empty_aging,
-                      below_replacement=below_replacement, sort_draws=sort_draws, max_life_level4=max_life_level4)
+    game = FridayGame(
+        level=level,
+        abilities=abilities,
+        aging_life=aging_life,
+        empty_aging=empty_aging,
+        below_replacement=below_replacement,
+        sort_draws=sort_draws,
+        max_life_level4=max_life_level4,
+    )
     total = card_total(level)
     max_life = max_life_level4 if level == 4 else 22
     life = (18 if level == 4 else 20) if life is None else life
@@ -223,8 +248,11 @@ def scenario(*, level: int = 1, life: int | None = None, step: int | None = None
         raise ScenarioError(f"pirate {pirate!r} is not a pirate id 0-{NUM_PIRATES - 1}")
     if pirates is None:
         pirates = (0, 1) if pirate is None else (pirate, 0 if pirate != 0 else 1)
-    if (len(pirates) != 2 or pirates[0] == pirates[1]
-            or any(not isinstance(p, (int, np.integer)) or not 0 <= p < NUM_PIRATES for p in pirates)):
+    if (
+        len(pirates) != 2
+        or pirates[0] == pirates[1]
+        or any(not isinstance(p, (int, np.integer)) or not 0 <= p < NUM_PIRATES for p in pirates)
+    ):
         raise ScenarioError(f"pirates {pirates!r} must be two different pirate ids 0-{NUM_PIRATES - 1}")
     if pirate is not None and pirate not in pirates:
         raise ScenarioError(f"pirate {pirate!r} is not one of the revealed pirates {pirates!r}")
@@ -289,17 +317,17 @@ def scenario(*, level: int = 1, life: int | None = None, step: int | None = None
     s[PIRATE_A], s[PIRATE_B] = pirates
     for p in range(NUM_PIRATES):
         s[PIRATE_POOL + p] = 0 if p in pirates else 1
-    s[MID:MID + NUM_TYPES] = mid
-    s[DISC:DISC + NUM_TYPES] = disc
-    s[HSTACK:HSTACK + NUM_HAZARD_TYPES] = hstack[:NUM_HAZARD_TYPES]
-    s[HDISC:HDISC + NUM_HAZARD_TYPES] = hdisc[:NUM_HAZARD_TYPES]
-    s[AGING_STACK:AGING_STACK + NUM_AGING_TYPES] = astack[FIRST_AGING:]
+    s[MID : MID + NUM_TYPES] = mid
+    s[DISC : DISC + NUM_TYPES] = disc
+    s[HSTACK : HSTACK + NUM_HAZARD_TYPES] = hstack[:NUM_HAZARD_TYPES]
+    s[HDISC : HDISC + NUM_HAZARD_TYPES] = hdisc[:NUM_HAZARD_TYPES]
+    s[AGING_STACK : AGING_STACK + NUM_AGING_TYPES] = astack[FIRST_AGING:]
     s[AGING_IN] = int(total[FIRST_AGING:].sum() - astack[FIRST_AGING:].sum())
     s[TOP_N] = len(top_cards)
-    s[TOP0:TOP0 + len(top_cards)] = top_cards
+    s[TOP0 : TOP0 + len(top_cards)] = top_cards
     s[BOTTOM_N] = len(bottom_cards)
-    s[BOTTOM:BOTTOM + len(bottom_cards)] = bottom_cards
-    s[SLOT_CARD:SLOT_CARD + MAX_SLOTS] = -1
+    s[BOTTOM : BOTTOM + len(bottom_cards)] = bottom_cards
+    s[SLOT_CARD : SLOT_CARD + MAX_SLOTS] = -1
     for i, (card, bits) in enumerate(rows):
         s[SLOT_CARD + i] = card
         s[SLOT_FLAG + i] = bits
@@ -337,4 +365,3 @@ def scenario(*, level: int = 1, life: int | None = None, step: int | None = None
     s[FREE_ENDED] = int(bool(free_ended))
     s[PHASE] = P_FIGHT
     return _friday_state(game, state)
-

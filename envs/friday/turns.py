@@ -121,6 +121,7 @@ from tablegym.envs.friday.layout import (
 
 # ---- small helpers ------------------------------------------------------------------------------
 
+
 @njit(cache=True)
 def _total(s, base, n):
     t = 0
@@ -258,6 +259,7 @@ def fight_total(s):
 
 # ---- setting up and moving between turns --------------------------------------------------------
 
+
 @njit(cache=True)
 def k_new(level, opt_timing, opt_charge, opt_empty, opt_below, opt_sort, max_life_level4):
     """The (common, int64) state before the setup draws (pirate reveals, and the level 2+ aging card)."""
@@ -353,6 +355,7 @@ def _next_turn(s):
 
 
 # ---- drawing fighting cards --------------------------------------------------------------------
+
 
 @njit(cache=True)
 def _place(s, card, dest):
@@ -451,6 +454,7 @@ def _aging_types_open(s):
 
 
 # ---- chance nodes ----------------------------------------------------------------------------------
+
 
 @njit(cache=True)
 def _by_count(s, base, kinds, ids, probs):

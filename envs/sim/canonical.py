@@ -99,16 +99,16 @@ def canonical_code(n, s, base, perm):
     """
     work = np.empty(9 * MAX_N, dtype=np.int64)
     cls = work[0:MAX_N]
-    vals = work[MAX_N:2 * MAX_N]
-    cmask = work[2 * MAX_N:3 * MAX_N]  # class -> bitmask of its points
-    pos_cls = work[3 * MAX_N:4 * MAX_N]  # new label -> class that owns it
-    best = work[4 * MAX_N:5 * MAX_N]  # best digits per level (level L places label n-1-L)
-    chosen = work[5 * MAX_N:6 * MAX_N]  # old point placed at each level
-    rem = work[6 * MAX_N:7 * MAX_N]  # candidates not yet tried at each level
-    tried = work[7 * MAX_N:8 * MAX_N]  # candidates tried at each level (for the twin test)
-    srt = work[8 * MAX_N:9 * MAX_N]
-    m1 = s[base:base + n]
-    m2 = s[base + n:base + 2 * n]
+    vals = work[MAX_N : 2 * MAX_N]
+    cmask = work[2 * MAX_N : 3 * MAX_N]  # class -> bitmask of its points
+    pos_cls = work[3 * MAX_N : 4 * MAX_N]  # new label -> class that owns it
+    best = work[4 * MAX_N : 5 * MAX_N]  # best digits per level (level L places label n-1-L)
+    chosen = work[5 * MAX_N : 6 * MAX_N]  # old point placed at each level
+    rem = work[6 * MAX_N : 7 * MAX_N]  # candidates not yet tried at each level
+    tried = work[7 * MAX_N : 8 * MAX_N]  # candidates tried at each level (for the twin test)
+    srt = work[8 * MAX_N : 9 * MAX_N]
+    m1 = s[base : base + n]
+    m2 = s[base + n : base + 2 * n]
 
     # 1. invariant classes, refined until stable
     for v in range(n):

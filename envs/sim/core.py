@@ -239,7 +239,7 @@ class SimState(KernelState):
     @property
     def colours(self) -> np.ndarray:
         """Colour per edge (int8): 0 uncoloured, 1 player 0, 2 player 1."""
-        return self._s[HDR:HDR + self.game.num_edges].astype(np.int8)
+        return self._s[HDR : HDR + self.game.num_edges].astype(np.int8)
 
     @property
     def ply(self) -> int:
@@ -254,7 +254,7 @@ class SimState(KernelState):
     def history(self) -> list[int]:
         """The edges coloured so far, in order."""
         ne = self.game.num_edges
-        return self._s[HDR + ne:HDR + ne + self.ply].tolist()
+        return self._s[HDR + ne : HDR + ne + self.ply].tolist()
 
     def losing_triangle(self) -> tuple[int, int, int] | None:
         """The points of the triangle that ended the game, if one did."""

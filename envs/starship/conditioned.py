@@ -65,16 +65,25 @@ def _points(kind: int, variant: int, facing: int) -> int:
     return h * w
 
 
-_BRUSH_POINTS = [(_points(*b) if b.kind == THRUSTER else 0, _points(*b) if b.kind == WEAPON else 0,
-                  _points(*b) if b.kind == WEAPON and b.facing == FORWARD else 0) for b in BRUSHES]
+_BRUSH_POINTS = [
+    (
+        _points(*b) if b.kind == THRUSTER else 0,
+        _points(*b) if b.kind == WEAPON else 0,
+        _points(*b) if b.kind == WEAPON and b.facing == FORWARD else 0,
+    )
+    for b in BRUSHES
+]
 """(thrust, weapon, forward weapon) points each brush places (``caps``)."""
 
 
 def measures(ship: Ship, forward_firepower: float) -> dict[str, float]:
     """The ship's value of each target (``forward_firepower``: the quality term's raw measure)."""
     kinds, area = ship.parts[:, KIND], ship.parts[:, PH].astype(np.int64) * ship.parts[:, PW]
-    return {"thrust_points": float(area[kinds == THRUSTER].sum()), "weapon_points": float(area[kinds == WEAPON].sum()),
-            "forward_firepower": float(forward_firepower)}
+    return {
+        "thrust_points": float(area[kinds == THRUSTER].sum()),
+        "weapon_points": float(area[kinds == WEAPON].sum()),
+        "forward_firepower": float(forward_firepower),
+    }
 
 
 def asked_targets(options: dict[str, Any] | None) -> dict[str, float]:
@@ -82,8 +91,7 @@ def asked_targets(options: dict[str, Any] | None) -> dict[str, float]:
     env's), checked: a dict of target name -> number within its range (``TARGETS``)."""
     given = (options or {}).get("targets", {})
     if not isinstance(given, Mapping):
-        raise ValueError(f"options['targets'] must be a dict of target -> number (targets {list(TARGETS)}), "
-                         f"got {given!r}")
+        raise ValueError(f"options['targets'] must be a dict of target -> number (targets {list(TARGETS)}), got {given!r}")
     unknown = set(given) - set(TARGETS)
     if unknown:
         raise ValueError(f"unknown targets {sorted(map(str, unknown))}: the targets are {list(TARGETS)}")
@@ -118,11 +126,13 @@ class TargetStarshipEnv(gymnasium.Env[dict, Any]):
         if self.caps and self.env.masks == "none":
             raise ValueError("caps=True needs action masks (masks='repairable', 'build' or 'safe')")
         self.action_space = self.env.action_space
-        self.observation_space = spaces.Dict({
-            "grid": self.env.observation_space,
-            "targets": spaces.Box(0.0, 1.0, (len(TARGETS),), np.float32),
-            "deficits": spaces.Box(-1.0, 1.0, (len(TARGETS),), np.float32),
-        })
+        self.observation_space = spaces.Dict(
+            {
+                "grid": self.env.observation_space,
+                "targets": spaces.Box(0.0, 1.0, (len(TARGETS),), np.float32),
+                "deficits": spaces.Box(-1.0, 1.0, (len(TARGETS),), np.float32),
+            }
+        )
         self.render_mode = self.env.render_mode
         self.targets = {k: float(lo) for k, (lo, _) in TARGETS.items()}
         self._phi = 0.0

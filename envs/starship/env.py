@@ -58,7 +58,8 @@ class Brush(NamedTuple):
 
 BRUSHES: tuple[Brush, ...] = (
     *(Brush(k) for k in (EMPTY, CORRIDOR, ARMOR, DOOR, COCKPIT, REACTOR, AMMO, POWER, QUARTERS)),
-    Brush(BUNK, 0), Brush(BUNK, 1),
+    Brush(BUNK, 0),
+    Brush(BUNK, 1),
     *(Brush(THRUSTER, v, f) for v in range(NUM_VARIANTS[THRUSTER]) for f in range(4)),
     *(Brush(WEAPON, v, f) for v in range(NUM_VARIANTS[WEAPON]) for f in range(4)),
 )
@@ -190,7 +191,7 @@ def seal_mask(tiles, part, parts, y, x, out):
             out[b] = known[h, w] = border_reached(dist, y, x, h, w)
             continue
         trial = tiles.copy()
-        trial[y:y + h, x:x + w] = kind
+        trial[y : y + h, x : x + w] = kind
         footprint = np.array([y, x, h, w], np.int64)
         out[b] = all_reached(trial, parts, footprint, scratch, qy, qx)
         known[h, w] = out[b]
@@ -457,8 +458,17 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
             self._mask[first + _EMPTY_BRUSH] = self.masks == "repairable"
             return
         # the keep / move actions stay allowed
-        brush_mask(self._ship.tiles, self._ship.part, self._ship.parts, self._cursor[0], self._cursor[1], has_cockpit,
-                   has_reactor, self.masks != "repairable", self._mask[first:])
+        brush_mask(
+            self._ship.tiles,
+            self._ship.part,
+            self._ship.parts,
+            self._cursor[0],
+            self._cursor[1],
+            has_cockpit,
+            has_reactor,
+            self.masks != "repairable",
+            self._mask[first:],
+        )
         if self.masks == "safe":
             seal_mask(self._ship.tiles, self._ship.part, self._ship.parts, self._cursor[0], self._cursor[1], self._mask[first:])
 
@@ -472,7 +482,9 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
         ship = self.pipeline.new_ship()
         ship.tiles[:] = rng.choice(np.array([EMPTY, CORRIDOR, ARMOR], np.int8), size=(H, W), p=[0.35, 0.5, 0.15])
         for _ in range(H * W // 32):
-            apply_edit(ship, BRUSHES[int(rng.integers(FIRST_BRUSH_PART, NUM_BRUSHES))], int(rng.integers(H)), int(rng.integers(W)))
+            apply_edit(
+                ship, BRUSHES[int(rng.integers(FIRST_BRUSH_PART, NUM_BRUSHES))], int(rng.integers(H)), int(rng.integers(W))
+            )
         return ship
 
     def _observation(self) -> np.ndarray:
@@ -517,12 +529,18 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
         if self.representation == "wide":
             try:
                 a = np.asarray(action)
-                ok = a.shape == (3,) and np.issubdtype(a.dtype, np.integer) and bool((a >= 0).all() and (a < self.action_space.nvec).all())
+                ok = (
+                    a.shape == (3,)
+                    and np.issubdtype(a.dtype, np.integer)
+                    and bool((a >= 0).all() and (a < self.action_space.nvec).all())
+                )
             except (TypeError, ValueError):
                 ok = False
             if not ok:
-                raise ValueError(f"illegal action {action!r}: a wide action is (y, x, brush) with 0 <= y < {H}, "
-                                 f"0 <= x < {W} and 0 <= brush < {NUM_BRUSHES}")
+                raise ValueError(
+                    f"illegal action {action!r}: a wide action is (y, x, brush) with 0 <= y < {H}, "
+                    f"0 <= x < {W} and 0 <= brush < {NUM_BRUSHES}"
+                )
             return -1, int(a[2]), int(a[0]), int(a[1])
         n = int(self.action_space.n)
         a = as_action(action)
@@ -581,4 +599,3 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
     def __repr__(self) -> str:
         H, W = self.pipeline.size
         return f"<{type(self).__name__} {self.representation} {H}x{W} start={self.start!r}>"
-

@@ -71,7 +71,9 @@ class _Mounts(Stage):
         self.size_weights()
         self.direction_weights()
 
-    def order(self, ship: Ship, ys: np.ndarray, xs: np.ndarray, h: int, w: int, facing: int, rng: np.random.Generator) -> np.ndarray:
+    def order(
+        self, ship: Ship, ys: np.ndarray, xs: np.ndarray, h: int, w: int, facing: int, rng: np.random.Generator
+    ) -> np.ndarray:
         raise NotImplementedError
 
     def place(self, ship: Ship, variant: int, facing: int, rays: np.ndarray, rng: np.random.Generator, detour: int) -> bool:
@@ -134,7 +136,9 @@ class Thrusters(_Mounts):
     def size_weights(self) -> np.ndarray:
         return self._weights("small_weight", "medium_weight", "big_weight")
 
-    def order(self, ship: Ship, ys: np.ndarray, xs: np.ndarray, h: int, w: int, facing: int, rng: np.random.Generator) -> np.ndarray:
+    def order(
+        self, ship: Ship, ys: np.ndarray, xs: np.ndarray, h: int, w: int, facing: int, rng: np.random.Generator
+    ) -> np.ndarray:
         return rng.permutation(len(ys))
 
     def finish(self, ship: Ship, rays: np.ndarray, rng: np.random.Generator, detour: int) -> None:
@@ -172,7 +176,9 @@ class Weapons(_Mounts):
     def size_weights(self) -> np.ndarray:
         return self._weights("small_weight", "large_weight")
 
-    def order(self, ship: Ship, ys: np.ndarray, xs: np.ndarray, h: int, w: int, facing: int, rng: np.random.Generator) -> np.ndarray:
+    def order(
+        self, ship: Ship, ys: np.ndarray, xs: np.ndarray, h: int, w: int, facing: int, rng: np.random.Generator
+    ) -> np.ndarray:
         cy, cx = centre_of_mass(ship)
         reach = (ys + (h - 1) / 2.0 - cy) * DY[facing] + (xs + (w - 1) / 2.0 - cx) * DX[facing]
         return best_first(reach, rng)

@@ -40,7 +40,7 @@ from numba import njit
 from tablegym.envs.starship import kernels as K
 from tablegym.envs.starship.ship import EMPTY
 
-_INF = np.int32(2 ** 31 - 1)
+_INF = np.int32(2**31 - 1)
 _RING_Y = np.array([-1, -1, -1, 0, 1, 1, 1, 0], np.int64)
 _RING_X = np.array([-1, 0, 1, 1, 1, 0, -1, -1], np.int64)
 """The 8 tiles around a tile in a cycle, each next to the one before it (the odd ones are its 4-neighbours)."""
@@ -136,8 +136,13 @@ def hull_filled(tiles, keys, y, x, queue):
         cy, cx = i // W, i % W
         for d in range(4):
             ny, nx = cy + K._DY[d], cx + K._DX[d]
-            if 0 <= ny < H and 0 <= nx < W and (keys[ny, nx] >> 1) & low == mine and keys[ny, nx] != _INF \
-                    and (ny != y or nx != x):
+            if (
+                0 <= ny < H
+                and 0 <= nx < W
+                and (keys[ny, nx] >> 1) & low == mine
+                and keys[ny, nx] != _INF
+                and (ny != y or nx != x)
+            ):
                 keys[ny, nx] = _INF  # (so it is queued once)
                 queue[tail] = ny * W + nx
                 tail += 1

@@ -347,7 +347,7 @@ def key_shift(H, W):
 @njit(cache=True)
 def keys_fit_int32(H, W):
     """Whether every hull key of an H x W grid fits in int32 (square grids up to 724 x 724)."""
-    return (H + W + 1) << (key_shift(H, W) + 1) < 2 ** 31
+    return (H + W + 1) << (key_shift(H, W) + 1) < 2**31
 
 
 @njit(cache=True)

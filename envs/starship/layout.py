@@ -127,74 +127,72 @@ DESCRIPTIONS: dict[str, str] = {
     "armor_fraction": "armor tiles / ship tiles: a ship is mostly armor where no path runs (stages 5, 6, 9, 13)",
     "walkable_fraction": "corridor and door tiles / ship tiles: how much floor the ship has",
     "open_corridor": "corridor tiles that no crew path needs (armoring one alone passes the placement check) / "
-                     "corridor tiles; stage 13 armors every such tile, so a staged ship has (nearly) none",
+    "corridor tiles; stage 13 armors every such tile, so a staged ship has (nearly) none",
     "cockpit_depth": "hull distance of the cockpit's least protected tile / the ship's largest hull distance: "
-                     "stage 3 puts it farthest from the perimeter",
+    "stage 3 puts it farthest from the perimeter",
     "cockpit_wrap": "tiles of the cockpit's ring (the 12 around its 2 x 2, off-grid ones open) that are armor, a part "
-                    "or a walkable tile a crew path needs: stage 5 armors every other ring tile",
+    "or a walkable tile a crew path needs: stage 5 armors every other ring tile",
     "cockpit_ring_armor": "tiles of the cockpit's ring that are armor / 12",
     "reactor_offset": "reactor centre to the ship's centre of mass / the ship's radius about it: stage 4 puts it "
-                      "closest to the centre of mass (0 best)",
+    "closest to the centre of mass (0 best)",
     "reactor_wrap": "as cockpit_wrap, around the reactor (stage 6)",
     "reactor_ring_armor": "tiles of the reactor's ring that are armor / 12",
     "thruster_points": "thruster points (small 1, medium 2, big 4): stage 7 spends 35..45",
     "backward_thrust": "backward thruster points / thruster points: stage 7 draws 5/8 of its directions backwards",
     "thrusters_outward": "thrusters whose exhaust side has a clear ray out of the grid / thrusters: stage 7 places "
-                         "only such thrusters, on the perimeter facing out",
+    "only such thrusters, on the perimeter facing out",
     "weapon_points": "weapon points (small 1, large 4)",
     "forward_weapons": "forward weapon points / weapon points: stage 8 favours forward",
     "weapons_outward": "weapons with a clear line of fire (clear ray out of the grid) / weapons: stage 8",
     "weapon_reach": "mean over weapons of the footprint centre's distance from the centre of mass along the "
-                    "weapon's facing / the ship's farthest tile along it: stage 8 takes the location farthest "
-                    "from the centre in the facing direction (1: at the edge, below 0: on the far side)",
+    "weapon's facing / the ship's farthest tile along it: stage 8 takes the location farthest "
+    "from the centre in the facing direction (1: at the edge, below 0: on the far side)",
     "hull_armor": "perimeter tiles (an empty tile or the grid's edge among their 8 neighbours) that are not parts: "
-                  "armor / all; stage 9 armors the perimeter wherever no path needs it",
-    "mount_hull_armor": "as hull_armor, for the perimeter tiles 8-next to a thruster or weapon: the exterior armor "
-                        "around them",
+    "armor / all; stage 9 armors the perimeter wherever no path needs it",
+    "mount_hull_armor": "as hull_armor, for the perimeter tiles 8-next to a thruster or weapon: the exterior armor around them",
     "open_hull": "walkable perimeter tiles that no crew path needs (stage 9 would have armored them)",
     "ammo_count": "ammo supplies: stage 10 places 2..3",
     "weapons_served": "weapons near (gap <= 3) an ammo supply / weapons: stage 10 places each supply near as many "
-                      "unserved weapons as it can",
+    "unserved weapons as it can",
     "ammo_used": "ammo supplies near a weapon / ammo supplies",
     "power_count": "power storages: stage 11 places 1..2",
     "power_used": "power storages near a thruster or an ammo supply / power storages (stage 11)",
     "quarters_count": "crew quarters (stage 12)",
     "bunk_count": "bunk rooms (stage 12)",
-    "crew_aligned": "mean over crew rooms of their sides lying flush against armor or parts / 4: stage 12 prefers "
-                    "aligned edges",
+    "crew_aligned": "mean over crew rooms of their sides lying flush against armor or parts / 4: stage 12 prefers aligned edges",
     "door_count": "doors (stage 14)",
     "doors_justified": "doors between two opposite walkable tiles whose walking path round the door is longer than "
-                       "10 steps / doors: stage 14 adds a door only there",
+    "10 steps / doors: stage 14 adds a door only there",
     "missing_doors": "armor tiles between two opposite walkable tiles whose way round is longer than 10 steps: "
-                     "stage 14 makes each a door",
+    "stage 14 makes each a door",
 }
 """Each statistic and why it measures its property (the stage it reads)."""
 STATISTICS: tuple[str, ...] = tuple(DESCRIPTIONS)
 
 RULE_DESCRIPTIONS: dict[str, str] = {
     "valid": "the spec's four validity rules hold (quality.validate)",
-    "cockpit_wrapped": "\"cockpit wrapped in armour except where a crew path passes\": every tile of its ring is armor, "
-                       "a part or a walkable tile a path needs (cockpit_wrap = 1)",
+    "cockpit_wrapped": '"cockpit wrapped in armour except where a crew path passes": every tile of its ring is armor, '
+    "a part or a walkable tile a path needs (cockpit_wrap = 1)",
     "reactor_wrapped": "the same around the reactor (reactor_wrap = 1)",
-    "thrusters_outward": "\"thrusters on the perimeter facing outwards\": every thruster's exhaust leaves the hull, "
-                         "and there is one (thrusters_outward = 1, thruster_points > 0)",
-    "thruster_budget": "\"35..45 points of thrusters\" (thruster_points in 35..45)",
-    "weapons_outward": "\"weapons on the perimeter facing outwards ... so its line of fire is clear\": every weapon has "
-                       "a clear line of fire, and there is one (weapons_outward = 1, weapon_points > 0)",
-    "weapons_farthest": "\"a weapon takes the location farthest from the ship's centre in the direction it faces\": "
-                        "every weapon lies beyond the centre of mass in its facing direction (each reach > 0), and "
-                        "there is one",
-    "hull_armored": "\"one layer of armor on the perimeter wherever it passes the contiguity check\": no perimeter "
-                    "walkable tile that a path does not need (open_hull = 0)",
-    "ammo_near_weapons": "\"ammo supplies (2..3) placed near as many weapons as possible\": 2..3 of them and at least "
-                         "one weapon near one (ammo_count in 2..3, weapons_served > 0)",
-    "power_near_mounts": "\"power storage (1..2) near thrusters and ammo supplies\": 1..2 of them, each near a thruster "
-                         "or an ammo supply (power_count in 1..2, power_used = 1)",
-    "crew_rooms": "\"crew quarters and bunk rooms\": at least one of each",
-    "corridors_needed": "\"every remaining corridor tile becomes armor if that passes the contiguity check\": no "
-                        "corridor tile that a path does not need (open_corridor = 0)",
-    "doors_justified": "\"a door is added in a wall where the walking path from one side to the other is longer than "
-                       "10 tiles\": every door is such a one (doors_justified = 1)",
+    "thrusters_outward": '"thrusters on the perimeter facing outwards": every thruster\'s exhaust leaves the hull, '
+    "and there is one (thrusters_outward = 1, thruster_points > 0)",
+    "thruster_budget": '"35..45 points of thrusters" (thruster_points in 35..45)',
+    "weapons_outward": '"weapons on the perimeter facing outwards ... so its line of fire is clear": every weapon has '
+    "a clear line of fire, and there is one (weapons_outward = 1, weapon_points > 0)",
+    "weapons_farthest": '"a weapon takes the location farthest from the ship\'s centre in the direction it faces": '
+    "every weapon lies beyond the centre of mass in its facing direction (each reach > 0), and "
+    "there is one",
+    "hull_armored": '"one layer of armor on the perimeter wherever it passes the contiguity check": no perimeter '
+    "walkable tile that a path does not need (open_hull = 0)",
+    "ammo_near_weapons": '"ammo supplies (2..3) placed near as many weapons as possible": 2..3 of them and at least '
+    "one weapon near one (ammo_count in 2..3, weapons_served > 0)",
+    "power_near_mounts": '"power storage (1..2) near thrusters and ammo supplies": 1..2 of them, each near a thruster '
+    "or an ammo supply (power_count in 1..2, power_used = 1)",
+    "crew_rooms": '"crew quarters and bunk rooms": at least one of each',
+    "corridors_needed": '"every remaining corridor tile becomes armor if that passes the contiguity check": no '
+    "corridor tile that a path does not need (open_corridor = 0)",
+    "doors_justified": '"a door is added in a wall where the walking path from one side to the other is longer than '
+    '10 tiles": every door is such a one (doors_justified = 1)',
 }
 """Each rule and the spec's words it tests."""
 RULES: tuple[str, ...] = tuple(RULE_DESCRIPTIONS)
@@ -377,8 +375,16 @@ def audit(ship: Ship) -> Audit:
     s["power_used"] = _fraction(_near(ship, power, np.concatenate([thrusters, ammo])).sum(), len(power))
     s["quarters_count"] = float(len(ship.parts_of(QUARTERS)))
     s["bunk_count"] = float(len(ship.parts_of(BUNK)))
-    flush = [aligned_sides(tiles, ship.parts[p, PY : PY + 1].astype(np.int64), ship.parts[p, PX : PX + 1].astype(np.int64),
-                           int(ship.parts[p, PH]), int(ship.parts[p, PW]))[0] for p in np.flatnonzero(np.isin(kinds, (QUARTERS, BUNK)))]
+    flush = [
+        aligned_sides(
+            tiles,
+            ship.parts[p, PY : PY + 1].astype(np.int64),
+            ship.parts[p, PX : PX + 1].astype(np.int64),
+            int(ship.parts[p, PH]),
+            int(ship.parts[p, PW]),
+        )[0]
+        for p in np.flatnonzero(np.isin(kinds, (QUARTERS, BUNK)))
+    ]
     s["crew_aligned"] = float(np.mean(flush)) / 4.0 if flush else 0.0
 
     doors, justified, missing = door_counts(tiles, MIN_PATH)

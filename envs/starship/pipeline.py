@@ -72,12 +72,15 @@ def make_stage(name: str, config: bool | dict[str, Any] | Stage | None = None) -
     for key, value in config.items():
         k = _snake(str(key))
         if k not in known:
-            raise ConfigError(f"stage {name!r} has no parameter {reprlib.repr(key)}; its parameters are "
-                              f"{', '.join(known)}")
+            raise ConfigError(f"stage {name!r} has no parameter {reprlib.repr(key)}; its parameters are {', '.join(known)}")
         default = getattr(cls(), k)
         if isinstance(default, bool) and not isinstance(value, bool):
             raise ConfigError(f"stage {name!r}: {key} must be true or false, got {reprlib.repr(value)}")
-        if isinstance(default, (int, float)) and not isinstance(default, bool) and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        if (
+            isinstance(default, (int, float))
+            and not isinstance(default, bool)
+            and (isinstance(value, bool) or not isinstance(value, (int, float)))
+        ):
             raise ConfigError(f"stage {name!r}: {key} must be a number, got {reprlib.repr(value)}")
         if isinstance(default, int) and not isinstance(default, bool) and isinstance(value, float) and not value.is_integer():
             raise ConfigError(f"stage {name!r}: {key} must be an integer, got {reprlib.repr(value)}")
@@ -99,8 +102,10 @@ class Pipeline:
             raise ConfigError(f"detour must be an int >= 0, got {reprlib.repr(detour)}")
         unknown = sorted(set(stages) - set(STAGE_NAMES))
         if unknown:
-            raise ConfigError(f"unknown pipeline option(s) {', '.join(map(reprlib.repr, unknown))}; the options are size, "
-                              f"detour and the stages {', '.join(STAGE_NAMES)}")
+            raise ConfigError(
+                f"unknown pipeline option(s) {', '.join(map(reprlib.repr, unknown))}; the options are size, "
+                f"detour and the stages {', '.join(STAGE_NAMES)}"
+            )
         self.size = (int(height), int(width))
         self.detour = int(detour)
         self.stages: list[Stage] = [make_stage(name, stages.get(name)) for name in STAGE_NAMES]
@@ -128,8 +133,9 @@ class Pipeline:
     def new_ship(self) -> Ship:
         return Ship.empty(*self.size)
 
-    def steps(self, seed: int | np.random.Generator | None = None, *, ship: Ship | None = None,
-              until: int | str | None = None) -> Iterator[tuple[Stage, Ship]]:
+    def steps(
+        self, seed: int | np.random.Generator | None = None, *, ship: Ship | None = None, until: int | str | None = None
+    ) -> Iterator[tuple[Stage, Ship]]:
         """Run the stages, yielding (stage, ship) after each enabled one (the same ship object,
         edited in place: copy it to keep a snapshot). ``until`` stops after that stage (number
         1..14 or name); ``ship`` starts from a given ship instead of an empty grid."""
@@ -148,7 +154,9 @@ class Pipeline:
             pass
         return ship
 
-    def snapshots(self, seed: int | np.random.Generator | None = None, *, until: int | str | None = None) -> list[tuple[str, Ship]]:
+    def snapshots(
+        self, seed: int | np.random.Generator | None = None, *, until: int | str | None = None
+    ) -> list[tuple[str, Ship]]:
         """(stage name, copy of the ship after it) for every enabled stage."""
         return [(stage.name, ship.copy()) for stage, ship in self.steps(seed, until=until)]
 
@@ -202,15 +210,17 @@ def read_config(path: str | Path) -> dict[str, Any]:
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as err:
         raise ConfigError(f"{path}: not valid {kind}: {err}") from None
     except RecursionError:  # not expected past the depth checks; the refusal stays one line if it comes
-        raise ConfigLimitError(f"{what}: {kind} nested deeper than the parser can follow (json_depth "
-                               f"{limits.json_depth}); refused") from None
+        raise ConfigLimitError(
+            f"{what}: {kind} nested deeper than the parser can follow (json_depth {limits.json_depth}); refused"
+        ) from None
     if not isinstance(config, dict):
         raise ConfigError(f"{path}: expected a table/object of options, got {type(config).__name__}")
     return config
 
 
-_TOML_SKIPPED = re.compile(r'"""(?:\\.|[^\\])*?"""(?!")|\'\'\'.*?\'\'\'(?!\')|"(?:\\.|[^"\\\n])*"|\'[^\'\n]*\'|#[^\n]*',
-                           re.DOTALL)
+_TOML_SKIPPED = re.compile(
+    r'"""(?:\\.|[^\\])*?"""(?!")|\'\'\'.*?\'\'\'(?!\')|"(?:\\.|[^"\\\n])*"|\'[^\'\n]*\'|#[^\n]*', re.DOTALL
+)
 """A TOML string of any of the four kinds (what it holds is not structure), or a comment."""
 
 

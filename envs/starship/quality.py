@@ -167,8 +167,7 @@ def check_reachable(ship: Ship) -> Check:
 def working(ship: Ship, kind: int, rays: np.ndarray | None = None) -> np.ndarray:
     """Indices of the parts of ``kind`` whose facing side looks out of the hull (clear ray)."""
     rays = K.clear_rays(ship.tiles) if rays is None else rays
-    out = [p for p in ship.parts_of(kind)
-           if K.face_clear(rays, *(int(v) for v in ship.parts[p, [PY, PX, PH, PW, FACING]]))]
+    out = [p for p in ship.parts_of(kind) if K.face_clear(rays, *(int(v) for v in ship.parts[p, [PY, PX, PH, PW, FACING]]))]
     return np.array(out, np.int64)
 
 
@@ -182,8 +181,12 @@ def check_backward_thruster(ship: Ship) -> Check:
     return Check("backward_thruster", False, f"no thruster facing backwards{why}")
 
 
-VALIDITY_RULES: tuple[Callable[[Ship], Check], ...] = (check_connected, check_cockpit_and_reactor, check_reachable,
-                                                     check_backward_thruster)
+VALIDITY_RULES: tuple[Callable[[Ship], Check], ...] = (
+    check_connected,
+    check_cockpit_and_reactor,
+    check_reachable,
+    check_backward_thruster,
+)
 """The spec's validity rules, in its order."""
 
 
@@ -257,8 +260,9 @@ def thrust_balance(ship: Ship, com: tuple[float, float], ys: np.ndarray, rays: n
 
 
 def forward_firepower(ship: Ship, rays: np.ndarray) -> tuple[float, float]:
-    raw = float(sum(int(ship.parts[p, PH] * ship.parts[p, PW]) for p in working(ship, WEAPON, rays)
-                    if ship.parts[p, FACING] == FORWARD))
+    raw = float(
+        sum(int(ship.parts[p, PH] * ship.parts[p, PW]) for p in working(ship, WEAPON, rays) if ship.parts[p, FACING] == FORWARD)
+    )
     return raw, min(raw / FIREPOWER_TARGET, 1.0)
 
 
@@ -304,4 +308,3 @@ def quality(ship: Ship) -> Quality:
     terms = {k: v[1] for k, v in measured.items()}
     score = sum(QUALITY_WEIGHTS[k] * terms[k] for k in QUALITY_WEIGHTS) / sum(QUALITY_WEIGHTS.values())
     return Quality(raw, terms, float(score))
-

@@ -50,18 +50,53 @@ COLOURS[BUNK] = (140, 185, 240)
 INK = np.array([20, 20, 20], np.uint8)
 TEXT = np.array([235, 235, 235], np.uint8)
 OUTLINE = np.array([10, 10, 10], np.uint8)
-LEGEND_LABELS = ("EMPTY", "CORRIDOR", "ARMOR", "DOOR", "COCKPIT", "REACTOR", "THRUSTER", "WEAPON", "AMMO SUPPLY",
-                 "POWER STORAGE", "CREW QUARTERS", "BUNK ROOM")
+LEGEND_LABELS = (
+    "EMPTY",
+    "CORRIDOR",
+    "ARMOR",
+    "DOOR",
+    "COCKPIT",
+    "REACTOR",
+    "THRUSTER",
+    "WEAPON",
+    "AMMO SUPPLY",
+    "POWER STORAGE",
+    "CREW QUARTERS",
+    "BUNK ROOM",
+)
 
 _LETTERS = {
-    "A": "010 101 111 101 101", "B": "110 101 110 101 110", "C": "011 100 100 100 011", "D": "110 101 101 101 110",
-    "E": "111 100 110 100 111", "F": "111 100 110 100 100", "G": "011 100 101 101 011", "H": "101 101 111 101 101",
-    "I": "111 010 010 010 111", "J": "001 001 001 101 010", "K": "101 101 110 101 101", "L": "100 100 100 100 111",
-    "M": "101 111 111 101 101", "N": "110 101 101 101 101", "O": "010 101 101 101 010", "P": "110 101 110 100 100",
-    "Q": "010 101 101 110 011", "R": "110 101 110 101 101", "S": "011 100 010 001 110", "T": "111 010 010 010 010",
-    "U": "101 101 101 101 111", "V": "101 101 101 101 010", "W": "101 101 111 111 101", "X": "101 101 010 101 101",
-    "Y": "101 101 010 010 010", "Z": "111 001 010 100 111", "-": "000 000 111 000 000", ".": "000 000 000 000 010",
-    ":": "000 010 000 010 000", "=": "000 111 000 111 000", "_": "000 000 000 000 111",
+    "A": "010 101 111 101 101",
+    "B": "110 101 110 101 110",
+    "C": "011 100 100 100 011",
+    "D": "110 101 101 101 110",
+    "E": "111 100 110 100 111",
+    "F": "111 100 110 100 100",
+    "G": "011 100 101 101 011",
+    "H": "101 101 111 101 101",
+    "I": "111 010 010 010 111",
+    "J": "001 001 001 101 010",
+    "K": "101 101 110 101 101",
+    "L": "100 100 100 100 111",
+    "M": "101 111 111 101 101",
+    "N": "110 101 101 101 101",
+    "O": "010 101 101 101 010",
+    "P": "110 101 110 100 100",
+    "Q": "010 101 101 110 011",
+    "R": "110 101 110 101 101",
+    "S": "011 100 010 001 110",
+    "T": "111 010 010 010 010",
+    "U": "101 101 101 101 111",
+    "V": "101 101 101 101 010",
+    "W": "101 101 111 111 101",
+    "X": "101 101 010 101 101",
+    "Y": "101 101 010 010 010",
+    "Z": "111 001 010 100 111",
+    "-": "000 000 111 000 000",
+    ".": "000 000 000 000 010",
+    ":": "000 010 000 010 000",
+    "=": "000 111 000 111 000",
+    "_": "000 000 000 000 111",
 }
 GLYPHS = {**FONT, **{ch: np.array([[c == "1" for c in row] for row in rows.split()]) for ch, rows in _LETTERS.items()}}
 """The shared 3 x 5 font (digits, '+', '/', '?', space) with capital letters and a little punctuation."""
@@ -98,8 +133,9 @@ def _facing_mask(ph: int, pw: int, facing: int, kind: int) -> np.ndarray:
     return turret | ((np.abs(across) <= bore) & (along >= 0.4))
 
 
-def draw_ship(ship: Ship, *, cell: int = 12, legend: bool = True, title: str | None = None,
-              bbox: tuple[int, int, int, int] | None = None) -> np.ndarray:
+def draw_ship(
+    ship: Ship, *, cell: int = 12, legend: bool = True, title: str | None = None, bbox: tuple[int, int, int, int] | None = None
+) -> np.ndarray:
     """The ship as an RGB image: ``cell`` pixels per tile, each part outlined, thrusters drawn as
     nozzles opening towards their exhaust and weapons as turrets with a barrel towards their
     firing side; a legend to the right and a ``title`` above, if asked.
@@ -156,7 +192,12 @@ def ship_bbox(ship: Ship, margin: int = 1) -> tuple[int, int, int, int]:
     ys, xs = np.nonzero(ship.tiles != EMPTY)
     if not len(ys):
         return 0, 0, H, W
-    return max(int(ys.min()) - margin, 0), max(int(xs.min()) - margin, 0), min(int(ys.max()) + 1 + margin, H), min(int(xs.max()) + 1 + margin, W)
+    return (
+        max(int(ys.min()) - margin, 0),
+        max(int(xs.min()) - margin, 0),
+        min(int(ys.max()) + 1 + margin, H),
+        min(int(xs.max()) + 1 + margin, W),
+    )
 
 
 def _pad_rows(img: np.ndarray, height: int) -> np.ndarray:
@@ -203,8 +244,14 @@ def draw_stages(snapshots: Sequence[tuple[str, Ship]], *, cell: int = 6, columns
     return draw_ships(titled, cell=cell, columns=columns, legend=legend, bbox=bbox)
 
 
-def draw_ships(titled: Sequence[tuple[str, Ship]], *, cell: int = 6, columns: int = 7, legend: bool = True,
-               bbox: tuple[int, int, int, int] | None = None) -> np.ndarray:
+def draw_ships(
+    titled: Sequence[tuple[str, Ship]],
+    *,
+    cell: int = 6,
+    columns: int = 7,
+    legend: bool = True,
+    bbox: tuple[int, int, int, int] | None = None,
+) -> np.ndarray:
     """``(title, ship)`` pictures in rows of ``columns`` (the same crop ``bbox`` for all, default
     the whole grid), with the legend on the right."""
     if not titled:

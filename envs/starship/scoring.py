@@ -143,8 +143,7 @@ def all_reached(tiles, parts, extra, dist, qy, qx):
             doors += tiles[y, x] == DOOR
     if n_cockpits != 1:
         return others == 0 and doors == 0
-    tail = _queue_access(tiles, dist, qy, qx, parts[cockpit, PY], parts[cockpit, PX], parts[cockpit, PH],
-                         parts[cockpit, PW])
+    tail = _queue_access(tiles, dist, qy, qx, parts[cockpit, PY], parts[cockpit, PX], parts[cockpit, PH], parts[cockpit, PW])
     if tail == 0:
         return others == 0 and doors == 0
     head = 0
@@ -197,8 +196,11 @@ def _queue_access(tiles, dist, qy, qx, y0, x0, h, w):
     tail = 0
     for yy in range(max(y0 - 1, 0), min(y0 + h + 1, H)):
         for xx in range(max(x0 - 1, 0), min(x0 + w + 1, W)):
-            if (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w) and (tiles[yy, xx] == CORRIDOR or tiles[yy, xx] == DOOR) \
-                    and dist[yy, xx] < 0:
+            if (
+                (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w)
+                and (tiles[yy, xx] == CORRIDOR or tiles[yy, xx] == DOOR)
+                and dist[yy, xx] < 0
+            ):
                 dist[yy, xx] = 0
                 qy[tail] = yy
                 qx[tail] = xx
@@ -400,7 +402,7 @@ def score(tiles, parts):
     low = 0
     if n_cockpits:
         y0, x0, h, w = parts[cockpit, PY], parts[cockpit, PX], parts[cockpit, PH], parts[cockpit, PW]
-        low = hull[y0:y0 + h, x0:x0 + w].min()
+        low = hull[y0 : y0 + h, x0 : x0 + w].min()
     return score_from(tiles, parts, K.count_pieces(tiles), low, hull.max(), crew_raw, crew_value)
 
 
@@ -416,8 +418,7 @@ def score_from(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_value
     lost_doors = np.empty((H * W, 2), np.int64)
     n_cockpits, cockpit = _count(parts, COCKPIT)
     reachable, n_lost, n_lost_doors, no_access = _reachable(tiles, parts, n_cockpits, cockpit, lost_parts, lost_doors)
-    rules, raw, terms, total, detail = score_given(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_value,
-                                                   reachable)
+    rules, raw, terms, total, detail = score_given(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_value, reachable)
     detail[4] = no_access
     return rules, raw, terms, total, detail, lost_parts[:n_lost], lost_doors[:n_lost_doors]
 
@@ -531,30 +532,52 @@ def scored(ship: Ship) -> tuple[Validity, Quality]:
     pieces, n_cockpits, n_reactors, backward, no_access = (int(v) for v in detail)
     checks = []
     for rule, ok in zip(RULE_NAMES, rules):
-        checks.append(Check(rule, True) if ok else Check(rule, False, _reason(ship, rule, pieces, n_cockpits,
-                                                                             n_reactors, backward, no_access,
-                                                                             lost_parts, lost_doors)))
-    quality = Quality({k: float(raw[i]) for i, k in enumerate(TERMS)},
-                      {k: float(terms[i]) for i, k in enumerate(TERMS)}, float(total))
+        checks.append(
+            Check(rule, True)
+            if ok
+            else Check(
+                rule, False, _reason(ship, rule, pieces, n_cockpits, n_reactors, backward, no_access, lost_parts, lost_doors)
+            )
+        )
+    quality = Quality(
+        {k: float(raw[i]) for i, k in enumerate(TERMS)}, {k: float(terms[i]) for i, k in enumerate(TERMS)}, float(total)
+    )
     return Validity(tuple(checks)), quality
 
 
-def _reason(ship: Ship, rule: str, pieces: int, n_cockpits: int, n_reactors: int, backward: int, no_access: int,
-            lost_parts: np.ndarray, lost_doors: np.ndarray) -> str:
+def _reason(
+    ship: Ship,
+    rule: str,
+    pieces: int,
+    n_cockpits: int,
+    n_reactors: int,
+    backward: int,
+    no_access: int,
+    lost_parts: np.ndarray,
+    lost_doors: np.ndarray,
+) -> str:
     """A failed rule's words, as the Python rule (quality.py) gives them."""
     if rule == "connected":
-        return "the ship has no tiles" if pieces == 0 else \
-            f"the ship is in {pieces} pieces (its tiles must form one 4-connected piece)"
+        return (
+            "the ship has no tiles"
+            if pieces == 0
+            else f"the ship is in {pieces} pieces (its tiles must form one 4-connected piece)"
+        )
     if rule == "cockpit_and_reactor":
-        return "; ".join(f"the ship has {n} {TILE_NAMES[kind]}s (it needs exactly one)"
-                         for kind, n in ((COCKPIT, n_cockpits), (REACTOR, n_reactors)) if n != 1)
+        return "; ".join(
+            f"the ship has {n} {TILE_NAMES[kind]}s (it needs exactly one)"
+            for kind, n in ((COCKPIT, n_cockpits), (REACTOR, n_reactors))
+            if n != 1
+        )
     if rule == "reachable":
         if n_cockpits != 1:
             return f"reachability is measured from the one cockpit, and there are {n_cockpits}"
         if no_access:
             return "the cockpit has no walkable tile next to it"
-        lost = [f"{TILE_NAMES[int(ship.parts[p, KIND])]} at (y={int(ship.parts[p, PY])}, x={int(ship.parts[p, PX])})"
-                for p in lost_parts]
+        lost = [
+            f"{TILE_NAMES[int(ship.parts[p, KIND])]} at (y={int(ship.parts[p, PY])}, x={int(ship.parts[p, PX])})"
+            for p in lost_parts
+        ]
         lost += [f"door at (y={int(y)}, x={int(x)})" for y, x in lost_doors]
         more = f" and {len(lost) - 5} more" if len(lost) > 5 else ""
         return f"not reachable from the cockpit: {', '.join(lost[:5])}{more}"

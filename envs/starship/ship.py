@@ -57,8 +57,20 @@ EMPTY, CORRIDOR, ARMOR, DOOR, COCKPIT, REACTOR, THRUSTER, WEAPON, AMMO, POWER, Q
 NUM_TILE_KINDS = 12
 FIRST_PART = COCKPIT
 """Tile codes >= FIRST_PART are parts (they have a row in ``Ship.parts``)."""
-TILE_NAMES = ("empty", "corridor", "armor", "door", "cockpit", "reactor", "thruster", "weapon",
-              "ammo supply", "power storage", "crew quarters", "bunk room")
+TILE_NAMES = (
+    "empty",
+    "corridor",
+    "armor",
+    "door",
+    "cockpit",
+    "reactor",
+    "thruster",
+    "weapon",
+    "ammo supply",
+    "power storage",
+    "crew quarters",
+    "bunk room",
+)
 PART_KINDS = tuple(range(FIRST_PART, NUM_TILE_KINDS))
 
 # -- directions ----------------------------------------------------------------------------
@@ -81,15 +93,27 @@ _FACED_SIZES = {THRUSTER: [(1, 1), (1, 2), (2, 2)], WEAPON: [(1, 1), (2, 2)]}
 NUM_VARIANTS = {**{k: len(v) for k, v in _FIXED.items()}, **{k: len(v) for k, v in _FACED_SIZES.items()}}
 VARIANT_NAMES = {THRUSTER: ("small", "medium", "big"), WEAPON: ("small", "large"), BUNK: ("along x", "along y")}
 
-_TEXT = {EMPTY: ".", CORRIDOR: ":", ARMOR: "#", DOOR: "+", COCKPIT: "C", REACTOR: "R", AMMO: "A",
-         POWER: "E", QUARTERS: "Q", BUNK: "K"}
+_TEXT = {
+    EMPTY: ".",
+    CORRIDOR: ":",
+    ARMOR: "#",
+    DOOR: "+",
+    COCKPIT: "C",
+    REACTOR: "R",
+    AMMO: "A",
+    POWER: "E",
+    QUARTERS: "Q",
+    BUNK: "K",
+}
 THRUSTER_TEXT = ">v<^"
 """A thruster tile's character by facing: the exhaust direction as an arrow."""
 WEAPON_TEXT = "FSBP"
 """A weapon tile's character by facing: the side it fires to."""
-LEGEND = (". empty   : corridor   # armor   + door   C cockpit   R reactor   A ammo supply   E power storage\n"
-          "Q crew quarters   K bunk room   > v < ^ thruster (exhaust forward/starboard/backward/port)\n"
-          "F S B P weapon (firing forward/starboard/backward/port)")
+LEGEND = (
+    ". empty   : corridor   # armor   + door   C cockpit   R reactor   A ammo supply   E power storage\n"
+    "Q crew quarters   K bunk room   > v < ^ thruster (exhaust forward/starboard/backward/port)\n"
+    "F S B P weapon (firing forward/starboard/backward/port)"
+)
 
 
 def footprint(kind: int, variant: int = 0, facing: int = 0) -> tuple[int, int]:
@@ -195,8 +219,9 @@ class Ship:
         width = height if width is None else width
         if height < 1 or width < 1:
             raise ValueError(f"a ship grid needs a positive size, got {height} x {width}")
-        return cls(np.zeros((height, width), np.int8), np.full((height, width), -1, np.int16),
-                   np.zeros((0, PART_FIELDS), np.int16))
+        return cls(
+            np.zeros((height, width), np.int8), np.full((height, width), -1, np.int16), np.zeros((0, PART_FIELDS), np.int16)
+        )
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -206,8 +231,12 @@ class Ship:
         return Ship(self.tiles.copy(), self.part.copy(), self.parts.copy())
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Ship) and np.array_equal(self.tiles, other.tiles)
-                and np.array_equal(self.part, other.part) and np.array_equal(self.parts, other.parts))
+        return (
+            isinstance(other, Ship)
+            and np.array_equal(self.tiles, other.tiles)
+            and np.array_equal(self.part, other.part)
+            and np.array_equal(self.parts, other.parts)
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -239,15 +268,19 @@ class Ship:
         leaves the grid or covers another part. Walls and corridors under it are replaced.
         """
         if kind not in PART_KINDS:
-            raise PlacementError(f"{kind!r} is not a part kind; parts are {list(PART_KINDS)} ({', '.join(TILE_NAMES[FIRST_PART:])})")
+            raise PlacementError(
+                f"{kind!r} is not a part kind; parts are {list(PART_KINDS)} ({', '.join(TILE_NAMES[FIRST_PART:])})"
+            )
         if not 0 <= variant < NUM_VARIANTS[kind]:
             raise PlacementError(f"{TILE_NAMES[kind]} has variants 0..{NUM_VARIANTS[kind] - 1}, got {variant!r}")
         if not 0 <= facing < 4:
             raise PlacementError(f"facing must be 0..3 ({', '.join(DIRECTION_NAMES)}), got {facing!r}")
         if not self.fits(kind, variant, facing, y, x):
             h, w = footprint(kind, variant, facing)
-            raise PlacementError(f"a {h}x{w} {TILE_NAMES[kind]} at (y={y!r}, x={x!r}) leaves the {self.shape[0]}x{self.shape[1]} "
-                                 "grid or covers another part")
+            raise PlacementError(
+                f"a {h}x{w} {TILE_NAMES[kind]} at (y={y!r}, x={x!r}) leaves the {self.shape[0]}x{self.shape[1]} "
+                "grid or covers another part"
+            )
         return self._stamp(kind, variant, facing if kind in FACED else 0, y, x)
 
     def _stamp(self, kind: int, variant: int, facing: int, y: int, x: int) -> int:

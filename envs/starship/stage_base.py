@@ -106,8 +106,9 @@ def draw(rng: np.random.Generator, weights: np.ndarray) -> int:
     return int(np.searchsorted(cum, rng.random() * cum[-1], side="right"))
 
 
-def place_first(ship: Ship, kind: int, variant: int, facing: int, ys: np.ndarray, xs: np.ndarray,
-                order: np.ndarray, detour: int) -> bool:
+def place_first(
+    ship: Ship, kind: int, variant: int, facing: int, ys: np.ndarray, xs: np.ndarray, order: np.ndarray, detour: int
+) -> bool:
     """Stamp the part at the first candidate anchor (in ``order``) that passes ``placement_ok``."""
     h, w = footprint(kind, variant, facing)
     for i in order:

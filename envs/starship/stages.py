@@ -22,7 +22,21 @@ from tablegym.envs.starship.fittings import Ammo, Crew, Doors, ExteriorArmor, Fi
 from tablegym.envs.starship.stage_base import Stage
 from tablegym.envs.starship.stages_hull import Cockpit, CockpitArmor, FillGaps, Reactor, ReactorArmor, Shape
 
-STAGES: tuple[type[Stage], ...] = (Shape, FillGaps, Cockpit, Reactor, CockpitArmor, ReactorArmor, Thrusters, Weapons,
-                                   ExteriorArmor, Ammo, Power, Crew, FillArmor, Doors)
+STAGES: tuple[type[Stage], ...] = (
+    Shape,
+    FillGaps,
+    Cockpit,
+    Reactor,
+    CockpitArmor,
+    ReactorArmor,
+    Thrusters,
+    Weapons,
+    ExteriorArmor,
+    Ammo,
+    Power,
+    Crew,
+    FillArmor,
+    Doors,
+)
 """The stage classes in running order (``STAGES[i].number == i + 1``)."""
 STAGE_NAMES = tuple(s.name for s in STAGES)

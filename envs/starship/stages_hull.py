@@ -78,7 +78,10 @@ class Shape(Stage):
                 cy, cx = (m + H - m - 1) // 2, (m + W - m - 1) // 2
             if rng.random() < weights[0]:
                 r = int(rng.integers(self.min_radius, self.max_radius + 1))
-                disc = np.argwhere((yy[: 2 * r + 1, : 2 * r + 1] - r) ** 2 + (xx[: 2 * r + 1, : 2 * r + 1] - r) ** 2 <= r * r + r) - r
+                disc = (
+                    np.argwhere((yy[: 2 * r + 1, : 2 * r + 1] - r) ** 2 + (xx[: 2 * r + 1, : 2 * r + 1] - r) ** 2 <= r * r + r)
+                    - r
+                )
                 oy, ox = disc[rng.integers(len(disc))] if len(cells) else (0, 0)
                 module = (yy - (cy - oy)) ** 2 + (xx - (cx - ox)) ** 2 <= r * r + r
             else:

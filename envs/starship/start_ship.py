@@ -17,9 +17,18 @@ from tablegym.envs.starship.ship import COCKPIT, CORRIDOR, EMPTY, FACED, FIRST_P
 from tablegym.envs.starship.stages_hull import STRATEGIES
 from tablegym.envs.streams import integers, next_double, stream_rows
 
-_BRUSH = np.array([[b.kind, b.variant, b.facing if b.kind in FACED else 0,
-                    *(footprint(b.kind, b.variant, b.facing) if b.kind >= FIRST_PART else (1, 1))] for b in BRUSHES],
-                  np.int64)
+_BRUSH = np.array(
+    [
+        [
+            b.kind,
+            b.variant,
+            b.facing if b.kind in FACED else 0,
+            *(footprint(b.kind, b.variant, b.facing) if b.kind >= FIRST_PART else (1, 1)),
+        ]
+        for b in BRUSHES
+    ],
+    np.int64,
+)
 """Per brush: kind, variant, facing as stamped (0 for unfaced parts), footprint h, w."""
 _RANDOM_P = np.array([0.35, 0.5, 0.15])
 _RANDOM_CDF = _RANDOM_P.cumsum() / _RANDOM_P.cumsum()[-1]
@@ -29,9 +38,34 @@ MAX_STAGES = 6
 """The generator stages compiled here: a partial start may stop after any of them."""
 
 # the generator's parameters, one int64 array (``_generator_params``)
-(G_UNTIL, G_DETOUR, G_SHAPE, G_MIN_MOD, G_MAX_MOD, G_MIN_R, G_MAX_R, G_MIN_W, G_MAX_W, G_MIN_H, G_MAX_H, G_MARGIN,
- G_FILL, G_SCAN, G_ITERS, G_FILL_MARGIN, G_COCKPIT, G_COCKPIT_STRATEGY, G_REACTOR, G_REACTOR_STRATEGY,
- G_COCKPIT_ARMOR, G_COCKPIT_LAYERS, G_REACTOR_ARMOR, G_REACTOR_LAYERS, G_RANDOM_START, G_SIZE) = range(26)
+(
+    G_UNTIL,
+    G_DETOUR,
+    G_SHAPE,
+    G_MIN_MOD,
+    G_MAX_MOD,
+    G_MIN_R,
+    G_MAX_R,
+    G_MIN_W,
+    G_MAX_W,
+    G_MIN_H,
+    G_MAX_H,
+    G_MARGIN,
+    G_FILL,
+    G_SCAN,
+    G_ITERS,
+    G_FILL_MARGIN,
+    G_COCKPIT,
+    G_COCKPIT_STRATEGY,
+    G_REACTOR,
+    G_REACTOR_STRATEGY,
+    G_COCKPIT_ARMOR,
+    G_COCKPIT_LAYERS,
+    G_REACTOR_ARMOR,
+    G_REACTOR_LAYERS,
+    G_RANDOM_START,
+    G_SIZE,
+) = range(26)
 
 
 # -- the ship's edits ----------------------------------------------------------------------------
@@ -319,12 +353,13 @@ def generate_start(pipeline: Any, seed: int, *, start: str = "partial", partial_
     return Ship(tiles, part, parts[:n].copy())
 
 
-
 def _generator_params(pipeline: Any, start: str, partial_stages: int) -> tuple[np.ndarray, float]:
     """The int64 parameters of the compiled start (``G_*``) and the shape stage's circle weight."""
     if start == "partial" and partial_stages > MAX_STAGES:
-        raise ValueError(f"the compiled Starship vector env runs the generator's stages 1-{MAX_STAGES} only "
-                         f"(start='partial' with partial_stages <= {MAX_STAGES}), got partial_stages={partial_stages!r}")
+        raise ValueError(
+            f"the compiled Starship vector env runs the generator's stages 1-{MAX_STAGES} only "
+            f"(start='partial' with partial_stages <= {MAX_STAGES}), got partial_stages={partial_stages!r}"
+        )
     shape, fill, cockpit, reactor, cockpit_armor, reactor_armor = pipeline.stages[:MAX_STAGES]
     g = np.zeros(G_SIZE, np.int64)
     g[G_UNTIL] = 2 if start == "empty" else partial_stages

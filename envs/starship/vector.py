@@ -120,8 +120,13 @@ def _scratch(H, W):
     """The arrays a board's step works in, made once a batch: the tiles an edit may change, the
     kept hull distances' queue (``kept.replay_occupancy``), and the reachability walk's
     distances and queue (``scoring.all_reached``)."""
-    return (np.empty(H * W, np.int8), np.empty(H * W, np.int64), np.empty((H, W), np.int32),
-            np.empty(H * W, np.int64), np.empty(H * W, np.int64))
+    return (
+        np.empty(H * W, np.int8),
+        np.empty(H * W, np.int64),
+        np.empty((H, W), np.int32),
+        np.empty(H * W, np.int64),
+        np.empty(H * W, np.int64),
+    )
 
 
 @njit(cache=True)
@@ -146,8 +151,7 @@ def _score_board(tiles, parts, n, iv, fv, terms, keys, seen, anew, crew, scratch
     low = kept.hull_low(keys, parts[c, PY], parts[c, PX], parts[c, PH], parts[c, PW]) if n_cockpits else 0
     _, _, dist, qy, qx = scratch
     reachable = all_reached(tiles, parts[:n], NO_PART, dist, qy, qx)
-    rules, raw, t, total, _ = score_given(tiles, parts[:n], iv[I_PIECES], low, iv[I_HULL_MAX], crew_raw, crew_value,
-                                          reachable)
+    rules, raw, t, total, _ = score_given(tiles, parts[:n], iv[I_PIECES], low, iv[I_HULL_MAX], crew_raw, crew_value, reachable)
     passed = 0
     for k in range(rules.shape[0]):
         passed += rules[k]
@@ -179,8 +183,9 @@ def _measure(parts, n, iv, fv, targets, got, weight):
     got[0] = float(thrust)
     got[1] = float(weapons)
     got[2] = fv[F_FIREPOWER]
-    near = 1.0 - ((abs(got[0] - targets[0]) / _TOP[0] + abs(got[1] - targets[1]) / _TOP[1])
-                  + abs(got[2] - targets[2]) / _TOP[2]) / 3
+    near = (
+        1.0 - ((abs(got[0] - targets[0]) / _TOP[0] + abs(got[1] - targets[1]) / _TOP[1]) + abs(got[2] - targets[2]) / _TOP[2]) / 3
+    )
     fv[F_CLOSENESS] = near
     return weight * near if iv[I_VALID] else 0.0
 
@@ -191,7 +196,7 @@ def _observe_rect(tiles, part, parts, obs, y0, x0, h, w):
     edit changed); the cursor channel is left alone."""
     for y in range(y0, y0 + h):
         for x in range(x0, x0 + w):
-            obs[:OBS_CHANNELS - 1, y, x] = 0
+            obs[: OBS_CHANNELS - 1, y, x] = 0
             obs[tiles[y, x], y, x] = 1
             p = part[y, x]
             if p >= 0 and (parts[p, KIND] == THRUSTER or parts[p, KIND] == WEAPON):
@@ -212,8 +217,7 @@ def _finish(tiles, part, parts, n, iv, o, obs, full, mask, act_mask, targets, go
         for p in range(n):
             has_cockpit |= parts[p, KIND] == COCKPIT
             has_reactor |= parts[p, KIND] == REACTOR
-        brush_mask(tiles, part, parts[:n], cy, cx, has_cockpit, has_reactor, o[O_MASKS] != MASK_REPAIRABLE,
-                   mask[first:])
+        brush_mask(tiles, part, parts[:n], cy, cx, has_cockpit, has_reactor, o[O_MASKS] != MASK_REPAIRABLE, mask[first:])
         if o[O_MASKS] == MASK_SAFE:
             seal_mask(tiles, part, parts[:n], cy, cx, mask[first:])
     act_mask[:] = mask
@@ -225,14 +229,16 @@ def _finish(tiles, part, parts, n, iv, o, obs, full, mask, act_mask, targets, go
             tobs[3 + k] = min(max((asked - np.float32(got[k])) / top, np.float32(-1.0)), np.float32(1.0))
         if o[O_CAPS]:
             for b in range(NUM_BRUSHES):
-                if (_POINTS[b, 0] > targets[0] - got[0] or _POINTS[b, 1] > targets[1] - got[1]
-                        or _POINTS[b, 2] > targets[2] - got[2]):
+                if (
+                    _POINTS[b, 0] > targets[0] - got[0]
+                    or _POINTS[b, 1] > targets[1] - got[1]
+                    or _POINTS[b, 2] > targets[2] - got[2]
+                ):
                     act_mask[first + b] = 0
 
 
 @njit(cache=True)
-def _reset_board(tiles, part, parts, iv, fv, terms, keys, seen, row, trow, g, circle, o, given, weight, targets, got,
-                 scratch):
+def _reset_board(tiles, part, parts, iv, fv, terms, keys, seen, row, trow, g, circle, o, given, weight, targets, got, scratch):
     """``StarshipEnv.reset`` (and the targets wrapper's) of one board."""
     H, W = tiles.shape
     iv[I_NPARTS] = n = _start_ship(tiles, part, parts, row, g, circle)
@@ -292,8 +298,9 @@ def _step_board(tiles, part, parts, iv, fv, terms, keys, seen, a, o, bonus, weig
             elif crew_kind(_BRUSH[brush, 0]):  # a part brush: its part is the last
                 crew = CREW_ADDED
             if occupancy:
-                iv[I_PIECES], iv[I_HULL_MAX] = kept.replay_occupancy(tiles, keys, iv[I_PIECES], iv[I_HULL_MAX], ry, rx,
-                                                                     rh, rw, before_tiles, queue)
+                iv[I_PIECES], iv[I_HULL_MAX] = kept.replay_occupancy(
+                    tiles, keys, iv[I_PIECES], iv[I_HULL_MAX], ry, rx, rh, rw, before_tiles, queue
+                )
     if not o[O_TURTLE]:
         i = (y * W + x + 1) % (H * W)
         iv[I_CY], iv[I_CX] = i // W, i % W
@@ -325,41 +332,161 @@ def _step_board(tiles, part, parts, iv, fv, terms, keys, seen, a, o, bonus, weig
 
 
 @njit(cache=True, nogil=True)
-def reset_boards(tiles, part, parts, iv, fv, terms, keys, seen, streams, tstreams, which, g, circle, o, given, weight,
-                 targets, got, obs, masks, act_masks, tobs):
+def reset_boards(
+    tiles,
+    part,
+    parts,
+    iv,
+    fv,
+    terms,
+    keys,
+    seen,
+    streams,
+    tstreams,
+    which,
+    g,
+    circle,
+    o,
+    given,
+    weight,
+    targets,
+    got,
+    obs,
+    masks,
+    act_masks,
+    tobs,
+):
     """Deal a new ship on every board ``i`` with ``which[i]``."""
-    tiles, part, parts, iv, fv, terms, keys, seen = (unowned(tiles), unowned(part), unowned(parts), unowned(iv),
-                                                     unowned(fv), unowned(terms), unowned(keys),
-                                                     unowned(seen))  # no counts: envs/vector.py
+    tiles, part, parts, iv, fv, terms, keys, seen = (
+        unowned(tiles),
+        unowned(part),
+        unowned(parts),
+        unowned(iv),
+        unowned(fv),
+        unowned(terms),
+        unowned(keys),
+        unowned(seen),
+    )  # no counts: envs/vector.py
     streams, tstreams, targets, got = unowned(streams), unowned(tstreams), unowned(targets), unowned(got)
     obs, masks, act_masks, tobs = unowned(obs), unowned(masks), unowned(act_masks), unowned(tobs)
     scratch = _scratch(tiles.shape[1], tiles.shape[2])
     for i in range(tiles.shape[0]):
         if which[i]:
-            _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], keys[i], seen[i], streams[i],
-                         tstreams[i], g, circle, o, given, weight, targets[i], got[i], scratch)
-            _finish(tiles[i], part[i], parts[i], iv[i, I_NPARTS], iv[i], o, obs[i], True, masks[i], act_masks[i],
-                    targets[i], got[i], tobs[i])
+            _reset_board(
+                tiles[i],
+                part[i],
+                parts[i],
+                iv[i],
+                fv[i],
+                terms[i],
+                keys[i],
+                seen[i],
+                streams[i],
+                tstreams[i],
+                g,
+                circle,
+                o,
+                given,
+                weight,
+                targets[i],
+                got[i],
+                scratch,
+            )
+            _finish(
+                tiles[i],
+                part[i],
+                parts[i],
+                iv[i, I_NPARTS],
+                iv[i],
+                o,
+                obs[i],
+                True,
+                masks[i],
+                act_masks[i],
+                targets[i],
+                got[i],
+                tobs[i],
+            )
 
 
 _B3, _H3, _I3 = types.int8[:, :, ::1], types.int16[:, :, ::1], types.int32[:, :, ::1]
 _I1, _I2, _U2 = types.int64[::1], types.int64[:, ::1], types.uint64[:, ::1]
 _F, _F1, _F2, _BOOL1, _M2 = types.float64, types.float64[::1], types.float64[:, ::1], types.boolean[::1], types.int8[:, ::1]
-STEP_BOARDS_T = types.FunctionType(types.none(
-    _B3, _H3, _H3, _I2, _F2, _F2, _I3, types.uint8[:, ::1], _U2, _U2, _BOOL1, _I1, _I1, _F, _I1, _F, _F, _F2, _F2,
-    types.uint8[:, :, :, ::1], _M2, _M2, types.float32[:, ::1], _F1, _BOOL1, _BOOL1))
+STEP_BOARDS_T = types.FunctionType(
+    types.none(
+        _B3,
+        _H3,
+        _H3,
+        _I2,
+        _F2,
+        _F2,
+        _I3,
+        types.uint8[:, ::1],
+        _U2,
+        _U2,
+        _BOOL1,
+        _I1,
+        _I1,
+        _F,
+        _I1,
+        _F,
+        _F,
+        _F2,
+        _F2,
+        types.uint8[:, :, :, ::1],
+        _M2,
+        _M2,
+        types.float32[:, ::1],
+        _F1,
+        _BOOL1,
+        _BOOL1,
+    )
+)
 """``step_boards``' type: the envs' arrays (``StarshipVectorEnv.__init__``), compiled once for
 them, so that its address steps the boards in slices (``step_boards_slices``)."""
 
 
 @njit(STEP_BOARDS_T.signature, cache=True, nogil=True)
-def step_boards(tiles, part, parts, iv, fv, terms, keys, seen, streams, tstreams, pending, actions, g, circle, o, bonus,
-                weight, targets, got, obs, masks, act_masks, tobs, rewards, terms_out, truncs):
+def step_boards(
+    tiles,
+    part,
+    parts,
+    iv,
+    fv,
+    terms,
+    keys,
+    seen,
+    streams,
+    tstreams,
+    pending,
+    actions,
+    g,
+    circle,
+    o,
+    bonus,
+    weight,
+    targets,
+    got,
+    obs,
+    masks,
+    act_masks,
+    tobs,
+    rewards,
+    terms_out,
+    truncs,
+):
     """One step of every board; a board that ended on the last step is dealt again instead (its
     action ignored: Gymnasium's next-step auto-reset). ``pending`` becomes the boards that ended."""
-    tiles, part, parts, iv, fv, terms, keys, seen = (unowned(tiles), unowned(part), unowned(parts), unowned(iv),
-                                                     unowned(fv), unowned(terms), unowned(keys),
-                                                     unowned(seen))  # no counts: envs/vector.py
+    tiles, part, parts, iv, fv, terms, keys, seen = (
+        unowned(tiles),
+        unowned(part),
+        unowned(parts),
+        unowned(iv),
+        unowned(fv),
+        unowned(terms),
+        unowned(keys),
+        unowned(seen),
+    )  # no counts: envs/vector.py
     streams, tstreams, targets, got = unowned(streams), unowned(tstreams), unowned(targets), unowned(got)
     obs, masks, act_masks, tobs = unowned(obs), unowned(masks), unowned(act_masks), unowned(tobs)
     no_targets = np.full(3, -1.0)
@@ -367,35 +494,134 @@ def step_boards(tiles, part, parts, iv, fv, terms, keys, seen, streams, tstreams
     for i in range(tiles.shape[0]):
         full = pending[i]
         if full:
-            _reset_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i], keys[i], seen[i], streams[i],
-                         tstreams[i], g, circle, o, no_targets, weight, targets[i], got[i], scratch)
+            _reset_board(
+                tiles[i],
+                part[i],
+                parts[i],
+                iv[i],
+                fv[i],
+                terms[i],
+                keys[i],
+                seen[i],
+                streams[i],
+                tstreams[i],
+                g,
+                circle,
+                o,
+                no_targets,
+                weight,
+                targets[i],
+                got[i],
+                scratch,
+            )
             rewards[i] = 0.0
             terms_out[i] = truncs[i] = pending[i] = False
         else:
-            rewards[i], terms_out[i], truncs[i] = _step_board(tiles[i], part[i], parts[i], iv[i], fv[i], terms[i],
-                                                              keys[i], seen[i], actions[i], o, bonus, weight,
-                                                              targets[i], got[i], obs[i], scratch)
+            rewards[i], terms_out[i], truncs[i] = _step_board(
+                tiles[i],
+                part[i],
+                parts[i],
+                iv[i],
+                fv[i],
+                terms[i],
+                keys[i],
+                seen[i],
+                actions[i],
+                o,
+                bonus,
+                weight,
+                targets[i],
+                got[i],
+                obs[i],
+                scratch,
+            )
             pending[i] = terms_out[i] or truncs[i]
-        _finish(tiles[i], part[i], parts[i], iv[i, I_NPARTS], iv[i], o, obs[i], full, masks[i], act_masks[i],
-                targets[i], got[i], tobs[i])
+        _finish(
+            tiles[i],
+            part[i],
+            parts[i],
+            iv[i, I_NPARTS],
+            iv[i],
+            o,
+            obs[i],
+            full,
+            masks[i],
+            act_masks[i],
+            targets[i],
+            got[i],
+            tobs[i],
+        )
 
 
 _step_boards_at = _function_at(STEP_BOARDS_T)
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def step_boards_slices(bounds, copy, obs_out, entry, tiles, part, parts, iv, fv, terms, keys, seen, streams, tstreams,
-                       pending, actions, g, circle, o, bonus, weight, targets, got, obs, masks, act_masks, tobs,
-                       rewards, terms_out, truncs):
+def step_boards_slices(
+    bounds,
+    copy,
+    obs_out,
+    entry,
+    tiles,
+    part,
+    parts,
+    iv,
+    fv,
+    terms,
+    keys,
+    seen,
+    streams,
+    tstreams,
+    pending,
+    actions,
+    g,
+    circle,
+    o,
+    bonus,
+    weight,
+    targets,
+    got,
+    obs,
+    masks,
+    act_masks,
+    tobs,
+    rewards,
+    terms_out,
+    truncs,
+):
     """``step_boards`` (at the address ``entry``) on the boards ``bounds[t]:bounds[t + 1]``, one
     slice a thread of numba's, as envs/vector.py's ``step_two_player_slices``."""
     step = _step_boards_at(entry)
     for t in prange(bounds.size - 1):
         lo, hi = bounds[t], bounds[t + 1]
-        step(tiles[lo:hi], part[lo:hi], parts[lo:hi], iv[lo:hi], fv[lo:hi], terms[lo:hi], keys[lo:hi], seen[lo:hi],
-             streams[lo:hi], tstreams[lo:hi], pending[lo:hi], actions[lo:hi], g, circle, o, bonus, weight,
-             targets[lo:hi], got[lo:hi], obs[lo:hi], masks[lo:hi], act_masks[lo:hi], tobs[lo:hi], rewards[lo:hi],
-             terms_out[lo:hi], truncs[lo:hi])
+        step(
+            tiles[lo:hi],
+            part[lo:hi],
+            parts[lo:hi],
+            iv[lo:hi],
+            fv[lo:hi],
+            terms[lo:hi],
+            keys[lo:hi],
+            seen[lo:hi],
+            streams[lo:hi],
+            tstreams[lo:hi],
+            pending[lo:hi],
+            actions[lo:hi],
+            g,
+            circle,
+            o,
+            bonus,
+            weight,
+            targets[lo:hi],
+            got[lo:hi],
+            obs[lo:hi],
+            masks[lo:hi],
+            act_masks[lo:hi],
+            tobs[lo:hi],
+            rewards[lo:hi],
+            terms_out[lo:hi],
+            truncs[lo:hi],
+        )
         if copy:
             copy_rows(obs_out, obs, lo, hi)
 
@@ -418,9 +644,16 @@ class StarshipVectorEnv(KernelVectorEnv):
 
     single_env: ClassVar[Any] = StarshipEnv
 
-    def __init__(self, num_envs: int = 1, *, render_mode: str | None = None,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, copy: bool = True,
-                 threads: int | str = 1, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        num_envs: int = 1,
+        *,
+        render_mode: str | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        copy: bool = True,
+        threads: int | str = 1,
+        **kwargs: Any,
+    ) -> None:
         self.num_envs = _check_num_envs(num_envs)
         self.copy = _check_copy(copy)
         self._autoreset(autoreset_mode)
@@ -430,11 +663,15 @@ class StarshipVectorEnv(KernelVectorEnv):
         proto = self._prototype(**kwargs)
         inner = proto.env if isinstance(proto, TargetStarshipEnv) else proto
         if inner.representation == "wide":
-            raise ValueError("the compiled Starship vector env takes representation 'narrow' or 'turtle'; "
-                             "'wide' (actions are triples) runs as SyncVectorEnv (vectorization_mode='sync')")
+            raise ValueError(
+                "the compiled Starship vector env takes representation 'narrow' or 'turtle'; "
+                "'wide' (actions are triples) runs as SyncVectorEnv (vectorization_mode='sync')"
+            )
         if inner.reward == "audit":
-            raise ValueError("the compiled Starship vector env pays the 'potential' and 'gated' rewards; reward='audit' "
-                             "(an audit at each episode's end) runs in the single env (vectorization_mode='sync')")
+            raise ValueError(
+                "the compiled Starship vector env pays the 'potential' and 'gated' rewards; reward='audit' "
+                "(an audit at each episode's end) runs in the single env (vectorization_mode='sync')"
+            )
         self.proto = proto
         self.game = None
         self.illegal_action = "raise"
@@ -445,9 +682,11 @@ class StarshipVectorEnv(KernelVectorEnv):
         self._g, self._circle = _generator_params(inner.pipeline, inner.start, inner.partial_stages)
         H, W = inner.pipeline.size
         if not kept.fits(H, W):
-            raise ValueError(f"the compiled Starship vector env takes grids up to 724 x 724 (its hull keys are "
-                             f"int32), got size {H} x {W}; larger grids run as SyncVectorEnv "
-                             f"(vectorization_mode='sync')")
+            raise ValueError(
+                f"the compiled Starship vector env takes grids up to 724 x 724 (its hull keys are "
+                f"int32), got size {H} x {W}; larger grids run as SyncVectorEnv "
+                f"(vectorization_mode='sync')"
+            )
         o = np.zeros(O_SIZE, np.int64)
         o[O_TURTLE] = inner.representation == "turtle"
         o[O_MASKS] = ("none", "repairable", "build", "safe").index(inner.masks)
@@ -490,18 +729,42 @@ class StarshipVectorEnv(KernelVectorEnv):
 
     # -- Gymnasium API ---------------------------------------------------------------------
 
-    def reset(self, *, seed: int | list[int | None] | None = None,
-              options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
         """Deal every board again (or those of ``options["reset_mask"]``, Gymnasium's partial reset)."""
         fresh = self._streams is None
         if self._seed(seed) or fresh:
             self._tstreams = self._streams.copy() if seed is not None else stream_rows([None] * self.num_envs)
         which = self._boards_to_reset(options)
         given = self._given_targets(options)
-        self._run_boards(reset_boards, (
-            self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._keys, self._seen,
-            self._streams, self._tstreams, which, self._g, self._circle, self._o, given, self._weight, self._targets,
-            self._got, self._obs, self._masks, self._act_masks, self._tobs))
+        self._run_boards(
+            reset_boards,
+            (
+                self._tiles,
+                self._part,
+                self._parts,
+                self._iv,
+                self._fv,
+                self._terms,
+                self._keys,
+                self._seen,
+                self._streams,
+                self._tstreams,
+                which,
+                self._g,
+                self._circle,
+                self._o,
+                given,
+                self._weight,
+                self._targets,
+                self._got,
+                self._obs,
+                self._masks,
+                self._act_masks,
+                self._tobs,
+            ),
+        )
         self._reset_done(which)
         return self._observations(), self._info()
 
@@ -510,11 +773,38 @@ class StarshipVectorEnv(KernelVectorEnv):
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         a = self._actions(actions)
-        self._run_boards(step_boards, (
-            self._tiles, self._part, self._parts, self._iv, self._fv, self._terms, self._keys, self._seen,
-            self._streams, self._tstreams, self._pending, a, self._g, self._circle, self._o, self._bonus, self._weight,
-            self._targets, self._got, self._obs, self._masks, self._act_masks, self._tobs, self._rewards,
-            self._terms_out, self._truncs), STEP_BOARDS_SLICES)
+        self._run_boards(
+            step_boards,
+            (
+                self._tiles,
+                self._part,
+                self._parts,
+                self._iv,
+                self._fv,
+                self._terms,
+                self._keys,
+                self._seen,
+                self._streams,
+                self._tstreams,
+                self._pending,
+                a,
+                self._g,
+                self._circle,
+                self._o,
+                self._bonus,
+                self._weight,
+                self._targets,
+                self._got,
+                self._obs,
+                self._masks,
+                self._act_masks,
+                self._tobs,
+                self._rewards,
+                self._terms_out,
+                self._truncs,
+            ),
+            STEP_BOARDS_SLICES,
+        )
         return self._stepped(self._rewards.copy(), self._terms_out.copy(), self._truncs.copy())
 
     def _actions(self, actions: Any) -> np.ndarray:

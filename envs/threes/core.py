@@ -411,8 +411,9 @@ class ThreesState(KernelState):
 
     def to_text(self) -> str:
         rows = [" ".join(f"{rank_value(r) if r else '.':>5}" for r in row) for row in self.ranks]
-        rows.append(f"next: {self.hint}   score: {self.score}   moves: {self.moves}   deck 1/2/3: "
-                    + "/".join(map(str, self.deck)))
+        rows.append(
+            f"next: {self.hint}   score: {self.score}   moves: {self.moves}   deck 1/2/3: " + "/".join(map(str, self.deck))
+        )
         if self.is_terminal():
             rows.append("game over")
         return "\n".join(rows)

@@ -119,8 +119,9 @@ class ThreesEnv(SinglePlayerEnv):
         if hint not in HINT_MODES:
             raise ValueError(f"hint must be one of {HINT_MODES}, got {hint!r}")
         space = spaces.Box(np.zeros(OBS_SIZE, dtype=np.float32), _OBS_HIGH, dtype=np.float32)
-        self._setup(ThreesGame(hint), space, illegal_action=illegal_action, limit=("max_moves", max_moves),
-                    render_mode=render_mode)
+        self._setup(
+            ThreesGame(hint), space, illegal_action=illegal_action, limit=("max_moves", max_moves), render_mode=render_mode
+        )
         self.max_moves = max_moves
         self._last_score = 0
 

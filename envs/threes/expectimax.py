@@ -146,8 +146,7 @@ def hint_distribution(board, n1, n2, n3, ranks, probs, decks):
 
 
 @njit(cache=True)
-def _learned_leaf_draw(board, n1, n2, n3, penalty, weights, plan, offsets, stage_ranks, ranks, probs, decks,
-                       counters):
+def _learned_leaf_draw(board, n1, n2, n3, penalty, weights, plan, offsets, stage_ranks, ranks, probs, decks, counters):
     """A LEAF ply whose hint is still to be drawn, for the learned network: the expectation over
     hints of the best afterstate. The part of the value that does not read the hint is the
     same for every hint, so it is computed once per swipe (about half the table reads), and so
@@ -181,15 +180,52 @@ def _learned_leaf_draw(board, n1, n2, n3, penalty, weights, plan, offsets, stage
 
 _I, _F = types.int64, types.float64
 _NET = (types.float32[::1], types.int64[:, :, ::1], types.int64[::1], types.int64[::1])
-_SIGNATURES = [_F(_I, _I, types.int64[::1], _I, _I, _I, _I, _I, _I, _F, *net, types.int64[:, ::1],
-                  types.float64[:, ::1], types.int64[:, :, ::1], types.float64[::1], types.int64[::1])
-               for net in (_NET, (types.none,) * 4)]
+_SIGNATURES = [
+    _F(
+        _I,
+        _I,
+        types.int64[::1],
+        _I,
+        _I,
+        _I,
+        _I,
+        _I,
+        _I,
+        _F,
+        *net,
+        types.int64[:, ::1],
+        types.float64[:, ::1],
+        types.int64[:, :, ::1],
+        types.float64[::1],
+        types.int64[::1],
+    )
+    for net in (_NET, (types.none,) * 4)
+]
 
 
 # Explicit signatures: numba's cache reloads a self-recursive function reliably only then.
 @njit(_SIGNATURES, cache=True)
-def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penalty, weights, plan, offsets,
-                stage_ranks, ranks, probs, decks, values, counters):
+def _expectimax(
+    board,
+    ply,
+    models,
+    n1,
+    n2,
+    n3,
+    hint,
+    bonus_hi,
+    evaluator,
+    penalty,
+    weights,
+    plan,
+    offsets,
+    stage_ranks,
+    ranks,
+    probs,
+    decks,
+    values,
+    counters,
+):
     """Best expected value over the swipes of ``board``, ``ply`` swipes into the search.
 
     At ply 0 the value of each swipe goes to ``values`` (-inf when illegal) and the best swipe
@@ -203,8 +239,21 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
         return learned_leaf_value(board, hint, weights, plan, offsets, stage_ranks)
     if weights is not None:
         if models[ply] == LEAF and hint == 0:
-            return _learned_leaf_draw(board, n1, n2, n3, penalty, weights, plan, offsets, stage_ranks,
-                                      ranks[depth + ply], probs[depth + ply], decks[depth + ply], counters)
+            return _learned_leaf_draw(
+                board,
+                n1,
+                n2,
+                n3,
+                penalty,
+                weights,
+                plan,
+                offsets,
+                stage_ranks,
+                ranks[depth + ply],
+                probs[depth + ply],
+                decks[depth + ply],
+                counters,
+            )
     if (models[ply] == EXACT or models[ply] == LEAF) and hint == 0:
         # The true game: the next card is drawn (and hinted) before the player swipes.
         # Scratch rows depth + ply hold the draw, rows ply the insertion below.
@@ -213,10 +262,27 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
         for i in range(k):
             r = ranks[depth + ply, i]
             hi = highest_rank(board) - 3 if r == 4 else bonus_hi
-            total += probs[depth + ply, i] * _expectimax(board, ply, models, decks[depth + ply, i, 0],
-                                                         decks[depth + ply, i, 1], decks[depth + ply, i, 2], r, hi,
-                                                         evaluator, penalty, weights, plan, offsets, stage_ranks,
-                                                         ranks, probs, decks, values, counters)
+            total += probs[depth + ply, i] * _expectimax(
+                board,
+                ply,
+                models,
+                decks[depth + ply, i, 0],
+                decks[depth + ply, i, 1],
+                decks[depth + ply, i, 2],
+                r,
+                hi,
+                evaluator,
+                penalty,
+                weights,
+                plan,
+                offsets,
+                stage_ranks,
+                ranks,
+                probs,
+                decks,
+                values,
+                counters,
+            )
         return total
     best = -np.inf
     unknown = np.int64(0)  # the hint is known at the root only (a typed zero: a literal 0 would
@@ -230,8 +296,27 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
         k = card_distribution(models[ply], board, n1, n2, n3, hint, bonus_hi, ranks[ply], probs[ply], decks[ply])
         if k == 0:  # NONE: no card enters; LEAF: it is about to, the afterstate keeps its hint
             nxt = hint if models[ply] == LEAF else unknown
-            v = _expectimax(nb, ply + 1, models, n1, n2, n3, nxt, bonus_hi, evaluator, penalty, weights, plan,
-                            offsets, stage_ranks, ranks, probs, decks, values, counters)
+            v = _expectimax(
+                nb,
+                ply + 1,
+                models,
+                n1,
+                n2,
+                n3,
+                nxt,
+                bonus_hi,
+                evaluator,
+                penalty,
+                weights,
+                plan,
+                offsets,
+                stage_ranks,
+                ranks,
+                probs,
+                decks,
+                values,
+                counters,
+            )
         else:
             v = 0.0
             lines = 0
@@ -242,9 +327,27 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
                 cell = insert_cell(d, line)
                 for i in range(k):
                     child = set_rank(nb, cell, ranks[ply, i])
-                    v += probs[ply, i] * _expectimax(child, ply + 1, models, decks[ply, i, 0], decks[ply, i, 1],
-                                                     decks[ply, i, 2], unknown, bonus_hi, evaluator, penalty, weights,
-                                                     plan, offsets, stage_ranks, ranks, probs, decks, values, counters)
+                    v += probs[ply, i] * _expectimax(
+                        child,
+                        ply + 1,
+                        models,
+                        decks[ply, i, 0],
+                        decks[ply, i, 1],
+                        decks[ply, i, 2],
+                        unknown,
+                        bonus_hi,
+                        evaluator,
+                        penalty,
+                        weights,
+                        plan,
+                        offsets,
+                        stage_ranks,
+                        ranks,
+                        probs,
+                        decks,
+                        values,
+                        counters,
+                    )
             v /= lines
         if ply == 0:
             values[d] = v
@@ -261,8 +364,9 @@ def _expectimax(board, ply, models, n1, n2, n3, hint, bonus_hi, evaluator, penal
 
 
 @njit(cache=True)
-def search_root(board, n1, n2, n3, hint, bonus_hi, models, evaluator, penalty, weights, plan, offsets, stage_ranks,
-                values, counters):
+def search_root(
+    board, n1, n2, n3, hint, bonus_hi, models, evaluator, penalty, weights, plan, offsets, stage_ranks, values, counters
+):
     """Expected value of each swipe into ``values``; returns the best swipe (-1 if none).
     ``weights .. stage_ranks``: the n-tuple network for ``evaluator == LEARNED`` (``NTupleEvaluator.network``,
     its cells as an ``index_plan``; else NO_NETWORK)."""
@@ -272,8 +376,27 @@ def search_root(board, n1, n2, n3, hint, bonus_hi, models, evaluator, penalty, w
     probs = np.zeros((2 * depth, MAX_CARDS), dtype=np.float64)
     decks = np.zeros((2 * depth, MAX_CARDS, 3), dtype=np.int64)
     counters[1] = -1
-    _expectimax(board, np.int64(0), models, n1, n2, n3, hint, bonus_hi, evaluator, penalty, weights, plan, offsets,
-                stage_ranks, ranks, probs, decks, values, counters)
+    _expectimax(
+        board,
+        np.int64(0),
+        models,
+        n1,
+        n2,
+        n3,
+        hint,
+        bonus_hi,
+        evaluator,
+        penalty,
+        weights,
+        plan,
+        offsets,
+        stage_ranks,
+        ranks,
+        probs,
+        decks,
+        values,
+        counters,
+    )
     return counters[1]
 
 

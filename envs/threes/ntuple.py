@@ -84,13 +84,18 @@ class NTupleConfig:
         return len(self.stage_ranks) + 1
 
     def to_dict(self) -> dict:
-        return {k: [list(t) for t in v] if k == "tuples" else (list(v) if isinstance(v, tuple) else v)
-                for k, v in asdict(self).items()}
+        return {
+            k: [list(t) for t in v] if k == "tuples" else (list(v) if isinstance(v, tuple) else v)
+            for k, v in asdict(self).items()
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> NTupleConfig:
-        return cls(tuples=tuple(tuple(int(c) for c in t) for t in d["tuples"]),
-                   stage_ranks=tuple(int(r) for r in d["stage_ranks"]), symmetric=bool(d["symmetric"]))
+        return cls(
+            tuples=tuple(tuple(int(c) for c in t) for t in d["tuples"]),
+            stage_ranks=tuple(int(r) for r in d["stage_ranks"]),
+            symmetric=bool(d["symmetric"]),
+        )
 
 
 def parse_tuple(text: str) -> tuple[int, ...]:
@@ -152,7 +157,7 @@ def layout(config: NTupleConfig) -> tuple[np.ndarray, np.ndarray, int]:
     size = 0
     for i, t in enumerate(config.tuples):
         for k, perm in enumerate(perms):
-            cells[i, k, :len(t)] = [c if c == HINT_CELL else perm[c] for c in t]
+            cells[i, k, : len(t)] = [c if c == HINT_CELL else perm[c] for c in t]
         offsets[i] = size
         size += RADIX ** len(t)
     return cells, offsets, size
@@ -211,7 +216,7 @@ def index_plan(cells: np.ndarray) -> np.ndarray:
             for j in range(length):
                 place = length - 1 - j
                 if cells[t, k, j] == HINT_CELL:
-                    plan[t, orientations, 1] = RADIX ** place
+                    plan[t, orientations, 1] = RADIX**place
                 else:
                     plan[t, k, n] = 4 * cells[t, k, j] | (4 * place) << 8
                     n += 1
@@ -302,7 +307,6 @@ def ntuple_values(boards, hints, weights, cells, offsets, stage_ranks, out):
     """``out[i]``: the value of (``boards[i]``, ``hints[i]``) (``ntuple_value`` over a batch)."""
     for i in range(boards.shape[0]):
         out[i] = ntuple_value(boards[i], hints[i], weights, cells, offsets, stage_ranks)
-
 
 
 @njit(cache=True)

@@ -459,11 +459,11 @@ class TrapState(KernelState):
     def traps(self) -> np.ndarray:
         """N x N bool array of trapped cells."""
         n = self.n
-        return self._s[HDR:HDR + n * n].reshape(n, n).astype(bool)
+        return self._s[HDR : HDR + n * n].reshape(n, n).astype(bool)
 
     @property
     def phase(self) -> str:
-        """"move", "throw" or "landing" (chance)."""
+        """ "move", "throw" or "landing" (chance)."""
         return ("move", "throw", "landing")[int(self._s[PHASE])]
 
     @property

@@ -100,6 +100,7 @@ _NEIGHBOURS = _neighbour_table()
 
 # -- shared pieces -------------------------------------------------------------------------------
 
+
 @njit(cache=True)
 def _terminal(s, player):
     return terminal_value(s, player, WIN)
@@ -257,6 +258,7 @@ def _m(s, player, free):
 
 
 # -- the evaluators ------------------------------------------------------------------------------
+
 
 @njit(cache=True)
 def mobility_score(s, player, params):

@@ -111,7 +111,7 @@ def _course_neighbour_order(n: int) -> np.ndarray:
     for x in range(n):
         for y in range(n):
             cells = list({(a, b) for a in span(x) for b in span(y)} - {(x, y)})
-            out[x * n + y, :len(cells)] = [a * n + b for a, b in cells]
+            out[x * n + y, : len(cells)] = [a * n + b for a, b in cells]
     return out
 
 
@@ -245,6 +245,7 @@ def medium_decision(s):
 
 # -- Hard: the course's depth-limited expectiminimax, compiled --------------------------------------
 
+
 @njit(cache=True)
 def osl(s, player):
     """OSL: the sum over all in-board neighbour cells of ``player`` (empty or not) of their
@@ -299,8 +300,20 @@ def _leaf(s, me, kind):
 
 # Explicit signatures, and no literal arguments in the recursive call: numba's on-disk cache
 # cannot reload a type-inferred recursive function, nor a second version typed on a literal.
-@njit(types.float64(types.int64[::1], types.int64, types.int64, types.int64, types.float64, types.float64,
-                    types.boolean, types.int64, types.int64[::1]), cache=True)
+@njit(
+    types.float64(
+        types.int64[::1],
+        types.int64,
+        types.int64,
+        types.int64,
+        types.float64,
+        types.float64,
+        types.boolean,
+        types.int64,
+        types.int64[::1],
+    ),
+    cache=True,
+)
 def sound_hard_value(s, me, kind, depth, alpha, beta, prune, ply, choice):
     """Negamax value of a node of Hard-sound's trees for the player deciding there (``me`` at
     STEP_ME and THROW_ME, the opponent at THROW_OPP and STEP_OPP); ``s`` is changed and restored.
@@ -359,8 +372,20 @@ def sound_hard_value(s, me, kind, depth, alpha, beta, prune, ply, choice):
     return best
 
 
-@njit(types.float64(types.int64[::1], types.int64, types.int64, types.int64, types.float64, types.float64,
-                    types.boolean, types.int64, types.int64[::1]), cache=True)
+@njit(
+    types.float64(
+        types.int64[::1],
+        types.int64,
+        types.int64,
+        types.int64,
+        types.float64,
+        types.float64,
+        types.boolean,
+        types.int64,
+        types.int64[::1],
+    ),
+    cache=True,
+)
 def course_hard_value(s, me, kind, depth, alpha, beta, prune, ply, choice):
     """Negamax value of a node of the course HardAI's trees, quirks included (rules/trap.md,
     "The course's HardAI in detail"), for the player deciding there; ``s`` is changed and

@@ -292,7 +292,7 @@ class TrilobiteState(KernelState):
     def board(self) -> np.ndarray:
         """H x W array: 0 empty, 1 player 0's chip, 2 player 1's chip (row 0 is the top)."""
         g = self.game
-        return self._s[HDR:HDR + g.width * g.height].reshape(g.height, g.width).copy()
+        return self._s[HDR : HDR + g.width * g.height].reshape(g.height, g.width).copy()
 
     @property
     def last_cell(self) -> int:

@@ -109,7 +109,13 @@ class TrilobiteEnv(TwoPlayerEnv):
 
 
 def trilobite_aec_env(
-    *, width: int = 8, height: int = 7, win_length: int = 4, first_player: int = 0, render_mode: str | None = None, wrapped: bool = True
+    *,
+    width: int = 8,
+    height: int = 7,
+    win_length: int = 4,
+    first_player: int = 0,
+    render_mode: str | None = None,
+    wrapped: bool = True,
 ) -> AECEnv:
     """Trilobite as a PettingZoo AEC env ("player_0" drops chip X, "player_1" chip O).
 

@@ -79,8 +79,9 @@ def _cmd_bench(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
     if not any(p.kind == p.VAR_KEYWORD for p in taken.values()):
         unknown = sorted(set(params) - set(taken))
         if unknown:
-            parser.error(f"bench {args.which} takes no {', '.join(map(repr, unknown))}; its parameters: "
-                         f"{', '.join(taken) or 'none'}")
+            parser.error(
+                f"bench {args.which} takes no {', '.join(map(repr, unknown))}; its parameters: {', '.join(taken) or 'none'}"
+            )
     try:
         result = fn(**params)
     except TypeError as err:
@@ -100,6 +101,11 @@ def add_command(sub: Any, game_opts: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=positive_float, help="envs: seconds per env; vec: seconds per measurement")
     p.add_argument("--n", type=bounded_int(3), help="sim-solve: number of points")
     p.add_argument("--repeats", type=bounded_int(1), help="sim-solve, vec: repetitions")
-    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra keyword argument for the benchmark function (repeatable)")
+    p.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra keyword argument for the benchmark function (repeatable)",
+    )
     p.set_defaults(run=_cmd_bench, parser=p)

@@ -50,10 +50,17 @@ def _cmd_eval(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         except ValueError as err:
             parser.error(f"agent {spec!r}: {err}")
     _warn_repeated_openings(game, args.games, args.opening_plies)
-    common = dict(opening_plies=args.opening_plies, seed=args.seed, workers=args.workers,
-                  progress=not args.no_progress, game_options=options, journal=args.journal,
-                  time_limit_s=None if args.stop_after is None else 60.0 * args.stop_after,
-                  backend=args.backend, address=args.address)
+    common = dict(
+        opening_plies=args.opening_plies,
+        seed=args.seed,
+        workers=args.workers,
+        progress=not args.no_progress,
+        game_options=options,
+        journal=args.journal,
+        time_limit_s=None if args.stop_after is None else 60.0 * args.stop_after,
+        backend=args.backend,
+        address=args.address,
+    )
     try:
         if len(args.specs) == 2:
             results = [play_match(args.game, args.specs[0], args.specs[1], games=args.games, **common)]
@@ -92,9 +99,12 @@ def _warn_repeated_openings(game: Game, games: int, plies: int) -> None:
 
     openings = count_openings(game, plies, most=(games + 1) // 2)
     if 2 * openings < games:
-        print(f"note: --opening-plies {plies} allows {openings} openings, {2 * openings} different games with both "
-              f"seats, fewer than --games {games}: deterministic agents replay the rest (scores count each game "
-              f"once); --opening-plies {plies + 1} or more gives more", file=sys.stderr)
+        print(
+            f"note: --opening-plies {plies} allows {openings} openings, {2 * openings} different games with both "
+            f"seats, fewer than --games {games}: deterministic agents replay the rest (scores count each game "
+            f"once); --opening-plies {plies + 1} or more gives more",
+            file=sys.stderr,
+        )
 
 
 def _eval_single(parser: argparse.ArgumentParser, args: argparse.Namespace, game: Game, options: dict) -> int:
@@ -115,10 +125,21 @@ def _eval_single(parser: argparse.ArgumentParser, args: argparse.Namespace, game
         except ValueError as err:
             parser.error(f"agent {spec!r}: {err}")
     try:
-        runs = {spec: solo.run(args.game, spec, games=args.games, options=options, seed=args.seed,
-                               workers=args.workers, out=args.journal, progress=not args.no_progress,
-                               backend=args.backend, address=args.address)
-                for spec in args.specs}
+        runs = {
+            spec: solo.run(
+                args.game,
+                spec,
+                games=args.games,
+                options=options,
+                seed=args.seed,
+                workers=args.workers,
+                out=args.journal,
+                progress=not args.no_progress,
+                backend=args.backend,
+                address=args.address,
+            )
+            for spec in args.specs
+        }
     except RecordsError as err:
         raise CommandError(str(err)) from None
     except BackendError as err:
@@ -141,27 +162,48 @@ def add_command(sub: Any, game_opts: argparse.ArgumentParser) -> None:
     """Add ``eval`` to the subcommands ``sub``."""
     p = sub.add_parser("eval", parents=[game_opts], help="match (two specs) or round robin (more); friday: win rates")
     p.add_argument("specs", nargs="+", metavar="SPEC", help="agent specs, e.g. random 'alphabeta:depth=3,eval=advanced'")
-    p.add_argument("--games", type=bounded_int(1, MAX_GAMES, "2**53, the most a float counts exactly"), default=100,
-                   help="games per pairing (default 100); made as they are played, so a large number costs nothing "
-                        "until its games are played")
+    p.add_argument(
+        "--games",
+        type=bounded_int(1, MAX_GAMES, "2**53, the most a float counts exactly"),
+        default=100,
+        help="games per pairing (default 100); made as they are played, so a large number costs nothing "
+        "until its games are played",
+    )
     p.add_argument("--opening-plies", type=bounded_int(0), default=2, help="random opening moves (default 2)")
-    p.add_argument("--workers", type=bounded_int(1, MAX_WORKERS), default=1,
-                   help=f"worker processes, or games in flight on Ray (default 1, at most {MAX_WORKERS})")
-    p.add_argument("--backend", choices=("process", "ray"), default="process",
-                   help="where games run: processes here, or Ray tasks (pip install \"tablegym[distributed]\"); "
-                        "the same records either way")
-    p.add_argument("--address", metavar="ADDR",
-                   help="with --backend ray: the cluster to join (auto, or HOST:PORT of `ray start --head`); "
-                        "default: a local Ray instance with --workers CPUs")
+    p.add_argument(
+        "--workers",
+        type=bounded_int(1, MAX_WORKERS),
+        default=1,
+        help=f"worker processes, or games in flight on Ray (default 1, at most {MAX_WORKERS})",
+    )
+    p.add_argument(
+        "--backend",
+        choices=("process", "ray"),
+        default="process",
+        help='where games run: processes here, or Ray tasks (pip install "tablegym[distributed]"); the same records either way',
+    )
+    p.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="with --backend ray: the cluster to join (auto, or HOST:PORT of `ray start --head`); "
+        "default: a local Ray instance with --workers CPUs",
+    )
     p.add_argument("--seed", type=bounded_int(0), default=0, help="seed of the whole match (an integer >= 0; default 0)")
     p.add_argument("--csv", help="also write the results to this CSV file")
     p.add_argument("--elo", action="store_true", help="show Elo differences (and fitted ratings for 3+ agents)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--journal", metavar="FILE",
-                   help="JSON-lines file of finished games: each game is appended as it ends, and games already "
-                        "in it are not played again, so an interrupted or stopped run goes on where it ended; "
-                        "the tables count every game of this run found there")
-    p.add_argument("--stop-after", type=_minutes, metavar="MINUTES",
-                   help="start no new game after this many minutes; the tables then count the finished games "
-                        "and say that the result is partial (0 with --journal: play nothing, just print the tables)")
+    p.add_argument(
+        "--journal",
+        metavar="FILE",
+        help="JSON-lines file of finished games: each game is appended as it ends, and games already "
+        "in it are not played again, so an interrupted or stopped run goes on where it ended; "
+        "the tables count every game of this run found there",
+    )
+    p.add_argument(
+        "--stop-after",
+        type=_minutes,
+        metavar="MINUTES",
+        help="start no new game after this many minutes; the tables then count the finished games "
+        "and say that the result is partial (0 with --journal: play nothing, just print the tables)",
+    )
     p.set_defaults(run=_cmd_eval, parser=p)

@@ -181,18 +181,29 @@ def _cmd_play(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 def add_command(sub: Any, game_opts: argparse.ArgumentParser) -> None:
     """Add ``play`` to the subcommands ``sub``."""
-    p = sub.add_parser("play", parents=[game_opts], help="play against an agent (or a single-player game) in the terminal",
-                       description="Two-player games: you against --agent. Single-player games (threes, friday): you play, "
-                                   "or with --agent you watch that agent play a game.")
-    p.add_argument("--agent", default=None,
-                   help="agent spec or searcher name (two-player default: alphabeta (trap: search) when --eval/--depth/--time is "
-                        "given, else random; single-player default: human, i.e. you play; threes: random, greedy, "
-                        "threesus, expectimax:depth=2)")
+    p = sub.add_parser(
+        "play",
+        parents=[game_opts],
+        help="play against an agent (or a single-player game) in the terminal",
+        description="Two-player games: you against --agent. Single-player games (threes, friday): you play, "
+        "or with --agent you watch that agent play a game.",
+    )
+    p.add_argument(
+        "--agent",
+        default=None,
+        help="agent spec or searcher name (two-player default: alphabeta (trap: search) when --eval/--depth/--time is "
+        "given, else random; single-player default: human, i.e. you play; threes: random, greedy, "
+        "threesus, expectimax:depth=2)",
+    )
     p.add_argument("--eval", help="leaf evaluator for a searcher, e.g. advanced, learned, learned:path.pt")
     p.add_argument("--depth", type=bounded_int(1), help="search depth")
     p.add_argument("--time", type=positive_float, help="search time per move in seconds")
     p.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your player index (default 0)")
-    p.add_argument("--seed", type=bounded_int(0), default=None,
-                   help="seed for the agent's randomness and the game's chance events (an integer >= 0)")
+    p.add_argument(
+        "--seed",
+        type=bounded_int(0),
+        default=None,
+        help="seed for the agent's randomness and the game's chance events (an integer >= 0)",
+    )
     p.add_argument("--quiet", action="store_true", help="single-player games with --agent: show only the final position")
     p.set_defaults(run=_cmd_play, parser=p)

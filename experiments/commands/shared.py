@@ -109,20 +109,31 @@ def game_options_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     g = p.add_argument_group("game options")
     g.add_argument("game", help=f"one of: {', '.join(GAMES)}")
-    g.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="a game option (repeatable), e.g. --option win_length=5")
+    g.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a game option (repeatable), e.g. --option win_length=5",
+    )
     g.add_argument("--n", type=int, help="sim: number of points; trap: board side")
     g.add_argument("--width", type=int, help="trilobite: board width")
     g.add_argument("--height", type=int, help="trilobite: board height")
     g.add_argument("--win-length", dest="win_length", type=int, help="trilobite: chips in a row to win")
     g.add_argument("--first-player", dest="first_player", type=int, choices=(0, 1), help="player who moves first")
     g.add_argument("--level", type=int, help="friday: difficulty level 1-4")
-    p.add_argument("--trust-model-code", action="store_true",
-                   help="load Stable-Baselines3 zips with SB3's own loader, which runs code the file carries: "
-                        "only for files you trust (default: read as data, refuse what carries code)")
-    p.add_argument("--max-model-mb", type=bounded_int(1), metavar="MB",
-                   help="the most memory a model file may ask for once inflated (default: 1024); a larger one is "
-                        "refused before it is read")
+    p.add_argument(
+        "--trust-model-code",
+        action="store_true",
+        help="load Stable-Baselines3 zips with SB3's own loader, which runs code the file carries: "
+        "only for files you trust (default: read as data, refuse what carries code)",
+    )
+    p.add_argument(
+        "--max-model-mb",
+        type=bounded_int(1),
+        metavar="MB",
+        help="the most memory a model file may ask for once inflated (default: 1024); a larger one is refused before it is read",
+    )
     return p
 
 

@@ -21,9 +21,11 @@ def train(argv: list[str]) -> int:
         return usage_error(f"train: name a game ({PROG} train GAME [ARGUMENTS]); games with a trainer: {trainable}")
     algo = _algo(argv)
     if algo not in (None, *ALGOS):
-        return usage_error(f"train: --algo must be ppo or dqn (masked PPO or DQN over the vector envs), afterstate-dqn or "
-                            f"negamax-dqn (Q from a value of what a move leads to), imitate (PPO's network fitted to a "
-                            f"teacher's games) or left out for the game's own trainer; got {algo!r}")
+        return usage_error(
+            f"train: --algo must be ppo or dqn (masked PPO or DQN over the vector envs), afterstate-dqn or "
+            f"negamax-dqn (Q from a value of what a move leads to), imitate (PPO's network fitted to a "
+            f"teacher's games) or left out for the game's own trainer; got {algo!r}"
+        )
     trainer = ALGOS[algo] if algo is not None else _DEFAULT_TRAINER
     if name is not None and algo is None:
         try:
@@ -37,9 +39,13 @@ def train(argv: list[str]) -> int:
     return 0 if status is None else status
 
 
-ALGOS = {"ppo": "tablegym.training.ppo:main", "dqn": "tablegym.training.dqn:cli_main",
-         "afterstate-dqn": "tablegym.training.afterstate_dqn:main", "negamax-dqn": "tablegym.training.negamax_dqn:main",
-         "imitate": "tablegym.training.imitate:main"}
+ALGOS = {
+    "ppo": "tablegym.training.ppo:main",
+    "dqn": "tablegym.training.dqn:cli_main",
+    "afterstate-dqn": "tablegym.training.afterstate_dqn:main",
+    "negamax-dqn": "tablegym.training.negamax_dqn:main",
+    "imitate": "tablegym.training.imitate:main",
+}
 """The trainers over the vector envs by ``--algo`` name, each a ``module:function`` handed the
 arguments as typed."""
 
@@ -57,14 +63,17 @@ def _algo(argv: list[str]) -> str | None:
 def _train_help() -> str:
     """``tablegym train --help``: every game with a trainer, and what that trainer learns (the
     first line of its module's docstring)."""
-    lines = [f"usage: {PROG} train GAME [ARGUMENTS]   ({PROG} train GAME --help: that trainer's arguments)",
-             f"       {PROG} train GAME --algo ppo|dqn [ARGUMENTS]   (masked PPO or DQN over the game's vector env, "
-             "any game with one)",
-             f"       {PROG} train GAME --algo afterstate-dqn|negamax-dqn [ARGUMENTS]   (Q from a value of the "
-             "afterstate, Threes, or of the child, two-player games)",
-             f"       {PROG} train GAME --algo imitate --teacher SPEC [ARGUMENTS]   (PPO's network fitted to the "
-             "moves of any agent, a start for --algo ppo)", "",
-             "games and what their trainer learns:"]
+    lines = [
+        f"usage: {PROG} train GAME [ARGUMENTS]   ({PROG} train GAME --help: that trainer's arguments)",
+        f"       {PROG} train GAME --algo ppo|dqn [ARGUMENTS]   (masked PPO or DQN over the game's vector env, "
+        "any game with one)",
+        f"       {PROG} train GAME --algo afterstate-dqn|negamax-dqn [ARGUMENTS]   (Q from a value of the "
+        "afterstate, Threes, or of the child, two-player games)",
+        f"       {PROG} train GAME --algo imitate --teacher SPEC [ARGUMENTS]   (PPO's network fitted to the "
+        "moves of any agent, a start for --algo ppo)",
+        "",
+        "games and what their trainer learns:",
+    ]
     width = max(len(p.name) for p in plugins())
     for record in plugins():
         if record.trainer:

@@ -62,8 +62,13 @@ def bench_search(nodes: int = 10_000, positions: int = 24, seed: int = 0, evalua
         polled_rate.append(per_second(result.polled, dt))
         generated_rate.append(per_second(result.generated, dt))
         seconds.append(dt)
-    return {"nodes": nodes, "positions": len(states), "polled_per_s": statistics.median(polled_rate),
-            "generated_per_s": statistics.median(generated_rate), "s_per_decision": statistics.median(seconds)}
+    return {
+        "nodes": nodes,
+        "positions": len(states),
+        "polled_per_s": statistics.median(polled_rate),
+        "generated_per_s": statistics.median(generated_rate),
+        "s_per_decision": statistics.median(seconds),
+    }
 
 
 def bench_core(decisions: int = 20_000, seed: int = 0) -> dict:

@@ -41,9 +41,18 @@ def check_record(rec: dict) -> str | None:
     game cannot be replayed; what the record holds must agree with the rules: its options make a
     game of its level, pirates are fought (and a game is won) only in the last step (3), and the
     counts are in range."""
-    fields: tuple[tuple[str, Any], ...] = (("agent", str), ("level", int), ("seed", int), ("options", dict),
-                                           ("won", bool), ("score", int), ("life", int), ("step", int),
-                                           ("pirates_beaten", int), ("decisions", int))
+    fields: tuple[tuple[str, Any], ...] = (
+        ("agent", str),
+        ("level", int),
+        ("seed", int),
+        ("options", dict),
+        ("won", bool),
+        ("score", int),
+        ("life", int),
+        ("step", int),
+        ("pirates_beaten", int),
+        ("decisions", int),
+    )
     for name, kind in fields:
         if type(rec.get(name)) is not kind:
             return f"{name} {rec.get(name)!r} is not {kind.__name__}"[:300]
@@ -53,8 +62,10 @@ def check_record(rec: dict) -> str | None:
     if problem:
         return problem
     if not 0 <= rec["step"] <= 3 or not 0 <= rec["pirates_beaten"] <= 2 or rec["life"] < 0:
-        return (f"step {rec['step']}, pirates_beaten {rec['pirates_beaten']}, life {rec['life']}: out of range "
-                "(steps 0..3, pirates 0..2, life >= 0)")
+        return (
+            f"step {rec['step']}, pirates_beaten {rec['pirates_beaten']}, life {rec['life']}: out of range "
+            "(steps 0..3, pirates 0..2, life >= 0)"
+        )
     if (rec["won"] or rec["pirates_beaten"]) and rec["step"] != 3:
         what = "won" if rec["won"] else f"{rec['pirates_beaten']} pirates beaten"
         return f"{what} in step {rec['step']} (pirates come in step 3, and a game is won there)"
@@ -77,14 +88,24 @@ def play_one(task: tuple[str, int, int, int, str]) -> dict:
     return rec
 
 
-def run(spec: str, *, level: int, games: int, workers: int = 1, seed: int = 0, options: dict | None = None,
-        out: str | None = None, progress: bool = True) -> list[dict]:
+def run(
+    spec: str,
+    *,
+    level: int,
+    games: int,
+    workers: int = 1,
+    seed: int = 0,
+    options: dict | None = None,
+    out: str | None = None,
+    progress: bool = True,
+) -> list[dict]:
     """Play games 0..games-1 at ``level`` (skipping those already in ``out``); return all records."""
     text = json.dumps(options or {}, sort_keys=True)
     done = recorded(out, check=check_record, agent=spec, level=level, seed=seed)
     tasks = ((spec, level, seed, i, text) for i in range(games) if i not in done)  # made as workers free up
-    run_tasks(play_one, tasks, done, total=games, workers=workers, out=out, label=f"{spec} L{level}",
-              progress=progress, postfix="won")
+    run_tasks(
+        play_one, tasks, done, total=games, workers=workers, out=out, label=f"{spec} L{level}", progress=progress, postfix="won"
+    )
     return [done[i] for i in sorted(done) if i < games]
 
 
@@ -121,8 +142,11 @@ def variant_report(paths: list[str], other_paths: list[str]) -> str:
     spec and level under other rule options) on the deals both played: the win rate and mean
     score differences, paired by (seed, game), so the deal's luck cancels."""
     ours, theirs = _groups(paths), _groups(other_paths)
-    lines = ["| agent | level | options there -> here | paired games | win rate here - there (points) ± 95% "
-             "| mean score here - there ± 95% | games scored differently |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| agent | level | options there -> here | paired games | win rate here - there (points) ± 95% "
+        "| mean score here - there ± 95% | games scored differently |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for (agent, level, opts), recs in sorted(ours.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         for (agent2, level2, opts2), base in sorted(theirs.items()):
             if (agent2, level2) != (agent, level) or opts2 == opts:
@@ -135,31 +159,48 @@ def variant_report(paths: list[str], other_paths: list[str]) -> str:
             d = np.array([recs[k]["score"] - base[k]["score"] for k in common], dtype=float)
             here, there = recs[common[0]]["options"], base[common[0]]["options"]
             changed = ", ".join(f"{k} {there.get(k, '-')} -> {v}" for k, v in here.items() if there.get(k) != v)
-            lines.append(f"| {agent} | {level} | {changed} | {len(common)} "
-                         f"| {100 * w.mean():+.1f} ± {100 * half * w.std(ddof=1):.1f} "
-                         f"| {d.mean():+.1f} ± {half * d.std(ddof=1):.1f} | {int((d != 0).sum())} |")
+            lines.append(
+                f"| {agent} | {level} | {changed} | {len(common)} "
+                f"| {100 * w.mean():+.1f} ± {100 * half * w.std(ddof=1):.1f} "
+                f"| {d.mean():+.1f} ± {half * d.std(ddof=1):.1f} | {int((d != 0).sum())} |"
+            )
     return "\n".join(lines)
 
 
 def report(paths: list[str]) -> str:
     """One table row per (agent, level, options) over the games recorded in ``paths``."""
     groups = _groups(paths)
-    rows = [markdown_row(agent, level, summarise(list(recs.values())), opts)
-            for (agent, level, opts), recs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1]))]
+    rows = [
+        markdown_row(agent, level, summarise(list(recs.values())), opts)
+        for (agent, level, opts), recs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1]))
+    ]
     return "\n".join([HEADER, *rows])
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = records_parser("python -m tablegym.experiments.friday.evaluate", __doc__.split("\n\n")[0],
-                            "random, rules, trim, bestfirst:nodes=N,eval=E, mc:rollouts=K,horizon=H,eval=E")
-    parser.add_argument("--baseline", metavar="AGENT",
-                        help="with --report: also each agent's score minus this agent's on the same deals")
-    parser.add_argument("--against", nargs="+", metavar="JSONL",
-                        help="with --report: also each agent's win rate and score minus its own on the same "
-                             "deals in these records (the same agent under other rule options)")
+    parser = records_parser(
+        "python -m tablegym.experiments.friday.evaluate",
+        __doc__.split("\n\n")[0],
+        "random, rules, trim, bestfirst:nodes=N,eval=E, mc:rollouts=K,horizon=H,eval=E",
+    )
+    parser.add_argument(
+        "--baseline", metavar="AGENT", help="with --report: also each agent's score minus this agent's on the same deals"
+    )
+    parser.add_argument(
+        "--against",
+        nargs="+",
+        metavar="JSONL",
+        help="with --report: also each agent's win rate and score minus its own on the same "
+        "deals in these records (the same agent under other rule options)",
+    )
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 3, 4])
-    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                        help="a rule option of FridayGame, e.g. abilities=after_free (repeatable)")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a rule option of FridayGame, e.g. abilities=after_free (repeatable)",
+    )
     args = parser.parse_args(argv)
     if args.report:
         with refusing_bad_records(parser):
@@ -182,8 +223,16 @@ def main(argv: list[str] | None = None) -> None:
     print(HEADER)
     for level in args.levels:
         with refusing_bad_records(parser):
-            records = run(args.agent, level=level, games=args.games, workers=args.workers, seed=args.seed,
-                          options=options, out=args.out, progress=not args.no_progress)
+            records = run(
+                args.agent,
+                level=level,
+                games=args.games,
+                workers=args.workers,
+                seed=args.seed,
+                options=options,
+                out=args.out,
+                progress=not args.no_progress,
+            )
         print(markdown_row(args.agent, level, summarise(records), options_text(records[0]["options"])), flush=True)
 
 

@@ -30,10 +30,21 @@ def play_game(agent, level: int, seed: int, index: int, options: dict | None = N
     polled = getattr(agent, "polled", 0)
     game = FridayGame(level=level, **(options or {}))
     rec = play_deal(game, agent, seed, index)
-    return {"game": index, "agent": agent.name, "level": level, "seed": seed, "options": game.spec.options,
-            "won": rec["won"], "score": rec["score"], "life": rec["life"], "step": rec["step"],
-            "pirates_beaten": rec["pirates_beaten"], "decisions": rec["decisions"], "seconds": rec["seconds"],
-            "polled": getattr(agent, "polled", 0) - polled}
+    return {
+        "game": index,
+        "agent": agent.name,
+        "level": level,
+        "seed": seed,
+        "options": game.spec.options,
+        "won": rec["won"],
+        "score": rec["score"],
+        "life": rec["life"],
+        "step": rec["step"],
+        "pirates_beaten": rec["pirates_beaten"],
+        "decisions": rec["decisions"],
+        "seconds": rec["seconds"],
+        "polled": getattr(agent, "polled", 0) - polled,
+    }
 
 
 def summarise(records: list[dict]) -> dict:
@@ -43,22 +54,34 @@ def summarise(records: list[dict]) -> dict:
     scores = np.array([r["score"] for r in records], dtype=float)
     seconds = sum(r["seconds"] for r in records)
     polled = sum(r.get("polled", 0) for r in records)
-    return {"games": n, "wins": wins, "rate": wins / n, "lo": lo, "hi": hi, "score": float(scores.mean()),
-            "score_ci": float(1.96 * scores.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan"),
-            "beaten": float(np.mean([r["pirates_beaten"] for r in records])),
-            "ended_in": [float(np.mean([r["step"] == k for r in records])) for k in range(4)],
-            "s_per_game": seconds / n, "polled_per_s": per_second(polled, seconds) if polled else float("nan")}
+    return {
+        "games": n,
+        "wins": wins,
+        "rate": wins / n,
+        "lo": lo,
+        "hi": hi,
+        "score": float(scores.mean()),
+        "score_ci": float(1.96 * scores.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan"),
+        "beaten": float(np.mean([r["pirates_beaten"] for r in records])),
+        "ended_in": [float(np.mean([r["step"] == k for r in records])) for k in range(4)],
+        "s_per_game": seconds / n,
+        "polled_per_s": per_second(polled, seconds) if polled else float("nan"),
+    }
 
 
-HEADER = ("| agent | level | games | wins | win rate [95%] | mean score ± 95% "
-          "| ended in green / yellow / red / pirates | s/game | options |\n"
-          "|---|---|---|---|---|---|---|---|---|")
+HEADER = (
+    "| agent | level | games | wins | win rate [95%] | mean score ± 95% "
+    "| ended in green / yellow / red / pirates | s/game | options |\n"
+    "|---|---|---|---|---|---|---|---|---|"
+)
 
 
 def markdown_row(label: str, level: int, s: dict, options: str) -> str:
-    return (f"| {label} | {level} | {s['games']} | {s['wins']} | {100 * s['rate']:.1f}% "
-            f"[{100 * s['lo']:.1f}, {100 * s['hi']:.1f}] | {s['score']:.1f} ± {s['score_ci']:.1f} "
-            f"| {' / '.join(f'{100 * e:.0f}%' for e in s['ended_in'])} | {s['s_per_game']:.2f} | {options} |")
+    return (
+        f"| {label} | {level} | {s['games']} | {s['wins']} | {100 * s['rate']:.1f}% "
+        f"[{100 * s['lo']:.1f}, {100 * s['hi']:.1f}] | {s['score']:.1f} ± {s['score_ci']:.1f} "
+        f"| {' / '.join(f'{100 * e:.0f}%' for e in s['ended_in'])} | {s['s_per_game']:.2f} | {options} |"
+    )
 
 
 def options_text(options: dict) -> str:

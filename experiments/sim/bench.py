@@ -18,5 +18,12 @@ def bench_sim_solve(n: int = 6, repeats: int = 20) -> dict[str, float]:
         res = solve_sim(n)
         times.append(time.perf_counter() - t0)
     assert res is not None
-    return dict(n=n, value=res.value, median_seconds=statistics.median(times), min_seconds=min(times),
-                positions_stored=res.positions_stored, nodes=res.nodes, repeats=repeats)
+    return dict(
+        n=n,
+        value=res.value,
+        median_seconds=statistics.median(times),
+        min_seconds=min(times),
+        positions_stored=res.positions_stored,
+        nodes=res.nodes,
+        repeats=repeats,
+    )

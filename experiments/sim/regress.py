@@ -128,8 +128,14 @@ def make_net(inputs: int, hidden: int) -> nn.Sequential:
     return nn.Sequential(nn.Linear(inputs, hidden), nn.ReLU(), nn.Linear(hidden, 1), nn.Tanh())
 
 
-def fit(net: nn.Sequential, x: np.ndarray, y: np.ndarray, args: Args, rng: np.random.Generator,
-        log: Callable[[str, float, int], None] | None = None) -> float:
+def fit(
+    net: nn.Sequential,
+    x: np.ndarray,
+    y: np.ndarray,
+    args: Args,
+    rng: np.random.Generator,
+    log: Callable[[str, float, int], None] | None = None,
+) -> float:
     """Plain MSE regression of ``net`` on (x, y) plus fresh relabelled variants every epoch;
     returns the last epoch's mean loss. ``log(tag, value, epoch)`` sees each epoch's loss."""
     gathers = point_symmetries()
@@ -143,7 +149,7 @@ def fit(net: nn.Sequential, x: np.ndarray, y: np.ndarray, args: Args, rng: np.ra
         order = torch.from_numpy(rng.permutation(len(targets)))
         total = 0.0
         for start in range(0, len(order), args.batch_size):
-            batch = order[start:start + args.batch_size]
+            batch = order[start : start + args.batch_size]
             loss = ((net(inputs[batch]).squeeze(1) - targets[batch]) ** 2).mean()
             opt.zero_grad()
             loss.backward()
@@ -194,8 +200,10 @@ def fraction(pair: tuple[int, int]) -> str:
 def match_table(result: MatchResult) -> str:
     """Per seat and overall: games, W/D/L of the network, its win rate with a 95% Wilson interval."""
     lines = ["| network plays | games | wins | draws | losses | win rate [95% Wilson] |", "|---|---|---|---|---|---|"]
-    rows = [(f"player {s.seat}" + (" (first)" if s.seat == 0 else " (second)"), s.games, s.wins, s.draws, s.losses)
-            for s in result.seats]
+    rows = [
+        (f"player {s.seat}" + (" (first)" if s.seat == 0 else " (second)"), s.games, s.wins, s.draws, s.losses)
+        for s in result.seats
+    ]
     rows.append(("both seats", result.games, result.wins, result.draws, result.losses))
     for label, games, wins, draws, losses in rows:
         lo, hi = wilson_interval(wins, games)
@@ -261,19 +269,29 @@ def run(args: Args, command: str = PROG) -> Report:
     assert error < 1e-5, f"the compiled export differs from the torch forward pass by {error}"
 
     # 4. sign agreement with the solver
-    evaluators = {f"MLP {args.hidden}, regressed (exported)": evaluator,
-                  f"MLP {args.hidden}, untrained": from_torch(untrained, game, name="untrained"),
-                  "safe-moves (hand-made)": SAFE_MOVES, "learned (shipped TD network)": load_evaluator(game)}
-    agreement = {name: {label: sign_agreement(ev, positions=ps) for label, ps in sets.items()}
-                 for name, ev in evaluators.items()}
+    evaluators = {
+        f"MLP {args.hidden}, regressed (exported)": evaluator,
+        f"MLP {args.hidden}, untrained": from_torch(untrained, game, name="untrained"),
+        "safe-moves (hand-made)": SAFE_MOVES,
+        "learned (shipped TD network)": load_evaluator(game),
+    }
+    agreement = {name: {label: sign_agreement(ev, positions=ps) for label, ps in sets.items()} for name, ev in evaluators.items()}
     seconds["export + agreement"] = time.perf_counter() - clock
 
     # 5. match: the network against the hand-made evaluator in the same search, both seats
     clock = time.perf_counter()
     spec_a = f"alphabeta:eval={REGRESS},depth={args.depth}"
     spec_b = f"alphabeta:eval=safe-moves,depth={args.depth}"
-    match = play_match("sim", spec_a, spec_b, games=args.games, opening_plies=args.opening_plies, seed=args.seed,
-                       progress=False, agent_factory=agent_factory(evaluator))
+    match = play_match(
+        "sim",
+        spec_a,
+        spec_b,
+        games=args.games,
+        opening_plies=args.opening_plies,
+        seed=args.seed,
+        progress=False,
+        agent_factory=agent_factory(evaluator),
+    )
     seconds["match"] = time.perf_counter() - clock
 
     # 6. report
@@ -294,7 +312,7 @@ def run(args: Args, command: str = PROG) -> Report:
         *(f"| {name} | " + " | ".join(fraction(a) for a in row.values()) + " |" for name, row in agreement.items()),
         "",
         f"The MLPs' training classes are the other {len(train)}, so their all-2,250 column is mostly recall; "
-        "the held-out columns measure generalisation, \"relabelled\" with each board's points renamed at random "
+        'the held-out columns measure generalisation, "relabelled" with each board\'s points renamed at random '
         "(as games present positions). safe-moves and the shipped network (canonical-form features) do not see "
         f"labellings. Always answering the majority value (+1) agrees on {majority:.1%} of all 2,250.",
         "",
@@ -315,14 +333,16 @@ def run(args: Args, command: str = PROG) -> Report:
     ]
     if writer is not None:
         for label, (agree, total) in agreement[next(iter(evaluators))].items():
-            writer.add_scalar(f"charts/sign_agreement_{label.replace(' ', '_').replace(',', '')}", agree / total,
-                              args.epochs)
+            writer.add_scalar(f"charts/sign_agreement_{label.replace(' ', '_').replace(',', '')}", agree / total, args.epochs)
         writer.close()
     if args.save:
         from tablegym.models.checkpoint import save_checkpoint
 
-        save_checkpoint(args.save, model=net, metadata={"game": "sim", "options": dict(game.spec.options),
-                                                        "layers": LAYERS, "args": dataclasses.asdict(args)})
+        save_checkpoint(
+            args.save,
+            model=net,
+            metadata={"game": "sim", "options": dict(game.spec.options), "layers": LAYERS, "args": dataclasses.asdict(args)},
+        )
     return Report(net, evaluator, error, agreement, match, seconds, "\n".join(lines) + "\n")
 
 
@@ -333,8 +353,7 @@ def parse_args(argv: list[str] | None = None) -> Args:
     parser = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0])
     helps = field_help(Args)
     for f in dataclasses.fields(Args):
-        parser.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=f.default,
-                            help=helps[f.name])
+        parser.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=f.default, help=helps[f.name])
     args = Args(**vars(parser.parse_args(argv)))
     if args.epochs < 0 or args.games < 1 or args.depth < 1 or args.hidden < 1 or not 0 < args.holdout < 1:
         parser.error("need --epochs >= 0, --games, --depth and --hidden >= 1, and 0 < --holdout < 1")

@@ -46,8 +46,13 @@ def summarise(audits: Iterable[Audit]) -> dict[str, Any]:
     stats = {}
     for i, name in enumerate(STATISTICS):
         col = x[:, i]
-        row = {"mean": col.mean(), "std": col.std(), **{f"q{round(q * 100):02d}": np.quantile(col, q) for q in QUANTILES},
-               "min": col.min(), "max": col.max()}
+        row = {
+            "mean": col.mean(),
+            "std": col.std(),
+            **{f"q{round(q * 100):02d}": np.quantile(col, q) for q in QUANTILES},
+            "min": col.min(),
+            "max": col.max(),
+        }
         stats[name] = {k: round(float(v), DIGITS) for k, v in row.items()}
     rules = {name: round(float(np.mean([a.rules[name] for a in audits])), DIGITS) for name in RULES}
     return {"ships": len(audits), "statistics": stats, "rules": rules}
@@ -58,9 +63,13 @@ def reference(seeds: int = REFERENCE_SEEDS, samples: int = SAMPLE_SEEDS) -> dict
     summarised, with the first ``samples`` seeds' statistics as they are."""
     pipeline = Pipeline()
     audits = [audit(pipeline.generate(seed)) for seed in range(seeds)]
-    return {"generator": "staged (Pipeline() defaults)", "seeds": [0, seeds - 1],
-            "command": "python -m tablegym.experiments.starship.audit --write", **summarise(audits),
-            "samples": {str(seed): audits[seed].stats for seed in range(min(samples, seeds))}}
+    return {
+        "generator": "staged (Pipeline() defaults)",
+        "seeds": [0, seeds - 1],
+        "command": "python -m tablegym.experiments.starship.audit --write",
+        **summarise(audits),
+        "samples": {str(seed): audits[seed].stats for seed in range(min(samples, seeds))},
+    }
 
 
 def write_reference(path: str | Path = REFERENCE, seeds: int = REFERENCE_SEEDS) -> Path:
@@ -97,12 +106,14 @@ def load_reference(path: str | Path | None = None) -> dict[str, Any]:
         raise AuditError(f"audit reference {str(path)!r} has no 'statistics' and 'rules' tables")
     missing = [k for k in STATISTICS if k not in data["statistics"]] + [k for k in RULES if k not in data["rules"]]
     if missing:
-        raise AuditError(f"audit reference {str(path)!r} lacks {', '.join(missing)}: regenerate it with "
-                         "python -m tablegym.experiments.starship.audit --write")
+        raise AuditError(
+            f"audit reference {str(path)!r} lacks {', '.join(missing)}: regenerate it with "
+            "python -m tablegym.experiments.starship.audit --write"
+        )
     return data
 
 
-def compare(stored: dict[str, Any], fresh: dict[str, Any], tol: float = 10.0 ** -DIGITS) -> list[str]:
+def compare(stored: dict[str, Any], fresh: dict[str, Any], tol: float = 10.0**-DIGITS) -> list[str]:
     """Where two references differ by more than ``tol`` (each difference in words; [] if none).
     Only the seeds and ships both hold are compared when one is shorter (its samples)."""
     out = []
@@ -135,7 +146,7 @@ def audit_tables(a: Audit, ref: dict[str, Any]) -> str:
     """Two markdown tables: each statistic beside the staged generator's mean and 5-95% range
     (``outside`` marks a value outside it), each rule beside the staged pass rate."""
     lines = ["| statistic | this ship | staged mean | staged 5-95% | flag |", "|---|---|---|---|---|"]
-    tol = 10.0 ** -DIGITS  # the reference's rounding
+    tol = 10.0**-DIGITS  # the reference's rounding
     for name in STATISTICS:
         r, v = ref["statistics"][name], a.stats[name]
         flag = "outside" if not r["q05"] - tol <= v <= r["q95"] + tol else ""
@@ -144,16 +155,21 @@ def audit_tables(a: Audit, ref: dict[str, Any]) -> str:
     for name in RULES:
         lines.append(f"| {name} | {'pass' if a.rules[name] else 'FAIL'} | {ref['rules'][name]:.3f} |")
     passed = sum(a.rules.values())
-    lines += ["", f"rules passed: {passed} of {len(RULES)}; reference: {ref['generator']}, seeds {ref['seeds'][0]}-"
-                  f"{ref['seeds'][1]} ({ref['ships']} ships)"]
+    lines += [
+        "",
+        f"rules passed: {passed} of {len(RULES)}; reference: {ref['generator']}, seeds {ref['seeds'][0]}-"
+        f"{ref['seeds'][1]} ({ref['ships']} ships)",
+    ]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m tablegym.experiments.starship.audit --check | --write [--seeds N] [--path FILE]``."""
-    p = OneLineParser(prog="python -m tablegym.experiments.starship.audit",
-                      description="Regenerate the staged generator's audit reference (seeds 0..N-1) and "
-                                  "compare it with the stored file (--check) or write it (--write).")
+    p = OneLineParser(
+        prog="python -m tablegym.experiments.starship.audit",
+        description="Regenerate the staged generator's audit reference (seeds 0..N-1) and "
+        "compare it with the stored file (--check) or write it (--write).",
+    )
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", action="store_true", help="regenerate and compare; exit status 1 if they differ")
     mode.add_argument("--write", action="store_true", help="regenerate and write the file")
@@ -173,8 +189,10 @@ def main(argv: list[str] | None = None) -> int:
     diffs = compare(stored, reference(args.seeds))
     for d in diffs[:20]:
         print(d)
-    print(f"{args.path}: {'differs from' if diffs else 'matches'} its regeneration over seeds 0-{args.seeds - 1}"
-          + (f" ({len(diffs)} differences)" if diffs else ""))
+    print(
+        f"{args.path}: {'differs from' if diffs else 'matches'} its regeneration over seeds 0-{args.seeds - 1}"
+        + (f" ({len(diffs)} differences)" if diffs else "")
+    )
     return 1 if diffs else 0
 
 

@@ -42,7 +42,13 @@ def _spread(values: list[float]) -> dict[str, float]:
     a = a[~np.isnan(a)]
     if not len(a):
         return {"n": 0, "min": math.nan, "median": math.nan, "mean": math.nan, "max": math.nan}
-    return {"n": int(len(a)), "min": float(a.min()), "median": float(np.median(a)), "mean": float(a.mean()), "max": float(a.max())}
+    return {
+        "n": int(len(a)),
+        "min": float(a.min()),
+        "median": float(np.median(a)),
+        "mean": float(a.mean()),
+        "max": float(a.max()),
+    }
 
 
 def run(seeds: int = 1000, first_seed: int = 0, **config: Any) -> dict[str, Any]:
@@ -143,8 +149,13 @@ def markdown(r: dict[str, Any]) -> str:
     ]
     for k, w in QUALITY_WEIGHTS.items():
         t, a = r["terms"][k], r["raw"][k]
-        lines.append(f"| {k} | {w:g} | " + " | ".join(_f(t[s]) for s in ("min", "median", "mean", "max"))
-                     + " | " + " | ".join(_f(a[s]) for s in ("min", "median", "mean", "max")) + " |")
+        lines.append(
+            f"| {k} | {w:g} | "
+            + " | ".join(_f(t[s]) for s in ("min", "median", "mean", "max"))
+            + " | "
+            + " | ".join(_f(a[s]) for s in ("min", "median", "mean", "max"))
+            + " |"
+        )
     s = r["score"]
     lines.append("| **quality score** | | " + " | ".join(_f(s[x]) for x in ("min", "median", "mean", "max")) + " | | | | |")
     lines += ["", "## What the stages built", "", "| count | min | median | mean | max |", "|---|---|---|---|---|"]

@@ -29,7 +29,7 @@ def reference_observe(ship: Ship, cursor: tuple[int, int] | None) -> np.ndarray:
     for row in ship.parts:
         if row[0] in FACED:
             y, x, h, w = int(row[PY]), int(row[PX]), int(row[PH]), int(row[PW])
-            obs[NUM_TILE_KINDS + int(row[FACING]), y: y + h, x: x + w] = 1
+            obs[NUM_TILE_KINDS + int(row[FACING]), y : y + h, x : x + w] = 1
     if cursor is not None:
         obs[-1, cursor[0], cursor[1]] = 1
     return obs

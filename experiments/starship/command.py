@@ -16,28 +16,47 @@ from tablegym.training.flags import bounded_int, check_writable
 
 def add_command(sub: Any) -> None:
     """Add ``tablegym starship`` to the command line's subparsers."""
-    p = sub.add_parser("starship", help="generate a starship with the 14-stage generator, print and draw it",
-                       description="Run the staged starship generator (rules/starship.md) for one seed: print the ship, "
-                                   "its validity and its quality terms, and with --out draw it as a PNG.")
+    p = sub.add_parser(
+        "starship",
+        help="generate a starship with the 14-stage generator, print and draw it",
+        description="Run the staged starship generator (rules/starship.md) for one seed: print the ship, "
+        "its validity and its quality terms, and with --out draw it as a PNG.",
+    )
     p.add_argument("--seed", type=bounded_int(0), default=0, help="generator seed (an integer >= 0; default 0)")
-    p.add_argument("--generator", choices=("staged", "learned"), default="staged",
-                   help="staged: the 14-stage generator (default); learned: the trained editing policy "
-                        "(models/starship/learned.py), which finishes the staged generator's ship after stage 6")
-    p.add_argument("--checkpoint", help="with --generator learned: its checkpoint (default: the shipped "
-                                        "models/checkpoints/starship_imitated.pt)")
+    p.add_argument(
+        "--generator",
+        choices=("staged", "learned"),
+        default="staged",
+        help="staged: the 14-stage generator (default); learned: the trained editing policy "
+        "(models/starship/learned.py), which finishes the staged generator's ship after stage 6",
+    )
+    p.add_argument(
+        "--checkpoint",
+        help="with --generator learned: its checkpoint (default: the shipped models/checkpoints/starship_imitated.pt)",
+    )
     p.add_argument("--out", help="write the picture (with --stages: the strip of stages) to this PNG file")
     p.add_argument("--stages", action="store_true", help="draw the ship after each stage, as a strip")
     p.add_argument("--config", help="generator options from a TOML (.toml) or JSON file")
     p.add_argument("--size", type=bounded_int(4), help="grid side (default 32)")
     p.add_argument("--detour", type=bounded_int(0), help="detour limit of the path contiguity check (default 5)")
-    p.add_argument("--set", action="append", default=[], metavar="STAGE.PARAM=VALUE",
-                   help="a stage parameter (repeatable), e.g. --set thrusters.min_points=20")
-    p.add_argument("--off", action="append", default=[], metavar="STAGE", help="switch a stage off (repeatable), e.g. --off doors")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="STAGE.PARAM=VALUE",
+        help="a stage parameter (repeatable), e.g. --set thrusters.min_points=20",
+    )
+    p.add_argument(
+        "--off", action="append", default=[], metavar="STAGE", help="switch a stage off (repeatable), e.g. --off doors"
+    )
     p.add_argument("--cell", type=bounded_int(2), help="pixels per tile (default 16; 6 with --stages)")
     p.add_argument("--quiet", action="store_true", help="do not print the ship's drawing")
-    p.add_argument("--audit", action="store_true",
-                   help="also print the ship's audit (experiments/starship/audit.py: the spec's properties as statistics and "
-                        "rules) beside the staged generator's over seeds 0-999 (experiments/starship/audit_reference.json)")
+    p.add_argument(
+        "--audit",
+        action="store_true",
+        help="also print the ship's audit (experiments/starship/audit.py: the spec's properties as statistics and "
+        "rules) beside the staged generator's over seeds 0-999 (experiments/starship/audit_reference.json)",
+    )
     p.set_defaults(run=_cmd_starship, parser=p)
 
 
@@ -74,8 +93,18 @@ def _starship_pipeline(parser: argparse.ArgumentParser, args: argparse.Namespace
 
 def _learned_ship(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
     """The learned generator's ship for ``--seed`` (its env options come from its checkpoint)."""
-    given = [flag for flag, value in (("--stages", args.stages), ("--config", args.config), ("--size", args.size),
-                                      ("--detour", args.detour), ("--set", args.set), ("--off", args.off)) if value]
+    given = [
+        flag
+        for flag, value in (
+            ("--stages", args.stages),
+            ("--config", args.config),
+            ("--size", args.size),
+            ("--detour", args.detour),
+            ("--set", args.set),
+            ("--off", args.off),
+        )
+        if value
+    ]
     if given:
         parser.error(f"--generator learned takes no {', '.join(given)}: the checkpoint fixes its env and start ship")
     learned = require("tablegym.models.starship.learned", "LearnedGenerator", "the learned starship generator")
@@ -123,14 +152,21 @@ def _cmd_starship(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         result = audit_mod.audit(ship)
         print()
         print(audit_mod.audit_tables(result, reference))
-        print(f"quality v2: {audit_mod.layout_quality(ship, result, q.score):.4f} (the quality score {q.score:.4f} times "
-              f"{sum(result.rules.values())} of {len(audit_mod.RULES)} layout rules passed)")
+        print(
+            f"quality v2: {audit_mod.layout_quality(ship, result, q.score):.4f} (the quality score {q.score:.4f} times "
+            f"{sum(result.rules.values())} of {len(audit_mod.RULES)} layout rules passed)"
+        )
     if args.out:
         render = importlib.import_module("tablegym.envs.starship.render")
         if args.stages:
             img = render.draw_stages(snapshots, cell=args.cell or 6)
         else:
-            img = render.draw_ship(ship, cell=args.cell or 16, bbox=render.ship_bbox(ship), title=f"SEED {args.seed}" + (" LEARNED" if args.generator == "learned" else ""))
+            img = render.draw_ship(
+                ship,
+                cell=args.cell or 16,
+                bbox=render.ship_bbox(ship),
+                title=f"SEED {args.seed}" + (" LEARNED" if args.generator == "learned" else ""),
+            )
         try:
             render.write_png(args.out, img)
         except OSError as err:

@@ -43,15 +43,19 @@ def one(task: tuple[float, int]) -> tuple[float, int, dict[str, bool], float, fl
 
 def table(rows: list) -> str:
     names = list(rows[0][2])
-    lines = ["| T | ships | rules passed (of 13) | quality v2 ± 95% | old score | " + " | ".join(names) + " |",
-             "|---" * (5 + len(names)) + "|"]
+    lines = [
+        "| T | ships | rules passed (of 13) | quality v2 ± 95% | old score | " + " | ".join(names) + " |",
+        "|---" * (5 + len(names)) + "|",
+    ]
     for t in sorted({r[0] for r in rows}, reverse=True):
         rs = [r for r in rows if r[0] == t]
         v2 = np.array([r[3] for r in rs])
         rules = " | ".join(f"{np.mean([r[2][k] for r in rs]):.2f}" for k in names)
-        lines.append(f"| {t} | {len(rs)} | {np.mean([sum(r[2].values()) for r in rs]):.2f} | "
-                     f"{v2.mean():.3f} ± {1.96 * v2.std(ddof=1) / np.sqrt(len(rs)):.3f} | "
-                     f"{np.mean([r[4] for r in rs]):.3f} | {rules} |")
+        lines.append(
+            f"| {t} | {len(rs)} | {np.mean([sum(r[2].values()) for r in rs]):.2f} | "
+            f"{v2.mean():.3f} ± {1.96 * v2.std(ddof=1) / np.sqrt(len(rs)):.3f} | "
+            f"{np.mean([r[4] for r in rs]):.3f} | {rules} |"
+        )
     return "\n".join(lines)
 
 

@@ -222,8 +222,10 @@ def parse_args(argv: list[str] | None = None) -> Args:
     if args.eval_only and not model.exists():
         parser.error(f"--eval-only: no model at {model}")
     if args.resume and (args.eval_only or not (Path(args.run_dir) / "train.json").exists()):
-        parser.error(f"--resume continues a finished training run in --run-dir ({args.run_dir} has no train.json), "
-                     "and does not go with --eval-only")
+        parser.error(
+            f"--resume continues a finished training run in --run-dir ({args.run_dir} has no train.json), "
+            "and does not go with --eval-only"
+        )
     if args.value_warmup < 0 or args.value_warmup >= args.timesteps:
         parser.error(f"--value-warmup must be in 0..{args.timesteps - 1} (a part of --timesteps), got {args.value_warmup}")
     if args.target_weight < 0 or (args.target_weight != 1.0 and not args.targets):
@@ -231,7 +233,9 @@ def parse_args(argv: list[str] | None = None) -> Args:
     if args.target_caps and (not args.targets or args.masks == "none"):
         parser.error("--target-caps goes with --targets and action masks (--masks repairable, build or safe)")
     if args.init_from and (args.resume or args.eval_only or not Path(args.init_from).is_file()):
-        parser.error(f"--init-from needs a saved model (no file {args.init_from!r}?) and goes with neither --resume nor --eval-only")
+        parser.error(
+            f"--init-from needs a saved model (no file {args.init_from!r}?) and goes with neither --resume nor --eval-only"
+        )
     if args.model and not args.eval_only:
         parser.error("--model is the model --eval-only evaluates (training writes run_dir/model.zip)")
     return args
@@ -273,12 +277,16 @@ class CursorView(BaseFeaturesExtractor):
     channel), every channel, zero outside the grid and zero when there is no cursor ("wide").
     """
 
-    def __init__(self, observation_space: gymnasium.spaces.Box | gymnasium.spaces.Dict, radius: int = 4, pool: int = 2,
-                 features_dim: int = 256) -> None:
+    def __init__(
+        self,
+        observation_space: gymnasium.spaces.Box | gymnasium.spaces.Dict,
+        radius: int = 4,
+        pool: int = 2,
+        features_dim: int = 256,
+    ) -> None:
         super().__init__(observation_space, features_dim)
         self.radius, self.pool = radius, pool
-        self.fc = torch.nn.Sequential(torch.nn.Linear(num_inputs(observation_space, radius, pool), features_dim),
-                                      torch.nn.ReLU())
+        self.fc = torch.nn.Sequential(torch.nn.Linear(num_inputs(observation_space, radius, pool), features_dim), torch.nn.ReLU())
 
     def crop(self, obs: torch.Tensor) -> torch.Tensor:
         """The (B, C, 2r + 1, 2r + 1) window of ``obs`` centred on each cursor."""
@@ -290,8 +298,13 @@ class CursorView(BaseFeaturesExtractor):
 
 def policy_kwargs(radius: int) -> dict[str, Any]:
     """The policy's network: ``CursorView`` into 256 units, then 128 for each head."""
-    return dict(features_extractor_class=CursorView, features_extractor_kwargs=dict(radius=radius),
-                net_arch=dict(pi=[128], vf=[128]), activation_fn=torch.nn.ReLU, normalize_images=False)
+    return dict(
+        features_extractor_class=CursorView,
+        features_extractor_kwargs=dict(radius=radius),
+        net_arch=dict(pi=[128], vf=[128]),
+        activation_fn=torch.nn.ReLU,
+        normalize_images=False,
+    )
 
 
 def build_model(env, args: Args):
@@ -300,11 +313,25 @@ def build_model(env, args: Args):
     from stable_baselines3 import PPO
 
     algo = MaskablePPO if args.masks != "none" else PPO
-    return no_log_folder(algo("MultiInputPolicy" if args.targets else "MlpPolicy", env,
-                              learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
-                              n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda,
-                              clip_range=args.clip_range, ent_coef=args.ent_coef, vf_coef=args.vf_coef,
-                              policy_kwargs=policy_kwargs(args.crop_radius), seed=args.seed, device="cpu", verbose=0))
+    return no_log_folder(
+        algo(
+            "MultiInputPolicy" if args.targets else "MlpPolicy",
+            env,
+            learning_rate=args.learning_rate,
+            n_steps=args.n_steps,
+            batch_size=args.batch_size,
+            n_epochs=args.n_epochs,
+            gamma=args.gamma,
+            gae_lambda=args.gae_lambda,
+            clip_range=args.clip_range,
+            ent_coef=args.ent_coef,
+            vf_coef=args.vf_coef,
+            policy_kwargs=policy_kwargs(args.crop_radius),
+            seed=args.seed,
+            device="cpu",
+            verbose=0,
+        )
+    )
 
 
 def load_generator_policy(model: Any, path: str | Path) -> None:
@@ -445,16 +472,19 @@ def _train(args: Args, run_dir: Path) -> dict[str, Any]:
         except (ValueError, TypeError, KeyError, RuntimeError, OSError) as err:
             venv.close()
             algo = "MaskablePPO" if args.masks != "none" else "PPO"
-            raise SystemExit(f"{PROG}: error: cannot continue {start_from} as {algo} "
-                             f"(--masks {args.masks}; a model trained with masks needs masks and one without none): {err}") from None
+            raise SystemExit(
+                f"{PROG}: error: cannot continue {start_from} as {algo} "
+                f"(--masks {args.masks}; a model trained with masks needs masks and one without none): {err}"
+            ) from None
         model.set_random_seed(args.seed)
     else:
         model = build_model(venv, args)
 
     tb_dir = real_folder(run_dir / f"ppo_{get_latest_run_id(str(run_dir), 'ppo') + 1}")
     writer = SummaryWriter(str(tb_dir), filename_suffix=event_file_suffix())
-    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
-        f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
+    writer.add_text(
+        "hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items())
+    )
 
     started = time.perf_counter()
     # a snapshot every save_every steps (model_<steps>_steps.zip): a long run can be evaluated before it ends
@@ -462,20 +492,32 @@ def _train(args: Args, run_dir: Path) -> dict[str, Any]:
     callbacks = [TensorBoardCharts(writer), snapshots, *progress_callbacks(args.progress)]
     if args.value_warmup:  # the value head learns the returns of the policy it was given before the policy moves
         train_policy(model, False)
-        model.learn(total_timesteps=args.value_warmup, callback=callbacks,
-                    reset_num_timesteps=not args.resume)
+        model.learn(total_timesteps=args.value_warmup, callback=callbacks, reset_num_timesteps=not args.resume)
         train_policy(model, True)
-    model.learn(total_timesteps=args.timesteps - args.value_warmup, callback=callbacks,
-                reset_num_timesteps=not (args.resume or args.value_warmup))
+    model.learn(
+        total_timesteps=args.timesteps - args.value_warmup,
+        callback=callbacks,
+        reset_num_timesteps=not (args.resume or args.value_warmup),
+    )
     seconds = time.perf_counter() - started + before.get("train_seconds", 0.0)
     writer.close()
     venv.close()
 
     save_model(model, run_dir / "model.zip")
-    meta = {"algo": "ppo", "env": TARGETS_ENV_ID if args.targets else ENV_ID, "env_kwargs": kwargs, "seed": args.seed, "n_envs": args.n_envs,
-            "rollout": args.n_envs * args.n_steps, "budget": args.timesteps + before.get("budget", 0), "timesteps": int(model.num_timesteps), "train_seconds": seconds,
-            "steps_per_s": per_second(model.num_timesteps, seconds), "tensorboard": str(tb_dir),
-            "init_from": before.get("init_from", args.init_from or None)}
+    meta = {
+        "algo": "ppo",
+        "env": TARGETS_ENV_ID if args.targets else ENV_ID,
+        "env_kwargs": kwargs,
+        "seed": args.seed,
+        "n_envs": args.n_envs,
+        "rollout": args.n_envs * args.n_steps,
+        "budget": args.timesteps + before.get("budget", 0),
+        "timesteps": int(model.num_timesteps),
+        "train_seconds": seconds,
+        "steps_per_s": per_second(model.num_timesteps, seconds),
+        "tensorboard": str(tb_dir),
+        "init_from": before.get("init_from", args.init_from or None),
+    }
     write_text_atomic(run_dir / "train.json", json.dumps(meta, indent=1) + "\n")
     return meta
 
@@ -501,8 +543,15 @@ def export_generator(args: Args, model: Any, model_path: Path) -> Path:
     ``generator.pt`` for model.zip, ``generator_<steps>.pt`` for a snapshot."""
     steps = int(model.num_timesteps)
     name = "generator.pt" if model_path.name == "model.zip" else f"generator_{steps}.pt"
-    return export(model, env_kwargs(args), model_path.with_name(name), radius=args.crop_radius, targets=args.targets, caps=args.target_caps,
-                  metadata={"timesteps": steps, "model": model_path.name, "command": f"{PROG} {shlex.join(sys.argv[1:])}"})
+    return export(
+        model,
+        env_kwargs(args),
+        model_path.with_name(name),
+        radius=args.crop_radius,
+        targets=args.targets,
+        caps=args.target_caps,
+        metadata={"timesteps": steps, "model": model_path.name, "command": f"{PROG} {shlex.join(sys.argv[1:])}"},
+    )
 
 
 def load_model(path: str, args: Args, env: Any = None):
@@ -515,8 +564,7 @@ def load_model(path: str, args: Args, env: Any = None):
     from tablegym.models.sb3_files import restore
 
     if env is None:
-        env = DummyVecEnv([functools.partial(make_env, env_kwargs(args), args.targets, args.target_weight,
-                                             args.target_caps)])
+        env = DummyVecEnv([functools.partial(make_env, env_kwargs(args), args.targets, args.target_weight, args.target_caps)])
     return restore(build_model(env, args), path)
 
 
@@ -576,8 +624,18 @@ def play_one(task: tuple[dict, int, str, str, int, bool]) -> dict:
         raise ValueError(f"row must be one of {ROWS}, got {row!r}")
     seconds = time.perf_counter() - start
     v, q = validate(ship), quality(ship)
-    rec = {"game": seed, **ident, "seed": seed, "valid": v.ok, "reasons": v.reasons, "quality": q.score,
-           "terms": q.terms, "changes": info.get("changes"), "steps": info.get("steps"), "seconds": seconds}
+    rec = {
+        "game": seed,
+        **ident,
+        "seed": seed,
+        "valid": v.ok,
+        "reasons": v.reasons,
+        "quality": q.score,
+        "terms": q.terms,
+        "changes": info.get("changes"),
+        "steps": info.get("steps"),
+        "seconds": seconds,
+    }
     if keep:
         rec["ship"] = {"tiles": ship.tiles.tolist(), "part": ship.part.tolist(), "parts": ship.parts.tolist()}
     return rec
@@ -586,8 +644,9 @@ def play_one(task: tuple[dict, int, str, str, int, bool]) -> dict:
 def ship_of(rec: dict) -> Ship:
     """The ship kept in an episode record."""
     s = rec["ship"]
-    return Ship(np.array(s["tiles"], np.int8), np.array(s["part"], np.int16),
-                np.array(s["parts"], np.int16).reshape(-1, PART_FIELDS))
+    return Ship(
+        np.array(s["tiles"], np.int8), np.array(s["part"], np.int16), np.array(s["parts"], np.int16).reshape(-1, PART_FIELDS)
+    )
 
 
 def evaluate(args: Args, meta: dict, generator_path: Path) -> dict[str, list[dict]]:
@@ -598,20 +657,35 @@ def evaluate(args: Args, meta: dict, generator_path: Path) -> dict[str, list[dic
     seeds = range(args.eval_seed, args.eval_seed + args.episodes)
     out = str(Path(prepare_run_dir(args.run_dir)) / "eval_episodes.jsonl")
     open_append(out).close()  # made now, and refused if a link (run_tasks appends to it by name)
-    model_id = {"ppo": f"{generator_path.name}: {meta['timesteps']} steps in {meta['train_seconds']:.3f} s",
-                "random": f"seed {args.seed}"}
+    model_id = {
+        "ppo": f"{generator_path.name}: {meta['timesteps']} steps in {meta['train_seconds']:.3f} s",
+        "random": f"seed {args.seed}",
+    }
     results = {}
     for row in ROWS:
-        ident = {"row": row, "env": kwargs_json, "model": model_id.get(row, ""),
-                 **({"targets": "drawn from the seed"} if args.targets and row == "ppo" else {})}
+        ident = {
+            "row": row,
+            "env": kwargs_json,
+            "model": model_id.get(row, ""),
+            **({"targets": "drawn from the seed"} if args.targets and row == "ppo" else {}),
+        }
         done = recorded(out, **ident)
         # the first seed's record keeps its ship for the pictures (replayed if an older run did not)
-        pictured = set(seeds[:args.pictures])
+        pictured = set(seeds[: args.pictures])
         todo = [s for s in seeds if s not in done or (s in pictured and "ship" not in done[s])]
         tasks = [(ident, s, kwargs_json, str(generator_path), args.seed, s in pictured) for s in todo]
         start = time.perf_counter()
-        run_tasks(play_one, tasks, done, total=len(seeds), workers=args.workers, out=out, label=row,
-                  progress=args.progress, postfix="quality")
+        run_tasks(
+            play_one,
+            tasks,
+            done,
+            total=len(seeds),
+            workers=args.workers,
+            out=out,
+            label=row,
+            progress=args.progress,
+            postfix="quality",
+        )
         if tasks:
             print(f"evaluated {row}: {len(tasks)} episodes in {time.perf_counter() - start:.0f} s", flush=True)
         results[row] = [done[s] for s in seeds]
@@ -629,7 +703,10 @@ def summarise(records: list[dict]) -> dict[str, Any]:
     changes = [r["changes"] for r in records if r["changes"] is not None]
     steps = [r["steps"] for r in records if r["steps"] is not None]
     return {
-        "episodes": n, "valid": valid, "validity": valid / n, "wilson": wilson_interval(valid, n),
+        "episodes": n,
+        "valid": valid,
+        "validity": valid / n,
+        "wilson": wilson_interval(valid, n),
         "quality": float(scores.mean()),
         "quality_ci": float(Z95 * scores.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan,
         "terms": {k: float(np.mean([r["terms"][k] for r in records])) for k in QUALITY_WEIGHTS},
@@ -645,15 +722,35 @@ def _num(x: float, digits: int = 1) -> str:
 
 def results_table(summaries: dict[str, dict[str, Any]]) -> str:
     """The markdown table: one row per generator."""
-    header = ["row", "generator", "episodes", "valid", "validity [95% Wilson]", "quality ± 95%",
-              *QUALITY_WEIGHTS, "changes", "steps", "s/episode", "ships/s"]
+    header = [
+        "row",
+        "generator",
+        "episodes",
+        "valid",
+        "validity [95% Wilson]",
+        "quality ± 95%",
+        *QUALITY_WEIGHTS,
+        "changes",
+        "steps",
+        "s/episode",
+        "ships/s",
+    ]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for row, s in summaries.items():
         lo, hi = s["wilson"]
-        cells = [f"`{row}`", ROW_TITLES[row], str(s["episodes"]), f"{s['valid']}/{s['episodes']}",
-                 f"{s['validity']:.3f} [{lo:.3f}, {hi:.3f}]", f"{s['quality']:.4f} ± {_num(s['quality_ci'], 4)}",
-                 *(f"{s['terms'][k]:.3f}" for k in QUALITY_WEIGHTS), _num(s["changes"]), _num(s["steps"]),
-                 f"{s['seconds']:.3f}", f"{1 / s['seconds']:,.1f}" if s["seconds"] > 0 else "-"]
+        cells = [
+            f"`{row}`",
+            ROW_TITLES[row],
+            str(s["episodes"]),
+            f"{s['valid']}/{s['episodes']}",
+            f"{s['validity']:.3f} [{lo:.3f}, {hi:.3f}]",
+            f"{s['quality']:.4f} ± {_num(s['quality_ci'], 4)}",
+            *(f"{s['terms'][k]:.3f}" for k in QUALITY_WEIGHTS),
+            _num(s["changes"]),
+            _num(s["steps"]),
+            f"{s['seconds']:.3f}",
+            f"{1 / s['seconds']:,.1f}" if s["seconds"] > 0 else "-",
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -676,8 +773,11 @@ def write_images(results: dict[str, list[dict]], out: str) -> dict[str, Path]:
         title = f"{row} seed {rec['seed']} q={rec['quality']:.3f} {'valid' if rec['valid'] else 'invalid'}"
         write_bytes_atomic(paths[row], encode_png(draw_ship(ship_of(rec), title=title)))
     pictured = [[rec for rec in results[row] if "ship" in rec] for row in ROWS]
-    titled = [(f"{rec['row']} {rec['seed']} q {rec['quality']:.2f} {'valid' if rec['valid'] else 'invalid'}", ship_of(rec))
-              for recs in pictured for rec in recs]
+    titled = [
+        (f"{rec['row']} {rec['seed']} q {rec['quality']:.2f} {'valid' if rec['valid'] else 'invalid'}", ship_of(rec))
+        for recs in pictured
+        for rec in recs
+    ]
     write_bytes_atomic(paths["seeds"], encode_png(draw_ships(titled, cell=6, columns=max(1, len(pictured[0])))))
     return paths
 
@@ -691,8 +791,11 @@ def report(args: Args, meta: dict, results: dict[str, list[dict]], images: dict[
     taken = "" if budget == steps else f" ({steps:,} taken: whole rollouts of {meta.get('rollout', '?'):,} steps)"
     if math.isnan(train_s):
         budget, taken = steps, " (a snapshot taken during a longer run)"
-    timing = ("" if math.isnan(train_s) else
-              f": {train_s:,.0f} s of wall time ({train_s / 60:.1f} min, {steps / train_s:,.0f} steps/s; one process, one torch thread)")
+    timing = (
+        ""
+        if math.isnan(train_s)
+        else f": {train_s:,.0f} s of wall time ({train_s / 60:.1f} min, {steps / train_s:,.0f} steps/s; one process, one torch thread)"
+    )
     eval_s = sum(r["seconds"] for recs in results.values() for r in recs)
     lines = [
         f"## Starship: PPO ({kwargs['representation']}, start {kwargs['start']}) vs the staged generator",
@@ -706,7 +809,8 @@ def report(args: Args, meta: dict, results: dict[str, list[dict]], images: dict[
         "",
         results_table({row: summarise(recs) for row, recs in results.items()}),
         "",
-        f"Pictures (seed {args.eval_seed}): " + ", ".join(f"[{row}]({images[row].name})" for row in ROWS)
+        f"Pictures (seed {args.eval_seed}): "
+        + ", ".join(f"[{row}]({images[row].name})" for row in ROWS)
         + f"; every row side by side on seeds {args.eval_seed}..{args.eval_seed + args.pictures - 1}: "
         f"[{images['seeds'].name}]({images['seeds'].name})",
         "",
@@ -744,8 +848,11 @@ def _train_and_report(args: Args, argv: list[str]) -> str:
     else:
         meta = train(args)
         model = _model(str(model_path), args)
-        print(f"trained PPO: {meta['timesteps']:,} steps in {meta['train_seconds']:.0f} s "
-              f"({meta['steps_per_s']:,.0f} steps/s); saved {args.run_dir}/model.zip", flush=True)
+        print(
+            f"trained PPO: {meta['timesteps']:,} steps in {meta['train_seconds']:.0f} s "
+            f"({meta['steps_per_s']:,.0f} steps/s); saved {args.run_dir}/model.zip",
+            flush=True,
+        )
     results = evaluate(args, meta, export_generator(args, model, model_path))
     images = write_images(results, args.out)
     text = report(args, meta, results, images, f"{PROG} {shlex.join(argv)}")

@@ -26,14 +26,24 @@ def export_zero_shot(out: str) -> None:
         model = rl.build_model(env, args)
     rl.load_generator_policy(model, CHECKPOINT)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
-    print(export(model, rl.env_kwargs(args), out, radius=args.crop_radius, targets=True, caps=True,
-                 metadata={"timesteps": 0, "init_from": str(CHECKPOINT)}))
+    print(
+        export(
+            model,
+            rl.env_kwargs(args),
+            out,
+            radius=args.crop_radius,
+            targets=True,
+            caps=True,
+            metadata={"timesteps": 0, "init_from": str(CHECKPOINT)},
+        )
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("out", nargs="?", default="runs/starship-caps-start/generator.pt",
-                        help="the generator checkpoint to write")
+    parser.add_argument(
+        "out", nargs="?", default="runs/starship-caps-start/generator.pt", help="the generator checkpoint to write"
+    )
     export_zero_shot(parser.parse_args(argv).out)
 
 

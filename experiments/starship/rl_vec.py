@@ -18,8 +18,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 from tablegym.experiments.starship.rl import make_env
 
-KWARGS = {"representation": "narrow", "start": "partial", "size": 32, "masks": "build", "reward": "gated",
-          "max_steps": 1024}
+KWARGS = {"representation": "narrow", "start": "partial", "size": 32, "masks": "build", "reward": "gated", "max_steps": 1024}
 
 
 def steps_per_s(venv, seconds: float, rng: np.random.Generator) -> float:

@@ -80,9 +80,17 @@ def play_one(task: tuple[str, int, str]) -> dict:
     else:
         raise ValueError(f"row must be one of {ROWS}, got {row!r}")
     q, v, a = quality(ship), validate(ship), audit(ship)
-    return {"game": seed, "row": row, "checkpoint": checkpoint, "targets": targets,
-            "measures": measures(ship, q.raw["forward_firepower"]), "valid": v.ok, "quality": q.score,
-            "quality_v2": layout_quality(ship, a, q.score), "rules": int(sum(a.rules.values()))}
+    return {
+        "game": seed,
+        "row": row,
+        "checkpoint": checkpoint,
+        "targets": targets,
+        "measures": measures(ship, q.raw["forward_firepower"]),
+        "valid": v.ok,
+        "quality": q.score,
+        "quality_v2": layout_quality(ship, a, q.score),
+        "rules": int(sum(a.rules.values())),
+    }
 
 
 def summarise(records: list[dict]) -> dict[str, Any]:
@@ -100,24 +108,44 @@ def summarise(records: list[dict]) -> dict[str, Any]:
         built = np.array([r["measures"][k] for r in records])
         err = np.abs(built - asked)
         corr = float(np.corrcoef(asked, built)[0, 1]) if asked.std() > 0 and built.std() > 0 else math.nan
-        out[k] = {"mae": float(err.mean()), "ci": float(Z95 * err.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan,
-                  "within1": float((err <= 1).mean()), "corr": corr}
+        out[k] = {
+            "mae": float(err.mean()),
+            "ci": float(Z95 * err.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan,
+            "within1": float((err <= 1).mean()),
+            "corr": corr,
+        }
     return out
 
 
 def table(summaries: dict[str, dict[str, Any]]) -> str:
-    head = ["generator", "ships", "valid [95% Wilson]", "quality ± 95%", "quality v2 ± 95%",
-            f"layout rules passed (of {len(RULES)})"]
+    head = [
+        "generator",
+        "ships",
+        "valid [95% Wilson]",
+        "quality ± 95%",
+        "quality v2 ± 95%",
+        f"layout rules passed (of {len(RULES)})",
+    ]
     for k in TARGETS:
         head += [f"{k}: mean abs. error", "within 1", "corr."]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for row, s in summaries.items():
         lo, hi = s["wilson"]
-        cells = [row, str(s["n"]), f"{s['valid']}/{s['n']} [{lo:.3f}, {hi:.3f}]", f"{s['quality']:.3f} ± {s['quality_ci']:.3f}",
-                 f"{s['quality_v2']:.3f} ± {s['quality_v2_ci']:.3f}", f"{s['rules']:.2f} ± {s['rules_ci']:.2f}"]
+        cells = [
+            row,
+            str(s["n"]),
+            f"{s['valid']}/{s['n']} [{lo:.3f}, {hi:.3f}]",
+            f"{s['quality']:.3f} ± {s['quality_ci']:.3f}",
+            f"{s['quality_v2']:.3f} ± {s['quality_v2_ci']:.3f}",
+            f"{s['rules']:.2f} ± {s['rules_ci']:.2f}",
+        ]
         for k in TARGETS:
             t = s[k]
-            cells += [f"{t['mae']:.2f} ± {t['ci']:.2f}", f"{t['within1']:.2f}", "-" if math.isnan(t["corr"]) else f"{t['corr']:.2f}"]
+            cells += [
+                f"{t['mae']:.2f} ± {t['ci']:.2f}",
+                f"{t['within1']:.2f}",
+                "-" if math.isnan(t["corr"]) else f"{t['corr']:.2f}",
+            ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -150,25 +178,39 @@ def main(argv: list[str] | None = None) -> str:
     for row in ROWS:
         done = recorded(journal, row=row, checkpoint=args.checkpoint)
         tasks = [(row, s, args.checkpoint) for s in seeds if s not in done]
-        run_tasks(play_one, tasks, done, total=len(seeds), workers=args.workers, out=journal, label=row,
-                  progress=args.progress, postfix="quality")
+        run_tasks(
+            play_one,
+            tasks,
+            done,
+            total=len(seeds),
+            workers=args.workers,
+            out=journal,
+            label=row,
+            progress=args.progress,
+            postfix="quality",
+        )
         results[row] = summarise([done[s] for s in seeds])
     ranges = ", ".join(f"{k} {lo}..{hi}" for k, (lo, hi) in TARGETS.items())
     meta = gen.metadata
     steps = f"{meta['timesteps']:,}" if isinstance(meta.get("timesteps"), int) else "?"
-    text = "\n".join([
-        "## Starship: ships built to targets",
-        "",
-        f"Generator `{args.checkpoint}` ({steps} training steps; env {json.dumps(gen.env_kwargs)}). "
-        f"Seeds {args.eval_seed}..{args.eval_seed + args.episodes - 1}; the targets of each seed drawn uniformly ({ranges}). "
-        "`staged` gets the thrust and weapon targets as its stages' points; it has no forward-firepower parameter.",
-        "",
-        table(results),
-        "",
-        "Command:",
-        "",
-        f"```\n{PROG} {shlex.join(argv)}\n```",
-    ]) + "\n"
+    text = (
+        "\n".join(
+            [
+                "## Starship: ships built to targets",
+                "",
+                f"Generator `{args.checkpoint}` ({steps} training steps; env {json.dumps(gen.env_kwargs)}). "
+                f"Seeds {args.eval_seed}..{args.eval_seed + args.episodes - 1}; the targets of each seed drawn uniformly ({ranges}). "
+                "`staged` gets the thrust and weapon targets as its stages' points; it has no forward-firepower parameter.",
+                "",
+                table(results),
+                "",
+                "Command:",
+                "",
+                f"```\n{PROG} {shlex.join(argv)}\n```",
+            ]
+        )
+        + "\n"
+    )
     return write_report(text, args.out)
 
 

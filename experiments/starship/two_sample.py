@@ -133,8 +133,12 @@ class Generators:
 def _pack(ships: Sequence[Ship]) -> dict[str, np.ndarray]:
     counts = np.array([len(s.parts) for s in ships], np.int64)
     parts = np.concatenate([s.parts for s in ships]) if ships else np.zeros((0, PART_FIELDS), np.int16)
-    return {"tiles": np.stack([s.tiles for s in ships]), "part": np.stack([s.part for s in ships]),
-            "parts": parts.astype(np.int16), "counts": counts}
+    return {
+        "tiles": np.stack([s.tiles for s in ships]),
+        "part": np.stack([s.part for s in ships]),
+        "parts": parts.astype(np.int16),
+        "counts": counts,
+    }
 
 
 def _unpack(data: Any) -> list[Ship]:
@@ -143,12 +147,23 @@ def _unpack(data: Any) -> list[Ship]:
     tiles, part, parts, counts = (np.asarray(data[k]) for k in ("tiles", "part", "parts", "counts"))
     ends = np.cumsum(counts)
     starts = ends - counts
-    return [Ship(tiles[i].astype(np.int8), part[i].astype(np.int16),
-                 parts[starts[i] : ends[i]].astype(np.int16).reshape(-1, PART_FIELDS)) for i in range(len(ends))]
+    return [
+        Ship(
+            tiles[i].astype(np.int8),
+            part[i].astype(np.int16),
+            parts[starts[i] : ends[i]].astype(np.int16).reshape(-1, PART_FIELDS),
+        )
+        for i in range(len(ends))
+    ]
 
 
-def ships(generators: Generators, generator: str, seeds: Sequence[int], cache: str | Path | None = None,
-          log: Callable[[str], None] | None = None) -> list[Ship]:
+def ships(
+    generators: Generators,
+    generator: str,
+    seeds: Sequence[int],
+    cache: str | Path | None = None,
+    log: Callable[[str], None] | None = None,
+) -> list[Ship]:
     """The ships of ``generator`` for ``seeds``, read from ``cache/<generator>.npz`` where it has
     them (under the same key) and generated otherwise, the cache written every ``SAVE_SECONDS``."""
     have: dict[int, Ship] = {}
@@ -237,8 +252,13 @@ class ConvNet(torch.nn.Module):
 
     def __init__(self, planes: int = NUM_PLANES) -> None:
         super().__init__()
-        self.convs = torch.nn.ModuleList([torch.nn.Conv2d(planes, 16, 3, padding=1), torch.nn.Conv2d(16, 32, 3, padding=1),
-                                          torch.nn.Conv2d(32, 32, 3, padding=1)])
+        self.convs = torch.nn.ModuleList(
+            [
+                torch.nn.Conv2d(planes, 16, 3, padding=1),
+                torch.nn.Conv2d(16, 32, 3, padding=1),
+                torch.nn.Conv2d(32, 32, 3, padding=1),
+            ]
+        )
         self.head = torch.nn.Linear(64, 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -249,8 +269,9 @@ class ConvNet(torch.nn.Module):
         return self.head(torch.cat([x.mean((2, 3)), x.amax((2, 3))], 1))[:, 0]
 
 
-def fit_convnet(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, *, epochs: int = EPOCHS, seed: int = 0,
-                lr: float = 1e-3) -> np.ndarray:
+def fit_convnet(
+    x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, *, epochs: int = EPOCHS, seed: int = 0, lr: float = 1e-3
+) -> np.ndarray:
     """``ConvNet`` trained ``epochs`` epochs (Adam, minibatches of ``BATCH``, shuffled by
     ``seed``); returns the predicted labels (0/1) of ``x_test``."""
     torch.set_num_threads(1)
@@ -289,8 +310,14 @@ class Accuracy:
         return f"{self.value:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
-def held_out_accuracy(fit: Callable[..., np.ndarray], train_a: np.ndarray, train_b: np.ndarray, test_a: np.ndarray,
-                      test_b: np.ndarray, **kwargs: Any) -> Accuracy:
+def held_out_accuracy(
+    fit: Callable[..., np.ndarray],
+    train_a: np.ndarray,
+    train_b: np.ndarray,
+    test_a: np.ndarray,
+    test_b: np.ndarray,
+    **kwargs: Any,
+) -> Accuracy:
     """Train ``fit`` to tell side A (label 0) from side B (label 1) and score it on the test ships."""
     x_train = np.concatenate([train_a, train_b])
     y_train = np.concatenate([np.zeros(len(train_a), np.int64), np.ones(len(train_b), np.int64)])
@@ -316,8 +343,14 @@ class Sample:
     audits: tuple[Audit, ...]
 
     @classmethod
-    def build(cls, generators: Generators, generator: str, seeds: Sequence[int], cache: str | Path | None = None,
-              log: Callable[[str], None] | None = None) -> Sample:
+    def build(
+        cls,
+        generators: Generators,
+        generator: str,
+        seeds: Sequence[int],
+        cache: str | Path | None = None,
+        log: Callable[[str], None] | None = None,
+    ) -> Sample:
         made = ships(generators, generator, seeds, cache, log)
         return cls(generator, tuple(seeds), tuple(made), tuple(audit(s) for s in made))
 
@@ -334,12 +367,21 @@ TARGETS = {"audit": 0.70, "conv": 0.75}
 def seed_ranges(train: int, test: int) -> dict[str, tuple[range, range]]:
     """(train seeds, test seeds) of each side: ``a`` for every generator, ``b`` for the staged
     generator's second side against itself."""
-    return {"a": (range(train), range(TEST_SEED, TEST_SEED + test)),
-            "b": (range(train, 2 * train), range(TEST_SEED + test, TEST_SEED + 2 * test))}
+    return {
+        "a": (range(train), range(TEST_SEED, TEST_SEED + test)),
+        "b": (range(train, 2 * train), range(TEST_SEED + test, TEST_SEED + 2 * test)),
+    }
 
 
-def measure(generators: Generators, *, train: int, test: int, cache: str | Path | None, epochs: int = EPOCHS,
-            log: Callable[[str], None] = print) -> dict[str, Any]:
+def measure(
+    generators: Generators,
+    *,
+    train: int,
+    test: int,
+    cache: str | Path | None,
+    epochs: int = EPOCHS,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
     """Every sample, and every comparison's accuracy under both classifiers."""
     ranges = seed_ranges(train, test)
     samples: dict[tuple[str, str, str], Sample] = {}
@@ -360,8 +402,9 @@ def measure(generators: Generators, *, train: int, test: int, cache: str | Path 
             a_tr, a_te = sample(base, "a", "train"), sample(base, "a", "test")
             b_tr, b_te = sample(other, side_b, "train"), sample(other, side_b, "test")
             extra = {"epochs": epochs} if kind == "conv" else {}
-            acc = held_out_accuracy(fit, a_tr.features(kind), b_tr.features(kind), a_te.features(kind),
-                                    b_te.features(kind), **extra)
+            acc = held_out_accuracy(
+                fit, a_tr.features(kind), b_tr.features(kind), a_te.features(kind), b_te.features(kind), **extra
+            )
             results[name][kind] = acc
             log(f"{name}, {kind}: {acc} ({time.perf_counter() - start:.1f} s)")
     return {"samples": samples, "accuracy": results, "ranges": ranges}
@@ -387,7 +430,9 @@ def audit_table(tests: dict[str, Sample]) -> str:
         meets = "yes" if np.mean(rates["learned"]) >= np.mean(rates["staged"]) - 0.05 else "no"
         lines.append(f"| {rule} | " + " | ".join(_rate(rates[g]) for g in names) + " | " + " | ".join(diffs) + f" | {meets} |")
     passed = {g: np.mean([sum(a.rules.values()) for a in tests[g].audits]) for g in names}
-    lines.append(f"| rules passed (mean of {len(RULES)}) | " + " | ".join(f"{passed[g]:.2f}" for g in names) + " |" + " |" * (len(names)))
+    lines.append(
+        f"| rules passed (mean of {len(RULES)}) | " + " | ".join(f"{passed[g]:.2f}" for g in names) + " |" + " |" * (len(names))
+    )
     return "\n".join(lines)
 
 
@@ -395,12 +440,13 @@ def statistics_table(tests: dict[str, Sample], reference: dict[str, Any]) -> str
     """Per statistic, each generator's mean on the held-out seeds and the staged reference's 5-95% range."""
     names = list(tests)
     means = {g: audit_features(tests[g].audits).mean(0) for g in names}
-    lines = ["| statistic | " + " | ".join(f"{g} mean" for g in names) + " | staged reference 5-95% (seeds 0-999) |",
-             "|" + "---|" * (len(names) + 2)]
+    lines = [
+        "| statistic | " + " | ".join(f"{g} mean" for g in names) + " | staged reference 5-95% (seeds 0-999) |",
+        "|" + "---|" * (len(names) + 2),
+    ]
     for i, stat in enumerate(STATISTICS):
         r = reference["statistics"][stat]
-        lines.append(f"| {stat} | " + " | ".join(f"{means[g][i]:.3g}" for g in names)
-                     + f" | {r['q05']:.3g} .. {r['q95']:.3g} |")
+        lines.append(f"| {stat} | " + " | ".join(f"{means[g][i]:.3g}" for g in names) + f" | {r['q05']:.3g} .. {r['q95']:.3g} |")
     return "\n".join(lines)
 
 
@@ -408,15 +454,19 @@ def quality_table(tests: dict[str, Sample]) -> str:
     """Validity rate and the old quality score (``quality.quality``) on the held-out seeds."""
     from tablegym.envs.starship.quality import quality
 
-    lines = ["| generator | valid [95%] | old quality score (mean +- 1.96 se) | armor_fraction term | forward_firepower term |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "| generator | valid [95%] | old quality score (mean +- 1.96 se) | armor_fraction term | forward_firepower term |",
+        "|---|---|---|---|---|",
+    ]
     for g, sample in tests.items():
         q = [quality(s) for s in sample.ships]
         score = np.array([x.score for x in q])
         se = 1.96 * score.std(ddof=1) / math.sqrt(len(score)) if len(score) > 1 else math.nan
-        lines.append(f"| {g} | {_rate([a.rules['valid'] for a in sample.audits])} | {score.mean():.3f} +- {se:.3f} | "
-                     f"{np.mean([x.terms['armor_fraction'] for x in q]):.3f} | "
-                     f"{np.mean([x.terms['forward_firepower'] for x in q]):.3f} |")
+        lines.append(
+            f"| {g} | {_rate([a.rules['valid'] for a in sample.audits])} | {score.mean():.3f} +- {se:.3f} | "
+            f"{np.mean([x.terms['armor_fraction'] for x in q]):.3f} | "
+            f"{np.mean([x.terms['forward_firepower'] for x in q]):.3f} |"
+        )
     return "\n".join(lines)
 
 
@@ -438,18 +488,24 @@ def quality_v2_table(tests: dict[str, Sample]) -> str:
     from tablegym.envs.starship.quality import quality
 
     old = {g: np.array([quality(s).score for s in sample.ships]) for g, sample in tests.items()}
-    v2 = {g: np.array([layout_quality(s, a, q) for s, a, q in zip(sample.ships, sample.audits, old[g])])
-          for g, sample in tests.items()}
+    v2 = {
+        g: np.array([layout_quality(s, a, q) for s, a, q in zip(sample.ships, sample.audits, old[g])])
+        for g, sample in tests.items()
+    }
     half = lambda x: 1.96 * x.std(ddof=1) / math.sqrt(len(x)) if len(x) > 1 else math.nan  # noqa: E731
-    lines = ["| generator | quality v2 (mean +- 1.96 se) | minus staged, paired by seed (mean +- 1.96 se) | "
-             "old score (mean) |", "|---|---|---|---|"]
+    lines = [
+        "| generator | quality v2 (mean +- 1.96 se) | minus staged, paired by seed (mean +- 1.96 se) | old score (mean) |",
+        "|---|---|---|---|",
+    ]
     for g in tests:
         diff = v2[g] - v2["staged"]
         paired = "" if g == "staged" else f"{diff.mean():+.3f} +- {half(diff):.3f}"
         lines.append(f"| {g} | {v2[g].mean():.3f} +- {half(v2[g]):.3f} | {paired} | {old[g].mean():.3f} |")
     rho = rank_correlation(v2["staged"], old["staged"])
-    lines += ["", f"On the {len(old['staged'])} staged ships, quality v2 and the old score rank the ships alike: "
-              f"Spearman's rho {rho:.3f}."]
+    lines += [
+        "",
+        f"On the {len(old['staged'])} staged ships, quality v2 and the old score rank the ships alike: Spearman's rho {rho:.3f}.",
+    ]
     return "\n".join(lines)
 
 
@@ -474,68 +530,83 @@ def write_pictures(tests: dict[str, Sample], path: str | Path, count: int = 8) -
     return write_png(path, draw_ships(titled, cell=9, columns=4, bbox=bbox))
 
 
-def report(result: dict[str, Any], *, reference: dict[str, Any], picture: Path, notes: str, command: str,
-           seconds: float, epochs: int, generated: int, checkpoint: str | None = None) -> str:
+def report(
+    result: dict[str, Any],
+    *,
+    reference: dict[str, Any],
+    picture: Path,
+    notes: str,
+    command: str,
+    seconds: float,
+    epochs: int,
+    generated: int,
+    checkpoint: str | None = None,
+) -> str:
     """The markdown report of ``measure``'s result."""
     (train_a, test_a), (train_b, test_b) = result["ranges"]["a"], result["ranges"]["b"]
     tests = {g: result["samples"][g, "a", "test"] for g in GENERATORS}
     span = lambda r: f"{r.start}-{r.stop - 1}"  # noqa: E731
-    return "\n".join([
-        "# Starship audit: the learned generator against the staged one",
-        "",
-        f"Held-out seeds {span(test_a)} ({len(test_a)} ships per generator). The audit "
-        "(experiments/starship/audit.py) measures what rules/starship.md asks of a ship beyond validity; each rule is one "
-        "or two of its statistics against the spec's words. The staged generator's reference is "
-        f"experiments/starship/audit_reference.json (seeds {reference['seeds'][0]}-{reference['seeds'][1]}). Generators: "
-        f"staged (Pipeline(), 14 stages), learned ({checkpoint or 'the shipped models/checkpoints/starship_imitated.pt'}, which finishes the staged "
-        "ship after stage 6), random (uniformly random masked edits in the learned generator's env: same start, masks "
-        "and step limit).",
-        "",
-        "## Audit rules: pass rates on the held-out seeds",
-        "",
-        audit_table(tests),
-        "",
-        "## What the old score said (same ships)",
-        "",
-        quality_table(tests),
-        "",
-        "## Quality v2: the old score times the share of the 13 layout rules passed",
-        "",
-        quality_v2_table(tests),
-        "",
-        "## Two-sample test: held-out accuracy of a classifier telling the generators apart",
-        "",
-        f"0.5: indistinguishable. Training: side A seeds {span(train_a)}, side B the same seeds for another generator "
-        f"and seeds {span(train_b)} (test {span(test_b)}) for the staged generator against itself; "
-        f"{2 * len(train_a)} training and {2 * len(test_a)} test ships a comparison. Logistic regression on the "
-        f"{len(STATISTICS)} standardised audit statistics (L2 {L2}); a conv net on the one-hot tile and facing planes "
-        f"({NUM_PLANES} x 32 x 32; {epochs} epochs of Adam). The issue's targets for the learned generator: "
-        f"<= {TARGETS['audit']:.2f} (audit statistics), <= {TARGETS['conv']:.2f} (conv net). Intervals: 95% Wilson.",
-        "",
-        accuracy_table(result["accuracy"]),
-        "",
-        "## Audit statistics: means on the held-out seeds",
-        "",
-        statistics_table(tests, reference),
-        "",
-        "## Pictures",
-        "",
-        f"![staged and learned ships on the same seeds]({picture.name}) `{picture.name}`: staged (left of each pair) "
-        f"and learned ships on seeds {span(range(test_a.start, test_a.start + 8))}.",
-        "",
-        notes.strip(),
-        "",
-        f"Command: `{command}` ({seconds / 60:.1f} minutes on one core, {generated} of the "
-        f"{sum(len(s.ships) for s in result['samples'].values())} ships generated in this run, the others read from "
-        "the cache)",
-        "",
-    ])
+    return "\n".join(
+        [
+            "# Starship audit: the learned generator against the staged one",
+            "",
+            f"Held-out seeds {span(test_a)} ({len(test_a)} ships per generator). The audit "
+            "(experiments/starship/audit.py) measures what rules/starship.md asks of a ship beyond validity; each rule is one "
+            "or two of its statistics against the spec's words. The staged generator's reference is "
+            f"experiments/starship/audit_reference.json (seeds {reference['seeds'][0]}-{reference['seeds'][1]}). Generators: "
+            f"staged (Pipeline(), 14 stages), learned ({checkpoint or 'the shipped models/checkpoints/starship_imitated.pt'}, which finishes the staged "
+            "ship after stage 6), random (uniformly random masked edits in the learned generator's env: same start, masks "
+            "and step limit).",
+            "",
+            "## Audit rules: pass rates on the held-out seeds",
+            "",
+            audit_table(tests),
+            "",
+            "## What the old score said (same ships)",
+            "",
+            quality_table(tests),
+            "",
+            "## Quality v2: the old score times the share of the 13 layout rules passed",
+            "",
+            quality_v2_table(tests),
+            "",
+            "## Two-sample test: held-out accuracy of a classifier telling the generators apart",
+            "",
+            f"0.5: indistinguishable. Training: side A seeds {span(train_a)}, side B the same seeds for another generator "
+            f"and seeds {span(train_b)} (test {span(test_b)}) for the staged generator against itself; "
+            f"{2 * len(train_a)} training and {2 * len(test_a)} test ships a comparison. Logistic regression on the "
+            f"{len(STATISTICS)} standardised audit statistics (L2 {L2}); a conv net on the one-hot tile and facing planes "
+            f"({NUM_PLANES} x 32 x 32; {epochs} epochs of Adam). The issue's targets for the learned generator: "
+            f"<= {TARGETS['audit']:.2f} (audit statistics), <= {TARGETS['conv']:.2f} (conv net). Intervals: 95% Wilson.",
+            "",
+            accuracy_table(result["accuracy"]),
+            "",
+            "## Audit statistics: means on the held-out seeds",
+            "",
+            statistics_table(tests, reference),
+            "",
+            "## Pictures",
+            "",
+            f"![staged and learned ships on the same seeds]({picture.name}) `{picture.name}`: staged (left of each pair) "
+            f"and learned ships on seeds {span(range(test_a.start, test_a.start + 8))}.",
+            "",
+            notes.strip(),
+            "",
+            f"Command: `{command}` ({seconds / 60:.1f} minutes on one core, {generated} of the "
+            f"{sum(len(s.ships) for s in result['samples'].values())} ships generated in this run, the others read from "
+            "the cache)",
+            "",
+        ]
+    )
 
 
 def main(argv: list[str] | None = None) -> str:
-    p = OneLineParser(prog=PROG, description="Classifiers telling staged ships from learned and random ones "
-                                          "(held-out accuracy, 0.5 = indistinguishable), and the audit's "
-                                          "rule pass rates on the held-out seeds, as a markdown report.")
+    p = OneLineParser(
+        prog=PROG,
+        description="Classifiers telling staged ships from learned and random ones "
+        "(held-out accuracy, 0.5 = indistinguishable), and the audit's "
+        "rule pass rates on the held-out seeds, as a markdown report.",
+    )
     p.add_argument("--train", type=int, default=400, help="training seeds per side (default 400: seeds 0-399)")
     p.add_argument("--test", type=int, default=200, help="held-out seeds per side (default 200: seeds 2000-2199)")
     p.add_argument("--epochs", type=int, default=EPOCHS, help=f"conv net epochs (default {EPOCHS})")
@@ -567,8 +638,17 @@ def main(argv: list[str] | None = None) -> str:
     out.parent.mkdir(parents=True, exist_ok=True)
     picture = write_pictures({g: result["samples"][g, "a", "test"] for g in GENERATORS}, out.with_name(f"{out.stem}_seeds.png"))
     command = f"{PROG} {shlex.join(argv if argv is not None else sys.argv[1:])}"
-    text = report(result, reference=reference, picture=picture, notes=notes, command=command, checkpoint=args.checkpoint,
-                  seconds=time.perf_counter() - start, epochs=args.epochs, generated=generators.made)
+    text = report(
+        result,
+        reference=reference,
+        picture=picture,
+        notes=notes,
+        command=command,
+        checkpoint=args.checkpoint,
+        seconds=time.perf_counter() - start,
+        epochs=args.epochs,
+        generated=generators.made,
+    )
     out.write_text(text)
     print(text)
     return text

@@ -58,8 +58,7 @@ def _run(way, before, after, rects, keys0, pieces0):
             y0, x0, h, w = rects[m]
             for k in range(h * w):
                 old[k] = before[m, y0 + k // w, x0 + k % w]
-            pieces, top = kept.replay_occupancy(tiles, keys, pieces0[m], kept.hull_top(keys0[m]), y0, x0, h, w, old,
-                                                queue)
+            pieces, top = kept.replay_occupancy(tiles, keys, pieces0[m], kept.hull_top(keys0[m]), y0, x0, h, w, old, queue)
             s += pieces * 1000 + top
         elif way == 2:
             K.hull_distance_into(tiles, hull)

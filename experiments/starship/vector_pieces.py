@@ -35,7 +35,7 @@ def _scores(tiles, parts, iv, fv):
 def _crews(tiles, parts, iv):
     s = 0.0
     for i in range(tiles.shape[0]):
-        s += crew_total(tiles[i], parts[i, :iv[i, V.I_NPARTS]], np.zeros(0, np.uint8))
+        s += crew_total(tiles[i], parts[i, : iv[i, V.I_NPARTS]], np.zeros(0, np.uint8))
     return s
 
 
@@ -90,11 +90,12 @@ def main(argv: list[str] | None = None) -> None:
     print("| piece (us a board) | alone | steps that need it |")
     print("|---|---|---|")
     print(f"| the whole step | {per_board(step):.1f} | 100% |")
-    print(f"| score_from | {per_board(lambda: _scores(env._tiles, env._parts, env._iv, env._fv)):.1f} | "
-          f"{changed / steps:.0%} |")
+    print(f"| score_from | {per_board(lambda: _scores(env._tiles, env._parts, env._iv, env._fv)):.1f} | {changed / steps:.0%} |")
     print(f"| crew_total | {per_board(lambda: _crews(env._tiles, env._parts, env._iv)):.1f} | {walked / steps:.0%} |")
-    print(f"| count_pieces and hull_distance_into | {per_board(lambda: _pieces_and_hulls(env._tiles, hull)):.1f} | "
-          f"{emptied / steps:.0%} |")
+    print(
+        f"| count_pieces and hull_distance_into | {per_board(lambda: _pieces_and_hulls(env._tiles, hull)):.1f} | "
+        f"{emptied / steps:.0%} |"
+    )
     print(f"| the observation copy | {per_board(lambda: np.copyto(out, env._obs)):.1f} | 100% |")
 
 

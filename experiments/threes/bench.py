@@ -60,8 +60,13 @@ def bench_threesus(agent: str = "threesus", positions: int = 24, seed: int = 0) 
     }
 
 
-COMPARED = ("threesus", "expectimax:depth=2", "greedy:eval=learned", "expectimax:depth=2,eval=learned",
-            "expectimax:depth=3,eval=learned")
+COMPARED = (
+    "threesus",
+    "expectimax:depth=2",
+    "greedy:eval=learned",
+    "expectimax:depth=2,eval=learned",
+    "expectimax:depth=3,eval=learned",
+)
 
 
 def bench_threes(positions: int = 24, seed: int = 0, learned: str = "learned") -> dict:

@@ -68,8 +68,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("k", type=int, metavar="K", help="search depth 4 on boards with at most K empty cells (-1: never)")
     parser.add_argument("out", metavar="OUT.jsonl", help="the records file (appended to; a rerun resumes)")
     parser.add_argument("games", nargs="?", type=int, default=200, metavar="GAMES", help="deals 0..GAMES-1")
-    parser.add_argument("--penalty", type=float, default=0.0, metavar="P",
-                        help="a finished game's leaf scored P below its score (P >= 0)")
+    parser.add_argument(
+        "--penalty", type=float, default=0.0, metavar="P", help="a finished game's leaf scored P below its score (P >= 0)"
+    )
     args = parser.parse_args(argv)
     if args.penalty < 0:
         parser.error("--penalty takes a number >= 0")

@@ -44,8 +44,7 @@ def check_record(rec: dict) -> str | None:
     cannot be replayed; what the record holds must agree: its highest card is a Threes card,
     and its score (the sum of its cards' scores, 3 ** (rank - 2) each) lies between that card's
     score and sixteen times it."""
-    for name, kind in (("agent", str), ("hint", str), ("seed", int), ("score", int), ("highest", int),
-                       ("moves", int)):
+    for name, kind in (("agent", str), ("hint", str), ("seed", int), ("score", int), ("highest", int), ("moves", int)):
         if type(rec.get(name)) is not kind:
             return f"{name} {rec.get(name)!r} is not {'a string' if kind is str else 'an integer'}"[:300]
     if rec["hint"] not in HINTS:
@@ -55,13 +54,16 @@ def check_record(rec: dict) -> str | None:
     except (ValueError, IndexError) as err:
         return f"highest: {err}"[:300]
     if not top <= rec["score"] <= 16 * top:
-        return (f"score {rec['score']:,} cannot be the score of a board whose highest card is {rec['highest']} "
-                f"({top:,}..{16 * top:,})")
+        return (
+            f"score {rec['score']:,} cannot be the score of a board whose highest card is {rec['highest']} "
+            f"({top:,}..{16 * top:,})"
+        )
     return None
 
 
-def run(spec: str, *, games: int, workers: int = 1, seed: int = 0, hint: str = "+", out: str | None = None,
-        progress: bool = True) -> list[dict]:
+def run(
+    spec: str, *, games: int, workers: int = 1, seed: int = 0, hint: str = "+", out: str | None = None, progress: bool = True
+) -> list[dict]:
     """Play games 0..games-1 (skipping those already recorded in ``out``); return all records."""
     done = recorded(out, check=check_record, agent=spec, hint=hint, seed=seed)
     tasks = ((spec, hint, seed, i) for i in range(games) if i not in done)  # made as workers free up
@@ -80,8 +82,11 @@ def report(paths: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = records_parser("python -m tablegym.experiments.threes.evaluate", __doc__.split("\n\n")[0],
-                            "random, greedy, threesus, expectimax:depth=D (each takes eval=openness)")
+    parser = records_parser(
+        "python -m tablegym.experiments.threes.evaluate",
+        __doc__.split("\n\n")[0],
+        "random, greedy, threesus, expectimax:depth=D (each takes eval=openness)",
+    )
     parser.add_argument("--hint", choices=("+", "candidates"), default="+")
     args = parser.parse_args(argv)
     if args.report:
@@ -91,8 +96,15 @@ def main(argv: list[str] | None = None) -> None:
     if not args.agent:
         parser.error("give an agent to play (or --report FILES)")
     with refusing_bad_records(parser):
-        records = run(args.agent, games=args.games, workers=args.workers, seed=args.seed, hint=args.hint, out=args.out,
-                      progress=not args.no_progress)
+        records = run(
+            args.agent,
+            games=args.games,
+            workers=args.workers,
+            seed=args.seed,
+            hint=args.hint,
+            out=args.out,
+            progress=not args.no_progress,
+        )
     print(HEADER)
     print(markdown_row(args.agent, summarise(records), args.hint))
 

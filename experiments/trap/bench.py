@@ -66,8 +66,7 @@ def _evaluate_all(eval_fn, params, states, repeats):
     return total
 
 
-def leaf_evaluations(evaluators: tuple[str, ...], positions: int = 2000, seconds: float = 1.0,
-                     seed: int = 0) -> dict[str, Any]:
+def leaf_evaluations(evaluators: tuple[str, ...], positions: int = 2000, seconds: float = 1.0, seed: int = 0) -> dict[str, Any]:
     """Leaf evaluations per second of each evaluator over the same random mid-game positions,
     called from compiled code as the search calls them, with the ratio to the first evaluator."""
     from tablegym.envs.trap.opponents import RandomOpponent
@@ -100,8 +99,11 @@ def leaf_evaluations(evaluators: tuple[str, ...], positions: int = 2000, seconds
             repeats *= 2
         rate = (repeats // 2) * len(batch) / elapsed
         first = first or rate
-        rows[f"leaf evaluations {name}"] = {"evaluations/s": rate, "ns each": 1e9 / rate,
-                                            f"ratio to {evaluators[0]}": rate / first}
+        rows[f"leaf evaluations {name}"] = {
+            "evaluations/s": rate,
+            "ns each": 1e9 / rate,
+            f"ratio to {evaluators[0]}": rate / first,
+        }
     return rows
 
 
@@ -112,8 +114,12 @@ def default_evaluators() -> tuple[str, ...]:
     return ("is", "composite") + (("learned",) if default_checkpoint("trap").exists() else ())
 
 
-def bench_trap(budgets: tuple[float, ...] = (1.0, 5.0), evaluators: tuple[str, ...] | str | None = None,
-               cands: int = 10, baseline_depth: int = 2) -> dict[str, Any]:
+def bench_trap(
+    budgets: tuple[float, ...] = (1.0, 5.0),
+    evaluators: tuple[str, ...] | str | None = None,
+    cands: int = 10,
+    baseline_depth: int = 2,
+) -> dict[str, Any]:
     """Rows of nodes/s and completed depth per (position, evaluator, seconds per decision), then
     leaf evaluations per second of each evaluator."""
     if isinstance(budgets, (int, float)):

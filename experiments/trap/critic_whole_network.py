@@ -33,8 +33,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
-    r = play_match("trap", f"{WHOLE}search:eval=learned:{args.model},time=0.1", "search:eval=composite,time=0.1",
-                   games=args.games, seed=args.seed, workers=args.workers, progress=False, agent_factory=factory)
+    r = play_match(
+        "trap",
+        f"{WHOLE}search:eval=learned:{args.model},time=0.1",
+        "search:eval=composite,time=0.1",
+        games=args.games,
+        seed=args.seed,
+        workers=args.workers,
+        progress=False,
+        agent_factory=factory,
+    )
     print(markdown_table([r]))
 
 

@@ -73,7 +73,9 @@ def gym_random_moves(env: Any, seconds: float, seed: int = 0) -> float:
     return moves / (time.process_time() - cpu)
 
 
-def _median_rates(contestants: dict[str, tuple[Callable[[], Any], Callable[..., float]]], seconds: float, repeats: int) -> dict[str, float]:
+def _median_rates(
+    contestants: dict[str, tuple[Callable[[], Any], Callable[..., float]]], seconds: float, repeats: int
+) -> dict[str, float]:
     """Median rate of each contestant, measured in alternation, ``seconds`` each in total."""
     envs = {name: make() for name, (make, _) in contestants.items()}
     for name, (_, loop) in contestants.items():  # warm-up: numba dispatch, first-call imports
@@ -124,9 +126,30 @@ def bench_env_steps(seconds: float = 3.0, *, repeats: int = 9) -> dict[str, floa
 def format_table(result: dict[str, float]) -> str:
     """The result of ``bench_env_steps`` as a small text table."""
     rows = [
-        ("(a) AEC, public env", 'make("tablegym/Trilobite-v0")', result["ours_wrapped"], "connect_four_v3.env()", result["c4_wrapped"], result["ratio_wrapped"]),
-        ("(b) AEC, raw env", ".unwrapped", result["ours_raw"], "connect_four_v3.raw_env()", result["c4_raw"], result["ratio_raw"]),
-        ("(c) Gymnasium vs random", 'make("tablegym/Trilobite-v0")', result["ours_gym"], "(a) connect_four_v3.env()", result["c4_wrapped"], result["ratio_gym"]),
+        (
+            "(a) AEC, public env",
+            'make("tablegym/Trilobite-v0")',
+            result["ours_wrapped"],
+            "connect_four_v3.env()",
+            result["c4_wrapped"],
+            result["ratio_wrapped"],
+        ),
+        (
+            "(b) AEC, raw env",
+            ".unwrapped",
+            result["ours_raw"],
+            "connect_four_v3.raw_env()",
+            result["c4_raw"],
+            result["ratio_raw"],
+        ),
+        (
+            "(c) Gymnasium vs random",
+            'make("tablegym/Trilobite-v0")',
+            result["ours_gym"],
+            "(a) connect_four_v3.env()",
+            result["c4_wrapped"],
+            result["ratio_gym"],
+        ),
     ]
     lines = [f"{'comparison':<25} {'tablegym':<30} {'moves/s':>9}   {'peer':<26} {'moves/s':>9}  {'ratio':>6}"]
     for name, ours, ours_rate, peer, peer_rate, ratio in rows:

@@ -41,9 +41,11 @@ def main(argv: list[str] | None = None) -> None:
             ratios.append(b / a)
             rates["advanced"].append(a)
             rates["learned"].append(b)
-    print(f"pairs {len(ratios)}: learned/advanced median {statistics.median(ratios):.3f} "
-          f"(quartiles {statistics.quantiles(ratios, n=4)[0]:.3f}-{statistics.quantiles(ratios, n=4)[2]:.3f}); "
-          f"medians advanced {statistics.median(rates['advanced']):,.0f}, learned {statistics.median(rates['learned']):,.0f} nodes/s")
+    print(
+        f"pairs {len(ratios)}: learned/advanced median {statistics.median(ratios):.3f} "
+        f"(quartiles {statistics.quantiles(ratios, n=4)[0]:.3f}-{statistics.quantiles(ratios, n=4)[2]:.3f}); "
+        f"medians advanced {statistics.median(rates['advanced']):,.0f}, learned {statistics.median(rates['learned']):,.0f} nodes/s"
+    )
 
 
 if __name__ == "__main__":

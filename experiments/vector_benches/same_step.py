@@ -41,11 +41,14 @@ def compare(n: int) -> None:
             rate(e, 0.3, rng)
         got: dict[str, list[float]] = {m: [] for m in envs}
         for r in range(5):
-            for m, e in (envs.items() if r % 2 == 0 else reversed(list(envs.items()))):
+            for m, e in envs.items() if r % 2 == 0 else reversed(list(envs.items())):
                 got[m].append(rate(e, 1.0, rng))
         med = {m: statistics.median(v) for m, v in got.items()}
-        print(f"| {env_id.removeprefix('tablegym/')} x {n} | {med['next_step']:,.0f} | {med['same_step']:,.0f} | "
-              f"{med['same_step'] / med['next_step']:.2f} |", flush=True)
+        print(
+            f"| {env_id.removeprefix('tablegym/')} x {n} | {med['next_step']:,.0f} | {med['same_step']:,.0f} | "
+            f"{med['same_step'] / med['next_step']:.2f} |",
+            flush=True,
+        )
 
 
 def main(argv: list[str] | None = None) -> None:

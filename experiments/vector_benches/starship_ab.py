@@ -15,8 +15,14 @@ IDS = {"StarshipVectorEnv": "tablegym/Starship-v0", "StarshipTargetsVectorEnv": 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("rev", help="the git revision to compare this checkout with")
-    parser.add_argument("cls", nargs="?", choices=sorted(IDS), default="StarshipVectorEnv", metavar="CLASS",
-                        help="StarshipVectorEnv (default) or StarshipTargetsVectorEnv")
+    parser.add_argument(
+        "cls",
+        nargs="?",
+        choices=sorted(IDS),
+        default="StarshipVectorEnv",
+        metavar="CLASS",
+        help="StarshipVectorEnv (default) or StarshipTargetsVectorEnv",
+    )
     parser.add_argument("boards", nargs="?", type=int, default=1024)
     parser.add_argument("rounds", nargs="?", type=int, default=16)
     args = parser.parse_args(argv)

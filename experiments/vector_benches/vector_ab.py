@@ -62,8 +62,7 @@ def export(rev: str, folder: pathlib.Path, name: str) -> None:
         outside = path.startswith(("results/", "tests/"))  # not part of the package
         if outside or not path.endswith((".py", ".toml", ".json")):
             continue
-        text = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=root, check=True, capture_output=True,
-                              text=True).stdout
+        text = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=root, check=True, capture_output=True, text=True).stdout
         if path.endswith(".py"):
             text = re.sub(r"\btablegym\b(?=[. ])", name, text)
         out = folder / name / path
@@ -92,8 +91,10 @@ def compare(rev: str, env_id: str, n: int = 1024, rounds: int = 16, **kwargs: An
     folder = pathlib.Path(tempfile.mkdtemp())
     export(rev, folder, "tablegym_base")
     sys.path.insert(0, str(folder))
-    envs = {side: vector_class(env_id, package)(num_envs=n, threads=1, **kwargs)
-            for side, package in (("base", "tablegym_base"), ("new", "tablegym"))}
+    envs = {
+        side: vector_class(env_id, package)(num_envs=n, threads=1, **kwargs)
+        for side, package in (("base", "tablegym_base"), ("new", "tablegym"))
+    }
     rngs = {side: np.random.default_rng(0) for side in envs}
     actions = np.empty(n, np.int64)
 
@@ -114,10 +115,12 @@ def compare(rev: str, env_id: str, n: int = 1024, rounds: int = 16, **kwargs: An
             rates[side].append(STEPS * n / (time.process_time() - start))
     ratios = [new / base for new, base in zip(rates["new"], rates["base"])]
     options = "".join(f", {k}={v!r}" for k, v in kwargs.items())
-    print(f"{env_id} x {n}{options}, base {rev}: base {statistics.median(rates['base']):,.0f}, new "
-          f"{statistics.median(rates['new']):,.0f} steps/s (medians); new/base per round: median "
-          f"{statistics.median(ratios):.3f}, min {min(ratios):.3f}, max {max(ratios):.3f} ({rounds} rounds of {STEPS} "
-          f"steps)")
+    print(
+        f"{env_id} x {n}{options}, base {rev}: base {statistics.median(rates['base']):,.0f}, new "
+        f"{statistics.median(rates['new']):,.0f} steps/s (medians); new/base per round: median "
+        f"{statistics.median(ratios):.3f}, min {min(ratios):.3f}, max {max(ratios):.3f} ({rounds} rounds of {STEPS} "
+        f"steps)"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

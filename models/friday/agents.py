@@ -109,6 +109,7 @@ fight, played as one search-only move, double on the best card only, alike cards
 
 # ---- the rule-based player --------------------------------------------------------------------
 
+
 def _slots(state: FridayState) -> list[tuple[int, int, str]]:
     return state.table
 
@@ -196,7 +197,10 @@ def _target_choice(state: FridayState, legal: list[int], table) -> int:
     if ability == DOUBLE:
         return TARGET_BASE + max(options)[2]
     if ability == COPY:  # copy the most valuable ability on offer
-        return TARGET_BASE + max(options, key=lambda o: RATING[state.body[SLOT_CARD + o[2]]] - VALUE[state.body[SLOT_CARD + o[2]]])[2]
+        return (
+            TARGET_BASE
+            + max(options, key=lambda o: RATING[state.body[SLOT_CARD + o[2]]] - VALUE[state.body[SLOT_CARD + o[2]]])[2]
+        )
     return TARGET_BASE + min(options)[2]  # destroy / exchange / below: the weakest card
 
 
@@ -239,15 +243,16 @@ class TrimAgent:
         return self.guard.played(state, action)
 
 
-ROLLOUT = Rollout(state_rollout, turn_starts=lambda state: state.phase in (P_HAZARD, P_PIRATE),
-                  learned_horizon=LEARNED_HORIZON)
+ROLLOUT = Rollout(state_rollout, turn_starts=lambda state: state.phase in (P_HAZARD, P_PIRATE), learned_horizon=LEARNED_HORIZON)
 """Friday's Monte-Carlo playouts: ``trim`` (rollout.py); a new fight (a hazard or pirate choice)
 starts a turn: the positions of the fight before cannot come back."""
 
 
 def _agents() -> dict:
-    return {"rules": Searcher("rules", (), lambda game, evaluator, options, *, name: RuleAgent(), RuleAgent.__doc__ or ""),
-            "trim": Searcher("trim", (), lambda game, evaluator, options, *, name: TrimAgent(), TrimAgent.__doc__ or "")}
+    return {
+        "rules": Searcher("rules", (), lambda game, evaluator, options, *, name: RuleAgent(), RuleAgent.__doc__ or ""),
+        "trim": Searcher("trim", (), lambda game, evaluator, options, *, name: TrimAgent(), TrimAgent.__doc__ or ""),
+    }
 
 
 AGENTS = _agents()

@@ -189,6 +189,7 @@ def _network(s, params):
 
 # The leaf evaluators: ``kernel(s, player, params)`` over the common state (one player).
 
+
 @njit(cache=True)
 def friday_value(s, player, params):
     """The search's leaf value (``score`` target): exact at a finished game, else the network's."""
@@ -208,7 +209,6 @@ def friday_outcome_value(s, player, params):
     """The leaf value (``outcome`` target): exact at a finished game, else the network's."""
     b = body(s)
     return outcome_return(b) if b[RESULT] != ONGOING else _network(b, params)
-
 
 
 @njit(cache=True)
@@ -284,16 +284,18 @@ def load_friday_model(path: str | os.PathLike | None = None, default: Path = CHE
     path = default if path in (None, "") else Path(path)
     model, meta = load_model(path, FridayGame())
     if model.config.num_features != NUM_FEATURES:
-        raise CheckpointError(f"checkpoint {str(path)!r} has {model.config.num_features} inputs; "
-                              f"Friday's learned evaluator reads {NUM_FEATURES}")
+        raise CheckpointError(
+            f"checkpoint {str(path)!r} has {model.config.num_features} inputs; Friday's learned evaluator reads {NUM_FEATURES}"
+        )
     return model, meta
 
 
 def load_friday_evaluator(path: str | os.PathLike | None = None, default: Path = CHECKPOINT) -> FridayEvaluator:
     """``--eval learned[:PATH]``: the network as a FridayEvaluator (``default`` when no PATH)."""
     model, meta = load_friday_model(path, default)
-    return FridayEvaluator(f"learned:{path}" if path else "learned", KERNELS[target_of(meta)], model.export(),
-                           options=meta.get("options"))
+    return FridayEvaluator(
+        f"learned:{path}" if path else "learned", KERNELS[target_of(meta)], model.export(), options=meta.get("options")
+    )
 
 
 def friday_evaluator(game, path: Path) -> FridayEvaluator:

@@ -20,8 +20,17 @@ from tablegym.envs.sim.heuristics import EVALUATORS, SAFE_MOVES, k_first_safe
 from tablegym.search.agents import RandomAgent
 from tablegym.search.solver import Solver, SolveResult, solve
 
-__all__ = ["AGENTS", "EVALUATORS", "SAFE_MOVES", "DumbAgent", "EasyAgent", "ExpertAgent", "MediumAgent",
-           "solve_game", "solve_sim"]
+__all__ = [
+    "AGENTS",
+    "EVALUATORS",
+    "SAFE_MOVES",
+    "DumbAgent",
+    "EasyAgent",
+    "ExpertAgent",
+    "MediumAgent",
+    "solve_game",
+    "solve_sim",
+]
 
 
 class DumbAgent:

@@ -122,21 +122,49 @@ def policy_linears(model: Any) -> list[torch.nn.Linear]:
     """The linear layers of a (Maskable)PPO policy whose features extractor is ``rl.CursorView``
     that generating needs: the shared features, the policy's hidden layers, the action logits."""
     policy = model.policy
-    return [policy.features_extractor.fc[0], *(m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)),
-            policy.action_net]
+    return [
+        policy.features_extractor.fc[0],
+        *(m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)),
+        policy.action_net,
+    ]
 
 
-def export(model: Any, env_kwargs: dict[str, Any], path: str | os.PathLike, *, radius: int, pool: int = 2,
-           targets: bool = False, caps: bool = False, metadata: dict[str, Any] | None = None) -> Path:
+def export(
+    model: Any,
+    env_kwargs: dict[str, Any],
+    path: str | os.PathLike,
+    *,
+    radius: int,
+    pool: int = 2,
+    targets: bool = False,
+    caps: bool = False,
+    metadata: dict[str, Any] | None = None,
+) -> Path:
     """Write the policy of a trained (Maskable)PPO ``model`` whose features extractor is
     ``rl.CursorView`` as a generator checkpoint (float16 weights) at ``path``."""
-    return save_policy(torch.nn.Sequential(*policy_linears(model)), env_kwargs, path, radius=radius, pool=pool,
-                       targets=targets, caps=caps, metadata=metadata)
+    return save_policy(
+        torch.nn.Sequential(*policy_linears(model)),
+        env_kwargs,
+        path,
+        radius=radius,
+        pool=pool,
+        targets=targets,
+        caps=caps,
+        metadata=metadata,
+    )
 
 
-def save_policy(net: torch.nn.Sequential, env_kwargs: dict[str, Any], path: str | os.PathLike, *, radius: int,
-                pool: int = 2, targets: bool = False, caps: bool = False,
-                metadata: dict[str, Any] | None = None) -> Path:
+def save_policy(
+    net: torch.nn.Sequential,
+    env_kwargs: dict[str, Any],
+    path: str | os.PathLike,
+    *,
+    radius: int,
+    pool: int = 2,
+    targets: bool = False,
+    caps: bool = False,
+    metadata: dict[str, Any] | None = None,
+) -> Path:
     """Write the linear layers of ``net`` (``policy_layers``' shape: features, hidden layers,
     action logits) as a generator checkpoint (float16 weights) at ``path``."""
     linears = [m for m in net if isinstance(m, torch.nn.Linear)]
@@ -144,16 +172,32 @@ def save_policy(net: torch.nn.Sequential, env_kwargs: dict[str, Any], path: str 
     for i, layer in enumerate(linears):
         state[f"{2 * i}.weight"] = layer.weight.detach().to(torch.float16).clone()
         state[f"{2 * i}.bias"] = layer.bias.detach().to(torch.float16).clone()
-    meta = {"game": GAME, "env_kwargs": dict(env_kwargs), "targets": bool(targets), "caps": bool(caps), "radius": radius, "pool": pool,
-            "sizes": [int(layer.out_features) for layer in linears[:-1]], **(metadata or {})}
+    meta = {
+        "game": GAME,
+        "env_kwargs": dict(env_kwargs),
+        "targets": bool(targets),
+        "caps": bool(caps),
+        "radius": radius,
+        "pool": pool,
+        "sizes": [int(layer.out_features) for layer in linears[:-1]],
+        **(metadata or {}),
+    }
     return save_checkpoint(path, state=state, metadata=meta)
 
 
 class LearnedGenerator:
     """A trained editing policy and the env it edits in; ``generate(seed)`` builds one ship."""
 
-    def __init__(self, net: torch.nn.Sequential, env_kwargs: dict[str, Any], radius: int, pool: int,
-                 metadata: dict[str, Any] | None = None, targets: bool = False, caps: bool = False) -> None:
+    def __init__(
+        self,
+        net: torch.nn.Sequential,
+        env_kwargs: dict[str, Any],
+        radius: int,
+        pool: int,
+        metadata: dict[str, Any] | None = None,
+        targets: bool = False,
+        caps: bool = False,
+    ) -> None:
         self.net = net.eval()
         self.env = editing_env(env_kwargs, targets, caps)
         self.targets = targets
@@ -172,16 +216,18 @@ class LearnedGenerator:
             env = editing_env(meta["env_kwargs"], targets, caps)
             n_in = num_inputs(env.observation_space, int(meta["radius"]), int(meta["pool"]))
             sizes = declared_widths(meta["sizes"], f"checkpoint {str(path)!r}", most=len(state))
-            net = rebuild(lambda: policy_layers(n_in, list(sizes), int(env.action_space.n)),
-                          {k: v.float() for k, v in state.items()}, f"checkpoint {str(path)!r}")
+            net = rebuild(
+                lambda: policy_layers(n_in, list(sizes), int(env.action_space.n)),
+                {k: v.float() for k, v in state.items()},
+                f"checkpoint {str(path)!r}",
+            )
         except (KeyError, TypeError, ValueError, RuntimeError) as err:
             first = (str(err).strip().splitlines() or [type(err).__name__])[0]
             raise CheckpointError(f"checkpoint {str(path)!r} is not a starship generator: {first}") from None
         return cls(net, meta["env_kwargs"], int(meta["radius"]), int(meta["pool"]), meta, targets, caps)
 
     @torch.no_grad()
-    def act(self, obs: np.ndarray | dict[str, np.ndarray], mask: np.ndarray,
-            rng: np.random.Generator | None = None) -> int:
+    def act(self, obs: np.ndarray | dict[str, np.ndarray], mask: np.ndarray, rng: np.random.Generator | None = None) -> int:
         """The policy's action among the allowed ones: the highest logit, or with ``rng`` one
         drawn from the policy's probabilities (a generator whose checkpoint says
         ``"decode": "sample"`` draws, from a stream seeded by the ship's seed)."""

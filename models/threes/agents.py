@@ -37,8 +37,9 @@ from tablegym.search.searchers import EVAL, Searcher
 class ExpectimaxAgent:
     """Expectimax over the board with one chance model per ply (envs/threes/expectimax.py)."""
 
-    def __init__(self, models, *, evaluator: str = "openness-matthew", terminal_penalty: float = 0.0,
-                 name: str | None = None, network=None) -> None:
+    def __init__(
+        self, models, *, evaluator: str = "openness-matthew", terminal_penalty: float = 0.0, name: str | None = None, network=None
+    ) -> None:
         self.models = np.ascontiguousarray(models, dtype=np.int64)
         self.evaluator = evaluator
         self.network = NO_NETWORK
@@ -48,8 +49,10 @@ class ExpectimaxAgent:
 
                 network = load_evaluator(ThreesGame(), learned_path(evaluator))
             if not _is_ntuple(network):
-                raise ValueError(f"{evaluator!r} is not an n-tuple network, which this search scores afterstates "
-                                 "with; other networks search with expectimax:depth=D or bestfirst:nodes=N")
+                raise ValueError(
+                    f"{evaluator!r} is not an n-tuple network, which this search scores afterstates "
+                    "with; other networks search with expectimax:depth=D or bestfirst:nodes=N"
+                )
             self.network = network.network
             self._eval_id = LEARNED
             if self.models[-1] != LEAF:
@@ -69,8 +72,20 @@ class ExpectimaxAgent:
         board, n1, n2, n3, hint, bonus_hi = state.search_inputs()
         counters = np.zeros(2, dtype=np.int64)
         t0 = time.perf_counter()
-        action = search_root(np.int64(board), n1, n2, n3, hint, bonus_hi, self.models, self._eval_id,
-                             self.terminal_penalty, *self.network, self.values, counters)
+        action = search_root(
+            np.int64(board),
+            n1,
+            n2,
+            n3,
+            hint,
+            bonus_hi,
+            self.models,
+            self._eval_id,
+            self.terminal_penalty,
+            *self.network,
+            self.values,
+            counters,
+        )
         self.seconds += time.perf_counter() - t0
         self.leaves += int(counters[0])
         if action < 0:
@@ -138,8 +153,10 @@ def expectimax_searcher(game, evaluator, options, *, name: str):
 def _threesus(game, evaluator, options, *, name: str) -> ExpectimaxAgent:
     known = _kernel_evaluator(evaluator, options)
     if known is None:
-        raise ValueError(f"threesus searches with n-tuple or hand-made evaluators, not {options['eval']!r}; "
-                         "use expectimax:depth=D,eval=... (or greedy) for other networks")
+        raise ValueError(
+            f"threesus searches with n-tuple or hand-made evaluators, not {options['eval']!r}; "
+            "use expectimax:depth=D,eval=... (or greedy) for other networks"
+        )
     text, network = known
     return threesus(text, network=network)
 

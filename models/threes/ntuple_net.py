@@ -64,8 +64,9 @@ class NTupleNet(nn.Module):
         self.register_buffer("cells", torch.from_numpy(cells), persistent=False)
         self.register_buffer("offsets", torch.from_numpy(offsets), persistent=False)
         self.register_buffer("stage_ranks", torch.tensor(self.config.stage_ranks, dtype=torch.int64), persistent=False)
-        self.table = nn.EmbeddingBag(self.config.num_stages * self.stage_size, 1, mode="sum",
-                                     _weight=_zeros(self.config.num_stages * self.stage_size))
+        self.table = nn.EmbeddingBag(
+            self.config.num_stages * self.stage_size, 1, mode="sum", _weight=_zeros(self.config.num_stages * self.stage_size)
+        )
 
     def indices(self, ranks: torch.Tensor, hints: torch.Tensor) -> torch.Tensor:
         """Table rows (batch, tuples x orientations) of boards ``ranks`` (batch, 16) with ``hints``."""
@@ -80,8 +81,7 @@ class NTupleNet(nn.Module):
         return rows.reshape(ranks.shape[0], -1)
 
     @classmethod
-    def for_training(cls, tuples: tuple[str | tuple[int, ...], ...] = (),
-                     stage_ranks: tuple[int, ...] = (11,)) -> NTupleNet:
+    def for_training(cls, tuples: tuple[str | tuple[int, ...], ...] = (), stage_ranks: tuple[int, ...] = (11,)) -> NTupleNet:
         """A zero network whose table gets sparse gradients (an SGD step then touches only the
         entries a batch read, not the millions it did not). ``tuples`` as typed ("h,0,1,2,3") or
         as cells; none: ``DEFAULT_TUPLES``. ValueError names a bad tuple or stage."""
@@ -95,8 +95,9 @@ class NTupleNet(nn.Module):
         """Table entries one value sums (tuples x orientations)."""
         return int(self.cells.shape[0] * self.cells.shape[1])
 
-    def save(self, path: str | os.PathLike, metadata: dict[str, Any] | None = None,
-             extra: dict[str, torch.Tensor] | None = None) -> Path:
+    def save(
+        self, path: str | os.PathLike, metadata: dict[str, Any] | None = None, extra: dict[str, torch.Tensor] | None = None
+    ) -> Path:
         """``save_ntuple``: the n-tuple checkpoint that ``eval=learned:PATH`` reads."""
         return save_ntuple(path, self, metadata, extra=extra)
 
@@ -158,8 +159,12 @@ class NTupleNet(nn.Module):
         scale = float(np.abs(value).max()) / 32767.0 if value.size else 1.0
         codes = np.rint(value / scale).astype("<i2")
         gaps = np.diff(index, prepend=0).astype("<u4")
-        return {"index_lzma": _pack_bytes(gaps), "value_lzma": _pack_bytes(codes), "scale": torch.tensor([scale], dtype=torch.float64),
-                "count": torch.tensor([index.size], dtype=torch.int64)}
+        return {
+            "index_lzma": _pack_bytes(gaps),
+            "value_lzma": _pack_bytes(codes),
+            "scale": torch.tensor([scale], dtype=torch.float64),
+            "count": torch.tensor([index.size], dtype=torch.int64),
+        }
 
     def load_sparse_state(self, state: dict[str, torch.Tensor], what: str = "sparse n-tuple state") -> None:
         """Set the tables to ``state`` (``sparse_state``'s or ``compact_state``'s form; entries it
@@ -176,19 +181,24 @@ class NTupleNet(nn.Module):
             rows = _gap_rows(_inflate(state["index_lzma"], 4 * count, count, "indices", what), count)
         else:
             index, value = state["index"], state["value"]
-            if not (isinstance(index, torch.Tensor) and isinstance(value, torch.Tensor)) or index.ndim != 1 \
-                    or index.shape != value.shape or index.is_floating_point() or index.is_complex():
+            if (
+                not (isinstance(index, torch.Tensor) and isinstance(value, torch.Tensor))
+                or index.ndim != 1
+                or index.shape != value.shape
+                or index.is_floating_point()
+                or index.is_complex()
+            ):
                 raise ValueError("sparse n-tuple state needs an integer index and values of one shape")
             _check_entries(index.numel(), n, what)
             values = value.to(torch.float32) * _scale(state.get("scale", torch.ones(1))).to(torch.float32)
             _check_values(values, what)
-            rows = (index[a:a + _BLOCK].to(torch.int64).numpy() for a in range(0, index.numel(), _BLOCK))
+            rows = (index[a : a + _BLOCK].to(torch.int64).numpy() for a in range(0, index.numel(), _BLOCK))
         weights = _zeros(n)
         flat, done = weights.view(-1).numpy(), 0
         for block in rows:
             if block.size and (block.min() < 0 or block.max() >= n):
                 raise ValueError(f"sparse n-tuple state does not fit a table of {n} entries")
-            flat[block] = values.numpy()[done:done + block.size]
+            flat[block] = values.numpy()[done : done + block.size]
             done += block.size
         self.table.weight.data = weights
 
@@ -200,8 +210,9 @@ def _check_entries(count: int, n: int, what: str) -> None:
         raise NTupleLimitError(f"{what}: declares {count:,} sparse entries, its tables hold {n:,}; refused")
     asked = 4 * n + UNPACK_BYTES * count
     if asked > current().model_bytes:
-        raise NTupleLimitError(str(refuse(what, f"tables of {n:,} entries and {count:,} sparse ones to read, "
-                                                f"{asked:,} bytes", "model_bytes")))
+        raise NTupleLimitError(
+            str(refuse(what, f"tables of {n:,} entries and {count:,} sparse ones to read, {asked:,} bytes", "model_bytes"))
+        )
 
 
 def _check_values(values: torch.Tensor, what: str) -> None:
@@ -252,12 +263,14 @@ def _inflate(t: Any, size: int, count: int, name: str, what: str) -> np.ndarray:
         more = not decompressor.eof and not decompressor.needs_input and decompressor.decompress(b"", max_length=1)
     except lzma.LZMAError as exc:
         if "limit" in str(exc):
-            raise NTupleLimitError(f"{what}: its packed {name} ask the lzma decoder for more than "
-                                   f"{LZMA_MEMLIMIT:,} bytes (LZMA_MEMLIMIT); refused") from None
+            raise NTupleLimitError(
+                f"{what}: its packed {name} ask the lzma decoder for more than {LZMA_MEMLIMIT:,} bytes (LZMA_MEMLIMIT); refused"
+            ) from None
         raise ValueError(f"packed n-tuple entries do not decompress ({exc})") from None
     if more:
-        raise NTupleLimitError(f"{what}: its packed {name} inflate past the {size:,} bytes its {count:,} entries "
-                               "declare; refused (an lzma bomb?)")
+        raise NTupleLimitError(
+            f"{what}: its packed {name} inflate past the {size:,} bytes its {count:,} entries declare; refused (an lzma bomb?)"
+        )
     if not decompressor.eof:
         raise ValueError(f"packed n-tuple {name} end before their lzma stream does")
     if decompressor.unused_data:
@@ -277,7 +290,7 @@ def _gap_rows(raw: np.ndarray, count: int) -> Iterator[np.ndarray]:
     """``compact_state``'s indices (a running sum of the gaps packed in ``raw``), a block at a time."""
     shuffled, start = raw.reshape(4, count), 0
     for a in range(0, count, _BLOCK):
-        block = np.cumsum(_unshuffle(shuffled[:, a:a + _BLOCK].ravel(), "<u4"), dtype=np.int64) + start
+        block = np.cumsum(_unshuffle(shuffled[:, a : a + _BLOCK].ravel(), "<u4"), dtype=np.int64) + start
         start = int(block[-1])
         yield block
 
@@ -313,14 +326,28 @@ CHECKPOINT = CHECKPOINT_DIR / "threes.pt"
 KIND = "ntuple"
 
 
-def save_ntuple(path: str | os.PathLike, model: NTupleNet, metadata: dict[str, Any] | None = None,
-                half: bool = False, prune: float = 0.0, compact: bool = False,
-                extra: dict[str, torch.Tensor] | None = None) -> Path:
+def save_ntuple(
+    path: str | os.PathLike,
+    model: NTupleNet,
+    metadata: dict[str, Any] | None = None,
+    half: bool = False,
+    prune: float = 0.0,
+    compact: bool = False,
+    extra: dict[str, torch.Tensor] | None = None,
+) -> Path:
     """Save ``model``'s non-zero entries with its config (atomic: the old file survives a crash);
     ``compact``: quantised and packed (``NTupleNet.compact_state``), the shipped form; ``extra``:
     more tensors a trainer resumes from (an optimizer's), which loading the network ignores."""
-    meta = {"game": "threes", "options": {"hint": "+"}, "kind": KIND, "net": model.config.to_dict(),
-            "half": half, "prune": prune, "compact": compact, **(metadata or {})}
+    meta = {
+        "game": "threes",
+        "options": {"hint": "+"},
+        "kind": KIND,
+        "net": model.config.to_dict(),
+        "half": half,
+        "prune": prune,
+        "compact": compact,
+        **(metadata or {}),
+    }
     state = model.compact_state(prune) if compact else model.sparse_state(half, prune)
     return save_checkpoint(path, state={**state, **(extra or {})}, metadata=meta)
 
@@ -362,16 +389,25 @@ def _described_config(described: Any, what: str) -> NTupleConfig:
         raise NTupleLimitError(f"{what}: describes {len(tuples):,} tuples, over the {MAX_TUPLES} of MAX_TUPLES; refused")
     longest = max((len(t) for t in tuples), default=0)
     if longest > LONGEST:
-        raise NTupleLimitError(f"{what}: describes a tuple of {longest:,} cells, over the {LONGEST} of LONGEST "
-                               f"(a 16**{LONGEST} table); refused")
+        raise NTupleLimitError(
+            f"{what}: describes a tuple of {longest:,} cells, over the {LONGEST} of LONGEST (a 16**{LONGEST} table); refused"
+        )
     if len(ranks) >= MAX_STAGES:
-        raise NTupleLimitError(f"{what}: describes {len(ranks) + 1:,} stages, over the {MAX_STAGES} a board's ranks "
-                               "make (MAX_STAGES); refused")
+        raise NTupleLimitError(
+            f"{what}: describes {len(ranks) + 1:,} stages, over the {MAX_STAGES} a board's ranks make (MAX_STAGES); refused"
+        )
     config = NTupleConfig.from_dict(described)
     asked = table_bytes(config)
     if asked > current().model_bytes:
-        raise NTupleLimitError(str(refuse(what, f"{len(config.tuples)} tuples x {config.num_stages} stages = "
-                                                f"{asked // 4:,} table entries, {asked:,} bytes", "model_bytes")))
+        raise NTupleLimitError(
+            str(
+                refuse(
+                    what,
+                    f"{len(config.tuples)} tuples x {config.num_stages} stages = {asked // 4:,} table entries, {asked:,} bytes",
+                    "model_bytes",
+                )
+            )
+        )
     return config
 
 
@@ -412,8 +448,10 @@ def pack_tables(tables: NTupleTables) -> np.ndarray:
     int64 cells, offsets and stage ranks as raw 8-byte words."""
     w = np.ascontiguousarray(tables.weights, dtype=np.float32)
     w = np.concatenate([w, np.zeros(len(w) & 1, dtype=np.float32)])
-    parts = [w.view(np.float64)] + [np.ascontiguousarray(a, dtype=np.int64).reshape(-1).view(np.float64)
-                                     for a in (tables.cells, tables.offsets, tables.stage_ranks)]
+    parts = [w.view(np.float64)] + [
+        np.ascontiguousarray(a, dtype=np.int64).reshape(-1).view(np.float64)
+        for a in (tables.cells, tables.offsets, tables.stage_ranks)
+    ]
     head = np.array([len(tables.weights), *tables.cells.shape, len(tables.stage_ranks)], dtype=np.float64)
     return np.concatenate([head, *parts])
 
@@ -422,12 +460,12 @@ def pack_tables(tables: NTupleTables) -> np.ndarray:
 def _unpack(params):
     nw, nt, nk, nl, ns = int(params[0]), int(params[1]), int(params[2]), int(params[3]), int(params[4])
     start = 5
-    w = params[start:start + (nw + 1) // 2].view(np.float32)[:nw]
+    w = params[start : start + (nw + 1) // 2].view(np.float32)[:nw]
     start += (nw + 1) // 2
-    cells = params[start:start + nt * nk * nl].view(np.int64).reshape((nt, nk, nl))
+    cells = params[start : start + nt * nk * nl].view(np.int64).reshape((nt, nk, nl))
     start += nt * nk * nl
-    offsets = params[start:start + nt].view(np.int64)
-    stage_ranks = params[start + nt:start + nt + ns].view(np.int64)
+    offsets = params[start : start + nt].view(np.int64)
+    stage_ranks = params[start + nt : start + nt + ns].view(np.int64)
     return w, cells, offsets, stage_ranks
 
 

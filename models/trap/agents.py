@@ -56,16 +56,29 @@ class SearchAgent(ExpectiminimaxAgent):
     """Plays the move, then the throw, of an expectiminimax search with a given leaf evaluator
     (``search:...`` specs build the same through the searcher registry)."""
 
-    def __init__(self, evaluator: Evaluator, *, time_limit: float | None = None, depth: int = 64,
-                 recipe: str = "joint", candidates: int = DEFAULT_CANDIDATES, name: str | None = None) -> None:
+    def __init__(
+        self,
+        evaluator: Evaluator,
+        *,
+        time_limit: float | None = None,
+        depth: int = 64,
+        recipe: str = "joint",
+        candidates: int = DEFAULT_CANDIDATES,
+        name: str | None = None,
+    ) -> None:
         if recipe not in ("joint", "course"):
             raise ValueError(f"recipe must be 'joint' or 'course', got {recipe!r}")
         if candidates < 0:
             raise ValueError(f"cands must be >= 0, got {candidates!r}")
         budget = f"depth={depth}" if time_limit is None else f"time={time_limit}"
-        super().__init__(evaluator, depth=depth, time_limit=time_limit, move_filter=MOVE_FILTER,
-                         settings={"recipe": recipe, "cands": candidates},
-                         name=name or f"search:eval={evaluator.name},{budget},recipe={recipe}")
+        super().__init__(
+            evaluator,
+            depth=depth,
+            time_limit=time_limit,
+            move_filter=MOVE_FILTER,
+            settings={"recipe": recipe, "cands": candidates},
+            name=name or f"search:eval={evaluator.name},{budget},recipe={recipe}",
+        )
         self.recipe = recipe
         self.candidates = candidates
 
@@ -78,8 +91,11 @@ def _opponents() -> dict:
 
 def _opponent_entry(name: str, cls) -> Searcher:
     """A reference opponent as a fixed agent of the one route, with the keys it takes."""
-    keys = {"medium": (Key("ties", "choice", "course", choices=("course", "first", "random")),),
-            "hard": (Key("depth", "int", 3),), "hard-sound": (Key("depth", "int", 3),)}.get(name, ())
+    keys = {
+        "medium": (Key("ties", "choice", "course", choices=("course", "first", "random")),),
+        "hard": (Key("depth", "int", 3),),
+        "hard-sound": (Key("depth", "int", 3),),
+    }.get(name, ())
     return Searcher(name, keys, lambda game, evaluator, options, *, name: cls(**options), (cls.__doc__ or "").split("\n")[0])
 
 

@@ -157,15 +157,14 @@ def input_symmetries(n: int) -> list[np.ndarray]:
         perm = np.arange(num_inputs(n))
         # input at index new must come from the cell that maps onto it
         inverse = np.argsort(cell_map)
-        perm[NUM_SCALARS:NUM_SCALARS + n * n] = NUM_SCALARS + inverse
-        perm[NUM_SCALARS + n * n:] = NUM_SCALARS + n * n + inverse
+        perm[NUM_SCALARS : NUM_SCALARS + n * n] = NUM_SCALARS + inverse
+        perm[NUM_SCALARS + n * n :] = NUM_SCALARS + n * n + inverse
         perms.append(perm)
     return perms
 
 
 VALUE_KERNEL = (trap_value, SCALE)
 """The kernel ``LearnedEvaluator`` calls and its scale (search units per unit of network value)."""
-
 
 
 @njit(cache=True)

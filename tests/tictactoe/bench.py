@@ -20,8 +20,13 @@ def bench_tictactoe(repeats: int = 3) -> dict:
         solve(root, key_fn=key_fn)
         runs = [solve(root, key_fn=key_fn) for _ in range(repeats)]
         best = min(runs, key=lambda r: r.seconds)
-        out[name] = {"value": best.value, "positions": best.positions_stored, "nodes": best.nodes,
-                     "seconds": best.seconds, "nodes_per_s": per_second(best.nodes, best.seconds)}
+        out[name] = {
+            "value": best.value,
+            "positions": best.positions_stored,
+            "nodes": best.nodes,
+            "seconds": best.seconds,
+            "nodes_per_s": per_second(best.nodes, best.seconds),
+        }
     alphabeta(root, EVALUATORS["win-loss"], depth=9)
     runs = []
     for _ in range(repeats):
@@ -29,6 +34,10 @@ def bench_tictactoe(repeats: int = 3) -> dict:
         r = alphabeta(root, EVALUATORS["win-loss"], depth=9)
         runs.append((time.perf_counter() - t0, r))
     seconds, r = min(runs, key=lambda x: x[0])
-    out["alphabeta depth 9"] = {"value": r.value, "nodes": r.nodes, "seconds": seconds,
-                                "nodes_per_s": per_second(r.nodes, seconds)}
+    out["alphabeta depth 9"] = {
+        "value": r.value,
+        "nodes": r.nodes,
+        "seconds": seconds,
+        "nodes_per_s": per_second(r.nodes, seconds),
+    }
     return out

@@ -55,8 +55,7 @@ SIZE = STACK + 9
 NUM_CELLS = 9
 NUM_FEATURES = 2 * NUM_CELLS
 
-LINES = np.array([[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]],
-                 dtype=np.int64)
+LINES = np.array([[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]], dtype=np.int64)
 """The eight lines of three."""
 
 
@@ -228,7 +227,7 @@ class TicTacToeState(KernelState):
     @property
     def board(self) -> np.ndarray:
         """3 x 3 array: 0 empty, 1 X (player 0), 2 O (player 1)."""
-        return self._s[CELLS:CELLS + NUM_CELLS].reshape(3, 3).copy()
+        return self._s[CELLS : CELLS + NUM_CELLS].reshape(3, 3).copy()
 
     @property
     def canonical_key(self) -> int:

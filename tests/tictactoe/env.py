@@ -37,13 +37,27 @@ class TicTacToeEnv(TwoPlayerEnv):
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
 
-    def __init__(self, *, first_player: int = 0, opponent: OpponentSpec = "random", agent_seat: int | str = 0,
-                 illegal_action: str = "raise", render_mode: str | None = None) -> None:
-        super().__init__(game=TicTacToeGame(first_player), opponent=opponent, agent_seat=agent_seat,
-                         illegal_action=illegal_action, render_mode=render_mode, renderer=tictactoe_rgb)
+    def __init__(
+        self,
+        *,
+        first_player: int = 0,
+        opponent: OpponentSpec = "random",
+        agent_seat: int | str = 0,
+        illegal_action: str = "raise",
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__(
+            game=TicTacToeGame(first_player),
+            opponent=opponent,
+            agent_seat=agent_seat,
+            illegal_action=illegal_action,
+            render_mode=render_mode,
+            renderer=tictactoe_rgb,
+        )
 
 
 def tictactoe_aec_env(*, first_player: int = 0, render_mode: str | None = None, wrapped: bool = True) -> AECEnv:
     """Tic-tac-toe as a PettingZoo AEC env ("player_0" plays X, "player_1" O)."""
-    return make_aec_env(TicTacToeGame(first_player), render_mode=render_mode, renderer=tictactoe_rgb,
-                        name="tictactoe_v0", wrapped=wrapped)
+    return make_aec_env(
+        TicTacToeGame(first_player), render_mode=render_mode, renderer=tictactoe_rgb, name="tictactoe_v0", wrapped=wrapped
+    )

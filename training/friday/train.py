@@ -129,6 +129,7 @@ PLANNERS = ("bestfirst", "mc")
 
 # ---- 1. self-play ---------------------------------------------------------------------------------
 
+
 @functools.lru_cache(maxsize=4)
 def _agent(spec: str):
     """One agent per spec and process (a learned one loads its network once)."""
@@ -145,10 +146,15 @@ def play_recorded(task: tuple[str, int, int, int]) -> dict:
     while not state.is_terminal():
         rows.append(features_of(state.array))
         state = sample_chance(state.child(agent(state, rng)), rng)
-    return {"level": level, "game": index, "x": np.array(rows, dtype=np.float32).reshape(-1, NUM_FEATURES),
-            **{f"{name}_return": float(kernel(state.body)) for name, kernel in RETURNS.items()},
-            "score": state.score, "won": bool(state.won),
-            "seconds": time.perf_counter() - start}
+    return {
+        "level": level,
+        "game": index,
+        "x": np.array(rows, dtype=np.float32).reshape(-1, NUM_FEATURES),
+        **{f"{name}_return": float(kernel(state.body)) for name, kernel in RETURNS.items()},
+        "score": state.score,
+        "won": bool(state.won),
+        "seconds": time.perf_counter() - start,
+    }
 
 
 def search_spec(args: Args, net_path: Path | None, *, evaluating: bool = False) -> str:
@@ -159,12 +165,16 @@ def search_spec(args: Args, net_path: Path | None, *, evaluating: bool = False) 
             return f"mc:rollouts={args.rollouts}"
         return f"mc:rollouts={args.rollouts},horizon={args.horizon},eval=" + (f"learned:{net_path}" if net_path else "fridai")
     nodes = args.eval_nodes if evaluating else args.nodes
-    return (f"bestfirst:nodes={nodes}" + (f",eval=learned:{net_path}" if net_path else "")
-            + (f",worlds={args.worlds}" if args.worlds > 1 and (net_path or not evaluating) else ""))
+    return (
+        f"bestfirst:nodes={nodes}"
+        + (f",eval=learned:{net_path}" if net_path else "")
+        + (f",worlds={args.worlds}" if args.worlds > 1 and (net_path or not evaluating) else "")
+    )
 
 
-def play_games(runner, spec: str, levels: list[int], seed: int, first: int, count: int,
-               net_path: Path | None = None) -> list[dict]:
+def play_games(
+    runner, spec: str, levels: list[int], seed: int, first: int, count: int, net_path: Path | None = None
+) -> list[dict]:
     """Games ``first..first+count-1``, game i at level ``levels[i % len(levels)]``, on ``runner``
     (training.parallel: here, worker processes or Ray tasks; None: here). The network at
     ``net_path`` (named in ``spec``) travels with the games, once per call on Ray, so workers on
@@ -231,6 +241,7 @@ def _sha256_of(path: Path) -> str | None:
 
 # ---- 2. what the network predicted --------------------------------------------------------------
 
+
 def calibration(predicted: np.ndarray, observed: np.ndarray, won: np.ndarray, bins: int = 10) -> list[dict]:
     """Predicted vs observed return (and the observed win rate) in ``bins`` equal-count bins of
     the prediction: a calibrated network's two means agree in every bin."""
@@ -238,22 +249,29 @@ def calibration(predicted: np.ndarray, observed: np.ndarray, won: np.ndarray, bi
     rows = []
     for part in np.array_split(order, bins):
         if len(part):
-            rows.append({"n": int(len(part)), "predicted": float(predicted[part].mean()),
-                         "observed": float(observed[part].mean()), "win_rate": float(won[part].mean())})
+            rows.append(
+                {
+                    "n": int(len(part)),
+                    "predicted": float(predicted[part].mean()),
+                    "observed": float(observed[part].mean()),
+                    "win_rate": float(won[part].mean()),
+                }
+            )
     return rows
 
 
 def calibration_table(rows: list[dict]) -> str:
     lines = ["| bin | states | predicted return | observed return | observed win rate |", "|---|---|---|---|---|"]
-    lines += [f"| {i + 1} | {r['n']} | {r['predicted']:.1f} | {r['observed']:.1f} | {100 * r['win_rate']:.1f}% |"
-              for i, r in enumerate(rows)]
+    lines += [
+        f"| {i + 1} | {r['n']} | {r['predicted']:.1f} | {r['observed']:.1f} | {100 * r['win_rate']:.1f}% |"
+        for i, r in enumerate(rows)
+    ]
     return "\n".join(lines)
 
 
 def win_calibration_table(rows: list[dict]) -> str:
     lines = ["| bin | states | predicted P(win) | observed win rate |", "|---|---|---|---|"]
-    lines += [f"| {i + 1} | {r['n']} | {100 * r['predicted']:.1f}% | {100 * r['win_rate']:.1f}% |"
-              for i, r in enumerate(rows)]
+    lines += [f"| {i + 1} | {r['n']} | {100 * r['predicted']:.1f}% | {100 * r['win_rate']:.1f}% |" for i, r in enumerate(rows)]
     return "\n".join(lines)
 
 
@@ -271,6 +289,7 @@ def win_probability(model: ValueMLP, x: np.ndarray) -> np.ndarray:
 
 # ---- 3. fitting ------------------------------------------------------------------------------------
 
+
 def mse(output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.mse_loss(output, target)
 
@@ -280,8 +299,15 @@ def win_cross_entropy(output: torch.Tensor, won: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.binary_cross_entropy(((1.0 + output) / 2.0).clamp(1e-6, 1 - 1e-6), won)
 
 
-def fit(model: ValueMLP, optimizer: torch.optim.Optimizer, buffer: ReplayBuffer, steps: int, batch_size: int,
-        rng: np.random.Generator, loss_fn=mse) -> float:
+def fit(
+    model: ValueMLP,
+    optimizer: torch.optim.Optimizer,
+    buffer: ReplayBuffer,
+    steps: int,
+    batch_size: int,
+    rng: np.random.Generator,
+    loss_fn=mse,
+) -> float:
     """``steps`` Adam steps of ``loss_fn`` (MSE on return / SCALE) over random buffer samples; mean loss."""
     model.train()
     losses = []
@@ -310,27 +336,31 @@ def load_buffer(path: Path, buffer: ReplayBuffer) -> None:
             data = load_npz(path)  # plain arrays only, their headers checked before anything is inflated
             x, y = data["x"], data["y"]
         except (OSError, ValueError, KeyError) as err:
-            raise CheckpointError(f"cannot resume: replay buffer {str(path)!r} is corrupt or holds other than "
-                                  f"plain arrays x, y ({first_line(err)})") from None
+            raise CheckpointError(
+                f"cannot resume: replay buffer {str(path)!r} is corrupt or holds other than plain arrays x, y ({first_line(err)})"
+            ) from None
         buffer.add(x, y)
 
 
 # ---- 5. learned vs Fridai --------------------------------------------------------------------------
 
+
 def evaluate(runner, net_path: Path, args: Args, levels: list[int]) -> dict[str, dict[int, tuple[float, float]]]:
     """(win rate, mean score) per level of both evaluators over the same ``eval_games`` deals."""
     out = {}
-    for name, spec in (("learned", search_spec(args, net_path, evaluating=True)),
-                       ("fridai", search_spec(args, None, evaluating=True))):
+    for name, spec in (
+        ("learned", search_spec(args, net_path, evaluating=True)),
+        ("fridai", search_spec(args, None, evaluating=True)),
+    ):
         out[name] = {}
         for level in levels:
-            games = play_games(runner, spec, [level], args.seed, 0, args.eval_games,
-                               net_path if name == "learned" else None)
+            games = play_games(runner, spec, [level], args.seed, 0, args.eval_games, net_path if name == "learned" else None)
             out[name][level] = (float(np.mean([g["won"] for g in games])), float(np.mean([g["score"] for g in games])))
     return out
 
 
 # ---- 4. what a run saves -----------------------------------------------------------------------------
+
 
 class FridayLearner(ValueLearner):
     """The return network and its optimizer (``checkpoint.pt``) and, beside them, the P(win)
@@ -343,8 +373,11 @@ class FridayLearner(ValueLearner):
         self.nets = run_dir / "nets"
         self.net_path: Path | None = None
         """the network of the last iteration, which the next self-play searches with (None: none yet)"""
-        self.buffer_path, self.win_path, self.win_buffer_path = (run_dir / "buffer.npz", run_dir / "win.pt",
-                                                                 run_dir / "win_buffer.npz")
+        self.buffer_path, self.win_path, self.win_buffer_path = (
+            run_dir / "buffer.npz",
+            run_dir / "win.pt",
+            run_dir / "win_buffer.npz",
+        )
         self.buffer = ReplayBuffer(args.buffer_size, NUM_FEATURES, dtype=np.float32)
         # the P(win) network: its own checkpoint and buffer (won 1/0); a run begun without it starts one
         self.win_model = ValueMLP(net_config)
@@ -387,6 +420,7 @@ class FridayLearner(ValueLearner):
 
 # ---- the loop ----------------------------------------------------------------------------------------
 
+
 def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
     """Run (or resume) a training run; returns the path of the checkpoint."""
     if args.game != "friday":
@@ -395,8 +429,15 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
         raise ValueError(f"the Friday value network trains under the default rule options only, got {args.game_options}")
     game = FridayGame()
     learner = FridayLearner(args, game, NetConfig(NUM_FEATURES, tuple(args.hidden)))
-    run = Run(args, game, learner, iterations=args.iterations, desc="friday value",
-              budget=f"--iterations {args.iterations}", unit="iteration")
+    run = Run(
+        args,
+        game,
+        learner,
+        iterations=args.iterations,
+        desc="friday value",
+        budget=f"--iterations {args.iterations}",
+        unit="iteration",
+    )
     model, win_model, rng = learner.model, learner.win_model, learner.rng
     runner = executor(args.backend, args.workers, args.address)
 
@@ -405,8 +446,15 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
             # 1. self-play with the current network (Fridai's score before the first fit)
             t0 = time.perf_counter()
             net_path = learner.net_path
-            games = play_games(runner, search_spec(args, net_path), list(levels),
-                               args.seed + TRAIN_SEED_OFFSET, run.games, args.games_per_iter, net_path)
+            games = play_games(
+                runner,
+                search_spec(args, net_path),
+                list(levels),
+                args.seed + TRAIN_SEED_OFFSET,
+                run.games,
+                args.games_per_iter,
+                net_path,
+            )
             gen_seconds = time.perf_counter() - t0
             run.played(len(games))
             x = np.concatenate([g["x"] for g in games])
@@ -415,47 +463,65 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
             # 2. the network's predictions on games it has not been fitted on
             if net_path is not None:
                 pred = predict(model, x)
-                run.log({"losses/heldout_mse": float(np.mean((pred - y) ** 2) / SCALE ** 2)})
-                tables = {"return": calibration_table(calibration(pred, y, won)),
-                          "P(win)": win_calibration_table(calibration(win_probability(win_model, x), won, won))}
+                run.log({"losses/heldout_mse": float(np.mean((pred - y) ** 2) / SCALE**2)})
+                tables = {
+                    "return": calibration_table(calibration(pred, y, won)),
+                    "P(win)": win_calibration_table(calibration(win_probability(win_model, x), won, won)),
+                }
                 for name, table in tables.items():
                     run.writer.add_text(f"calibration/{name}", table, run.games)
-                write_text_atomic(run.dir / "calibration.md",
+                write_text_atomic(
+                    run.dir / "calibration.md",
                     f"Calibration on the {len(games)} self-play games of iteration {run.iteration} ({len(y)} states), "
                     "predicted before the networks were fitted on them.\n\n"
-                    + "\n\n".join(f"{name}:\n\n{table}" for name, table in tables.items()) + "\n")
+                    + "\n\n".join(f"{name}:\n\n{table}" for name, table in tables.items())
+                    + "\n",
+                )
             for level in levels:
                 mine = [g for g in games if g["level"] == level]
                 if mine:
-                    run.log({f"selfplay/win_rate_L{level}": float(np.mean([g["won"] for g in mine])),
-                             f"selfplay/score_L{level}": float(np.mean([g["score"] for g in mine]))})
-            run.log({"charts/games_per_s": per_second(len(games), gen_seconds),
-                     "charts/decisions_per_game": len(y) / len(games)})
+                    run.log(
+                        {
+                            f"selfplay/win_rate_L{level}": float(np.mean([g["won"] for g in mine])),
+                            f"selfplay/score_L{level}": float(np.mean([g["score"] for g in mine])),
+                        }
+                    )
+            run.log({"charts/games_per_s": per_second(len(games), gen_seconds), "charts/decisions_per_game": len(y) / len(games)})
             # 3. fit on the replay buffer
             learner.buffer.add(x, np.clip(y / SCALE, -0.99, 0.99).astype(np.float32))
             steps = args.steps_per_iter or int(args.epochs * learner.buffer.n / args.batch_size)
             loss = fit(model, learner.optimizer, learner.buffer, steps, args.batch_size, rng)
             run.log({"losses/mse": loss})
             learner.win_buffer.add(x, won)
-            win_loss = fit(win_model, learner.win_optimizer, learner.win_buffer, steps, args.batch_size, rng,
-                           win_cross_entropy)
+            win_loss = fit(win_model, learner.win_optimizer, learner.win_buffer, steps, args.batch_size, rng, win_cross_entropy)
             run.log({"losses/win_cross_entropy": win_loss})
             # 4. this iteration's network, for the next self-play; the checkpoint
             learner.save_net(run.progress())
             run.save()
             # 5. learned vs Fridai on the same deals
-            postfix = {"loss": f"{loss:.4f}", "score": f"{np.mean([g['score'] for g in games]):.1f}",
-                       "won": f"{np.mean([g['won'] for g in games]):.1%}"}
+            postfix = {
+                "loss": f"{loss:.4f}",
+                "score": f"{np.mean([g['score'] for g in games]):.1f}",
+                "won": f"{np.mean([g['won'] for g in games]):.1%}",
+            }
             if run.due(args.eval_every):
                 results = evaluate(runner, learner.net_path, args, list(levels))
-                run.log({f"eval/{name}_{kind}_L{level}": value for name, per_level in results.items()
-                         for level, pair in per_level.items() for kind, value in zip(("win_rate", "score"), pair)})
-                postfix["vs_fridai"] = " ".join(f"{results['learned'][lv][1] - results['fridai'][lv][1]:+.1f}"
-                                                for lv in levels)
+                run.log(
+                    {
+                        f"eval/{name}_{kind}_L{level}": value
+                        for name, per_level in results.items()
+                        for level, pair in per_level.items()
+                        for kind, value in zip(("win_rate", "score"), pair)
+                    }
+                )
+                postfix["vs_fridai"] = " ".join(f"{results['learned'][lv][1] - results['fridai'][lv][1]:+.1f}" for lv in levels)
             run.bar.set_postfix(postfix)
             if not args.progress:  # a log line per iteration for runs in the background
-                print(f"iteration {run.iteration}: {run.games} games, {gen_seconds:.0f} s self-play, "
-                      + ", ".join(f"{k} {v}" for k, v in postfix.items()), flush=True)
+                print(
+                    f"iteration {run.iteration}: {run.games} games, {gen_seconds:.0f} s self-play, "
+                    + ", ".join(f"{k} {v}" for k, v in postfix.items()),
+                    flush=True,
+                )
     finally:
         runner.shutdown()
     return run.finish()

@@ -52,12 +52,22 @@ from tablegym.training.files import open_atomic
 from tablegym.training.flags import OneLineParser, check_writable
 
 PROG = "python -m tablegym.training.starship.imitate"
+
+
 def editing_env(passes: int = 2) -> dict[str, Any]:
     """The editing env of a fitted generator: ``passes`` passes of the cursor (parts, tiles, and
     with 3 the fill), an episode that does not stop early (the staged ships need 145 edits on
     average, up to ~250)."""
-    return dict(representation="narrow", start="partial", size=32, max_steps=passes * 32 * 32, reward="gated",
-                masks="safe", max_changes=4096, patience=4096)
+    return dict(
+        representation="narrow",
+        start="partial",
+        size=32,
+        max_steps=passes * 32 * 32,
+        reward="gated",
+        masks="safe",
+        max_changes=4096,
+        patience=4096,
+    )
 
 
 ENV_KWARGS = editing_env(2)
@@ -91,8 +101,9 @@ def teacher_action(ship: Ship, final: Ship, y: int, x: int, stage: int) -> int:
     return 0
 
 
-def demonstrate(seed: int, env_kwargs: dict[str, Any] = ENV_KWARGS, policy: Any = None,
-                record_from: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, Ship]:
+def demonstrate(
+    seed: int, env_kwargs: dict[str, Any] = ENV_KWARGS, policy: Any = None, record_from: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, Ship]:
     """One seed's episode: (observations bit-packed (T, bytes), action masks (T, A) bool, the
     teacher's actions (T,)) and the ship it ends with. The teacher plays every step, or with
     ``policy`` (a ``learned.LearnedGenerator``, drawing from the seed's stream) the passes before
@@ -126,8 +137,9 @@ def demonstrate(seed: int, env_kwargs: dict[str, Any] = ENV_KWARGS, policy: Any 
     return np.stack(observations), np.stack(masks), np.array(actions, np.int64), env.ship
 
 
-def record(seeds: Any, env_kwargs: dict[str, Any] = ENV_KWARGS, policy: Any = None, record_from: int = 0,
-           progress: bool = True) -> dict[str, np.ndarray]:
+def record(
+    seeds: Any, env_kwargs: dict[str, Any] = ENV_KWARGS, policy: Any = None, record_from: int = 0, progress: bool = True
+) -> dict[str, np.ndarray]:
     """``demonstrate``'s episodes on ``seeds``, concatenated, with each step's seed."""
     parts: dict[str, list[np.ndarray]] = {"obs": [], "mask": [], "action": [], "seed": []}
     start = time.time()
@@ -146,16 +158,28 @@ def unpack(packed: np.ndarray, shape: tuple[int, ...]) -> torch.Tensor:
     return torch.from_numpy(np.unpackbits(packed, axis=1, count=size).reshape(len(packed), *shape)).float()
 
 
-def _logits(net: torch.nn.Sequential, data: dict[str, np.ndarray], rows: np.ndarray, shape: tuple[int, ...],
-            radius: int, pool: int) -> torch.Tensor:
+def _logits(
+    net: torch.nn.Sequential, data: dict[str, np.ndarray], rows: np.ndarray, shape: tuple[int, ...], radius: int, pool: int
+) -> torch.Tensor:
     """The policy's logits on recorded rows, the edits their masks forbid at -1e9."""
     logits = net(policy_inputs(unpack(data["obs"][rows], shape), radius, pool))
     return logits.masked_fill(~torch.from_numpy(data["mask"][rows]), -1e9)
 
 
-def fit(net: torch.nn.Sequential, data: dict[str, np.ndarray], train: np.ndarray, shape: tuple[int, ...], *,
-        radius: int, pool: int, epochs: int, batch: int, lr: float, rng: np.random.Generator,
-        on_epoch: Any = None) -> None:
+def fit(
+    net: torch.nn.Sequential,
+    data: dict[str, np.ndarray],
+    train: np.ndarray,
+    shape: tuple[int, ...],
+    *,
+    radius: int,
+    pool: int,
+    epochs: int,
+    batch: int,
+    lr: float,
+    rng: np.random.Generator,
+    on_epoch: Any = None,
+) -> None:
     """Cross-entropy over the allowed edits, Adam, ``epochs`` passes over the rows ``train``."""
     if epochs == 0:
         return
@@ -167,9 +191,10 @@ def fit(net: torch.nn.Sequential, data: dict[str, np.ndarray], train: np.ndarray
         net.train()
         total, count = 0.0, 0
         for lo in range(0, len(order), batch):
-            rows = np.sort(order[lo:lo + batch])
-            losses = F.cross_entropy(_logits(net, data, rows, shape, radius, pool), torch.from_numpy(data["action"][rows]),
-                                     reduction="none")
+            rows = np.sort(order[lo : lo + batch])
+            losses = F.cross_entropy(
+                _logits(net, data, rows, shape, radius, pool), torch.from_numpy(data["action"][rows]), reduction="none"
+            )
             weight = torch.from_numpy(data["weight"][rows]) if "weight" in data else torch.ones(len(rows))
             loss = (losses * weight).sum() / weight.sum()
             opt.zero_grad()
@@ -183,15 +208,23 @@ def fit(net: torch.nn.Sequential, data: dict[str, np.ndarray], train: np.ndarray
 
 
 @torch.no_grad()
-def agreement(net: torch.nn.Sequential, data: dict[str, np.ndarray], rows: np.ndarray, shape: tuple[int, ...], *,
-              radius: int, pool: int, batch: int = 4096) -> dict[str, float]:
+def agreement(
+    net: torch.nn.Sequential,
+    data: dict[str, np.ndarray],
+    rows: np.ndarray,
+    shape: tuple[int, ...],
+    *,
+    radius: int,
+    pool: int,
+    batch: int = 4096,
+) -> dict[str, float]:
     """How often the highest allowed logit is the teacher's edit: over all steps, and over the
     steps where the teacher edits."""
     net.eval()
     hits = np.zeros(len(rows), bool)
     for lo in range(0, len(rows), batch):
-        r = rows[lo:lo + batch]
-        hits[lo:lo + batch] = _logits(net, data, r, shape, radius, pool).argmax(1).numpy() == data["action"][r]
+        r = rows[lo : lo + batch]
+        hits[lo : lo + batch] = _logits(net, data, r, shape, radius, pool).argmax(1).numpy() == data["action"][r]
     edits = data["action"][rows] != 0
     return {"steps": float(hits.mean()), "edits": float(hits[edits].mean()) if edits.any() else float("nan")}
 
@@ -218,16 +251,30 @@ def record_fill(checkpoint: Path, env_kwargs: dict[str, Any], seeds: range, work
 
 def main(argv: list[str] | None = None) -> int:
     p = OneLineParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    p.add_argument("--seeds", type=int, default=400, help="seeds the teacher builds (default 400: 10000-10399; the last twentieth held out)")
+    p.add_argument(
+        "--seeds", type=int, default=400, help="seeds the teacher builds (default 400: 10000-10399; the last twentieth held out)"
+    )
     p.add_argument("--epochs", type=int, default=6, help="passes over the demonstrations (default 6)")
-    p.add_argument("--passes", type=int, choices=(2, 3), default=2,
-                   help="the cursor's passes: parts and tiles (default 2), or also the fill (3)")
-    p.add_argument("--rollouts", type=int, default=0,
-                   help="then the teacher's fill pass on this many of the seeds' ships as the fitted policy draws them "
-                        "(default 0: none)")
+    p.add_argument(
+        "--passes",
+        type=int,
+        choices=(2, 3),
+        default=2,
+        help="the cursor's passes: parts and tiles (default 2), or also the fill (3)",
+    )
+    p.add_argument(
+        "--rollouts",
+        type=int,
+        default=0,
+        help="then the teacher's fill pass on this many of the seeds' ships as the fitted policy draws them (default 0: none)",
+    )
     p.add_argument("--rollout-epochs", type=int, default=2, help="passes over the demonstrations and the fill passes (default 2)")
-    p.add_argument("--fill-weight", type=float, default=1.0,
-                   help="the weight in the loss of an armour write of the recorded fill passes (default 1)")
+    p.add_argument(
+        "--fill-weight",
+        type=float,
+        default=1.0,
+        help="the weight in the loss of an armour write of the recorded fill passes (default 1)",
+    )
     p.add_argument("--workers", type=int, default=2, help="processes drawing the rollouts (default 2)")
     p.add_argument("--hidden", type=int, nargs="+", default=[512, 256], help="hidden layer sizes (default 512 256)")
     p.add_argument("--radius", type=int, default=4, help="the cursor crop's radius (default 4)")
@@ -235,7 +282,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lr", type=float, default=1e-3, help="Adam's peak learning rate (default 1e-3)")
     p.add_argument("--seed", type=int, default=0, help="the fit's random seed (default 0)")
     p.add_argument("--resume", help="a generator checkpoint of this shape to start from")
-    p.add_argument("--data", default="runs/starship-imitate/demos.npz", help="the recorded demonstrations (kept; recorded when missing)")
+    p.add_argument(
+        "--data", default="runs/starship-imitate/demos.npz", help="the recorded demonstrations (kept; recorded when missing)"
+    )
     p.add_argument("--out", default="runs/starship-imitate/generator.pt", help="the generator checkpoint written")
     args = p.parse_args(argv)
     for name in ("seeds", "radius", "batch", "rollout_epochs", "workers"):
@@ -274,8 +323,10 @@ def main(argv: list[str] | None = None) -> int:
         except CheckpointError as err:
             p.error(f"--resume: {err}")
         except RuntimeError:  # another shape (load_state_dict lists every mismatched tensor)
-            p.error(f"--resume {args.resume}: a generator of another shape than --hidden {' '.join(map(str, args.hidden))} "
-                    f"--radius {args.radius}")
+            p.error(
+                f"--resume {args.resume}: a generator of another shape than --hidden {' '.join(map(str, args.hidden))} "
+                f"--radius {args.radius}"
+            )
     seeds = range(FIRST_SEED, FIRST_SEED + args.seeds)
     data_path = Path(args.data)
     if data_path.exists():
@@ -301,30 +352,70 @@ def main(argv: list[str] | None = None) -> int:
         test = np.flatnonzero(data["seed"] >= held)
         held_out = agreement(net, data, test, shape, radius=args.radius, pool=2)
         phase["epochs"] += 1
-        save_policy(net, kwargs, out, radius=args.radius, pool=2,
-                    metadata={"decode": "sample", "imitated": "staged", "seeds": [seeds.start, seeds.stop - 1],
-                              "epochs": phase["epochs"], "rollouts": args.rollouts if phase["name"] != "demonstrations" else 0,
-                              "held_out_agreement": held_out, "command": command})
-        print(f"{phase['name']} epoch {epoch + 1}: loss {loss:.4f}, held-out agreement {held_out['steps']:.4f} of steps, "
-              f"{held_out['edits']:.4f} of edits ({time.time() - start:.0f} s) -> {out}", flush=True)
+        save_policy(
+            net,
+            kwargs,
+            out,
+            radius=args.radius,
+            pool=2,
+            metadata={
+                "decode": "sample",
+                "imitated": "staged",
+                "seeds": [seeds.start, seeds.stop - 1],
+                "epochs": phase["epochs"],
+                "rollouts": args.rollouts if phase["name"] != "demonstrations" else 0,
+                "held_out_agreement": held_out,
+                "command": command,
+            },
+        )
+        print(
+            f"{phase['name']} epoch {epoch + 1}: loss {loss:.4f}, held-out agreement {held_out['steps']:.4f} of steps, "
+            f"{held_out['edits']:.4f} of edits ({time.time() - start:.0f} s) -> {out}",
+            flush=True,
+        )
 
     rng = np.random.default_rng(args.seed)
     if args.epochs == 0:  # the resumed weights are the policy the rollouts draw from
         save_policy(net, kwargs, out, radius=args.radius, pool=2, metadata={"decode": "sample"})
-    fit(net, data, np.flatnonzero(data["seed"] < held), shape, radius=args.radius, pool=2, epochs=args.epochs,
-        batch=args.batch, lr=args.lr, rng=rng, on_epoch=on_epoch)
+    fit(
+        net,
+        data,
+        np.flatnonzero(data["seed"] < held),
+        shape,
+        radius=args.radius,
+        pool=2,
+        epochs=args.epochs,
+        batch=args.batch,
+        lr=args.lr,
+        rng=rng,
+        on_epoch=on_epoch,
+    )
     if args.rollouts:
         fill = record_fill(out, kwargs, range(seeds.start, seeds.start + args.rollouts), args.workers)
         edits = int((fill["action"] != 0).sum())
-        print(f"fill passes on {args.rollouts} drawn ships: {edits / args.rollouts:.1f} armour writes a ship "
-              f"({time.time() - start:.0f} s)", flush=True)
+        print(
+            f"fill passes on {args.rollouts} drawn ships: {edits / args.rollouts:.1f} armour writes a ship "
+            f"({time.time() - start:.0f} s)",
+            flush=True,
+        )
         data = {k: np.concatenate([data[k], fill[k]]) for k in data}
         if args.fill_weight != 1.0:  # the fill's armour writes, rare among its no-edits, counted more
             data["weight"] = np.ones(len(data["action"]), np.float32)
-            data["weight"][len(data["action"]) - len(fill["action"]):][fill["action"] != 0] = args.fill_weight
+            data["weight"][len(data["action"]) - len(fill["action"]) :][fill["action"] != 0] = args.fill_weight
         phase["name"] = "with fill passes"
-        fit(net, data, np.flatnonzero(data["seed"] < held), shape, radius=args.radius, pool=2,
-            epochs=args.rollout_epochs, batch=args.batch, lr=args.lr, rng=rng, on_epoch=on_epoch)
+        fit(
+            net,
+            data,
+            np.flatnonzero(data["seed"] < held),
+            shape,
+            radius=args.radius,
+            pool=2,
+            epochs=args.rollout_epochs,
+            batch=args.batch,
+            lr=args.lr,
+            rng=rng,
+            on_epoch=on_epoch,
+        )
     return 0
 
 

@@ -104,8 +104,7 @@ class Args(TrainerArgs):
     """leave entries below this magnitude out of --out (halves the file, README; 0 keeps all)"""
     out_compact: bool = False
     """write --out quantised to int16 and lzma-packed (a quarter of the float16 file; the shipped form)"""
-    tuples: tuple[tuple[int, ...], ...] = field(default=DEFAULT_TUPLES, metadata={"type": _tuple_arg,
-                                                                                  "metavar": "CELLS"})
+    tuples: tuple[tuple[int, ...], ...] = field(default=DEFAULT_TUPLES, metadata={"type": _tuple_arg, "metavar": "CELLS"})
     """the n-tuples, cells 0..15 row-major from the top-left joined by commas, h = the card about to enter"""
     init_from: str | None = None
     """a new run starts from this network (same tuples; its stages are copied onto --stage-ranks)"""
@@ -132,6 +131,7 @@ _NO_COHERENCE = np.zeros((2, 0), dtype=np.float32)  # play_and_learn's "constant
 
 # ---- the compiled game loop --------------------------------------------------------------------
 
+
 @njit(cache=True)
 def _resolve_chance(s, ids, probs):
     """Draw every chance node with numba's generator until the player is to move or it is over."""
@@ -156,8 +156,22 @@ def _learn(board, hint, weights, coherence, cells, offsets, stage_ranks, step, d
 
 
 @njit(cache=True)
-def play_and_learn(n_games, seed, alpha, lam, template, weights, cells, offsets, stage_ranks, stats, coherence,
-                   restart=0.0, restart_rank=16, pool_size=1000):
+def play_and_learn(
+    n_games,
+    seed,
+    alpha,
+    lam,
+    template,
+    weights,
+    cells,
+    offsets,
+    stage_ranks,
+    stats,
+    coherence,
+    restart=0.0,
+    restart_rank=16,
+    pool_size=1000,
+):
     """Play ``n_games`` greedy games from ``template`` (a fresh game), learning when alpha > 0.
 
     ``stats[g]`` gets (final score, highest rank, swipes, sum of |TD error|, TD updates) and,
@@ -215,8 +229,7 @@ def play_and_learn(n_games, seed, alpha, lam, template, weights, cells, offsets,
             totals[t] = best
             if t > 0 and alpha > 0.0 and lam == 0.0:  # TD(0), online
                 prev_score = board_score(boards[t - 1])
-                delta = best - prev_score - ntuple_value(boards[t - 1], hints[t - 1], weights, cells, offsets,
-                                                         stage_ranks)
+                delta = best - prev_score - ntuple_value(boards[t - 1], hints[t - 1], weights, cells, offsets, stage_ranks)
                 err += abs(delta)
                 _learn(boards[t - 1], hints[t - 1], weights, coherence, cells, offsets, stage_ranks, step, delta)
             k_push(s, best_d)
@@ -226,8 +239,11 @@ def play_and_learn(n_games, seed, alpha, lam, template, weights, cells, offsets,
         totals[t] = final  # the end: nothing more to come
         if t > 0 and alpha > 0.0:
             if lam == 0.0:
-                delta = final - board_score(boards[t - 1]) - ntuple_value(boards[t - 1], hints[t - 1], weights, cells,
-                                                                           offsets, stage_ranks)
+                delta = (
+                    final
+                    - board_score(boards[t - 1])
+                    - ntuple_value(boards[t - 1], hints[t - 1], weights, cells, offsets, stage_ranks)
+                )
                 err += abs(delta)
                 _learn(boards[t - 1], hints[t - 1], weights, coherence, cells, offsets, stage_ranks, step, delta)
             else:  # forward-view TD(lambda) over the finished game, last afterstate first
@@ -256,15 +272,23 @@ def play_and_learn(n_games, seed, alpha, lam, template, weights, cells, offsets,
 
 # ---- the driver --------------------------------------------------------------------------------
 
+
 def _summary(stats: np.ndarray) -> dict[str, float]:
     """What a chunk logs: the scores, moves and milestones of its fresh games only (a restarted
     game's score is not a player's), the TD error over all, and the share restarted."""
     fresh = stats[stats[:, 5] == 0]
-    out = {"td_error/mean_abs": float(stats[:, 3].sum() / max(1.0, stats[:, 4].sum())),
-           "restart/share": float(stats[:, 5].mean())}
+    out = {
+        "td_error/mean_abs": float(stats[:, 3].sum() / max(1.0, stats[:, 4].sum())),
+        "restart/share": float(stats[:, 5].mean()),
+    }
     if len(fresh):
-        out.update({"score/mean": float(fresh[:, 0].mean()), "score/median": float(np.median(fresh[:, 0])),
-                    "moves/mean": float(fresh[:, 2].mean())})
+        out.update(
+            {
+                "score/mean": float(fresh[:, 0].mean()),
+                "score/median": float(np.median(fresh[:, 0])),
+                "moves/mean": float(fresh[:, 2].mean()),
+            }
+        )
         for name, rank in MILESTONE_RANKS.items():
             out[f"reached/{name}"] = float(100.0 * np.mean(fresh[:, 1] >= rank))
     return out
@@ -290,14 +314,28 @@ class TDRule:
         return cls(args.alpha, args.lam, args.restart, args.restart_rank)
 
 
-def _run_chunk(n: int, seed: int, rule: TDRule, weights: np.ndarray, config: NTupleConfig,
-               coherence: np.ndarray) -> tuple[np.ndarray, float]:
+def _run_chunk(
+    n: int, seed: int, rule: TDRule, weights: np.ndarray, config: NTupleConfig, coherence: np.ndarray
+) -> tuple[np.ndarray, float]:
     """``n`` games learning into ``weights`` (and ``coherence``): their stats and the seconds they took."""
     cells, offsets, _ = layout(config)
     stats = np.zeros((n, 6))
     t0 = time.perf_counter()
-    play_and_learn(n, seed, rule.alpha, rule.lam, ThreesGame().new_initial_state().array, weights, cells, offsets,
-                   np.array(config.stage_ranks, dtype=np.int64), stats, coherence, rule.restart, rule.restart_rank)
+    play_and_learn(
+        n,
+        seed,
+        rule.alpha,
+        rule.lam,
+        ThreesGame().new_initial_state().array,
+        weights,
+        cells,
+        offsets,
+        np.array(config.stage_ranks, dtype=np.int64),
+        stats,
+        coherence,
+        rule.restart,
+        rule.restart_rank,
+    )
     return stats, time.perf_counter() - t0
 
 
@@ -317,8 +355,9 @@ def _play_chunk(task: tuple) -> tuple[np.ndarray, float]:
         shm.close()
 
 
-def _delta_chunk(weights: np.ndarray, coherence: np.ndarray, config: NTupleConfig, n: int, seed: int,
-                 rule: TDRule) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+def _delta_chunk(
+    weights: np.ndarray, coherence: np.ndarray, config: NTupleConfig, n: int, seed: int, rule: TDRule
+) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
     """``_run_chunk`` as a Ray task: it learns on its own copy of the weights it was sent (from the
     object store) and returns what it changed, which the learner adds to the current table."""
     w, c = weights.copy(), coherence.copy()
@@ -369,11 +408,12 @@ class NTupleLearner(Learner):
         else:
             self.net, meta = load_ntuple_with_metadata(checkpoint)
             if self.net.config != self.config:
-                raise CheckpointError(f"{checkpoint} holds a network of another shape ({self.net.config}); "
-                                      "use a new --run-dir")
+                raise CheckpointError(f"{checkpoint} holds a network of another shape ({self.net.config}); use a new --run-dir")
             if bool(meta.get("tc", False)) != self.args.tc:
-                raise CheckpointError(f"{checkpoint} was trained {'with' if meta.get('tc') else 'without'} --tc; "
-                                      "resume it the same way or use a new --run-dir")
+                raise CheckpointError(
+                    f"{checkpoint} was trained {'with' if meta.get('tc') else 'without'} --tc; "
+                    "resume it the same way or use a new --run-dir"
+                )
         size = self.net.tables().weights.shape[0]
         if self.args.tc:
             self.coherence = np.zeros((2, size), dtype=np.float32)
@@ -382,9 +422,16 @@ class NTupleLearner(Learner):
         return meta
 
     def metadata(self, progress: dict) -> dict:
-        return {"games": progress["games"], "train_seconds": progress["train_seconds"], "alpha": self.args.alpha,
-                "lam": self.args.lam, "seed": self.args.seed, "tc": self.args.tc, "restart": self.args.restart,
-                "restart_rank": self.args.restart_rank}
+        return {
+            "games": progress["games"],
+            "train_seconds": progress["train_seconds"],
+            "alpha": self.args.alpha,
+            "lam": self.args.lam,
+            "seed": self.args.seed,
+            "tc": self.args.tc,
+            "restart": self.args.restart,
+            "restart_rank": self.args.restart_rank,
+        }
 
     def save(self, path: Path, progress: dict) -> None:
         if self.args.tc:  # accumulators first: a checkpoint never outruns its coherence
@@ -394,8 +441,14 @@ class NTupleLearner(Learner):
 
     def export(self, checkpoint: Path, out: Path, progress: dict) -> None:
         """The file to ship: float16 or packed int16, small entries pruned (the run's checkpoint stays exact)."""
-        save_ntuple(out, self.net, self.metadata(progress), half=not self.args.out_compact, prune=self.args.out_prune,
-                    compact=self.args.out_compact)
+        save_ntuple(
+            out,
+            self.net,
+            self.metadata(progress),
+            half=not self.args.out_compact,
+            prune=self.args.out_prune,
+            compact=self.args.out_compact,
+        )
 
 
 def train(args: Args, progress: bool | None = None) -> Path:
@@ -408,8 +461,7 @@ def train(args: Args, progress: bool | None = None) -> Path:
     if args.game_options:
         raise ValueError(f"the Threes n-tuple network trains under the default rule options only, got {args.game_options}")
     learner = NTupleLearner(args)
-    run = Run(args, ThreesGame(), learner, total=args.games or None, desc="threes TD",
-              budget=f"--games {args.games}")
+    run = Run(args, ThreesGame(), learner, total=args.games or None, desc="threes TD", budget=f"--games {args.games}")
     net, config = learner.net, learner.config
     size = net.tables().weights.shape[0]
 
@@ -460,9 +512,11 @@ def train(args: Args, progress: bool | None = None) -> Path:
             summary["speed/games_per_s"] = per_second(n * max(1, args.workers), dt)
             summary["speed/moves_per_s"] = per_second(float(stats[:, 2].sum() * max(1, args.workers)), dt)
             run.log(summary)
-            run.bar.set_postfix(mean=f"{summary.get('score/mean', np.nan):,.0f}",
-                                r1536=f"{summary.get('reached/1536', np.nan):.0f}%",
-                                gps=f"{summary['speed/games_per_s']:.1f}")
+            run.bar.set_postfix(
+                mean=f"{summary.get('score/mean', np.nan):,.0f}",
+                r1536=f"{summary.get('reached/1536', np.nan):.0f}%",
+                gps=f"{summary['speed/games_per_s']:.1f}",
+            )
             if run.due_minutes(args.save_minutes):
                 run.save()
         path = run.finish()
@@ -493,8 +547,9 @@ def _warm_start(path: Path, config: NTupleConfig) -> NTupleNet:
     """The network at ``path`` split at ``config``'s stages (its tuples must be ``config``'s)."""
     old, meta = load_ntuple_with_metadata(path)
     if old.config.tuples != config.tuples or old.config.symmetric != config.symmetric:
-        raise CheckpointError(f"--init-from {path} holds other tuples ({old.config.tuples}); "
-                              "a warm start can only change the stages")
+        raise CheckpointError(
+            f"--init-from {path} holds other tuples ({old.config.tuples}); a warm start can only change the stages"
+        )
     print(f"starting from {path} ({int(meta.get('games', 0)):,} games), stages split at {config.stage_ranks}")
     return restage(old, config.stage_ranks)
 

@@ -67,14 +67,39 @@ def _search(s, depth, params, tt_key, tt_val, tt_depth, tt_flag, tt_move, histor
     root_values = np.empty(bufs.shape[1], dtype=np.float64)
     best, value = -1, 0.0
     for d in range(1, depth + 1):
-        best, value, _ = root_search(s, d, k_candidates, k_push, k_pop, k_to_move, k_outcome, k_key, k_chance,
-                                     trap_value, params, tt_key, tt_val, tt_depth, tt_flag, tt_move, history, bufs,
-                                     scores, outs, probs, counters, SCALE, 1 << 62, root_values)
+        best, value, _ = root_search(
+            s,
+            d,
+            k_candidates,
+            k_push,
+            k_pop,
+            k_to_move,
+            k_outcome,
+            k_key,
+            k_chance,
+            trap_value,
+            params,
+            tt_key,
+            tt_val,
+            tt_depth,
+            tt_flag,
+            tt_move,
+            history,
+            bufs,
+            scores,
+            outs,
+            probs,
+            counters,
+            SCALE,
+            1 << 62,
+            root_values,
+        )
     return best, value
 
 
-def play_selfplay(params: np.ndarray, *, games: int, depth: int, epsilon: float, seed: int, n: int = 7,
-                  candidates: int = 10) -> SelfPlayBatch:
+def play_selfplay(
+    params: np.ndarray, *, games: int, depth: int, epsilon: float, seed: int, n: int = 7, candidates: int = 10
+) -> SelfPlayBatch:
     """``games`` self-play games of the searcher with network ``params`` (a ValueMLP export)."""
     game = TrapGame(n)
     rng = np.random.default_rng(seed)
@@ -96,12 +121,13 @@ def play_selfplay(params: np.ndarray, *, games: int, depth: int, epsilon: float,
                 continue
             x = np.empty(num_inputs(n))
             trap_inputs(state.array, x)
-            best, value = _search(state.array, depth, params, t.key, t.val, t.depth, t.flag, t.move, t.history,
-                                  t.bufs, t.scores, t.outs, t.probs)
+            best, value = _search(
+                state.array, depth, params, t.key, t.val, t.depth, t.flag, t.move, t.history, t.bufs, t.scores, t.outs, t.probs
+            )
             action = int(best)
             is_random = False
             if rng.random() < epsilon:
-                choices = buf[:k_candidates(state.array, buf)]
+                choices = buf[: k_candidates(state.array, buf)]
                 action = int(choices[rng.integers(len(choices))])
                 is_random = action != best
             rows.append(x)
@@ -113,9 +139,14 @@ def play_selfplay(params: np.ndarray, *, games: int, depth: int, epsilon: float,
         returns = state.returns()
         for i in range(start, len(values)):
             results.append(float(np.sign(returns[movers[i]])))
-    return SelfPlayBatch(np.array(rows, dtype=np.float32).reshape(-1, num_inputs(n)), np.array(values),
-                         np.array(game_ids), np.array(explored, dtype=bool), np.array(results),
-                         np.array(movers))
+    return SelfPlayBatch(
+        np.array(rows, dtype=np.float32).reshape(-1, num_inputs(n)),
+        np.array(values),
+        np.array(game_ids),
+        np.array(explored, dtype=bool),
+        np.array(results),
+        np.array(movers),
+    )
 
 
 def _play_chunk(params: np.ndarray, kwargs: dict) -> SelfPlayBatch:
@@ -142,8 +173,17 @@ def _match_games(params: np.ndarray, task: tuple) -> float:
     return points
 
 
-def evaluation_match(params: np.ndarray, opponent: str, *, games: int, depth: int, seed: int, n: int = 7,
-                     runner: InProcessExecutor | None = None, workers: int = 1) -> float:
+def evaluation_match(
+    params: np.ndarray,
+    opponent: str,
+    *,
+    games: int,
+    depth: int,
+    seed: int,
+    n: int = 7,
+    runner: InProcessExecutor | None = None,
+    workers: int = 1,
+) -> float:
     """Score of the learned searcher against ``opponent`` (a Trap agent spec), win 1, draw 1/2,
     half the games in each seat, in ``workers`` chunks on ``runner`` (training.parallel) if given."""
     cuts = np.linspace(0, games, max(workers, 1) + 1).astype(int)
@@ -165,16 +205,29 @@ def train(args: Args) -> Path:
 
     def evaluate(model: ValueMLP, iteration: int, runner: InProcessExecutor) -> dict[str, float]:
         params = model.export()
-        return {f"charts/score_vs_{name}": evaluation_match(params, spec, games=args.eval_games, depth=args.eval_depth,
-                                                            seed=iteration, n=n, runner=runner, workers=args.workers)
-                for name, spec in ((args.eval_baseline, f"search:eval={args.eval_baseline},depth={args.eval_depth}"),
-                                   ("hard", "hard"))}
+        return {
+            f"charts/score_vs_{name}": evaluation_match(
+                params,
+                spec,
+                games=args.eval_games,
+                depth=args.eval_depth,
+                seed=iteration,
+                n=n,
+                runner=runner,
+                workers=args.workers,
+            )
+            for name, spec in (
+                (args.eval_baseline, f"search:eval={args.eval_baseline},depth={args.eval_depth}"),
+                ("hard", "hard"),
+            )
+        }
 
     def charts(batch: SelfPlayBatch) -> dict[str, float]:
         return {"charts/decisions_per_game": len(batch) / args.games_per_iter}
 
-    return train_selfplay(args, SelfPlay(game, num_inputs(n), input_symmetries(n), play, evaluate, charts,
-                                         feature_dtype=np.float32))
+    return train_selfplay(
+        args, SelfPlay(game, num_inputs(n), input_symmetries(n), play, evaluate, charts, feature_dtype=np.float32)
+    )
 
 
 parse_args, cli_main = trainer_cli(Args, train, "tablegym train trap", __doc__)
