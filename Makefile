@@ -30,6 +30,7 @@ test: install
 # public API ([tool.mypy]); both come with the dev extra, pinned in constraints.txt.
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(MAKE) --no-print-directory typecheck
 
 # mypy reads the package as tablegym.*, which envs/, search/, ... are only through pyproject.toml's
