@@ -22,6 +22,9 @@ Any other module (a CNN, a transformer) works through ``TorchEvaluator`` on the 
 search: correct, but a forward pass per leaf (or per batch of leaves) from Python. It passes
 the observations in their own shape, ``(batch, *observation_shape)`` as the Gymnasium env
 gives them, so a convolutional network reads Trilobite's board planes ``(3, 7, 8)`` as they are.
+``save`` writes such a module, when it is a ``torch.nn.Sequential`` of common layers (convolutions,
+pooling, normalisation; tablegym.models.module_file), as a file ``eval=learned:PATH`` loads onto
+that path from the command line too.
 """
 
 from __future__ import annotations
@@ -254,7 +257,9 @@ def save(
     loads into every compiled searcher of ``game``: a ``torch.nn.Sequential`` of Linear layers and
     common activations (``output`` "value" by default, "max" for a Q-network), an evaluator made
     of one (``from_torch``, ``from_state_dict``, ``from_sb3``, or a ``TorchEvaluator`` over such a
-    module) or a Stable-Baselines3 PPO/MaskablePPO/DQN model (its critic or Q-network). Only tensors and plain
+    module) or a Stable-Baselines3 PPO/MaskablePPO/DQN model (its critic or Q-network). A
+    ``torch.nn.Sequential`` that no kernel compiles (a convolutional network) is written as its
+    layers' description, and loads as a ``TorchEvaluator`` on the searches' Python path. Only tensors and plain
     values are written, so the file loads without running code anywhere (``weights_only=True``);
     this is how a network whose file cannot be read safely (a custom SB3 policy, a pickled
     module) is passed on: load it in your own process, then save it here::
@@ -264,14 +269,18 @@ def save(
     """
     from tablegym.models.checkpoint import save_checkpoint
 
+    flatten = None
     if isinstance(model, TorchEvaluator):
-        model, output = model.module, output or model.output
+        model, output, flatten = model.module, output or model.output, model.flatten
     if isinstance(model, NetEvaluator):
         layers, kind = model.layers, model.output
         if output not in (None, kind):
             raise ExportError(f"the evaluator {model.name!r} has output={kind!r}, not {output!r}")
     elif isinstance(model, nn.Module):
-        layers, kind = sequential_layers(model), output or "value"
+        try:
+            layers, kind = sequential_layers(model), output or "value"
+        except UnsupportedLayerError as err:  # no compiled kernel runs it: the Python path's file
+            return _save_module(model, game, path, output or "value", flatten, metadata, err)
     else:
         net, kind = sb3_network(model)
         if output not in (None, kind):
@@ -292,18 +301,66 @@ def save(
     return save_checkpoint(path, state=state, metadata=meta)
 
 
+EXPORTED_MODULE = "exported-module"
+"""The ``network`` of a saved module that runs on the Python path (tablegym.models.module_file)."""
+
+
+def _save_module(
+    model: nn.Module,
+    game: Game,
+    path: str | os.PathLike,
+    output: str,
+    flatten: bool | None,
+    metadata: dict[str, Any] | None,
+    why: UnsupportedLayerError,
+) -> Path:
+    """A module no compiled kernel runs (a CNN), saved as its layers' description and tensors:
+    ``eval=learned:PATH`` rebuilds it as a ``TorchEvaluator`` on the searches' Python path."""
+    from tablegym.models.checkpoint import save_checkpoint
+    from tablegym.models.module_file import LAYERS, describe, rebuild
+
+    try:
+        spec, tensors = describe(model)
+    except ValueError as exc:
+        raise UnsupportedLayerError(
+            f"{why}; save() writes other networks for the Python path only as a torch.nn.Sequential of {', '.join(LAYERS)}: {exc}"
+        ) from None
+    module = rebuild(spec, tensors, str(path))
+    ev = TorchEvaluator(module, game, output=output, flatten=flatten)
+    ev.batch([game.new_initial_state()], 0)  # refuse now (one line) what could not be searched with later
+    meta = {
+        **(metadata or {}),
+        "game": game.spec.name,
+        "options": dict(game.spec.options),
+        "network": EXPORTED_MODULE,
+        "output": output,
+        "flatten": ev.flatten,
+        "layers": spec,
+    }
+    return save_checkpoint(path, state=tensors, metadata=meta)
+
+
 def is_exported(meta: dict[str, Any]) -> bool:
-    return meta.get("network") == EXPORTED
+    return meta.get("network") in (EXPORTED, EXPORTED_MODULE)
 
 
-def load_exported(game: Game, path: str | os.PathLike) -> NetEvaluator:
-    """A network saved by ``save`` as an evaluator of ``game`` (checked: same game and rules)."""
+def load_exported(game: Game, path: str | os.PathLike) -> NetEvaluator | TorchEvaluator:
+    """A network saved by ``save`` as an evaluator of ``game`` (checked: same game and rules):
+    compiled where it was saved as such, else a ``TorchEvaluator`` for the Python path."""
     from tablegym.models.checkpoint import CheckpointError, load_checkpoint
 
     payload = load_checkpoint(path, game=game.spec.name, options=game.spec.options)  # budgets, storages, finite
     meta, state = payload["metadata"], payload["model"]
     if not is_exported(meta):
         raise CheckpointError(f"checkpoint {str(path)!r} is not an exported network (saved by tablegym.models.export.save)")
+    if meta["network"] == EXPORTED_MODULE:
+        from tablegym.models.module_file import rebuild
+
+        output, flatten = meta.get("output"), meta.get("flatten")
+        if output not in OUTPUTS or type(flatten) is not bool:
+            raise CheckpointError(f"checkpoint {str(path)!r} does not say its network's output and input shape")
+        module = rebuild(meta.get("layers"), state, str(path))
+        return TorchEvaluator(module, game, name=f"learned:{path}", output=output, flatten=flatten)
     try:
         acts = [(str(a), float(p)) for a, p in meta["activations"]]
         layers = [

@@ -407,8 +407,6 @@ def expectiminimax(
         raise ValueError(f"depth must be >= 1, got {depth!r}")
     if time_limit is None and node_limit is None and depth >= 64:
         raise ValueError("give a depth, a time_limit or a node_limit: the search needs a budget")
-    if not evaluator.compiled:
-        raise ValueError(f"evaluator {evaluator.name!r} has no compiled kernel")
     check_game(evaluator, state)
     k = state.kernels
     gen = moves or k.moves
@@ -416,11 +414,13 @@ def expectiminimax(
     if chance is None:
         raise ValueError(f"{state.game.spec.name} has no chance kernel; search it with alphabeta")
     bound = float(bound if bound is not None else getattr(evaluator, "bound", 1e5))
-    tables = tables or SearchTables(state.game.spec.num_actions)
     depth = min(depth, MAX_PLY // 2 - 4)  # chance plies come on top of the decisions
     s = state.array
     buf = np.empty(max(state.game.spec.num_actions, MAX_OUTCOMES), dtype=np.int64)
     root_moves = buf[: gen(s, buf)].tolist()
+    if not evaluator.compiled:  # a network only Python runs (a CNN): the reference search, no pruning
+        return _python_search(state, evaluator, gen, bound, depth, time_limit, node_limit)
+    tables = tables or SearchTables(state.game.spec.num_actions)
 
     def iterate(d: int, budget: int) -> tuple[bool, int, tuple[int, float, dict[int, float]]]:
         counters = np.zeros(4, dtype=np.int64)
@@ -458,6 +458,57 @@ def expectiminimax(
     return ExpectiminimaxResult(move, value, run.depth, run.nodes, run.seconds, True, values, run.depths)
 
 
+class _OutOfNodes(Exception):
+    """An iteration of the Python search ran past its node budget."""
+
+
+def _python_search(
+    state: KernelState,
+    evaluator: Evaluator,
+    gen,
+    bound: float,
+    depth: int,
+    time_limit: float | None,
+    node_limit: int | None,
+) -> ExpectiminimaxResult:
+    """``reference_expectiminimax`` under the budgets, for an evaluator without a kernel: each
+    root move's value, the moves ``gen`` (the game's or a move filter's kernel) gives."""
+    buf = np.empty(max(state.game.spec.num_actions, MAX_OUTCOMES), dtype=np.int64)
+
+    def moves(node: State) -> list[int]:
+        return buf[: gen(node.array, buf)].tolist()
+
+    me = state.current_player()
+
+    def iterate(d: int, budget: int) -> tuple[bool, int, tuple[int, float, dict[int, float]] | None]:
+        nodes = [1]
+        values: dict[int, float] = {}
+        try:
+            for m in moves(state):
+                values[m] = reference_expectiminimax(
+                    state.child(m),
+                    evaluator,
+                    d - 1,
+                    bound=bound,
+                    ply=1,
+                    me=me,
+                    root=me,
+                    nodes=nodes,
+                    node_limit=budget,
+                    moves=moves,
+                )
+        except _OutOfNodes:
+            return False, nodes[0], None
+        best = max(values, key=values.__getitem__)
+        return True, nodes[0], (best, values[best], values)
+
+    run = deepen(iterate, depth=depth, time_limit=time_limit, node_limit=node_limit, rate=2e3)
+    if run.found is None:
+        return ExpectiminimaxResult(moves(state)[0], 0.0, 0, run.nodes, run.seconds, completed=False)
+    move, value, values = run.found
+    return ExpectiminimaxResult(move, value, run.depth, run.nodes, run.seconds, True, values, run.depths)
+
+
 def reference_expectiminimax(
     state: State,
     evaluator: Evaluator,
@@ -468,15 +519,22 @@ def reference_expectiminimax(
     me: int | None = None,
     root: int | None = None,
     nodes: list[int] | None = None,
+    node_limit: int | None = None,
+    moves=None,
 ) -> float:
-    """Plain expectiminimax over the object contract, no pruning: the tests' ground truth.
+    """Plain expectiminimax over the object contract, no pruning: the tests' ground truth, and
+    the search of an evaluator that only Python runs.
 
     Same conventions as the compiled search: depth counts decisions, chance nodes are always
     expanded, wins are worth ``bound + MAX_PLY - ply``, leaf values are clamped to ``bound``.
-    ``nodes[0]``, if given, counts the positions visited (the benchmarks' Python baseline).
+    ``nodes[0]``, if given, counts the positions visited (the benchmarks' Python baseline);
+    past ``node_limit`` of them the search stops (``_OutOfNodes``). ``moves(state)`` lists the
+    moves searched at a decision (default: ``legal_actions``).
     """
     if nodes is not None:
         nodes[0] += 1
+        if node_limit is not None and nodes[0] > node_limit:
+            raise _OutOfNodes
     if me is None:
         me = root = state.current_player()
     if root is None:
@@ -488,7 +546,18 @@ def reference_expectiminimax(
     if player == CHANCE:
         return sum(
             p
-            * reference_expectiminimax(state.child(o), evaluator, depth, bound=bound, ply=ply + 1, me=me, root=root, nodes=nodes)
+            * reference_expectiminimax(
+                state.child(o),
+                evaluator,
+                depth,
+                bound=bound,
+                ply=ply + 1,
+                me=me,
+                root=root,
+                nodes=nodes,
+                node_limit=node_limit,
+                moves=moves,
+            )
             for o, p in state.chance_outcomes()
         )
     if depth <= 0:
@@ -496,9 +565,18 @@ def reference_expectiminimax(
         return v if me == root else -v
     values = [
         reference_expectiminimax(
-            state.child(a), evaluator, depth - 1, bound=bound, ply=ply + 1, me=player, root=root, nodes=nodes
+            state.child(a),
+            evaluator,
+            depth - 1,
+            bound=bound,
+            ply=ply + 1,
+            me=player,
+            root=root,
+            nodes=nodes,
+            node_limit=node_limit,
+            moves=moves,
         )
-        for a in state.legal_actions()
+        for a in (moves(state) if moves is not None else state.legal_actions())
     ]
     best = max(values)
     return best if player == me else -best

@@ -340,3 +340,113 @@ def test_a_bare_state_dict_on_the_command_line_is_one_line(tmp_path, capsys):
 def test_a_bare_state_dict_on_the_command_line_says_how_to_save_it(tmp_path, capsys):
     torch.save(mlp(168).state_dict(), tmp_path / "sd.pt")
     assert "tablegym.models.export.save" in _cli_error(capsys, tmp_path / "sd.pt")
+
+
+# ------------------------------------- save: a network no kernel compiles, for the Python path
+
+PYTHON_PATH_SEARCHER = {
+    "trilobite": "alphabeta",
+    "sim": "alphabeta",
+    "trap": "expectiminimax",
+    "threes": "expectimax",
+    "friday": "expectimax",
+}
+"""A searcher of each game that takes ``eval=learned:PATH`` (its Python path for these files)."""
+
+
+def python_path_net(game) -> nn.Sequential:
+    """A network with layers the compiled format has no counterpart for (LayerNorm, GELU)."""
+    torch.manual_seed(5)
+    size = int(np.prod(game.spec.observation_shape))
+    return nn.Sequential(nn.Flatten(), nn.Linear(size, 8), nn.LayerNorm(8), nn.GELU(), nn.Linear(8, 1), nn.Tanh())
+
+
+@pytest.mark.parametrize("name", sorted(PYTHON_PATH_SEARCHER))
+def test_a_saved_network_for_the_python_path_plays_through_the_command_line(name, tmp_path, capsys):
+    from tablegym.experiments.cli import main
+    from tablegym.models.export import save
+    from tablegym.models.learned import load_evaluator
+
+    game = make_game(name)
+    net = python_path_net(game).eval()
+    path = save(net, game, tmp_path / "net.pt")
+    payload = torch.load(path, weights_only=True)  # tensors and plain values only
+    assert payload["metadata"]["network"] == "exported-module"
+    loaded = load_evaluator(game, path)
+    assert isinstance(loaded, TorchEvaluator)
+    positions = [p for p in random_positions(game, 30, seed=3) if not p.is_terminal()][:5]
+    for p in positions:
+        me = p.current_player() if p.current_player() >= 0 else 0
+        assert loaded(p, me) == pytest.approx(TorchEvaluator(net, game)(p, me), abs=1e-6)
+    spec = f"{PYTHON_PATH_SEARCHER[name]}:eval=learned:{path},depth=1"
+    rest = ["random"] if game.spec.num_players == 2 else []
+    assert main(["eval", name, spec, *rest, "--games", "1", "--no-progress"]) == 0
+    assert str(path) in capsys.readouterr().out
+
+
+def test_a_conv_net_with_batch_norm_and_pooling_is_saved_and_searched_as_it_was():
+    import tempfile
+
+    from tablegym.models.export import save
+    from tablegym.models.learned import load_evaluator
+
+    game = make_game("trilobite")
+    torch.manual_seed(2)
+    conv = nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Sequential(nn.Flatten(), nn.Linear(8 * 3 * 4, 1)),  # nested: flattened in order
+        nn.Tanh(),
+    )
+    conv(torch.randn(16, 3, 7, 8))  # batch norm's running statistics move off their start
+    conv.eval()
+    with tempfile.TemporaryDirectory() as tmp:
+        ev = load_evaluator(game, save(conv, game, f"{tmp}/conv.pt"))
+    assert not ev.flatten and ev.input_shape == (3, 7, 8)
+    s = [p for p in random_positions(game, 12, seed=4) if not p.is_terminal()][-1]
+    want = alphabeta(s, TorchEvaluator(conv, game), depth=2, compiled=False)
+    got = alphabeta(s, ev, depth=2, compiled=False)
+    assert (got.action, got.value) == (want.action, pytest.approx(want.value, abs=1e-6))
+
+
+def _described(tmp_path, layers, tensors, name="bad.pt"):
+    from tablegym.models.checkpoint import save_checkpoint
+
+    game = make_game("trilobite")
+    meta = {"game": "trilobite", "options": dict(game.spec.options), "network": "exported-module", "output": "value"}
+    meta.update(flatten=False, layers=layers)
+    return save_checkpoint(tmp_path / name, state=tensors, metadata=meta)
+
+
+@pytest.mark.parametrize(
+    "layers, tensors, said",
+    [
+        ([["system", {}]], {}, "layer 'system' is not one of Conv1d, Conv2d"),
+        ([["Linear", {"in_features": 168, "out_features": 1, "device": "cuda"}]], {}, "takes no argument 'device'"),
+        ([["Dropout", {"p": {"a": 1}}]], {}, "argument 'p' of layer Dropout is a dict"),
+        # asks for a layer of 10**12 weights and holds none: refused before anything is allocated
+        ([["Flatten", {}], ["Linear", {"in_features": 10**6, "out_features": 10**6}]], {}, "its tensors do not fit its layers"),
+        ("Linear", {}, "describes no layers"),
+    ],
+)
+def test_a_layer_description_from_elsewhere_rebuilds_only_listed_layers(tmp_path, capsys, layers, tensors, said):
+    from tablegym.models.checkpoint import CheckpointError
+    from tablegym.models.learned import load_evaluator
+
+    path = _described(tmp_path, layers, tensors)
+    with pytest.raises(CheckpointError, match=re_escape(said)):
+        load_evaluator(make_game("trilobite"), path)
+    assert said in _cli_error(capsys, path)
+
+
+def test_a_module_that_is_no_sequential_of_listed_layers_is_refused_when_saved(tmp_path):
+    from tablegym.models.export import save
+
+    game = make_game("trilobite")
+    with pytest.raises(UnsupportedLayerError, match=r"a torch.nn.Sequential of .*: layer BoardConv is not one of"):
+        save(nn.Sequential(nn.Flatten(), BoardConv()), game, tmp_path / "conv.pt")
+    with pytest.raises(InputSizeError, match="refused a batch of shape"):  # refused when saved, not when searched
+        save(nn.Sequential(nn.Conv2d(5, 4, 3), nn.Flatten(), nn.Linear(4, 1)), game, tmp_path / "c.pt")
+    assert not (tmp_path / "conv.pt").exists() and not (tmp_path / "c.pt").exists()
