@@ -10,7 +10,11 @@ gives the same games whatever the number of workers.
 Seats are balanced: games come in pairs that share one random opening, agent A playing
 player 0 in the first game of the pair and player 1 in the second (player 0 moves first unless
 the game's ``first_player`` option says otherwise). Opening plies are uniformly random legal
-moves; they are not agent moves and are not timed.
+moves; they are not agent moves and are not timed. In a game without chance a match draws its
+openings without replacement (``_opening``): deterministic agents replay an opening move for
+move there, so a repeated one would add a game and no evidence. Only when every opening the
+plies allow has been played does a pair repeat one. A game with chance (Trap's dice) rolls
+every game's own dice after its opening, so its openings are drawn as they come.
 
 A long tournament can be run across several sessions: with ``journal=PATH`` every finished
 game is appended to a JSON-lines file as soon as it arrives, and a later run with the same
@@ -41,7 +45,7 @@ from tablegym.envs.core import Game
 from tablegym.experiments.games import cached_game
 from tablegym.experiments.journal import _Journal, _open_journal
 from tablegym.experiments.stats import MAX_GAMES, MatchResult, SeatRecord, format_elo
-from tablegym.search.play import GameRecord, play_game, random_opening
+from tablegym.search.play import GameRecord, count_openings, play_game, random_opening
 from tablegym.training.parallel import run_bounded
 
 AgentFactory = Callable[[Game, str], Any]
@@ -108,14 +112,74 @@ def _warm_up(game: Game, key: tuple[Any, ...], spec: str, factory: AgentFactory)
         factory(game, spec)(state, np.random.default_rng(0))
 
 
+@dataclass
+class _Drawn:
+    """The openings of one match's pairs so far, in pair order (a worker draws them as far as
+    the pairs it plays: each depends on the ones before it)."""
+
+    openings: list[tuple[int, ...]] = dataclasses.field(default_factory=list)
+    seen: set[tuple[int, ...]] = dataclasses.field(default_factory=set)
+    exhausted: bool = False
+    """Every opening the plies allow is among ``openings``: further pairs repeat them in order."""
+
+
+_DRAWN: dict[tuple[Any, ...], _Drawn] = {}
+
+
+def _opening(game: Game, task: _Task) -> tuple[int, ...]:
+    """The opening of ``task``'s pair: the first one drawn from the pair's own seeds
+    (``SeedSequence(seed, spawn_key=(match, pair[, retry]))``) that no earlier pair of the match
+    plays, while the game has one left (``count_openings``, asked only when a draw repeats);
+    after that pair ``p`` plays the opening of pair ``p mod`` (the number there are). A game
+    with chance keeps each pair's first draw."""
+    if game.spec.max_chance_outcomes > 0:
+        seq = np.random.SeedSequence(task.seed, spawn_key=(task.match, task.pair)).spawn(1)[0]
+        return tuple(random_opening(game, task.opening_plies, np.random.default_rng(seq)))
+    key = (task.game_name, task.game_options, task.seed, task.match, task.opening_plies)
+    drawn = _DRAWN.setdefault(key, _Drawn())
+    while len(drawn.openings) <= task.pair:
+        p = len(drawn.openings)
+        for retry in itertools.count():
+            if drawn.exhausted:
+                opening = drawn.openings[p % len(drawn.seen)]
+                break
+            spawn_key = (task.match, p) if retry == 0 else (task.match, p, retry)
+            seq = np.random.SeedSequence(task.seed, spawn_key=spawn_key)
+            first = seq.spawn(1)[0] if retry == 0 else seq  # a pair's first draw: its games' seeds' sibling
+            opening = tuple(random_opening(game, task.opening_plies, np.random.default_rng(first)))
+            if opening not in drawn.seen:
+                drawn.seen.add(opening)
+                break
+            if retry == 0:
+                drawn.exhausted = count_openings(game, task.opening_plies, most=len(drawn.seen) + 1) <= len(drawn.seen)
+        drawn.openings.append(opening)
+    return drawn.openings[task.pair]
+
+
+def _check_openings(journal: _Journal, tasks: _Tasks, found: dict[tuple[int, int, int], GameRecord]) -> None:
+    """Refuse a journal whose games start from other openings than this match draws (one
+    written when openings were drawn with replacement): resuming it would mix two matches."""
+    from tablegym.experiments.journal import JournalError
+
+    game = cached_game(tasks.game_name, tasks.game_options)
+    for (_, pair, seat), record in sorted(found.items()):
+        want = _opening(game, tasks[2 * pair + seat])
+        if tuple(record.actions[: record.opening_plies]) != want:
+            raise JournalError(
+                f"{journal.path}: match {tasks.match}, pair {pair} starts from the opening "
+                f"{list(record.actions[: record.opening_plies])}, not {list(want)}, the one this match draws "
+                "(openings are drawn without replacement); give a new --journal"
+            )
+
+
 def _play_task(task: _Task) -> tuple[_Task, GameRecord]:
     """Play one game in a worker: fresh agents, the pair's shared opening, the game's own rng."""
     game = cached_game(task.game_name, task.game_options)
     factory = task.factory
     for spec in (task.spec_a, task.spec_b):
         _warm_up(game, (task.game_name, task.game_options, spec, task.factory), spec, factory)
-    opening_seq, *game_seqs = np.random.SeedSequence(task.seed, spawn_key=(task.match, task.pair)).spawn(3)
-    opening = random_opening(game, task.opening_plies, np.random.default_rng(opening_seq))
+    _, *game_seqs = np.random.SeedSequence(task.seed, spawn_key=(task.match, task.pair)).spawn(3)
+    opening = _opening(game, task)
     a, b = factory(game, task.spec_a), factory(game, task.spec_b)
     agents = (a, b) if task.a_seat == 0 else (b, a)
     record = play_game(game, agents, np.random.default_rng(game_seqs[task.a_seat]), opening=opening)
@@ -229,7 +293,9 @@ def _run(
     done: dict[tuple[int, int, int], GameRecord] = {}
     if journal is not None:
         for tasks in matches:
-            done.update(journal.found(tasks))
+            found = journal.found(tasks)
+            _check_openings(journal, tasks, found)
+            done.update(found)
     total = sum(len(tasks) for tasks in matches)
     remaining = total - len(done)
     todo = (task for task in order if _task_id(task) not in done)
