@@ -215,13 +215,18 @@ class State(ABC):
 
     def string_to_action(self, text: str) -> int:
         """Parse a move as people write it; raises ``IllegalActionError`` on bad input."""
-        try:
-            action = int(text.strip())
-        except ValueError:
-            raise IllegalActionError(text, self.legal_actions(), "(not a number)") from None
+        action = self._number(text, text.strip(), "(not a number)")
         if action not in self.legal_actions():
             raise IllegalActionError(action, self.legal_actions())
         return action
+
+    def _number(self, text: str, word: str, hint: str) -> int:
+        """``word``, read from ``text``, as an action number; else an ``IllegalActionError`` naming
+        ``text`` with ``hint`` (what to type), the one message every game's parser gives."""
+        try:
+            return int(word)
+        except ValueError:
+            raise IllegalActionError(text, self.legal_actions(), hint) from None
 
     def __str__(self) -> str:
         return self.to_text()
