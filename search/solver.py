@@ -114,11 +114,15 @@ def _terminal_value(o, p):
 # One explicit signature over first-class function types (envs/core.py explains why): compiled
 # once, cached on disk, and shared by every game and key function.
 _I = types.int64
-_SOLVE_SIG = _I(STATE_T, RULES_T, types.int64[::1], types.int8[::1], types.int64[::1], _I, _I, types.boolean)
+_SOLVE_SIG = _I(STATE_T, *RULES_T.types, types.int64[::1], types.int8[::1], types.int64[::1], _I, _I, types.boolean)
+"""The kernels one by one (``RULES_T``'s types): a call from Python converts them faster than a
+tuple of them, and a small solve is one call."""
 
 
 @njit(_SOLVE_SIG, cache=True)
-def solve_kernel(s, rules, table_keys, table_vals, counters, max_depth, num_actions, root_lookup):
+def solve_kernel(
+    s, moves, push, pop, to_move, outcome, key_fn, table_keys, table_vals, counters, max_depth, num_actions, root_lookup
+):
     """Exact value of ``s`` (not over) for the player to move; ``counters[BEST]`` gets the best move.
 
     Mutates ``s`` during the search and restores it, unless it stops early (returns ``ABORTED``):
@@ -126,7 +130,6 @@ def solve_kernel(s, rules, table_keys, table_vals, counters, max_depth, num_acti
     With ``root_lookup`` false the root is searched even when the table knows it, so that its
     best move is found.
     """
-    moves, push, pop, to_move, outcome, key_fn = rules
     mv = np.empty((max_depth + 1, num_actions), dtype=np.int64)
     nmv = np.zeros(max_depth + 1, dtype=np.int64)
     idx = np.zeros(max_depth + 1, dtype=np.int64)
@@ -400,7 +403,7 @@ class Solver:
             c[STOP] = 0
             c[PAUSE_AT] = self.check_nodes if self.progress is not None else _NEVER
             v = solve_kernel(
-                state.array, rules, self.table_keys, self.table_vals, c, spec.max_game_length, spec.num_actions, root_lookup
+                state.array, *rules, self.table_keys, self.table_vals, c, spec.max_game_length, spec.num_actions, root_lookup
             )
             nodes += int(c[NODES])
             if v != ABORTED:
