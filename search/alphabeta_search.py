@@ -80,10 +80,11 @@ def _negamax(s, depth, alpha, beta, ply, root, kernels, tables, counters, node_l
     if counters[0] > node_limit:
         counters[1] = 1
         return 0.0
-    (moves, push, pop, to_move, outcome, key_fn), eval_fn, params = kernels
-    if depth == 0 or outcome(s) != ONGOING:
-        v = eval_fn(s, root, params)
+    rules = kernels[0]  # the tables and evaluator are read only where used: a leaf reads no array
+    if depth == 0 or rules[4](s) != ONGOING:
+        v = kernels[1](s, root, kernels[2])
         return v if ply % 2 == 0 else -v  # players alternate: even plies are the root player's
+    moves, push, pop, _, _, key_fn = rules
     tt, killers, history, bufs, scores, pv, _ = tables
     key = key_fn(s)
     slot, best_move, cut, v = probe(*tt, key, depth, alpha, beta)

@@ -77,17 +77,17 @@ def _value(s, depth, alpha, beta, ply, root, me, kernels, tables, counters, boun
     if counters[0] > node_limit:
         counters[1] = 1
         return 0.0
-    (moves, push, pop, to_move, outcome, key_fn), chance, eval_fn, params = kernels
-    tt, history, bufs, scores, outs, probs = tables
-    res = outcome(s)
+    rules = kernels[0]  # the tables and evaluator are read only where used: a leaf reads no array
+    res = rules[4](s)
     if res != ONGOING:
         if res == DRAW:
             return 0.0
         win = bound + MAX_PLY - ply
         return win if res == me else -win
-    mover = to_move(s)
+    mover = rules[3](s)
     if mover == CHANCE:
-        n = chance(s, outs[ply], probs[ply])
+        push, pop, outs, probs = rules[1], rules[2], tables[4], tables[5]
+        n = kernels[1](s, outs[ply], probs[ply])
         lo = -(bound + MAX_PLY)
         hi = bound + MAX_PLY
         total = 0.0
@@ -114,8 +114,10 @@ def _value(s, depth, alpha, beta, ply, root, me, kernels, tables, counters, boun
         counters[0] -= 1  # the same node, seen from its mover
         return -_value(s, depth, -beta, -alpha, ply, root, mover, kernels, tables, counters, bound, node_limit)
     if depth <= 0:
-        v = min(max(eval_fn(s, root, params), -bound), bound)
+        v = min(max(kernels[2](s, root, kernels[3]), -bound), bound)
         return v if me == root else -v
+    moves, push, pop, _, _, key_fn = rules
+    tt, history, bufs, scores = tables[:4]
     key = key_fn(s)
     slot, best_move, cut, v = probe(*tt, key, depth, alpha, beta)
     if cut:
