@@ -215,13 +215,18 @@ class State(ABC):
 
     def string_to_action(self, text: str) -> int:
         """Parse a move as people write it; raises ``IllegalActionError`` on bad input."""
-        try:
-            action = int(text.strip())
-        except ValueError:
-            raise IllegalActionError(text, self.legal_actions(), "(not a number)") from None
+        action = self._number(text, text.strip(), "(not a number)")
         if action not in self.legal_actions():
             raise IllegalActionError(action, self.legal_actions())
         return action
+
+    def _number(self, text: str, word: str, hint: str) -> int:
+        """``word``, read from ``text``, as an action number; else an ``IllegalActionError`` naming
+        ``text`` with ``hint`` (what to type), the one message every game's parser gives."""
+        try:
+            return int(word)
+        except ValueError:
+            raise IllegalActionError(text, self.legal_actions(), hint) from None
 
     def __str__(self) -> str:
         return self.to_text()
@@ -264,6 +269,12 @@ class Kernels(NamedTuple):
     sample: Any = None
     determinize: Any = None
 
+    def rules(self, moves: Any = None) -> tuple[Any, Any, Any, Any, Any, Any]:
+        """(moves, push, pop, to_move, outcome, key) as the compiled searches take them, one
+        argument of type ``RULES_T``; ``moves`` stands in for the move generator (a narrower
+        candidate generator, Trap's)."""
+        return (self.moves if moves is None else moves, self.push, self.pop, self.to_move, self.outcome, self.key)
+
 
 # Numba types of the kernels. Compiled searches take kernels as arguments of these first-class
 # function types (declared in explicit signatures) rather than as dispatcher objects: numba's
@@ -280,6 +291,9 @@ EVAL_T = types.FunctionType(types.float64(STATE_T, types.int64, types.float64[::
 """``evaluator.kernel(s, player, params) -> value for player``."""
 CHANCE_T = types.FunctionType(types.int64(STATE_T, types.int64[::1], types.float64[::1]))
 """``kernels.chance(s, outcomes, probs) -> n``: a chance node's outcomes and their probabilities."""
+RULES_T = types.Tuple((MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T))
+"""``Kernels.rules()``: the kernels a compiled search walks the tree with, one argument, so the
+searches' recursive calls stay short."""
 
 
 @njit(cache=True)

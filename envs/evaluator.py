@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from tablegym.envs.core import KernelState, State
+from tablegym.envs.core import CHANCE, KernelState, State
 
 
 class WrongGameError(ValueError):
@@ -60,6 +60,17 @@ def check_game(evaluator: Evaluator, state: State) -> None:
             f"evaluator {evaluator.name!r} was made for {game} {made}, whose {what} from "
             f"this {game} {state.game.spec.options}'s: load a network made for these rules"
         )
+
+
+def check_root(state: State, searcher: str, depth: int | None = None) -> None:
+    """Refuse what no searcher can search from: a finished game, a chance node (a searcher
+    chooses actions at player nodes), and a ``depth`` below 1 where the searcher has one."""
+    if state.is_terminal():
+        raise ValueError("cannot search a finished game")
+    if state.current_player() == CHANCE:
+        raise ValueError(f"{searcher} chooses actions at player nodes; this is a chance node")
+    if depth is not None and depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth!r}")
 
 
 class Evaluator:

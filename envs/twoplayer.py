@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
 
 import gymnasium
 import numpy as np
@@ -136,6 +136,15 @@ def resolve_opponent(game: Game, opponent: OpponentSpec) -> Opponent:
     raise TypeError(f"opponent must be 'random', an agent spec string or a callable (state, rng) -> action, got {opponent!r}")
 
 
+class SeatOptions(TypedDict, total=False):
+    """``TwoPlayerEnv``'s keyword arguments that a game's env passes on as they are (see its
+    Arguments): ``agent_seat``, ``render_mode`` and ``opening_plies``."""
+
+    agent_seat: int | str
+    render_mode: str | None
+    opening_plies: int
+
+
 class TwoPlayerEnv(gymnasium.Env[np.ndarray, np.int64]):
     """A two-player ``Game`` as a single-agent Gymnasium env: the agent plays one seat.
 
@@ -166,6 +175,10 @@ class TwoPlayerEnv(gymnasium.Env[np.ndarray, np.int64]):
 
     ``info`` holds "action_mask" (int8, all zeros once the game is over), "seat" and
     "opponent_actions" (the opponent's moves since the agent's last action).
+
+    An env made by its id (``gymnasium.make``, ``gymnasium.make_vec``) ends the episode at an
+    illegal action (``illegal_action="penalty"``) instead of raising; an episode without one
+    plays as it does with ``"raise"``.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}

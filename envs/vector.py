@@ -178,6 +178,16 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
     """Compiled ``draw(row, probs, n)``: how the single env picks a chance outcome from its
     ``np_random`` (``Generator.choice`` over the outcomes, as ``sample_outcome`` does)."""
 
+    def _checked_options(self, num_envs: Any, autoreset_mode: Any, render_mode: str | None, copy: bool) -> None:
+        """The options every vector env takes, checked and kept (Starship's too, whose batch is
+        its own)."""
+        self.num_envs = _check_num_envs(num_envs)
+        self.copy = _check_copy(copy)
+        self._autoreset(autoreset_mode)
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode of a vector env must be 'ansi' or None, got {render_mode!r}")
+        self.render_mode = render_mode
+
     def _setup(
         self,
         num_envs: Any,
@@ -189,13 +199,8 @@ class KernelVectorEnv(gymnasium.vector.VectorEnv):
         copy: bool,
     ) -> None:
         """The batch arrays, spaces and kernels shared by every kernel game."""
-        self.num_envs = _check_num_envs(num_envs)
-        self.copy = _check_copy(copy)
-        self._autoreset(autoreset_mode)
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode of a vector env must be 'ansi' or None, got {render_mode!r}")
+        self._checked_options(num_envs, autoreset_mode, render_mode, copy)
         self.game = game
-        self.render_mode = render_mode
         self.illegal_action = illegal_action
         self.single_observation_space = proto.observation_space
         self.single_action_space = proto.action_space

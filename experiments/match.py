@@ -37,7 +37,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
@@ -420,22 +420,37 @@ def _prepare(
     return options, factory
 
 
+class MatchSettings(TypedDict, total=False):
+    """How ``play_match`` and ``round_robin`` play their games (keyword arguments, each optional).
+
+    ``opening_plies`` (2): uniformly random plies before the agents play, shared by the two games
+    of a pair; ``seed`` (0): the openings' and agents' seed; ``workers`` (1): processes playing
+    games side by side; ``progress`` (True): a progress bar; ``game_options``: the game's rule
+    options; ``agent_factory``: ``(game, spec) -> agent`` instead of the one route's; ``journal``:
+    a JSON-lines file of finished games, read and appended to; ``time_limit_s``: no new game
+    starts after this many seconds; ``backend`` ("process" or "ray") and ``address`` (the Ray
+    cluster to join, else a local instance).
+    """
+
+    opening_plies: int
+    seed: int
+    workers: int
+    progress: bool
+    game_options: dict[str, Any] | None
+    agent_factory: AgentFactory | None
+    journal: str | os.PathLike[str] | None
+    time_limit_s: float | None
+    backend: str
+    address: str | None
+
+
 def play_match(
     game_name: str,
     spec_a: str,
     spec_b: str,
     *,
     games: int,
-    opening_plies: int = 2,
-    seed: int = 0,
-    workers: int = 1,
-    progress: bool = True,
-    game_options: dict[str, Any] | None = None,
-    agent_factory: AgentFactory | None = None,
-    journal: str | os.PathLike[str] | None = None,
-    time_limit_s: float | None = None,
-    backend: str = "process",
-    address: str | None = None,
+    **settings: Unpack[MatchSettings],
 ) -> MatchResult:
     """Play ``games`` games of A against B with balanced seats; results are counted for A.
 
@@ -449,23 +464,7 @@ def play_match(
     Ray tasks (on the cluster at ``address``, else a local instance): the same records.
     """
     _check_games("games", games)
-    return _play(
-        game_name,
-        (spec_a, spec_b),
-        [(spec_a, spec_b)],
-        games,
-        f"{spec_a} vs {spec_b}",
-        opening_plies,
-        seed,
-        workers,
-        progress,
-        game_options,
-        agent_factory,
-        journal,
-        time_limit_s,
-        backend,
-        address,
-    )[0]
+    return _play(game_name, (spec_a, spec_b), [(spec_a, spec_b)], games, f"{spec_a} vs {spec_b}", **settings)[0]
 
 
 def round_robin(
@@ -473,16 +472,7 @@ def round_robin(
     specs: Sequence[str],
     *,
     games_per_pair: int,
-    opening_plies: int = 2,
-    seed: int = 0,
-    workers: int = 1,
-    progress: bool = True,
-    game_options: dict[str, Any] | None = None,
-    agent_factory: AgentFactory | None = None,
-    journal: str | os.PathLike[str] | None = None,
-    time_limit_s: float | None = None,
-    backend: str = "process",
-    address: str | None = None,
+    **settings: Unpack[MatchSettings],
 ) -> list[MatchResult]:
     """Every pair of ``specs`` plays a match of ``games_per_pair`` games, in one shared pool.
 
@@ -505,23 +495,7 @@ def round_robin(
         raise ValueError(f"agent specs must be distinct, repeated: {dupes}")
     _check_games("games_per_pair", games_per_pair)
     pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1 :]]
-    results = _play(
-        game_name,
-        specs,
-        pairs,
-        games_per_pair,
-        f"round robin ({len(specs)} agents)",
-        opening_plies,
-        seed,
-        workers,
-        progress,
-        game_options,
-        agent_factory,
-        journal,
-        time_limit_s,
-        backend,
-        address,
-    )
+    results = _play(game_name, specs, pairs, games_per_pair, f"round robin ({len(specs)} agents)", **settings)
     return [r for r in results if r.games]
 
 
@@ -531,16 +505,16 @@ def _play(
     pairs: list[tuple[str, str]],
     games: int,
     desc: str,
-    opening_plies: int,
-    seed: int,
-    workers: int,
-    progress: bool,
-    game_options: dict[str, Any] | None,
-    agent_factory: AgentFactory | None,
-    journal: str | os.PathLike[str] | None,
-    time_limit_s: float | None,
-    backend: str,
-    address: str | None,
+    opening_plies: int = 2,
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = True,
+    game_options: dict[str, Any] | None = None,
+    agent_factory: AgentFactory | None = None,
+    journal: str | os.PathLike[str] | None = None,
+    time_limit_s: float | None = None,
+    backend: str = "process",
+    address: str | None = None,
 ) -> list[MatchResult]:
     """The matches of ``pairs`` (``games`` each), in one pool; a result for every pairing (one
     without a finished game counts none)."""

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, types
 
-from tablegym.envs.core import EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState, State
+from tablegym.envs.core import EVAL_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, RULES_T, STATE_T, KernelState, State
 from tablegym.envs.evaluator import Evaluator, check_game
 from tablegym.search.deepening import deepen
-from tablegym.search.table import EXACT, LOWER, MAX_PLY, NUMBA_TYPES, TT_TYPES, UPPER, Tables, order_moves, probe, store
+from tablegym.search.table import EXACT, LOWER, MAX_PLY, NUMBA_TYPES, TT_T, TT_TYPES, UPPER, Tables, order_moves, probe, store
 
 INF = 1e18
 
@@ -62,53 +62,32 @@ class SearchResult:
 
 _I, _F, _I1, _F1, _I2, _F2 = NUMBA_TYPES
 _KERNEL_ARGS = (MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T, EVAL_T, _F1)
+KERNELS_T = types.Tuple((RULES_T, EVAL_T, _F1))
+"""Numba type of a search's kernels: ``(kernels.rules(), evaluator.kernel, evaluator.params)``."""
+TABLES_T = types.Tuple((TT_T, _I2, _F1, _I2, _F2, _I2, _I1))
+"""Numba type of ``AlphaBetaTables.arrays``: the transposition table, killers, history, bufs,
+scores, pv and pv_len, what a compiled caller such as self-play (training/selfplay.py) passes on."""
 TABLE_TYPES = (*TT_TYPES, _I2, _F1, _I2, _F2, _I2, _I1, _I1, _I)
-"""Numba types of ``root_search``'s table arguments, in order (the transposition table's arrays,
-then ``AlphaBetaTables``' killers, history, bufs, scores, pv, pv_len, then counters and node
-limit): what a compiled caller such as self-play (training/selfplay.py) declares in its own
-signature."""
+"""Numba types of ``root_search``'s table arguments one by one, in order (the transposition
+table's arrays, then killers, history, bufs, scores, pv, pv_len, then counters and node limit)."""
 
 
-@njit(_F(STATE_T, _I, _F, _F, _I, _I, *_KERNEL_ARGS, *TABLE_TYPES), cache=True)
-def _negamax(
-    s,
-    depth,
-    alpha,
-    beta,
-    ply,
-    root,
-    moves,
-    push,
-    pop,
-    to_move,
-    outcome,
-    key_fn,
-    eval_fn,
-    params,
-    tt_key,
-    tt_val,
-    tt_depth,
-    tt_flag,
-    tt_move,
-    killers,
-    history,
-    bufs,
-    scores,
-    pv,
-    pv_len,
-    counters,
-    node_limit,
-):
+@njit(_F(STATE_T, _I, _F, _F, _I, _I, KERNELS_T, TABLES_T, _I1, _I), cache=True)
+def _negamax(s, depth, alpha, beta, ply, root, kernels, tables, counters, node_limit):
     counters[0] += 1
+    pv_len = tables[6]
     pv_len[ply] = ply
     if counters[0] > node_limit:
         counters[1] = 1
         return 0.0
-    if depth == 0 or outcome(s) != ONGOING:
-        v = eval_fn(s, root, params)
+    rules = kernels[0]  # the tables and evaluator are read only where used: a leaf reads no array
+    if depth == 0 or rules[4](s) != ONGOING:
+        v = kernels[1](s, root, kernels[2])
         return v if ply % 2 == 0 else -v  # players alternate: even plies are the root player's
+    moves, push, pop, _, _, key_fn = rules
+    tt, killers, history, bufs, scores, pv, _ = tables
     key = key_fn(s)
-    slot, best_move, cut, v = probe(tt_key, tt_val, tt_depth, tt_flag, tt_move, key, depth, alpha, beta)
+    slot, best_move, cut, v = probe(*tt, key, depth, alpha, beta)
     if cut:
         counters[2] += 1
         if best_move >= 0:
@@ -123,35 +102,7 @@ def _negamax(
     for i in range(n):
         m = buf[i]
         push(s, m)
-        v = -_negamax(
-            s,
-            depth - 1,
-            -beta,
-            -alpha,
-            ply + 1,
-            root,
-            moves,
-            push,
-            pop,
-            to_move,
-            outcome,
-            key_fn,
-            eval_fn,
-            params,
-            tt_key,
-            tt_val,
-            tt_depth,
-            tt_flag,
-            tt_move,
-            killers,
-            history,
-            bufs,
-            scores,
-            pv,
-            pv_len,
-            counters,
-            node_limit,
-        )
+        v = -_negamax(s, depth - 1, -beta, -alpha, ply + 1, root, kernels, tables, counters, node_limit)
         pop(s)
         if counters[1]:
             return 0.0
@@ -170,8 +121,44 @@ def _negamax(
                         killers[ply, 0] = m
                     history[m] += depth * depth
                     break
-    store(tt_key, tt_val, tt_depth, tt_flag, tt_move, slot, key, depth, best, best_move, alpha0, beta)
+    store(*tt, slot, key, depth, best, best_move, alpha0, beta)
     return best
+
+
+@njit(types.Tuple((_I, _F, _I))(STATE_T, _I, KERNELS_T, TABLES_T, _I1, _I, _F1), cache=True, nogil=True)
+def search_root(s, depth, kernels, tables, counters, node_limit, root_values):
+    """Search the root in legal order, replacing the best move only on a strictly better value;
+    returns (best move, its value, number of legal moves). Public for compiled callers that
+    search inside their own loop (self-play); Python callers use ``alphabeta``.
+
+    ``kernels`` is ``(kernels.rules(), evaluator.kernel, evaluator.params)`` and ``tables``
+    ``AlphaBetaTables.arrays``; ``root_values[i]`` gets the value of the i-th legal move (exact
+    for the best move, an upper bound for the others).
+    """
+    counters[0] += 1
+    moves, push, pop, to_move = kernels[0][:4]
+    pv, pv_len = tables[5:]
+    root = to_move(s)
+    buf = tables[3][0]
+    n = moves(s, buf)
+    alpha = -INF
+    best_move = -1
+    for i in range(n):
+        m = buf[i]
+        push(s, m)
+        v = -_negamax(s, depth - 1, -INF, -alpha, 1, root, kernels, tables, counters, node_limit)
+        pop(s)
+        if counters[1]:
+            return best_move, alpha, n
+        root_values[i] = v
+        if v > alpha:
+            alpha = v
+            best_move = m
+            pv[0, 0] = m
+            for j in range(1, pv_len[1]):
+                pv[0, j] = pv[1, j]
+            pv_len[0] = max(pv_len[1], 1)
+    return best_move, alpha, n
 
 
 @njit(types.Tuple((_I, _F, _I))(STATE_T, _I, *_KERNEL_ARGS, *TABLE_TYPES, _F1), cache=True, nogil=True)
@@ -201,63 +188,11 @@ def root_search(
     node_limit,
     root_values,
 ):
-    """Search the root in legal order, replacing the best move only on a strictly better value;
-    returns (best move, its value, number of legal moves). Public for compiled callers that
-    search inside their own loop (self-play); Python callers use ``alphabeta``.
-
-    ``root_values[i]`` gets the value of the i-th legal move (exact for the best move, an upper
-    bound for the others).
-    """
-    counters[0] += 1
-    root = to_move(s)
-    buf = bufs[0]
-    n = moves(s, buf)
-    alpha = -INF
-    best_move = -1
-    for i in range(n):
-        m = buf[i]
-        push(s, m)
-        v = -_negamax(
-            s,
-            depth - 1,
-            -INF,
-            -alpha,
-            1,
-            root,
-            moves,
-            push,
-            pop,
-            to_move,
-            outcome,
-            key_fn,
-            eval_fn,
-            params,
-            tt_key,
-            tt_val,
-            tt_depth,
-            tt_flag,
-            tt_move,
-            killers,
-            history,
-            bufs,
-            scores,
-            pv,
-            pv_len,
-            counters,
-            node_limit,
-        )
-        pop(s)
-        if counters[1]:
-            return best_move, alpha, n
-        root_values[i] = v
-        if v > alpha:
-            alpha = v
-            best_move = m
-            pv[0, 0] = m
-            for j in range(1, pv_len[1]):
-                pv[0, j] = pv[1, j]
-            pv_len[0] = max(pv_len[1], 1)
-    return best_move, alpha, n
+    """``search_root`` with the kernels and the tables one by one, the form a call from Python
+    converts fastest (a tuple of kernels costs some 0.6 ms more to convert)."""
+    kernels = ((moves, push, pop, to_move, outcome, key_fn), eval_fn, params)
+    tables = ((tt_key, tt_val, tt_depth, tt_flag, tt_move), killers, history, bufs, scores, pv, pv_len)
+    return search_root(s, depth, kernels, tables, counters, node_limit, root_values)
 
 
 class AlphaBetaTables(Tables):
@@ -269,36 +204,20 @@ class AlphaBetaTables(Tables):
         self.pv = np.zeros((MAX_PLY, MAX_PLY), dtype=np.int64)
         self.pv_len = np.zeros(MAX_PLY, dtype=np.int64)
 
+    @property
+    def arrays(self) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The tables as ``search_root`` takes them (``TABLES_T``)."""
+        return self.tt, self.killers, self.history, self.bufs, self.scores, self.pv, self.pv_len
+
 
 def _compiled_iteration(
     state: KernelState, evaluator: Evaluator, tables: AlphaBetaTables, depth: int, node_limit: int
 ) -> tuple[bool, int, tuple]:
     """One iteration of the kernel: (completed, nodes, (move, value, pv, values by move))."""
-    k = state.kernels
     counters = np.zeros(3, dtype=np.int64)
     root_values = np.full(state.game.spec.num_actions, np.nan)
-    best, value, _ = root_search(
-        state.array,
-        depth,
-        k.moves,
-        k.push,
-        k.pop,
-        k.to_move,
-        k.outcome,
-        k.key,
-        evaluator.kernel,
-        evaluator.params,
-        *tables.tt,
-        tables.killers,
-        tables.history,
-        tables.bufs,
-        tables.scores,
-        tables.pv,
-        tables.pv_len,
-        counters,
-        node_limit,
-        root_values,
-    )
+    kernels = (*state.kernels.rules(), evaluator.kernel, evaluator.params)
+    best, value, _ = root_search(state.array, depth, *kernels, *tables.tt, *tables.arrays[1:], counters, node_limit, root_values)
     pv = tables.pv[0, : tables.pv_len[0]].tolist()
     values = {a: float(v) for a, v in zip(state.legal_actions(), root_values) if not np.isnan(v)}
     return not counters[1], int(counters[0]), (int(best), float(value), pv, values)

@@ -17,8 +17,8 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.core import Game, kernel_state
-from tablegym.envs.vector_step import MOVER_T, BatchOpponent, CompiledKernel, search_kernels
-from tablegym.search.alphabeta_search import root_search as alphabeta_root
+from tablegym.envs.vector_step import DATA_KILLERS, DATA_TT_KEY, MOVER_T, BatchOpponent, CompiledKernel, search_kernels
+from tablegym.search.alphabeta_search import search_root as alphabeta_root
 from tablegym.search.expectiminimax_search import MAX_OUTCOMES
 from tablegym.search.expectiminimax_search import root_search as expectiminimax_root
 from tablegym.search.table import MAX_PLY
@@ -42,97 +42,29 @@ def searched_move(s, moves, push, pop, to_move, outcome, key, chance, evaluate, 
     ``depth`` as ``expectiminimax()`` does (its root order follows the last iteration's best
     move, and a win's value counts the plies from the root), on the root with the move
     filter's settings written in."""
-    (
-        kind,
-        depth,
-        bound,
-        params,
-        root,
-        settings_at,
-        settings,
-        tt_key,
-        tt_val,
-        tt_depth,
-        tt_flag,
-        tt_move,
-        killers,
-        history,
-        bufs,
-        scores,
-        pv,
-        pv_len,
-        outs,
-        probs,
-        counters,
-        values,
-    ) = data
+    kind, depth, bound, params, root, settings_at, settings = data[:DATA_TT_KEY]
+    tt_rows = data[DATA_TT_KEY:DATA_KILLERS]
+    killers, history, bufs, scores, pv, pv_len, outs, probs, counters, values = data[DATA_KILLERS:]
     root[:] = s
     for j in range(settings_at.shape[0]):
         root[settings_at[j]] = settings[j]
     p = to_move(root)
+    tt = (tt_rows[0][p], tt_rows[1][p], tt_rows[2][p], tt_rows[3][p], tt_rows[4][p])
+    rules = (moves, push, pop, to_move, outcome, key)
     if kind == ALPHABETA:
         counters[:] = 0
-        move, _, _ = alphabeta_root(
-            root,
-            depth,
-            moves,
-            push,
-            pop,
-            to_move,
-            outcome,
-            key,
-            evaluate,
-            params,
-            tt_key[p],
-            tt_val[p],
-            tt_depth[p],
-            tt_flag[p],
-            tt_move[p],
-            killers,
-            history,
-            bufs,
-            scores,
-            pv,
-            pv_len,
-            counters,
-            NO_LIMIT,
-            values,
-        )
+        tables = (tt, killers, history, bufs, scores, pv, pv_len)
+        move, _, _ = alphabeta_root(root, depth, (rules, evaluate, params), tables, counters, NO_LIMIT, values)
         return move
-    tt_key[p, :] = 0  # SearchTables' empty table
-    tt_depth[p, :] = -1
-    tt_move[p, :] = -1
+    tt_rows[0][p, :] = 0  # SearchTables' empty table
+    tt_rows[2][p, :] = -1
+    tt_rows[4][p, :] = -1
     history[:] = 0.0
     move = -1
     for d in range(1, depth + 1):
         counters[:] = 0
-        move, _, _ = expectiminimax_root(
-            root,
-            d,
-            moves,
-            push,
-            pop,
-            to_move,
-            outcome,
-            key,
-            chance,
-            evaluate,
-            params,
-            tt_key[p],
-            tt_val[p],
-            tt_depth[p],
-            tt_flag[p],
-            tt_move[p],
-            history,
-            bufs,
-            scores,
-            outs,
-            probs,
-            counters,
-            bound,
-            NO_LIMIT,
-            values,
-        )
+        tables = (tt, history, bufs, scores, outs, probs)
+        move, _, _ = expectiminimax_root(root, d, (rules, chance, evaluate, params), tables, counters, bound, NO_LIMIT, values)
     return move
 
 

@@ -58,7 +58,7 @@ from tablegym.envs.core import (
     pick_outcome,
     splitmix_uniform,
 )
-from tablegym.envs.evaluator import Evaluator, check_game
+from tablegym.envs.evaluator import Evaluator, check_game, check_root
 
 MAX_MOVES = 512
 _STRIDE = np.int64(((0x9E3779B97F4A7C15 * 4096 + 2**63) % 2**64) - 2**63)  # wrapped to int64
@@ -340,10 +340,7 @@ def kernel_args(
 
 
 def _check_root(state: State, nodes: int) -> None:
-    if state.is_terminal():
-        raise ValueError("cannot search a finished game")
-    if state.current_player() == CHANCE:
-        raise ValueError("best-first chooses actions at player nodes; this is a chance node")
+    check_root(state, "best-first")
     if nodes < 1:
         raise ValueError(f"the node budget must be at least 1, got {nodes}")
 

@@ -31,20 +31,8 @@ from typing import TypeAlias
 import numpy as np
 from numba import njit, types
 
-from tablegym.envs.core import (
-    CHANCE,
-    CHANCE_T,
-    EVAL_T,
-    INT_OF_STATE_T,
-    MOVES_T,
-    ONGOING,
-    POP_T,
-    PUSH_T,
-    STATE_T,
-    KernelState,
-    State,
-)
-from tablegym.envs.evaluator import Evaluator, check_game
+from tablegym.envs.core import CHANCE, CHANCE_T, EVAL_T, ONGOING, RULES_T, STATE_T, KernelState, State
+from tablegym.envs.evaluator import Evaluator, check_game, check_root
 
 MAX_PLY = 256
 """Decisions plus chance nodes along one path of a compiled search."""
@@ -139,56 +127,21 @@ def _child(s, action, ply, push, stack, undo):
     return c
 
 
-@njit(
-    _F(
-        STATE_T,
-        _I,
-        _F,
-        _I,
-        _I,
-        MOVES_T,
-        PUSH_T,
-        POP_T,
-        INT_OF_STATE_T,
-        INT_OF_STATE_T,
-        CHANCE_T,
-        EVAL_T,
-        types.float64[::1],
-        types.int64[:, ::1],
-        types.float64[:, ::1],
-        types.int64[:, ::1],
-        _I,
-        types.int64[::1],
-        _F,
-    ),
-    cache=True,
-    nogil=True,
-)
-def _value(
-    s,
-    depth,
-    reach,
-    ply,
-    me,
-    moves,
-    push,
-    pop,
-    to_move,
-    outcome,
-    chance,
-    eval_fn,
-    params,
-    bufs,
-    probs,
-    stack,
-    undo,
-    counters,
-    cutoff,
-):
+_SCRATCH_T = types.Tuple((types.int64[:, ::1], types.float64[:, ::1], types.int64[:, ::1], _I))
+KERNELS_T = types.Tuple((RULES_T, CHANCE_T, EVAL_T, types.float64[::1]))
+"""Numba type of the search's kernels: ``(kernels.rules(), kernels.chance, evaluator.kernel,
+evaluator.params)``."""
+
+
+@njit(_F(STATE_T, _I, _F, _I, _I, KERNELS_T, _SCRATCH_T, types.int64[::1], _F), cache=True, nogil=True)
+def _value(s, depth, reach, ply, me, kernels, scratch, counters, cutoff):
     """The expected value of ``s`` for ``me``, ``depth`` player moves deep (``_Search.value``
-    compiled). Without ``undo`` each child is a copy of ``s`` in ``stack[ply + 1]``.
-    ``counters``: [0] nodes, [1] set when a path outgrew the scratch rows."""
+    compiled). ``scratch`` is (bufs, probs, stack, undo): without ``undo`` each child is a copy
+    of ``s`` in ``stack[ply + 1]``. ``counters``: [0] nodes, [1] set when a path outgrew the
+    scratch rows."""
     counters[0] += 1
+    (moves, push, pop, to_move, outcome, _), chance, eval_fn, params = kernels
+    bufs, probs, stack, undo = scratch
     if outcome(s) != ONGOING:
         return eval_fn(s, me, params)
     mover = to_move(s)
@@ -206,27 +159,7 @@ def _value(
             if reach * p < cutoff:
                 continue
             c = _child(s, bufs[ply, i], ply, push, stack, undo)
-            v = _value(
-                c,
-                depth,
-                reach * p,
-                ply + 1,
-                me,
-                moves,
-                push,
-                pop,
-                to_move,
-                outcome,
-                chance,
-                eval_fn,
-                params,
-                bufs,
-                probs,
-                stack,
-                undo,
-                counters,
-                cutoff,
-            )
+            v = _value(c, depth, reach * p, ply + 1, me, kernels, scratch, counters, cutoff)
             if undo:
                 pop(s)
             total += p * v
@@ -236,32 +169,26 @@ def _value(
     best = -np.inf
     for i in range(n):
         c = _child(s, bufs[ply, i], ply, push, stack, undo)
-        v = _value(
-            c,
-            depth - 1,
-            reach,
-            ply + 1,
-            me,
-            moves,
-            push,
-            pop,
-            to_move,
-            outcome,
-            chance,
-            eval_fn,
-            params,
-            bufs,
-            probs,
-            stack,
-            undo,
-            counters,
-            cutoff,
-        )
+        v = _value(c, depth - 1, reach, ply + 1, me, kernels, scratch, counters, cutoff)
         if undo:
             pop(s)
         if v > best:
             best = v
     return best
+
+
+@njit(types.none(STATE_T, types.int64[::1], types.float64[::1], _I, KERNELS_T, _SCRATCH_T, types.int64[::1], _F), cache=True)
+def _root_values(s, legal, values, depth, kernels, scratch, counters, cutoff):
+    """``values[i]``: the value of ``legal[i]`` for the player to move at ``s``, one call for the
+    whole root (a call from Python converts the kernels once)."""
+    rules = kernels[0]
+    push, pop, me = rules[1], rules[2], rules[3](s)
+    stack, undo = scratch[2:]
+    for i in range(legal.shape[0]):
+        c = _child(s, legal[i], 0, push, stack, undo)
+        values[i] = _value(c, depth - 1, 1.0, 1, me, kernels, scratch, counters, cutoff)
+        if undo:
+            pop(s)
 
 
 def _compiled(
@@ -276,43 +203,15 @@ def _compiled(
     counters = np.zeros(2, dtype=np.int64)
     s = state.array
     stack = np.empty((rows if not k.undo else 1, len(s)), dtype=np.int64)
-    undo = int(k.undo)
-    me = int(k.to_move(s))
-    values: dict[int, float] = {}
     legal = state.legal_actions()
+    found = np.empty(len(legal))
+    kernels = (k.rules(), k.chance, evaluator.kernel, evaluator.params)
+    _root_values(
+        s, np.array(legal, dtype=np.int64), found, depth, kernels, (bufs, probs, stack, int(k.undo)), counters, float(prob_cutoff)
+    )
+    values = {a: float(v) for a, v in zip(legal, found)}
     best = legal[0]
     for a in legal:
-        if undo:  # as _child does, here in Python: a compiled call would specialise on the dispatcher
-            c = s
-        else:
-            c = stack[1]
-            c[:] = s
-        k.push(c, a)
-        values[a] = float(
-            _value(
-                c,
-                depth - 1,
-                1.0,
-                1,
-                me,
-                k.moves,
-                k.push,
-                k.pop,
-                k.to_move,
-                k.outcome,
-                k.chance,
-                evaluator.kernel,
-                evaluator.params,
-                bufs,
-                probs,
-                stack,
-                undo,
-                counters,
-                float(prob_cutoff),
-            )
-        )
-        if undo:
-            k.pop(s)
         if values[a] > values[best]:
             best = a
     if counters[1]:
@@ -334,12 +233,7 @@ def expectimax(
     """The best action at a player node, ``depth`` player moves deep; ties keep the earlier
     action of ``legal_actions()``. ``compiled=None`` runs the compiled search whenever the
     state's kernels have a chance kernel and the evaluator a kernel; ``False`` the Python path."""
-    if state.is_terminal():
-        raise ValueError("cannot search a finished game")
-    if state.current_player() == CHANCE:
-        raise ValueError("expectimax chooses actions at player nodes; this is a chance node")
-    if depth < 1:
-        raise ValueError(f"depth must be >= 1, got {depth!r}")
+    check_root(state, "expectimax", depth)
     start = time.perf_counter()
     check_game(evaluator, state)
     kernel_root = state if isinstance(state, KernelState) and state.kernels.chance is not None and evaluator.compiled else None

@@ -32,29 +32,19 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit, types
 
-from tablegym.envs.core import (
-    CHANCE,
-    CHANCE_T,
-    DRAW,
-    EVAL_T,
-    INT_OF_STATE_T,
-    MOVES_T,
-    ONGOING,
-    POP_T,
-    PUSH_T,
-    STATE_T,
-    KernelState,
-    State,
-)
-from tablegym.envs.evaluator import Evaluator, check_game
+from tablegym.envs.core import CHANCE, CHANCE_T, DRAW, EVAL_T, ONGOING, RULES_T, STATE_T, KernelState, State
+from tablegym.envs.evaluator import Evaluator, check_game, check_root
 from tablegym.search.deepening import deepen
-from tablegym.search.table import MAX_PLY, NUMBA_TYPES, TT_TYPES, Tables, order_moves, probe, store, store_move, stored_move
+from tablegym.search.table import MAX_PLY, NUMBA_TYPES, TT_T, Tables, order_moves, probe, store, store_move, stored_move
 
 MAX_OUTCOMES = 64
 
 _I, _F, _I1, _F1, _I2, _F2 = NUMBA_TYPES
-_KERNEL_ARGS = (MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T, CHANCE_T, EVAL_T, _F1)
-_TABLE_ARGS = (*TT_TYPES, _F1, _I2, _F2, _I2, _F2, _I1, _F, _I)
+KERNELS_T = types.Tuple((RULES_T, CHANCE_T, EVAL_T, _F1))
+"""Numba type of a search's kernels: ``(kernels.rules(moves), chance, evaluator.kernel, evaluator.params)``."""
+TABLES_T = types.Tuple((TT_T, _F1, _I2, _F2, _I2, _F2))
+"""Numba type of ``SearchTables.arrays``: the transposition table, history, bufs, scores, and
+the outcomes and probabilities of chance nodes."""
 
 
 @dataclass
@@ -76,38 +66,8 @@ class ExpectiminimaxResult:
         return self.nodes / self.seconds if self.seconds > 0 else float("nan")
 
 
-@njit(_F(STATE_T, _I, _F, _F, _I, _I, _I, *_KERNEL_ARGS, *_TABLE_ARGS), cache=True)
-def _value(
-    s,
-    depth,
-    alpha,
-    beta,
-    ply,
-    root,
-    me,
-    moves,
-    push,
-    pop,
-    to_move,
-    outcome,
-    key_fn,
-    chance,
-    eval_fn,
-    params,
-    tt_key,
-    tt_val,
-    tt_depth,
-    tt_flag,
-    tt_move,
-    history,
-    bufs,
-    scores,
-    outs,
-    probs,
-    counters,
-    bound,
-    node_limit,
-):
+@njit(_F(STATE_T, _I, _F, _F, _I, _I, _I, KERNELS_T, TABLES_T, _I1, _F, _I), cache=True)
+def _value(s, depth, alpha, beta, ply, root, me, kernels, tables, counters, bound, node_limit):
     """The value of ``s`` for player ``me`` within the window (alpha, beta) (fail-soft).
 
     Leaves are evaluated for the ``root`` player and negated for the other: asymmetric
@@ -117,15 +77,17 @@ def _value(
     if counters[0] > node_limit:
         counters[1] = 1
         return 0.0
-    res = outcome(s)
+    rules = kernels[0]  # the tables and evaluator are read only where used: a leaf reads no array
+    res = rules[4](s)
     if res != ONGOING:
         if res == DRAW:
             return 0.0
         win = bound + MAX_PLY - ply
         return win if res == me else -win
-    mover = to_move(s)
+    mover = rules[3](s)
     if mover == CHANCE:
-        n = chance(s, outs[ply], probs[ply])
+        push, pop, outs, probs = rules[1], rules[2], tables[4], tables[5]
+        n = kernels[1](s, outs[ply], probs[ply])
         lo = -(bound + MAX_PLY)
         hi = bound + MAX_PLY
         total = 0.0
@@ -136,37 +98,7 @@ def _value(
             a = (alpha - total - hi * rest) / p
             b = (beta - total - lo * rest) / p
             push(s, outs[ply, i])
-            v = _value(
-                s,
-                depth,
-                max(a, lo),
-                min(b, hi),
-                ply + 1,
-                root,
-                me,
-                moves,
-                push,
-                pop,
-                to_move,
-                outcome,
-                key_fn,
-                chance,
-                eval_fn,
-                params,
-                tt_key,
-                tt_val,
-                tt_depth,
-                tt_flag,
-                tt_move,
-                history,
-                bufs,
-                scores,
-                outs,
-                probs,
-                counters,
-                bound,
-                node_limit,
-            )
+            v = _value(s, depth, max(a, lo), min(b, hi), ply + 1, root, me, kernels, tables, counters, bound, node_limit)
             pop(s)
             if counters[1]:
                 return 0.0
@@ -180,42 +112,14 @@ def _value(
         return total
     if mover != me:
         counters[0] -= 1  # the same node, seen from its mover
-        return -_value(
-            s,
-            depth,
-            -beta,
-            -alpha,
-            ply,
-            root,
-            mover,
-            moves,
-            push,
-            pop,
-            to_move,
-            outcome,
-            key_fn,
-            chance,
-            eval_fn,
-            params,
-            tt_key,
-            tt_val,
-            tt_depth,
-            tt_flag,
-            tt_move,
-            history,
-            bufs,
-            scores,
-            outs,
-            probs,
-            counters,
-            bound,
-            node_limit,
-        )
+        return -_value(s, depth, -beta, -alpha, ply, root, mover, kernels, tables, counters, bound, node_limit)
     if depth <= 0:
-        v = min(max(eval_fn(s, root, params), -bound), bound)
+        v = min(max(kernels[2](s, root, kernels[3]), -bound), bound)
         return v if me == root else -v
+    moves, push, pop, _, _, key_fn = rules
+    tt, history, bufs, scores = tables[:4]
     key = key_fn(s)
-    slot, best_move, cut, v = probe(tt_key, tt_val, tt_depth, tt_flag, tt_move, key, depth, alpha, beta)
+    slot, best_move, cut, v = probe(*tt, key, depth, alpha, beta)
     if cut:
         counters[3] += 1
         return v
@@ -227,37 +131,7 @@ def _value(
     for i in range(n):
         m = buf[i]
         push(s, m)
-        v = _value(
-            s,
-            depth - 1,
-            alpha,
-            beta,
-            ply + 1,
-            root,
-            me,
-            moves,
-            push,
-            pop,
-            to_move,
-            outcome,
-            key_fn,
-            chance,
-            eval_fn,
-            params,
-            tt_key,
-            tt_val,
-            tt_depth,
-            tt_flag,
-            tt_move,
-            history,
-            bufs,
-            scores,
-            outs,
-            probs,
-            counters,
-            bound,
-            node_limit,
-        )
+        v = _value(s, depth - 1, alpha, beta, ply + 1, root, me, kernels, tables, counters, bound, node_limit)
         pop(s)
         if counters[1]:
             return 0.0
@@ -269,52 +143,29 @@ def _value(
                 if alpha >= beta:
                     history[m] += depth * depth
                     break
-    store(tt_key, tt_val, tt_depth, tt_flag, tt_move, slot, key, depth, best, best_move, alpha0, beta)
+    store(*tt, slot, key, depth, best, best_move, alpha0, beta)
     return best
 
 
-@njit(types.Tuple((_I, _F, _I))(STATE_T, _I, *_KERNEL_ARGS, *_TABLE_ARGS, _F1), cache=True, nogil=True)
-def root_search(
-    s,
-    depth,
-    moves,
-    push,
-    pop,
-    to_move,
-    outcome,
-    key_fn,
-    chance,
-    eval_fn,
-    params,
-    tt_key,
-    tt_val,
-    tt_depth,
-    tt_flag,
-    tt_move,
-    history,
-    bufs,
-    scores,
-    outs,
-    probs,
-    counters,
-    bound,
-    node_limit,
-    root_values,
-):
+@njit(types.Tuple((_I, _F, _I))(STATE_T, _I, KERNELS_T, TABLES_T, _I1, _F, _I, _F1), cache=True, nogil=True)
+def root_search(s, depth, kernels, tables, counters, bound, node_limit, root_values):
     """Search the root moves, the previous iteration's best first; ties keep the earlier move;
     returns (best move, its value, number of moves). Public for compiled callers that search
     inside their own loop (Trap's TD self-play); Python callers use ``expectiminimax``.
 
-    ``root_values[i]`` gets the value of ``moves``' i-th move in generation order (exact for the
-    best move, an upper bound for the others).
+    ``kernels`` is ``KERNELS_T``, ``tables`` ``SearchTables.arrays``; ``root_values[i]`` gets the
+    value of the move generator's i-th move in generation order (exact for the best move, an
+    upper bound for the others).
     """
     counters[0] += 1
+    moves, push, pop, to_move, _, key_fn = kernels[0]
+    tt = tables[0]
     me = to_move(s)
-    buf = bufs[0]
+    buf = tables[2][0]
     n = moves(s, buf)
     order = np.arange(n)
     key = key_fn(s)
-    slot, first = stored_move(tt_key, tt_move, key)
+    slot, first = stored_move(tt[0], tt[4], key)
     for i in range(1, n):
         if buf[i] == first:
             order[0] = i
@@ -327,37 +178,7 @@ def root_search(
         i = order[j]
         m = buf[i]
         push(s, m)
-        v = _value(
-            s,
-            depth - 1,
-            alpha,
-            bound + MAX_PLY + 1.0,
-            1,
-            me,
-            me,
-            moves,
-            push,
-            pop,
-            to_move,
-            outcome,
-            key_fn,
-            chance,
-            eval_fn,
-            params,
-            tt_key,
-            tt_val,
-            tt_depth,
-            tt_flag,
-            tt_move,
-            history,
-            bufs,
-            scores,
-            outs,
-            probs,
-            counters,
-            bound,
-            node_limit,
-        )
+        v = _value(s, depth - 1, alpha, bound + MAX_PLY + 1.0, 1, me, me, kernels, tables, counters, bound, node_limit)
         pop(s)
         if counters[1]:
             return best_move, alpha, n
@@ -365,7 +186,7 @@ def root_search(
         if v > alpha:  # strictly: a fail-soft tie is only an upper bound
             alpha = v
             best_move = m
-    store_move(tt_key, tt_depth, tt_move, slot, key, best_move)  # the root value is not stored as a bound
+    store_move(tt[0], tt[2], tt[4], slot, key, best_move)  # the root value is not stored as a bound
     return best_move, alpha, n
 
 
@@ -376,6 +197,11 @@ class SearchTables(Tables):
         super().__init__(num_actions, tt_bits)
         self.outs = np.zeros((MAX_PLY, MAX_OUTCOMES), dtype=np.int64)
         self.probs = np.zeros((MAX_PLY, MAX_OUTCOMES), dtype=np.float64)
+
+    @property
+    def arrays(self) -> tuple:
+        """The tables as ``root_search`` takes them (``TABLES_T``)."""
+        return self.tt, self.history, self.bufs, self.scores, self.outs, self.probs
 
 
 def expectiminimax(
@@ -399,12 +225,7 @@ def expectiminimax(
     ``time_limit`` the deepest completed iteration's move is returned; the running iteration gets
     a node budget from the measured speed, because compiled code cannot read the clock.
     """
-    if state.is_terminal():
-        raise ValueError("cannot search a finished game")
-    if state.current_player() == CHANCE:
-        raise ValueError("the root of a search must be a decision, not a chance node")
-    if depth < 1:
-        raise ValueError(f"depth must be >= 1, got {depth!r}")
+    check_root(state, "expectiminimax", depth)
     if time_limit is None and node_limit is None and depth >= 64:
         raise ValueError("give a depth, a time_limit or a node_limit: the search needs a budget")
     check_game(evaluator, state)
@@ -421,33 +242,12 @@ def expectiminimax(
     if not evaluator.compiled:  # a network only Python runs (a CNN): the reference search, no pruning
         return _python_search(state, evaluator, gen, bound, depth, time_limit, node_limit)
     tables = tables or SearchTables(state.game.spec.num_actions)
+    kernels = (k.rules(gen), chance, evaluator.kernel, evaluator.params)
 
     def iterate(d: int, budget: int) -> tuple[bool, int, tuple[int, float, dict[int, float]]]:
         counters = np.zeros(4, dtype=np.int64)
         root_values = np.full(len(root_moves), np.nan)
-        best, value, _ = root_search(
-            s,
-            d,
-            gen,
-            k.push,
-            k.pop,
-            k.to_move,
-            k.outcome,
-            k.key,
-            chance,
-            evaluator.kernel,
-            evaluator.params,
-            *tables.tt,
-            tables.history,
-            tables.bufs,
-            tables.scores,
-            tables.outs,
-            tables.probs,
-            counters,
-            bound,
-            budget,
-            root_values,
-        )
+        best, value, _ = root_search(s, d, kernels, tables.arrays, counters, bound, budget, root_values)
         values = {m: float(v) for m, v in zip(root_moves, root_values) if not np.isnan(v)}
         return not counters[1], int(counters[0]), (int(best), float(value), values)
 

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from numba import njit, types
 
-from tablegym.envs.core import DRAW, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState
+from tablegym.envs.core import DRAW, ONGOING, RULES_T, STATE_T, KernelState
 
 EMPTY = np.iinfo(np.int64).min
 """Marks a free table slot (a key of exactly this value cannot be stored)."""
@@ -114,21 +114,9 @@ def _terminal_value(o, p):
 # One explicit signature over first-class function types (envs/core.py explains why): compiled
 # once, cached on disk, and shared by every game and key function.
 _I = types.int64
-_SOLVE_SIG = _I(
-    STATE_T,
-    MOVES_T,
-    PUSH_T,
-    POP_T,
-    INT_OF_STATE_T,
-    INT_OF_STATE_T,
-    INT_OF_STATE_T,
-    types.int64[::1],
-    types.int8[::1],
-    types.int64[::1],
-    _I,
-    _I,
-    types.boolean,
-)
+_SOLVE_SIG = _I(STATE_T, *RULES_T.types, types.int64[::1], types.int8[::1], types.int64[::1], _I, _I, types.boolean)
+"""The kernels one by one (``RULES_T``'s types): a call from Python converts them faster than a
+tuple of them, and a small solve is one call."""
 
 
 @njit(_SOLVE_SIG, cache=True)
@@ -405,7 +393,7 @@ class Solver:
         self.table_keys, self.table_vals = keys, vals
 
     def _run(self, state: KernelState, root_lookup: bool) -> tuple[int, int, int]:
-        k = self.kernels
+        rules = self.kernels.rules()[:5] + (self.key_fn,)
         spec = state.game.spec
         c = self.counters
         nodes = 0
@@ -415,19 +403,7 @@ class Solver:
             c[STOP] = 0
             c[PAUSE_AT] = self.check_nodes if self.progress is not None else _NEVER
             v = solve_kernel(
-                state.array,
-                k.moves,
-                k.push,
-                k.pop,
-                k.to_move,
-                k.outcome,
-                self.key_fn,
-                self.table_keys,
-                self.table_vals,
-                c,
-                spec.max_game_length,
-                spec.num_actions,
-                root_lookup,
+                state.array, *rules, self.table_keys, self.table_vals, c, spec.max_game_length, spec.num_actions, root_lookup
             )
             nodes += int(c[NODES])
             if v != ABORTED:

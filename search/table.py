@@ -15,8 +15,8 @@ entries need none (a stored value stays exact for its depth, and newer searches 
 slots), while the history scores are halved between decisions (``Tables.age``), so cut-offs
 of old positions fade.
 
-The arrays are passed to the kernels one by one (``TT_TYPES``), the form compiled callers
-such as self-play declare in their own signatures.
+The searches take the five arrays as one tuple (``TT_T``); ``probe`` and ``store`` take them
+one by one (``probe(*tt, ...)``).
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ NUMBA_TYPES = (_I, _F, _I1, _F1, _I2, _F2)
 """Shorthands of the searches' explicit signatures: int64, float64, their 1-d and 2-d C arrays."""
 TT_TYPES = (_I1, _F1, _I1, _I1, _I1)
 """Numba types of the transposition table's arrays: key, val, depth, flag, move."""
+TT_T = types.Tuple(TT_TYPES)
+"""Numba type of ``Tables.tt``, the transposition table as one search argument."""
 
 
 @njit(cache=True)

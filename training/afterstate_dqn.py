@@ -44,8 +44,8 @@ from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.training.args import AfterstateArgs, require_positive
-from tablegym.training.runs import Learner, Run, parse_dataclass_args
-from tablegym.training.vector_rl import env_id_of, finish, strict, trained_game
+from tablegym.training.runs import Learner, parse_dataclass_args
+from tablegym.training.vector_rl import env_id_of, finish, replay_run, strict, trained_game
 
 
 @dataclass
@@ -261,21 +261,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
-    try:
-        learner = AfterstateLearner(args, game)
-        iterations = max(1, args.total_steps // args.num_envs)
-        run = Run(
-            args,
-            game,
-            learner,
-            iterations=iterations,
-            desc=f"afterstate dqn {args.game}",
-            budget=f"--total-steps {args.total_steps}",
-            unit="iteration",
-        )
-    except ValueError as err:  # a checkpoint of another network in the run directory
-        print(f"{prog}: error: {err}", file=sys.stderr)
+    started = replay_run(args, game, lambda: AfterstateLearner(args, game), "afterstate dqn", prog)
+    if started is None:
         return 2
+    learner, run = started
     net, target, optimizer = learner.net, learner.target, learner.optimizer
     rng = np.random.default_rng([args.seed, run.iteration])
     envs = gymnasium.make_vec(env_id, num_envs=args.num_envs, **strict(env_id))

@@ -54,8 +54,8 @@ from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
 from tablegym.models.policy import MASKED, qnetwork
 from tablegym.training.args import BoardsArgs, ReplayArgs, learning_device, require_at_least, require_positive, require_share
-from tablegym.training.runs import Run, TorchLearner, parse_dataclass_args
-from tablegym.training.vector_rl import Boards, env_id_of, finish, mean_return, trained_game, training_options
+from tablegym.training.runs import TorchLearner, parse_dataclass_args
+from tablegym.training.vector_rl import Boards, env_id_of, finish, mean_return, replay_run, trained_game, training_options
 
 
 @dataclass
@@ -229,22 +229,12 @@ def main(argv: list[str] | None = None) -> int:
     fixed = round(N * args.random_share) if two_player else 0
     envs = Boards(env_id, N - fixed, fixed, options)
     inputs, actions = envs.inputs, envs.actions
-    try:
-        learner = DQNLearner(args, game, inputs, actions)
-        iterations = max(1, args.total_steps // N)
-        run = Run(
-            args,
-            game,
-            learner,
-            iterations=iterations,
-            desc=f"dqn {args.game}",
-            budget=f"--total-steps {args.total_steps}",
-            unit="iteration",
-        )
-    except ValueError as err:  # a checkpoint of another network in the run directory
-        envs.close()
-        print(f"tablegym train GAME --algo dqn: error: {err}", file=sys.stderr)
+    started = replay_run(
+        args, game, lambda: DQNLearner(args, game, inputs, actions), "dqn", "tablegym train GAME --algo dqn", envs
+    )
+    if started is None:
         return 2
+    learner, run = started
     qnet, target, optimizer = learner.qnet, learner.target, learner.optimizer
     rng = np.random.default_rng([args.seed, run.iteration])
     replay = Replay(args.buffer_size, inputs, actions)
@@ -267,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     episode_return, episodes = np.zeros(N), []
     td_sum, q_sum, learned = 0.0, 0.0, 0
     while run.next_iteration():
-        spent = max(run.iteration / iterations, run.seconds() / (60.0 * args.minutes) if args.minutes else 0.0)
+        spent = max(run.iteration / run.iterations, run.seconds() / (60.0 * args.minutes) if args.minutes else 0.0)
         decayed = min(1.0, spent / args.eps_fraction) if args.eps_fraction else 1.0
         epsilon = args.eps_start + decayed * (args.eps_end - args.eps_start)
         # 1. one step of every board, epsilon-greedy over the legal actions

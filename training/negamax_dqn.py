@@ -55,8 +55,8 @@ from tablegym.envs.rates import per_second
 from tablegym.models.policy import value_network
 from tablegym.training.afterstate_dqn import act
 from tablegym.training.args import AfterstateArgs, require_at_least, require_positive, require_share, require_widths
-from tablegym.training.runs import ReplayBuffer, Run, TorchLearner, parse_dataclass_args
-from tablegym.training.vector_rl import env_id_of, finish, strict, trained_game
+from tablegym.training.runs import ReplayBuffer, TorchLearner, parse_dataclass_args
+from tablegym.training.vector_rl import env_id_of, finish, replay_run, strict, trained_game
 
 
 @dataclass
@@ -268,22 +268,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
     inputs = int(np.prod(envs.single_observation_space.shape))
-    try:
-        learner = NegamaxLearner(args, game, inputs)
-        iterations = max(1, args.total_steps // args.num_envs)
-        run = Run(
-            args,
-            game,
-            learner,
-            iterations=iterations,
-            desc=f"negamax dqn {args.game}",
-            budget=f"--total-steps {args.total_steps}",
-            unit="iteration",
-        )
-    except ValueError as err:  # a checkpoint of another network in the run directory
-        envs.close()
-        print(f"{prog}: error: {err}", file=sys.stderr)
+    started = replay_run(args, game, lambda: NegamaxLearner(args, game, inputs), "negamax dqn", prog, envs)
+    if started is None:
         return 2
+    learner, run = started
     net, target, optimizer = learner.net, learner.target, learner.optimizer
     rng = np.random.default_rng([args.seed, run.iteration])
     replay = ReplayBuffer(args.buffer_size, inputs, dtype=np.float32)  # (observation, target y) pairs

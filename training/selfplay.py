@@ -15,75 +15,37 @@ import numpy as np
 import torch
 from numba import njit, types
 
-from tablegym.envs.core import DRAW, EVAL_T, FEATURES_T, INT_OF_STATE_T, MOVES_T, ONGOING, POP_T, PUSH_T, STATE_T, KernelState
+from tablegym.envs.core import DRAW, FEATURES_T, ONGOING, STATE_T, KernelState
 from tablegym.envs.evaluator import Evaluator
 from tablegym.models.value_net import ValueMLP
-from tablegym.search.alphabeta_search import MAX_PLY, TABLE_TYPES, AlphaBetaTables, root_search
+from tablegym.search.alphabeta_search import KERNELS_T, MAX_PLY, TABLES_T, AlphaBetaTables, search_root
 from tablegym.training.args import SelfPlayArgs, require_at_least, require_share
 from tablegym.training.runs import ReplayBuffer
 
 _I = types.int64
-_I1 = types.int64[::1]
 _F1 = types.float64[::1]
-
 _SIG = types.UniTuple(_I, 2)(
     STATE_T,
     _I,
     _I,
     types.float64,
     _I,
-    MOVES_T,
-    PUSH_T,
-    POP_T,
-    INT_OF_STATE_T,
-    INT_OF_STATE_T,
-    INT_OF_STATE_T,
+    KERNELS_T,
     FEATURES_T,
-    EVAL_T,
-    _F1,
-    *TABLE_TYPES[:-2],
+    TABLES_T,
     types.uint8[:, ::1],
     _F1,
-    _I1,
+    types.int64[::1],
     types.boolean[::1],
     _F1,
 )
 
 
 @njit(_SIG, cache=True)
-def _play(
-    s0,
-    n_games,
-    depth,
-    epsilon,
-    seed,
-    moves,
-    push,
-    pop,
-    to_move,
-    outcome,
-    key_fn,
-    features,
-    eval_fn,
-    params,
-    tt_key,
-    tt_val,
-    tt_depth,
-    tt_flag,
-    tt_move,
-    killers,
-    history,
-    bufs,
-    scores,
-    pv,
-    pv_len,
-    feats,
-    value,
-    game,
-    explored,
-    result,
-):
+def _play(s0, n_games, depth, epsilon, seed, kernels, features, tables, feats, value, game, explored, result):
     np.random.seed(seed)
+    moves, push, _, to_move, outcome, _ = kernels[0]
+    bufs = tables[3]
     active = np.empty(feats.shape[1], dtype=np.int64)
     root_values = np.empty(bufs.shape[1], dtype=np.float64)
     counters = np.zeros(3, dtype=np.int64)
@@ -98,32 +60,7 @@ def _play(
             for i in range(k):
                 feats[n, active[i]] = 1
             counters[:] = 0
-            best, val, nm = root_search(
-                s,
-                depth,
-                moves,
-                push,
-                pop,
-                to_move,
-                outcome,
-                key_fn,
-                eval_fn,
-                params,
-                tt_key,
-                tt_val,
-                tt_depth,
-                tt_flag,
-                tt_move,
-                killers,
-                history,
-                bufs,
-                scores,
-                pv,
-                pv_len,
-                counters,
-                1 << 62,
-                root_values,
-            )
+            best, val, nm = search_root(s, depth, kernels, tables, counters, 1 << 62, root_values)
             m = best
             explored[n] = False
             if np.random.random() < epsilon:
@@ -200,37 +137,9 @@ def play_selfplay(
     explored = np.zeros(cap, dtype=np.bool_)
     result = np.zeros(cap)
     depth = min(depth, MAX_PLY - 2)
+    kernels = (k.rules(), evaluator.kernel, evaluator.params)
     n, _ = _play(
-        start.array,
-        games,
-        depth,
-        epsilon,
-        seed,
-        k.moves,
-        k.push,
-        k.pop,
-        k.to_move,
-        k.outcome,
-        k.key,
-        k.features,
-        evaluator.kernel,
-        evaluator.params,
-        tables.key,
-        tables.val,
-        tables.depth,
-        tables.flag,
-        tables.move,
-        tables.killers,
-        tables.history,
-        tables.bufs,
-        tables.scores,
-        tables.pv,
-        tables.pv_len,
-        feats,
-        value,
-        game,
-        explored,
-        result,
+        start.array, games, depth, epsilon, seed, kernels, k.features, tables.arrays, feats, value, game, explored, result
     )
     return SelfPlayBatch(feats[:n], value[:n], game[:n], explored[:n], result[:n])
 

@@ -2,11 +2,13 @@
 (training/args.py): the env id and the game a run trains, the boards of a run (self-play and
 fixed opponents in one batch), the training boards' options, and the evaluation of a policy over
 a vector env (``episode_returns``, ``mean_return``; ``evaluate`` for an actor-critic's greedy
-policy, training/ppo.py's and training/imitate.py's network), and the end of a run (``finish``).
+policy, training/ppo.py's and training/imitate.py's network), the start of a replay trainer's run
+(``replay_run``) and the end of a run (``finish``).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -20,6 +22,25 @@ from tablegym.envs import make_game, plugin
 from tablegym.envs.core import Game
 from tablegym.models.policy import MASKED, ActorCritic
 from tablegym.training.runs import Run
+
+
+def replay_run(
+    args: Any, game: Game, learner_of: Callable[[], Any], name: str, prog: str, envs: Any = None
+) -> tuple[Any, Run] | None:
+    """``learner_of()`` and the ``Run`` that trains it an iteration at a time (every board
+    stepped once) within ``--total-steps``; None, ``envs`` closed and the reason printed after
+    ``prog``, when the run directory holds a checkpoint of another network."""
+    try:
+        learner = learner_of()
+        iterations = max(1, args.total_steps // args.num_envs)
+        budget = f"--total-steps {args.total_steps}"
+        run = Run(args, game, learner, iterations=iterations, desc=f"{name} {args.game}", budget=budget, unit="iteration")
+    except ValueError as err:
+        if envs is not None:
+            envs.close()
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return None
+    return learner, run
 
 
 def strict(env_id: str) -> dict:

@@ -69,100 +69,19 @@ Friday's slots (int8; ``SIZE`` of them)::
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import (
-    CHANCE,
-    HEADER,
-    LAST,
-    OUTCOME,
-    PLY,
-    TERMINAL,
-    TO_MOVE,
-    Game,
-    GameSpec,
-    IllegalActionError,
-    Kernels,
-    KernelState,
-    k_outcome,
-    k_to_move,
-)
+from tablegym.envs import core as common
 from tablegym.envs.core import ONGOING as PLAYING
-from tablegym.envs.friday.cards import (
-    BELOW,
-    CARDS,
-    COUNT,
-    FIRST_AGING,
-    GROUP_FREE,
-    GROUP_VALUES,
-    NUM_AGING_TYPES,
-    NUM_HAZARD_TYPES,
-    NUM_TYPES,
-    PIRATES,
-    SORT,
-    STEP_NAMES,
-    VERY_STUPID,
-    card_name,
-)
+from tablegym.envs.core import Game, GameSpec, IllegalActionError, Kernels, KernelState, k_outcome, k_to_move
+from tablegym.envs.friday import cards as C
+from tablegym.envs.friday import layout as L
+from tablegym.envs.friday.cards import card_name
 from tablegym.envs.friday.decisions import k_apply, k_determinize, k_key, k_moves, k_owned, k_sample, k_sample_split, k_score
-from tablegym.envs.friday.layout import (
-    AB_KIND,
-    AGING_IN,
-    AGING_STACK,
-    BEATEN,
-    BOTTOM,
-    BOTTOM_N,
-    CHOICE_A,
-    CHOICE_B,
-    DESTROY_BASE,
-    DESTROY_LEFT,
-    DISC,
-    EXTRA_DRAW,
-    EXTRA_PHASE_NAMES,
-    F_COPIED_STEP,
-    F_DESTROYED,
-    F_DOUBLED,
-    F_LEFT,
-    F_USED,
-    FIGHT,
-    HDISC,
-    HSTACK,
-    LIFE,
-    LOST,
-    MAX_SLOTS,
-    MID,
-    NUM_ACTIONS,
-    NUM_OUTCOMES,
-    OPTION_VALUES,
-    P_DESTROY,
-    P_EXTRA,
-    PD_HAZARD,
-    PD_NONE,
-    PENDING,
-    PFIGHT,
-    PHASE,
-    PHASE_NAMES,
-    PIRATE_A,
-    PIRATE_B,
-    PIRATE_OUTCOME,
-    RESULT,
-    SLOT_CARD,
-    SLOT_FLAG,
-    SORT0,
-    SORT_BASE,
-    SORT_N,
-    SORT_OPTIONS,
-    STEPI,
-    TARGET_BASE,
-    TOP0,
-    TOP_N,
-    USE_BASE,
-    WON,
-    _sync,
-    body,
-    k_sync,
-)
+from tablegym.envs.friday.layout import _sync, body, k_sync
 from tablegym.envs.friday.observation import OBS_SIZE, k_observe
 from tablegym.envs.friday.turns import fight_target, fight_total, k_chance, k_new
 
@@ -186,9 +105,9 @@ def state_push(s, a):
     """Play a decision or a chance outcome on the common state (``Kernels.push``; unchecked:
     ``FridayState.child`` checks): a decision counts as a ply and is the last one."""
     b = body(s)
-    if b[PENDING] == PD_NONE:
-        s[PLY] += 1
-        s[LAST] = a
+    if b[L.PENDING] == L.PD_NONE:
+        s[common.PLY] += 1
+        s[common.LAST] = a
     k_apply(b, a)
     _sync(s, b)
 
@@ -208,7 +127,7 @@ def state_chance(s, ids, probs):
 def state_sample(s, rng_state):
     """``k_sample_split`` on the common state (``Kernels.sample``: the searches' sampler); the
     header is kept only where a draw was pending (most decisions draw nothing)."""
-    if s[TO_MOVE] == CHANCE:
+    if s[common.TO_MOVE] == common.CHANCE:
         b = body(s)
         k_sample_split(b, rng_state)
         _sync(s, b)
@@ -239,6 +158,19 @@ searches sample draws with ``k_sample_split`` and fix the shuffled stack with ``
 
 
 # ---- the object API ---------------------------------------------------------------------------------
+
+
+class FridayOptions(TypedDict, total=False):
+    """``FridayGame``'s rule options as keyword arguments, each optional (its docstring says what
+    each means): what the env and ``scenario`` pass on to the game they make."""
+
+    level: int
+    abilities: str
+    aging_life: str
+    empty_aging: str
+    below_replacement: str
+    sort_draws: str
+    max_life_level4: int
 
 
 class FridayGame(Game):
@@ -299,24 +231,24 @@ class FridayGame(Game):
             "sort_draws": sort_draws,
         }
         for name, value in chosen.items():
-            if value not in OPTION_VALUES[name]:
-                raise ValueError(f"Friday option {name!r} must be one of {OPTION_VALUES[name]}, got {value!r}")
+            if value not in L.OPTION_VALUES[name]:
+                raise ValueError(f"Friday option {name!r} must be one of {L.OPTION_VALUES[name]}, got {value!r}")
         if max_life_level4 not in (20, 22):
             raise ValueError(f"Friday option 'max_life_level4' must be 20 or 22, got {max_life_level4!r}")
         self.level = level
-        self.codes = tuple(OPTION_VALUES[name].index(value) for name, value in chosen.items())
+        self.codes = tuple(L.OPTION_VALUES[name].index(value) for name, value in chosen.items())
         self.max_life_level4 = max_life_level4
         self.spec = GameSpec(
             name="friday",
             num_players=1,
-            num_actions=NUM_ACTIONS,
+            num_actions=L.NUM_ACTIONS,
             max_game_length=10_000,  # soft: two "below the pile" cards can cycle; the env truncates
             min_utility=-1.0,
             max_utility=1.0,
             observation_shape=(OBS_SIZE,),
             options={"level": level, **chosen, "max_life_level4": max_life_level4},
             chance=True,
-            max_chance_outcomes=NUM_OUTCOMES,
+            max_chance_outcomes=L.NUM_OUTCOMES,
         )
 
     def new_initial_state(self) -> FridayState:
@@ -331,27 +263,27 @@ class FridayState(KernelState):
     @property
     def body(self) -> np.ndarray:
         """Friday's slots (the int8 view of this state's words after the header; read them only)."""
-        return self._s[HEADER:].view(np.int8)
+        return self._s[common.HEADER :].view(np.int8)
 
     def current_player(self) -> int:  # read off the header, without a call into the kernels
-        return TERMINAL if self._s[OUTCOME] != PLAYING else int(self._s[TO_MOVE])
+        return common.TERMINAL if self._s[common.OUTCOME] != PLAYING else int(self._s[common.TO_MOVE])
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
-        if self.current_player() != CHANCE:
+        if self.current_player() != common.CHANCE:
             raise ValueError("chance_outcomes() called at a decision, not at a pending draw")
         return super().chance_outcomes()
 
     def _why_illegal(self, action: int) -> str:
         if self.is_terminal():
             return "(the game is over)"
-        if self.current_player() == CHANCE:
+        if self.current_player() == common.CHANCE:
             return "(a card is being drawn: pass one of the chance outcomes)"
-        name = action_name(action) if 0 <= action < NUM_ACTIONS else "no such action"
+        name = action_name(action) if 0 <= action < L.NUM_ACTIONS else "no such action"
         return f"({name} is not legal while: {self.phase_name})"
 
     def returns(self) -> np.ndarray:
-        r = int(self.body[RESULT])
-        return np.array([1.0 if r == WON else -1.0 if r == LOST else 0.0])
+        r = int(self.body[L.RESULT])
+        return np.array([1.0 if r == L.WON else -1.0 if r == L.LOST else 0.0])
 
     def winner(self) -> int | None:
         return 0 if self.won else None
@@ -360,30 +292,30 @@ class FridayState(KernelState):
 
     @property
     def life(self) -> int:
-        return int(self.body[LIFE])
+        return int(self.body[L.LIFE])
 
     @property
     def step(self) -> int:
         """0 green, 1 yellow, 2 red, 3 pirates."""
-        return int(self.body[STEPI])
+        return int(self.body[L.STEPI])
 
     @property
     def step_name(self) -> str:
-        return STEP_NAMES[self.step]
+        return C.STEP_NAMES[self.step]
 
     @property
     def phase(self) -> int:
-        return int(self.body[PHASE])
+        return int(self.body[L.PHASE])
 
     @property
     def phase_name(self) -> str:
-        if self.phase == P_EXTRA:  # one phase, "draw one more card or stop", for three abilities
-            return EXTRA_PHASE_NAMES.get(int(self.body[AB_KIND]), PHASE_NAMES[P_EXTRA])
-        return PHASE_NAMES[self.phase]
+        if self.phase == L.P_EXTRA:  # one phase, "draw one more card or stop", for three abilities
+            return L.EXTRA_PHASE_NAMES.get(int(self.body[L.AB_KIND]), L.PHASE_NAMES[L.P_EXTRA])
+        return L.PHASE_NAMES[self.phase]
 
     @property
     def won(self) -> bool:
-        return int(self.body[RESULT]) == WON
+        return int(self.body[L.RESULT]) == L.WON
 
     @property
     def score(self) -> int:
@@ -392,7 +324,7 @@ class FridayState(KernelState):
     @property
     def pirates(self) -> tuple[int, int]:
         """The two revealed pirates (ids into ``cards.PIRATES``; -1 before the reveal)."""
-        return int(self.body[PIRATE_A]), int(self.body[PIRATE_B])
+        return int(self.body[L.PIRATE_A]), int(self.body[L.PIRATE_B])
 
     @property
     def pirates_beaten(self) -> int:
@@ -402,67 +334,69 @@ class FridayState(KernelState):
     @property
     def beaten(self) -> tuple[bool, bool]:
         """Whether each of the two revealed pirates is beaten."""
-        return bool(self.body[BEATEN] & 1), bool((self.body[BEATEN] >> 1) & 1)
+        return bool(self.body[L.BEATEN] & 1), bool((self.body[L.BEATEN] >> 1) & 1)
 
     @property
     def pirate_fought(self) -> int:
         """Which of the two pirates (0/1) is being fought; -1 outside a pirate fight."""
-        return int(self.body[PFIGHT])
+        return int(self.body[L.PFIGHT])
 
     @property
     def destroy_budget(self) -> int:
         """Destroy cost left after a lost fight (0 outside that choice)."""
-        return int(self.body[DESTROY_LEFT]) if self.phase == P_DESTROY else 0
+        return int(self.body[L.DESTROY_LEFT]) if self.phase == L.P_DESTROY else 0
 
     @property
     def aging_entered(self) -> int:
-        return int(self.body[AGING_IN])
+        return int(self.body[L.AGING_IN])
 
     def zone(self, name: str) -> np.ndarray:
         """Counts per card type in a zone: "stack", "discard", "table", "aging", "hazards",
         "hazard_discard", "owned", or "removed" (cards out of the game)."""
         s = self.body.astype(np.int64)
         if name == "stack":
-            out = s[MID : MID + NUM_TYPES].astype(np.int64)
+            out = s[L.MID : L.MID + C.NUM_TYPES].astype(np.int64)
             for c in (
-                list(s[TOP0 : TOP0 + s[TOP_N]]) + list(s[SORT0 : SORT0 + s[SORT_N]]) + list(s[BOTTOM : BOTTOM + s[BOTTOM_N]])
+                list(s[L.TOP0 : L.TOP0 + s[L.TOP_N]])
+                + list(s[L.SORT0 : L.SORT0 + s[L.SORT_N]])
+                + list(s[L.BOTTOM : L.BOTTOM + s[L.BOTTOM_N]])
             ):
                 out[c] += 1
             return out
         if name == "discard":
-            return s[DISC : DISC + NUM_TYPES].astype(np.int64)
+            return s[L.DISC : L.DISC + C.NUM_TYPES].astype(np.int64)
         if name == "table":
-            out = np.zeros(NUM_TYPES, dtype=np.int64)
-            for c in s[SLOT_CARD : SLOT_CARD + MAX_SLOTS]:
+            out = np.zeros(C.NUM_TYPES, dtype=np.int64)
+            for c in s[L.SLOT_CARD : L.SLOT_CARD + L.MAX_SLOTS]:
                 if c >= 0:
                     out[c] += 1
             return out
         if name == "aging":
-            out = np.zeros(NUM_TYPES, dtype=np.int64)
-            out[FIRST_AGING:] = s[AGING_STACK : AGING_STACK + NUM_AGING_TYPES]
+            out = np.zeros(C.NUM_TYPES, dtype=np.int64)
+            out[C.FIRST_AGING :] = s[L.AGING_STACK : L.AGING_STACK + C.NUM_AGING_TYPES]
             return out
         if name == "hazards":
-            out = np.zeros(NUM_TYPES, dtype=np.int64)
-            out[:NUM_HAZARD_TYPES] = s[HSTACK : HSTACK + NUM_HAZARD_TYPES]
-            for k in (CHOICE_A, CHOICE_B):
+            out = np.zeros(C.NUM_TYPES, dtype=np.int64)
+            out[: C.NUM_HAZARD_TYPES] = s[L.HSTACK : L.HSTACK + C.NUM_HAZARD_TYPES]
+            for k in (L.CHOICE_A, L.CHOICE_B):
                 if s[k] >= 0:
                     out[s[k]] += 1
             return out
         if name == "hazard_discard":
-            out = np.zeros(NUM_TYPES, dtype=np.int64)
-            out[:NUM_HAZARD_TYPES] = s[HDISC : HDISC + NUM_HAZARD_TYPES]
+            out = np.zeros(C.NUM_TYPES, dtype=np.int64)
+            out[: C.NUM_HAZARD_TYPES] = s[L.HDISC : L.HDISC + C.NUM_HAZARD_TYPES]
             return out
         if name == "owned":
-            out = np.zeros(NUM_TYPES, dtype=np.int64)
+            out = np.zeros(C.NUM_TYPES, dtype=np.int64)
             k_owned(self.body, out)
             return out
         if name == "removed":
             present = sum(self.zone(z) for z in ("owned", "aging", "hazards", "hazard_discard"))
-            if s[FIGHT] >= 0:
-                present[s[FIGHT]] += 1
-            total = COUNT.copy()
+            if s[L.FIGHT] >= 0:
+                present[s[L.FIGHT]] += 1
+            total = C.COUNT.copy()
             if self.game.level < 3:
-                total[VERY_STUPID] = 0
+                total[C.VERY_STUPID] = 0
             return total - present
         raise ValueError(f"unknown zone {name!r}")
 
@@ -470,14 +404,23 @@ class FridayState(KernelState):
     def table(self) -> list[tuple[int, int, str]]:
         """(slot, card type, flags text) of the cards on the table, left side first."""
         body = self.body
-        cards, flag_bits = body[SLOT_CARD : SLOT_CARD + MAX_SLOTS].tolist(), body[SLOT_FLAG : SLOT_FLAG + MAX_SLOTS].tolist()
+        cards, flag_bits = (
+            body[L.SLOT_CARD : L.SLOT_CARD + L.MAX_SLOTS].tolist(),
+            body[L.SLOT_FLAG : L.SLOT_FLAG + L.MAX_SLOTS].tolist(),
+        )
         rows = []
         for i, c in enumerate(cards):
             if c >= 0:
                 f = flag_bits[i]
                 flags = "".join(
                     ch
-                    for bit, ch in ((F_LEFT, "L"), (F_DESTROYED, "x"), (F_DOUBLED, "2"), (F_USED, "u"), (F_COPIED_STEP, "s"))
+                    for bit, ch in (
+                        (L.F_LEFT, "L"),
+                        (L.F_DESTROYED, "x"),
+                        (L.F_DOUBLED, "2"),
+                        (L.F_USED, "u"),
+                        (L.F_COPIED_STEP, "s"),
+                    )
                     if f & bit
                 )
                 rows.append((i, c, flags))
@@ -487,11 +430,11 @@ class FridayState(KernelState):
     @property
     def hazard(self) -> int:
         """The hazard being fought (-1 when none)."""
-        return int(self.body[FIGHT])
+        return int(self.body[L.FIGHT])
 
     @property
     def hazard_choice(self) -> tuple[int, int]:
-        return int(self.body[CHOICE_A]), int(self.body[CHOICE_B])
+        return int(self.body[L.CHOICE_A]), int(self.body[L.CHOICE_B])
 
     def fight(self) -> tuple[int, int]:
         """(fighting total, hazard value) of the current fight."""
@@ -508,8 +451,8 @@ class FridayState(KernelState):
     def _namer(self):
         """The name of an action (or a draw's outcome) here, the state read once."""
         body = self.body
-        if self.current_player() == CHANCE:
-            pending = int(body[PENDING])
+        if self.current_player() == common.CHANCE:
+            pending = int(body[L.PENDING])
             return lambda a: outcome_name(a, pending)
         return lambda a: action_name(a, body)
 
@@ -540,10 +483,10 @@ class FridayState(KernelState):
 
 def sample_chance(state: FridayState, rng: np.random.Generator) -> FridayState:
     """Resolve pending draws with ``rng`` until a decision or the end of the game."""
-    if state.current_player() != CHANCE:
+    if state.current_player() != common.CHANCE:
         return state
     s = state.array
-    k_sample(s[HEADER:].view(np.int8), rng)
+    k_sample(s[common.HEADER :].view(np.int8), rng)
     k_sync(s)
     return FridayState(state.game, s)
 
@@ -584,35 +527,35 @@ def action_name(a: int, s: np.ndarray | None = None) -> str:
         "fight first pirate",
         "fight second pirate",
     )
-    if a == EXTRA_DRAW and s is not None and s[PHASE] == P_EXTRA and s[AB_KIND] in (SORT, BELOW):
-        return "draw another card" if s[AB_KIND] == SORT else "draw replacement"
-    if a < USE_BASE:
+    if a == L.EXTRA_DRAW and s is not None and s[L.PHASE] == L.P_EXTRA and s[L.AB_KIND] in (C.SORT, C.BELOW):
+        return "draw another card" if s[L.AB_KIND] == C.SORT else "draw replacement"
+    if a < L.USE_BASE:
         return names[a]
 
     def slot(i: int) -> str:
-        if s is None or s[SLOT_CARD + i] < 0:
+        if s is None or s[L.SLOT_CARD + i] < 0:
             return f"slot {i}"
-        return f"slot {i} {card_name(int(s[SLOT_CARD + i]))}"
+        return f"slot {i} {card_name(int(s[L.SLOT_CARD + i]))}"
 
-    if a < TARGET_BASE:
-        return f"use {slot(a - USE_BASE)}"
-    if a < DESTROY_BASE:
-        return f"target {slot(a - TARGET_BASE)}"
-    if a < SORT_BASE:
-        return f"destroy {slot(a - DESTROY_BASE)}"
-    n, d, *order = SORT_OPTIONS[a - SORT_BASE]
+    if a < L.TARGET_BASE:
+        return f"use {slot(a - L.USE_BASE)}"
+    if a < L.DESTROY_BASE:
+        return f"target {slot(a - L.TARGET_BASE)}"
+    if a < L.SORT_BASE:
+        return f"destroy {slot(a - L.DESTROY_BASE)}"
+    n, d, *order = L.SORT_OPTIONS[a - L.SORT_BASE]
     kept = "".join(str(i) for i in order if i >= 0) or "-"
     return f"sort {kept}" + (f" discard {d}" if d >= 0 else "")
 
 
 def outcome_name(o: int, pending: int) -> str:
-    if o >= PIRATE_OUTCOME:
-        p = PIRATES[o - PIRATE_OUTCOME]
+    if o >= L.PIRATE_OUTCOME:
+        p = C.PIRATES[o - L.PIRATE_OUTCOME]
         free = "*" if p.free < 0 else p.free
         hazard = "*" if p.hazard < 0 else p.hazard
         return f"pirate {free}/{hazard}" + (f" ({p.special})" if p.special else "")
-    if pending == PD_HAZARD:
-        c = CARDS[o]
-        free, values = GROUP_FREE[c.group], GROUP_VALUES[c.group]
+    if pending == L.PD_HAZARD:
+        c = C.CARDS[o]
+        free, values = C.GROUP_FREE[c.group], C.GROUP_VALUES[c.group]
         return f"hazard {free}; {values[0]}/{values[1]}/{values[2]} -> {card_name(o)}"
     return card_name(o)

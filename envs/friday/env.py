@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 from gymnasium import spaces
 
 from tablegym.envs.core import IllegalActionError
 from tablegym.envs.friday.cards import NUM_AGING_TYPES, NUM_HAZARD_TYPES, NUM_PIRATES, NUM_TYPES
-from tablegym.envs.friday.core import FridayGame, FridayState, sample_chance
+from tablegym.envs.friday.core import FridayGame, FridayOptions, FridayState, sample_chance
 from tablegym.envs.friday.layout import MAX_SLOTS, NUM_ACTIONS
 from tablegym.envs.friday.observation import OBS_SIZE
 from tablegym.envs.single import SinglePlayerEnv
@@ -196,29 +196,15 @@ class FridayEnv(SinglePlayerEnv):
     def __init__(
         self,
         *,
-        level: int = 1,
-        abilities: str = "any_time",
-        aging_life: str = "at_resolution",
-        empty_aging: str = "lose",
-        below_replacement: str = "optional",
-        sort_draws: str = "one_at_a_time",
-        max_life_level4: int = 22,
         reward: str = "win",
         illegal_action: str = "raise",
         max_steps: int | None = DEFAULT_MAX_STEPS,
         render_mode: str | None = None,
+        **rules: Unpack[FridayOptions],
     ) -> None:
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
-        game = FridayGame(
-            level=level,
-            abilities=abilities,
-            aging_life=aging_life,
-            empty_aging=empty_aging,
-            below_replacement=below_replacement,
-            sort_draws=sort_draws,
-            max_life_level4=max_life_level4,
-        )
+        game = FridayGame(**rules)
         self._setup(
             game,
             spaces.Box(*_observation_bounds(), dtype=np.float32),

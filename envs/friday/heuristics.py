@@ -14,47 +14,15 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.core import LAST, PLY
-from tablegym.envs.friday.cards import AGING, DOUBLE, KIND, NUM_TYPES, RATING, VALUE
+from tablegym.envs.friday import cards as C
+from tablegym.envs.friday import layout as L
 from tablegym.envs.friday.core import KERNELS, state_push
 from tablegym.envs.friday.decisions import k_apply, k_moves, k_score
-from tablegym.envs.friday.layout import (
-    AB_KIND,
-    BOTTOM,
-    BOTTOM_N,
-    DESTROY_BASE,
-    DESTROY_LEFT,
-    DISC,
-    DONE,
-    F_DESTROYED,
-    LIFE,
-    LOST,
-    MAX_SLOTS,
-    MID,
-    NUM_ACTIONS,
-    P_DESTROY,
-    P_TARGET,
-    PD_NONE,
-    PENDING,
-    PHASE,
-    RESULT,
-    SLOT_CARD,
-    SLOT_FLAG,
-    SORT0,
-    SORT_BASE,
-    SORT_N,
-    STEPI,
-    TARGET_BASE,
-    TOP0,
-    TOP_N,
-    USE_BASE,
-    WON,
-    body,
-    k_sync,
-)
+from tablegym.envs.friday.layout import body, k_sync
 
 WIN_SCORE = 1e12
 LOSS_SCORE = -1e12
-DESTROY_MACRO = NUM_ACTIONS
+DESTROY_MACRO = L.NUM_ACTIONS
 """Search-only action: Fridai's single destroy subset after a lost fight, then DONE."""
 
 
@@ -67,12 +35,12 @@ def fridai_eval(s, player, params):
 @njit(cache=True)
 def fridai_score(s):
     """life x 10^7 + 1000 x mean rating of the cards owned; +-1e12 for a won/lost game."""
-    if s[RESULT] == WON:
+    if s[L.RESULT] == L.WON:
         return WIN_SCORE
-    if s[RESULT] == LOST:
+    if s[L.RESULT] == L.LOST:
         return LOSS_SCORE
     n, rating = owned_rating(s)
-    return s[LIFE] * 1e7 + (1000.0 * rating / n if n > 0 else 0.0)
+    return s[L.LIFE] * 1e7 + (1000.0 * rating / n if n > 0 else 0.0)
 
 
 OUTCOME_STEP = 10.0
@@ -92,7 +60,7 @@ def outcome_score(s):
     Monte-Carlo planning's rollout value (envs/friday/rollout.py). The step term pays for
     survival: by the score alone a game that dies in yellow holding more cards beats one that
     reaches red with fewer. It reads an unfinished game the same way (the score so far)."""
-    return k_score(s) + OUTCOME_STEP * min(s[STEPI], 3) + (OUTCOME_WIN if s[RESULT] == WON else 0.0)
+    return k_score(s) + OUTCOME_STEP * min(s[L.STEPI], 3) + (OUTCOME_WIN if s[L.RESULT] == L.WON else 0.0)
 
 
 @njit(cache=True)
@@ -100,24 +68,24 @@ def owned_rating(s):
     """(number of fighting cards owned, sum of their ratings), read off the zones without copying."""
     n = 0
     rating = 0
-    for t in range(NUM_TYPES):
-        c = s[MID + t] + s[DISC + t]
+    for t in range(C.NUM_TYPES):
+        c = s[L.MID + t] + s[L.DISC + t]
         n += c
-        rating += c * RATING[t]
-    for r in range(s[TOP_N]):
+        rating += c * C.RATING[t]
+    for r in range(s[L.TOP_N]):
         n += 1
-        rating += RATING[s[TOP0 + r]]
-    for r in range(s[SORT_N]):
+        rating += C.RATING[s[L.TOP0 + r]]
+    for r in range(s[L.SORT_N]):
         n += 1
-        rating += RATING[s[SORT0 + r]]
-    for r in range(s[BOTTOM_N]):
+        rating += C.RATING[s[L.SORT0 + r]]
+    for r in range(s[L.BOTTOM_N]):
         n += 1
-        rating += RATING[s[BOTTOM + r]]
-    for i in range(MAX_SLOTS):
-        t = s[SLOT_CARD + i]
+        rating += C.RATING[s[L.BOTTOM + r]]
+    for i in range(L.MAX_SLOTS):
+        t = s[L.SLOT_CARD + i]
         if t >= 0:
             n += 1
-            rating += RATING[t]
+            rating += C.RATING[t]
     return n, rating
 
 
@@ -125,15 +93,15 @@ def owned_rating(s):
 def destroy_choice(s, out):
     """Fridai's destroy subset after a lost fight: the table slots whose rating sum is most
     negative within the budget (aging cards cost 2, others 1). Writes slots, returns how many."""
-    budget = s[DESTROY_LEFT]
-    aging = np.empty(MAX_SLOTS, dtype=np.int64)
-    other = np.empty(MAX_SLOTS, dtype=np.int64)
+    budget = s[L.DESTROY_LEFT]
+    aging = np.empty(L.MAX_SLOTS, dtype=np.int64)
+    other = np.empty(L.MAX_SLOTS, dtype=np.int64)
     na = 0
     no = 0
-    for j in range(MAX_SLOTS):
-        t = s[SLOT_CARD + j]
-        if t >= 0 and (s[SLOT_FLAG + j] & F_DESTROYED) == 0 and RATING[t] < 0:
-            if KIND[t] == AGING:
+    for j in range(L.MAX_SLOTS):
+        t = s[L.SLOT_CARD + j]
+        if t >= 0 and (s[L.SLOT_FLAG + j] & L.F_DESTROYED) == 0 and C.RATING[t] < 0:
+            if C.KIND[t] == C.AGING:
                 aging[na] = j
                 na += 1
             else:
@@ -151,9 +119,9 @@ def destroy_choice(s, out):
         ko = min(no, budget - 2 * ka)
         total = 0
         for r in range(ka):
-            total += RATING[s[SLOT_CARD + aging[r]]]
+            total += C.RATING[s[L.SLOT_CARD + aging[r]]]
         for r in range(ko):
-            total += RATING[s[SLOT_CARD + other[r]]]
+            total += C.RATING[s[L.SLOT_CARD + other[r]]]
         if total < best_sum:
             best_sum = total
             best_a = ka
@@ -173,7 +141,7 @@ def destroy_choice(s, out):
 def _sort_by_rating(s, slots, n):
     for i in range(1, n):  # insertion sort: a handful of cards
         j = i
-        while j > 0 and RATING[s[SLOT_CARD + slots[j]]] < RATING[s[SLOT_CARD + slots[j - 1]]]:
+        while j > 0 and C.RATING[s[L.SLOT_CARD + slots[j]]] < C.RATING[s[L.SLOT_CARD + slots[j - 1]]]:
             slots[j], slots[j - 1] = slots[j - 1], slots[j]
             j -= 1
 
@@ -181,18 +149,18 @@ def _sort_by_rating(s, slots, n):
 @njit(cache=True)
 def search_moves(s, out):
     """The actions Fridai's search considers (see the module docstring)."""
-    if s[PENDING] == PD_NONE and s[PHASE] == P_DESTROY:
+    if s[L.PENDING] == L.PD_NONE and s[L.PHASE] == L.P_DESTROY:
         out[0] = DESTROY_MACRO
         return 1
     n_legal = k_moves(s, out)
-    if s[PENDING] != PD_NONE:
+    if s[L.PENDING] != L.PD_NONE:
         return n_legal
     double_target = -1
-    if s[PHASE] == P_TARGET and s[AB_KIND] == DOUBLE:
+    if s[L.PHASE] == L.P_TARGET and s[L.AB_KIND] == C.DOUBLE:
         best = 0
         for k in range(n_legal):
-            j = out[k] - TARGET_BASE
-            v = VALUE[s[SLOT_CARD + j]]
+            j = out[k] - L.TARGET_BASE
+            v = C.VALUE[s[L.SLOT_CARD + j]]
             if v > best:
                 best = v
                 double_target = out[k]
@@ -201,15 +169,15 @@ def search_moves(s, out):
         a = out[k]
         if double_target >= 0 and a != double_target:
             continue
-        if USE_BASE <= a < SORT_BASE and a < DESTROY_BASE:
-            base = USE_BASE if a < TARGET_BASE else TARGET_BASE
+        if L.USE_BASE <= a < L.SORT_BASE and a < L.DESTROY_BASE:
+            base = L.USE_BASE if a < L.TARGET_BASE else L.TARGET_BASE
             j = a - base
             duplicate = False
             for m in range(n):
                 b = out[m]
-                if base <= b < base + MAX_SLOTS:
+                if base <= b < base + L.MAX_SLOTS:
                     i = b - base
-                    if s[SLOT_CARD + i] == s[SLOT_CARD + j] and s[SLOT_FLAG + i] == s[SLOT_FLAG + j]:
+                    if s[L.SLOT_CARD + i] == s[L.SLOT_CARD + j] and s[L.SLOT_FLAG + i] == s[L.SLOT_FLAG + j]:
                         duplicate = True
                         break
             if duplicate:
@@ -225,14 +193,14 @@ def search_apply(s, a):
     if a != DESTROY_MACRO:
         k_apply(s, a)
         return
-    slots = np.empty(MAX_SLOTS, dtype=np.int64)
+    slots = np.empty(L.MAX_SLOTS, dtype=np.int64)
     n = destroy_choice(s, slots)
     for r in range(n):
-        k_apply(s, DESTROY_BASE + slots[r])
-        if s[PHASE] != P_DESTROY or s[PENDING] != PD_NONE:
+        k_apply(s, L.DESTROY_BASE + slots[r])
+        if s[L.PHASE] != L.P_DESTROY or s[L.PENDING] != L.PD_NONE:
             return
-    if s[PHASE] == P_DESTROY:
-        k_apply(s, np.int64(DONE))  # an int64, not the literal: one compiled k_apply, not two
+    if s[L.PHASE] == L.P_DESTROY:
+        k_apply(s, np.int64(L.DONE))  # an int64, not the literal: one compiled k_apply, not two
 
 
 @njit(cache=True)

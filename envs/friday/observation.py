@@ -5,54 +5,10 @@ from __future__ import annotations
 
 from numba import njit
 
-from tablegym.envs.friday.cards import (
-    ABILITY,
-    ABILITY_WEIGHT,
-    AGING,
-    KIND,
-    NONE,
-    NUM_AGING_TYPES,
-    NUM_HAZARD_TYPES,
-    NUM_PIRATES,
-    NUM_TYPES,
-    VALUE,
-)
+from tablegym.envs.friday import cards as C
+from tablegym.envs.friday import layout as L
 from tablegym.envs.friday.decisions import _paid_cost, k_owned
-from tablegym.envs.friday.layout import (
-    AB_KIND,
-    AGING_IN,
-    AGING_STACK,
-    BEATEN,
-    BOTTOM,
-    BOTTOM_N,
-    CHOICE_A,
-    CHOICE_B,
-    DISC,
-    F_DESTROYED,
-    F_DOUBLED,
-    F_LEFT,
-    F_USED,
-    FIGHT,
-    FREE_ALLOWED,
-    FREE_DRAWN,
-    FREE_ENDED,
-    HDISC,
-    HSTACK,
-    LIFE,
-    MAX_SLOTS,
-    MID,
-    PFIGHT,
-    PHASE,
-    PIRATE_A,
-    SLOT_CARD,
-    SLOT_FLAG,
-    SORT0,
-    SORT_N,
-    STEPI,
-    TOP0,
-    TOP_N,
-    body,
-)
+from tablegym.envs.friday.layout import body
 from tablegym.envs.friday.turns import fight_target, fight_total
 
 # ---- observation ----------------------------------------------------------------------------------
@@ -71,16 +27,16 @@ OBS_SIZE = (
     + 4
     + 10
     + 7
-    + 2 * NUM_PIRATES
+    + 2 * C.NUM_PIRATES
     + 2
     + 2
-    + NUM_HAZARD_TYPES * 3
+    + C.NUM_HAZARD_TYPES * 3
     + 17
-    + 5 * NUM_TYPES
-    + 2 * NUM_HAZARD_TYPES
-    + NUM_AGING_TYPES
-    + 8 * MAX_SLOTS
-    + 3 * NUM_TYPES
+    + 5 * C.NUM_TYPES
+    + 2 * C.NUM_HAZARD_TYPES
+    + C.NUM_AGING_TYPES
+    + 8 * L.MAX_SLOTS
+    + 3 * C.NUM_TYPES
 )
 
 
@@ -89,77 +45,77 @@ def k_observe(s, out):
     """Write the observation vector of the layout above into ``out`` (float32)."""
     out[:] = 0.0
     o = 0
-    out[o] = s[LIFE] / 22.0
+    out[o] = s[L.LIFE] / 22.0
     o += 1
-    out[o + s[STEPI]] = 1.0
+    out[o + s[L.STEPI]] = 1.0
     o += 4
-    out[o + s[PHASE]] = 1.0
+    out[o + s[L.PHASE]] = 1.0
     o += 10
-    fighting = s[FIGHT] >= 0 or s[PFIGHT] >= 0
+    fighting = s[L.FIGHT] >= 0 or s[L.PFIGHT] >= 0
     out[o] = fight_total(s) / 20.0 if fighting else 0.0
     out[o + 1] = fight_target(s) / 20.0
-    out[o + 2] = s[FREE_ALLOWED] / 5.0
-    out[o + 3] = s[FREE_DRAWN] / 5.0
-    out[o + 4] = s[FREE_ENDED]
+    out[o + 2] = s[L.FREE_ALLOWED] / 5.0
+    out[o + 3] = s[L.FREE_DRAWN] / 5.0
+    out[o + 4] = s[L.FREE_ENDED]
     out[o + 5] = _paid_cost(s) if fighting else 0.0
-    out[o + 6] = s[AGING_IN] / 11.0
+    out[o + 6] = s[L.AGING_IN] / 11.0
     o += 7
     for k in range(2):
-        if s[PIRATE_A + k] >= 0:
-            out[o + NUM_PIRATES * k + s[PIRATE_A + k]] = 1.0
-    o += 2 * NUM_PIRATES
-    out[o] = s[BEATEN] & 1
-    out[o + 1] = (s[BEATEN] >> 1) & 1
+        if s[L.PIRATE_A + k] >= 0:
+            out[o + C.NUM_PIRATES * k + s[L.PIRATE_A + k]] = 1.0
+    o += 2 * C.NUM_PIRATES
+    out[o] = s[L.BEATEN] & 1
+    out[o + 1] = (s[L.BEATEN] >> 1) & 1
     o += 2
-    if s[PFIGHT] >= 0:
-        out[o + s[PFIGHT]] = 1.0
+    if s[L.PFIGHT] >= 0:
+        out[o + s[L.PFIGHT]] = 1.0
     o += 2
-    for k, base in ((FIGHT, 0), (CHOICE_A, 1), (CHOICE_B, 2)):
+    for k, base in ((L.FIGHT, 0), (L.CHOICE_A, 1), (L.CHOICE_B, 2)):
         if s[k] >= 0:
-            out[o + NUM_HAZARD_TYPES * base + s[k]] = 1.0
-    o += 3 * NUM_HAZARD_TYPES
-    out[o + s[AB_KIND]] = 1.0 if s[AB_KIND] != NONE else 0.0
+            out[o + C.NUM_HAZARD_TYPES * base + s[k]] = 1.0
+    o += 3 * C.NUM_HAZARD_TYPES
+    out[o + s[L.AB_KIND]] = 1.0 if s[L.AB_KIND] != C.NONE else 0.0
     o += 17
-    for t in range(NUM_TYPES):
-        out[o + t] = s[MID + t] / 4.0
-    o += NUM_TYPES
-    for r in range(s[TOP_N]):
-        out[o + s[TOP0 + r]] += 0.25
-    o += NUM_TYPES
-    for r in range(s[BOTTOM_N]):
-        out[o + s[BOTTOM + r]] += 0.25
-    o += NUM_TYPES
-    for t in range(NUM_TYPES):
-        out[o + t] = s[DISC + t] / 4.0
-    o += NUM_TYPES
-    owned = out[o : o + NUM_TYPES]  # the counts written in place (small integers: exact in float32)
+    for t in range(C.NUM_TYPES):
+        out[o + t] = s[L.MID + t] / 4.0
+    o += C.NUM_TYPES
+    for r in range(s[L.TOP_N]):
+        out[o + s[L.TOP0 + r]] += 0.25
+    o += C.NUM_TYPES
+    for r in range(s[L.BOTTOM_N]):
+        out[o + s[L.BOTTOM + r]] += 0.25
+    o += C.NUM_TYPES
+    for t in range(C.NUM_TYPES):
+        out[o + t] = s[L.DISC + t] / 4.0
+    o += C.NUM_TYPES
+    owned = out[o : o + C.NUM_TYPES]  # the counts written in place (small integers: exact in float32)
     k_owned(s, owned)
-    for t in range(NUM_TYPES):
+    for t in range(C.NUM_TYPES):
         owned[t] = owned[t] / 4.0
-    o += NUM_TYPES
-    for t in range(NUM_HAZARD_TYPES):
-        out[o + t] = s[HSTACK + t] / 2.0
-        out[o + NUM_HAZARD_TYPES + t] = s[HDISC + t] / 2.0
-    o += 2 * NUM_HAZARD_TYPES
-    for a in range(NUM_AGING_TYPES):
-        out[o + a] = s[AGING_STACK + a]
-    o += NUM_AGING_TYPES
-    for i in range(MAX_SLOTS):
-        t = s[SLOT_CARD + i]
+    o += C.NUM_TYPES
+    for t in range(C.NUM_HAZARD_TYPES):
+        out[o + t] = s[L.HSTACK + t] / 2.0
+        out[o + C.NUM_HAZARD_TYPES + t] = s[L.HDISC + t] / 2.0
+    o += 2 * C.NUM_HAZARD_TYPES
+    for a in range(C.NUM_AGING_TYPES):
+        out[o + a] = s[L.AGING_STACK + a]
+    o += C.NUM_AGING_TYPES
+    for i in range(L.MAX_SLOTS):
+        t = s[L.SLOT_CARD + i]
         if t >= 0:
-            f = s[SLOT_FLAG + i]
+            f = s[L.SLOT_FLAG + i]
             out[o] = 1.0
-            out[o + 1] = f & F_LEFT
-            out[o + 2] = VALUE[t] / 4.0
-            out[o + 3] = (f & F_DESTROYED) > 0
-            out[o + 4] = (f & F_DOUBLED) > 0
-            out[o + 5] = (f & F_USED) > 0
-            out[o + 6] = ABILITY_WEIGHT[ABILITY[t]] / 3.0
-            out[o + 7] = KIND[t] == AGING
+            out[o + 1] = f & L.F_LEFT
+            out[o + 2] = C.VALUE[t] / 4.0
+            out[o + 3] = (f & L.F_DESTROYED) > 0
+            out[o + 4] = (f & L.F_DOUBLED) > 0
+            out[o + 5] = (f & L.F_USED) > 0
+            out[o + 6] = C.ABILITY_WEIGHT[C.ABILITY[t]] / 3.0
+            out[o + 7] = C.KIND[t] == C.AGING
         o += 8
-    for r in range(s[SORT_N]):
-        out[o + NUM_TYPES * r + s[SORT0 + r]] = 1.0
-    o += 3 * NUM_TYPES
+    for r in range(s[L.SORT_N]):
+        out[o + C.NUM_TYPES * r + s[L.SORT0 + r]] = 1.0
+    o += 3 * C.NUM_TYPES
 
 
 @njit(cache=True)

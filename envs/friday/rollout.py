@@ -30,85 +30,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablegym.envs.friday.cards import (
-    ABILITY,
-    BELOW,
-    CARD1,
-    CARD2,
-    COPY,
-    DESTROY,
-    DESTROY_COST,
-    DOUBLE,
-    EXCHANGE1,
-    EXCHANGE2,
-    GROUP,
-    GROUP_FREE,
-    GROUP_VALUES,
-    HIGHEST0,
-    LIFE1,
-    LIFE2,
-    MINUS_LIFE1,
-    MINUS_LIFE2,
-    NONE,
-    NUM_TYPES,
-    PIRATE_HAZARD,
-    RATING,
-    SORT,
-    STOP,
-    VALUE,
-)
+from tablegym.envs.friday import cards as C
+from tablegym.envs.friday import layout as L
 from tablegym.envs.friday.decisions import k_apply, k_moves, k_owned, k_sample_split
-from tablegym.envs.friday.layout import (
-    AB_KIND,
-    BOTTOM,
-    BOTTOM_N,
-    CHOICE_A,
-    CHOICE_B,
-    CONCEDE,
-    DESTROY_BASE,
-    DESTROY_LEFT,
-    DONE,
-    DRAW_FREE,
-    DRAW_PAID,
-    END_FIGHT,
-    EXTRA_DRAW,
-    F_DESTROYED,
-    F_LEFT,
-    FIGHT_0,
-    FIGHT_1,
-    LIFE,
-    MAX_SLOTS,
-    MID,
-    ONGOING,
-    P_DESTROY,
-    P_EXCHANGE_MORE,
-    P_EXTRA,
-    P_HAZARD,
-    P_PIRATE,
-    P_SORT,
-    P_TARGET,
-    PD_NONE,
-    PENDING,
-    PHASE,
-    PIRATE_0,
-    PIRATE_1,
-    PIRATE_A,
-    PIRATE_B,
-    RESULT,
-    SKIP,
-    SLOT_CARD,
-    SLOT_FLAG,
-    SORT0,
-    SORT_BASE,
-    SORT_OPTIONS,
-    STEPI,
-    TARGET_BASE,
-    TOP0,
-    TOP_N,
-    USE_BASE,
-    body,
-    k_sync,
-)
+from tablegym.envs.friday.layout import body, k_sync
 from tablegym.envs.friday.turns import fight_target, fight_total, k_draw_loses
 
 TRIM_LIFE = 9.0
@@ -124,15 +49,15 @@ MOVES_CAP = 256
 def badness(t):
     """How much card type ``t`` is worth destroying: minus its value, more for a harmful aging
     effect, less for a useful ability. Junk is what scores >= 0 at value <= 0."""
-    a = ABILITY[t]
-    b = -float(VALUE[t])
-    if a == STOP or a == HIGHEST0:
+    a = C.ABILITY[t]
+    b = -float(C.VALUE[t])
+    if a == C.STOP or a == C.HIGHEST0:
         b += 2.5
-    elif a == MINUS_LIFE1:
+    elif a == C.MINUS_LIFE1:
         b += 1.0
-    elif a == MINUS_LIFE2:
+    elif a == C.MINUS_LIFE2:
         b += 2.0
-    elif a != NONE:
+    elif a != C.NONE:
         b -= 2.0
     return b
 
@@ -145,10 +70,10 @@ def deck_stats(s, owned):
     n = 0
     total = 0
     junk = 0
-    for t in range(NUM_TYPES):
+    for t in range(C.NUM_TYPES):
         n += owned[t]
-        total += owned[t] * VALUE[t]
-        if badness(t) >= 0 and VALUE[t] <= 0:
+        total += owned[t] * C.VALUE[t]
+        if badness(t) >= 0 and C.VALUE[t] <= 0:
             junk += owned[t]
     ns, ts = _stack_value(s)
     mean = total / n if n > 0 else 0.0
@@ -160,79 +85,79 @@ def _stack_value(s):
     """(cards in the fighting stack, their total value): known top, shuffled middle, known bottom."""
     ns = 0
     ts = 0
-    for t in range(NUM_TYPES):
-        ns += s[MID + t]
-        ts += s[MID + t] * VALUE[t]
-    for r in range(s[TOP_N]):
+    for t in range(C.NUM_TYPES):
+        ns += s[L.MID + t]
+        ts += s[L.MID + t] * C.VALUE[t]
+    for r in range(s[L.TOP_N]):
         ns += 1
-        ts += VALUE[s[TOP0 + r]]
-    for r in range(s[BOTTOM_N]):
+        ts += C.VALUE[s[L.TOP0 + r]]
+    for r in range(s[L.BOTTOM_N]):
         ns += 1
-        ts += VALUE[s[BOTTOM + r]]
+        ts += C.VALUE[s[L.BOTTOM + r]]
     return ns, ts
 
 
 @njit(cache=True)
 def _table_has(s, sign):
     """A face-up table card with a value of that sign (-1 negative, +1 positive)."""
-    for i in range(MAX_SLOTS):
-        t = s[SLOT_CARD + i]
-        if t >= 0 and (s[SLOT_FLAG + i] & F_DESTROYED) == 0 and VALUE[t] * sign > 0:
+    for i in range(L.MAX_SLOTS):
+        t = s[L.SLOT_CARD + i]
+        if t >= 0 and (s[L.SLOT_FLAG + i] & L.F_DESTROYED) == 0 and C.VALUE[t] * sign > 0:
             return True
     return False
 
 
 @njit(cache=True)
 def _hazard_choice(s, owned):
-    step = min(s[STEPI], 2)
+    step = min(s[L.STEPI], 2)
     mean, junk, stack_mean = deck_stats(s, owned)
     per_card = max(mean, stack_mean)
     best = -1e9
     best_i = 0
-    options = 2 if s[CHOICE_B] >= 0 else 1
+    options = 2 if s[L.CHOICE_B] >= 0 else 1
     for i in range(options):
-        h = s[CHOICE_A + i]
-        value = GROUP_VALUES[GROUP[h], step]
-        expected = GROUP_FREE[GROUP[h]] * per_card
+        h = s[L.CHOICE_A + i]
+        value = C.GROUP_VALUES[C.GROUP[h], step]
+        expected = C.GROUP_FREE[C.GROUP[h]] * per_card
         if expected + 0.5 >= value:  # likely a win: the better knowledge card, the cheaper fight
-            score = 100.0 + 3 * RATING[h] - value
+            score = 100.0 + 3 * C.RATING[h] - value
         else:
             cost = value - expected
-            if s[LIFE] - cost > TRIM_LIFE and junk > 0:  # a deliberate loss that thins the deck
-                score = 50.0 + 2 * min(GROUP_FREE[GROUP[h]], junk) - cost
+            if s[L.LIFE] - cost > TRIM_LIFE and junk > 0:  # a deliberate loss that thins the deck
+                score = 50.0 + 2 * min(C.GROUP_FREE[C.GROUP[h]], junk) - cost
             else:
                 score = -cost
         if score > best:
             best = score
             best_i = i
     if options == 1:
-        return SKIP if best < 0 and GROUP_VALUES[GROUP[s[CHOICE_A]], step] > 3 else FIGHT_0
-    return FIGHT_0 if best_i == 0 else FIGHT_1
+        return L.SKIP if best < 0 and C.GROUP_VALUES[C.GROUP[s[L.CHOICE_A]], step] > 3 else L.FIGHT_0
+    return L.FIGHT_0 if best_i == 0 else L.FIGHT_1
 
 
 @njit(cache=True)
 def _destroy_choice(s, moves, n):
     """The lowest slot of the greedy junk set (badness per destroy cost) the budget buys; DONE if none."""
-    left = s[DESTROY_LEFT]
-    lowest = MAX_SLOTS
-    taken = np.zeros(MAX_SLOTS, dtype=np.bool_)
+    left = s[L.DESTROY_LEFT]
+    lowest = L.MAX_SLOTS
+    taken = np.zeros(L.MAX_SLOTS, dtype=np.bool_)
     while True:
         best = -1e9
         best_j = -1
         for k in range(n):
-            j = moves[k] - DESTROY_BASE
-            if j < 0 or j >= MAX_SLOTS or taken[j]:
+            j = moves[k] - L.DESTROY_BASE
+            if j < 0 or j >= L.MAX_SLOTS or taken[j]:
                 continue
-            t = s[SLOT_CARD + j]
-            if DESTROY_COST[t] <= left and badness(t) >= 0 and badness(t) / DESTROY_COST[t] > best:
-                best = badness(t) / DESTROY_COST[t]
+            t = s[L.SLOT_CARD + j]
+            if C.DESTROY_COST[t] <= left and badness(t) >= 0 and badness(t) / C.DESTROY_COST[t] > best:
+                best = badness(t) / C.DESTROY_COST[t]
                 best_j = j
         if best_j < 0:
             break
         taken[best_j] = True
-        left -= DESTROY_COST[s[SLOT_CARD + best_j]]
+        left -= C.DESTROY_COST[s[L.SLOT_CARD + best_j]]
         lowest = min(lowest, best_j)
-    return DESTROY_BASE + lowest if lowest < MAX_SLOTS else DONE
+    return L.DESTROY_BASE + lowest if lowest < L.MAX_SLOTS else L.DONE
 
 
 @njit(cache=True)
@@ -241,17 +166,17 @@ def _sort_choice(s, moves, n):
     best_a = moves[0]
     best = -1e18
     for k in range(n):
-        row = moves[k] - SORT_BASE
-        dropped = SORT_OPTIONS[row, 1]
+        row = moves[k] - L.SORT_BASE
+        dropped = L.SORT_OPTIONS[row, 1]
         v = 0.0
         if dropped >= 0:
-            b = badness(s[SORT0 + dropped])
+            b = badness(s[L.SORT0 + dropped])
             v = 1e6 * b if b >= 0 else -1e8
         w = 1e4
         for q in range(3):
-            o = SORT_OPTIONS[row, 2 + q]
+            o = L.SORT_OPTIONS[row, 2 + q]
             if o >= 0:
-                v += w * VALUE[s[SORT0 + o]]
+                v += w * C.VALUE[s[L.SORT0 + o]]
                 w /= 100.0
         if v > best:
             best = v
@@ -262,20 +187,20 @@ def _sort_choice(s, moves, n):
 @njit(cache=True)
 def _target_choice(s, moves, n):
     """Double the highest card, copy the best ability, destroy/exchange/put below the weakest."""
-    kind = s[AB_KIND]
+    kind = s[L.AB_KIND]
     best_a = moves[0]
     best = -1e9
     for k in range(n):
-        j = moves[k] - TARGET_BASE
-        if j < 0 or j >= MAX_SLOTS:
+        j = moves[k] - L.TARGET_BASE
+        if j < 0 or j >= L.MAX_SLOTS:
             continue
-        t = s[SLOT_CARD + j]
-        if kind == DOUBLE:
-            v = float(VALUE[t])
-        elif kind == COPY:
-            v = float(RATING[t] - VALUE[t])
+        t = s[L.SLOT_CARD + j]
+        if kind == C.DOUBLE:
+            v = float(C.VALUE[t])
+        elif kind == C.COPY:
+            v = float(C.RATING[t] - C.VALUE[t])
         else:
-            v = -float(VALUE[t]) + 0.01 * badness(t)
+            v = -float(C.VALUE[t]) + 0.01 * badness(t)
         if v > best:
             best = v
             best_a = moves[k]
@@ -287,22 +212,22 @@ def _fight_choice(s, moves, n, owned):
     has_end = has_free = has_paid = has_concede = False
     for k in range(n):
         a = moves[k]
-        if a == END_FIGHT:
+        if a == L.END_FIGHT:
             has_end = True
-        elif a == DRAW_FREE:
+        elif a == L.DRAW_FREE:
             has_free = True
-        elif a == DRAW_PAID:
+        elif a == L.DRAW_PAID:
             has_paid = True
-        elif a == CONCEDE:
+        elif a == L.CONCEDE:
             has_concede = True
-        elif USE_BASE <= a < TARGET_BASE and (
-            ABILITY[s[SLOT_CARD + a - USE_BASE]] == LIFE1 or ABILITY[s[SLOT_CARD + a - USE_BASE]] == LIFE2
+        elif L.USE_BASE <= a < L.TARGET_BASE and (
+            C.ABILITY[s[L.SLOT_CARD + a - L.USE_BASE]] == C.LIFE1 or C.ABILITY[s[L.SLOT_CARD + a - L.USE_BASE]] == C.LIFE2
         ):
             return a  # free life first
     total = fight_total(s)
     target = fight_target(s)
     if total >= target:
-        return END_FIGHT if has_end else moves[0]
+        return L.END_FIGHT if has_end else moves[0]
     safe = not k_draw_loses(s)  # a draw now would end the game (the official empty-aging rule)
     if not safe and has_end:
         has_free = has_paid = False
@@ -310,32 +235,34 @@ def _fight_choice(s, moves, n, owned):
     positive = _table_has(s, 1)
     for k in range(n):
         a = moves[k]
-        if USE_BASE <= a < TARGET_BASE:
-            ability = ABILITY[s[SLOT_CARD + a - USE_BASE]]
-            if (ability == CARD1 or ability == CARD2) and safe or ability == SORT:
+        if L.USE_BASE <= a < L.TARGET_BASE:
+            ability = C.ABILITY[s[L.SLOT_CARD + a - L.USE_BASE]]
+            if (ability == C.CARD1 or ability == C.CARD2) and safe or ability == C.SORT:
                 return a
-            if negative and (ability == DESTROY or (ability == EXCHANGE1 or ability == EXCHANGE2) and safe or ability == BELOW):
+            if negative and (
+                ability == C.DESTROY or (ability == C.EXCHANGE1 or ability == C.EXCHANGE2) and safe or ability == C.BELOW
+            ):
                 return a
-            if positive and ability == DOUBLE:
+            if positive and ability == C.DOUBLE:
                 return a
     if has_free:
-        return DRAW_FREE
+        return L.DRAW_FREE
     if has_paid:
-        if s[STEPI] == 3:  # pirates: a loss is the end, so pay while life lasts
-            return DRAW_PAID
+        if s[L.STEPI] == 3:  # pirates: a loss is the end, so pay while life lasts
+            return L.DRAW_PAID
         paid = 0
-        for i in range(MAX_SLOTS):
-            if s[SLOT_CARD + i] >= 0 and (s[SLOT_FLAG + i] & F_LEFT) == 0:
+        for i in range(L.MAX_SLOTS):
+            if s[L.SLOT_CARD + i] >= 0 and (s[L.SLOT_FLAG + i] & L.F_LEFT) == 0:
                 paid += 1
         deficit = target - total
         ns, ts = _stack_value(s)  # the owned cards only matter when the stack is empty
         stack_mean = ts / ns if ns > 0 else deck_stats(s, owned)[0]
-        if deficit <= 2 and paid < 2 and s[LIFE] > PAY_LIFE and stack_mean >= deficit / 2:
-            return DRAW_PAID
+        if deficit <= 2 and paid < 2 and s[L.LIFE] > PAY_LIFE and stack_mean >= deficit / 2:
+            return L.DRAW_PAID
     if has_end:
-        return END_FIGHT
+        return L.END_FIGHT
     if has_concede:
-        return CONCEDE
+        return L.CONCEDE
     return moves[0]
 
 
@@ -345,34 +272,34 @@ def k_policy(s, moves, owned):
     n = k_moves(s, moves)
     if n == 1:
         return moves[0]
-    phase = s[PHASE]
-    if phase == P_HAZARD:
+    phase = s[L.PHASE]
+    if phase == L.P_HAZARD:
         return _hazard_choice(s, owned)
-    if phase == P_PIRATE:  # the lower printed value first; "*" last
-        a = PIRATE_HAZARD[s[PIRATE_A]] if PIRATE_HAZARD[s[PIRATE_A]] > 0 else 99
-        b = PIRATE_HAZARD[s[PIRATE_B]] if PIRATE_HAZARD[s[PIRATE_B]] > 0 else 99
-        return PIRATE_0 if a <= b else PIRATE_1
-    if phase == P_DESTROY:
+    if phase == L.P_PIRATE:  # the lower printed value first; "*" last
+        a = C.PIRATE_HAZARD[s[L.PIRATE_A]] if C.PIRATE_HAZARD[s[L.PIRATE_A]] > 0 else 99
+        b = C.PIRATE_HAZARD[s[L.PIRATE_B]] if C.PIRATE_HAZARD[s[L.PIRATE_B]] > 0 else 99
+        return L.PIRATE_0 if a <= b else L.PIRATE_1
+    if phase == L.P_DESTROY:
         return _destroy_choice(s, moves, n)
-    if phase == P_SORT:
+    if phase == L.P_SORT:
         return _sort_choice(s, moves, n)
-    if phase == P_TARGET:
+    if phase == L.P_TARGET:
         return _target_choice(s, moves, n)
     behind = fight_total(s) < fight_target(s)
-    if phase == P_EXTRA:  # +2 cards / below the pile: draw while behind; sort: see all 3
+    if phase == L.P_EXTRA:  # +2 cards / below the pile: draw while behind; sort: see all 3
         for k in range(n):
-            if moves[k] == EXTRA_DRAW and (s[AB_KIND] == SORT or behind and not k_draw_loses(s)):
-                return EXTRA_DRAW
-        return DONE
-    if phase == P_EXCHANGE_MORE:
+            if moves[k] == L.EXTRA_DRAW and (s[L.AB_KIND] == C.SORT or behind and not k_draw_loses(s)):
+                return L.EXTRA_DRAW
+        return L.DONE
+    if phase == L.P_EXCHANGE_MORE:
         best_a = -1
         best = 1
         for k in range(n):
-            j = moves[k] - TARGET_BASE
-            if 0 <= j < MAX_SLOTS and VALUE[s[SLOT_CARD + j]] < best:
-                best = VALUE[s[SLOT_CARD + j]]
+            j = moves[k] - L.TARGET_BASE
+            if 0 <= j < L.MAX_SLOTS and C.VALUE[s[L.SLOT_CARD + j]] < best:
+                best = C.VALUE[s[L.SLOT_CARD + j]]
                 best_a = moves[k]
-        return best_a if behind and best_a >= 0 and best <= 0 and not k_draw_loses(s) else DONE
+        return best_a if behind and best_a >= 0 and best <= 0 and not k_draw_loses(s) else L.DONE
     return _fight_choice(s, moves, n, owned)
 
 
@@ -382,11 +309,11 @@ def k_rollout(s, rng_state, moves, owned, horizon):
     have been played and the next one begins."""
     decisions = 0
     turns = 0
-    while s[RESULT] == ONGOING and decisions < MAX_ROLLOUT_DECISIONS:
-        if s[PENDING] != PD_NONE:
+    while s[L.RESULT] == L.ONGOING and decisions < MAX_ROLLOUT_DECISIONS:
+        if s[L.PENDING] != L.PD_NONE:
             k_sample_split(s, rng_state)
             continue
-        if s[PHASE] == P_HAZARD or s[PHASE] == P_PIRATE:
+        if s[L.PHASE] == L.P_HAZARD or s[L.PHASE] == L.P_PIRATE:
             if horizon > 0 and turns == horizon:
                 return
             turns += 1
@@ -398,11 +325,11 @@ def k_rollout(s, rng_state, moves, owned, horizon):
 def state_rollout(s, rng_state, horizon):
     """``k_rollout`` on the common state (Friday's ``Rollout.kernel`` for tablegym.search.montecarlo)."""
     b = body(s)
-    k_rollout(b, rng_state, np.empty(MOVES_CAP, dtype=np.int64), np.zeros(NUM_TYPES, dtype=np.int64), horizon)
+    k_rollout(b, rng_state, np.empty(MOVES_CAP, dtype=np.int64), np.zeros(C.NUM_TYPES, dtype=np.int64), horizon)
     k_sync(s)
 
 
 @njit(cache=True)
 def k_policy_action(s):
     """``k_policy`` with its own scratch buffers (one call from Python)."""
-    return k_policy(s, np.empty(MOVES_CAP, dtype=np.int64), np.zeros(NUM_TYPES, dtype=np.int64))
+    return k_policy(s, np.empty(MOVES_CAP, dtype=np.int64), np.zeros(C.NUM_TYPES, dtype=np.int64))

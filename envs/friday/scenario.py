@@ -20,83 +20,19 @@ s     a copy that copied "step -1" (counts as one more step -1 card)
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Unpack
 
 import numpy as np
 
 from tablegym.envs.core import HEADER, LAST
-from tablegym.envs.friday.cards import (
-    ABILITY,
-    ALL_HAZARDS,
-    COUNT,
-    FIRST_AGING,
-    GROUP,
-    GROUP_FREE,
-    NUM_AGING_TYPES,
-    NUM_HAZARD_TYPES,
-    NUM_PIRATES,
-    NUM_TYPES,
-    PIRATE_FREE,
-    STOP,
-    VERY_STUPID,
-)
-from tablegym.envs.friday.core import FridayGame, FridayState
-from tablegym.envs.friday.layout import (
-    AB_SRC,
-    AGING_IN,
-    AGING_STACK,
-    BEATEN,
-    BOTTOM,
-    BOTTOM_CAP,
-    BOTTOM_N,
-    CHOICE_A,
-    CHOICE_B,
-    DESTROY_LAST,
-    DISC,
-    F_COPIED_STEP,
-    F_DESTROYED,
-    F_DOUBLED,
-    F_LEFT,
-    F_USED,
-    FIGHT,
-    FREE_ALLOWED,
-    FREE_DRAWN,
-    FREE_ENDED,
-    HAZ_NEED,
-    HDISC,
-    HSTACK,
-    LEVEL,
-    LIFE,
-    MAX_SLOTS,
-    MAXLIFE,
-    MID,
-    OPT_BELOW,
-    OPT_CHARGE,
-    OPT_EMPTY,
-    OPT_SORT,
-    OPT_TIMING,
-    P_FIGHT,
-    P_HAZARD,
-    P_PIRATE,
-    PD_HAZARD,
-    PD_NONE,
-    PENDING,
-    PFIGHT,
-    PHASE,
-    PIRATE_A,
-    PIRATE_B,
-    PIRATE_POOL,
-    SLOT_CARD,
-    SLOT_FLAG,
-    STEPI,
-    TOP0,
-    TOP_N,
-    WORDS,
-    k_sync,
-)
+from tablegym.envs.friday import cards as C
+from tablegym.envs.friday import layout as L
+from tablegym.envs.friday.core import FridayGame, FridayOptions, FridayState
+from tablegym.envs.friday.layout import k_sync
 
 __all__ = ["ScenarioError", "scenario", "card_total"]
 
-FLAG_LETTERS = {"L": F_LEFT, "x": F_DESTROYED, "2": F_DOUBLED, "u": F_USED, "s": F_COPIED_STEP}
+FLAG_LETTERS = {"L": L.F_LEFT, "x": L.F_DESTROYED, "2": L.F_DOUBLED, "u": L.F_USED, "s": L.F_COPIED_STEP}
 
 Pile = Mapping[int, int] | Sequence[int]
 TableCard = int | tuple[int, str]
@@ -108,15 +44,15 @@ class ScenarioError(ValueError):
 
 def card_total(level: int) -> np.ndarray:
     """Copies per card type in a game at ``level`` ("very stupid" only at levels 3 and 4)."""
-    total = COUNT.astype(np.int64).copy()
+    total = C.COUNT.astype(np.int64).copy()
     if level < 3:
-        total[VERY_STUPID] = 0
+        total[C.VERY_STUPID] = 0
     return total
 
 
 def _pile(name: str, pile: Pile, allowed: range) -> np.ndarray:
     """Counts per card type of a pile given as a mapping or a sequence of type ids."""
-    counts = np.zeros(NUM_TYPES, dtype=np.int64)
+    counts = np.zeros(C.NUM_TYPES, dtype=np.int64)
     items: Iterable[tuple[int, int]]
     if isinstance(pile, Mapping):
         items = pile.items()
@@ -136,15 +72,15 @@ def _sequence(name: str, cards: Sequence[int], cap: int) -> list[int]:
     if len(cards) > cap:
         raise ScenarioError(f"{name}: {len(cards)} cards {cards!r}, at most {cap} fit")
     for t in cards:
-        if not isinstance(t, (int, np.integer)) or not 0 <= t < NUM_TYPES:
-            raise ScenarioError(f"{name}: card {t!r} is not a fighting card type id 0-{NUM_TYPES - 1}")
+        if not isinstance(t, (int, np.integer)) or not 0 <= t < C.NUM_TYPES:
+            raise ScenarioError(f"{name}: card {t!r} is not a fighting card type id 0-{C.NUM_TYPES - 1}")
     return [int(t) for t in cards]
 
 
 def _table(table: Sequence[TableCard]) -> list[tuple[int, int]]:
     rows = []
-    if len(table) > MAX_SLOTS:
-        raise ScenarioError(f"table: {len(table)} cards, at most {MAX_SLOTS} slots")
+    if len(table) > L.MAX_SLOTS:
+        raise ScenarioError(f"table: {len(table)} cards, at most {L.MAX_SLOTS} slots")
     for entry in table:
         if isinstance(entry, (int, np.integer)):
             card, flags = entry, ""
@@ -152,8 +88,8 @@ def _table(table: Sequence[TableCard]) -> list[tuple[int, int]]:
             card, flags = entry
         else:
             raise ScenarioError(f"table: {entry!r} is neither a card type id nor a (card, flags) pair")
-        if not isinstance(card, (int, np.integer)) or not 0 <= card < NUM_TYPES:
-            raise ScenarioError(f"table: card {entry!r} is not a fighting card type id 0-{NUM_TYPES - 1}")
+        if not isinstance(card, (int, np.integer)) or not 0 <= card < C.NUM_TYPES:
+            raise ScenarioError(f"table: card {entry!r} is not a fighting card type id 0-{C.NUM_TYPES - 1}")
         bits = 0
         for ch in flags:
             if ch not in FLAG_LETTERS:
@@ -170,7 +106,6 @@ def _friday_state(game: FridayGame, state: np.ndarray) -> FridayState:
 
 def scenario(
     *,
-    level: int = 1,
     life: int | None = None,
     step: int | None = None,
     hazard: int | None = None,
@@ -187,12 +122,7 @@ def scenario(
     aging: Pile | None = None,
     hazards: Pile | None = None,
     hazard_discard: Pile = (),
-    abilities: str = "any_time",
-    aging_life: str = "at_resolution",
-    empty_aging: str = "lose",
-    below_replacement: str = "optional",
-    sort_draws: str = "one_at_a_time",
-    max_life_level4: int = 22,
+    **rules: Unpack[FridayOptions],
 ) -> FridayState:
     """Build a Friday position in the middle of a fight (or at the start of a turn) from its cards.
 
@@ -226,34 +156,27 @@ def scenario(
     >>> paid.life, paid.chance_outcomes()
     (11, [(25, 1.0)])
     """
-    game = FridayGame(
-        level=level,
-        abilities=abilities,
-        aging_life=aging_life,
-        empty_aging=empty_aging,
-        below_replacement=below_replacement,
-        sort_draws=sort_draws,
-        max_life_level4=max_life_level4,
-    )
+    game = FridayGame(**rules)
+    level = game.level
     total = card_total(level)
-    max_life = max_life_level4 if level == 4 else 22
+    max_life = game.max_life_level4 if level == 4 else 22
     life = (18 if level == 4 else 20) if life is None else life
     if not isinstance(life, (int, np.integer)) or not 0 <= life <= max_life:
         raise ScenarioError(f"life {life!r} must be an int in 0..{max_life}")
     if hazard is not None and pirate is not None:
         raise ScenarioError(f"fight a hazard or a pirate, not both (hazard={hazard!r}, pirate={pirate!r})")
-    if hazard is not None and (not isinstance(hazard, (int, np.integer)) or not 0 <= hazard < NUM_HAZARD_TYPES):
-        raise ScenarioError(f"hazard {hazard!r} is not a hazard type id 0-{NUM_HAZARD_TYPES - 1}")
-    if pirate is not None and (not isinstance(pirate, (int, np.integer)) or not 0 <= pirate < NUM_PIRATES):
-        raise ScenarioError(f"pirate {pirate!r} is not a pirate id 0-{NUM_PIRATES - 1}")
+    if hazard is not None and (not isinstance(hazard, (int, np.integer)) or not 0 <= hazard < C.NUM_HAZARD_TYPES):
+        raise ScenarioError(f"hazard {hazard!r} is not a hazard type id 0-{C.NUM_HAZARD_TYPES - 1}")
+    if pirate is not None and (not isinstance(pirate, (int, np.integer)) or not 0 <= pirate < C.NUM_PIRATES):
+        raise ScenarioError(f"pirate {pirate!r} is not a pirate id 0-{C.NUM_PIRATES - 1}")
     if pirates is None:
         pirates = (0, 1) if pirate is None else (pirate, 0 if pirate != 0 else 1)
     if (
         len(pirates) != 2
         or pirates[0] == pirates[1]
-        or any(not isinstance(p, (int, np.integer)) or not 0 <= p < NUM_PIRATES for p in pirates)
+        or any(not isinstance(p, (int, np.integer)) or not 0 <= p < C.NUM_PIRATES for p in pirates)
     ):
-        raise ScenarioError(f"pirates {pirates!r} must be two different pirate ids 0-{NUM_PIRATES - 1}")
+        raise ScenarioError(f"pirates {pirates!r} must be two different pirate ids 0-{C.NUM_PIRATES - 1}")
     if pirate is not None and pirate not in pirates:
         raise ScenarioError(f"pirate {pirate!r} is not one of the revealed pirates {pirates!r}")
     if step is None:
@@ -269,29 +192,29 @@ def scenario(
 
     rows = _table(table)
     top_cards = _sequence("top", top, 3)
-    bottom_cards = _sequence("bottom", bottom, BOTTOM_CAP)
-    mid = _pile("stack", stack, range(NUM_TYPES))
-    disc = _pile("discard", discard, range(NUM_TYPES))
-    hdisc = _pile("hazard_discard", hazard_discard, range(NUM_HAZARD_TYPES))
+    bottom_cards = _sequence("bottom", bottom, L.BOTTOM_CAP)
+    mid = _pile("stack", stack, range(C.NUM_TYPES))
+    disc = _pile("discard", discard, range(C.NUM_TYPES))
+    hdisc = _pile("hazard_discard", hazard_discard, range(C.NUM_HAZARD_TYPES))
     used = mid + disc + hdisc
     for t in top_cards + bottom_cards + [card for card, _ in rows]:
         used[t] += 1
     if hazard is not None:
         used[hazard] += 1
     if hazards is not None:
-        hstack = _pile("hazards", hazards, range(NUM_HAZARD_TYPES))
+        hstack = _pile("hazards", hazards, range(C.NUM_HAZARD_TYPES))
     else:  # against the pirates every hazard not given was beaten (now a knowledge card, or gone)
-        hstack = np.zeros(NUM_TYPES, dtype=np.int64)
+        hstack = np.zeros(C.NUM_TYPES, dtype=np.int64)
         if step < 3:
-            hstack[:NUM_HAZARD_TYPES] = np.maximum(total - used, 0)[:NUM_HAZARD_TYPES]
+            hstack[: C.NUM_HAZARD_TYPES] = np.maximum(total - used, 0)[: C.NUM_HAZARD_TYPES]
     used = used + hstack
     if aging is None:
-        astack = np.zeros(NUM_TYPES, dtype=np.int64)
-        astack[FIRST_AGING:] = np.maximum(total - used, 0)[FIRST_AGING:]
+        astack = np.zeros(C.NUM_TYPES, dtype=np.int64)
+        astack[C.FIRST_AGING :] = np.maximum(total - used, 0)[C.FIRST_AGING :]
     else:
-        astack = _pile("aging", aging, range(FIRST_AGING, NUM_TYPES))
+        astack = _pile("aging", aging, range(C.FIRST_AGING, C.NUM_TYPES))
     used = used + astack
-    over = [(t, int(used[t]), int(total[t])) for t in range(NUM_TYPES) if used[t] > total[t]]
+    over = [(t, int(used[t]), int(total[t])) for t in range(C.NUM_TYPES) if used[t] > total[t]]
     if over:
         detail = ", ".join(f"card {t}: {n} used, {m} exist" for t, n, m in over)
         raise ScenarioError(f"more copies than the level-{level} game has ({detail})")
@@ -304,64 +227,64 @@ def scenario(
     if step == 3 and hstack.sum() > 0:
         raise ScenarioError(f"the pirates come once the hazard stack is empty, got hazards={hazards!r}")
 
-    state = np.zeros(WORDS, dtype=np.int64)  # the common state: the header, then Friday's slots
+    state = np.zeros(L.WORDS, dtype=np.int64)  # the common state: the header, then Friday's slots
     state[LAST] = -1
     s = state[HEADER:].view(np.int8)
-    s[LIFE] = life
-    s[MAXLIFE] = max_life
-    s[LEVEL] = level
-    s[OPT_TIMING], s[OPT_CHARGE], s[OPT_EMPTY], s[OPT_BELOW], s[OPT_SORT] = game.codes
-    s[STEPI] = step
-    for k in (FIGHT, PFIGHT, CHOICE_A, CHOICE_B, AB_SRC, DESTROY_LAST):
+    s[L.LIFE] = life
+    s[L.MAXLIFE] = max_life
+    s[L.LEVEL] = level
+    s[L.OPT_TIMING], s[L.OPT_CHARGE], s[L.OPT_EMPTY], s[L.OPT_BELOW], s[L.OPT_SORT] = game.codes
+    s[L.STEPI] = step
+    for k in (L.FIGHT, L.PFIGHT, L.CHOICE_A, L.CHOICE_B, L.AB_SRC, L.DESTROY_LAST):
         s[k] = -1
-    s[PIRATE_A], s[PIRATE_B] = pirates
-    for p in range(NUM_PIRATES):
-        s[PIRATE_POOL + p] = 0 if p in pirates else 1
-    s[MID : MID + NUM_TYPES] = mid
-    s[DISC : DISC + NUM_TYPES] = disc
-    s[HSTACK : HSTACK + NUM_HAZARD_TYPES] = hstack[:NUM_HAZARD_TYPES]
-    s[HDISC : HDISC + NUM_HAZARD_TYPES] = hdisc[:NUM_HAZARD_TYPES]
-    s[AGING_STACK : AGING_STACK + NUM_AGING_TYPES] = astack[FIRST_AGING:]
-    s[AGING_IN] = int(total[FIRST_AGING:].sum() - astack[FIRST_AGING:].sum())
-    s[TOP_N] = len(top_cards)
-    s[TOP0 : TOP0 + len(top_cards)] = top_cards
-    s[BOTTOM_N] = len(bottom_cards)
-    s[BOTTOM : BOTTOM + len(bottom_cards)] = bottom_cards
-    s[SLOT_CARD : SLOT_CARD + MAX_SLOTS] = -1
+    s[L.PIRATE_A], s[L.PIRATE_B] = pirates
+    for p in range(C.NUM_PIRATES):
+        s[L.PIRATE_POOL + p] = 0 if p in pirates else 1
+    s[L.MID : L.MID + C.NUM_TYPES] = mid
+    s[L.DISC : L.DISC + C.NUM_TYPES] = disc
+    s[L.HSTACK : L.HSTACK + C.NUM_HAZARD_TYPES] = hstack[: C.NUM_HAZARD_TYPES]
+    s[L.HDISC : L.HDISC + C.NUM_HAZARD_TYPES] = hdisc[: C.NUM_HAZARD_TYPES]
+    s[L.AGING_STACK : L.AGING_STACK + C.NUM_AGING_TYPES] = astack[C.FIRST_AGING :]
+    s[L.AGING_IN] = int(total[C.FIRST_AGING :].sum() - astack[C.FIRST_AGING :].sum())
+    s[L.TOP_N] = len(top_cards)
+    s[L.TOP0 : L.TOP0 + len(top_cards)] = top_cards
+    s[L.BOTTOM_N] = len(bottom_cards)
+    s[L.BOTTOM : L.BOTTOM + len(bottom_cards)] = bottom_cards
+    s[L.SLOT_CARD : L.SLOT_CARD + L.MAX_SLOTS] = -1
     for i, (card, bits) in enumerate(rows):
-        s[SLOT_CARD + i] = card
-        s[SLOT_FLAG + i] = bits
-    s[PENDING] = PD_NONE
+        s[L.SLOT_CARD + i] = card
+        s[L.SLOT_FLAG + i] = bits
+    s[L.PENDING] = L.PD_NONE
 
     if not fighting:
         if step < 3:
-            s[HAZ_NEED] = 2 if hstack.sum() >= 2 else 1
-            s[PENDING] = PD_HAZARD
-            s[PHASE] = P_HAZARD
+            s[L.HAZ_NEED] = 2 if hstack.sum() >= 2 else 1
+            s[L.PENDING] = L.PD_HAZARD
+            s[L.PHASE] = L.P_HAZARD
         else:
-            s[PHASE] = P_PIRATE
+            s[L.PHASE] = L.P_PIRATE
         return _friday_state(game, state)
 
     if hazard is not None:
-        s[FIGHT] = hazard
-        allowed = int(GROUP_FREE[GROUP[hazard]])
+        s[L.FIGHT] = hazard
+        allowed = int(C.GROUP_FREE[C.GROUP[hazard]])
     else:
         which = pirates.index(pirate)
-        s[PFIGHT] = which
-        s[BEATEN] = (1 << (1 - which)) if beaten else 0
-        if pirate == ALL_HAZARDS:
-            allowed = int(sum((hstack[t] + hdisc[t]) * GROUP_FREE[GROUP[t]] for t in range(NUM_HAZARD_TYPES)))
+        s[L.PFIGHT] = which
+        s[L.BEATEN] = (1 << (1 - which)) if beaten else 0
+        if pirate == C.ALL_HAZARDS:
+            allowed = int(sum((hstack[t] + hdisc[t]) * C.GROUP_FREE[C.GROUP[t]] for t in range(C.NUM_HAZARD_TYPES)))
         else:
-            allowed = int(PIRATE_FREE[pirate])
-    left = [card for card, bits in rows if bits & F_LEFT]
+            allowed = int(C.PIRATE_FREE[pirate])
+    left = [card for card, bits in rows if bits & L.F_LEFT]
     if free_drawn is None:
         free_drawn = min(len(left), allowed)
     if not 0 <= free_drawn <= allowed:
         raise ScenarioError(f"free_drawn {free_drawn!r} must be in 0..{allowed} (the free cards of this fight)")
     if free_ended is None:
-        free_ended = any(ABILITY[card] == STOP for card in left)
-    s[FREE_ALLOWED] = min(allowed, 127)
-    s[FREE_DRAWN] = free_drawn
-    s[FREE_ENDED] = int(bool(free_ended))
-    s[PHASE] = P_FIGHT
+        free_ended = any(C.ABILITY[card] == C.STOP for card in left)
+    s[L.FREE_ALLOWED] = min(allowed, 127)
+    s[L.FREE_DRAWN] = free_drawn
+    s[L.FREE_ENDED] = int(bool(free_ended))
+    s[L.PHASE] = L.P_FIGHT
     return _friday_state(game, state)

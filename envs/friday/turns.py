@@ -8,116 +8,9 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.core import LAST
-from tablegym.envs.friday.cards import (
-    ABILITY,
-    AGING,
-    ALL_HAZARDS,
-    CARD2,
-    COUNT,
-    DIFFICULT,
-    EXCHANGE2,
-    FIRST_AGING,
-    GROUP,
-    GROUP_FREE,
-    GROUP_VALUES,
-    HALF_COUNT,
-    HIGHEST0,
-    KIND,
-    MINUS_LIFE1,
-    MINUS_LIFE2,
-    NONE,
-    NUM_AGING_TYPES,
-    NUM_HAZARD_TYPES,
-    NUM_PIRATES,
-    NUM_TYPES,
-    PER_AGING,
-    PIRATE_FREE,
-    PIRATE_HAZARD,
-    PLUS_ONE,
-    STEP,
-    STOP,
-    VALUE,
-    VERY_STUPID,
-)
-from tablegym.envs.friday.layout import (
-    AB_KIND,
-    AB_LEFT,
-    AB_SIDE,
-    AB_SRC,
-    AGING_IN,
-    AGING_STACK,
-    BEATEN,
-    BOTTOM,
-    BOTTOM_N,
-    CHOICE_A,
-    CHOICE_B,
-    D_EXTRA,
-    D_FREE,
-    D_REPLACE,
-    D_SORT,
-    DESTROY_LAST,
-    DESTROY_LEFT,
-    DISC,
-    DRAW_DEST,
-    EMPTY_LOSE,
-    F_COPIED_STEP,
-    F_DESTROYED,
-    F_DOUBLED,
-    F_LEFT,
-    FIGHT,
-    FREE_ALLOWED,
-    FREE_DRAWN,
-    FREE_ENDED,
-    HAZ_NEED,
-    HDISC,
-    HSTACK,
-    LEVEL,
-    LIFE,
-    LOST,
-    MAX_SLOTS,
-    MAXLIFE,
-    MID,
-    OPT_BELOW,
-    OPT_CHARGE,
-    OPT_EMPTY,
-    OPT_SORT,
-    OPT_TIMING,
-    P_EXCHANGE_MORE,
-    P_EXTRA,
-    P_FIGHT,
-    P_HAZARD,
-    P_OVER,
-    P_PIRATE,
-    P_SETUP,
-    P_SORT,
-    PD_AGING,
-    PD_DRAW,
-    PD_HAZARD,
-    PD_NONE,
-    PD_PIRATE,
-    PD_SETUP_AGING,
-    PENDING,
-    PFIGHT,
-    PHASE,
-    PIRATE_A,
-    PIRATE_B,
-    PIRATE_OUTCOME,
-    PIRATE_POOL,
-    RESULT,
-    SLOT_CARD,
-    SLOT_FLAG,
-    SORT0,
-    SORT_N,
-    SORT_ONE_AT_A_TIME,
-    STEPI,
-    TOP0,
-    TOP1,
-    TOP2,
-    TOP_N,
-    WORDS,
-    body,
-    k_sync,
-)
+from tablegym.envs.friday import cards as C
+from tablegym.envs.friday import layout as L
+from tablegym.envs.friday.layout import body, k_sync
 
 # ---- small helpers ------------------------------------------------------------------------------
 
@@ -132,15 +25,15 @@ def _total(s, base, n):
 
 @njit(cache=True)
 def _stack_size(s):
-    return s[TOP_N] + _total(s, MID, NUM_TYPES) + s[BOTTOM_N]
+    return s[L.TOP_N] + _total(s, L.MID, C.NUM_TYPES) + s[L.BOTTOM_N]
 
 
 @njit(cache=True)
 def _can_draw(s):
     """A fighting card can be drawn: from the stack, or after a reshuffle of the discard pile."""
-    if _stack_size(s) + _total(s, DISC, NUM_TYPES) > 0:
+    if _stack_size(s) + _total(s, L.DISC, C.NUM_TYPES) > 0:
         return True
-    return _total(s, AGING_STACK, NUM_AGING_TYPES) > 0
+    return _total(s, L.AGING_STACK, C.NUM_AGING_TYPES) > 0
 
 
 @njit(cache=True)
@@ -148,45 +41,45 @@ def k_draw_loses(s):
     """Drawing a fighting card now loses the game: the stack is empty and the reshuffle would
     need an aging card, but none is left (``empty_aging="lose"``). Players use it to avoid a
     draw they can decline."""
-    return s[OPT_EMPTY] == EMPTY_LOSE and _stack_size(s) == 0 and _total(s, AGING_STACK, NUM_AGING_TYPES) == 0
+    return s[L.OPT_EMPTY] == L.EMPTY_LOSE and _stack_size(s) == 0 and _total(s, L.AGING_STACK, C.NUM_AGING_TYPES) == 0
 
 
 @njit(cache=True)
 def _free_slot(s):
-    for i in range(MAX_SLOTS):
-        if s[SLOT_CARD + i] < 0:
+    for i in range(L.MAX_SLOTS):
+        if s[L.SLOT_CARD + i] < 0:
             return i
     return -1
 
 
 @njit(cache=True)
 def _face_up(s, i):
-    return s[SLOT_CARD + i] >= 0 and (s[SLOT_FLAG + i] & F_DESTROYED) == 0
+    return s[L.SLOT_CARD + i] >= 0 and (s[L.SLOT_FLAG + i] & L.F_DESTROYED) == 0
 
 
 @njit(cache=True)
 def _lose(s):
-    s[RESULT] = LOST
-    s[PHASE] = P_OVER
-    s[PENDING] = PD_NONE
+    s[L.RESULT] = L.LOST
+    s[L.PHASE] = L.P_OVER
+    s[L.PENDING] = L.PD_NONE
 
 
 @njit(cache=True)
 def _pay(s, amount):
     """Pay life; Robinson dies (the game is lost) when he cannot."""
-    if amount > s[LIFE]:
-        s[LIFE] = 0
+    if amount > s[L.LIFE]:
+        s[L.LIFE] = 0
         _lose(s)
         return False
-    s[LIFE] -= amount
+    s[L.LIFE] -= amount
     return True
 
 
 @njit(cache=True)
 def _step_reduction(s):
     r = 0
-    for i in range(MAX_SLOTS):
-        if _face_up(s, i) and (ABILITY[s[SLOT_CARD + i]] == STEP or (s[SLOT_FLAG + i] & F_COPIED_STEP)):
+    for i in range(L.MAX_SLOTS):
+        if _face_up(s, i) and (C.ABILITY[s[L.SLOT_CARD + i]] == C.STEP or (s[L.SLOT_FLAG + i] & L.F_COPIED_STEP)):
             r += 1
     return r
 
@@ -194,39 +87,39 @@ def _step_reduction(s):
 @njit(cache=True)
 def fight_target(s):
     """The hazard value H of the current fight (0 outside fights)."""
-    if s[FIGHT] >= 0:
-        step = max(s[STEPI] - _step_reduction(s), 0)
-        return GROUP_VALUES[GROUP[s[FIGHT]], step]
-    if s[PFIGHT] >= 0:
-        p = s[PIRATE_A + s[PFIGHT]]
-        if p == PER_AGING:
-            return 2 * s[AGING_IN]
-        if p == ALL_HAZARDS:
+    if s[L.FIGHT] >= 0:
+        step = max(s[L.STEPI] - _step_reduction(s), 0)
+        return C.GROUP_VALUES[C.GROUP[s[L.FIGHT]], step]
+    if s[L.PFIGHT] >= 0:
+        p = s[L.PIRATE_A + s[L.PFIGHT]]
+        if p == C.PER_AGING:
+            return 2 * s[L.AGING_IN]
+        if p == C.ALL_HAZARDS:
             h = 0
-            for t in range(NUM_HAZARD_TYPES):
-                h += (s[HSTACK + t] + s[HDISC + t]) * GROUP_VALUES[GROUP[t], 2]
+            for t in range(C.NUM_HAZARD_TYPES):
+                h += (s[L.HSTACK + t] + s[L.HDISC + t]) * C.GROUP_VALUES[C.GROUP[t], 2]
             return h
-        return PIRATE_HAZARD[p]
+        return C.PIRATE_HAZARD[p]
     return 0
 
 
 @njit(cache=True)
 def fight_total(s):
     """The fighting total of the face-up table cards (double, "highest card = 0", pirate specials)."""
-    vals = np.empty(MAX_SLOTS, dtype=np.int64)
-    aging = np.empty(MAX_SLOTS, dtype=np.int64)
+    vals = np.empty(L.MAX_SLOTS, dtype=np.int64)
+    aging = np.empty(L.MAX_SLOTS, dtype=np.int64)
     n = 0
     zero = 0
-    for i in range(MAX_SLOTS):
+    for i in range(L.MAX_SLOTS):
         if _face_up(s, i):
-            t = s[SLOT_CARD + i]
-            v = VALUE[t]
-            if s[SLOT_FLAG + i] & F_DOUBLED:
+            t = s[L.SLOT_CARD + i]
+            v = C.VALUE[t]
+            if s[L.SLOT_FLAG + i] & L.F_DOUBLED:
                 v *= 2
             vals[n] = v
-            aging[n] = KIND[t] == AGING
+            aging[n] = C.KIND[t] == C.AGING
             n += 1
-            if ABILITY[t] == HIGHEST0:
+            if C.ABILITY[t] == C.HIGHEST0:
                 zero += 1
     for _ in range(zero):  # each "highest card = 0" zeroes one of the highest cards
         best = -1
@@ -235,9 +128,9 @@ def fight_total(s):
                 best = j
         if best >= 0 and vals[best] > 0:
             vals[best] = 0
-    pirate = s[PIRATE_A + s[PFIGHT]] if s[PFIGHT] >= 0 else -1
+    pirate = s[L.PIRATE_A + s[L.PFIGHT]] if s[L.PFIGHT] >= 0 else -1
     total = 0
-    if pirate == HALF_COUNT:
+    if pirate == C.HALF_COUNT:
         counted = (n + 1) // 2
         used = np.zeros(n, dtype=np.bool_)
         for _ in range(counted):  # aging cards first (least negative first), then the highest others
@@ -252,7 +145,7 @@ def fight_total(s):
     else:
         for j in range(n):
             total += vals[j]
-    if pirate == PLUS_ONE:
+    if pirate == C.PLUS_ONE:
         total += n
     return total
 
@@ -263,95 +156,95 @@ def fight_total(s):
 @njit(cache=True)
 def k_new(level, opt_timing, opt_charge, opt_empty, opt_below, opt_sort, max_life_level4):
     """The (common, int64) state before the setup draws (pirate reveals, and the level 2+ aging card)."""
-    s = np.zeros(WORDS, dtype=np.int64)
+    s = np.zeros(L.WORDS, dtype=np.int64)
     s[LAST] = -1
     b = body(s)
-    b[LIFE] = 18 if level == 4 else 20
-    b[MAXLIFE] = max_life_level4 if level == 4 else 22
-    b[LEVEL] = level
-    b[OPT_TIMING] = opt_timing
-    b[OPT_CHARGE] = opt_charge
-    b[OPT_EMPTY] = opt_empty
-    b[OPT_BELOW] = opt_below
-    b[OPT_SORT] = opt_sort
-    for k in (FIGHT, PFIGHT, CHOICE_A, CHOICE_B, PIRATE_A, PIRATE_B, AB_SRC, DESTROY_LAST):
+    b[L.LIFE] = 18 if level == 4 else 20
+    b[L.MAXLIFE] = max_life_level4 if level == 4 else 22
+    b[L.LEVEL] = level
+    b[L.OPT_TIMING] = opt_timing
+    b[L.OPT_CHARGE] = opt_charge
+    b[L.OPT_EMPTY] = opt_empty
+    b[L.OPT_BELOW] = opt_below
+    b[L.OPT_SORT] = opt_sort
+    for k in (L.FIGHT, L.PFIGHT, L.CHOICE_A, L.CHOICE_B, L.PIRATE_A, L.PIRATE_B, L.AB_SRC, L.DESTROY_LAST):
         b[k] = -1
-    for t in range(NUM_TYPES):
-        if KIND[t] == AGING:
-            if t != VERY_STUPID or level >= 3:
-                b[AGING_STACK + t - FIRST_AGING] = COUNT[t]
-        elif KIND[t] == 1:
-            b[MID + t] = COUNT[t]
+    for t in range(C.NUM_TYPES):
+        if C.KIND[t] == C.AGING:
+            if t != C.VERY_STUPID or level >= 3:
+                b[L.AGING_STACK + t - C.FIRST_AGING] = C.COUNT[t]
+        elif C.KIND[t] == 1:
+            b[L.MID + t] = C.COUNT[t]
         else:
-            b[HSTACK + t] = COUNT[t]
-    for p in range(NUM_PIRATES):
-        b[PIRATE_POOL + p] = 1
-    for i in range(MAX_SLOTS):
-        b[SLOT_CARD + i] = -1
-    b[PHASE] = P_SETUP
-    b[PENDING] = PD_PIRATE
+            b[L.HSTACK + t] = C.COUNT[t]
+    for p in range(C.NUM_PIRATES):
+        b[L.PIRATE_POOL + p] = 1
+    for i in range(L.MAX_SLOTS):
+        b[L.SLOT_CARD + i] = -1
+    b[L.PHASE] = L.P_SETUP
+    b[L.PENDING] = L.PD_PIRATE
     k_sync(s)
     return s
 
 
 @njit(cache=True)
 def _clear_fight(s):
-    s[FIGHT] = -1
-    s[PFIGHT] = -1
-    s[FREE_ALLOWED] = 0
-    s[FREE_DRAWN] = 0
-    s[FREE_ENDED] = 0
-    s[AB_KIND] = NONE
-    s[AB_SRC] = -1
-    s[AB_LEFT] = 0
-    s[DESTROY_LEFT] = 0
-    s[DESTROY_LAST] = -1
+    s[L.FIGHT] = -1
+    s[L.PFIGHT] = -1
+    s[L.FREE_ALLOWED] = 0
+    s[L.FREE_DRAWN] = 0
+    s[L.FREE_ENDED] = 0
+    s[L.AB_KIND] = C.NONE
+    s[L.AB_SRC] = -1
+    s[L.AB_LEFT] = 0
+    s[L.DESTROY_LEFT] = 0
+    s[L.DESTROY_LAST] = -1
 
 
 @njit(cache=True)
 def _start_pirate(s, which):
     _clear_fight(s)
-    s[PFIGHT] = which
-    p = s[PIRATE_A + which]
-    if p == ALL_HAZARDS:
+    s[L.PFIGHT] = which
+    p = s[L.PIRATE_A + which]
+    if p == C.ALL_HAZARDS:
         f = 0
-        for t in range(NUM_HAZARD_TYPES):
-            f += (s[HSTACK + t] + s[HDISC + t]) * GROUP_FREE[GROUP[t]]
-        s[FREE_ALLOWED] = min(f, 127)
+        for t in range(C.NUM_HAZARD_TYPES):
+            f += (s[L.HSTACK + t] + s[L.HDISC + t]) * C.GROUP_FREE[C.GROUP[t]]
+        s[L.FREE_ALLOWED] = min(f, 127)
     else:
-        s[FREE_ALLOWED] = PIRATE_FREE[p]
-    s[PHASE] = P_FIGHT
+        s[L.FREE_ALLOWED] = C.PIRATE_FREE[p]
+    s[L.PHASE] = L.P_FIGHT
 
 
 @njit(cache=True)
 def _next_turn(s):
     """Move on to the next decision: draw hazards, change step, or go to the pirates."""
     _clear_fight(s)
-    s[CHOICE_A] = -1
-    s[CHOICE_B] = -1
+    s[L.CHOICE_A] = -1
+    s[L.CHOICE_B] = -1
     while True:
-        n = _total(s, HSTACK, NUM_HAZARD_TYPES)
+        n = _total(s, L.HSTACK, C.NUM_HAZARD_TYPES)
         if n > 0:
-            s[HAZ_NEED] = 2 if n >= 2 else 1
-            s[PENDING] = PD_HAZARD
-            s[PHASE] = P_HAZARD
+            s[L.HAZ_NEED] = 2 if n >= 2 else 1
+            s[L.PENDING] = L.PD_HAZARD
+            s[L.PHASE] = L.P_HAZARD
             return
-        if s[STEPI] < 2 and _total(s, HDISC, NUM_HAZARD_TYPES) > 0:
-            s[STEPI] += 1
-            for t in range(NUM_HAZARD_TYPES):
-                s[HSTACK + t] = s[HDISC + t]
-                s[HDISC + t] = 0
+        if s[L.STEPI] < 2 and _total(s, L.HDISC, C.NUM_HAZARD_TYPES) > 0:
+            s[L.STEPI] += 1
+            for t in range(C.NUM_HAZARD_TYPES):
+                s[L.HSTACK + t] = s[L.HDISC + t]
+                s[L.HDISC + t] = 0
             continue
         break
-    s[STEPI] = 3
+    s[L.STEPI] = 3
     left = 0
     for k in range(2):
-        if not (s[BEATEN] >> k) & 1:
+        if not (s[L.BEATEN] >> k) & 1:
             left += 1
     if left == 2:
-        s[PHASE] = P_PIRATE
+        s[L.PHASE] = L.P_PIRATE
     else:
-        _start_pirate(s, 0 if not s[BEATEN] & 1 else 1)
+        _start_pirate(s, 0 if not s[L.BEATEN] & 1 else 1)
 
 
 # ---- drawing fighting cards --------------------------------------------------------------------
@@ -360,37 +253,37 @@ def _next_turn(s):
 @njit(cache=True)
 def _place(s, card, dest):
     """Put a drawn card where it was drawn for and continue; True when "sort" wants another card."""
-    if dest == D_SORT:
-        s[SORT0 + s[SORT_N]] = card
-        s[SORT_N] += 1
-        s[AB_LEFT] -= 1
-        if s[AB_LEFT] > 0:
-            if s[OPT_SORT] == SORT_ONE_AT_A_TIME:
-                s[PHASE] = P_EXTRA  # draw another, or stop and arrange these
+    if dest == L.D_SORT:
+        s[L.SORT0 + s[L.SORT_N]] = card
+        s[L.SORT_N] += 1
+        s[L.AB_LEFT] -= 1
+        if s[L.AB_LEFT] > 0:
+            if s[L.OPT_SORT] == L.SORT_ONE_AT_A_TIME:
+                s[L.PHASE] = L.P_EXTRA  # draw another, or stop and arrange these
                 return False
             return True
-        s[PHASE] = P_SORT
+        s[L.PHASE] = L.P_SORT
         return False
     slot = _free_slot(s)
-    left = dest == D_FREE or (dest == D_REPLACE and s[AB_SIDE] == 1)
-    s[SLOT_CARD + slot] = card
-    s[SLOT_FLAG + slot] = F_LEFT if left else 0
-    if dest == D_FREE:
-        s[FREE_DRAWN] += 1
-    if left and ABILITY[card] == STOP:
-        s[FREE_ENDED] = 1
-    if s[OPT_CHARGE] == 1 and (ABILITY[card] == MINUS_LIFE1 or ABILITY[card] == MINUS_LIFE2):
-        if not _pay(s, 1 if ABILITY[card] == MINUS_LIFE1 else 2):
+    left = dest == L.D_FREE or (dest == L.D_REPLACE and s[L.AB_SIDE] == 1)
+    s[L.SLOT_CARD + slot] = card
+    s[L.SLOT_FLAG + slot] = L.F_LEFT if left else 0
+    if dest == L.D_FREE:
+        s[L.FREE_DRAWN] += 1
+    if left and C.ABILITY[card] == C.STOP:
+        s[L.FREE_ENDED] = 1
+    if s[L.OPT_CHARGE] == 1 and (C.ABILITY[card] == C.MINUS_LIFE1 or C.ABILITY[card] == C.MINUS_LIFE2):
+        if not _pay(s, 1 if C.ABILITY[card] == C.MINUS_LIFE1 else 2):
             return False
-    s[PHASE] = P_FIGHT
-    if dest == D_EXTRA and s[AB_KIND] == CARD2 and s[AB_LEFT] > 0:
-        s[PHASE] = P_EXTRA
-    elif dest == D_REPLACE and s[AB_KIND] == EXCHANGE2 and s[AB_LEFT] > 0:
-        s[PHASE] = P_EXCHANGE_MORE
+    s[L.PHASE] = L.P_FIGHT
+    if dest == L.D_EXTRA and s[L.AB_KIND] == C.CARD2 and s[L.AB_LEFT] > 0:
+        s[L.PHASE] = L.P_EXTRA
+    elif dest == L.D_REPLACE and s[L.AB_KIND] == C.EXCHANGE2 and s[L.AB_LEFT] > 0:
+        s[L.PHASE] = L.P_EXCHANGE_MORE
     else:
-        s[AB_KIND] = NONE
-        s[AB_SRC] = -1
-        s[AB_LEFT] = 0
+        s[L.AB_KIND] = C.NONE
+        s[L.AB_SRC] = -1
+        s[L.AB_LEFT] = 0
     return False
 
 
@@ -398,28 +291,28 @@ def _place(s, card, dest):
 def _take_known(s):
     """The next card if its identity is known (TOP, or BOTTOM under an empty middle); else -1
     after setting up the chance draw (or the reshuffle's aging draw) that will supply it."""
-    if s[TOP_N] > 0:
-        card = s[TOP0]
-        s[TOP0] = s[TOP1]
-        s[TOP1] = s[TOP2]
-        s[TOP_N] -= 1
+    if s[L.TOP_N] > 0:
+        card = s[L.TOP0]
+        s[L.TOP0] = s[L.TOP1]
+        s[L.TOP1] = s[L.TOP2]
+        s[L.TOP_N] -= 1
         return card
-    if _total(s, MID, NUM_TYPES) > 0:
-        s[PENDING] = PD_DRAW
+    if _total(s, L.MID, C.NUM_TYPES) > 0:
+        s[L.PENDING] = L.PD_DRAW
         return -1
-    if s[BOTTOM_N] > 0:
-        card = s[BOTTOM]
-        for i in range(s[BOTTOM_N] - 1):
-            s[BOTTOM + i] = s[BOTTOM + i + 1]
-        s[BOTTOM_N] -= 1
+    if s[L.BOTTOM_N] > 0:
+        card = s[L.BOTTOM]
+        for i in range(s[L.BOTTOM_N] - 1):
+            s[L.BOTTOM + i] = s[L.BOTTOM + i + 1]
+        s[L.BOTTOM_N] -= 1
         return card
-    if _total(s, AGING_STACK, NUM_AGING_TYPES) > 0:
-        s[PENDING] = PD_AGING  # the stack is empty: an aging card joins the discard pile first
-    elif s[OPT_EMPTY] == EMPTY_LOSE:
+    if _total(s, L.AGING_STACK, C.NUM_AGING_TYPES) > 0:
+        s[L.PENDING] = L.PD_AGING  # the stack is empty: an aging card joins the discard pile first
+    elif s[L.OPT_EMPTY] == L.EMPTY_LOSE:
         _lose(s)
     else:
         _reshuffle(s)
-        s[PENDING] = PD_DRAW
+        s[L.PENDING] = L.PD_DRAW
     return -1
 
 
@@ -429,7 +322,7 @@ def _draw(s, dest):
 
     Callers pass ``dest`` typed (``np.int8(D_...)``): numba compiles a function again for each
     literal argument it is called with, and this one (with ``_place`` below it) once is enough."""
-    s[DRAW_DEST] = dest
+    s[L.DRAW_DEST] = dest
     while True:
         card = _take_known(s)
         if card < 0 or not _place(s, card, dest):
@@ -438,18 +331,18 @@ def _draw(s, dest):
 
 @njit(cache=True)
 def _reshuffle(s):
-    for t in range(NUM_TYPES):
-        s[MID + t] += s[DISC + t]
-        s[DISC + t] = 0
+    for t in range(C.NUM_TYPES):
+        s[L.MID + t] += s[L.DISC + t]
+        s[L.DISC + t] = 0
 
 
 @njit(cache=True)
 def _aging_types_open(s):
     """Aging types that can come next: the normal ones while any is left, then the difficult."""
     normal = 0
-    for a in range(NUM_AGING_TYPES):
-        if not DIFFICULT[FIRST_AGING + a]:
-            normal += s[AGING_STACK + a]
+    for a in range(C.NUM_AGING_TYPES):
+        if not C.DIFFICULT[C.FIRST_AGING + a]:
+            normal += s[L.AGING_STACK + a]
     return normal > 0
 
 
@@ -473,28 +366,28 @@ def _by_count(s, base, kinds, ids, probs):
 @njit(cache=True)
 def k_chance(s, ids, probs):
     """The outcomes of the pending draw and their probabilities; 0 at a decision."""
-    kind = s[PENDING]
+    kind = s[L.PENDING]
     n = 0
-    if kind == PD_DRAW:
-        n = _by_count(s, MID, NUM_TYPES, ids, probs)
-    elif kind == PD_AGING or kind == PD_SETUP_AGING:
+    if kind == L.PD_DRAW:
+        n = _by_count(s, L.MID, C.NUM_TYPES, ids, probs)
+    elif kind == L.PD_AGING or kind == L.PD_SETUP_AGING:
         want = 0 if _aging_types_open(s) else 1  # normal aging cards lie above the difficult ones
         total = 0
-        for a in range(NUM_AGING_TYPES):
-            if DIFFICULT[FIRST_AGING + a] == want:
-                total += s[AGING_STACK + a]
-        for a in range(NUM_AGING_TYPES):
-            if DIFFICULT[FIRST_AGING + a] == want and s[AGING_STACK + a] > 0:
-                ids[n] = FIRST_AGING + a
-                probs[n] = s[AGING_STACK + a] / total
+        for a in range(C.NUM_AGING_TYPES):
+            if C.DIFFICULT[C.FIRST_AGING + a] == want:
+                total += s[L.AGING_STACK + a]
+        for a in range(C.NUM_AGING_TYPES):
+            if C.DIFFICULT[C.FIRST_AGING + a] == want and s[L.AGING_STACK + a] > 0:
+                ids[n] = C.FIRST_AGING + a
+                probs[n] = s[L.AGING_STACK + a] / total
                 n += 1
-    elif kind == PD_HAZARD:
-        n = _by_count(s, HSTACK, NUM_HAZARD_TYPES, ids, probs)
-    elif kind == PD_PIRATE:
-        total = _total(s, PIRATE_POOL, NUM_PIRATES)
-        for p in range(NUM_PIRATES):
-            if s[PIRATE_POOL + p] > 0:
-                ids[n] = PIRATE_OUTCOME + p
+    elif kind == L.PD_HAZARD:
+        n = _by_count(s, L.HSTACK, C.NUM_HAZARD_TYPES, ids, probs)
+    elif kind == L.PD_PIRATE:
+        total = _total(s, L.PIRATE_POOL, C.NUM_PIRATES)
+        for p in range(C.NUM_PIRATES):
+            if s[L.PIRATE_POOL + p] > 0:
+                ids[n] = L.PIRATE_OUTCOME + p
                 probs[n] = 1.0 / total
                 n += 1
     return n
@@ -502,41 +395,41 @@ def k_chance(s, ids, probs):
 
 @njit(cache=True)
 def _apply_outcome(s, o):
-    kind = s[PENDING]
-    s[PENDING] = PD_NONE
-    if kind == PD_DRAW:
-        s[MID + o] -= 1
-        if _place(s, o, s[DRAW_DEST]):
-            _draw(s, s[DRAW_DEST])
-    elif kind == PD_AGING:
-        s[AGING_STACK + o - FIRST_AGING] -= 1
-        s[AGING_IN] += 1
-        s[DISC + o] += 1
+    kind = s[L.PENDING]
+    s[L.PENDING] = L.PD_NONE
+    if kind == L.PD_DRAW:
+        s[L.MID + o] -= 1
+        if _place(s, o, s[L.DRAW_DEST]):
+            _draw(s, s[L.DRAW_DEST])
+    elif kind == L.PD_AGING:
+        s[L.AGING_STACK + o - C.FIRST_AGING] -= 1
+        s[L.AGING_IN] += 1
+        s[L.DISC + o] += 1
         _reshuffle(s)
-        s[PENDING] = PD_DRAW
-    elif kind == PD_SETUP_AGING:
-        s[AGING_STACK + o - FIRST_AGING] -= 1
-        s[AGING_IN] += 1
-        s[MID + o] += 1
+        s[L.PENDING] = L.PD_DRAW
+    elif kind == L.PD_SETUP_AGING:
+        s[L.AGING_STACK + o - C.FIRST_AGING] -= 1
+        s[L.AGING_IN] += 1
+        s[L.MID + o] += 1
         _next_turn(s)
-    elif kind == PD_HAZARD:
-        s[HSTACK + o] -= 1
-        if s[CHOICE_A] < 0:
-            s[CHOICE_A] = o
+    elif kind == L.PD_HAZARD:
+        s[L.HSTACK + o] -= 1
+        if s[L.CHOICE_A] < 0:
+            s[L.CHOICE_A] = o
         else:
-            s[CHOICE_B] = o
-        s[HAZ_NEED] -= 1
-        if s[HAZ_NEED] > 0:
-            s[PENDING] = PD_HAZARD
+            s[L.CHOICE_B] = o
+        s[L.HAZ_NEED] -= 1
+        if s[L.HAZ_NEED] > 0:
+            s[L.PENDING] = L.PD_HAZARD
     else:  # PD_PIRATE
-        p = o - PIRATE_OUTCOME
-        s[PIRATE_POOL + p] = 0
-        if s[PIRATE_A] < 0:
-            s[PIRATE_A] = p
-            s[PENDING] = PD_PIRATE
+        p = o - L.PIRATE_OUTCOME
+        s[L.PIRATE_POOL + p] = 0
+        if s[L.PIRATE_A] < 0:
+            s[L.PIRATE_A] = p
+            s[L.PENDING] = L.PD_PIRATE
         else:
-            s[PIRATE_B] = p
-            if s[LEVEL] >= 2:
-                s[PENDING] = PD_SETUP_AGING
+            s[L.PIRATE_B] = p
+            if s[L.LEVEL] >= 2:
+                s[L.PENDING] = L.PD_SETUP_AGING
             else:
                 _next_turn(s)

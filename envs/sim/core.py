@@ -32,23 +32,8 @@ import re
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import (
-    DRAW,
-    KEY,
-    LAST,
-    ONGOING,
-    OUTCOME,
-    PLY,
-    TO_MOVE,
-    Game,
-    GameSpec,
-    IllegalActionError,
-    Kernels,
-    KernelState,
-    k_key,
-    k_outcome,
-    k_to_move,
-)
+from tablegym.envs import core as common
+from tablegym.envs.core import Game, GameSpec, IllegalActionError, Kernels, KernelState, k_key, k_outcome, k_to_move
 from tablegym.envs.sim.canonical import EDGE_ID, EDGE_U, EDGE_V, MAX_N, MIN_N, N_, POW3, canonical_code, check_n, edges_of
 
 E_ = N_ + 1
@@ -57,7 +42,7 @@ HDR = E_ + 1
 
 @njit(cache=True)
 def k_moves(s, out):
-    if s[OUTCOME] != ONGOING:
+    if s[common.OUTCOME] != common.ONGOING:
         return 0
     m = 0
     for e in range(s[E_]):  # (written always, kept where uncoloured: no branch the edges' colours would mispredict)
@@ -78,32 +63,32 @@ def closes_own_triangle(s, e, p):
 def k_push(s, e):
     n = s[N_]
     ne = s[E_]
-    p = s[TO_MOVE]
+    p = s[common.TO_MOVE]
     i = EDGE_U[n, e]
     j = EDGE_V[n, e]
     base = HDR + 2 * ne + p * n
     lost = (s[base + i] & s[base + j]) != 0
     s[HDR + e] = p + 1
-    s[HDR + ne + s[PLY]] = e
-    s[PLY] += 1
-    s[LAST] = e
-    s[KEY] += (p + 1) * POW3[e]
+    s[HDR + ne + s[common.PLY]] = e
+    s[common.PLY] += 1
+    s[common.LAST] = e
+    s[common.KEY] += (p + 1) * POW3[e]
     s[base + i] |= np.int64(1) << j
     s[base + j] |= np.int64(1) << i
-    s[TO_MOVE] = 1 - p
+    s[common.TO_MOVE] = 1 - p
     if lost:
-        s[OUTCOME] = 1 - p
-    elif s[PLY] == ne:
-        s[OUTCOME] = DRAW
+        s[common.OUTCOME] = 1 - p
+    elif s[common.PLY] == ne:
+        s[common.OUTCOME] = common.DRAW
 
 
 @njit(cache=True)
 def k_pop(s):
     n = s[N_]
     ne = s[E_]
-    s[PLY] -= 1
-    e = s[HDR + ne + s[PLY]]
-    s[HDR + ne + s[PLY]] = 0  # so that pop restores the array exactly
+    s[common.PLY] -= 1
+    e = s[HDR + ne + s[common.PLY]]
+    s[HDR + ne + s[common.PLY]] = 0  # so that pop restores the array exactly
     p = s[HDR + e] - 1
     i = EDGE_U[n, e]
     j = EDGE_V[n, e]
@@ -111,10 +96,10 @@ def k_pop(s):
     s[base + i] &= ~(np.int64(1) << j)
     s[base + j] &= ~(np.int64(1) << i)
     s[HDR + e] = 0
-    s[KEY] -= (p + 1) * POW3[e]
-    s[TO_MOVE] = p
-    s[OUTCOME] = ONGOING
-    s[LAST] = s[HDR + ne + s[PLY] - 1] if s[PLY] > 0 else -1
+    s[common.KEY] -= (p + 1) * POW3[e]
+    s[common.TO_MOVE] = p
+    s[common.OUTCOME] = common.ONGOING
+    s[common.LAST] = s[HDR + ne + s[common.PLY] - 1] if s[common.PLY] > 0 else -1
 
 
 @njit(cache=True)
@@ -126,7 +111,7 @@ def k_features(s, out):
     n = s[N_]
     perm = np.empty(MAX_N, dtype=np.int64)
     code = canonical_code(n, s, s.shape[0] - 2 * n, perm)
-    me = s[TO_MOVE] + 1
+    me = s[common.TO_MOVE] + 1
     m = 0
     for e in range(s[E_]):
         d = code % 3
@@ -140,7 +125,7 @@ def k_features(s, out):
 @njit(cache=True)
 def k_observation(s, player, out):
     """Fill ``out`` (float32, 3 x E) with ``player``'s edges, the opponent's, and to-move."""
-    turn = 1.0 if s[TO_MOVE] == player else 0.0
+    turn = 1.0 if s[common.TO_MOVE] == player else 0.0
     for e in range(s[E_]):
         c = s[HDR + e]
         out[0, e] = 1.0 if c == player + 1 else 0.0
@@ -180,8 +165,8 @@ class SimGame(Game):
         n, ne = self.n, self.num_edges
         s = np.zeros(HDR + 2 * ne + 2 * n, dtype=np.int64)
         s[N_], s[E_] = n, ne
-        s[OUTCOME] = ONGOING
-        s[LAST] = -1
+        s[common.OUTCOME] = common.ONGOING
+        s[common.LAST] = -1
         return SimState(self, s)
 
     def edge(self, i: int, j: int) -> int:
@@ -220,7 +205,7 @@ class SimGame(Game):
         s = self.new_initial_state()._s
         for ply in range(len(first) + len(second)):
             e = first[ply // 2] if ply % 2 == 0 else second[ply // 2]
-            if s[OUTCOME] != ONGOING or closes_own_triangle(s, e, s[TO_MOVE]):
+            if s[common.OUTCOME] != common.ONGOING or closes_own_triangle(s, e, s[common.TO_MOVE]):
                 raise ValueError(f"colouring {c.tolist()} has a triangle in one colour")
             k_push(s, e)
         return SimState(self, s)
@@ -243,12 +228,12 @@ class SimState(KernelState):
 
     @property
     def ply(self) -> int:
-        return int(self._s[PLY])
+        return int(self._s[common.PLY])
 
     @property
     def last_edge(self) -> int:
         """The edge coloured last, -1 before the first move."""
-        return int(self._s[LAST])
+        return int(self._s[common.LAST])
 
     @property
     def history(self) -> list[int]:
@@ -278,14 +263,14 @@ class SimState(KernelState):
             cells = ["-" if i == j else marks[c[EDGE_ID[g.n, i, j]]] for j in range(g.n)]
             rows.append(f"{i}  " + " ".join(cells))
         rows.append("X = player 0, O = player 1, . = uncoloured")
-        out = int(self._s[OUTCOME])
+        out = int(self._s[common.OUTCOME])
         if out in (0, 1):
             tri = "-".join(map(str, self.losing_triangle()))
             rows.append(f"{marks[2 - out]} (player {1 - out}) closed triangle {tri}: {marks[out + 1]} (player {out}) wins")
-        elif out == DRAW:
+        elif out == common.DRAW:
             rows.append("draw: board full, no triangle in one colour")
         else:
-            p = int(self._s[TO_MOVE])
+            p = int(self._s[common.TO_MOVE])
             rows.append(f"{marks[p + 1]} (player {p}) to move")
         return "\n".join(rows)
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import numpy as np
 from pettingzoo import AECEnv
 
 from tablegym.envs.aec import make_aec_env
 from tablegym.envs.core import State
 from tablegym.envs.sim.core import SimGame, SimState
-from tablegym.envs.twoplayer import OpponentSpec, TwoPlayerEnv
+from tablegym.envs.twoplayer import OpponentSpec, SeatOptions, TwoPlayerEnv
 
 
 def sim_rgb(state: State) -> np.ndarray:
@@ -79,32 +81,19 @@ class SimEnv(TwoPlayerEnv):
     ## Version History
 
     - v0: initial release.
-    - v0, unchanged rules: made by its id (``gymnasium.make``, ``gymnasium.make_vec``), an illegal
-      action ends the episode (``illegal_action="penalty"``) instead of raising; an episode
-      without one plays as before.
+    - v0, unchanged rules: made by its id, an illegal action ends the episode (``TwoPlayerEnv``).
     """
-
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
 
     def __init__(
         self,
         *,
         n: int = 6,
         opponent: OpponentSpec = "random",
-        agent_seat: int | str = 0,
         illegal_action: str = "raise",
-        render_mode: str | None = None,
-        opening_plies: int = 0,
+        **seat: Unpack[SeatOptions],
     ) -> None:
-        super().__init__(
-            game=SimGame(n),
-            opponent=opponent,
-            agent_seat=agent_seat,
-            illegal_action=illegal_action,
-            render_mode=render_mode,
-            opening_plies=opening_plies,
-            renderer=sim_rgb,
-        )
+        game = SimGame(n)
+        super().__init__(game=game, opponent=opponent, illegal_action=illegal_action, renderer=sim_rgb, **seat)
 
 
 def sim_aec_env(*, n: int = 6, render_mode: str | None = None, wrapped: bool = True) -> AECEnv:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import ONGOING, terminal_value
+from tablegym.envs.core import ONGOING, OUTCOME, terminal_value
 from tablegym.envs.evaluator import KernelEvaluator
-from tablegym.envs.sim.core import E_, HDR, OUTCOME, closes_own_triangle
+from tablegym.envs.sim.core import E_, HDR, closes_own_triangle
 
 
 @njit(cache=True)

@@ -10,38 +10,11 @@ from gymnasium import spaces
 from numba import njit
 
 from tablegym.envs.core import IllegalActionError
+from tablegym.envs.starship import ship as S
 from tablegym.envs.starship.pipeline import Pipeline
 from tablegym.envs.starship.quality import VALIDITY_RULES, Quality, Validity
 from tablegym.envs.starship.scoring import NO_PART, all_reached, border_reached, scored
-from tablegym.envs.starship.ship import (
-    AMMO,
-    ARMOR,
-    BUNK,
-    COCKPIT,
-    CORRIDOR,
-    DOOR,
-    DX,
-    DY,
-    EMPTY,
-    FACED,
-    FACING,
-    FIRST_PART,
-    KIND,
-    NUM_TILE_KINDS,
-    NUM_VARIANTS,
-    PH,
-    POWER,
-    PW,
-    PX,
-    PY,
-    QUARTERS,
-    REACTOR,
-    THRUSTER,
-    WEAPON,
-    Ship,
-    footprint,
-    part_name,
-)
+from tablegym.envs.starship.ship import Ship, footprint, part_name
 from tablegym.envs.twoplayer import as_action
 
 
@@ -57,26 +30,26 @@ class Brush(NamedTuple):
 
 
 BRUSHES: tuple[Brush, ...] = (
-    *(Brush(k) for k in (EMPTY, CORRIDOR, ARMOR, DOOR, COCKPIT, REACTOR, AMMO, POWER, QUARTERS)),
-    Brush(BUNK, 0),
-    Brush(BUNK, 1),
-    *(Brush(THRUSTER, v, f) for v in range(NUM_VARIANTS[THRUSTER]) for f in range(4)),
-    *(Brush(WEAPON, v, f) for v in range(NUM_VARIANTS[WEAPON]) for f in range(4)),
+    *(Brush(k) for k in (S.EMPTY, S.CORRIDOR, S.ARMOR, S.DOOR, S.COCKPIT, S.REACTOR, S.AMMO, S.POWER, S.QUARTERS)),
+    Brush(S.BUNK, 0),
+    Brush(S.BUNK, 1),
+    *(Brush(S.THRUSTER, v, f) for v in range(S.NUM_VARIANTS[S.THRUSTER]) for f in range(4)),
+    *(Brush(S.WEAPON, v, f) for v in range(S.NUM_VARIANTS[S.WEAPON]) for f in range(4)),
 )
 """Every write the agent can make (31): 4 tiles, 7 unfaced parts (bunk rooms both ways round),
 12 thrusters (3 sizes x 4 facings) and 8 weapons (2 sizes x 4 facings)."""
 NUM_BRUSHES = len(BRUSHES)
-FIRST_BRUSH_PART = next(i for i, b in enumerate(BRUSHES) if b.kind >= FIRST_PART)
+FIRST_BRUSH_PART = next(i for i, b in enumerate(BRUSHES) if b.kind >= S.FIRST_PART)
 _BRUSH_KIND = np.array([b.kind for b in BRUSHES], np.int64)
-_BRUSH_H = np.array([footprint(b.kind, b.variant, b.facing)[0] if b.kind >= FIRST_PART else 1 for b in BRUSHES], np.int64)
-_BRUSH_W = np.array([footprint(b.kind, b.variant, b.facing)[1] if b.kind >= FIRST_PART else 1 for b in BRUSHES], np.int64)
+_BRUSH_H = np.array([footprint(b.kind, b.variant, b.facing)[0] if b.kind >= S.FIRST_PART else 1 for b in BRUSHES], np.int64)
+_BRUSH_W = np.array([footprint(b.kind, b.variant, b.facing)[1] if b.kind >= S.FIRST_PART else 1 for b in BRUSHES], np.int64)
 REPRESENTATIONS = ("narrow", "turtle", "wide")
 _MAX_SIDE = int(max(_BRUSH_H.max(), _BRUSH_W.max()))
-_COCKPIT_BRUSH, _REACTOR_BRUSH, _EMPTY_BRUSH = (BRUSHES.index(Brush(k)) for k in (COCKPIT, REACTOR, EMPTY))
+_COCKPIT_BRUSH, _REACTOR_BRUSH, _EMPTY_BRUSH = (BRUSHES.index(Brush(k)) for k in (S.COCKPIT, S.REACTOR, S.EMPTY))
 REWARDS = ("potential", "gated", "audit")
 MASKS = ("none", "repairable", "build", "safe")
 STARTS = ("empty", "random", "partial")
-OBS_CHANNELS = NUM_TILE_KINDS + 4 + 1
+OBS_CHANNELS = S.NUM_TILE_KINDS + 4 + 1
 """Tile kind one-hot (12), facing one-hot of thruster/weapon tiles (4), the cursor (1)."""
 
 
@@ -90,17 +63,17 @@ def apply_edit(ship: Ship, brush: Brush, y: int, x: int) -> bool:
     happens.
     """
     kind, variant, facing = brush
-    if kind < FIRST_PART:
+    if kind < S.FIRST_PART:
         p = int(ship.part[y, x])
         if p >= 0:
-            ship.remove_part(p, floor=CORRIDOR)
+            ship.remove_part(p, floor=S.CORRIDOR)
         elif ship.tiles[y, x] == kind:
             return False
         ship.tiles[y, x] = kind
         return True
     if not ship.fits(kind, variant, facing, y, x):
         return False
-    ship._stamp(kind, variant, facing if kind in FACED else 0, y, x)
+    ship._stamp(kind, variant, facing if kind in S.FACED else 0, y, x)
     return True
 
 
@@ -115,23 +88,23 @@ def brush_mask(tiles, part, parts, y, x, has_cockpit, has_reactor, build, out):
     away from it would start a second piece)."""
     H, W = tiles.shape
     p = part[y, x]
-    if build and p >= 0 and (parts[p, KIND] == COCKPIT or parts[p, KIND] == REACTOR):
+    if build and p >= 0 and (parts[p, S.KIND] == S.COCKPIT or parts[p, S.KIND] == S.REACTOR):
         out[:] = False
         return
-    near = tiles[y, x] != EMPTY
+    near = tiles[y, x] != S.EMPTY
     if build and not near:
         for d in range(4):
-            yy, xx = y + DY[d], x + DX[d]
-            if 0 <= yy < H and 0 <= xx < W and tiles[yy, xx] != EMPTY:
+            yy, xx = y + S.DY[d], x + S.DX[d]
+            if 0 <= yy < H and 0 <= xx < W and tiles[yy, xx] != S.EMPTY:
                 near = True
     for b in range(out.shape[0]):
         kind = _BRUSH_KIND[b]
-        if kind < FIRST_PART:
-            out[b] = (p >= 0 or tiles[y, x] != kind) and not (build and (kind == EMPTY or not near))
+        if kind < S.FIRST_PART:
+            out[b] = (p >= 0 or tiles[y, x] != kind) and not (build and (kind == S.EMPTY or not near))
             continue
         h = _BRUSH_H[b]
         w = _BRUSH_W[b]
-        ok = y + h <= H and x + w <= W and not (kind == COCKPIT and has_cockpit) and not (kind == REACTOR and has_reactor)
+        ok = y + h <= H and x + w <= W and not (kind == S.COCKPIT and has_cockpit) and not (kind == S.REACTOR and has_reactor)
         touches = not build
         if ok:
             for yy in range(max(y - 1, 0), min(y + h + 1, H)):
@@ -139,7 +112,7 @@ def brush_mask(tiles, part, parts, y, x, has_cockpit, has_reactor, build, out):
                     rows, cols = y <= yy < y + h, x <= xx < x + w
                     if rows and cols and part[yy, xx] >= 0:
                         ok = False
-                    if (rows or cols) and tiles[yy, xx] != EMPTY:  # on the footprint or 4-next to it
+                    if (rows or cols) and tiles[yy, xx] != S.EMPTY:  # on the footprint or 4-next to it
                         touches = True
         out[b] = ok and touches
 
@@ -161,17 +134,17 @@ def seal_mask(tiles, part, parts, y, x, out):
     qy, qx = np.empty(H * W, np.int64), np.empty(H * W, np.int64)
     if not all_reached(tiles, parts, NO_PART, dist, qy, qx):  # (the walk it made stays in dist)
         return
-    walk = tiles[y, x] == CORRIDOR or tiles[y, x] == DOOR
+    walk = tiles[y, x] == S.CORRIDOR or tiles[y, x] == S.DOOR
     # a part's kind does not matter to the rule (no cockpit is ever added): one answer per footprint
     known = np.full((_MAX_SIDE + 1, _MAX_SIDE + 1), -1, np.int8)
     for b in range(out.shape[0]):
         if not out[b]:
             continue
         kind = _BRUSH_KIND[b]
-        if kind < FIRST_PART:
-            if part[y, x] >= 0 or kind == CORRIDOR or (kind != DOOR and not walk):
+        if kind < S.FIRST_PART:
+            if part[y, x] >= 0 or kind == S.CORRIDOR or (kind != S.DOOR and not walk):
                 continue
-            if kind == DOOR:  # reached if its tile was, or a tile next to it
+            if kind == S.DOOR:  # reached if its tile was, or a tile next to it
                 out[b] = (walk and dist[y, x] >= 0) or border_reached(dist, y, x, 1, 1)
                 continue
             trial = tiles.copy()
@@ -185,7 +158,7 @@ def seal_mask(tiles, part, parts, y, x, out):
         covers = False
         for yy in range(y, y + h):
             for xx in range(x, x + w):
-                if tiles[yy, xx] == CORRIDOR or tiles[yy, xx] == DOOR:
+                if tiles[yy, xx] == S.CORRIDOR or tiles[yy, xx] == S.DOOR:
                     covers = True
         if not covers:  # the part needs a reached walkable tile next to it
             out[b] = known[h, w] = border_reached(dist, y, x, h, w)
@@ -213,10 +186,10 @@ def _observe(tiles, parts, cy, cx, obs):
         for x in range(W):
             obs[tiles[y, x], y, x] = 1
     for p in range(parts.shape[0]):
-        if parts[p, KIND] == THRUSTER or parts[p, KIND] == WEAPON:
-            for y in range(parts[p, PY], parts[p, PY] + parts[p, PH]):
-                for x in range(parts[p, PX], parts[p, PX] + parts[p, PW]):
-                    obs[NUM_TILE_KINDS + parts[p, FACING], y, x] = 1
+        if parts[p, S.KIND] == S.THRUSTER or parts[p, S.KIND] == S.WEAPON:
+            for y in range(parts[p, S.PY], parts[p, S.PY] + parts[p, S.PH]):
+                for x in range(parts[p, S.PX], parts[p, S.PX] + parts[p, S.PW]):
+                    obs[S.NUM_TILE_KINDS + parts[p, S.FACING], y, x] = 1
     if cy >= 0:
         obs[OBS_CHANNELS - 1, cy, cx] = 1
 
@@ -448,8 +421,8 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
     def _update_mask(self) -> None:
         if self.masks == "none":
             return
-        kinds = self._ship.parts[:, KIND]
-        has_cockpit, has_reactor = bool((kinds == COCKPIT).any()), bool((kinds == REACTOR).any())
+        kinds = self._ship.parts[:, S.KIND]
+        has_cockpit, has_reactor = bool((kinds == S.COCKPIT).any()), bool((kinds == S.REACTOR).any())
         first = self.brush_offset
         if self.representation == "wide":  # one entry per value of each dimension: the brush only
             self._mask[:first] = 1
@@ -480,7 +453,7 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
             return self.pipeline.generate(rng, until=2)
         H, W = self.pipeline.size
         ship = self.pipeline.new_ship()
-        ship.tiles[:] = rng.choice(np.array([EMPTY, CORRIDOR, ARMOR], np.int8), size=(H, W), p=[0.35, 0.5, 0.15])
+        ship.tiles[:] = rng.choice(np.array([S.EMPTY, S.CORRIDOR, S.ARMOR], np.int8), size=(H, W), p=[0.35, 0.5, 0.15])
         for _ in range(H * W // 32):
             apply_edit(
                 ship, BRUSHES[int(rng.integers(FIRST_BRUSH_PART, NUM_BRUSHES))], int(rng.integers(H)), int(rng.integers(W))
@@ -562,7 +535,7 @@ class StarshipEnv(gymnasium.Env[np.ndarray, Any]):
             i = (y * W + x + 1) % (H * W)
             self._cursor = (i // W, i % W)
         elif move >= 0:
-            self._cursor = (min(max(y + DY[move], 0), H - 1), min(max(x + DX[move], 0), W - 1))
+            self._cursor = (min(max(y + S.DY[move], 0), H - 1), min(max(x + S.DX[move], 0), W - 1))
         if changed:
             self._changes += 1
             self._score()

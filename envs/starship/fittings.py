@@ -11,30 +11,8 @@ from typing import ClassVar
 import numpy as np
 
 from tablegym.envs.starship import kernels as K
-from tablegym.envs.starship.ship import (
-    AMMO,
-    BACKWARD,
-    BUNK,
-    CORRIDOR,
-    DX,
-    DY,
-    EMPTY,
-    FACING,
-    KIND,
-    NUM_VARIANTS,
-    PH,
-    POWER,
-    PW,
-    PX,
-    PY,
-    QUARTERS,
-    REACTOR,
-    THRUSTER,
-    WEAPON,
-    Ship,
-    footprint,
-    points,
-)
+from tablegym.envs.starship import ship as S
+from tablegym.envs.starship.ship import Ship, footprint, points
 from tablegym.envs.starship.stage_base import (
     _NO_RAYS,
     ConfigError,
@@ -54,7 +32,7 @@ from tablegym.envs.starship.stage_base import (
 class _Mounts(Stage):
     """Points-budgeted parts on the hull (thrusters, weapons), facing out of it."""
 
-    kind: ClassVar[int] = THRUSTER
+    kind: ClassVar[int] = S.THRUSTER
     min_points: int = 35
     max_points: int = 45
     max_failures: int = 30
@@ -84,7 +62,7 @@ class _Mounts(Stage):
     def run(self, ship: Ship, rng: np.random.Generator, detour: int) -> None:
         rays = K.clear_rays(ship.tiles)  # parts go on ship tiles only, so the rays stay as they are
         sizes = self.size_weights()
-        cost = np.array([points(self.kind, v) for v in range(NUM_VARIANTS[self.kind])])
+        cost = np.array([points(self.kind, v) for v in range(S.NUM_VARIANTS[self.kind])])
         dirs = self.direction_weights()
         target = int(rng.integers(self.min_points, self.max_points + 1))
         total, failures = 0, 0
@@ -121,7 +99,7 @@ class Thrusters(_Mounts):
 
     number: ClassVar[int] = 7
     name: ClassVar[str] = "thrusters"
-    kind: ClassVar[int] = THRUSTER
+    kind: ClassVar[int] = S.THRUSTER
     min_points: int = 35
     max_points: int = 45
     small_weight: float = 1.0
@@ -142,10 +120,10 @@ class Thrusters(_Mounts):
         return rng.permutation(len(ys))
 
     def finish(self, ship: Ship, rays: np.ndarray, rng: np.random.Generator, detour: int) -> None:
-        backward = (ship.parts[:, KIND] == THRUSTER) & (ship.parts[:, FACING] == BACKWARD)
+        backward = (ship.parts[:, S.KIND] == S.THRUSTER) & (ship.parts[:, S.FACING] == S.BACKWARD)
         if self.ensure_backward and not backward.any():
-            for variant in range(NUM_VARIANTS[THRUSTER]):
-                if self.place(ship, variant, BACKWARD, rays, rng, detour):
+            for variant in range(S.NUM_VARIANTS[S.THRUSTER]):
+                if self.place(ship, variant, S.BACKWARD, rays, rng, detour):
                     return
 
 
@@ -163,7 +141,7 @@ class Weapons(_Mounts):
 
     number: ClassVar[int] = 8
     name: ClassVar[str] = "weapons"
-    kind: ClassVar[int] = WEAPON
+    kind: ClassVar[int] = S.WEAPON
     min_points: int = 12
     max_points: int = 18
     small_weight: float = 2.0
@@ -180,7 +158,7 @@ class Weapons(_Mounts):
         self, ship: Ship, ys: np.ndarray, xs: np.ndarray, h: int, w: int, facing: int, rng: np.random.Generator
     ) -> np.ndarray:
         cy, cx = centre_of_mass(ship)
-        reach = (ys + (h - 1) / 2.0 - cy) * DY[facing] + (xs + (w - 1) / 2.0 - cx) * DX[facing]
+        reach = (ys + (h - 1) / 2.0 - cy) * S.DY[facing] + (xs + (w - 1) / 2.0 - cx) * S.DX[facing]
         return best_first(reach, rng)
 
 
@@ -197,13 +175,13 @@ class ExteriorArmor(Stage):
     name: ClassVar[str] = "exterior_armor"
 
     def run(self, ship: Ship, rng: np.random.Generator, detour: int) -> None:
-        outside = np.pad(ship.tiles == EMPTY, 1, constant_values=True)
+        outside = np.pad(ship.tiles == S.EMPTY, 1, constant_values=True)
         H, W = ship.shape
         near_outside = np.zeros((H, W), bool)
         for dy in (0, 1, 2):
             for dx in (0, 1, 2):
                 near_outside |= outside[dy : dy + H, dx : dx + W]
-        ys, xs = np.nonzero(near_outside & (ship.tiles == CORRIDOR))
+        ys, xs = np.nonzero(near_outside & (ship.tiles == S.CORRIDOR))
         K.armor_tiles(ship.tiles, ship.part, ship.parts, ys.astype(np.int64), xs.astype(np.int64), detour)
 
 
@@ -212,9 +190,9 @@ class ExteriorArmor(Stage):
 
 @dataclass
 class _Supplies(Stage):
-    kind: ClassVar[int] = AMMO
-    serves: ClassVar[tuple[int, ...]] = (WEAPON,)
-    covered_by: ClassVar[tuple[int, ...]] = (AMMO,)
+    kind: ClassVar[int] = S.AMMO
+    serves: ClassVar[tuple[int, ...]] = (S.WEAPON,)
+    covered_by: ClassVar[tuple[int, ...]] = (S.AMMO,)
     min_count: int = 2
     max_count: int = 3
     near: int = 3
@@ -225,13 +203,13 @@ class _Supplies(Stage):
 
     def run(self, ship: Ship, rng: np.random.Generator, detour: int) -> None:
         h, w = footprint(self.kind)
-        rect = [PY, PX, PH, PW]
+        rect = [S.PY, S.PX, S.PH, S.PW]
         for _ in range(int(rng.integers(self.min_count, self.max_count + 1))):
             ys, xs = K.corridor_anchors(ship.tiles, h, w, _NO_RAYS, -1)
             if len(ys) == 0:
                 return
-            targets = ship.parts[np.isin(ship.parts[:, KIND], self.serves)][:, rect]
-            covers = ship.parts[np.isin(ship.parts[:, KIND], self.covered_by)][:, rect]
+            targets = ship.parts[np.isin(ship.parts[:, S.KIND], self.serves)][:, rect]
+            covers = ship.parts[np.isin(ship.parts[:, S.KIND], self.covered_by)][:, rect]
             if len(targets) and len(covers):  # drop the targets already served
                 targets = targets[(rect_gaps(targets, covers) > self.near).all(axis=1)]
             spots = np.stack([ys, xs, np.full_like(ys, h), np.full_like(xs, w)], axis=1)
@@ -250,9 +228,9 @@ class Ammo(_Supplies):
 
     number: ClassVar[int] = 10
     name: ClassVar[str] = "ammo"
-    kind: ClassVar[int] = AMMO
-    serves: ClassVar[tuple[int, ...]] = (WEAPON,)
-    covered_by: ClassVar[tuple[int, ...]] = (AMMO,)
+    kind: ClassVar[int] = S.AMMO
+    serves: ClassVar[tuple[int, ...]] = (S.WEAPON,)
+    covered_by: ClassVar[tuple[int, ...]] = (S.AMMO,)
     min_count: int = 2
     max_count: int = 3
 
@@ -265,9 +243,9 @@ class Power(_Supplies):
 
     number: ClassVar[int] = 11
     name: ClassVar[str] = "power"
-    kind: ClassVar[int] = POWER
-    serves: ClassVar[tuple[int, ...]] = (THRUSTER, AMMO)
-    covered_by: ClassVar[tuple[int, ...]] = (POWER, REACTOR)
+    kind: ClassVar[int] = S.POWER
+    serves: ClassVar[tuple[int, ...]] = (S.THRUSTER, S.AMMO)
+    covered_by: ClassVar[tuple[int, ...]] = (S.POWER, S.REACTOR)
     min_count: int = 1
     max_count: int = 2
 
@@ -301,12 +279,12 @@ class Crew(Stage):
             raise ConfigError(f"stage {self.name!r}: align_bias must be > 0, got {self.align_bias!r}")
 
     def run(self, ship: Ship, rng: np.random.Generator, detour: int) -> None:
-        rooms = [QUARTERS] * int(rng.integers(self.min_quarters, self.max_quarters + 1))
-        rooms += [BUNK] * int(rng.integers(self.min_bunks, self.max_bunks + 1))
+        rooms = [S.QUARTERS] * int(rng.integers(self.min_quarters, self.max_quarters + 1))
+        rooms += [S.BUNK] * int(rng.integers(self.min_bunks, self.max_bunks + 1))
         for kind in rng.permutation(np.array(rooms, np.int64)):
             kind = int(kind)
             found = []
-            for variant in range(NUM_VARIANTS[kind]):
+            for variant in range(S.NUM_VARIANTS[kind]):
                 h, w = footprint(kind, variant)
                 ys, xs = K.corridor_anchors(ship.tiles, h, w, _NO_RAYS, -1)
                 found.append((np.full(len(ys), variant), ys, xs, aligned_sides(ship.tiles, ys, xs, h, w)))
@@ -344,7 +322,7 @@ class FillArmor(Stage):
             raise ConfigError(f"stage {self.name!r}: order must be 'random' or 'scan', got {self.order!r}")
 
     def run(self, ship: Ship, rng: np.random.Generator, detour: int) -> None:
-        ys, xs = np.nonzero(ship.tiles == CORRIDOR)
+        ys, xs = np.nonzero(ship.tiles == S.CORRIDOR)
         if self.order == "random":
             perm = rng.permutation(len(ys))
             ys, xs = ys[perm], xs[perm]

@@ -81,34 +81,11 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.starship import kernels as K
+from tablegym.envs.starship import ship as S
 from tablegym.envs.starship.fittings import Ammo, Doors, Power, Thrusters
 from tablegym.envs.starship.pipeline import DEFAULT_DETOUR
 from tablegym.envs.starship.quality import cockpit_protection, reactor_centrality, validate, working
-from tablegym.envs.starship.ship import (
-    AMMO,
-    ARMOR,
-    BACKWARD,
-    BUNK,
-    COCKPIT,
-    CORRIDOR,
-    DOOR,
-    DX,
-    DY,
-    EMPTY,
-    FACING,
-    FORWARD,
-    KIND,
-    PH,
-    POWER,
-    PW,
-    PX,
-    PY,
-    QUARTERS,
-    REACTOR,
-    THRUSTER,
-    WEAPON,
-    Ship,
-)
+from tablegym.envs.starship.ship import Ship
 from tablegym.envs.starship.stage_base import aligned_sides, centre_of_mass, rect_gaps
 from tablegym.envs.starship.stages_hull import ring
 
@@ -235,8 +212,8 @@ def _way_round(tiles, y, x, min_path, block):
     src_y = np.empty(1, np.int64)
     src_x = np.empty(1, np.int64)
     for k in range(2):
-        ay, ax = y + DY[k], x + DX[k]
-        by, bx = y - DY[k], x - DX[k]
+        ay, ax = y + S.DY[k], x + S.DX[k]
+        by, bx = y - S.DY[k], x - S.DX[k]
         if not (0 <= ay < H and 0 <= ax < W and 0 <= by < H and 0 <= bx < W):
             continue
         if K.walkable(tiles[ay, ax]) and K.walkable(tiles[by, bx]):
@@ -259,11 +236,11 @@ def door_counts(tiles, min_path):
     missing = 0
     for y in range(H):
         for x in range(W):
-            if tiles[y, x] == DOOR:
+            if tiles[y, x] == S.DOOR:
                 doors += 1
                 if _way_round(tiles, y, x, min_path, True):
                     justified += 1
-            elif tiles[y, x] == ARMOR and _way_round(tiles, y, x, min_path, False):
+            elif tiles[y, x] == S.ARMOR and _way_round(tiles, y, x, min_path, False):
                 missing += 1
     return doors, justified, missing
 
@@ -278,12 +255,12 @@ def _fraction(count: float, total: float) -> float:
 def _perimeter(tiles: np.ndarray) -> np.ndarray:
     """Ship tiles with an empty tile or the grid's edge among their 8 neighbours (stage 9's)."""
     H, W = tiles.shape
-    outside = np.pad(tiles == EMPTY, 1, constant_values=True)
+    outside = np.pad(tiles == S.EMPTY, 1, constant_values=True)
     near = np.zeros((H, W), bool)
     for dy in range(3):
         for dx in range(3):
             near |= outside[dy : dy + H, dx : dx + W]
-    return near & (tiles != EMPTY)
+    return near & (tiles != S.EMPTY)
 
 
 def _wrap(ship: Ship, kind: int, open_: np.ndarray) -> tuple[float, float]:
@@ -297,25 +274,25 @@ def _wrap(ship: Ship, kind: int, open_: np.ndarray) -> tuple[float, float]:
     H, W = ship.shape
     ys, xs = ring(y, x, h, w, 1, H, W)
     t = ship.tiles[ys, xs]
-    closed = (t == ARMOR) | (ship.part[ys, xs] >= 0) | (np.isin(t, (CORRIDOR, DOOR)) & ~open_[ys, xs])
+    closed = (t == S.ARMOR) | (ship.part[ys, xs] >= 0) | (np.isin(t, (S.CORRIDOR, S.DOOR)) & ~open_[ys, xs])
     size = 2 * (h + w) + 4
-    return float(closed.sum()) / size, float((t == ARMOR).sum()) / size
+    return float(closed.sum()) / size, float((t == S.ARMOR).sum()) / size
 
 
 def _points(ship: Ship, rows: np.ndarray) -> float:
-    return float((ship.parts[rows, PH].astype(np.int64) * ship.parts[rows, PW]).sum()) if len(rows) else 0.0
+    return float((ship.parts[rows, S.PH].astype(np.int64) * ship.parts[rows, S.PW]).sum()) if len(rows) else 0.0
 
 
 def _reach(ship: Ship, weapons: np.ndarray) -> np.ndarray:
     """Each weapon's footprint centre along its facing from the centre of mass, over the ship's
     farthest tile along it (1: at the edge)."""
     cy, cx = centre_of_mass(ship)
-    ys, xs = np.nonzero(ship.tiles != EMPTY)
+    ys, xs = np.nonzero(ship.tiles != S.EMPTY)
     out = np.zeros(len(weapons))
     for i, p in enumerate(weapons):
         _, _, f, y, x, h, w = (int(v) for v in ship.parts[p])
-        along = (y + (h - 1) / 2.0 - cy) * DY[f] + (x + (w - 1) / 2.0 - cx) * DX[f]
-        edge = float(((ys - cy) * DY[f] + (xs - cx) * DX[f]).max())
+        along = (y + (h - 1) / 2.0 - cy) * S.DY[f] + (x + (w - 1) / 2.0 - cx) * S.DX[f]
+        edge = float(((ys - cy) * S.DY[f] + (xs - cx) * S.DX[f]).max())
         out[i] = along / edge if edge > 0 else 0.0
     return out
 
@@ -324,66 +301,66 @@ def _near(ship: Ship, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """For each part of ``a``: whether some part of ``b`` is near it (gap <= ``NEAR``)."""
     if not len(a) or not len(b):
         return np.zeros(len(a), bool)
-    rect = [PY, PX, PH, PW]
+    rect = [S.PY, S.PX, S.PH, S.PW]
     return (rect_gaps(ship.parts[a][:, rect], ship.parts[b][:, rect]) <= NEAR).any(axis=1)
 
 
 def audit(ship: Ship) -> Audit:
     """Every statistic of ``STATISTICS`` and every rule of ``RULES`` for ``ship``."""
-    tiles, kinds, facing = ship.tiles, ship.parts[:, KIND], ship.parts[:, FACING]
-    n_tiles = int((tiles != EMPTY).sum())
-    walkable = (tiles == CORRIDOR) | (tiles == DOOR)
+    tiles, kinds, facing = ship.tiles, ship.parts[:, S.KIND], ship.parts[:, S.FACING]
+    n_tiles = int((tiles != S.EMPTY).sum())
+    walkable = (tiles == S.CORRIDOR) | (tiles == S.DOOR)
     open_ = open_tiles(tiles, ship.part, ship.parts, DETOUR)
     s: dict[str, float] = {"ship_tiles": float(n_tiles)}
-    s["armor_fraction"] = float((tiles == ARMOR).sum()) / n_tiles if n_tiles else 0.0
+    s["armor_fraction"] = float((tiles == S.ARMOR).sum()) / n_tiles if n_tiles else 0.0
     s["walkable_fraction"] = float(walkable.sum()) / n_tiles if n_tiles else 0.0
-    s["open_corridor"] = float((open_ & (tiles == CORRIDOR)).sum()) / max(int((tiles == CORRIDOR).sum()), 1)
-    ys, xs = np.nonzero(tiles != EMPTY)
+    s["open_corridor"] = float((open_ & (tiles == S.CORRIDOR)).sum()) / max(int((tiles == S.CORRIDOR).sum()), 1)
+    ys, xs = np.nonzero(tiles != S.EMPTY)
     s["cockpit_depth"] = cockpit_protection(ship, K.hull_distance(tiles))[1]
-    s["cockpit_wrap"], s["cockpit_ring_armor"] = _wrap(ship, COCKPIT, open_)
-    centrality = reactor_centrality(ship, centre_of_mass(ship), ys, xs)[1] if len(ship.parts_of(REACTOR)) else 0.0
+    s["cockpit_wrap"], s["cockpit_ring_armor"] = _wrap(ship, S.COCKPIT, open_)
+    centrality = reactor_centrality(ship, centre_of_mass(ship), ys, xs)[1] if len(ship.parts_of(S.REACTOR)) else 0.0
     s["reactor_offset"] = 1.0 - centrality
-    s["reactor_wrap"], s["reactor_ring_armor"] = _wrap(ship, REACTOR, open_)
+    s["reactor_wrap"], s["reactor_ring_armor"] = _wrap(ship, S.REACTOR, open_)
 
     rays = K.clear_rays(tiles)
-    thrusters, weapons = ship.parts_of(THRUSTER), ship.parts_of(WEAPON)
+    thrusters, weapons = ship.parts_of(S.THRUSTER), ship.parts_of(S.WEAPON)
     s["thruster_points"] = _points(ship, thrusters)
-    s["backward_thrust"] = _points(ship, thrusters[facing[thrusters] == BACKWARD]) / max(s["thruster_points"], 1.0)
-    s["thrusters_outward"] = _fraction(len(working(ship, THRUSTER, rays)), len(thrusters))
+    s["backward_thrust"] = _points(ship, thrusters[facing[thrusters] == S.BACKWARD]) / max(s["thruster_points"], 1.0)
+    s["thrusters_outward"] = _fraction(len(working(ship, S.THRUSTER, rays)), len(thrusters))
     s["weapon_points"] = _points(ship, weapons)
-    s["forward_weapons"] = _points(ship, weapons[facing[weapons] == FORWARD]) / max(s["weapon_points"], 1.0)
-    s["weapons_outward"] = _fraction(len(working(ship, WEAPON, rays)), len(weapons))
+    s["forward_weapons"] = _points(ship, weapons[facing[weapons] == S.FORWARD]) / max(s["weapon_points"], 1.0)
+    s["weapons_outward"] = _fraction(len(working(ship, S.WEAPON, rays)), len(weapons))
     reach = _reach(ship, weapons)
     s["weapon_reach"] = float(reach.mean()) if len(reach) else 0.0
 
     hull = _perimeter(tiles) & (ship.part < 0)
-    s["hull_armor"] = _fraction((hull & (tiles == ARMOR)).sum(), hull.sum())
-    mounts = np.pad(np.isin(tiles, (THRUSTER, WEAPON)), 1)
+    s["hull_armor"] = _fraction((hull & (tiles == S.ARMOR)).sum(), hull.sum())
+    mounts = np.pad(np.isin(tiles, (S.THRUSTER, S.WEAPON)), 1)
     H, W = ship.shape
     by_mount = np.zeros((H, W), bool)
     for dy in range(3):
         for dx in range(3):
             by_mount |= mounts[dy : dy + H, dx : dx + W]
-    s["mount_hull_armor"] = _fraction((hull & by_mount & (tiles == ARMOR)).sum(), (hull & by_mount).sum())
+    s["mount_hull_armor"] = _fraction((hull & by_mount & (tiles == S.ARMOR)).sum(), (hull & by_mount).sum())
     s["open_hull"] = float((hull & walkable & open_).sum())
 
-    ammo, power = ship.parts_of(AMMO), ship.parts_of(POWER)
+    ammo, power = ship.parts_of(S.AMMO), ship.parts_of(S.POWER)
     s["ammo_count"] = float(len(ammo))
     s["weapons_served"] = _fraction(_near(ship, weapons, ammo).sum(), len(weapons))
     s["ammo_used"] = _fraction(_near(ship, ammo, weapons).sum(), len(ammo))
     s["power_count"] = float(len(power))
     s["power_used"] = _fraction(_near(ship, power, np.concatenate([thrusters, ammo])).sum(), len(power))
-    s["quarters_count"] = float(len(ship.parts_of(QUARTERS)))
-    s["bunk_count"] = float(len(ship.parts_of(BUNK)))
+    s["quarters_count"] = float(len(ship.parts_of(S.QUARTERS)))
+    s["bunk_count"] = float(len(ship.parts_of(S.BUNK)))
     flush = [
         aligned_sides(
             tiles,
-            ship.parts[p, PY : PY + 1].astype(np.int64),
-            ship.parts[p, PX : PX + 1].astype(np.int64),
-            int(ship.parts[p, PH]),
-            int(ship.parts[p, PW]),
+            ship.parts[p, S.PY : S.PY + 1].astype(np.int64),
+            ship.parts[p, S.PX : S.PX + 1].astype(np.int64),
+            int(ship.parts[p, S.PH]),
+            int(ship.parts[p, S.PW]),
         )[0]
-        for p in np.flatnonzero(np.isin(kinds, (QUARTERS, BUNK)))
+        for p in np.flatnonzero(np.isin(kinds, (S.QUARTERS, S.BUNK)))
     ]
     s["crew_aligned"] = float(np.mean(flush)) / 4.0 if flush else 0.0
 

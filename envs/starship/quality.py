@@ -42,28 +42,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tablegym.envs.starship import kernels as K
-from tablegym.envs.starship.ship import (
-    ARMOR,
-    BACKWARD,
-    BUNK,
-    COCKPIT,
-    CORRIDOR,
-    DOOR,
-    EMPTY,
-    FACING,
-    FORWARD,
-    KIND,
-    PH,
-    PW,
-    PX,
-    PY,
-    QUARTERS,
-    REACTOR,
-    THRUSTER,
-    TILE_NAMES,
-    WEAPON,
-    Ship,
-)
+from tablegym.envs.starship import ship as S
+from tablegym.envs.starship.ship import Ship
 
 # -- validity ----------------------------------------------------------------------------------
 
@@ -107,7 +87,7 @@ class Validity:
 
 def check_connected(ship: Ship) -> Check:
     """One connected ship: the non-empty tiles form a single 4-connected piece."""
-    _, count = K.components(ship.tiles != EMPTY)
+    _, count = K.components(ship.tiles != S.EMPTY)
     if count == 1:
         return Check("connected", True)
     if count == 0:
@@ -118,10 +98,10 @@ def check_connected(ship: Ship) -> Check:
 def check_cockpit_and_reactor(ship: Ship) -> Check:
     """Exactly one cockpit and exactly one reactor."""
     bad = []
-    for kind in (COCKPIT, REACTOR):
+    for kind in (S.COCKPIT, S.REACTOR):
         n = len(ship.parts_of(kind))
         if n != 1:
-            bad.append(f"the ship has {n} {TILE_NAMES[kind]}s (it needs exactly one)")
+            bad.append(f"the ship has {n} {S.TILE_NAMES[kind]}s (it needs exactly one)")
     return Check("cockpit_and_reactor", not bad, "; ".join(bad))
 
 
@@ -129,23 +109,23 @@ def _access(ship: Ship, p: int) -> tuple[np.ndarray, np.ndarray]:
     """The walkable tiles next to part ``p``'s footprint."""
     H, W = ship.shape
     row = ship.parts[p]
-    ys, xs = K.border_tiles(H, W, int(row[PY]), int(row[PX]), int(row[PH]), int(row[PW]))
-    keep = np.isin(ship.tiles[ys, xs], (CORRIDOR, DOOR))
+    ys, xs = K.border_tiles(H, W, int(row[S.PY]), int(row[S.PX]), int(row[S.PH]), int(row[S.PW]))
+    keep = np.isin(ship.tiles[ys, xs], (S.CORRIDOR, S.DOOR))
     return ys[keep], xs[keep]
 
 
 def _where(ship: Ship, p: int) -> str:
     row = ship.parts[p]
-    return f"{TILE_NAMES[int(row[KIND])]} at (y={int(row[PY])}, x={int(row[PX])})"
+    return f"{S.TILE_NAMES[int(row[S.KIND])]} at (y={int(row[S.PY])}, x={int(row[S.PX])})"
 
 
 def check_reachable(ship: Ship) -> Check:
     """Every part (room or system) and every door is reachable from the cockpit over walkable
     tiles: a part through a walkable tile next to it. With no single cockpit this rule has
     nothing to start from and passes only if there is nothing else to reach."""
-    cockpits = ship.parts_of(COCKPIT)
-    others = [p for p in range(len(ship.parts)) if ship.parts[p, KIND] != COCKPIT]
-    doors = np.argwhere(ship.tiles == DOOR)
+    cockpits = ship.parts_of(S.COCKPIT)
+    others = [p for p in range(len(ship.parts)) if ship.parts[p, S.KIND] != S.COCKPIT]
+    doors = np.argwhere(ship.tiles == S.DOOR)
     if len(cockpits) != 1:
         if not others and not len(doors):
             return Check("reachable", True)
@@ -167,16 +147,18 @@ def check_reachable(ship: Ship) -> Check:
 def working(ship: Ship, kind: int, rays: np.ndarray | None = None) -> np.ndarray:
     """Indices of the parts of ``kind`` whose facing side looks out of the hull (clear ray)."""
     rays = K.clear_rays(ship.tiles) if rays is None else rays
-    out = [p for p in ship.parts_of(kind) if K.face_clear(rays, *(int(v) for v in ship.parts[p, [PY, PX, PH, PW, FACING]]))]
+    out = [
+        p for p in ship.parts_of(kind) if K.face_clear(rays, *(int(v) for v in ship.parts[p, [S.PY, S.PX, S.PH, S.PW, S.FACING]]))
+    ]
     return np.array(out, np.int64)
 
 
 def check_backward_thruster(ship: Ship) -> Check:
     """At least one thruster facing backwards (exhaust towards -x) whose exhaust leaves the hull."""
-    back = [p for p in working(ship, THRUSTER) if ship.parts[p, FACING] == BACKWARD]
+    back = [p for p in working(ship, S.THRUSTER) if ship.parts[p, S.FACING] == S.BACKWARD]
     if back:
         return Check("backward_thruster", True)
-    blocked = [p for p in ship.parts_of(THRUSTER) if ship.parts[p, FACING] == BACKWARD]
+    blocked = [p for p in ship.parts_of(S.THRUSTER) if ship.parts[p, S.FACING] == S.BACKWARD]
     why = f" ({len(blocked)} face backwards but their exhaust is blocked by the ship)" if blocked else ""
     return Check("backward_thruster", False, f"no thruster facing backwards{why}")
 
@@ -226,20 +208,20 @@ class Quality:
 
 
 def _centre(row: np.ndarray) -> tuple[float, float]:
-    return float(row[PY]) + (float(row[PH]) - 1) / 2.0, float(row[PX]) + (float(row[PW]) - 1) / 2.0
+    return float(row[S.PY]) + (float(row[S.PH]) - 1) / 2.0, float(row[S.PX]) + (float(row[S.PW]) - 1) / 2.0
 
 
 def cockpit_protection(ship: Ship, hull: np.ndarray) -> tuple[float, float]:
-    cockpits = ship.parts_of(COCKPIT)
+    cockpits = ship.parts_of(S.COCKPIT)
     if not len(cockpits):
         return 0.0, 0.0
-    y, x, h, w = (int(v) for v in ship.parts[cockpits[0], [PY, PX, PH, PW]])
+    y, x, h, w = (int(v) for v in ship.parts[cockpits[0], [S.PY, S.PX, S.PH, S.PW]])
     raw = float(hull[y : y + h, x : x + w].min())
     return raw, raw / max(float(hull.max()), 1.0)
 
 
 def reactor_centrality(ship: Ship, com: tuple[float, float], ys: np.ndarray, xs: np.ndarray) -> tuple[float, float]:
-    reactors = ship.parts_of(REACTOR)
+    reactors = ship.parts_of(S.REACTOR)
     if not len(reactors) or not len(ys):
         return math.nan, 0.0
     cy, cx = _centre(ship.parts[reactors[0]])
@@ -249,10 +231,10 @@ def reactor_centrality(ship: Ship, com: tuple[float, float], ys: np.ndarray, xs:
 
 
 def thrust_balance(ship: Ship, com: tuple[float, float], ys: np.ndarray, rays: np.ndarray) -> tuple[float, float]:
-    back = [p for p in working(ship, THRUSTER, rays) if ship.parts[p, FACING] == BACKWARD]
+    back = [p for p in working(ship, S.THRUSTER, rays) if ship.parts[p, S.FACING] == S.BACKWARD]
     if not back:
         return math.nan, 0.0
-    thrust = np.array([float(ship.parts[p, PH] * ship.parts[p, PW]) for p in back])
+    thrust = np.array([float(ship.parts[p, S.PH] * ship.parts[p, S.PW]) for p in back])
     centre = np.array([_centre(ship.parts[p])[0] for p in back])
     raw = abs(float((thrust * centre).sum() / thrust.sum()) - com[0])
     half = max((float(ys.max()) - float(ys.min()) + 1.0) / 2.0, 1.0)
@@ -261,14 +243,18 @@ def thrust_balance(ship: Ship, com: tuple[float, float], ys: np.ndarray, rays: n
 
 def forward_firepower(ship: Ship, rays: np.ndarray) -> tuple[float, float]:
     raw = float(
-        sum(int(ship.parts[p, PH] * ship.parts[p, PW]) for p in working(ship, WEAPON, rays) if ship.parts[p, FACING] == FORWARD)
+        sum(
+            int(ship.parts[p, S.PH] * ship.parts[p, S.PW])
+            for p in working(ship, S.WEAPON, rays)
+            if ship.parts[p, S.FACING] == S.FORWARD
+        )
     )
     return raw, min(raw / FIREPOWER_TARGET, 1.0)
 
 
 def crew_walking(ship: Ship) -> tuple[float, float]:
-    rooms = [p for p in range(len(ship.parts)) if ship.parts[p, KIND] in (QUARTERS, BUNK)]
-    dests = [p for p in range(len(ship.parts)) if ship.parts[p, KIND] in (COCKPIT, REACTOR, WEAPON)]
+    rooms = [p for p in range(len(ship.parts)) if ship.parts[p, S.KIND] in (S.QUARTERS, S.BUNK)]
+    dests = [p for p in range(len(ship.parts)) if ship.parts[p, S.KIND] in (S.COCKPIT, S.REACTOR, S.WEAPON)]
     if not rooms or not dests:
         return math.nan, 0.0
     H, W = ship.shape
@@ -286,14 +272,14 @@ def crew_walking(ship: Ship) -> tuple[float, float]:
 
 
 def armor_fraction(ship: Ship) -> tuple[float, float]:
-    n = int((ship.tiles != EMPTY).sum())
-    raw = float((ship.tiles == ARMOR).sum()) / n if n else 0.0
+    n = int((ship.tiles != S.EMPTY).sum())
+    raw = float((ship.tiles == S.ARMOR).sum()) / n if n else 0.0
     return raw, raw
 
 
 def quality(ship: Ship) -> Quality:
     """Every quality term of ``ship``, raw and in [0, 1], and their weighted mean."""
-    ys, xs = np.nonzero(ship.tiles != EMPTY)
+    ys, xs = np.nonzero(ship.tiles != S.EMPTY)
     com = (float(ys.mean()), float(xs.mean())) if len(ys) else (0.0, 0.0)
     rays = K.clear_rays(ship.tiles)
     measured = {

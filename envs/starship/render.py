@@ -15,37 +15,22 @@ from pathlib import Path
 import numpy as np
 
 from tablegym.envs.render import FONT, _stamp
-from tablegym.envs.starship.ship import (
-    AMMO,
-    ARMOR,
-    BUNK,
-    COCKPIT,
-    CORRIDOR,
-    DOOR,
-    EMPTY,
-    FORWARD,
-    NUM_TILE_KINDS,
-    POWER,
-    QUARTERS,
-    REACTOR,
-    THRUSTER,
-    WEAPON,
-    Ship,
-)
+from tablegym.envs.starship import ship as S
+from tablegym.envs.starship.ship import Ship
 
-COLOURS = np.zeros((NUM_TILE_KINDS, 3), np.uint8)
-COLOURS[EMPTY] = (18, 22, 36)
-COLOURS[CORRIDOR] = (205, 205, 195)
-COLOURS[ARMOR] = (92, 102, 118)
-COLOURS[DOOR] = (205, 140, 55)
-COLOURS[COCKPIT] = (60, 195, 235)
-COLOURS[REACTOR] = (245, 215, 40)
-COLOURS[THRUSTER] = (235, 105, 40)
-COLOURS[WEAPON] = (205, 40, 60)
-COLOURS[AMMO] = (160, 95, 210)
-COLOURS[POWER] = (70, 185, 95)
-COLOURS[QUARTERS] = (70, 110, 225)
-COLOURS[BUNK] = (140, 185, 240)
+COLOURS = np.zeros((S.NUM_TILE_KINDS, 3), np.uint8)
+COLOURS[S.EMPTY] = (18, 22, 36)
+COLOURS[S.CORRIDOR] = (205, 205, 195)
+COLOURS[S.ARMOR] = (92, 102, 118)
+COLOURS[S.DOOR] = (205, 140, 55)
+COLOURS[S.COCKPIT] = (60, 195, 235)
+COLOURS[S.REACTOR] = (245, 215, 40)
+COLOURS[S.THRUSTER] = (235, 105, 40)
+COLOURS[S.WEAPON] = (205, 40, 60)
+COLOURS[S.AMMO] = (160, 95, 210)
+COLOURS[S.POWER] = (70, 185, 95)
+COLOURS[S.QUARTERS] = (70, 110, 225)
+COLOURS[S.BUNK] = (140, 185, 240)
 """RGB colour of each tile kind (index = tile code)."""
 INK = np.array([20, 20, 20], np.uint8)
 TEXT = np.array([235, 235, 235], np.uint8)
@@ -126,7 +111,7 @@ def _facing_mask(ph: int, pw: int, facing: int, kind: int) -> np.ndarray:
     across = 2 * ((v, u, v, u)[facing]) - 1
     length = (pw, ph, pw, ph)[facing]
     width = (ph, pw, ph, pw)[facing]
-    if kind == THRUSTER:
+    if kind == S.THRUSTER:
         return (np.abs(across) <= 0.2 + 0.65 * along) & (along >= 0.2) & (along <= 0.95)
     bore = 0.22 * min(1.0, 1.6 * length / width)
     turret = (along - 0.4) ** 2 * (length / width) ** 2 + across**2 <= 0.45**2
@@ -149,7 +134,7 @@ def draw_ship(
     rows, cols = y1 - y0, x1 - x0
     img = np.kron(COLOURS[ship.tiles[y0:y1, x0:x1]], np.ones((cell, cell, 1), np.uint8)).astype(np.uint8)
     if cell >= 4:  # a faint tile grid on walls and corridors
-        shade = (ship.tiles[y0:y1, x0:x1] == ARMOR) | (ship.tiles[y0:y1, x0:x1] == CORRIDOR)
+        shade = (ship.tiles[y0:y1, x0:x1] == S.ARMOR) | (ship.tiles[y0:y1, x0:x1] == S.CORRIDOR)
         edge = np.zeros((cell, cell), bool)
         edge[-1, :] = edge[:, -1] = True
         lines = np.kron(shade, edge).astype(bool)
@@ -161,13 +146,13 @@ def draw_ship(
             continue
         box = np.zeros((ph * cell, pw * cell), bool)
         box[[0, -1], :] = box[:, [0, -1]] = True
-        if kind in (THRUSTER, WEAPON):
+        if kind in (S.THRUSTER, S.WEAPON):
             box |= _facing_mask(ph * cell, pw * cell, facing, kind)
         full = np.zeros((rows * cell, cols * cell), bool)
         ys, xs = slice(max(ty, 0) * cell, min(ty + ph, rows) * cell), slice(max(tx, 0) * cell, min(tx + pw, cols) * cell)
         full[ys, xs] = box[ys.start - ty * cell : ys.stop - ty * cell, xs.start - tx * cell : xs.stop - tx * cell]
-        img[full] = OUTLINE if kind not in (THRUSTER, WEAPON) else INK
-        if kind in (THRUSTER, WEAPON):
+        img[full] = OUTLINE if kind not in (S.THRUSTER, S.WEAPON) else INK
+        if kind in (S.THRUSTER, S.WEAPON):
             outline = np.zeros_like(box)
             outline[[0, -1], :] = outline[:, [0, -1]] = True
             full[:] = False
@@ -189,7 +174,7 @@ def _side_by_side(left: np.ndarray, right: np.ndarray) -> np.ndarray:
 def ship_bbox(ship: Ship, margin: int = 1) -> tuple[int, int, int, int]:
     """(y0, x0, y1, x1) of the ship's tiles grown by ``margin`` (the whole grid if it is empty)."""
     H, W = ship.shape
-    ys, xs = np.nonzero(ship.tiles != EMPTY)
+    ys, xs = np.nonzero(ship.tiles != S.EMPTY)
     if not len(ys):
         return 0, 0, H, W
     return (
@@ -204,13 +189,13 @@ def _pad_rows(img: np.ndarray, height: int) -> np.ndarray:
     if img.shape[0] >= height:
         return img
     pad = np.empty((height - img.shape[0], img.shape[1], 3), np.uint8)
-    pad[:] = COLOURS[EMPTY]
+    pad[:] = COLOURS[S.EMPTY]
     return np.concatenate([img, pad], axis=0)
 
 
 def _with_title(img: np.ndarray, title: str, scale: int) -> np.ndarray:
     band = np.empty((7 * scale + 4, img.shape[1], 3), np.uint8)
-    band[:] = COLOURS[EMPTY]
+    band[:] = COLOURS[S.EMPTY]
     _write(band, title, 2 + scale, 2, scale, TEXT)
     return np.concatenate([band, img], axis=0)
 
@@ -220,15 +205,15 @@ def legend_panel(cell: int = 12) -> np.ndarray:
     scale = max(1, min(2, cell // 6))
     line = max(cell, 5 * scale) + 4
     width = cell + 8 + max(label_mask(t, scale).shape[1] for t in LEGEND_LABELS) + 6
-    panel = np.empty((line * NUM_TILE_KINDS + 6, width, 3), np.uint8)
-    panel[:] = COLOURS[EMPTY]
+    panel = np.empty((line * S.NUM_TILE_KINDS + 6, width, 3), np.uint8)
+    panel[:] = COLOURS[S.EMPTY]
     for kind, text in enumerate(LEGEND_LABELS):
         y = 4 + kind * line
         swatch = np.empty((cell, cell, 3), np.uint8)
         swatch[:] = COLOURS[kind]
-        if kind in (THRUSTER, WEAPON):
-            swatch[_facing_mask(cell, cell, FORWARD, kind)] = INK
-        swatch[[0, -1], :] = swatch[:, [0, -1]] = OUTLINE if kind != EMPTY else TEXT
+        if kind in (S.THRUSTER, S.WEAPON):
+            swatch[_facing_mask(cell, cell, S.FORWARD, kind)] = INK
+        swatch[[0, -1], :] = swatch[:, [0, -1]] = OUTLINE if kind != S.EMPTY else TEXT
         panel[y : y + cell, 4 : 4 + cell] = swatch
         _write(panel, text, y + (cell - 5 * scale) // 2, cell + 10, scale, TEXT)
     return panel

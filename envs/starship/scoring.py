@@ -15,29 +15,9 @@ import numpy as np
 from numba import njit
 
 from tablegym.envs.starship import kernels as K
+from tablegym.envs.starship import ship as S
 from tablegym.envs.starship.quality import CREW_SCALE, FIREPOWER_TARGET, QUALITY_WEIGHTS, VALIDITY_RULES, Check, Quality, Validity
-from tablegym.envs.starship.ship import (
-    ARMOR,
-    BACKWARD,
-    BUNK,
-    COCKPIT,
-    CORRIDOR,
-    DOOR,
-    EMPTY,
-    FACING,
-    FORWARD,
-    KIND,
-    PH,
-    PW,
-    PX,
-    PY,
-    QUARTERS,
-    REACTOR,
-    THRUSTER,
-    TILE_NAMES,
-    WEAPON,
-    Ship,
-)
+from tablegym.envs.starship.ship import Ship
 
 TERMS = tuple(QUALITY_WEIGHTS)
 """The quality terms in ``score``'s order (``quality.QUALITY_WEIGHTS``'s)."""
@@ -52,11 +32,11 @@ assert len(VALIDITY_RULES) == NUM_RULES
 def _access(tiles, parts, p):
     """The walkable tiles next to part ``p``'s footprint (``quality._access``)."""
     H, W = tiles.shape
-    ys, xs = K.border_tiles(H, W, parts[p, PY], parts[p, PX], parts[p, PH], parts[p, PW])
+    ys, xs = K.border_tiles(H, W, parts[p, S.PY], parts[p, S.PX], parts[p, S.PH], parts[p, S.PW])
     keep = 0
     for i in range(ys.shape[0]):
         t = tiles[ys[i], xs[i]]
-        if t == CORRIDOR or t == DOOR:
+        if t == S.CORRIDOR or t == S.DOOR:
             ys[keep] = ys[i]
             xs[keep] = xs[i]
             keep += 1
@@ -68,7 +48,7 @@ def _count(parts, kind):
     n = 0
     first = -1
     for p in range(parts.shape[0]):
-        if parts[p, KIND] == kind:
+        if parts[p, S.KIND] == kind:
             if first < 0:
                 first = p
             n += 1
@@ -80,7 +60,7 @@ def _has_door(tiles):
     H, W = tiles.shape
     for y in range(H):
         for x in range(W):
-            if tiles[y, x] == DOOR:
+            if tiles[y, x] == S.DOOR:
                 return True
     return False
 
@@ -99,13 +79,15 @@ def _reachable(tiles, parts, n_cockpits, cockpit, lost_parts, lost_doors):
     dist = K.walk_distances(tiles, ys, xs, 0, 0, 0, 0)
     n_parts = 0
     for p in range(parts.shape[0]):  # an access tile reached: a reached tile next to it (only walkable ones are)
-        if parts[p, KIND] != COCKPIT and not border_reached(dist, parts[p, PY], parts[p, PX], parts[p, PH], parts[p, PW]):
+        if parts[p, S.KIND] != S.COCKPIT and not border_reached(
+            dist, parts[p, S.PY], parts[p, S.PX], parts[p, S.PH], parts[p, S.PW]
+        ):
             lost_parts[n_parts] = p
             n_parts += 1
     n_lost_doors = 0
     for y in range(H):
         for x in range(W):
-            if tiles[y, x] == DOOR and dist[y, x] < 0:
+            if tiles[y, x] == S.DOOR and dist[y, x] < 0:
                 lost_doors[n_lost_doors, 0] = y
                 lost_doors[n_lost_doors, 1] = x
                 n_lost_doors += 1
@@ -134,16 +116,18 @@ def all_reached(tiles, parts, extra, dist, qy, qx):
     (y, x, h, w; h = 0 for none), without allocating: ``dist``, ``qy`` and ``qx`` are the walk's
     scratch (H x W int32, H * W int64 each). What ``env.seal_mask`` asks of every trial write."""
     H, W = tiles.shape
-    n_cockpits, cockpit = _count(parts, COCKPIT)
+    n_cockpits, cockpit = _count(parts, S.COCKPIT)
     others = parts.shape[0] - n_cockpits + (extra[2] > 0)
     doors = 0
     for y in range(H):
         for x in range(W):
             dist[y, x] = -1
-            doors += tiles[y, x] == DOOR
+            doors += tiles[y, x] == S.DOOR
     if n_cockpits != 1:
         return others == 0 and doors == 0
-    tail = _queue_access(tiles, dist, qy, qx, parts[cockpit, PY], parts[cockpit, PX], parts[cockpit, PH], parts[cockpit, PW])
+    tail = _queue_access(
+        tiles, dist, qy, qx, parts[cockpit, S.PY], parts[cockpit, S.PX], parts[cockpit, S.PH], parts[cockpit, S.PW]
+    )
     if tail == 0:
         return others == 0 and doors == 0
     head = 0
@@ -152,10 +136,10 @@ def all_reached(tiles, parts, extra, dist, qy, qx):
         head += 1
     for y in range(H):
         for x in range(W):
-            if tiles[y, x] == DOOR and dist[y, x] < 0:
+            if tiles[y, x] == S.DOOR and dist[y, x] < 0:
                 return False
     for p in range(parts.shape[0]):
-        if p != cockpit and not border_reached(dist, parts[p, PY], parts[p, PX], parts[p, PH], parts[p, PW]):
+        if p != cockpit and not border_reached(dist, parts[p, S.PY], parts[p, S.PX], parts[p, S.PH], parts[p, S.PW]):
             return False
     return extra[2] == 0 or border_reached(dist, extra[0], extra[1], extra[2], extra[3])
 
@@ -165,21 +149,21 @@ def _working(first_x, last_x, parts, p):
     """``kernels.face_clear`` for a part facing forward or backward, from each row's first and
     last ship tile (a row's tiles beyond the part are empty when the part's side is past them):
     the score asks only these two facings, and the extents come from the pass it makes anyway."""
-    x0, w = parts[p, PX], parts[p, PW]
-    for y in range(parts[p, PY], parts[p, PY] + parts[p, PH]):
-        if (last_x[y] >= x0 + w) if parts[p, FACING] == FORWARD else (first_x[y] < x0):
+    x0, w = parts[p, S.PX], parts[p, S.PW]
+    for y in range(parts[p, S.PY], parts[p, S.PY] + parts[p, S.PH]):
+        if (last_x[y] >= x0 + w) if parts[p, S.FACING] == S.FORWARD else (first_x[y] < x0):
             return False
     return True
 
 
 @njit(cache=True)
 def _is_room(k):
-    return k == QUARTERS or k == BUNK
+    return k == S.QUARTERS or k == S.BUNK
 
 
 @njit(cache=True)
 def _is_destination(k):
-    return k == COCKPIT or k == REACTOR or k == WEAPON
+    return k == S.COCKPIT or k == S.REACTOR or k == S.WEAPON
 
 
 @njit(cache=True)
@@ -198,7 +182,7 @@ def _queue_access(tiles, dist, qy, qx, y0, x0, h, w):
         for xx in range(max(x0 - 1, 0), min(x0 + w + 1, W)):
             if (
                 (y0 <= yy < y0 + h) != (x0 <= xx < x0 + w)
-                and (tiles[yy, xx] == CORRIDOR or tiles[yy, xx] == DOOR)
+                and (tiles[yy, xx] == S.CORRIDOR or tiles[yy, xx] == S.DOOR)
                 and dist[yy, xx] < 0
             ):
                 dist[yy, xx] = 0
@@ -260,7 +244,7 @@ def crew_steps_of(tiles, parts, p, seen):
     """The walking steps summed over the pairs crew part ``p`` makes with the other side (its
     share of ``crew_walking``'s sum): what one more room or destination adds where the walkable
     tiles stay as they were. ``seen``: see ``_steps_to``; its walk's tiles are added."""
-    return _steps_to(tiles, parts, _is_room(parts[p, KIND]), p, seen)
+    return _steps_to(tiles, parts, _is_room(parts[p, S.KIND]), p, seen)
 
 
 def seen_size(H: int, W: int) -> int:
@@ -292,7 +276,7 @@ def crew_counts(parts):
     n_rooms = 0
     n_dests = 0
     for p in range(parts.shape[0]):
-        k = parts[p, KIND]
+        k = parts[p, S.KIND]
         if _is_room(k):
             n_rooms += 1
         elif _is_destination(k):
@@ -318,7 +302,7 @@ def _steps_to(tiles, parts, from_rooms, only, seen):
     targets = np.empty(parts.shape[0], np.int64)
     n_targets = 0
     for p in range(parts.shape[0]):
-        if crew_kind(parts[p, KIND]) and _is_room(parts[p, KIND]) != from_rooms:
+        if crew_kind(parts[p, S.KIND]) and _is_room(parts[p, S.KIND]) != from_rooms:
             targets[n_targets] = p
             n_targets += 1
     Wf = W + 2
@@ -327,7 +311,7 @@ def _steps_to(tiles, parts, from_rooms, only, seen):
         row = (y + 1) * Wf + 1
         for x in range(W):
             t = tiles[y, x]
-            walk[row + x] = (t == CORRIDOR) | (t == DOOR)
+            walk[row + x] = (t == S.CORRIDOR) | (t == S.DOOR)
     dist = np.full((H + 2) * Wf, -1, np.int32)
     ring = np.zeros((H + 2) * Wf, np.int64)
     queue = np.empty(H * W + 1, np.int32)  # (one more: a walk writes each neighbour before it counts it)
@@ -338,7 +322,7 @@ def _steps_to(tiles, parts, from_rooms, only, seen):
         ring[:] = 0
         for b in range(m):  # (the four sides of each footprint)
             t = targets[first + b]
-            y0, x0, h, w = parts[t, PY] + 1, parts[t, PX] + 1, parts[t, PH], parts[t, PW]
+            y0, x0, h, w = parts[t, S.PY] + 1, parts[t, S.PX] + 1, parts[t, S.PH], parts[t, S.PW]
             bit = np.int64(1) << b
             for xx in range(x0, x0 + w):
                 ring[(y0 - 1) * Wf + xx] |= bit
@@ -348,10 +332,10 @@ def _steps_to(tiles, parts, from_rooms, only, seen):
                 ring[yy * Wf + x0 + w] |= bit
         every = (np.int64(1) << m) - 1
         for p in range(parts.shape[0]):
-            if not (crew_kind(parts[p, KIND]) and _is_room(parts[p, KIND]) == from_rooms) or (only >= 0 and p != only):
+            if not (crew_kind(parts[p, S.KIND]) and _is_room(parts[p, S.KIND]) == from_rooms) or (only >= 0 and p != only):
                 continue
             tail = 0
-            y0, x0, h, w = parts[p, PY] + 1, parts[p, PX] + 1, parts[p, PH], parts[p, PW]
+            y0, x0, h, w = parts[p, S.PY] + 1, parts[p, S.PX] + 1, parts[p, S.PH], parts[p, S.PW]
             for xx in range(x0, x0 + w):  # (the four sides of its footprint)
                 tail = _start_at((y0 - 1) * Wf + xx, walk, dist, queue, tail)
                 tail = _start_at((y0 + h) * Wf + xx, walk, dist, queue, tail)
@@ -398,10 +382,10 @@ def score(tiles, parts):
     (what ``describe`` words)."""
     crew_raw, crew_value = crew_walking(tiles, parts)
     hull = K.hull_distance(tiles)
-    n_cockpits, cockpit = _count(parts, COCKPIT)
+    n_cockpits, cockpit = _count(parts, S.COCKPIT)
     low = 0
     if n_cockpits:
-        y0, x0, h, w = parts[cockpit, PY], parts[cockpit, PX], parts[cockpit, PH], parts[cockpit, PW]
+        y0, x0, h, w = parts[cockpit, S.PY], parts[cockpit, S.PX], parts[cockpit, S.PH], parts[cockpit, S.PW]
         low = hull[y0 : y0 + h, x0 : x0 + w].min()
     return score_from(tiles, parts, K.count_pieces(tiles), low, hull.max(), crew_raw, crew_value)
 
@@ -416,7 +400,7 @@ def score_from(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_value
     H, W = tiles.shape
     lost_parts = np.empty(parts.shape[0], np.int64)
     lost_doors = np.empty((H * W, 2), np.int64)
-    n_cockpits, cockpit = _count(parts, COCKPIT)
+    n_cockpits, cockpit = _count(parts, S.COCKPIT)
     reachable, n_lost, n_lost_doors, no_access = _reachable(tiles, parts, n_cockpits, cockpit, lost_parts, lost_doors)
     rules, raw, terms, total, detail = score_given(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_value, reachable)
     detail[4] = no_access
@@ -435,8 +419,8 @@ def score_given(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_valu
     raw = np.full(6, np.nan)
     terms = np.zeros(6)
     rules[0] = pieces == 1
-    n_cockpits, cockpit = _count(parts, COCKPIT)
-    n_reactors, reactor = _count(parts, REACTOR)
+    n_cockpits, cockpit = _count(parts, S.COCKPIT)
+    n_reactors, reactor = _count(parts, S.REACTOR)
     rules[1] = n_cockpits == 1 and n_reactors == 1
     rules[2] = reachable
     # the ship's tiles, their centre of mass and extent, each row's first and last (the row sums
@@ -455,9 +439,9 @@ def score_given(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_valu
         row_armor = 0
         for x in range(W):
             t = tiles[y, x]
-            row += t != EMPTY
-            row_x += x * (t != EMPTY)
-            row_armor += t == ARMOR
+            row += t != S.EMPTY
+            row_x += x * (t != S.EMPTY)
+            row_armor += t == S.ARMOR
         if row:  # (the sums are of whole numbers: exact in any grouping)
             n += row
             sy += y * row
@@ -466,11 +450,11 @@ def score_given(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_valu
             y_lo = min(y_lo, y)
             y_hi = y
             x = 0
-            while tiles[y, x] == EMPTY:
+            while tiles[y, x] == S.EMPTY:
                 x += 1
             first_x[y] = x
             x = W - 1
-            while tiles[y, x] == EMPTY:
+            while tiles[y, x] == S.EMPTY:
                 x -= 1
             last_x[y] = x
     cy = sy / n if n else 0.0
@@ -483,8 +467,8 @@ def score_given(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_valu
         raw[0] = 0.0
     # reactor_centrality
     if n_reactors and n:
-        ry = parts[reactor, PY] + (parts[reactor, PH] - 1) / 2.0
-        rx = parts[reactor, PX] + (parts[reactor, PW] - 1) / 2.0
+        ry = parts[reactor, S.PY] + (parts[reactor, S.PH] - 1) / 2.0
+        rx = parts[reactor, S.PX] + (parts[reactor, S.PW] - 1) / 2.0
         raw[1] = math.hypot(ry - cy, rx - cx)
         radius = 0.0
         for y in range(y_lo, y_hi + 1):  # a row's farthest tile from the centre is its first or last
@@ -497,14 +481,14 @@ def score_given(tiles, parts, pieces, cockpit_low, hull_max, crew_raw, crew_valu
     backward = 0
     points = 0.0
     for p in range(parts.shape[0]):
-        if parts[p, KIND] == THRUSTER and parts[p, FACING] == BACKWARD:
+        if parts[p, S.KIND] == S.THRUSTER and parts[p, S.FACING] == S.BACKWARD:
             backward += 1
             if _working(first_x, last_x, parts, p):
-                a = float(parts[p, PH] * parts[p, PW])
+                a = float(parts[p, S.PH] * parts[p, S.PW])
                 thrust += a
-                moment += a * (parts[p, PY] + (parts[p, PH] - 1) / 2.0)
-        elif parts[p, KIND] == WEAPON and parts[p, FACING] == FORWARD and _working(first_x, last_x, parts, p):
-            points += parts[p, PH] * parts[p, PW]
+                moment += a * (parts[p, S.PY] + (parts[p, S.PH] - 1) / 2.0)
+        elif parts[p, S.KIND] == S.WEAPON and parts[p, S.FACING] == S.FORWARD and _working(first_x, last_x, parts, p):
+            points += parts[p, S.PH] * parts[p, S.PW]
     rules[3] = thrust > 0
     detail[0] = pieces
     detail[1] = n_cockpits
@@ -565,8 +549,8 @@ def _reason(
         )
     if rule == "cockpit_and_reactor":
         return "; ".join(
-            f"the ship has {n} {TILE_NAMES[kind]}s (it needs exactly one)"
-            for kind, n in ((COCKPIT, n_cockpits), (REACTOR, n_reactors))
+            f"the ship has {n} {S.TILE_NAMES[kind]}s (it needs exactly one)"
+            for kind, n in ((S.COCKPIT, n_cockpits), (S.REACTOR, n_reactors))
             if n != 1
         )
     if rule == "reachable":
@@ -575,7 +559,7 @@ def _reason(
         if no_access:
             return "the cockpit has no walkable tile next to it"
         lost = [
-            f"{TILE_NAMES[int(ship.parts[p, KIND])]} at (y={int(ship.parts[p, PY])}, x={int(ship.parts[p, PX])})"
+            f"{S.TILE_NAMES[int(ship.parts[p, S.KIND])]} at (y={int(ship.parts[p, S.PY])}, x={int(ship.parts[p, S.PX])})"
             for p in lost_parts
         ]
         lost += [f"door at (y={int(y)}, x={int(x)})" for y, x in lost_doors]

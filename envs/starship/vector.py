@@ -89,7 +89,7 @@ from tablegym.envs.starship.ship import (
 )
 from tablegym.envs.starship.start_ship import _BRUSH, _apply_edit, _generator_params, _start_ship
 from tablegym.envs.streams import integers, stream_rows
-from tablegym.envs.vector import KernelVectorEnv, _check_copy, _check_num_envs
+from tablegym.envs.vector import KernelVectorEnv
 from tablegym.envs.vector_step import CompiledKernel, _function_at, copy_rows, unowned
 
 # -- fixed tables ------------------------------------------------------------------------------
@@ -654,12 +654,7 @@ class StarshipVectorEnv(KernelVectorEnv):
         threads: int | str = 1,
         **kwargs: Any,
     ) -> None:
-        self.num_envs = _check_num_envs(num_envs)
-        self.copy = _check_copy(copy)
-        self._autoreset(autoreset_mode)
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode of a vector env must be 'ansi' or None, got {render_mode!r}")
-        self.render_mode = render_mode
+        self._checked_options(num_envs, autoreset_mode, render_mode, copy)
         proto = self._prototype(**kwargs)
         inner = proto.env if isinstance(proto, TargetStarshipEnv) else proto
         if inner.representation == "wide":

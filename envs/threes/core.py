@@ -32,16 +32,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from tablegym.envs import core as common
 from tablegym.envs.core import (
-    CHANCE,
-    HEADER,
-    KEY,
-    LAST,
-    ONGOING,
-    OUTCOME,
-    PLY,
-    TERMINAL,
-    TO_MOVE,
     Game,
     GameSpec,
     IllegalActionError,
@@ -64,8 +56,10 @@ from tablegym.envs.threes.board import (
     swipe,
 )
 
-BOARD, N1, N2, N3, HINT, PHASE, MOVED, SETUP_LEFT, BONUS, BONUS_HI, HINT_MODE, WIN_LO, WIN_HI = range(HEADER, HEADER + 13)
-SIZE = HEADER + 13
+BOARD, N1, N2, N3, HINT, PHASE, MOVED, SETUP_LEFT, BONUS, BONUS_HI, HINT_MODE, WIN_LO, WIN_HI = range(
+    common.HEADER, common.HEADER + 13
+)
+SIZE = common.HEADER + 13
 PLAY, INSERT, DRAW_HINT, SETUP = 0, 1, 2, 3
 BONUS_HINT = 4
 HINT_BASE, INSERT_BASE = 64, 80
@@ -82,9 +76,9 @@ _MIX = np.int64(0x9E3779B97F4A7C15 - 2**64)
 @njit(cache=True)
 def _rekey(s):
     k = s[BOARD]
-    for i in (N1, N2, N3, HINT, PHASE, MOVED, WIN_LO, WIN_HI, LAST):
+    for i in (N1, N2, N3, HINT, PHASE, MOVED, WIN_LO, WIN_HI, common.LAST):
         k = (k ^ s[i]) * _MIX
-    s[KEY] = k
+    s[common.KEY] = k
 
 
 @njit(cache=True)
@@ -185,7 +179,7 @@ def k_chance(s, ids, probs):
 @njit(cache=True)
 def k_moves(s, out):
     """Legal swipes at a player node (left, right, up, down order); chance outcome ids otherwise."""
-    if s[OUTCOME] != ONGOING:
+    if s[common.OUTCOME] != common.ONGOING:
         return 0
     if s[PHASE] != PLAY:
         probs = np.empty(out.shape[0], dtype=np.float64)
@@ -207,10 +201,10 @@ def k_push(s, a):
         board, moved = swipe(s[BOARD], a)
         s[BOARD] = board
         s[MOVED] = moved
-        s[LAST] = a
-        s[PLY] += 1
+        s[common.LAST] = a
+        s[common.PLY] += 1
         s[PHASE] = INSERT
-        s[TO_MOVE] = CHANCE
+        s[common.TO_MOVE] = common.CHANCE
     elif phase == SETUP:
         cell = a // 4
         rank = a % 4
@@ -222,7 +216,7 @@ def k_push(s, a):
     elif phase == INSERT:
         line = (a - INSERT_BASE) // 16
         rank = (a - INSERT_BASE) % 16
-        s[BOARD] = set_rank(s[BOARD], insert_cell(s[LAST], line), rank)
+        s[BOARD] = set_rank(s[BOARD], insert_cell(s[common.LAST], line), rank)
         s[PHASE] = DRAW_HINT
     else:  # DRAW_HINT
         code = a - HINT_BASE
@@ -241,9 +235,9 @@ def k_push(s, a):
                 s[WIN_LO] = lo
                 s[WIN_HI] = top
         s[PHASE] = PLAY
-        s[TO_MOVE] = 0
+        s[common.TO_MOVE] = 0
         if not any_move(s[BOARD]):
-            s[OUTCOME] = 0
+            s[common.OUTCOME] = 0
     _rekey(s)
 
 
@@ -321,9 +315,9 @@ class ThreesGame(Game):
 
     def new_initial_state(self) -> ThreesState:
         s = np.zeros(SIZE, dtype=np.int64)
-        s[TO_MOVE] = CHANCE
-        s[OUTCOME] = ONGOING
-        s[LAST] = -1
+        s[common.TO_MOVE] = common.CHANCE
+        s[common.OUTCOME] = common.ONGOING
+        s[common.LAST] = -1
         s[N1] = s[N2] = s[N3] = 4
         s[PHASE] = SETUP
         s[SETUP_LEFT] = INITIAL_CARDS
@@ -339,9 +333,9 @@ class ThreesState(KernelState):
     num_features = NUM_FEATURES
 
     def current_player(self) -> int:
-        if self._s[OUTCOME] != ONGOING:
-            return TERMINAL
-        return int(self._s[TO_MOVE])
+        if self._s[common.OUTCOME] != common.ONGOING:
+            return common.TERMINAL
+        return int(self._s[common.TO_MOVE])
 
     def _why_illegal(self, action: int) -> str:
         return "(no card can move that way)" if self.current_player() == 0 else "(not an outcome here)"
@@ -376,7 +370,7 @@ class ThreesState(KernelState):
     @property
     def moves(self) -> int:
         """Swipes made so far."""
-        return int(self._s[PLY])
+        return int(self._s[common.PLY])
 
     @property
     def deck(self) -> tuple[int, int, int]:
@@ -433,10 +427,7 @@ class ThreesState(KernelState):
         if word in names:
             a = names[word]
         else:
-            try:
-                a = int(word)
-            except ValueError:
-                raise IllegalActionError(text, self.legal_actions(), "(swipe l, r, u or d)") from None
+            a = self._number(text, word, "(swipe l, r, u or d)")
         if a not in self.legal_actions():
             raise IllegalActionError(text, self.legal_actions(), "(no card can move that way)")
         return a
@@ -444,7 +435,7 @@ class ThreesState(KernelState):
 
 def sample_chance(state: ThreesState, rng: np.random.Generator) -> ThreesState:
     """Resolve chance nodes with ``rng`` until the player is to move (or the game is over)."""
-    while state.current_player() == CHANCE:
+    while state.current_player() == common.CHANCE:
         state = state.child(sample_outcome(state, rng))
     return state
 

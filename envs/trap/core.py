@@ -37,26 +37,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tablegym.envs.core import (
-    CHANCE,
-    DRAW,
-    HEADER,
-    KEY,
-    LAST,
-    ONGOING,
-    OUTCOME,
-    PLY,
-    TO_MOVE,
-    Game,
-    GameSpec,
-    IllegalActionError,
-    Kernels,
-    KernelState,
-    k_key,
-    k_outcome,
-)
+from tablegym.envs import core as common
+from tablegym.envs.core import Game, GameSpec, IllegalActionError, Kernels, KernelState, k_key, k_outcome
 
-N_, POS0, POS1, PHASE, TARGET, TURNS, CAP, FIRST, CAND, MODE = range(HEADER, HEADER + 10)
+N_, POS0, POS1, PHASE, TARGET, TURNS, CAP, FIRST, CAND, MODE = range(common.HEADER, common.HEADER + 10)
 HDR = 16
 MOVE, THROW, LANDING = 0, 1, 2
 """Phases: the mover steps, the mover names a target, chance places the trap."""
@@ -156,28 +140,28 @@ def landing(s, thrower_cell, target, cells, probs):
 @njit(cache=True)
 def k_to_move(s):
     """The player to decide, or CHANCE while a thrown trap is in the air."""
-    if s[PHASE] == LANDING and s[OUTCOME] == ONGOING:
-        return CHANCE
-    return s[TO_MOVE]
+    if s[PHASE] == LANDING and s[common.OUTCOME] == common.ONGOING:
+        return common.CHANCE
+    return s[common.TO_MOVE]
 
 
 @njit(cache=True)
 def k_chance(s, cells, probs):
     """Landing cells and their probabilities at a chance node; 0 at a decision node."""
-    if s[PHASE] != LANDING or s[OUTCOME] != ONGOING:
+    if s[PHASE] != LANDING or s[common.OUTCOME] != common.ONGOING:
         return 0
-    return landing(s, s[POS0 + s[TO_MOVE]], s[TARGET], cells, probs)
+    return landing(s, s[POS0 + s[common.TO_MOVE]], s[TARGET], cells, probs)
 
 
 @njit(cache=True)
 def k_moves(s, out):
     """Legal decisions (king steps 0..7, or throws 8 + cell), or landing cells at a chance node."""
-    if s[OUTCOME] != ONGOING:
+    if s[common.OUTCOME] != common.ONGOING:
         return 0
     n = s[N_]
     k = 0
     if s[PHASE] == MOVE:
-        here = s[POS0 + s[TO_MOVE]]
+        here = s[POS0 + s[common.TO_MOVE]]
         for d in range(NUM_DIRS):
             t = step(n, here, d)
             if t >= 0 and is_free(s, t):
@@ -202,30 +186,30 @@ def _stack(s):
 @njit(cache=True)
 def k_push(s, action):
     """Apply a decision or a landing cell. Undo entries: 4 * data + kind (0 move, 1 throw, 2 landing)."""
-    p = s[TO_MOVE]
+    p = s[common.TO_MOVE]
     ph = s[PHASE]
-    sp = _stack(s) + s[PLY]
-    s[PLY] += 1
-    s[LAST] = action
-    s[KEY] ^= _Z_TURN[p, ph]
+    sp = _stack(s) + s[common.PLY]
+    s[common.PLY] += 1
+    s[common.LAST] = action
+    s[common.KEY] ^= _Z_TURN[p, ph]
     if ph == MOVE:
         here = s[POS0 + p]
         there = step(s[N_], here, action)
         s[sp] = 4 * here
         s[POS0 + p] = there
-        s[KEY] ^= _Z_POS[p, here] ^ _Z_POS[p, there]
+        s[common.KEY] ^= _Z_POS[p, here] ^ _Z_POS[p, there]
         if mobility(s, 1 - p) == 0:
-            s[OUTCOME] = p  # the move alone wins: no throw
+            s[common.OUTCOME] = p  # the move alone wins: no throw
         else:
             s[PHASE] = THROW
             if s[MODE] == COURSE:
                 p = 1 - p
-                s[TO_MOVE] = p
+                s[common.TO_MOVE] = p
     elif ph == THROW:
         target = action - NUM_DIRS
         s[sp] = 4 * target + 1
         s[TARGET] = target
-        s[KEY] ^= _Z_TARGET[target]
+        s[common.KEY] ^= _Z_TARGET[target]
         s[PHASE] = LANDING
     else:
         cell = action
@@ -233,75 +217,75 @@ def k_push(s, action):
         s[sp] = 4 * (2 * cell + new) + 2
         s[HDR + cell] = 1
         if new:
-            s[KEY] ^= _Z_TRAP[cell]
-        s[KEY] ^= _Z_TARGET[s[TARGET]]
+            s[common.KEY] ^= _Z_TRAP[cell]
+        s[common.KEY] ^= _Z_TARGET[s[TARGET]]
         s[TARGET] = -1
         if mobility(s, 1 - p) == 0:
-            s[OUTCOME] = p
+            s[common.OUTCOME] = p
         else:
             s[PHASE] = MOVE
-            s[TO_MOVE] = 1 - p
+            s[common.TO_MOVE] = 1 - p
             s[TURNS] += 1
             p = 1 - p
             ph = MOVE
             if s[TURNS] >= s[CAP]:
-                s[OUTCOME] = DRAW
-    s[KEY] ^= _Z_TURN[p, s[PHASE]]
+                s[common.OUTCOME] = common.DRAW
+    s[common.KEY] ^= _Z_TURN[p, s[PHASE]]
 
 
 @njit(cache=True)
 def k_pop(s):
     """Take the last push back."""
-    s[PLY] -= 1
-    sp = _stack(s) + s[PLY]
+    s[common.PLY] -= 1
+    sp = _stack(s) + s[common.PLY]
     entry = s[sp]
     s[sp] = 0
     kind = entry % 4
     data = entry // 4
-    p = s[TO_MOVE]
-    s[KEY] ^= _Z_TURN[p, s[PHASE]]
+    p = s[common.TO_MOVE]
+    s[common.KEY] ^= _Z_TURN[p, s[PHASE]]
     if kind == 0:
-        if s[MODE] == COURSE and s[OUTCOME] == ONGOING:
+        if s[MODE] == COURSE and s[common.OUTCOME] == common.ONGOING:
             p = 1 - p  # the step had handed the throw to the opponent
-            s[TO_MOVE] = p
+            s[common.TO_MOVE] = p
         there = s[POS0 + p]
         s[POS0 + p] = data
-        s[KEY] ^= _Z_POS[p, there] ^ _Z_POS[p, data]
+        s[common.KEY] ^= _Z_POS[p, there] ^ _Z_POS[p, data]
         s[PHASE] = MOVE
     elif kind == 1:
-        s[KEY] ^= _Z_TARGET[data]
+        s[common.KEY] ^= _Z_TARGET[data]
         s[TARGET] = -1
         s[PHASE] = THROW
     else:
-        if s[OUTCOME] == ONGOING or s[OUTCOME] == DRAW:  # the turn had passed to the opponent
+        if s[common.OUTCOME] == common.ONGOING or s[common.OUTCOME] == common.DRAW:  # the turn had passed to the opponent
             p = 1 - p
-            s[TO_MOVE] = p
+            s[common.TO_MOVE] = p
             s[TURNS] -= 1
         cell = data // 2
         if data % 2 == 1:
             s[HDR + cell] = 0
-            s[KEY] ^= _Z_TRAP[cell]
+            s[common.KEY] ^= _Z_TRAP[cell]
         # The target is not in the entry: it is the action pushed just before, a throw.
         target = s[sp - 1] // 4
         s[TARGET] = target
-        s[KEY] ^= _Z_TARGET[target]
+        s[common.KEY] ^= _Z_TARGET[target]
         s[PHASE] = LANDING
-    s[OUTCOME] = ONGOING
-    s[KEY] ^= _Z_TURN[p, s[PHASE]]
-    if s[PLY] > 0:
+    s[common.OUTCOME] = common.ONGOING
+    s[common.KEY] ^= _Z_TURN[p, s[PHASE]]
+    if s[common.PLY] > 0:
         prev = s[sp - 1]
         kind = prev % 4
         if kind == 0:
             # the last action was a step: recover its direction from the two cells
             n = s[N_]
-            mover = s[TO_MOVE] if s[MODE] == GAME else 1 - s[TO_MOVE]
-            s[LAST] = step_direction(n, prev // 4, s[POS0 + mover])
+            mover = s[common.TO_MOVE] if s[MODE] == GAME else 1 - s[common.TO_MOVE]
+            s[common.LAST] = step_direction(n, prev // 4, s[POS0 + mover])
         elif kind == 1:
-            s[LAST] = NUM_DIRS + prev // 4
+            s[common.LAST] = NUM_DIRS + prev // 4
         else:
-            s[LAST] = (prev // 4) // 2
+            s[common.LAST] = (prev // 4) // 2
     else:
-        s[LAST] = -1
+        s[common.LAST] = -1
 
 
 @njit(cache=True)
@@ -322,7 +306,7 @@ def k_features(s, out):
     """
     n = s[N_]
     nn = n * n
-    me = s[TO_MOVE]
+    me = s[common.TO_MOVE]
     out[0] = s[POS0 + me]
     out[1] = nn + s[POS0 + 1 - me]
     k = 2
@@ -343,7 +327,7 @@ def k_observation(s, player, out):
     me_cell = s[POS0 + player]
     opp_cell = s[POS0 + 1 - player]
     throw = 1.0 if s[PHASE] != MOVE else 0.0
-    turn = 1.0 if (s[TO_MOVE] == player and s[OUTCOME] == ONGOING) else 0.0
+    turn = 1.0 if (s[common.TO_MOVE] == player and s[common.OUTCOME] == common.ONGOING) else 0.0
     for c in range(n * n):
         r = c // n
         col = c % n
@@ -396,10 +380,10 @@ class TrapGame(Game):
         s[PHASE] = MOVE
         s[TARGET] = -1
         s[CAP] = self.turn_cap
-        s[TO_MOVE] = s[FIRST] = self.first_player
-        s[OUTCOME] = ONGOING
-        s[LAST] = -1
-        s[KEY] = _Z_POS[0, s[POS0]] ^ _Z_POS[1, s[POS1]] ^ _Z_TURN[self.first_player, MOVE]
+        s[common.TO_MOVE] = s[FIRST] = self.first_player
+        s[common.OUTCOME] = common.ONGOING
+        s[common.LAST] = -1
+        s[common.KEY] = _Z_POS[0, s[POS0]] ^ _Z_POS[1, s[POS1]] ^ _Z_TURN[self.first_player, MOVE]
         return TrapState(self, s)
 
     def from_board(self, text: str, *, to_move: int = 0, phase: str = "move") -> TrapState:
@@ -415,8 +399,8 @@ class TrapGame(Game):
             raise ValueError(f"phase must be 'move' or 'throw', got {phase!r}")
         state = self.new_initial_state()
         s = state._s
-        s[KEY] = 0
-        s[TO_MOVE] = to_move
+        s[common.KEY] = 0
+        s[common.TO_MOVE] = to_move
         s[PHASE] = MOVE if phase == "move" else THROW
         found = [0, 0]
         for c, ch in enumerate("".join(rows)):
@@ -425,12 +409,12 @@ class TrapGame(Game):
                 found[int(ch) - 1] += 1
             elif ch == "#":
                 s[HDR + c] = 1
-                s[KEY] ^= _Z_TRAP[c]
+                s[common.KEY] ^= _Z_TRAP[c]
             elif ch != ".":
                 raise ValueError(f"unknown board character {ch!r}; use . # 1 2")
         if found != [1, 1]:
             raise ValueError("a Trap board needs exactly one '1' and one '2'")
-        s[KEY] ^= _Z_POS[0, s[POS0]] ^ _Z_POS[1, s[POS1]] ^ _Z_TURN[to_move, s[PHASE]]
+        s[common.KEY] ^= _Z_POS[0, s[POS0]] ^ _Z_POS[1, s[POS1]] ^ _Z_TURN[to_move, s[PHASE]]
         return state
 
 
@@ -469,7 +453,7 @@ class TrapState(KernelState):
     @property
     def mover(self) -> int:
         """The player whose turn it is (also while its trap is in the air)."""
-        return int(self._s[TO_MOVE])
+        return int(self._s[common.TO_MOVE])
 
     @property
     def turns(self) -> int:
@@ -526,7 +510,7 @@ class TrapState(KernelState):
     def action_to_string(self, action: int) -> str:
         """A step as its direction ("NE"), a throw as its target cell ("d4", column letter then
         row number from the top), a landing as "lands d4"."""
-        if self.current_player() == CHANCE:
+        if self.current_player() == common.CHANCE:
             return f"lands {self._cell_name(action)}"
         if 0 <= action < NUM_DIRS:
             return DIR_NAMES[action]
@@ -536,7 +520,7 @@ class TrapState(KernelState):
         """Parse a step ("ne", "S") in the move phase or a target cell ("d4") in the throw phase."""
         word = text.strip().lower().removeprefix("lands").strip()
         legal = self.legal_actions()
-        if self.current_player() == CHANCE:
+        if self.current_player() == common.CHANCE:
             action = self._parse_cell(word)
         elif self.phase == "move":
             names = [d.lower() for d in DIR_NAMES]
@@ -561,11 +545,11 @@ def k_candidates(s, out):
     in breadth-first order, up to ``s[CAND]`` throws (0 = no cap). Steps and landings are
     ``k_moves``.
     """
-    if s[OUTCOME] != ONGOING or s[PHASE] != THROW:
+    if s[common.OUTCOME] != common.ONGOING or s[PHASE] != THROW:
         return k_moves(s, out)
     n = s[N_]
     nn = n * n
-    opp = s[POS0 + 1 - s[TO_MOVE]]
+    opp = s[POS0 + 1 - s[common.TO_MOVE]]
     cap = s[CAND] if s[CAND] > 0 else nn
     seen = np.zeros(nn, dtype=np.bool_)
     k = 0

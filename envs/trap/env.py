@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 from pettingzoo import AECEnv
@@ -11,7 +11,7 @@ from pettingzoo import AECEnv
 from tablegym.envs.aec import make_aec_env
 from tablegym.envs.core import Game, State
 from tablegym.envs.trap.core import DEFAULT_TURN_CAP, TrapGame, TrapState
-from tablegym.envs.twoplayer import OpponentSpec, TwoPlayerEnv, resolve_opponent
+from tablegym.envs.twoplayer import OpponentSpec, SeatOptions, TwoPlayerEnv, resolve_opponent
 
 
 def trap_rgb(state: State) -> np.ndarray:
@@ -149,12 +149,8 @@ class TrapEnv(TwoPlayerEnv):
     - v0, unchanged rules: the opponent specs ``"hard"`` and ``"medium"`` name the course's
       players exactly; the earlier players are ``"hard-sound"`` and ``"medium:ties=random"``.
       The default opponent (``"random"``) is as before.
-    - v0, unchanged rules: made by its id (``gymnasium.make``, ``gymnasium.make_vec``), an illegal
-      action ends the episode (``illegal_action="penalty"``) instead of raising; an episode
-      without one plays as before.
+    - v0, unchanged rules: made by its id, an illegal action ends the episode (``TwoPlayerEnv``).
     """
-
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
 
     def __init__(
         self,
@@ -163,22 +159,13 @@ class TrapEnv(TwoPlayerEnv):
         turn_cap: int = DEFAULT_TURN_CAP,
         first_player: int = 0,
         opponent: OpponentSpec | Sequence[OpponentSpec] = "random",
-        agent_seat: int | str = 0,
         illegal_action: str = "raise",
-        render_mode: str | None = None,
-        opening_plies: int = 0,
+        **seat: Unpack[SeatOptions],
     ) -> None:
         game = TrapGame(n, turn_cap, first_player)
         self.league = League(game, opponent) if isinstance(opponent, (list, tuple)) else None
-        super().__init__(
-            game=game,
-            opponent=self.league if self.league is not None else opponent,
-            agent_seat=agent_seat,
-            illegal_action=illegal_action,
-            render_mode=render_mode,
-            opening_plies=opening_plies,
-            renderer=trap_rgb,
-        )
+        opponent = self.league if self.league is not None else opponent
+        super().__init__(game=game, opponent=opponent, illegal_action=illegal_action, renderer=trap_rgb, **seat)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         if self.league is None:

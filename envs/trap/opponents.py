@@ -300,20 +300,12 @@ def _leaf(s, me, kind):
 
 # Explicit signatures, and no literal arguments in the recursive call: numba's on-disk cache
 # cannot reload a type-inferred recursive function, nor a second version typed on a literal.
-@njit(
-    types.float64(
-        types.int64[::1],
-        types.int64,
-        types.int64,
-        types.int64,
-        types.float64,
-        types.float64,
-        types.boolean,
-        types.int64,
-        types.int64[::1],
-    ),
-    cache=True,
-)
+_I = types.int64
+_HARD_VALUE_SIG = types.float64(types.int64[::1], _I, _I, _I, types.float64, types.float64, types.boolean, _I, types.int64[::1])
+"""``(s, me, kind, depth, alpha, beta, prune, ply, choice) -> value``: both Hard players' tree values."""
+
+
+@njit(_HARD_VALUE_SIG, cache=True)
 def sound_hard_value(s, me, kind, depth, alpha, beta, prune, ply, choice):
     """Negamax value of a node of Hard-sound's trees for the player deciding there (``me`` at
     STEP_ME and THROW_ME, the opponent at THROW_OPP and STEP_OPP); ``s`` is changed and restored.
@@ -372,20 +364,7 @@ def sound_hard_value(s, me, kind, depth, alpha, beta, prune, ply, choice):
     return best
 
 
-@njit(
-    types.float64(
-        types.int64[::1],
-        types.int64,
-        types.int64,
-        types.int64,
-        types.float64,
-        types.float64,
-        types.boolean,
-        types.int64,
-        types.int64[::1],
-    ),
-    cache=True,
-)
+@njit(_HARD_VALUE_SIG, cache=True)
 def course_hard_value(s, me, kind, depth, alpha, beta, prune, ply, choice):
     """Negamax value of a node of the course HardAI's trees, quirks included (rules/trap.md,
     "The course's HardAI in detail"), for the player deciding there; ``s`` is changed and

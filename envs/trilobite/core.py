@@ -31,28 +31,12 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from tablegym.envs.core import (
-    DRAW,
-    HEADER,
-    KEY,
-    LAST,
-    ONGOING,
-    OUTCOME,
-    PLY,
-    TO_MOVE,
-    Game,
-    GameSpec,
-    IllegalActionError,
-    Kernels,
-    KernelState,
-    cell_features,
-    k_outcome,
-    k_to_move,
-)
+from tablegym.envs import core as common
+from tablegym.envs.core import Game, GameSpec, IllegalActionError, Kernels, KernelState, cell_features, k_outcome, k_to_move
 
 HDR = 16
 MAX_SIDE = 16
-W_, H_, L_, FIRST, BITS = range(HEADER, HEADER + 5)
+W_, H_, L_, FIRST, BITS = range(common.HEADER, common.HEADER + 5)
 
 # Zobrist numbers for (player, cell) and the side to move: fixed so keys repeat across runs.
 _ZOBRIST = np.random.default_rng(20150611).integers(1, 2**63 - 1, size=(2, MAX_SIDE * MAX_SIDE + 1), dtype=np.int64)
@@ -64,7 +48,7 @@ _DIRS = np.array([[1, 0], [0, 1], [1, 1], [1, -1]], dtype=np.int64)
 
 @njit(cache=True)
 def k_moves(s, out):
-    if s[OUTCOME] != ONGOING:
+    if s[common.OUTCOME] != common.ONGOING:
         return 0
     w = s[W_]
     h = s[H_]
@@ -140,25 +124,25 @@ def run_length(s, cell, player, gaps):
 def k_push(s, col):
     w = s[W_]
     h = s[H_]
-    p = s[TO_MOVE]
+    p = s[common.TO_MOVE]
     height = s[HDR + w * h + col]
     cell = (h - 1 - height) * w + col
     s[HDR + cell] = p + 1
     s[HDR + w * h + col] = height + 1
-    s[HDR + w * h + w + s[PLY]] = cell
-    s[PLY] += 1
-    s[LAST] = cell
-    s[KEY] ^= _ZOBRIST[p, cell] ^ _ZOBRIST[0, MAX_SIDE * MAX_SIDE]
-    s[TO_MOVE] = 1 - p
+    s[HDR + w * h + w + s[common.PLY]] = cell
+    s[common.PLY] += 1
+    s[common.LAST] = cell
+    s[common.KEY] ^= _ZOBRIST[p, cell] ^ _ZOBRIST[0, MAX_SIDE * MAX_SIDE]
+    s[common.TO_MOVE] = 1 - p
     if _bits_fit(w, h, s[L_]):
         s[BITS + p] |= np.int64(1) << (col * (h + 1) + height)
         won = _line_of_bits(s[BITS + p], h, s[L_])
     else:
         won = run_length(s, cell, p, False) >= s[L_]
     if won:
-        s[OUTCOME] = p
-    elif s[PLY] == w * h:
-        s[OUTCOME] = DRAW
+        s[common.OUTCOME] = p
+    elif s[common.PLY] == w * h:
+        s[common.OUTCOME] = common.DRAW
 
 
 @njit(cache=True, inline="always")
@@ -187,23 +171,23 @@ def _line_of_bits(b, h, length):
 def k_pop(s):
     w = s[W_]
     h = s[H_]
-    s[PLY] -= 1
-    cell = s[HDR + w * h + w + s[PLY]]
-    s[HDR + w * h + w + s[PLY]] = 0
+    s[common.PLY] -= 1
+    cell = s[HDR + w * h + w + s[common.PLY]]
+    s[HDR + w * h + w + s[common.PLY]] = 0
     p = s[HDR + cell] - 1
     s[HDR + cell] = 0
     s[HDR + w * h + cell % w] -= 1
     if _bits_fit(w, h, s[L_]):
         s[BITS + p] &= ~(np.int64(1) << ((cell % w) * (h + 1) + h - 1 - cell // w))
-    s[KEY] ^= _ZOBRIST[p, cell] ^ _ZOBRIST[0, MAX_SIDE * MAX_SIDE]
-    s[TO_MOVE] = p
-    s[OUTCOME] = ONGOING
-    s[LAST] = s[HDR + w * h + w + s[PLY] - 1] if s[PLY] > 0 else -1
+    s[common.KEY] ^= _ZOBRIST[p, cell] ^ _ZOBRIST[0, MAX_SIDE * MAX_SIDE]
+    s[common.TO_MOVE] = p
+    s[common.OUTCOME] = common.ONGOING
+    s[common.LAST] = s[HDR + w * h + w + s[common.PLY] - 1] if s[common.PLY] > 0 else -1
 
 
 @njit(cache=True)
 def k_key(s):
-    return s[KEY] ^ _ZOBRIST_LAST[s[LAST]]
+    return s[common.KEY] ^ _ZOBRIST_LAST[s[common.LAST]]
 
 
 @njit(cache=True)
@@ -271,10 +255,10 @@ class TrilobiteGame(Game):
         w, h = self.width, self.height
         s = np.zeros(HDR + 2 * w * h + w, dtype=np.int64)
         s[W_], s[H_], s[L_] = w, h, self.win_length
-        s[TO_MOVE] = s[FIRST] = self.first_player
-        s[OUTCOME] = ONGOING
-        s[LAST] = -1
-        s[KEY] = _ZOBRIST[1, MAX_SIDE * MAX_SIDE] if self.first_player else 0
+        s[common.TO_MOVE] = s[FIRST] = self.first_player
+        s[common.OUTCOME] = common.ONGOING
+        s[common.LAST] = -1
+        s[common.KEY] = _ZOBRIST[1, MAX_SIDE * MAX_SIDE] if self.first_player else 0
         return TrilobiteState(self, s)
 
 
@@ -297,11 +281,11 @@ class TrilobiteState(KernelState):
     @property
     def last_cell(self) -> int:
         """The cell of the last chip dropped, -1 before the first move."""
-        return int(self._s[LAST])
+        return int(self._s[common.LAST])
 
     @property
     def ply(self) -> int:
-        return int(self._s[PLY])
+        return int(self._s[common.PLY])
 
     def to_text(self) -> str:
         g = self.game
@@ -323,10 +307,7 @@ class TrilobiteState(KernelState):
     def string_to_action(self, text: str) -> int:
         """Parse a column number ("3" or "column 3")."""
         word = text.strip().lower().removeprefix("column").strip()
-        try:
-            col = int(word)
-        except ValueError:
-            raise IllegalActionError(text, self.legal_actions(), "(give a column number)") from None
+        col = self._number(text, word, "(give a column number)")
         if col not in self.legal_actions():
             raise IllegalActionError(col, self.legal_actions(), "(column full or off the board)")
         return col
@@ -340,7 +321,7 @@ def flat_observation(s, player, out):
     env's step writes one a board: this way costs a third of a loop over 3-D indices)."""
     cells = s[W_] * s[H_]
     own = player + 1
-    turn = np.float32(1.0 if s[TO_MOVE] == player else 0.0)
+    turn = np.float32(1.0 if s[common.TO_MOVE] == player else 0.0)
     for c in range(cells):
         v = s[HDR + c]
         out[c] = np.float32(v == own)

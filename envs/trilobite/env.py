@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import numpy as np
 from pettingzoo import AECEnv
 
 from tablegym.envs.aec import make_aec_env
 from tablegym.envs.core import State
 from tablegym.envs.trilobite.core import TrilobiteGame, TrilobiteState
-from tablegym.envs.twoplayer import OpponentSpec, TwoPlayerEnv
+from tablegym.envs.twoplayer import OpponentSpec, SeatOptions, TwoPlayerEnv
 
 
 def trilobite_rgb(state: State) -> np.ndarray:
@@ -77,12 +79,8 @@ class TrilobiteEnv(TwoPlayerEnv):
     ## Version History
 
     - v0: initial release.
-    - v0, unchanged rules: made by its id (``gymnasium.make``, ``gymnasium.make_vec``), an illegal
-      action ends the episode (``illegal_action="penalty"``) instead of raising; an episode
-      without one plays as before.
+    - v0, unchanged rules: made by its id, an illegal action ends the episode (``TwoPlayerEnv``).
     """
-
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
 
     def __init__(
         self,
@@ -92,20 +90,11 @@ class TrilobiteEnv(TwoPlayerEnv):
         win_length: int = 4,
         first_player: int = 0,
         opponent: OpponentSpec = "random",
-        agent_seat: int | str = 0,
         illegal_action: str = "raise",
-        render_mode: str | None = None,
-        opening_plies: int = 0,
+        **seat: Unpack[SeatOptions],
     ) -> None:
-        super().__init__(
-            game=TrilobiteGame(width, height, win_length, first_player),
-            opponent=opponent,
-            agent_seat=agent_seat,
-            illegal_action=illegal_action,
-            render_mode=render_mode,
-            opening_plies=opening_plies,
-            renderer=trilobite_rgb,
-        )
+        game = TrilobiteGame(width, height, win_length, first_player)
+        super().__init__(game=game, opponent=opponent, illegal_action=illegal_action, renderer=trilobite_rgb, **seat)
 
 
 def trilobite_aec_env(

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from numba import njit
 
-from tablegym.envs.core import ONGOING, terminal_value, win_loss
+from tablegym.envs.core import LAST, ONGOING, OUTCOME, TO_MOVE, terminal_value, win_loss
 from tablegym.envs.evaluator import KernelEvaluator
-from tablegym.envs.trilobite.core import H_, HDR, L_, LAST, OUTCOME, TO_MOVE, W_, run_length
+from tablegym.envs.trilobite.core import H_, HDR, L_, W_, run_length
 
 ENEMY_WEIGHT = 4
 PLAYER_WEIGHT = 5

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from tablegym.envs.starship.env import NUM_TILE_KINDS, OBS_CHANNELS, StarshipEnv
+from tablegym.envs.starship.env import OBS_CHANNELS, StarshipEnv
 from tablegym.envs.starship.quality import quality, validate
-from tablegym.envs.starship.ship import FACED, FACING, PH, PW, PX, PY, Ship
+from tablegym.envs.starship.ship import FACED, FACING, NUM_TILE_KINDS, PH, PW, PX, PY, Ship
 
 
 def reference_observe(ship: Ship, cursor: tuple[int, int] | None) -> np.ndarray:

@@ -28,58 +28,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tablegym.envs.friday.cards import (
-    ABILITY,
-    BELOW,
-    CARD1,
-    CARD2,
-    COPY,
-    DESTROY,
-    DOUBLE,
-    EXCHANGE1,
-    EXCHANGE2,
-    GROUP,
-    GROUP_VALUES,
-    LIFE1,
-    LIFE2,
-    PIRATE_HAZARD,
-    RATING,
-    SORT,
-    VALUE,
-)
+from tablegym.envs.friday import cards as C
+from tablegym.envs.friday import layout as L
 from tablegym.envs.friday.core import FridayState
 from tablegym.envs.friday.heuristics import EVALUATORS as HAND_MADE
 from tablegym.envs.friday.heuristics import destroy_choice, search_state_moves, search_state_push
-from tablegym.envs.friday.layout import (
-    AB_KIND,
-    CONCEDE,
-    DESTROY_BASE,
-    DONE,
-    DRAW_FREE,
-    DRAW_PAID,
-    END_FIGHT,
-    EXTRA_DRAW,
-    FIGHT_0,
-    FIGHT_1,
-    P_DESTROY,
-    P_EXCHANGE_MORE,
-    P_EXTRA,
-    P_FIGHT,
-    P_HAZARD,
-    P_PIRATE,
-    P_SORT,
-    P_TARGET,
-    PIRATE_0,
-    PIRATE_1,
-    SKIP,
-    SLOT_CARD,
-    SORT0,
-    SORT_BASE,
-    SORT_N,
-    SORT_OPTIONS,
-    TARGET_BASE,
-    USE_BASE,
-)
 from tablegym.envs.friday.rollout import k_policy_action, state_rollout
 from tablegym.models.friday.learned import FridayEvaluator
 from tablegym.search.montecarlo import CycleGuard, Rollout
@@ -99,7 +52,7 @@ def first_destroy_step(state: FridayState, action: int) -> int:
     subset (DONE when it is empty)."""
     slots = np.empty(64, dtype=np.int64)
     n = destroy_choice(state.body, slots)
-    return DESTROY_BASE + int(slots[0]) if n else DONE
+    return L.DESTROY_BASE + int(slots[0]) if n else L.DONE
 
 
 MOVE_FILTER = MoveFilter(search_state_moves, push=search_state_push, first_step=first_destroy_step)
@@ -131,87 +84,87 @@ def rule_action(state: FridayState, rng: np.random.Generator | None = None) -> i
     """
     legal = state.legal_actions()
     phase = state.phase
-    if phase == P_HAZARD:
+    if phase == L.P_HAZARD:
         a, b = state.hazard_choice
         if b < 0:
-            return FIGHT_0 if GROUP_VALUES[GROUP[a], min(state.step, 2)] <= 6 else SKIP
-        va, vb = (GROUP_VALUES[GROUP[t], min(state.step, 2)] for t in (a, b))
+            return L.FIGHT_0 if C.GROUP_VALUES[C.GROUP[a], min(state.step, 2)] <= 6 else L.SKIP
+        va, vb = (C.GROUP_VALUES[C.GROUP[t], min(state.step, 2)] for t in (a, b))
         if va != vb:
-            return FIGHT_0 if va < vb else FIGHT_1
-        return FIGHT_0 if RATING[a] >= RATING[b] else FIGHT_1
-    if phase == P_PIRATE:
+            return L.FIGHT_0 if va < vb else L.FIGHT_1
+        return L.FIGHT_0 if C.RATING[a] >= C.RATING[b] else L.FIGHT_1
+    if phase == L.P_PIRATE:
         a, b = state.pirates
-        va, vb = (PIRATE_HAZARD[p] if PIRATE_HAZARD[p] > 0 else 99 for p in (a, b))  # "*" last
-        return PIRATE_0 if va <= vb else PIRATE_1
-    if phase == P_DESTROY:
+        va, vb = (C.PIRATE_HAZARD[p] if C.PIRATE_HAZARD[p] > 0 else 99 for p in (a, b))  # "*" last
+        return L.PIRATE_0 if va <= vb else L.PIRATE_1
+    if phase == L.P_DESTROY:
         slots = np.empty(64, dtype=np.int64)
         n = destroy_choice(state.body, slots)
-        return DESTROY_BASE + int(slots[0]) if n else DONE
-    if phase == P_SORT:
+        return L.DESTROY_BASE + int(slots[0]) if n else L.DONE
+    if phase == L.P_SORT:
         return _sort_choice(state, legal)
     total, target = state.fight()
     behind = total < target
     table = [(slot, card, flags) for slot, card, flags in _slots(state) if _face_up(flags)]
-    if phase == P_TARGET:
+    if phase == L.P_TARGET:
         return _target_choice(state, legal, table)
-    if phase == P_EXTRA:  # +2 cards, below the pile: draw while behind; sort 3 cards: see all 3
-        return EXTRA_DRAW if (behind or state.body[AB_KIND] == SORT) and EXTRA_DRAW in legal else DONE
-    if phase == P_EXCHANGE_MORE:
-        worst = _worst(table, legal, TARGET_BASE)
-        return worst if behind and worst is not None and VALUE[state.body[SLOT_CARD + worst - TARGET_BASE]] <= 0 else DONE
-    assert phase == P_FIGHT
+    if phase == L.P_EXTRA:  # +2 cards, below the pile: draw while behind; sort 3 cards: see all 3
+        return L.EXTRA_DRAW if (behind or state.body[L.AB_KIND] == C.SORT) and L.EXTRA_DRAW in legal else L.DONE
+    if phase == L.P_EXCHANGE_MORE:
+        worst = _worst(table, legal, L.TARGET_BASE)
+        return worst if behind and worst is not None and C.VALUE[state.body[L.SLOT_CARD + worst - L.TARGET_BASE]] <= 0 else L.DONE
+    assert phase == L.P_FIGHT
     for a in legal:  # free life first
-        if USE_BASE <= a < TARGET_BASE and ABILITY[state.body[SLOT_CARD + a - USE_BASE]] in (LIFE1, LIFE2):
+        if L.USE_BASE <= a < L.TARGET_BASE and C.ABILITY[state.body[L.SLOT_CARD + a - L.USE_BASE]] in (C.LIFE1, C.LIFE2):
             return a
     if not behind:
-        return END_FIGHT if END_FIGHT in legal else legal[0]
+        return L.END_FIGHT if L.END_FIGHT in legal else legal[0]
     for a in legal:
-        if USE_BASE <= a < TARGET_BASE:
-            ability = ABILITY[state.body[SLOT_CARD + a - USE_BASE]]
-            if ability in (CARD1, CARD2, SORT):
+        if L.USE_BASE <= a < L.TARGET_BASE:
+            ability = C.ABILITY[state.body[L.SLOT_CARD + a - L.USE_BASE]]
+            if ability in (C.CARD1, C.CARD2, C.SORT):
                 return a
-            if ability in (DESTROY, EXCHANGE1, EXCHANGE2, BELOW) and any(VALUE[c] < 0 for _, c, _ in table):
+            if ability in (C.DESTROY, C.EXCHANGE1, C.EXCHANGE2, C.BELOW) and any(C.VALUE[c] < 0 for _, c, _ in table):
                 return a
-            if ability == DOUBLE and any(VALUE[c] > 0 for _, c, _ in table):
+            if ability == C.DOUBLE and any(C.VALUE[c] > 0 for _, c, _ in table):
                 return a
-    if DRAW_FREE in legal:
-        return DRAW_FREE
+    if L.DRAW_FREE in legal:
+        return L.DRAW_FREE
     deficit = target - total
     pirate = state.step == 3
     paid = sum(1 for _, _, flags in _slots(state) if "L" not in flags)
-    if DRAW_PAID in legal and (pirate or (deficit <= 2 and paid < 2 and state.life > 5)):
-        return DRAW_PAID
-    if END_FIGHT in legal:
-        return END_FIGHT
-    return CONCEDE if CONCEDE in legal else legal[0]
+    if L.DRAW_PAID in legal and (pirate or (deficit <= 2 and paid < 2 and state.life > 5)):
+        return L.DRAW_PAID
+    if L.END_FIGHT in legal:
+        return L.END_FIGHT
+    return L.CONCEDE if L.CONCEDE in legal else legal[0]
 
 
 def _worst(table, legal, base) -> int | None:
-    options = [(VALUE[card], slot) for slot, card, _ in table if base + slot in legal]
+    options = [(C.VALUE[card], slot) for slot, card, _ in table if base + slot in legal]
     return base + min(options)[1] if options else None
 
 
 def _target_choice(state: FridayState, legal: list[int], table) -> int:
-    ability = int(state.body[AB_KIND])
-    options = [(VALUE[card], RATING[card], slot) for slot, card, _ in table if TARGET_BASE + slot in legal]
-    if ability == DOUBLE:
-        return TARGET_BASE + max(options)[2]
-    if ability == COPY:  # copy the most valuable ability on offer
+    ability = int(state.body[L.AB_KIND])
+    options = [(C.VALUE[card], C.RATING[card], slot) for slot, card, _ in table if L.TARGET_BASE + slot in legal]
+    if ability == C.DOUBLE:
+        return L.TARGET_BASE + max(options)[2]
+    if ability == C.COPY:  # copy the most valuable ability on offer
         return (
-            TARGET_BASE
-            + max(options, key=lambda o: RATING[state.body[SLOT_CARD + o[2]]] - VALUE[state.body[SLOT_CARD + o[2]]])[2]
+            L.TARGET_BASE
+            + max(options, key=lambda o: C.RATING[state.body[L.SLOT_CARD + o[2]]] - C.VALUE[state.body[L.SLOT_CARD + o[2]]])[2]
         )
-    return TARGET_BASE + min(options)[2]  # destroy / exchange / below: the weakest card
+    return L.TARGET_BASE + min(options)[2]  # destroy / exchange / below: the weakest card
 
 
 def _sort_choice(state: FridayState, legal: list[int]) -> int:
     """Discard the worst-rated card if its rating is negative; the rest highest value first."""
-    cards = [int(state.body[SORT0 + i]) for i in range(int(state.body[SORT_N]))]
+    cards = [int(state.body[L.SORT0 + i]) for i in range(int(state.body[L.SORT_N]))]
 
     def key(a: int) -> tuple:
-        _, d, *order = SORT_OPTIONS[a - SORT_BASE]
-        dropped = 0 if d < 0 else (-RATING[cards[d]] if RATING[cards[d]] < 0 else -100)
-        return dropped, [VALUE[cards[i]] for i in order if i >= 0]
+        _, d, *order = L.SORT_OPTIONS[a - L.SORT_BASE]
+        dropped = 0 if d < 0 else (-C.RATING[cards[d]] if C.RATING[cards[d]] < 0 else -100)
+        return dropped, [C.VALUE[cards[i]] for i in order if i >= 0]
 
     return max(legal, key=key)
 
@@ -239,11 +192,13 @@ class TrimAgent:
         action = int(k_policy_action(state.body))
         candidates = self.guard.candidates(state, state.legal_actions())
         if action not in candidates:
-            action = END_FIGHT if END_FIGHT in candidates else candidates[0]
+            action = L.END_FIGHT if L.END_FIGHT in candidates else candidates[0]
         return self.guard.played(state, action)
 
 
-ROLLOUT = Rollout(state_rollout, turn_starts=lambda state: state.phase in (P_HAZARD, P_PIRATE), learned_horizon=LEARNED_HORIZON)
+ROLLOUT = Rollout(
+    state_rollout, turn_starts=lambda state: state.phase in (L.P_HAZARD, L.P_PIRATE), learned_horizon=LEARNED_HORIZON
+)
 """Friday's Monte-Carlo playouts: ``trim`` (rollout.py); a new fight (a hazard or pirate choice)
 starts a turn: the positions of the fight before cannot come back."""
 

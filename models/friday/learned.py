@@ -57,34 +57,12 @@ from numba import njit
 
 from tablegym.envs.core import HEADER, k_outcome, k_to_move
 from tablegym.envs.evaluator import KernelEvaluator, WrongGameError
-from tablegym.envs.friday.cards import AGING, GROUP, KIND, NUM_AGING_TYPES, NUM_HAZARD_TYPES, NUM_TYPES, VALUE
+from tablegym.envs.friday import cards as C
+from tablegym.envs.friday import layout as L
 from tablegym.envs.friday.core import FridayGame, FridayState, state_moves
 from tablegym.envs.friday.decisions import k_owned, k_progress, k_score
 from tablegym.envs.friday.heuristics import outcome_score
-from tablegym.envs.friday.layout import (
-    AGING_IN,
-    AGING_STACK,
-    BEATEN,
-    BOTTOM_N,
-    CHOICE_A,
-    CHOICE_B,
-    FIGHT,
-    FREE_ALLOWED,
-    FREE_DRAWN,
-    FREE_ENDED,
-    HDISC,
-    HSTACK,
-    LIFE,
-    MID,
-    ONGOING,
-    PFIGHT,
-    PIRATE_A,
-    RESULT,
-    STEPI,
-    TOP_N,
-    WON,
-    body,
-)
+from tablegym.envs.friday.layout import body
 from tablegym.envs.friday.observation import flat_observation
 from tablegym.envs.friday.turns import fight_target, fight_total
 from tablegym.models.checkpoint import CheckpointError
@@ -108,46 +86,46 @@ _NO_PARAMS = np.zeros(1)
 def friday_features(s, x):
     """Write the ``NUM_FEATURES`` inputs of state ``s`` into ``x`` (see the module docstring)."""
     x[:] = 0.0
-    x[0] = s[LIFE] / 22.0
-    x[1 + s[STEPI]] = 1.0
-    fighting = s[FIGHT] >= 0 or s[PFIGHT] >= 0
+    x[0] = s[L.LIFE] / 22.0
+    x[1 + s[L.STEPI]] = 1.0
+    fighting = s[L.FIGHT] >= 0 or s[L.PFIGHT] >= 0
     if fighting:
         x[5] = 1.0
         x[6] = min(max(fight_total(s) - fight_target(s), -20), 20) / 10.0
-        if s[FREE_ENDED] == 0:
-            x[7] = max(s[FREE_ALLOWED] - s[FREE_DRAWN], 0) / 5.0
-    x[8] = s[AGING_IN] / 11.0
+        if s[L.FREE_ENDED] == 0:
+            x[7] = max(s[L.FREE_ALLOWED] - s[L.FREE_DRAWN], 0) / 5.0
+    x[8] = s[L.AGING_IN] / 11.0
     for k in range(2):
-        p = s[PIRATE_A + k]
-        if p >= 0 and ((s[BEATEN] >> k) & 1) == 0:
+        p = s[L.PIRATE_A + k]
+        if p >= 0 and ((s[L.BEATEN] >> k) & 1) == 0:
             x[9 + p] = 1.0
-    x[19] = ((s[BEATEN] & 1) + ((s[BEATEN] >> 1) & 1)) / 2.0
-    owned = np.zeros(NUM_TYPES, dtype=np.int64)
+    x[19] = ((s[L.BEATEN] & 1) + ((s[L.BEATEN] >> 1) & 1)) / 2.0
+    owned = np.zeros(C.NUM_TYPES, dtype=np.int64)
     k_owned(s, owned)
     n = 0
     value = 0
-    for t in range(NUM_TYPES):
+    for t in range(C.NUM_TYPES):
         x[20 + t] = owned[t] / 4.0
         n += owned[t]
-        if KIND[t] != AGING:
-            value += VALUE[t] * owned[t]
+        if C.KIND[t] != C.AGING:
+            value += C.VALUE[t] * owned[t]
     x[58] = n / 40.0
     x[59] = value / 20.0
-    stack = s[TOP_N] + s[BOTTOM_N]
-    for t in range(NUM_TYPES):
-        stack += s[MID + t]
+    stack = s[L.TOP_N] + s[L.BOTTOM_N]
+    for t in range(C.NUM_TYPES):
+        stack += s[L.MID + t]
     x[60] = stack / 20.0
     aging_left = 0
-    for a in range(NUM_AGING_TYPES):
-        aging_left += s[AGING_STACK + a]
+    for a in range(C.NUM_AGING_TYPES):
+        aging_left += s[L.AGING_STACK + a]
     x[61] = aging_left / 11.0
     left = 0
-    for t in range(NUM_HAZARD_TYPES):
-        x[62 + GROUP[t]] += s[HSTACK + t] + s[HDISC + t]
-        left += s[HSTACK + t]
-    for k in (CHOICE_A, CHOICE_B, FIGHT):
-        if s[k] >= 0 and s[STEPI] < 3:
-            x[62 + GROUP[s[k]]] += 1.0
+    for t in range(C.NUM_HAZARD_TYPES):
+        x[62 + C.GROUP[t]] += s[L.HSTACK + t] + s[L.HDISC + t]
+        left += s[L.HSTACK + t]
+    for k in (L.CHOICE_A, L.CHOICE_B, L.FIGHT):
+        if s[k] >= 0 and s[L.STEPI] < 3:
+            x[62 + C.GROUP[s[k]]] += 1.0
     for g in range(NUM_GROUPS):
         x[62 + g] /= _group_cards(g)
     x[67] = left / 30.0
@@ -165,13 +143,13 @@ TARGETS = ("score", "progress", "outcome")
 @njit(cache=True)
 def game_return(s):
     """The ``score`` return of a finished game: its score, plus ``WIN_BONUS`` for a win."""
-    return k_score(s) + (WIN_BONUS if s[RESULT] == WON else 0.0)
+    return k_score(s) + (WIN_BONUS if s[L.RESULT] == L.WON else 0.0)
 
 
 @njit(cache=True)
 def progress_return(s):
     """The ``progress`` return of a finished game: ``k_progress``, plus ``WIN_BONUS`` for a win."""
-    return k_progress(s) + (WIN_BONUS if s[RESULT] == WON else 0.0)
+    return k_progress(s) + (WIN_BONUS if s[L.RESULT] == L.WON else 0.0)
 
 
 @njit(cache=True)
@@ -194,27 +172,27 @@ def _network(s, params):
 def friday_value(s, player, params):
     """The search's leaf value (``score`` target): exact at a finished game, else the network's."""
     b = body(s)
-    return game_return(b) if b[RESULT] != ONGOING else _network(b, params)
+    return game_return(b) if b[L.RESULT] != L.ONGOING else _network(b, params)
 
 
 @njit(cache=True)
 def friday_progress_value(s, player, params):
     """The search's leaf value (``progress`` target): exact at a finished game, else the network's."""
     b = body(s)
-    return progress_return(b) if b[RESULT] != ONGOING else _network(b, params)
+    return progress_return(b) if b[L.RESULT] != L.ONGOING else _network(b, params)
 
 
 @njit(cache=True)
 def friday_outcome_value(s, player, params):
     """The leaf value (``outcome`` target): exact at a finished game, else the network's."""
     b = body(s)
-    return outcome_return(b) if b[RESULT] != ONGOING else _network(b, params)
+    return outcome_return(b) if b[L.RESULT] != L.ONGOING else _network(b, params)
 
 
 @njit(cache=True)
 def final_return(s):
     """A finished game's return, as ``State.returns()`` says: +1 won, -1 lost."""
-    return 1.0 if body(s)[RESULT] == WON else -1.0
+    return 1.0 if body(s)[L.RESULT] == L.WON else -1.0
 
 
 @njit(cache=True)

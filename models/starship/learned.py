@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 import gymnasium
 import numpy as np
@@ -129,29 +129,20 @@ def policy_linears(model: Any) -> list[torch.nn.Linear]:
     ]
 
 
-def export(
-    model: Any,
-    env_kwargs: dict[str, Any],
-    path: str | os.PathLike,
-    *,
-    radius: int,
-    pool: int = 2,
-    targets: bool = False,
-    caps: bool = False,
-    metadata: dict[str, Any] | None = None,
-) -> Path:
+class PolicyOptions(TypedDict, total=False):
+    """``save_policy``'s keyword arguments, which ``export`` passes on."""
+
+    radius: Required[int]
+    pool: int
+    targets: bool
+    caps: bool
+    metadata: dict[str, Any] | None
+
+
+def export(model: Any, env_kwargs: dict[str, Any], path: str | os.PathLike, **options: Unpack[PolicyOptions]) -> Path:
     """Write the policy of a trained (Maskable)PPO ``model`` whose features extractor is
     ``rl.CursorView`` as a generator checkpoint (float16 weights) at ``path``."""
-    return save_policy(
-        torch.nn.Sequential(*policy_linears(model)),
-        env_kwargs,
-        path,
-        radius=radius,
-        pool=pool,
-        targets=targets,
-        caps=caps,
-        metadata=metadata,
-    )
+    return save_policy(torch.nn.Sequential(*policy_linears(model)), env_kwargs, path, **options)
 
 
 def save_policy(

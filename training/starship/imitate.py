@@ -377,19 +377,25 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(args.seed)
     if args.epochs == 0:  # the resumed weights are the policy the rollouts draw from
         save_policy(net, kwargs, out, radius=args.radius, pool=2, metadata={"decode": "sample"})
-    fit(
-        net,
-        data,
-        np.flatnonzero(data["seed"] < held),
-        shape,
-        radius=args.radius,
-        pool=2,
-        epochs=args.epochs,
-        batch=args.batch,
-        lr=args.lr,
-        rng=rng,
-        on_epoch=on_epoch,
-    )
+
+    def fit_on(data: dict[str, np.ndarray], epochs: int) -> None:
+        """Fit the policy on the positions of the training seeds (those below ``held``)."""
+        training = np.flatnonzero(data["seed"] < held)
+        fit(
+            net,
+            data,
+            training,
+            shape,
+            radius=args.radius,
+            pool=2,
+            epochs=epochs,
+            batch=args.batch,
+            lr=args.lr,
+            rng=rng,
+            on_epoch=on_epoch,
+        )
+
+    fit_on(data, args.epochs)
     if args.rollouts:
         fill = record_fill(out, kwargs, range(seeds.start, seeds.start + args.rollouts), args.workers)
         edits = int((fill["action"] != 0).sum())
@@ -403,19 +409,7 @@ def main(argv: list[str] | None = None) -> int:
             data["weight"] = np.ones(len(data["action"]), np.float32)
             data["weight"][len(data["action"]) - len(fill["action"]) :][fill["action"] != 0] = args.fill_weight
         phase["name"] = "with fill passes"
-        fit(
-            net,
-            data,
-            np.flatnonzero(data["seed"] < held),
-            shape,
-            radius=args.radius,
-            pool=2,
-            epochs=args.rollout_epochs,
-            batch=args.batch,
-            lr=args.lr,
-            rng=rng,
-            on_epoch=on_epoch,
-        )
+        fit_on(data, args.rollout_epochs)
     return 0
 
 

@@ -57,43 +57,18 @@ class Args(TDArgs):
 
 
 @njit  # not cached: numba cannot cache code holding other functions' addresses (~1 s to compile)
-def _search(s, depth, params, tt_key, tt_val, tt_depth, tt_flag, tt_move, history, bufs, scores, outs, probs):
+def _search(s, depth, params, tables):
     """Iterative deepening to ``depth`` with the learned evaluator: (best move, its value).
 
-    The kernels are bound here, inside compiled code: passed from Python, the nine function
-    arguments of the search cost ~0.6 ms per call to convert, more than a shallow search.
+    The kernels are bound here, inside compiled code: passed from Python, the search's function
+    arguments cost ~0.6 ms per call to convert, more than a shallow search.
     """
     counters = np.zeros(4, dtype=np.int64)
-    root_values = np.empty(bufs.shape[1], dtype=np.float64)
+    root_values = np.empty(tables[2].shape[1], dtype=np.float64)
+    kernels = ((k_candidates, k_push, k_pop, k_to_move, k_outcome, k_key), k_chance, trap_value, params)
     best, value = -1, 0.0
     for d in range(1, depth + 1):
-        best, value, _ = root_search(
-            s,
-            d,
-            k_candidates,
-            k_push,
-            k_pop,
-            k_to_move,
-            k_outcome,
-            k_key,
-            k_chance,
-            trap_value,
-            params,
-            tt_key,
-            tt_val,
-            tt_depth,
-            tt_flag,
-            tt_move,
-            history,
-            bufs,
-            scores,
-            outs,
-            probs,
-            counters,
-            SCALE,
-            1 << 62,
-            root_values,
-        )
+        best, value, _ = root_search(s, d, kernels, tables, counters, SCALE, 1 << 62, root_values)
     return best, value
 
 
@@ -121,9 +96,7 @@ def play_selfplay(
                 continue
             x = np.empty(num_inputs(n))
             trap_inputs(state.array, x)
-            best, value = _search(
-                state.array, depth, params, t.key, t.val, t.depth, t.flag, t.move, t.history, t.bufs, t.scores, t.outs, t.probs
-            )
+            best, value = _search(state.array, depth, params, t.arrays)
             action = int(best)
             is_random = False
             if rng.random() < epsilon:
