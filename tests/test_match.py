@@ -337,7 +337,15 @@ def test_a_match_draws_its_openings_without_replacement():
     probability 1 - 9!/9**9 > 0.99); past 9 pairs the openings repeat in the order drawn."""
     options = dict(width=3, height=4, win_length=3)
     r = play_match(
-        "trilobite", "left", "right", games=24, seed=4, opening_plies=2, progress=False, game_options=options, agent_factory=factory
+        "trilobite",
+        "left",
+        "right",
+        games=24,
+        seed=4,
+        opening_plies=2,
+        progress=False,
+        game_options=options,
+        agent_factory=factory,
     )
     openings = [tuple(rec.actions[:2]) for rec in r.records]
     assert openings[0::2] == openings[1::2]  # a pair shares its opening
