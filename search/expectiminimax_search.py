@@ -275,7 +275,7 @@ def _python_search(
     root move's value, the moves ``gen`` (the game's or a move filter's kernel) gives."""
     buf = np.empty(max(state.game.spec.num_actions, MAX_OUTCOMES), dtype=np.int64)
 
-    def moves(node: State) -> list[int]:
+    def moves(node: KernelState) -> list[int]:
         return buf[: gen(node.array, buf)].tolist()
 
     me = state.current_player()

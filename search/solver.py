@@ -393,7 +393,7 @@ class Solver:
         self.table_keys, self.table_vals = keys, vals
 
     def _run(self, state: KernelState, root_lookup: bool) -> tuple[int, int, int]:
-        rules = self.kernels.rules()[:5] + (self.key_fn,)
+        moves, push, pop, to_move, outcome, _ = self.kernels.rules()
         spec = state.game.spec
         c = self.counters
         nodes = 0
@@ -403,7 +403,19 @@ class Solver:
             c[STOP] = 0
             c[PAUSE_AT] = self.check_nodes if self.progress is not None else _NEVER
             v = solve_kernel(
-                state.array, *rules, self.table_keys, self.table_vals, c, spec.max_game_length, spec.num_actions, root_lookup
+                state.array,
+                moves,
+                push,
+                pop,
+                to_move,
+                outcome,
+                self.key_fn,
+                self.table_keys,
+                self.table_vals,
+                c,
+                spec.max_game_length,
+                spec.num_actions,
+                root_lookup,
             )
             nodes += int(c[NODES])
             if v != ABORTED:
