@@ -133,14 +133,12 @@ import tablegym.models.export, tablegym.models.learned, tablegym.models.sb3_file
 from tablegym.envs import make_game
 from tablegym.models.learned import load_evaluator
 """
-MASKABLE = (
-    BASE
-    + """import gymnasium, warnings
-from sb3_contrib import MaskablePPO
-warnings.simplefilter("ignore")
+MASKABLE = BASE + "import gymnasium, torch._dynamo, warnings\nfrom sb3_contrib import MaskablePPO\n"
+"""The SB3 loads' imports: torch._dynamo is what SB3's first model imports (torch's optimizer does)."""
+MODEL = """warnings.simplefilter("ignore")
 MODEL = MaskablePPO("MlpPolicy", gymnasium.make("tablegym/Trilobite-v0"), n_steps=64, device="cpu")
 """
-)
+"""What the SB3 loads are given: a model to restore into, built in each child (it runs torch)."""
 MEASURED: dict[str, tuple] = {}
 """Each attack's outcome (printed with ``pytest -s``): the table of the README's security section."""
 
@@ -159,13 +157,13 @@ finally:
 """
 
 
-def refused_in_child(name: str, body: str, path: Path, error: str, match: str, *, imports: str = BASE) -> None:
+def refused_in_child(name: str, body: str, path: Path, error: str, match: str, *, imports: str = BASE, setup: str = "") -> None:
     """``body`` (which loads ``path``) refuses it in a child under the memory limit: the exception
     ``error``, one line naming the file and matching ``match``, its own peak memory grown by under
     ``GREW_MB`` (read from /proc: ``ru_maxrss`` of a child starts at its parent's peak)."""
     hwm = path.with_name(path.name + ".hwm")
     indented = "\n".join("    " + line for line in body.strip().splitlines())
-    out = run_limited(_HWM.format(body=indented, out=str(hwm)), imports=imports, cwd=ROOT)
+    out = run_limited(_HWM.format(body=indented, out=str(hwm)), imports=imports, setup=setup, cwd=ROOT)
     before, after = map(float, hwm.read_text().split())
     grew = after - before if after == after else out.grew_mb
     MEASURED[name] = (out.error, round(after), round(grew), out.message)
@@ -396,6 +394,7 @@ def test_an_sb3_zip_of_five_gib_members_is_refused_by_their_sum(sb3_zip, tmp_pat
         r"members inflate to [\d,]+ bytes together, over the limit of 1,073,741,824 \(model_bytes\); "
         r"refused; raise it with --max-model-mb",
         imports=MASKABLE,
+        setup=MODEL,
     )
 
 
@@ -464,6 +463,7 @@ def test_an_sb3_pth_member_that_is_a_compressed_torch_zip_is_refused(sb3_zip, tm
         "ModelTooLargeError",
         r"its policy\.pth: its member '[^']*data/0' is compressed \(deflate\)",
         imports=MASKABLE,
+        setup=MODEL,
     )
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gymnasium
 import pytest
-import torch
 from gymnasium.utils.env_checker import check_env
 from stable_baselines3 import DQN, PPO
 
@@ -19,16 +18,6 @@ ENV_IDS = [env_id for env_id in gymnasium.registry if env_id.startswith("tablegy
 ILLEGAL_REWARD = {"tablegym/Threes-v0": 0.0, "tablegym/Starship-v0": None, "tablegym/StarshipTargets-v0": None}
 """The reward of an illegal action where it is not -1 (Threes: the score not made is the
 penalty); None where every action of the space is legal (the starship designer)."""
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """The tiny networks in one thread: two threads waiting on each other on a busy 2-core
-    machine made a forward pass over Starship's 17,408 inputs 30 times slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 class Steps(gymnasium.Wrapper):

@@ -1,6 +1,9 @@
 """The Ray backend: games as Ray tasks give the same records as worker processes, a journal
 interrupted and resumed on Ray, a worker killed mid-run, two simulated nodes, and one clear line
-when Ray is missing. A local Ray instance (2 CPUs, no dashboard) serves the module."""
+when Ray is missing. One Ray instance serves the module: Ray's own Cluster of two simulated
+nodes on this machine (1 CPU each, no dashboard), which the driver joins. Starting a Ray
+instance is the slowest thing these tests do (15 s of a loaded machine), and the two-node test
+started a cluster of its own between a local instance and its restart."""
 
 from __future__ import annotations
 
@@ -22,16 +25,24 @@ ray = pytest.importorskip("ray", reason="the distributed extra is installed by m
 
 
 @pytest.fixture(scope="module", autouse=True)
-def local_ray(tmp_path_factory):
-    """The module's Ray instance; its workers inherit the variables ``dying_factory`` reads (set
-    before the start, so no test restarts Ray to pass them)."""
+def two_nodes(tmp_path_factory):
+    """The module's Ray instance, two nodes of 1 CPU, the driver joined to it; its workers inherit
+    the variables ``dying_factory`` reads (set before the start, so no test restarts Ray to pass
+    them). Yields the cluster's address."""
+    from ray.cluster_utils import Cluster
+
     kill = {"TABLEGYM_TEST_KILL_FLAG": str(tmp_path_factory.mktemp("ray") / "killed"), "TABLEGYM_TEST_DRIVER": str(os.getpid())}
     os.environ.update(kill)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
-    for name in kill:
-        os.environ.pop(name, None)
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        cluster.add_node(num_cpus=1)
+        ray.init(address=cluster.address, log_to_driver=False)
+        yield cluster.address
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+        for name in kill:
+            os.environ.pop(name, None)
 
 
 def untimed_lines(path) -> list[str]:
@@ -118,22 +129,14 @@ def test_missing_ray_is_one_clear_line():
         play_match(GAME, "random", "easy", games=2, backend="dask", game_options={"n": 5}, progress=False)
 
 
-def test_two_simulated_nodes_play_a_match():
-    """Ray's own Cluster (a head and a second node on this machine): a match, as on one node."""
-    from ray.cluster_utils import Cluster
-
+def test_two_simulated_nodes_play_a_match(two_nodes):
+    """Ray's own Cluster (a head and a second node on this machine), joined by its address from a
+    driver that is not connected: a match, as on one node."""
     kw = {k: v for k, v in KW.items() if k != "games_per_pair"}
     want = play_match(GAME, "random", "easy", games=4, **kw)
-    ray.shutdown()
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
-    try:
-        cluster.add_node(num_cpus=1)
-        got = play_match(GAME, "random", "easy", games=4, workers=2, backend="ray", address=cluster.address, **kw)
-        assert len(ray.nodes()) == 2
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.shutdown()  # the driver leaves; the cluster stays up
+    got = play_match(GAME, "random", "easy", games=4, workers=2, backend="ray", address=two_nodes, **kw)
+    assert ray.is_initialized() and len(ray.nodes()) == 2
     assert untimed([got]) == untimed([want]) and games([got]) == games([want])
 
 
