@@ -343,40 +343,17 @@ def reference_expectiminimax(
         r = state.returns()[me]
         return 0.0 if r == 0 else (1 if r > 0 else -1) * (bound + MAX_PLY - ply)
     player = state.current_player()
-    if player == CHANCE:
-        return sum(
-            p
-            * reference_expectiminimax(
-                state.child(o),
-                evaluator,
-                depth,
-                bound=bound,
-                ply=ply + 1,
-                me=me,
-                root=root,
-                nodes=nodes,
-                node_limit=node_limit,
-                moves=moves,
-            )
-            for o, p in state.chance_outcomes()
+
+    def value(child: State, d: int, mover: int) -> float:
+        return reference_expectiminimax(
+            child, evaluator, d, bound=bound, ply=ply + 1, me=mover, root=root, nodes=nodes, node_limit=node_limit, moves=moves
         )
+
+    if player == CHANCE:
+        return sum(p * value(state.child(o), depth, me) for o, p in state.chance_outcomes())
     if depth <= 0:
         v = min(max(evaluator(state, root), -bound), bound)
         return v if me == root else -v
-    values = [
-        reference_expectiminimax(
-            state.child(a),
-            evaluator,
-            depth - 1,
-            bound=bound,
-            ply=ply + 1,
-            me=player,
-            root=root,
-            nodes=nodes,
-            node_limit=node_limit,
-            moves=moves,
-        )
-        for a in (moves(state) if moves is not None else state.legal_actions())
-    ]
+    values = [value(state.child(a), depth - 1, player) for a in (moves(state) if moves is not None else state.legal_actions())]
     best = max(values)
     return best if player == me else -best
