@@ -13,6 +13,7 @@ The object API stays the public face; the kernels are the unchecked fast path un
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit, types
+from numba.core.errors import NumbaExperimentalFeatureWarning
 
 CHANCE = -1
 """``current_player()`` at a chance node (Trap landing cell, Threes card, Friday shuffle)."""
@@ -276,6 +278,14 @@ class Kernels(NamedTuple):
         return (self.moves if moves is None else moves, self.push, self.pop, self.to_move, self.outcome, self.key)
 
 
+# First-class function types are how compiled searches take kernels (below). numba prints a notice
+# that they are experimental wherever it meets a tuple of them (building a tuple type, typing a
+# tuple of kernels at a call), once a process on stderr; only that notice is silenced, for every
+# user of the package, whose command-line errors and warnings are meant to be one line each.
+warnings.filterwarnings(
+    "ignore", message=".*First-class function type feature is experimental", category=NumbaExperimentalFeatureWarning
+)
+
 # Numba types of the kernels. Compiled searches take kernels as arguments of these first-class
 # function types (declared in explicit signatures) rather than as dispatcher objects: numba's
 # on-disk cache cannot save a function specialised on dispatcher arguments once a second
@@ -291,6 +301,7 @@ EVAL_T = types.FunctionType(types.float64(STATE_T, types.int64, types.float64[::
 """``evaluator.kernel(s, player, params) -> value for player``."""
 CHANCE_T = types.FunctionType(types.int64(STATE_T, types.int64[::1], types.float64[::1]))
 """``kernels.chance(s, outcomes, probs) -> n``: a chance node's outcomes and their probabilities."""
+
 RULES_T = types.Tuple((MOVES_T, PUSH_T, POP_T, INT_OF_STATE_T, INT_OF_STATE_T, INT_OF_STATE_T))
 """``Kernels.rules()``: the kernels a compiled search walks the tree with, one argument, so the
 searches' recursive calls stay short."""
