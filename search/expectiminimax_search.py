@@ -240,7 +240,7 @@ def expectiminimax(
     buf = np.empty(max(state.game.spec.num_actions, MAX_OUTCOMES), dtype=np.int64)
     root_moves = buf[: gen(s, buf)].tolist()
     if not evaluator.compiled:  # a network only Python runs (a CNN): the reference search, no pruning
-        return _python_search(state, evaluator, gen, bound, depth, time_limit, node_limit)
+        return _python_search(state, evaluator, gen, buf, bound, depth, time_limit, node_limit)
     tables = tables or SearchTables(state.game.spec.num_actions)
     kernels = (k.rules(gen), chance, evaluator.kernel, evaluator.params)
 
@@ -266,14 +266,14 @@ def _python_search(
     state: KernelState,
     evaluator: Evaluator,
     gen,
+    buf: np.ndarray,
     bound: float,
     depth: int,
     time_limit: float | None,
     node_limit: int | None,
 ) -> ExpectiminimaxResult:
     """``reference_expectiminimax`` under the budgets, for an evaluator without a kernel: each
-    root move's value, the moves ``gen`` (the game's or a move filter's kernel) gives."""
-    buf = np.empty(max(state.game.spec.num_actions, MAX_OUTCOMES), dtype=np.int64)
+    root move's value, the moves ``gen`` (the game's or a move filter's kernel) writes to ``buf``."""
 
     def moves(node: KernelState) -> list[int]:
         return buf[: gen(node.array, buf)].tolist()

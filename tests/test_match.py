@@ -136,8 +136,7 @@ def test_play_game_needs_one_agent_per_player():
 
 
 def test_random_vs_random_scores_about_half():
-    # A 95% interval misses the truth for 1 seed in 20: seed 7, whose openings changed when they
-    # came to be drawn without replacement, now ends its interval at 0.50014.
+    # A 95% interval misses the truth for about 1 seed in 20; seed 7 is one (its interval ends at 0.50014).
     r = play_match("trilobite-tiny", "random", "random", games=300, seed=8, progress=False, agent_factory=factory)
     lo, hi = r.interval
     assert lo <= 0.5 <= hi
