@@ -65,6 +65,9 @@ def save_checkpoint(
     path.parent.mkdir(parents=True, exist_ok=True)
     if model is not None and state is None:
         weights = model.state_dict()
+        for name, tensor in weights.items():  # on the CPU: a file any machine reads alike (a no-op there)
+            if isinstance(tensor, torch.Tensor):
+                weights[name] = tensor.cpu()
     elif model is None and state is not None:
         weights = state
     else:

@@ -68,8 +68,8 @@ class ValueMLP(nn.Module):
         positions remembered by key (netkernel's value cache; 0: none)."""
         with torch.no_grad():
             hidden = cast(Iterable[nn.Linear], self.hidden)  # a ModuleList of the Linear layers __init__ made
-            layers = [(layer.weight.numpy(), layer.bias.numpy(), "relu", 0.0) for layer in hidden]
-            layers.append((self.out.weight.numpy(), self.out.bias.numpy(), "tanh", 0.0))
+            layers = [(layer.weight.cpu().numpy(), layer.bias.cpu().numpy(), "relu", 0.0) for layer in hidden]
+            layers.append((self.out.weight.cpu().numpy(), self.out.bias.cpu().numpy(), "tanh", 0.0))
         return pack(layers, binary=True, slots=slots, cache=cache)
 
 

@@ -294,6 +294,33 @@ def test_the_first_ctrl_c_finishes_the_iteration_and_saves_the_second_stops_at_o
     second.finish()
 
 
+def test_a_run_left_by_an_exception_gives_back_ctrl_c_and_its_folder_and_saves_nothing(tmp_path):
+    """A trainer that raises inside ``with Run(...)``: the Ctrl-C handler before the run is back
+    (a notebook's Ctrl-C works again), the folder's lock is free, the last checkpoint stands."""
+    import signal
+
+    from tablegym.training.files import RunLock
+
+    before = signal.getsignal(signal.SIGINT)
+    learner = Counter()
+    with pytest.raises(RuntimeError, match="a bug in the trainer"):
+        with Run(ToyArgs(run_dir=str(tmp_path / "run")), make_game("sim"), learner, iterations=10) as run:
+            assert signal.getsignal(signal.SIGINT) is not before
+            assert run.next_iteration()
+            learner.value = 5
+            run.save()
+            assert run.next_iteration()
+            learner.value = 7
+            raise RuntimeError("a bug in the trainer")
+    assert signal.getsignal(signal.SIGINT) is before
+    assert not RunLock._held
+    assert json.loads((tmp_path / "run" / "checkpoint.pt").read_text())["value"] == 5
+    with Run(ToyArgs(run_dir=str(tmp_path / "run")), make_game("sim"), Counter(), iterations=10) as again:
+        assert again.iteration == 1  # resumed from the save before the error
+        again.finish()
+    assert signal.getsignal(signal.SIGINT) is before and not RunLock._held
+
+
 def test_progress_off_a_terminal_is_a_plain_line_now_and_then():
     import io
 
@@ -319,17 +346,24 @@ def test_progress_off_a_terminal_is_a_plain_line_now_and_then():
     assert "\r" not in log.getvalue()
 
 
-@pytest.mark.parametrize("algo", ["ppo", "dqn"])
+@pytest.mark.parametrize("algo", ["ppo", "dqn", "negamax-dqn", "imitate", "td"])
 def test_device_is_chosen_by_flag_and_a_missing_gpu_is_one_line(algo, tmp_path, capsys):
     """--device cpu trains as before and auto falls back to the CPU where torch finds no GPU;
     cuda where there is none, or a name torch does not know, is one line and exit 2."""
     from tablegym.experiments.cli import main
 
+    replay = ["--total-steps", "16", "--num-envs", "4", "--learning-starts", "4", "--batch-size", "4", "--buffer-size", "64"]
     small = {
-        "ppo": ["--total-steps", "16", "--num-envs", "4", "--num-steps", "4", "--minibatches", "1"],
-        "dqn": ["--total-steps", "16", "--num-envs", "4", "--learning-starts", "4", "--batch-size", "4", "--buffer-size", "64"],
-    }[algo]
-    base = ["train", "trilobite-tiny", "--algo", algo, "--eval-every", "0", "--hidden", "8", "--no-progress", *small]
+        "ppo": ["--algo", "ppo", "--total-steps", "16", "--num-envs", "4", "--num-steps", "4", "--minibatches", "1"],
+        "dqn": ["--algo", "dqn", *replay],
+        "negamax-dqn": ["--algo", "negamax-dqn", *replay],
+        "td": ["--total-games", "4", "--games-per-iter", "2", "--batch-size", "8", "--depth", "1", "--minutes", "0"],
+    }
+    if algo == "imitate":
+        run_args = "--algo imitate --teacher random --games 2 --chunk 2 --epochs 1 --eval-games 0".split()
+    else:
+        run_args = [*small[algo], "--eval-every", "0"]
+    base = ["train", "trilobite-tiny", "--hidden", "8", "--no-progress", *run_args]
     runs = {}
     for device in ("cpu", "auto"):
         run = tmp_path / device
@@ -346,3 +380,38 @@ def test_device_is_chosen_by_flag_and_a_missing_gpu_is_one_line(algo, tmp_path, 
     with pytest.raises(SystemExit):
         main([*base, "--run-dir", str(tmp_path / "tpu"), "--device", "tpu"])
     assert "--device must be cpu, cuda, cuda:N or auto, got 'tpu'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "game, algo",
+    [
+        ("threes", None),
+        ("threes", "afterstate-dqn"),
+        ("trap", None),
+        ("friday", None),
+        ("sim", "negamax-dqn"),
+        ("friday", "imitate"),
+    ],
+)
+def test_every_trainer_takes_device_and_refuses_a_gpu_it_cannot_use_in_one_line(game, algo, tmp_path, capsys):
+    """``--device`` on every trainer: a name torch does not know, cuda where there is none, and
+    cuda on the trainers whose network learns in compiled CPU code (Threes' n-tuple tables) are
+    one line and exit 2, before the run folder is made."""
+    from tablegym.experiments.cli import main
+
+    base = ["train", game, *(["--algo", algo] if algo else []), "--run-dir", str(tmp_path / "run")]
+    if algo == "imitate":
+        base += ["--teacher", "random"]
+    cpu_only = game == "threes"
+    refusals = {"tpu": "--device must be cpu, cuda, cuda:N or auto, got 'tpu'"}
+    if cpu_only:
+        refusals["cuda"] = "--device cuda: the n-tuple network"
+    elif not torch.cuda.is_available():
+        refusals["cuda"] = "--device cuda: torch finds 0 CUDA devices here"
+    for device, says in refusals.items():
+        with pytest.raises(SystemExit) as exit_:
+            main([*base, "--device", device])
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and says in err[0], err
+        assert not (tmp_path / "run").exists()

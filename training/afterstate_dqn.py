@@ -51,6 +51,7 @@ from tablegym.training.vector_rl import env_id_of, finish, replay_run, strict, t
 @dataclass
 class Args(AfterstateArgs):
     RUN_SUFFIX = "afterstate-dqn"  # runs/GAME-afterstate-dqn unless --run-dir says otherwise
+    CPU_ONLY = "the n-tuple network's values and table rows come from compiled CPU code over its tables"
 
     game: str = "threes"
     """the game (one whose record names an afterstate network: threes)"""
@@ -265,74 +266,77 @@ def main(argv: list[str] | None = None) -> int:
     if started is None:
         return 2
     learner, run = started
-    net, target, optimizer = learner.net, learner.target, learner.optimizer
-    rng = np.random.default_rng([args.seed, run.iteration])
-    envs = gymnasium.make_vec(env_id, num_envs=args.num_envs, **strict(env_id))
-    _, info = envs.reset(seed=args.seed + run.iteration)
-    boards, score = envs.unwrapped, info["score"]
-    replay = Replay(args.buffer_size, envs.single_action_space.n)
+    with run:
+        net, target, optimizer = learner.net, learner.target, learner.optimizer
+        rng = np.random.default_rng([args.seed, run.iteration])
+        envs = gymnasium.make_vec(env_id, num_envs=args.num_envs, **strict(env_id))
+        _, info = envs.reset(seed=args.seed + run.iteration)
+        boards, score = envs.unwrapped, info["score"]
+        replay = Replay(args.buffer_size, envs.single_action_space.n)
 
-    keys, hints, gains, legal = boards.afterstates()
-    scores, errors = [], []
-    rows = np.arange(args.num_envs)
-    while run.next_iteration():
-        # 1. one move on every board: the legal move of largest gain + V(afterstate)
-        action = act(q_values(net, keys, hints, gains, legal), legal, args.epsilon, rng)
-        chosen, chosen_hint, after_score = keys[rows, action], hints, score + gains[rows, action]
-        moved = legal[rows, action]  # False on a board waiting for its reset: no transition
-        _, _, term, trunc, info = envs.step(action)
-        ended, score = term | trunc, info["score"]
-        next_keys, next_hints, next_gains, next_legal = boards.afterstates()
-        # 2. store: the chance step's points are the score now less the afterstate's
-        chance = score - after_score
-        replay.add(
-            chosen[moved],
-            chosen_hint[moved],
-            chance[moved],
-            ended[moved],
-            next_keys[moved],
-            next_hints[moved],
-            next_gains[moved],
-            next_legal[moved],
-        )
-        scores.extend(score[ended])
-        run.played(int(ended.sum()))
-        keys, hints, gains, legal = next_keys, next_hints, next_gains, next_legal
-        # 3. learn: Double DQN targets over the next position's afterstates
-        if replay.n >= max(args.learning_starts, args.batch_size):
-            for _ in range(args.updates):
-                b_key, b_hint, b_chance, b_done, b_next, b_nhint, b_ngain, b_nlegal = replay.sample(rng, args.batch_size)
-                best = q_values(net, b_next, b_nhint, b_ngain, b_nlegal).argmax(1)
-                with torch.no_grad():
-                    pick = torch.arange(len(best)), best
-                    bootstrap = torch.from_numpy(b_ngain)[pick] + target.value_of(b_next[pick[0].numpy(), best.numpy()], b_nhint)
-                    live = torch.from_numpy(~b_done & b_nlegal.any(1))
-                    y = torch.from_numpy(b_chance) + torch.where(live, bootstrap, 0.0)
-                v = net.value_of(b_key, b_hint)
-                error = v - y
-                loss = 0.5 * (error**2).sum()
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                errors.append(float(error.detach().abs().mean()))
-            if run.due(args.target_every):
-                learner.sync_target()
-        if run.due(args.log_every):
-            run.log(
-                {"charts/steps_per_s": per_second(run.iteration * args.num_envs, run.seconds())}
-                | ({"losses/td_abs": float(np.mean(errors))} if errors else {})
-                | ({"charts/episode_score": float(np.mean(scores[-500:]))} if scores else {})
+        keys, hints, gains, legal = boards.afterstates()
+        scores, errors = [], []
+        rows = np.arange(args.num_envs)
+        while run.next_iteration():
+            # 1. one move on every board: the legal move of largest gain + V(afterstate)
+            action = act(q_values(net, keys, hints, gains, legal), legal, args.epsilon, rng)
+            chosen, chosen_hint, after_score = keys[rows, action], hints, score + gains[rows, action]
+            moved = legal[rows, action]  # False on a board waiting for its reset: no transition
+            _, _, term, trunc, info = envs.step(action)
+            ended, score = term | trunc, info["score"]
+            next_keys, next_hints, next_gains, next_legal = boards.afterstates()
+            # 2. store: the chance step's points are the score now less the afterstate's
+            chance = score - after_score
+            replay.add(
+                chosen[moved],
+                chosen_hint[moved],
+                chance[moved],
+                ended[moved],
+                next_keys[moved],
+                next_hints[moved],
+                next_gains[moved],
+                next_legal[moved],
             )
-            errors.clear()
-            del scores[:-500]
-        # 4. evaluate, save
-        if run.due(args.eval_every):
-            result = evaluate(net, env_id, args.eval_games, seed=10_000 + run.iteration)
-            run.log({"eval/mean_score": float(result.mean())})
-            run.bar.write(f"iteration {run.iteration}: greedy mean score {result.mean():,.0f} ({args.eval_games} games)")
-        if run.due(args.save_every):
-            run.save()
-    return finish(run, envs)
+            scores.extend(score[ended])
+            run.played(int(ended.sum()))
+            keys, hints, gains, legal = next_keys, next_hints, next_gains, next_legal
+            # 3. learn: Double DQN targets over the next position's afterstates
+            if replay.n >= max(args.learning_starts, args.batch_size):
+                for _ in range(args.updates):
+                    b_key, b_hint, b_chance, b_done, b_next, b_nhint, b_ngain, b_nlegal = replay.sample(rng, args.batch_size)
+                    best = q_values(net, b_next, b_nhint, b_ngain, b_nlegal).argmax(1)
+                    with torch.no_grad():
+                        pick = torch.arange(len(best)), best
+                        bootstrap = torch.from_numpy(b_ngain)[pick] + target.value_of(
+                            b_next[pick[0].numpy(), best.numpy()], b_nhint
+                        )
+                        live = torch.from_numpy(~b_done & b_nlegal.any(1))
+                        y = torch.from_numpy(b_chance) + torch.where(live, bootstrap, 0.0)
+                    v = net.value_of(b_key, b_hint)
+                    error = v - y
+                    loss = 0.5 * (error**2).sum()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    errors.append(float(error.detach().abs().mean()))
+                if run.due(args.target_every):
+                    learner.sync_target()
+            if run.due(args.log_every):
+                run.log(
+                    {"charts/steps_per_s": per_second(run.iteration * args.num_envs, run.seconds())}
+                    | ({"losses/td_abs": float(np.mean(errors))} if errors else {})
+                    | ({"charts/episode_score": float(np.mean(scores[-500:]))} if scores else {})
+                )
+                errors.clear()
+                del scores[:-500]
+            # 4. evaluate, save
+            if run.due(args.eval_every):
+                result = evaluate(net, env_id, args.eval_games, seed=10_000 + run.iteration)
+                run.log({"eval/mean_score": float(result.mean())})
+                run.bar.write(f"iteration {run.iteration}: greedy mean score {result.mean():,.0f} ({args.eval_games} games)")
+            if run.due(args.save_every):
+                run.save()
+        return finish(run, envs)
 
 
 if __name__ == "__main__":

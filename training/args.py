@@ -86,16 +86,20 @@ def require_budget(args: Any) -> None:
         raise ValueError(f"--minutes must be >= 0 (0: no time limit), got {args.minutes}")
 
 
-def learning_device(name: str) -> Any:
+def learning_device(name: str, cpu_only: str = "") -> Any:
     """The ``torch.device`` of ``--device``: cpu, cuda, cuda:N or auto (cuda when torch finds a
-    CUDA device, else cpu); a ValueError naming what is refused and what is accepted."""
+    CUDA device, else cpu); a ValueError naming what is refused and what is accepted. A trainer
+    whose network learns on the CPU only says why in ``cpu_only``: auto is then the CPU and cuda
+    is refused with that reason."""
     import torch
 
     if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return torch.device("cuda" if torch.cuda.is_available() and not cpu_only else "cpu")
     if name != "cpu" and not (name == "cuda" or name.startswith("cuda:") and name[5:].isdigit()):
         raise ValueError(f"--device must be cpu, cuda, cuda:N or auto, got {name!r}")
     if name.startswith("cuda"):
+        if cpu_only:
+            raise ValueError(f"--device {name}: {cpu_only}; use --device cpu or auto")
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         index = int(name[5:]) if ":" in name else 0
         if index >= count:
@@ -125,9 +129,18 @@ class TrainerArgs:
     """where to write the trained network when the run ends"""
     progress: bool = True
     """show a progress bar"""
+    device: str = "cpu"
+    """where the network learns: cpu, cuda (cuda:N) or auto (cuda when torch finds one); games,
+    boards and searches stay on the CPU"""
+
+    CPU_ONLY = ""  # why this trainer's network learns on the CPU only ("" where --device chooses)
 
     def __post_init__(self) -> None:
-        pass
+        self.torch_device()
+
+    def torch_device(self) -> Any:
+        """The ``torch.device`` the network learns on (``learning_device``)."""
+        return learning_device(self.device, self.CPU_ONLY)
 
 
 @dataclass
@@ -177,15 +190,11 @@ class BoardsArgs(VectorArgs):
     score shaping a sparse win); evaluations always report the env's default reward"""
     hidden: tuple[int, ...] = (128, 128)
     """hidden layer widths (ReLU) of the Q-network, or of the actor and of the critic"""
-    device: str = "cpu"
-    """where the network learns: cpu, cuda (cuda:N) or auto (cuda when torch finds one); the boards
-    stay on the CPU"""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         require_positive(self, ("reward_scale", "max_grad_norm"))
         require_widths(self)
-        learning_device(self.device)
 
 
 @dataclass

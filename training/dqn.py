@@ -53,7 +53,7 @@ import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
 from tablegym.models.policy import MASKED, qnetwork
-from tablegym.training.args import BoardsArgs, ReplayArgs, learning_device, require_at_least, require_positive, require_share
+from tablegym.training.args import BoardsArgs, ReplayArgs, require_at_least, require_positive, require_share
 from tablegym.training.runs import TorchLearner, parse_dataclass_args
 from tablegym.training.vector_rl import Boards, env_id_of, finish, mean_return, replay_run, trained_game, training_options
 
@@ -189,7 +189,7 @@ class DQNLearner(TorchLearner):
         self.args, self.game = args, game
         torch.manual_seed(args.seed)
         torch.set_num_threads(args.threads)
-        self.device = learning_device(args.device)
+        self.device = args.torch_device()
         self.nets = nn.ModuleDict(
             {"q": qnetwork(inputs, actions, args.hidden), "target": qnetwork(inputs, actions, args.hidden)}
         ).to(self.device)
@@ -235,96 +235,97 @@ def main(argv: list[str] | None = None) -> int:
     if started is None:
         return 2
     learner, run = started
-    qnet, target, optimizer = learner.qnet, learner.target, learner.optimizer
-    rng = np.random.default_rng([args.seed, run.iteration])
-    replay = Replay(args.buffer_size, inputs, actions)
-    # boards whose returns are the agent's own (against the random player, or alone)
-    scored = np.arange(N) >= N - fixed if two_player else np.ones(N, dtype=bool)
+    with run:
+        qnet, target, optimizer = learner.qnet, learner.target, learner.optimizer
+        rng = np.random.default_rng([args.seed, run.iteration])
+        replay = Replay(args.buffer_size, inputs, actions)
+        # boards whose returns are the agent's own (against the random player, or alone)
+        scored = np.arange(N) >= N - fixed if two_player else np.ones(N, dtype=bool)
 
-    # The n-step window of every board: slot t % n holds the transition started at step t, its
-    # return and discount growing each step until it is n steps long or its board ends.
-    n = args.n_step
-    w_obs = np.zeros((n, N, inputs), dtype=np.float32)
-    w_act = np.zeros((n, N), dtype=np.int64)
-    w_ret = np.zeros((n, N), dtype=np.float32)
-    w_disc = np.ones((n, N), dtype=np.float32)
-    w_open = np.zeros((n, N), dtype=bool)
+        # The n-step window of every board: slot t % n holds the transition started at step t, its
+        # return and discount growing each step until it is n steps long or its board ends.
+        n = args.n_step
+        w_obs = np.zeros((n, N, inputs), dtype=np.float32)
+        w_act = np.zeros((n, N), dtype=np.int64)
+        w_ret = np.zeros((n, N), dtype=np.float32)
+        w_disc = np.ones((n, N), dtype=np.float32)
+        w_open = np.zeros((n, N), dtype=bool)
 
-    obs, info = envs.reset(seed=args.seed + run.iteration)
-    seat = info["seat"]
-    mask = envs.action_masks()
-    restarting = np.zeros(N, dtype=bool)  # the next step of these boards restarts them
-    episode_return, episodes = np.zeros(N), []
-    td_sum, q_sum, learned = 0.0, 0.0, 0
-    while run.next_iteration():
-        spent = max(run.iteration / run.iterations, run.seconds() / (60.0 * args.minutes) if args.minutes else 0.0)
-        decayed = min(1.0, spent / args.eps_fraction) if args.eps_fraction else 1.0
-        epsilon = args.eps_start + decayed * (args.eps_end - args.eps_start)
-        # 1. one step of every board, epsilon-greedy over the legal actions
-        action = act(qnet, obs, mask, epsilon, rng)
-        slot = run.iteration % n
-        w_obs[slot], w_act[slot], w_ret[slot], w_disc[slot], w_open[slot] = obs, action, 0.0, 1.0, ~restarting
-        obs, reward, term, trunc, info = envs.step(action)
-        next_seat, mask = info["seat"], envs.action_masks()
-        ended = term | trunc
-        # 2. fold the step into every open transition of its board: the next position's value
-        # counts for the mover if the mover moves again, against it if not
-        w_ret += w_disc * (reward * args.reward_scale).astype(np.float32)
-        w_disc *= args.gamma * np.where(next_seat == seat, 1.0, -1.0).astype(np.float32)
-        # 3. store what is complete: a board's oldest transition once n steps long (bootstrapped
-        # from here), all of a board's transitions when it ended (not bootstrapped)
-        complete = w_open & (ended[None, :] | (np.arange(n) == (run.iteration + 1) % n)[:, None])
-        slots, boards = np.nonzero(complete)
-        replay.add(
-            w_obs[slots, boards],
-            w_act[slots, boards],
-            w_ret[slots, boards],
-            w_disc[slots, boards],
-            ended[boards],
-            obs[boards],
-            mask[boards],
-        )
-        w_open[slots, boards] = False
-        episode_return += np.where(restarting, 0.0, reward)
-        for i in np.flatnonzero(ended & ~restarting & scored):
-            episodes.append(episode_return[i])
-        episode_return[ended | restarting] = 0.0
-        run.played(int((ended & ~restarting).sum()))
-        restarting, seat = ended, next_seat
-        # 4. learn: n-step (Double) DQN targets over the legal actions, Huber loss
-        if replay.n >= max(args.learning_starts, 1) and run.due(args.train_every):
-            for _ in range(args.updates):
-                b_obs, b_act, b_ret, b_disc, b_done, b_next, b_mask = replay.sample(rng, args.batch_size, learner.device)
-                with torch.no_grad():
-                    y = b_ret + b_disc * (1.0 - b_done) * bootstrap(qnet, target, b_next, b_mask, args.double)
-                q = qnet(b_obs).gather(1, b_act[:, None]).squeeze(1)
-                loss = F.smooth_l1_loss(q, y)
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(qnet.parameters(), args.max_grad_norm)
-                optimizer.step()
-                td_sum, q_sum, learned = td_sum + float(loss.detach()), q_sum + float(q.detach().mean()), learned + 1
-            if run.due(args.target_every):
-                with torch.no_grad():
-                    for t_param, param in zip(target.parameters(), qnet.parameters()):
-                        t_param.lerp_(param, args.tau)
-        if run.due(args.log_every):
-            run.log(
-                {"charts/epsilon": epsilon, "charts/steps_per_s": per_second(run.iteration * N, run.seconds())}
-                | ({"losses/td": td_sum / learned, "losses/q_values": q_sum / learned} if learned else {})
-                | ({"charts/episode_return": float(np.mean(episodes[-500:]))} if episodes else {})
+        obs, info = envs.reset(seed=args.seed + run.iteration)
+        seat = info["seat"]
+        mask = envs.action_masks()
+        restarting = np.zeros(N, dtype=bool)  # the next step of these boards restarts them
+        episode_return, episodes = np.zeros(N), []
+        td_sum, q_sum, learned = 0.0, 0.0, 0
+        while run.next_iteration():
+            spent = max(run.iteration / run.iterations, run.seconds() / (60.0 * args.minutes) if args.minutes else 0.0)
+            decayed = min(1.0, spent / args.eps_fraction) if args.eps_fraction else 1.0
+            epsilon = args.eps_start + decayed * (args.eps_end - args.eps_start)
+            # 1. one step of every board, epsilon-greedy over the legal actions
+            action = act(qnet, obs, mask, epsilon, rng)
+            slot = run.iteration % n
+            w_obs[slot], w_act[slot], w_ret[slot], w_disc[slot], w_open[slot] = obs, action, 0.0, 1.0, ~restarting
+            obs, reward, term, trunc, info = envs.step(action)
+            next_seat, mask = info["seat"], envs.action_masks()
+            ended = term | trunc
+            # 2. fold the step into every open transition of its board: the next position's value
+            # counts for the mover if the mover moves again, against it if not
+            w_ret += w_disc * (reward * args.reward_scale).astype(np.float32)
+            w_disc *= args.gamma * np.where(next_seat == seat, 1.0, -1.0).astype(np.float32)
+            # 3. store what is complete: a board's oldest transition once n steps long (bootstrapped
+            # from here), all of a board's transitions when it ended (not bootstrapped)
+            complete = w_open & (ended[None, :] | (np.arange(n) == (run.iteration + 1) % n)[:, None])
+            slots, boards = np.nonzero(complete)
+            replay.add(
+                w_obs[slots, boards],
+                w_act[slots, boards],
+                w_ret[slots, boards],
+                w_disc[slots, boards],
+                ended[boards],
+                obs[boards],
+                mask[boards],
             )
-            td_sum, q_sum, learned = 0.0, 0.0, 0
-            del episodes[:-500]
-        # 5. evaluate, save
-        if run.due(args.eval_every):
-            score = evaluate(qnet, env_id, args.eval_games, seed=10_000 + run.iteration, options=args.game_options)
-            run.log({"eval/return_vs_random": score})
-            against = "return vs random" if two_player else "mean return"
-            run.bar.write(f"iteration {run.iteration}: greedy policy {against} {score:+.3f} ({args.eval_games} games)")
-        if run.due(args.save_every):
-            run.save()
-    return finish(run, envs)
+            w_open[slots, boards] = False
+            episode_return += np.where(restarting, 0.0, reward)
+            for i in np.flatnonzero(ended & ~restarting & scored):
+                episodes.append(episode_return[i])
+            episode_return[ended | restarting] = 0.0
+            run.played(int((ended & ~restarting).sum()))
+            restarting, seat = ended, next_seat
+            # 4. learn: n-step (Double) DQN targets over the legal actions, Huber loss
+            if replay.n >= max(args.learning_starts, 1) and run.due(args.train_every):
+                for _ in range(args.updates):
+                    b_obs, b_act, b_ret, b_disc, b_done, b_next, b_mask = replay.sample(rng, args.batch_size, learner.device)
+                    with torch.no_grad():
+                        y = b_ret + b_disc * (1.0 - b_done) * bootstrap(qnet, target, b_next, b_mask, args.double)
+                    q = qnet(b_obs).gather(1, b_act[:, None]).squeeze(1)
+                    loss = F.smooth_l1_loss(q, y)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(qnet.parameters(), args.max_grad_norm)
+                    optimizer.step()
+                    td_sum, q_sum, learned = td_sum + float(loss.detach()), q_sum + float(q.detach().mean()), learned + 1
+                if run.due(args.target_every):
+                    with torch.no_grad():
+                        for t_param, param in zip(target.parameters(), qnet.parameters()):
+                            t_param.lerp_(param, args.tau)
+            if run.due(args.log_every):
+                run.log(
+                    {"charts/epsilon": epsilon, "charts/steps_per_s": per_second(run.iteration * N, run.seconds())}
+                    | ({"losses/td": td_sum / learned, "losses/q_values": q_sum / learned} if learned else {})
+                    | ({"charts/episode_return": float(np.mean(episodes[-500:]))} if episodes else {})
+                )
+                td_sum, q_sum, learned = 0.0, 0.0, 0
+                del episodes[:-500]
+            # 5. evaluate, save
+            if run.due(args.eval_every):
+                score = evaluate(qnet, env_id, args.eval_games, seed=10_000 + run.iteration, options=args.game_options)
+                run.log({"eval/return_vs_random": score})
+                against = "return vs random" if two_player else "mean return"
+                run.bar.write(f"iteration {run.iteration}: greedy policy {against} {score:+.3f} ({args.eval_games} games)")
+            if run.due(args.save_every):
+                run.save()
+        return finish(run, envs)
 
 
 def afterstate_help() -> str:

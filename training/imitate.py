@@ -236,9 +236,11 @@ def load_demos(demos: Path) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray
 
 def agreement(net: torch.nn.Module, data: dict[str, np.ndarray]) -> float:
     """The share of decisions where the greedy masked policy picks the teacher's move."""
+    device = next(net.parameters()).device
     with torch.no_grad():
-        logits = net.actor(torch.as_tensor(data["obs"])).masked_fill(~torch.as_tensor(data["masks"]), MASKED)
-        return float((logits.argmax(-1).numpy() == data["moves"]).mean())
+        obs, masks = torch.as_tensor(data["obs"], device=device), torch.as_tensor(data["masks"], device=device)
+        logits = net.actor(obs).masked_fill(~masks, MASKED)
+        return float((logits.argmax(-1).cpu().numpy() == data["moves"]).mean())
 
 
 # --------------------------------------------------------------------------------------------
@@ -286,48 +288,50 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tablegym train GAME --algo imitate: error: {err}", file=sys.stderr)
         return 2
 
-    try:
-        record(args, run, actions)
-    except RunFolderError as err:  # run_dir/demos is a link, not the run's own folder
-        print(f"tablegym train GAME --algo imitate: error: {err}", file=sys.stderr)
-        return 2
-    try:
-        train, held, games = load_demos(run.dir / "demos")
-    except ValueError as err:  # a demonstrations file over a budget (tablegym.envs.limits), forged or damaged
-        print(f"tablegym train GAME --algo imitate: error: {err}", file=sys.stderr)
-        return 2
-    run.games = games
-    run.bar.write(
-        f"{games} teacher games, {len(train['moves']):,} decisions to fit"
-        + (f", {len(held['moves']):,} held out" if held else "")
-    )
-    x, masks = torch.as_tensor(train["obs"]), torch.as_tensor(train["masks"])
-    moves, returns = torch.as_tensor(train["moves"]), torch.as_tensor(train["returns"])
-    rng = torch.Generator().manual_seed(args.seed)
-    while run.next_iteration():
-        order = torch.randperm(len(moves), generator=rng)
-        for start in range(0, len(order), args.batch_size):
-            b = order[start : start + args.batch_size]
-            logits = net.actor(x[b]).masked_fill(~masks[b], MASKED)
-            policy_loss = F.cross_entropy(logits, moves[b])
-            value_loss = F.mse_loss(net.value(x[b]), returns[b])
-            learner.fit.zero_grad()
-            (policy_loss + args.vf_coef * value_loss).backward()
-            learner.fit.step()
-        scalars = {
-            "losses/policy": policy_loss.item(),
-            "losses/value": value_loss.item(),
-            "imitation/agreement_train": agreement(net, train),
-        }
-        if held:
-            scalars["imitation/agreement_held_out"] = agreement(net, held)
-        if args.eval_games:
-            scalars["eval/greedy_return"] = evaluate(net, env_id, args.eval_games, seed=0, options=dict(args.game_options))
-        run.log(scalars)
-        run.bar.write(f"epoch {run.iteration}: " + ", ".join(f"{k.split('/')[1]} {v:.3f}" for k, v in scalars.items()))
-        run.save()
-    run.finish()
-    return 0
+    with run:
+        try:
+            record(args, run, actions)
+        except RunFolderError as err:  # run_dir/demos is a link, not the run's own folder
+            print(f"tablegym train GAME --algo imitate: error: {err}", file=sys.stderr)
+            return 2
+        try:
+            train, held, games = load_demos(run.dir / "demos")
+        except ValueError as err:  # a demonstrations file over a budget (tablegym.envs.limits), forged or damaged
+            print(f"tablegym train GAME --algo imitate: error: {err}", file=sys.stderr)
+            return 2
+        run.games = games
+        run.bar.write(
+            f"{games} teacher games, {len(train['moves']):,} decisions to fit"
+            + (f", {len(held['moves']):,} held out" if held else "")
+        )
+        dev = learner.device  # the demonstrations go where the network learns
+        x, masks = torch.as_tensor(train["obs"], device=dev), torch.as_tensor(train["masks"], device=dev)
+        moves, returns = torch.as_tensor(train["moves"], device=dev), torch.as_tensor(train["returns"], device=dev)
+        rng = torch.Generator().manual_seed(args.seed)
+        while run.next_iteration():
+            order = torch.randperm(len(moves), generator=rng)
+            for start in range(0, len(order), args.batch_size):
+                b = order[start : start + args.batch_size].to(dev)  # drawn on the CPU: the same order on any device
+                logits = net.actor(x[b]).masked_fill(~masks[b], MASKED)
+                policy_loss = F.cross_entropy(logits, moves[b])
+                value_loss = F.mse_loss(net.value(x[b]), returns[b])
+                learner.fit.zero_grad()
+                (policy_loss + args.vf_coef * value_loss).backward()
+                learner.fit.step()
+            scalars = {
+                "losses/policy": policy_loss.item(),
+                "losses/value": value_loss.item(),
+                "imitation/agreement_train": agreement(net, train),
+            }
+            if held:
+                scalars["imitation/agreement_held_out"] = agreement(net, held)
+            if args.eval_games:
+                scalars["eval/greedy_return"] = evaluate(net, env_id, args.eval_games, seed=0, options=dict(args.game_options))
+            run.log(scalars)
+            run.bar.write(f"epoch {run.iteration}: " + ", ".join(f"{k.split('/')[1]} {v:.3f}" for k, v in scalars.items()))
+            run.save()
+        run.finish()
+        return 0
 
 
 if __name__ == "__main__":

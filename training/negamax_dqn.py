@@ -40,6 +40,7 @@ training.runs' ``ReplayBuffer``.
 
 from __future__ import annotations
 
+import copy
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,6 +106,13 @@ class Args(AfterstateArgs):
         require_widths(self)
 
 
+def _values(net: nn.Module, x: np.ndarray) -> torch.Tensor:
+    """V of the rows of ``x``, computed on the network's device (``--device``) and returned on the
+    CPU, where the boards are."""
+    with torch.no_grad():
+        return net(torch.from_numpy(x).to(next(net.parameters()).device)).cpu()
+
+
 def negamax_q(
     net: nn.Module, children: tuple[np.ndarray, ...], grandchildren: tuple[np.ndarray, ...] | None = None
 ) -> torch.Tensor:
@@ -115,14 +123,12 @@ def negamax_q(
     obs, ended, result, legal = children
     n, a = legal.shape
     if grandchildren is None:
-        with torch.no_grad():
-            v = -net(torch.from_numpy(obs.reshape(n * a, -1))).view(n, a)
+        v = -_values(net, obs.reshape(n * a, -1)).view(n, a)
     else:
         obs2, ended2, result2, legal2 = grandchildren
         live = legal2 & ~ended2  # only these need the network
         values = torch.from_numpy(np.where(ended2, result2, np.inf)).float()
-        with torch.no_grad():
-            values[torch.from_numpy(live)] = net(torch.from_numpy(obs2[live].reshape(int(live.sum()), -1))).squeeze(1)
+        values[torch.from_numpy(live)] = _values(net, obs2[live].reshape(int(live.sum()), -1)).squeeze(1)
         v = values.masked_fill(~torch.from_numpy(legal2), torch.inf).min(2).values
     q = torch.where(torch.from_numpy(ended), torch.from_numpy(result).float(), v)
     return q.masked_fill(~torch.from_numpy(legal), -torch.inf)
@@ -135,8 +141,7 @@ def expected_q(net: nn.Module, outcomes: tuple[np.ndarray, ...]) -> torch.Tensor
     illegal. Without chance it is ``negamax_q`` (one outcome a move, weight -1)."""
     obs, index, weight, position, result, legal = outcomes
     n, a = legal.shape
-    with torch.no_grad():
-        v = net(torch.from_numpy(obs.reshape(len(obs), -1))).squeeze(1).double()
+    v = _values(net, obs.reshape(len(obs), -1)).squeeze(1).double()
     reached = position >= 0
     values = torch.from_numpy(np.where(reached, 0.0, np.abs(weight) * result))
     values[torch.from_numpy(reached)] = torch.from_numpy(weight[reached]) * v[torch.from_numpy(position[reached])]
@@ -215,6 +220,8 @@ class NegamaxLearner(TorchLearner):
         torch.manual_seed(args.seed)
         torch.set_num_threads(args.threads)
         self.nets = nn.ModuleDict({"v": value_network(inputs, args.hidden), "target": value_network(inputs, args.hidden)})
+        self.device = args.torch_device()
+        self.nets.to(self.device)
         self.net, self.target = self.nets["v"], self.nets["target"]
         self.target.load_state_dict(self.net.state_dict())
         self.target.requires_grad_(False)
@@ -225,7 +232,7 @@ class NegamaxLearner(TorchLearner):
     def export(self, checkpoint: Path, out: Path, progress: dict) -> None:
         from tablegym.models.export import save
 
-        save(self.net, self.game, out, metadata={"trainer": "negamax-dqn", **progress})
+        save(copy.deepcopy(self.net).cpu(), self.game, out, metadata={"trainer": "negamax-dqn", **progress})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -272,81 +279,83 @@ def main(argv: list[str] | None = None) -> int:
     if started is None:
         return 2
     learner, run = started
-    net, target, optimizer = learner.net, learner.target, learner.optimizer
-    rng = np.random.default_rng([args.seed, run.iteration])
-    replay = ReplayBuffer(args.buffer_size, inputs, dtype=np.float32)  # (observation, target y) pairs
-    boards = envs.unwrapped
-    obs, info = envs.reset(seed=args.seed + run.iteration)
-    longest = game.spec.max_game_length + 1
-    game_obs = np.zeros((args.num_envs, longest if args.lam else 0, inputs), dtype=np.float32)
-    game_y = np.zeros((args.num_envs, longest if args.lam else 0), dtype=np.float32)
-    game_mover = np.zeros((args.num_envs, longest if args.lam else 0), dtype=np.int64)
-    game_length = np.zeros(args.num_envs, dtype=np.int64)
-    losses, values = [], []
-    while run.next_iteration():
-        # 1. search every board's children; the target of each position is its best child
-        q, legal = board_q(target, boards, args.plies)
-        live = legal.any(1)  # a board that ended on the last step restarts now: no position
-        y = q.max(1).values.numpy()
-        if args.lam == 0:
-            replay.add(obs.reshape(len(obs), -1)[live], y[live])
-        else:  # kept until the game ends, with each position's mover
-            t = game_length[live]
-            game_obs[live, t], game_y[live, t] = obs.reshape(len(obs), -1)[live], y[live]
-            game_mover[live, t] = info["seat"][live]
-            game_length[live] += 1
-        # 2. one move on every board, epsilon-greedy over the same Q (one search a step; the
-        # target network is at most --target-every iterations behind)
-        action = act(q, legal, args.epsilon, rng)
-        obs, reward, term, trunc, info = envs.step(action)
-        run.played(int((term | trunc).sum()))
-        # 2b. lambda-returns of the games that ended, backwards from the mover's result of the
-        # last move; a step back is the other player's view unless the same player moved twice
-        for i in np.flatnonzero((term | trunc) & (game_length > 0)):
-            n = game_length[i]
-            same = game_mover[i, 1:n] == game_mover[i, : n - 1]
-            replay.add(game_obs[i, :n], lambda_returns(game_y[i, :n], reward[i] if term[i] else 0.0, args.lam, same))
-            game_length[i] = 0
-        # 3. learn: V(s) towards y(s)
-        if replay.n >= max(args.learning_starts, args.batch_size):
-            for _ in range(args.updates):
-                b_obs, b_y = map(torch.from_numpy, replay.sample(rng, args.batch_size))
-                if args.symmetries:
-                    b_obs = random_symmetries(b_obs, shape, rng)
-                v = net(b_obs).squeeze(1)
-                loss = 0.5 * ((v - b_y) ** 2).mean()
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                losses.append(float(loss.detach()))
-                values.append(float(v.detach().abs().mean()))
-            if run.due(args.target_every):
-                target.load_state_dict(net.state_dict())
-        if run.due(args.log_every):
-            run.log(
-                {"charts/steps_per_s": per_second(run.iteration * args.num_envs, run.seconds())}
-                | ({"losses/mse": float(np.mean(losses)), "losses/abs_value": float(np.mean(values))} if losses else {})
-            )
-            losses.clear()
-            values.clear()
-        # 4. evaluate, save
-        if run.due(args.eval_every):
-            score = evaluate(
-                net,
-                env_id,
-                args.eval_opponent,
-                args.eval_games,
-                10_000 + run.iteration,
-                args.game_options,
-                max(args.opening_plies, 2),
-            )
-            run.log({"eval/return_vs_opponent": score})
-            run.bar.write(
-                f"iteration {run.iteration}: one-ply greedy vs {args.eval_opponent} {score:+.3f} ({args.eval_games} games)"
-            )
-        if run.due(args.save_every):
-            run.save()
-    return finish(run, envs)
+    with run:
+        net, target, optimizer = learner.net, learner.target, learner.optimizer
+        rng = np.random.default_rng([args.seed, run.iteration])
+        replay = ReplayBuffer(args.buffer_size, inputs, dtype=np.float32)  # (observation, target y) pairs
+        boards = envs.unwrapped
+        obs, info = envs.reset(seed=args.seed + run.iteration)
+        longest = game.spec.max_game_length + 1
+        game_obs = np.zeros((args.num_envs, longest if args.lam else 0, inputs), dtype=np.float32)
+        game_y = np.zeros((args.num_envs, longest if args.lam else 0), dtype=np.float32)
+        game_mover = np.zeros((args.num_envs, longest if args.lam else 0), dtype=np.int64)
+        game_length = np.zeros(args.num_envs, dtype=np.int64)
+        losses, values = [], []
+        while run.next_iteration():
+            # 1. search every board's children; the target of each position is its best child
+            q, legal = board_q(target, boards, args.plies)
+            live = legal.any(1)  # a board that ended on the last step restarts now: no position
+            y = q.max(1).values.numpy()
+            if args.lam == 0:
+                replay.add(obs.reshape(len(obs), -1)[live], y[live])
+            else:  # kept until the game ends, with each position's mover
+                t = game_length[live]
+                game_obs[live, t], game_y[live, t] = obs.reshape(len(obs), -1)[live], y[live]
+                game_mover[live, t] = info["seat"][live]
+                game_length[live] += 1
+            # 2. one move on every board, epsilon-greedy over the same Q (one search a step; the
+            # target network is at most --target-every iterations behind)
+            action = act(q, legal, args.epsilon, rng)
+            obs, reward, term, trunc, info = envs.step(action)
+            run.played(int((term | trunc).sum()))
+            # 2b. lambda-returns of the games that ended, backwards from the mover's result of the
+            # last move; a step back is the other player's view unless the same player moved twice
+            for i in np.flatnonzero((term | trunc) & (game_length > 0)):
+                n = game_length[i]
+                same = game_mover[i, 1:n] == game_mover[i, : n - 1]
+                replay.add(game_obs[i, :n], lambda_returns(game_y[i, :n], reward[i] if term[i] else 0.0, args.lam, same))
+                game_length[i] = 0
+            # 3. learn: V(s) towards y(s)
+            if replay.n >= max(args.learning_starts, args.batch_size):
+                for _ in range(args.updates):
+                    b_obs, b_y = map(torch.from_numpy, replay.sample(rng, args.batch_size))
+                    if args.symmetries:
+                        b_obs = random_symmetries(b_obs, shape, rng)
+                    b_obs, b_y = b_obs.to(learner.device), b_y.to(learner.device)
+                    v = net(b_obs).squeeze(1)
+                    loss = 0.5 * ((v - b_y) ** 2).mean()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    losses.append(float(loss.detach()))
+                    values.append(float(v.detach().abs().mean()))
+                if run.due(args.target_every):
+                    target.load_state_dict(net.state_dict())
+            if run.due(args.log_every):
+                run.log(
+                    {"charts/steps_per_s": per_second(run.iteration * args.num_envs, run.seconds())}
+                    | ({"losses/mse": float(np.mean(losses)), "losses/abs_value": float(np.mean(values))} if losses else {})
+                )
+                losses.clear()
+                values.clear()
+            # 4. evaluate, save
+            if run.due(args.eval_every):
+                score = evaluate(
+                    net,
+                    env_id,
+                    args.eval_opponent,
+                    args.eval_games,
+                    10_000 + run.iteration,
+                    args.game_options,
+                    max(args.opening_plies, 2),
+                )
+                run.log({"eval/return_vs_opponent": score})
+                run.bar.write(
+                    f"iteration {run.iteration}: one-ply greedy vs {args.eval_opponent} {score:+.3f} ({args.eval_games} games)"
+                )
+            if run.due(args.save_every):
+                run.save()
+        return finish(run, envs)
 
 
 if __name__ == "__main__":

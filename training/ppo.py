@@ -31,7 +31,7 @@ import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
 from tablegym.models.policy import MASKED, ActorCritic
-from tablegym.training.args import BoardsArgs, learning_device, require_at_least, require_positive
+from tablegym.training.args import BoardsArgs, require_at_least, require_positive
 from tablegym.training.runs import Run, TorchLearner, parse_dataclass_args
 from tablegym.training.vector_rl import Boards, env_id_of, evaluate, finish, trained_game, training_options
 
@@ -130,7 +130,7 @@ class PPOLearner(TorchLearner):
         self.args, self.game = args, game
         torch.manual_seed(args.seed)
         torch.set_num_threads(args.threads)
-        self.device = learning_device(getattr(args, "device", "cpu"))  # imitation's fit runs on the CPU
+        self.device = args.torch_device()
         self.net = ActorCritic(inputs, actions, tuple(args.hidden)).to(self.device)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=args.lr, eps=1e-5)
         self.shape = {"inputs": inputs, "actions": actions, "hidden": list(args.hidden)}
@@ -315,138 +315,141 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tablegym train GAME --algo ppo: error: {err}", file=sys.stderr)
         return 2
 
-    # The rollout buffers: step t of every board.
-    T, N = args.num_steps, args.num_envs
-    dev = learner.device  # the network and its batches; the boards step on the CPU
-    obs_buf = torch.zeros((T, N, inputs), device=dev)
-    mask_buf = torch.zeros((T, N, actions), dtype=torch.bool, device=dev)
-    act_buf = torch.zeros((T, N), dtype=torch.long, device=dev)
-    logp_buf = torch.zeros((T, N), device=dev)
-    val_buf = torch.zeros((T, N), device=dev)
-    rew_buf = torch.zeros((T, N), device=dev)
-    done_buf = torch.zeros((T, N), device=dev)
-    sign_buf = torch.ones((T, N), device=dev)
-    valid_buf = torch.zeros((T, N), device=dev)
+    with run:
+        # The rollout buffers: step t of every board.
+        T, N = args.num_steps, args.num_envs
+        dev = learner.device  # the network and its batches; the boards step on the CPU
+        obs_buf = torch.zeros((T, N, inputs), device=dev)
+        mask_buf = torch.zeros((T, N, actions), dtype=torch.bool, device=dev)
+        act_buf = torch.zeros((T, N), dtype=torch.long, device=dev)
+        logp_buf = torch.zeros((T, N), device=dev)
+        val_buf = torch.zeros((T, N), device=dev)
+        rew_buf = torch.zeros((T, N), device=dev)
+        done_buf = torch.zeros((T, N), device=dev)
+        sign_buf = torch.ones((T, N), device=dev)
+        valid_buf = torch.zeros((T, N), device=dev)
 
-    obs, info = envs.reset(seed=args.seed + run.iteration)
-    seat = info.get("seat", np.zeros(N, dtype=np.int64))
-    restarting = np.zeros(N, dtype=bool)  # the next step of these boards restarts them
-    episode_return, episodes = np.zeros(N), []  # episodes: the agent's returns against the fixed opponents (or alone)
-    versus: dict[str, list[float]] = {name: [] for name in args.opponent}  # the same, by fixed opponent
-    # The pool boards [S, S + P): the trainer's seat alternates by board; the snapshot a board
-    # plays is drawn again when its game ends; results[k] holds the trainer's returns against k.
-    pool = Pool(net, args, P, np.random.default_rng(args.seed))
-    in_pool = np.zeros(N, dtype=bool)
-    in_pool[S : S + P] = True
-    trainer_seat = np.zeros(N, dtype=np.int64)
-    trainer_seat[S : S + P] = np.arange(P) % 2
-    last_t = np.full(N, -1)  # a pool board's last step of the trainer in this rollout
-    game_steps = np.zeros(N, dtype=np.int64)  # steps of each board's game so far (--opening-moves)
-    while run.next_iteration():
-        frac = min(1.0, (run.iteration - 1) / updates)
-        ent_coef = args.ent_coef + frac * (args.ent_final - args.ent_coef)
-        pool.maybe_snapshot(run.iteration)
-        last_t[:] = -1
-        # 1. play num_steps steps of every board with the current policy (the snapshots' moves on pool boards)
-        for t in range(T):
-            x = torch.as_tensor(obs.reshape(N, -1), dtype=torch.float32, device=dev)
-            mask = torch.as_tensor(envs.action_masks(), device=dev)
+        obs, info = envs.reset(seed=args.seed + run.iteration)
+        seat = info.get("seat", np.zeros(N, dtype=np.int64))
+        restarting = np.zeros(N, dtype=bool)  # the next step of these boards restarts them
+        episode_return, episodes = np.zeros(N), []  # episodes: the agent's returns against the fixed opponents (or alone)
+        versus: dict[str, list[float]] = {name: [] for name in args.opponent}  # the same, by fixed opponent
+        # The pool boards [S, S + P): the trainer's seat alternates by board; the snapshot a board
+        # plays is drawn again when its game ends; results[k] holds the trainer's returns against k.
+        pool = Pool(net, args, P, np.random.default_rng(args.seed))
+        in_pool = np.zeros(N, dtype=bool)
+        in_pool[S : S + P] = True
+        trainer_seat = np.zeros(N, dtype=np.int64)
+        trainer_seat[S : S + P] = np.arange(P) % 2
+        last_t = np.full(N, -1)  # a pool board's last step of the trainer in this rollout
+        game_steps = np.zeros(N, dtype=np.int64)  # steps of each board's game so far (--opening-moves)
+        while run.next_iteration():
+            frac = min(1.0, (run.iteration - 1) / updates)
+            ent_coef = args.ent_coef + frac * (args.ent_final - args.ent_coef)
+            pool.maybe_snapshot(run.iteration)
+            last_t[:] = -1
+            # 1. play num_steps steps of every board with the current policy (the snapshots' moves on pool boards)
+            for t in range(T):
+                x = torch.as_tensor(obs.reshape(N, -1), dtype=torch.float32, device=dev)
+                mask = torch.as_tensor(envs.action_masks(), device=dev)
+                with torch.no_grad():
+                    dist = net.policy(x, mask)
+                    action = dist.sample()
+                    val_buf[t] = net.value(x)
+                theirs = in_pool & (seat != trainer_seat) & ~restarting  # a snapshot moves there
+                if theirs.any():
+                    rows = torch.as_tensor(theirs, device=dev)
+                    action[rows] = pool.act(x[rows], mask[rows], np.flatnonzero(theirs) - S)
+                opening = (game_steps < args.opening_moves) & ~restarting if two_player else np.zeros(N, dtype=bool)
+                if opening.any():
+                    rows = torch.as_tensor(opening, device=dev)
+                    action[rows] = torch.multinomial(mask[rows].float(), 1).squeeze(1)
+                obs_buf[t], mask_buf[t], act_buf[t], logp_buf[t] = x, mask, action, dist.log_prob(action)
+                valid_buf[t] = torch.as_tensor(~restarting & ~theirs & ~opening, dtype=torch.float32, device=dev)
+                obs, reward, term, trunc, info = envs.step(action.cpu().numpy())
+                next_seat = info.get("seat", seat)
+                ended = term | trunc
+                rew_buf[t] = torch.as_tensor(reward * args.reward_scale, dtype=torch.float32, device=dev)
+                done_buf[t] = torch.as_tensor(ended, dtype=torch.float32, device=dev)
+                # the next position's value counts for the mover if the mover moves again, against it if not
+                sign_buf[t] = torch.as_tensor(np.where(next_seat == seat, 1.0, -1.0), dtype=torch.float32, device=dev)
+                # a snapshot's move is the trainer's environment: its reward counts against the trainer's
+                # last step, and a game it ends ends that step (no bootstrap)
+                for i in np.flatnonzero(theirs & (last_t >= 0)):
+                    rew_buf[last_t[i], i] -= float(reward[i]) * args.reward_scale
+                    if ended[i]:
+                        done_buf[last_t[i], i] = 1.0
+                last_t[in_pool & ~theirs & ~restarting] = t
+                episode_return += np.where(restarting, 0.0, np.where(theirs, -reward, reward))
+                for i in np.flatnonzero(ended & ~restarting):
+                    if in_pool[i]:
+                        pool.finished(i - S, episode_return[i])
+                    elif i >= S + P or not two_player:  # a self-play board's return is nobody's
+                        episodes.append(episode_return[i])
+                        if two_player:
+                            versus[envs.opponent_of[i]].append(episode_return[i])
+                episode_return[ended | restarting] = 0.0
+                game_steps = np.where(restarting, 0, game_steps + 1)
+                restarting, seat = ended, next_seat
+            finished = int(done_buf.mul(valid_buf).sum())
+            run.played(finished)
+            # 2. advantages by GAE, negamax-signed; a step that ends its board does not bootstrap
             with torch.no_grad():
-                dist = net.policy(x, mask)
-                action = dist.sample()
-                val_buf[t] = net.value(x)
-            theirs = in_pool & (seat != trainer_seat) & ~restarting  # a snapshot moves there
-            if theirs.any():
-                rows = torch.as_tensor(theirs, device=dev)
-                action[rows] = pool.act(x[rows], mask[rows], np.flatnonzero(theirs) - S)
-            opening = (game_steps < args.opening_moves) & ~restarting if two_player else np.zeros(N, dtype=bool)
-            if opening.any():
-                rows = torch.as_tensor(opening, device=dev)
-                action[rows] = torch.multinomial(mask[rows].float(), 1).squeeze(1)
-            obs_buf[t], mask_buf[t], act_buf[t], logp_buf[t] = x, mask, action, dist.log_prob(action)
-            valid_buf[t] = torch.as_tensor(~restarting & ~theirs & ~opening, dtype=torch.float32, device=dev)
-            obs, reward, term, trunc, info = envs.step(action.cpu().numpy())
-            next_seat = info.get("seat", seat)
-            ended = term | trunc
-            rew_buf[t] = torch.as_tensor(reward * args.reward_scale, dtype=torch.float32, device=dev)
-            done_buf[t] = torch.as_tensor(ended, dtype=torch.float32, device=dev)
-            # the next position's value counts for the mover if the mover moves again, against it if not
-            sign_buf[t] = torch.as_tensor(np.where(next_seat == seat, 1.0, -1.0), dtype=torch.float32, device=dev)
-            # a snapshot's move is the trainer's environment: its reward counts against the trainer's
-            # last step, and a game it ends ends that step (no bootstrap)
-            for i in np.flatnonzero(theirs & (last_t >= 0)):
-                rew_buf[last_t[i], i] -= float(reward[i]) * args.reward_scale
-                if ended[i]:
-                    done_buf[last_t[i], i] = 1.0
-            last_t[in_pool & ~theirs & ~restarting] = t
-            episode_return += np.where(restarting, 0.0, np.where(theirs, -reward, reward))
-            for i in np.flatnonzero(ended & ~restarting):
-                if in_pool[i]:
-                    pool.finished(i - S, episode_return[i])
-                elif i >= S + P or not two_player:  # a self-play board's return is nobody's
-                    episodes.append(episode_return[i])
-                    if two_player:
-                        versus[envs.opponent_of[i]].append(episode_return[i])
-            episode_return[ended | restarting] = 0.0
-            game_steps = np.where(restarting, 0, game_steps + 1)
-            restarting, seat = ended, next_seat
-        finished = int(done_buf.mul(valid_buf).sum())
-        run.played(finished)
-        # 2. advantages by GAE, negamax-signed; a step that ends its board does not bootstrap
-        with torch.no_grad():
-            next_value = net.value(torch.as_tensor(obs.reshape(N, -1), dtype=torch.float32, device=dev))
-            next_value = torch.where(torch.as_tensor(restarting, device=dev), torch.zeros(N, device=dev), next_value)
-            adv = advantages(rew_buf, val_buf, next_value, done_buf, sign_buf, valid_buf, gamma=args.gamma, lam=args.gae_lambda)
-            returns = adv + val_buf
-        # 3. the clipped update over minibatches of valid steps
-        b_obs, b_mask = obs_buf.reshape(-1, inputs), mask_buf.reshape(-1, actions)
-        b_act, b_logp, b_adv = act_buf.reshape(-1), logp_buf.reshape(-1), adv.reshape(-1)
-        b_ret, b_valid = returns.reshape(-1), valid_buf.reshape(-1)
-        size = batch // args.minibatches
-        stats = {"pg": 0.0, "vf": 0.0, "entropy": 0.0, "clipfrac": 0.0}
-        for _ in range(args.epochs):
-            order = torch.randperm(batch)
-            for start in range(0, batch, size):
-                idx = order[start : start + size].to(dev)  # drawn on the CPU: the same order on any device
-                w = b_valid[idx]
-                if w.sum() == 0:
-                    continue
-                losses = minibatch_loss(
-                    net,
-                    b_obs[idx],
-                    b_mask[idx],
-                    b_act[idx],
-                    b_logp[idx],
-                    b_adv[idx],
-                    b_ret[idx],
-                    w,
-                    clip=args.clip,
-                    vf_coef=args.vf_coef,
-                    ent_coef=ent_coef,
+                next_value = net.value(torch.as_tensor(obs.reshape(N, -1), dtype=torch.float32, device=dev))
+                next_value = torch.where(torch.as_tensor(restarting, device=dev), torch.zeros(N, device=dev), next_value)
+                adv = advantages(
+                    rew_buf, val_buf, next_value, done_buf, sign_buf, valid_buf, gamma=args.gamma, lam=args.gae_lambda
                 )
-                optimizer.zero_grad()
-                losses.loss.backward()
-                nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
-                optimizer.step()
-                for name in stats:
-                    stats[name] += float(getattr(losses, name))
-        k = args.epochs * args.minibatches
-        run.log(
-            {f"losses/{name}": v / k for name, v in stats.items()}
-            | {"charts/steps_per_s": per_second(run.iteration * batch, run.seconds()), "charts/ent_coef": ent_coef}
-            | ({"charts/episode_return": float(np.mean(episodes[-500:]))} if episodes else {})
-            | {f"charts/return_vs/{name}": float(np.mean(r[-500:])) for name, r in versus.items() if r}
-            | pool.scores()
-        )
-        # 4. evaluate, save
-        if run.due(args.eval_every):
-            score = evaluate(net, env_id, args.eval_games, seed=10_000 + run.iteration, options=args.game_options)
-            run.log({"eval/return_vs_random": score})
-            against = "return vs random" if two_player else "mean return"
-            run.bar.write(f"update {run.iteration}: greedy policy {against} {score:+.3f} ({args.eval_games} games)")
-        if run.due(args.save_every):
-            run.save()
-    return finish(run, envs)
+                returns = adv + val_buf
+            # 3. the clipped update over minibatches of valid steps
+            b_obs, b_mask = obs_buf.reshape(-1, inputs), mask_buf.reshape(-1, actions)
+            b_act, b_logp, b_adv = act_buf.reshape(-1), logp_buf.reshape(-1), adv.reshape(-1)
+            b_ret, b_valid = returns.reshape(-1), valid_buf.reshape(-1)
+            size = batch // args.minibatches
+            stats = {"pg": 0.0, "vf": 0.0, "entropy": 0.0, "clipfrac": 0.0}
+            for _ in range(args.epochs):
+                order = torch.randperm(batch)
+                for start in range(0, batch, size):
+                    idx = order[start : start + size].to(dev)  # drawn on the CPU: the same order on any device
+                    w = b_valid[idx]
+                    if w.sum() == 0:
+                        continue
+                    losses = minibatch_loss(
+                        net,
+                        b_obs[idx],
+                        b_mask[idx],
+                        b_act[idx],
+                        b_logp[idx],
+                        b_adv[idx],
+                        b_ret[idx],
+                        w,
+                        clip=args.clip,
+                        vf_coef=args.vf_coef,
+                        ent_coef=ent_coef,
+                    )
+                    optimizer.zero_grad()
+                    losses.loss.backward()
+                    nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                    optimizer.step()
+                    for name in stats:
+                        stats[name] += float(getattr(losses, name))
+            k = args.epochs * args.minibatches
+            run.log(
+                {f"losses/{name}": v / k for name, v in stats.items()}
+                | {"charts/steps_per_s": per_second(run.iteration * batch, run.seconds()), "charts/ent_coef": ent_coef}
+                | ({"charts/episode_return": float(np.mean(episodes[-500:]))} if episodes else {})
+                | {f"charts/return_vs/{name}": float(np.mean(r[-500:])) for name, r in versus.items() if r}
+                | pool.scores()
+            )
+            # 4. evaluate, save
+            if run.due(args.eval_every):
+                score = evaluate(net, env_id, args.eval_games, seed=10_000 + run.iteration, options=args.game_options)
+                run.log({"eval/return_vs_random": score})
+                against = "return vs random" if two_player else "mean return"
+                run.bar.write(f"update {run.iteration}: greedy policy {against} {score:+.3f} ({args.eval_games} games)")
+            if run.due(args.save_every):
+                run.save()
+        return finish(run, envs)
 
 
 if __name__ == "__main__":

@@ -7,14 +7,14 @@ and checks trainers share are declared in training/args.py.
 A trainer keeps only its algorithm and reads top to bottom::
 
     learner = ValueLearner(args, game, net_config)    # what is trained, saved and resumed
-    run = Run(args, game, learner, total=args.total_games)
-    while run.next_iteration():
-        batch = ...                       # 1. play
-        run.played(len_of_games)          # counts games, moves the bar
-        run.log({"losses/mse": ...})      # 2. learn, then log
-        if run.due(args.eval_every): ...  # 3. evaluate
-        if run.due(args.save_every): run.save()
-    return run.finish()
+    with Run(args, game, learner, total=args.total_games) as run:
+        while run.next_iteration():
+            batch = ...                       # 1. play
+            run.played(len_of_games)          # counts games, moves the bar
+            run.log({"losses/mse": ...})      # 2. learn, then log
+            if run.due(args.eval_every): ...  # 3. evaluate
+            if run.due(args.save_every): run.save()
+        return run.finish()
 
 A trainer of something other than one ValueMLP with Adam (n-tuple tables, a second network,
 replay buffers kept across runs) gives its own ``Learner``: how to start or resume it, save it,
@@ -129,6 +129,11 @@ class TorchLearner(Learner):
         save_checkpoint(path, model=self.model, metadata=meta, optimizer=self.optimizer)
 
 
+def module_device(module: torch.nn.Module) -> torch.device:
+    """Where ``module``'s weights are (``--device``): the batches that it reads go there."""
+    return next(module.parameters()).device
+
+
 class ValueLearner(Learner):
     """A ValueMLP and its Adam optimizer, seeded by ``args.seed`` (``args.lr`` the step), and
     ``rng``, the numpy generator of the trainer's own draws (reseeded by the iteration on resume)."""
@@ -137,7 +142,8 @@ class ValueLearner(Learner):
         self.args, self.game, self.net_config = args, game, net_config
         torch.manual_seed(args.seed)
         self.rng = np.random.default_rng(args.seed)
-        self.model = ValueMLP(net_config)
+        self.device = args.torch_device()
+        self.model = ValueMLP(net_config).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.lr)
 
     def start(self, checkpoint: Path | None) -> dict:
@@ -181,7 +187,11 @@ class Run:
     the start to ``finish`` or the end of the process, so a second training into it is refused
     (RunFolderError, one line naming the holder) before it reads or writes anything there; a
     symbolic link at ``run_dir`` is refused; every file the run writes there replaces what was
-    there (a link included) rather than writing through it."""
+    there (a link included) rather than writing through it.
+
+    A trainer holds it in a ``with`` block: leaving the block by an exception gives back the
+    Ctrl-C handler, the bar, the logs and the folder's lock (the last checkpoint stands; nothing
+    is saved), so that a caller in the same process (a notebook, a test) gets its Ctrl-C back."""
 
     def __init__(
         self,
@@ -196,6 +206,7 @@ class Run:
         unit: str = "game",
     ) -> None:
         self.args, self.game, self.learner = args, game, learner
+        self._closed = False
         self.dir = Path(args.run_dir)
         problem = out_problem(args)
         if problem:
@@ -245,6 +256,23 @@ class Run:
         except BaseException:  # refused (another network in the folder...): the folder is free again
             self.lock.release()
             raise
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Give back what the run holds (the Ctrl-C handler, the bar, the logs, the folder's lock)
+        without saving; once: ``finish`` has done it, and a second call does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        self.bar.close()
+        _restore(self._previous_handler)
+        self.writer.close()
+        self.lock.release()
 
     def in_budget(self, games: int | None = None) -> bool:
         """Whether games, iterations and time are left, counting ``games`` games (default: those
@@ -340,7 +368,7 @@ class Run:
         if self.args.out:
             self.learner.export(self.checkpoint, Path(self.args.out), progress)
             wrote.append(f"{self.args.out} (--out)")
-        self.lock.release()
+        self.close()
         counted = f"{self.games:,} games" + (f" in {self.iteration:,} iterations" if self.iteration else "")
         print(f"stopped by {why}: {counted}, {self.seconds() / 60:.1f} min of training in {self.dir} in all")
         print(

@@ -20,7 +20,7 @@ from tablegym.envs.evaluator import Evaluator
 from tablegym.models.value_net import ValueMLP
 from tablegym.search.alphabeta_search import KERNELS_T, MAX_PLY, TABLES_T, AlphaBetaTables, search_root
 from tablegym.training.args import SelfPlayArgs, require_at_least, require_share
-from tablegym.training.runs import ReplayBuffer
+from tablegym.training.runs import ReplayBuffer, module_device
 
 _I = types.int64
 _F1 = types.float64[::1]
@@ -194,8 +194,9 @@ def td_update(
     """Add the batch's TD-leaf(lambda) targets to the buffer and fit the network on the buffer,
     each minibatch under a random symmetry of the board: (TD error before the update, mean MSE)."""
     targets = td_leaf_targets(batch, args.lam)
+    device = module_device(model)
     with torch.no_grad():
-        before = model(torch.from_numpy(batch.features).float()).numpy()
+        before = model(torch.from_numpy(batch.features).to(device).float()).cpu().numpy()
     td_error = float(np.mean(np.abs(targets - before)))
     buffer.add(batch.features, targets.astype(np.float32))
     model.train()
@@ -203,7 +204,9 @@ def td_update(
     for _ in range(args.updates_per_iter):
         x, y = buffer.sample(rng, args.batch_size)
         perm = symmetries[rng.integers(len(symmetries))]
-        loss = torch.nn.functional.mse_loss(model(torch.from_numpy(x[:, perm]).float()), torch.from_numpy(y))
+        loss = torch.nn.functional.mse_loss(
+            model(torch.from_numpy(x[:, perm]).to(device).float()), torch.from_numpy(y).to(device)
+        )
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

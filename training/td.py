@@ -124,45 +124,45 @@ class SelfPlay:
 def train_selfplay(args: TDArgs, selfplay: SelfPlay) -> Path:
     """Run (or resume) TD-leaf(lambda) self-play training; returns the path of the final checkpoint."""
     learner = ValueLearner(args, selfplay.game, NetConfig(selfplay.num_features, tuple(args.hidden)))
-    run = Run(args, selfplay.game, learner, total=args.total_games, budget=f"--total-games {args.total_games}")
-    model, rng = learner.model, learner.rng
-    buffer = ReplayBuffer(args.buffer_size, selfplay.num_features, dtype=selfplay.feature_dtype)
-    runner = executor(args.backend, args.workers, args.address)
+    with Run(args, selfplay.game, learner, total=args.total_games, budget=f"--total-games {args.total_games}") as run:
+        model, rng = learner.model, learner.rng
+        buffer = ReplayBuffer(args.buffer_size, selfplay.num_features, dtype=selfplay.feature_dtype)
+        runner = executor(args.backend, args.workers, args.address)
 
-    while run.next_iteration():
-        # 1. self-play with the current network at the leaves of the search
-        t0 = time.perf_counter()
-        jobs = [dict(games=k, seed=int(rng.integers(2**31))) for k in chunks(args.games_per_iter, args.workers)]
-        batch = selfplay.play(model, jobs, runner)
-        gen_seconds = time.perf_counter() - t0
-        run.played(args.games_per_iter)
-        # 2.-3. TD-leaf(lambda) targets, then fit on the replay buffer
-        td_error, mse = td_update(model, learner.optimizer, buffer, batch, args, rng, selfplay.symmetries)
-        run.log(
-            {
-                "losses/mse": mse,
-                "losses/td_error": td_error,
-                "charts/games_per_s": per_second(args.games_per_iter, gen_seconds),
-                **selfplay.charts(batch),
-            }
-        )
-        # 4. evaluation and checkpoints
-        postfix = {"td": f"{td_error:.3f}"}
-        if run.due(args.eval_every):
-            scalars = selfplay.evaluate(model, run.iteration, runner)
-            run.log(scalars)
-            postfix.update(
+        while run.next_iteration():
+            # 1. self-play with the current network at the leaves of the search
+            t0 = time.perf_counter()
+            jobs = [dict(games=k, seed=int(rng.integers(2**31))) for k in chunks(args.games_per_iter, args.workers)]
+            batch = selfplay.play(model, jobs, runner)
+            gen_seconds = time.perf_counter() - t0
+            run.played(args.games_per_iter)
+            # 2.-3. TD-leaf(lambda) targets, then fit on the replay buffer
+            td_error, mse = td_update(model, learner.optimizer, buffer, batch, args, rng, selfplay.symmetries)
+            run.log(
                 {
-                    tag.removeprefix("charts/score_vs_"): f"{value:.2f}"
-                    for tag, value in scalars.items()
-                    if tag.startswith("charts/score_vs_")
+                    "losses/mse": mse,
+                    "losses/td_error": td_error,
+                    "charts/games_per_s": per_second(args.games_per_iter, gen_seconds),
+                    **selfplay.charts(batch),
                 }
             )
-        run.bar.set_postfix(postfix)
-        if run.due(args.save_every):
-            run.save()
-    runner.shutdown()
-    return run.finish()
+            # 4. evaluation and checkpoints
+            postfix = {"td": f"{td_error:.3f}"}
+            if run.due(args.eval_every):
+                scalars = selfplay.evaluate(model, run.iteration, runner)
+                run.log(scalars)
+                postfix.update(
+                    {
+                        tag.removeprefix("charts/score_vs_"): f"{value:.2f}"
+                        for tag, value in scalars.items()
+                        if tag.startswith("charts/score_vs_")
+                    }
+                )
+            run.bar.set_postfix(postfix)
+            if run.due(args.save_every):
+                run.save()
+        runner.shutdown()
+        return run.finish()
 
 
 def train(args: Args) -> Path:

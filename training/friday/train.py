@@ -63,7 +63,7 @@ from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.training.args import SelfPlayArgs, require_at_least, require_positive
 from tablegym.training.files import open_atomic, real_folder, write_bytes_atomic, write_text_atomic
 from tablegym.training.parallel import InProcessExecutor, executor
-from tablegym.training.runs import ReplayBuffer, Run, ValueLearner, trainer_cli
+from tablegym.training.runs import ReplayBuffer, Run, ValueLearner, module_device, trainer_cli
 
 TRAIN_SEED_OFFSET = 1_000_003
 """Self-play deals come from seed + this, so they never repeat the evaluation deals (seed 0...)."""
@@ -278,13 +278,13 @@ def win_calibration_table(rows: list[dict]) -> str:
 def predict(model: ValueMLP, x: np.ndarray) -> np.ndarray:
     """The network's returns (score units) for input rows ``x``."""
     with torch.no_grad():
-        return SCALE * model(torch.from_numpy(x)).numpy()
+        return SCALE * model(torch.from_numpy(x).to(module_device(model))).cpu().numpy()
 
 
 def win_probability(model: ValueMLP, x: np.ndarray) -> np.ndarray:
     """The win network's P(win) for input rows ``x``: its tanh output mapped onto [0, 1]."""
     with torch.no_grad():
-        return (1.0 + model(torch.from_numpy(x)).numpy()) / 2.0
+        return (1.0 + model(torch.from_numpy(x).to(module_device(model))).cpu().numpy()) / 2.0
 
 
 # ---- 3. fitting ------------------------------------------------------------------------------------
@@ -311,9 +311,10 @@ def fit(
     """``steps`` Adam steps of ``loss_fn`` (MSE on return / SCALE) over random buffer samples; mean loss."""
     model.train()
     losses = []
+    device = module_device(model)
     for _ in range(steps):
         x, y = buffer.sample(rng, batch_size)
-        loss = loss_fn(model(torch.from_numpy(x)), torch.from_numpy(y))
+        loss = loss_fn(model(torch.from_numpy(x).to(device)), torch.from_numpy(y).to(device))
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -380,7 +381,7 @@ class FridayLearner(ValueLearner):
         )
         self.buffer = ReplayBuffer(args.buffer_size, NUM_FEATURES, dtype=np.float32)
         # the P(win) network: its own checkpoint and buffer (won 1/0); a run begun without it starts one
-        self.win_model = ValueMLP(net_config)
+        self.win_model = ValueMLP(net_config).to(self.device)
         self.win_optimizer = torch.optim.Adam(self.win_model.parameters(), lr=args.lr)
         self.win_buffer = ReplayBuffer(args.buffer_size, NUM_FEATURES, dtype=np.float32)
 
@@ -429,7 +430,7 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
         raise ValueError(f"the Friday value network trains under the default rule options only, got {args.game_options}")
     game = FridayGame()
     learner = FridayLearner(args, game, NetConfig(NUM_FEATURES, tuple(args.hidden)))
-    run = Run(
+    with Run(
         args,
         game,
         learner,
@@ -437,94 +438,100 @@ def train(args: Args, levels: tuple[int, ...] = (1, 2, 3, 4)) -> Path:
         desc="friday value",
         budget=f"--iterations {args.iterations}",
         unit="iteration",
-    )
-    model, win_model, rng = learner.model, learner.win_model, learner.rng
-    runner = executor(args.backend, args.workers, args.address)
+    ) as run:
+        model, win_model, rng = learner.model, learner.win_model, learner.rng
+        runner = executor(args.backend, args.workers, args.address)
 
-    try:
-        while run.next_iteration():
-            # 1. self-play with the current network (Fridai's score before the first fit)
-            t0 = time.perf_counter()
-            net_path = learner.net_path
-            games = play_games(
-                runner,
-                search_spec(args, net_path),
-                list(levels),
-                args.seed + TRAIN_SEED_OFFSET,
-                run.games,
-                args.games_per_iter,
-                net_path,
-            )
-            gen_seconds = time.perf_counter() - t0
-            run.played(len(games))
-            x = np.concatenate([g["x"] for g in games])
-            y = np.concatenate([np.full(len(g["x"]), g[f"{args.target}_return"], dtype=np.float32) for g in games])
-            won = np.concatenate([np.full(len(g["x"]), g["won"], dtype=np.float32) for g in games])
-            # 2. the network's predictions on games it has not been fitted on
-            if net_path is not None:
-                pred = predict(model, x)
-                run.log({"losses/heldout_mse": float(np.mean((pred - y) ** 2) / SCALE**2)})
-                tables = {
-                    "return": calibration_table(calibration(pred, y, won)),
-                    "P(win)": win_calibration_table(calibration(win_probability(win_model, x), won, won)),
-                }
-                for name, table in tables.items():
-                    run.writer.add_text(f"calibration/{name}", table, run.games)
-                write_text_atomic(
-                    run.dir / "calibration.md",
-                    f"Calibration on the {len(games)} self-play games of iteration {run.iteration} ({len(y)} states), "
-                    "predicted before the networks were fitted on them.\n\n"
-                    + "\n\n".join(f"{name}:\n\n{table}" for name, table in tables.items())
-                    + "\n",
+        try:
+            while run.next_iteration():
+                # 1. self-play with the current network (Fridai's score before the first fit)
+                t0 = time.perf_counter()
+                net_path = learner.net_path
+                games = play_games(
+                    runner,
+                    search_spec(args, net_path),
+                    list(levels),
+                    args.seed + TRAIN_SEED_OFFSET,
+                    run.games,
+                    args.games_per_iter,
+                    net_path,
                 )
-            for level in levels:
-                mine = [g for g in games if g["level"] == level]
-                if mine:
+                gen_seconds = time.perf_counter() - t0
+                run.played(len(games))
+                x = np.concatenate([g["x"] for g in games])
+                y = np.concatenate([np.full(len(g["x"]), g[f"{args.target}_return"], dtype=np.float32) for g in games])
+                won = np.concatenate([np.full(len(g["x"]), g["won"], dtype=np.float32) for g in games])
+                # 2. the network's predictions on games it has not been fitted on
+                if net_path is not None:
+                    pred = predict(model, x)
+                    run.log({"losses/heldout_mse": float(np.mean((pred - y) ** 2) / SCALE**2)})
+                    tables = {
+                        "return": calibration_table(calibration(pred, y, won)),
+                        "P(win)": win_calibration_table(calibration(win_probability(win_model, x), won, won)),
+                    }
+                    for name, table in tables.items():
+                        run.writer.add_text(f"calibration/{name}", table, run.games)
+                    write_text_atomic(
+                        run.dir / "calibration.md",
+                        f"Calibration on the {len(games)} self-play games of iteration {run.iteration} ({len(y)} states), "
+                        "predicted before the networks were fitted on them.\n\n"
+                        + "\n\n".join(f"{name}:\n\n{table}" for name, table in tables.items())
+                        + "\n",
+                    )
+                for level in levels:
+                    mine = [g for g in games if g["level"] == level]
+                    if mine:
+                        run.log(
+                            {
+                                f"selfplay/win_rate_L{level}": float(np.mean([g["won"] for g in mine])),
+                                f"selfplay/score_L{level}": float(np.mean([g["score"] for g in mine])),
+                            }
+                        )
+                run.log(
+                    {"charts/games_per_s": per_second(len(games), gen_seconds), "charts/decisions_per_game": len(y) / len(games)}
+                )
+                # 3. fit on the replay buffer
+                learner.buffer.add(x, np.clip(y / SCALE, -0.99, 0.99).astype(np.float32))
+                steps = args.steps_per_iter or int(args.epochs * learner.buffer.n / args.batch_size)
+                loss = fit(model, learner.optimizer, learner.buffer, steps, args.batch_size, rng)
+                run.log({"losses/mse": loss})
+                learner.win_buffer.add(x, won)
+                win_loss = fit(
+                    win_model, learner.win_optimizer, learner.win_buffer, steps, args.batch_size, rng, win_cross_entropy
+                )
+                run.log({"losses/win_cross_entropy": win_loss})
+                # 4. this iteration's network, for the next self-play; the checkpoint
+                learner.save_net(run.progress())
+                run.save()
+                # 5. learned vs Fridai on the same deals
+                postfix = {
+                    "loss": f"{loss:.4f}",
+                    "score": f"{np.mean([g['score'] for g in games]):.1f}",
+                    "won": f"{np.mean([g['won'] for g in games]):.1%}",
+                }
+                if run.due(args.eval_every):
+                    results = evaluate(runner, learner.net_path, args, list(levels))
                     run.log(
                         {
-                            f"selfplay/win_rate_L{level}": float(np.mean([g["won"] for g in mine])),
-                            f"selfplay/score_L{level}": float(np.mean([g["score"] for g in mine])),
+                            f"eval/{name}_{kind}_L{level}": value
+                            for name, per_level in results.items()
+                            for level, pair in per_level.items()
+                            for kind, value in zip(("win_rate", "score"), pair)
                         }
                     )
-            run.log({"charts/games_per_s": per_second(len(games), gen_seconds), "charts/decisions_per_game": len(y) / len(games)})
-            # 3. fit on the replay buffer
-            learner.buffer.add(x, np.clip(y / SCALE, -0.99, 0.99).astype(np.float32))
-            steps = args.steps_per_iter or int(args.epochs * learner.buffer.n / args.batch_size)
-            loss = fit(model, learner.optimizer, learner.buffer, steps, args.batch_size, rng)
-            run.log({"losses/mse": loss})
-            learner.win_buffer.add(x, won)
-            win_loss = fit(win_model, learner.win_optimizer, learner.win_buffer, steps, args.batch_size, rng, win_cross_entropy)
-            run.log({"losses/win_cross_entropy": win_loss})
-            # 4. this iteration's network, for the next self-play; the checkpoint
-            learner.save_net(run.progress())
-            run.save()
-            # 5. learned vs Fridai on the same deals
-            postfix = {
-                "loss": f"{loss:.4f}",
-                "score": f"{np.mean([g['score'] for g in games]):.1f}",
-                "won": f"{np.mean([g['won'] for g in games]):.1%}",
-            }
-            if run.due(args.eval_every):
-                results = evaluate(runner, learner.net_path, args, list(levels))
-                run.log(
-                    {
-                        f"eval/{name}_{kind}_L{level}": value
-                        for name, per_level in results.items()
-                        for level, pair in per_level.items()
-                        for kind, value in zip(("win_rate", "score"), pair)
-                    }
-                )
-                postfix["vs_fridai"] = " ".join(f"{results['learned'][lv][1] - results['fridai'][lv][1]:+.1f}" for lv in levels)
-            run.bar.set_postfix(postfix)
-            if not args.progress:  # a log line per iteration for runs in the background
-                print(
-                    f"iteration {run.iteration}: {run.games} games, {gen_seconds:.0f} s self-play, "
-                    + ", ".join(f"{k} {v}" for k, v in postfix.items()),
-                    flush=True,
-                )
-    finally:
-        runner.shutdown()
-    return run.finish()
+                    postfix["vs_fridai"] = " ".join(
+                        f"{results['learned'][lv][1] - results['fridai'][lv][1]:+.1f}" for lv in levels
+                    )
+                run.bar.set_postfix(postfix)
+                if not args.progress:  # a log line per iteration for runs in the background
+                    print(
+                        f"iteration {run.iteration}: {run.games} games, {gen_seconds:.0f} s self-play, "
+                        + ", ".join(f"{k} {v}" for k, v in postfix.items()),
+                        flush=True,
+                    )
+        finally:
+            runner.shutdown()
+        return run.finish()
 
 
 parse_args, cli_main = trainer_cli(Args, train, "tablegym train friday", __doc__)

@@ -69,6 +69,8 @@ def _tuple_arg(text: str) -> tuple[int, ...]:
 
 @dataclass
 class Args(TrainerArgs):
+    CPU_ONLY = "the n-tuple network learns in compiled CPU code over its tables, one update a move"
+
     game: str = "threes"
     """only threes (the positional game name of ``tablegym train``)"""
     game_options: dict = field(default_factory=dict)
@@ -461,75 +463,75 @@ def train(args: Args, progress: bool | None = None) -> Path:
     if args.game_options:
         raise ValueError(f"the Threes n-tuple network trains under the default rule options only, got {args.game_options}")
     learner = NTupleLearner(args)
-    run = Run(args, ThreesGame(), learner, total=args.games or None, desc="threes TD", budget=f"--games {args.games}")
-    net, config = learner.net, learner.config
-    size = net.tables().weights.shape[0]
+    with Run(args, ThreesGame(), learner, total=args.games or None, desc="threes TD", budget=f"--games {args.games}") as run:
+        net, config = learner.net, learner.config
+        size = net.tables().weights.shape[0]
 
-    pool, shm, ray = None, None, None
-    if args.backend == "ray":  # chunks learn on copies sent through the object store; deltas come back
-        from tablegym.training.parallel import connect
+        pool, shm, ray = None, None, None
+        if args.backend == "ray":  # chunks learn on copies sent through the object store; deltas come back
+            from tablegym.training.parallel import connect
 
-        ray = connect(args.workers, args.address)
-        remote_chunk = ray.remote(max_retries=3, num_cpus=1)(_delta_chunk)
-    elif args.workers > 1:  # the tables move to shared memory, the module keeps viewing them
-        from multiprocessing import shared_memory
+            ray = connect(args.workers, args.address)
+            remote_chunk = ray.remote(max_retries=3, num_cpus=1)(_delta_chunk)
+        elif args.workers > 1:  # the tables move to shared memory, the module keeps viewing them
+            from multiprocessing import shared_memory
 
-        from tablegym.training.parallel import ignore_interrupts, process_context
+            from tablegym.training.parallel import ignore_interrupts, process_context
 
-        shm = shared_memory.SharedMemory(create=True, size=(3 if args.tc else 1) * size * 4)
-        block, shared_weights, shared_coherence = _shared_views(shm.buf, size, args.tc)
-        shared_weights[:] = net.tables().weights
-        shared_coherence[:] = learner.coherence
-        net.table.weight.data = torch.from_numpy(shared_weights).view(-1, 1)
-        learner.coherence = shared_coherence
-        del shared_weights, shared_coherence
-        pool = process_context().Pool(args.workers, initializer=ignore_interrupts)
-    weights, coherence = net.tables().weights, learner.coherence
-    rule = TDRule.of(args)
+            shm = shared_memory.SharedMemory(create=True, size=(3 if args.tc else 1) * size * 4)
+            block, shared_weights, shared_coherence = _shared_views(shm.buf, size, args.tc)
+            shared_weights[:] = net.tables().weights
+            shared_coherence[:] = learner.coherence
+            net.table.weight.data = torch.from_numpy(shared_weights).view(-1, 1)
+            learner.coherence = shared_coherence
+            del shared_weights, shared_coherence
+            pool = process_context().Pool(args.workers, initializer=ignore_interrupts)
+        weights, coherence = net.tables().weights, learner.coherence
+        rule = TDRule.of(args)
 
-    def submit(n: int, seed: int):
-        if ray is not None:  # the current weights, once per chunk
-            ref = remote_chunk.remote(ray.put(weights), ray.put(coherence), config, n, seed, rule)
-            return _RayChunk(ray, ref, weights, coherence)
-        if pool is None:
-            return _Done(_run_chunk(n, seed, rule, weights, config, coherence))
-        return pool.apply_async(_play_chunk, ((shm.name, size, config, n, seed, rule, args.tc),))
+        def submit(n: int, seed: int):
+            if ray is not None:  # the current weights, once per chunk
+                ref = remote_chunk.remote(ray.put(weights), ray.put(coherence), config, n, seed, rule)
+                return _RayChunk(ray, ref, weights, coherence)
+            if pool is None:
+                return _Done(_run_chunk(n, seed, rule, weights, config, coherence))
+            return pool.apply_async(_play_chunk, ((shm.name, size, config, n, seed, rule, args.tc),))
 
-    chunk = max(1, args.log_every)
-    submitted, pending = run.games, []  # games handed out (played or in flight)
-    try:
-        while True:
-            while run.in_budget(submitted) and len(pending) < max(1, args.workers):
-                n = chunk if run.total is None else min(chunk, run.total - submitted)
-                pending.append(submit(n, _chunk_seed(args.seed, submitted)))
-                submitted += n
-            if not pending:
-                break
-            stats, dt = pending.pop(0).get()
-            n = stats.shape[0]
-            run.played(n)
-            summary = _summary(stats)
-            summary["speed/games_per_s"] = per_second(n * max(1, args.workers), dt)
-            summary["speed/moves_per_s"] = per_second(float(stats[:, 2].sum() * max(1, args.workers)), dt)
-            run.log(summary)
-            run.bar.set_postfix(
-                mean=f"{summary.get('score/mean', np.nan):,.0f}",
-                r1536=f"{summary.get('reached/1536', np.nan):.0f}%",
-                gps=f"{summary['speed/games_per_s']:.1f}",
-            )
-            if run.due_minutes(args.save_minutes):
-                run.save()
-        path = run.finish()
-    finally:
-        if pool is not None:
-            pool.terminate()
-            net.table.weight.data = net.table.weight.data.clone()  # off the shared buffer before it goes
-            learner.coherence = np.array(learner.coherence)
-            del block, coherence
-            shm.close()
-            shm.unlink()
-    path = Path(args.out) if args.out else path
-    return path
+        chunk = max(1, args.log_every)
+        submitted, pending = run.games, []  # games handed out (played or in flight)
+        try:
+            while True:
+                while run.in_budget(submitted) and len(pending) < max(1, args.workers):
+                    n = chunk if run.total is None else min(chunk, run.total - submitted)
+                    pending.append(submit(n, _chunk_seed(args.seed, submitted)))
+                    submitted += n
+                if not pending:
+                    break
+                stats, dt = pending.pop(0).get()
+                n = stats.shape[0]
+                run.played(n)
+                summary = _summary(stats)
+                summary["speed/games_per_s"] = per_second(n * max(1, args.workers), dt)
+                summary["speed/moves_per_s"] = per_second(float(stats[:, 2].sum() * max(1, args.workers)), dt)
+                run.log(summary)
+                run.bar.set_postfix(
+                    mean=f"{summary.get('score/mean', np.nan):,.0f}",
+                    r1536=f"{summary.get('reached/1536', np.nan):.0f}%",
+                    gps=f"{summary['speed/games_per_s']:.1f}",
+                )
+                if run.due_minutes(args.save_minutes):
+                    run.save()
+            path = run.finish()
+        finally:
+            if pool is not None:
+                pool.terminate()
+                net.table.weight.data = net.table.weight.data.clone()  # off the shared buffer before it goes
+                learner.coherence = np.array(learner.coherence)
+                del block, coherence
+                shm.close()
+                shm.unlink()
+        path = Path(args.out) if args.out else path
+        return path
 
 
 def _load_coherence(path: Path, size: int) -> np.ndarray:
