@@ -179,34 +179,81 @@ def _learned_leaf_draw(board, n1, n2, n3, penalty, weights, plan, offsets, stage
 
 
 _I, _F = types.int64, types.float64
-_SEARCH = types.Tuple((types.int64[::1], _I, _F))
-_NET = types.Tuple((types.float32[::1], types.int64[:, :, ::1], types.int64[::1], types.int64[::1]))
-_SCRATCH = types.Tuple((types.int64[:, ::1], types.float64[:, ::1], types.int64[:, :, ::1], types.float64[::1], types.int64[::1]))
-_SIGNATURES = [_F(_I, _I, _I, _I, _I, _I, _I, _SEARCH, net, _SCRATCH) for net in (_NET, types.none)]
+_NET = (types.float32[::1], types.int64[:, :, ::1], types.int64[::1], types.int64[::1])
+_SIGNATURES = [
+    _F(
+        _I,
+        _I,
+        types.int64[::1],
+        _I,
+        _I,
+        _I,
+        _I,
+        _I,
+        _I,
+        _F,
+        *net,
+        types.int64[:, ::1],
+        types.float64[:, ::1],
+        types.int64[:, :, ::1],
+        types.float64[::1],
+        types.int64[::1],
+    )
+    for net in (_NET, (types.none,) * 4)
+]
 
 
 # Explicit signatures: numba's cache reloads a self-recursive function reliably only then.
 @njit(_SIGNATURES, cache=True)
-def _expectimax(board, ply, n1, n2, n3, hint, bonus_hi, search, net, scratch):
+def _expectimax(
+    board,
+    ply,
+    models,
+    n1,
+    n2,
+    n3,
+    hint,
+    bonus_hi,
+    evaluator,
+    penalty,
+    weights,
+    plan,
+    offsets,
+    stage_ranks,
+    ranks,
+    probs,
+    decks,
+    values,
+    counters,
+):
     """Best expected value over the swipes of ``board``, ``ply`` swipes into the search.
 
     At ply 0 the value of each swipe goes to ``values`` (-inf when illegal) and the best swipe
-    is returned in ``counters[1]``. ``search`` is (models, evaluator, penalty), ``net`` the
-    n-tuple network (weights, plan, offsets, stage_ranks) or None, ``scratch`` (ranks, probs,
-    decks, values, counters).
+    is returned in ``counters[1]``.
     """
-    models, evaluator, penalty = search
-    ranks, probs, decks, values, counters = scratch
     depth = models.shape[0]
     if ply == depth:
         counters[0] += 1
-        if net is None:
+        if weights is None:
             return evaluate_board(board, evaluator)
-        return learned_leaf_value(board, hint, *net)
-    if net is not None:
+        return learned_leaf_value(board, hint, weights, plan, offsets, stage_ranks)
+    if weights is not None:
         if models[ply] == LEAF and hint == 0:
-            row = depth + ply
-            return _learned_leaf_draw(board, n1, n2, n3, penalty, *net, ranks[row], probs[row], decks[row], counters)
+            return _learned_leaf_draw(
+                board,
+                n1,
+                n2,
+                n3,
+                penalty,
+                weights,
+                plan,
+                offsets,
+                stage_ranks,
+                ranks[depth + ply],
+                probs[depth + ply],
+                decks[depth + ply],
+                counters,
+            )
     if (models[ply] == EXACT or models[ply] == LEAF) and hint == 0:
         # The true game: the next card is drawn (and hinted) before the player swipes.
         # Scratch rows depth + ply hold the draw, rows ply the insertion below.
@@ -215,8 +262,27 @@ def _expectimax(board, ply, n1, n2, n3, hint, bonus_hi, search, net, scratch):
         for i in range(k):
             r = ranks[depth + ply, i]
             hi = highest_rank(board) - 3 if r == 4 else bonus_hi
-            d1, d2, d3 = decks[depth + ply, i]
-            total += probs[depth + ply, i] * _expectimax(board, ply, d1, d2, d3, r, hi, search, net, scratch)
+            total += probs[depth + ply, i] * _expectimax(
+                board,
+                ply,
+                models,
+                decks[depth + ply, i, 0],
+                decks[depth + ply, i, 1],
+                decks[depth + ply, i, 2],
+                r,
+                hi,
+                evaluator,
+                penalty,
+                weights,
+                plan,
+                offsets,
+                stage_ranks,
+                ranks,
+                probs,
+                decks,
+                values,
+                counters,
+            )
         return total
     best = -np.inf
     unknown = np.int64(0)  # the hint is known at the root only (a typed zero: a literal 0 would
@@ -230,7 +296,27 @@ def _expectimax(board, ply, n1, n2, n3, hint, bonus_hi, search, net, scratch):
         k = card_distribution(models[ply], board, n1, n2, n3, hint, bonus_hi, ranks[ply], probs[ply], decks[ply])
         if k == 0:  # NONE: no card enters; LEAF: it is about to, the afterstate keeps its hint
             nxt = hint if models[ply] == LEAF else unknown
-            v = _expectimax(nb, ply + 1, n1, n2, n3, nxt, bonus_hi, search, net, scratch)
+            v = _expectimax(
+                nb,
+                ply + 1,
+                models,
+                n1,
+                n2,
+                n3,
+                nxt,
+                bonus_hi,
+                evaluator,
+                penalty,
+                weights,
+                plan,
+                offsets,
+                stage_ranks,
+                ranks,
+                probs,
+                decks,
+                values,
+                counters,
+            )
         else:
             v = 0.0
             lines = 0
@@ -241,8 +327,27 @@ def _expectimax(board, ply, n1, n2, n3, hint, bonus_hi, search, net, scratch):
                 cell = insert_cell(d, line)
                 for i in range(k):
                     child = set_rank(nb, cell, ranks[ply, i])
-                    d1, d2, d3 = decks[ply, i]
-                    v += probs[ply, i] * _expectimax(child, ply + 1, d1, d2, d3, unknown, bonus_hi, search, net, scratch)
+                    v += probs[ply, i] * _expectimax(
+                        child,
+                        ply + 1,
+                        models,
+                        decks[ply, i, 0],
+                        decks[ply, i, 1],
+                        decks[ply, i, 2],
+                        unknown,
+                        bonus_hi,
+                        evaluator,
+                        penalty,
+                        weights,
+                        plan,
+                        offsets,
+                        stage_ranks,
+                        ranks,
+                        probs,
+                        decks,
+                        values,
+                        counters,
+                    )
             v /= lines
         if ply == 0:
             values[d] = v
@@ -252,7 +357,7 @@ def _expectimax(board, ply, n1, n2, n3, hint, bonus_hi, search, net, scratch):
                 counters[1] = d
     if best == -np.inf:
         counters[0] += 1
-        if net is None:
+        if weights is None:
             return evaluate_board(board, evaluator) - penalty
         return board_score(board) - penalty  # learned: the game is over, nothing more to come
     return best
@@ -271,11 +376,27 @@ def search_root(
     probs = np.zeros((2 * depth, MAX_CARDS), dtype=np.float64)
     decks = np.zeros((2 * depth, MAX_CARDS, 3), dtype=np.int64)
     counters[1] = -1
-    search, scratch = (models, evaluator, penalty), (ranks, probs, decks, values, counters)
-    if weights is None:
-        _expectimax(board, np.int64(0), n1, n2, n3, hint, bonus_hi, search, None, scratch)
-    else:
-        _expectimax(board, np.int64(0), n1, n2, n3, hint, bonus_hi, search, (weights, plan, offsets, stage_ranks), scratch)
+    _expectimax(
+        board,
+        np.int64(0),
+        models,
+        n1,
+        n2,
+        n3,
+        hint,
+        bonus_hi,
+        evaluator,
+        penalty,
+        weights,
+        plan,
+        offsets,
+        stage_ranks,
+        ranks,
+        probs,
+        decks,
+        values,
+        counters,
+    )
     return counters[1]
 
 
