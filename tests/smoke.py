@@ -1,5 +1,5 @@
-"""What several env test files share: a small seeded MaskablePPO trained on an env, and the lines a
-person types at the terminal, scripted."""
+"""What several test files share: a small seeded MaskablePPO trained on an env, a trained network
+as the compiled alpha-beta's evaluator, and the lines a person types at the terminal, scripted."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import builtins
 import warnings
 
 import gymnasium
+import numpy as np
 import pytest
 
 
@@ -21,6 +22,18 @@ def maskable_ppo(env: gymnasium.Env, *, n_steps: int, total_timesteps: int):
         model = MaskablePPO("MlpPolicy", env, n_steps=n_steps, batch_size=n_steps // 2, n_epochs=1, seed=0, device="cpu")
         model.learn(total_timesteps=total_timesteps)
     return model
+
+
+def assert_plays_in_alphabeta(network) -> None:
+    """The network file ``network`` evaluates the leaves of the compiled alpha-beta (depth 3),
+    which then plays a legal first move of TrilobiteTiny."""
+    from tablegym.envs import make_game
+    from tablegym.models.agents import make_agent
+
+    game = make_game("trilobite-tiny")
+    agent = make_agent(game, f"alphabeta:depth=3,eval=learned:{network}")
+    state = game.new_initial_state()
+    assert agent(state, np.random.default_rng(0)) in state.legal_actions()
 
 
 def scripted_input(monkeypatch: pytest.MonkeyPatch, lines) -> None:

@@ -13,6 +13,7 @@ from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.training import ppo
 from tests.cli_errors import assert_one_error_line
+from tests.smoke import assert_plays_in_alphabeta
 
 QUIET = ["--eval-every", "0", "--no-progress"]
 """No evaluation matches and no progress bar: what most runs here leave out."""
@@ -56,10 +57,7 @@ def test_the_policy_learns_to_beat_a_random_player(trained):
 
 
 def test_the_critic_runs_compiled_in_alpha_beta(trained):
-    game = make_game("trilobite-tiny")
-    agent = make_agent(game, f"alphabeta:depth=3,eval=learned:{trained / 'critic.pt'}")
-    state = game.new_initial_state()
-    assert agent(state, np.random.default_rng(0)) in state.legal_actions()
+    assert_plays_in_alphabeta(trained / "critic.pt")
 
 
 def test_a_second_run_in_the_same_folder_resumes(trained, capsys):
