@@ -1,5 +1,6 @@
-"""What several test files share: a small seeded MaskablePPO trained on an env, a trained network
-as the compiled alpha-beta's evaluator, and the lines a person types at the terminal, scripted."""
+"""What several test files share: a trainer's run folder, a small seeded MaskablePPO trained on an
+env, a trained network as the compiled alpha-beta's evaluator, and the lines a person types at the
+terminal, scripted."""
 
 from __future__ import annotations
 
@@ -9,6 +10,15 @@ import warnings
 import gymnasium
 import numpy as np
 import pytest
+
+
+def trained_run(main, tmp_path_factory: pytest.TempPathFactory, name: str, argv: list[str], out: str):
+    """A new folder ``name`` of pytest's, filled by the trainer's command line ``main`` run with
+    ``argv``, the folder as its run folder and the file ``out`` there as its network (the run must
+    succeed)."""
+    run = tmp_path_factory.mktemp(name)
+    assert main([*argv, "--run-dir", str(run), "--out", str(run / out)]) == 0
+    return run
 
 
 def maskable_ppo(env: gymnasium.Env, *, n_steps: int, total_timesteps: int):

@@ -16,7 +16,7 @@ from tablegym.models.export import load_exported
 from tablegym.models.policy import load_qnet, qnetwork
 from tablegym.training import dqn
 from tests.cli_errors import assert_one_error_line
-from tests.smoke import assert_plays_in_alphabeta
+from tests.smoke import assert_plays_in_alphabeta, trained_run
 
 TINY = ["--num-envs", "64", "--learning-starts", "1000", "--eval-every", "0", "--no-progress"]
 ITERATIONS = 400
@@ -26,14 +26,9 @@ ITERATIONS = 400
 def trained(tmp_path_factory):
     """400 iterations of DQN on TrilobiteTiny (3x3, three in a row; a quarter of the boards against a
     random player), Q-network written out."""
-    run = tmp_path_factory.mktemp("dqn")
-    assert (
-        dqn.main(
-            ["trilobite-tiny", *TINY, "--total-steps", str(64 * ITERATIONS), "--run-dir", str(run), "--out", str(run / "q.pt")]
-        )
-        == 0
+    return trained_run(
+        dqn.main, tmp_path_factory, "dqn", ["trilobite-tiny", *TINY, "--total-steps", str(64 * ITERATIONS)], "q.pt"
     )
-    return run
 
 
 def test_the_policy_learns_to_beat_a_random_player(trained):

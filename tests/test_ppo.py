@@ -13,7 +13,7 @@ from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.training import ppo
 from tests.cli_errors import assert_one_error_line
-from tests.smoke import assert_plays_in_alphabeta
+from tests.smoke import assert_plays_in_alphabeta, trained_run
 
 QUIET = ["--eval-every", "0", "--no-progress"]
 """No evaluation matches and no progress bar: what most runs here leave out."""
@@ -29,14 +29,9 @@ def _updates(num_envs: int, num_steps: int, updates: int) -> list[str]:
 def trained(tmp_path_factory):
     """20 updates of PPO on TrilobiteTiny (3x3, three in a row; a quarter of the boards against a random
     player), critic written out."""
-    run = tmp_path_factory.mktemp("ppo")
-    assert (
-        ppo.main(
-            ["trilobite-tiny", *TINY, "--total-steps", str(128 * 16 * 20), "--run-dir", str(run), "--out", str(run / "critic.pt")]
-        )
-        == 0
+    return trained_run(
+        ppo.main, tmp_path_factory, "ppo", ["trilobite-tiny", *TINY, "--total-steps", str(128 * 16 * 20)], "critic.pt"
     )
-    return run
 
 
 def _net(run) -> ppo.ActorCritic:
