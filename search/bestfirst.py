@@ -105,37 +105,24 @@ def _sample(s, rng_state, sample, chance, by_chance, push, outcome, to_move, out
 
 
 @njit(cache=True)
-def _better(hscore, hseq, a, b):
-    """Heap order of entries ``a`` and ``b``: higher score first; among equal scores, the state
-    queued first."""
-    return hscore[a] > hscore[b] or (hscore[a] == hscore[b] and hseq[a] < hseq[b])
-
-
-@njit(cache=True)
-def _put(hscore, hseq, hrow, i, score, seq, row):
-    """Heap entry ``i`` set to ``score``, ``seq`` and ``row``."""
-    hscore[i] = score
-    hseq[i] = seq
-    hrow[i] = row
-
-
-@njit(cache=True)
-def _swap(hscore, hseq, hrow, a, b):
-    """Exchange heap entries ``a`` and ``b``."""
-    hscore[a], hscore[b] = hscore[b], hscore[a]
-    hseq[a], hseq[b] = hseq[b], hseq[a]
-    hrow[a], hrow[b] = hrow[b], hrow[a]
+def _better(score_a, seq_a, score_b, seq_b):
+    """Heap order: higher score first; among equal scores, the state queued first."""
+    return score_a > score_b or (score_a == score_b and seq_a < seq_b)
 
 
 @njit(cache=True)
 def _heap_push(hscore, hseq, hrow, size, score, seq, row):
     i = size
-    _put(hscore, hseq, hrow, i, score, seq, row)
+    hscore[i] = score
+    hseq[i] = seq
+    hrow[i] = row
     while i > 0:
         parent = (i - 1) // 2
-        if not _better(hscore, hseq, i, parent):
+        if not _better(hscore[i], hseq[i], hscore[parent], hseq[parent]):
             break
-        _swap(hscore, hseq, hrow, i, parent)
+        hscore[i], hscore[parent] = hscore[parent], hscore[i]
+        hseq[i], hseq[parent] = hseq[parent], hseq[i]
+        hrow[i], hrow[parent] = hrow[parent], hrow[i]
         i = parent
     return size + 1
 
@@ -145,16 +132,22 @@ def _heap_pop(hscore, hseq, hrow, size):
     """Remove the best entry; returns (its row, the new size)."""
     row = hrow[0]
     size -= 1
-    _put(hscore, hseq, hrow, 0, hscore[size], hseq[size], hrow[size])  # the last entry to the top
+    hscore[0] = hscore[size]
+    hseq[0] = hseq[size]
+    hrow[0] = hrow[size]
     i = 0
     while True:
         left = 2 * i + 1
         if left >= size:
             break
-        best = left + 1 if left + 1 < size and _better(hscore, hseq, left + 1, left) else left
-        if not _better(hscore, hseq, best, i):
+        best = left
+        if left + 1 < size and _better(hscore[left + 1], hseq[left + 1], hscore[left], hseq[left]):
+            best = left + 1
+        if not _better(hscore[best], hseq[best], hscore[i], hseq[i]):
             break
-        _swap(hscore, hseq, hrow, i, best)
+        hscore[i], hscore[best] = hscore[best], hscore[i]
+        hseq[i], hseq[best] = hseq[best], hseq[i]
+        hrow[i], hrow[best] = hrow[best], hrow[i]
         i = best
     return row, size
 

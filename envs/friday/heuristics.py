@@ -72,10 +72,15 @@ def owned_rating(s):
         c = s[L.MID + t] + s[L.DISC + t]
         n += c
         rating += c * C.RATING[t]
-    for first, count in ((L.TOP0, L.TOP_N), (L.SORT0, L.SORT_N), (L.BOTTOM, L.BOTTOM_N)):
-        cards, total = L.pile_total(s, first, s[count], C.RATING)
-        n += cards
-        rating += total
+    for r in range(s[L.TOP_N]):
+        n += 1
+        rating += C.RATING[s[L.TOP0 + r]]
+    for r in range(s[L.SORT_N]):
+        n += 1
+        rating += C.RATING[s[L.SORT0 + r]]
+    for r in range(s[L.BOTTOM_N]):
+        n += 1
+        rating += C.RATING[s[L.BOTTOM + r]]
     for i in range(L.MAX_SLOTS):
         t = s[L.SLOT_CARD + i]
         if t >= 0:

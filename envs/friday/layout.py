@@ -144,16 +144,6 @@ def body(s):
 
 
 @njit(cache=True)
-def pile_total(b, first, count, table):
-    """``(count, total)``: the ``count`` cards of a known pile kept from slot ``first`` of the
-    slots ``b`` (the stack's top, sort or bottom pile), and the sum of ``table`` over them."""
-    total = 0
-    for r in range(count):
-        total += table[b[first + r]]
-    return count, total
-
-
-@njit(cache=True)
 def k_sync(s):
     """Bring the header up to date with the slots: the player to move (0, or ``CHANCE`` at a
     pending draw) and the outcome (``ONGOING`` while the game goes on, then 0: over, as in

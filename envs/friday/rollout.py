@@ -88,10 +88,12 @@ def _stack_value(s):
     for t in range(C.NUM_TYPES):
         ns += s[L.MID + t]
         ts += s[L.MID + t] * C.VALUE[t]
-    for first, count in ((L.TOP0, L.TOP_N), (L.BOTTOM, L.BOTTOM_N)):
-        cards, total = L.pile_total(s, first, s[count], C.VALUE)
-        ns += cards
-        ts += total
+    for r in range(s[L.TOP_N]):
+        ns += 1
+        ts += C.VALUE[s[L.TOP0 + r]]
+    for r in range(s[L.BOTTOM_N]):
+        ns += 1
+        ts += C.VALUE[s[L.BOTTOM + r]]
     return ns, ts
 
 

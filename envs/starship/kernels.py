@@ -471,24 +471,24 @@ def clear_rays(tiles):
     H, W = tiles.shape
     out = np.zeros((4, H, W), np.bool_)
     for y in range(H):
-        _clear_walk(tiles, out[0], y, W - 1, 0, -1, W)  # forward: look towards +x, so walk from that edge
-        _clear_walk(tiles, out[2], y, 0, 0, 1, W)
+        run = True
+        for x in range(W - 1, -1, -1):  # forward: look towards +x
+            run = run and tiles[y, x] == EMPTY
+            out[0, y, x] = run
+        run = True
+        for x in range(W):
+            run = run and tiles[y, x] == EMPTY
+            out[2, y, x] = run
     for x in range(W):
-        _clear_walk(tiles, out[1], H - 1, x, -1, 0, H)
-        _clear_walk(tiles, out[3], 0, x, 1, 0, H)
+        run = True
+        for y in range(H - 1, -1, -1):
+            run = run and tiles[y, x] == EMPTY
+            out[1, y, x] = run
+        run = True
+        for y in range(H):
+            run = run and tiles[y, x] == EMPTY
+            out[3, y, x] = run
     return out
-
-
-@njit(cache=True)
-def _clear_walk(tiles, out, y, x, dy, dx, n):
-    """``n`` tiles from (y, x) in steps of (dy, dx): ``out`` at each says whether it and every
-    tile walked before it are empty."""
-    run = True
-    for _ in range(n):
-        run = run and tiles[y, x] == EMPTY
-        out[y, x] = run
-        y += dy
-        x += dx
 
 
 @njit(cache=True)
