@@ -368,6 +368,17 @@ class KernelState(State):
         out = int(self.kernels.outcome(self._s))
         return out if out in (0, 1) else None
 
+    def status_line(self, marks: str) -> str:
+        """The line under a two-player board's drawing: who won, a draw, or who is to move, each
+        player by its mark (``marks[player + 1]``) and its number."""
+        out = self.winner()
+        if out is not None:
+            return f"{marks[out + 1]} (player {out}) wins"
+        if self.is_terminal():
+            return "draw"
+        p = self.current_player()
+        return f"{marks[p + 1]} (player {p}) to move"
+
     def returns(self) -> np.ndarray:
         out = int(self.kernels.outcome(self._s))
         if out in (0, 1):

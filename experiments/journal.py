@@ -48,18 +48,22 @@ def _run_text(key: Mapping[str, Any]) -> str:
     return json.dumps([key[f] for f in _RUN_FIELDS], separators=(",", ":"))
 
 
-def _task_key(task: _Task) -> dict[str, Any]:
+def _run_key(run: _Task | _Tasks) -> dict[str, Any]:
+    """The fields of ``_RUN_FIELDS`` of a game or of its match (both carry them by the same names)."""
     return {
-        "game": task.game_name,
-        "options": [list(kv) for kv in task.game_options],
-        "spec_a": task.spec_a,
-        "spec_b": task.spec_b,
-        "seed": task.seed,
-        "opening_plies": task.opening_plies,
-        "match": task.match,
-        "pair": task.pair,
-        "a_seat": task.a_seat,
+        "game": run.game_name,
+        "options": [list(kv) for kv in run.game_options],
+        "spec_a": run.spec_a,
+        "spec_b": run.spec_b,
+        "seed": run.seed,
+        "opening_plies": run.opening_plies,
+        "match": run.match,
     }
+
+
+def _task_key(task: _Task) -> dict[str, Any]:
+    """The fields of ``_KEY_FIELDS`` of a game, in their order."""
+    return {**_run_key(task), "pair": task.pair, "a_seat": task.a_seat}
 
 
 def _record_json(record: GameRecord) -> dict[str, Any]:
@@ -217,7 +221,7 @@ class _Journal:
 
     def found(self, tasks: _Tasks) -> dict[tuple[int, int, int], GameRecord]:
         """The games of ``tasks`` that earlier runs finished, by ``(match, pair, a_seat)``."""
-        games = self._games.get(_run_text(tasks.key()), {})
+        games = self._games.get(_run_text(_run_key(tasks)), {})
         return {(tasks.match, pair, seat): r for (pair, seat), r in games.items() if 2 * pair + seat < len(tasks)}
 
     def append(self, task: _Task, record: GameRecord) -> None:

@@ -223,18 +223,6 @@ class _Tasks(Sequence[_Task]):
     def __iter__(self) -> Iterator[_Task]:
         return (self[g] for g in range(self.games))
 
-    def key(self) -> dict[str, Any]:
-        """The fields its journal lines share (``_RUN_FIELDS``)."""
-        return {
-            "game": self.game_name,
-            "options": [list(kv) for kv in self.game_options],
-            "spec_a": self.spec_a,
-            "spec_b": self.spec_b,
-            "seed": self.seed,
-            "opening_plies": self.opening_plies,
-            "match": self.match,
-        }
-
 
 def _tasks(
     match: int,

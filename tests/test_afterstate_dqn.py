@@ -18,6 +18,7 @@ from tablegym.models.checkpoint import load_checkpoint
 from tablegym.models.threes.ntuple_net import NTupleNet, load_ntuple, ranks_tensor
 from tablegym.training import afterstate_dqn
 from tests.cli_errors import assert_one_error_line
+from tests.smoke import trained_run
 
 ENV = "tablegym/Threes-v0"
 TINY = ["--num-envs", "64", "--learning-starts", "2000", "--eval-every", "0", "--no-progress", "--tc", "--alpha", "1.0"]
@@ -71,14 +72,9 @@ def test_the_fast_values_are_the_networks_own():
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    run = tmp_path_factory.mktemp("afterstate")
-    assert (
-        afterstate_dqn.main(
-            ["threes", *TINY, "--total-steps", str(64 * ITERATIONS), "--run-dir", str(run), "--out", str(run / "net.pt")]
-        )
-        == 0
+    return trained_run(
+        afterstate_dqn.main, tmp_path_factory, "afterstate", ["threes", *TINY, "--total-steps", str(64 * ITERATIONS)], "net.pt"
     )
-    return run
 
 
 def test_it_learns_far_beyond_a_random_player(trained):

@@ -16,6 +16,7 @@ from tablegym.models.export import load_exported
 from tablegym.models.policy import load_qnet, qnetwork
 from tablegym.training import dqn
 from tests.cli_errors import assert_one_error_line
+from tests.smoke import assert_plays_in_alphabeta, trained_run
 
 TINY = ["--num-envs", "64", "--learning-starts", "1000", "--eval-every", "0", "--no-progress"]
 ITERATIONS = 400
@@ -25,14 +26,9 @@ ITERATIONS = 400
 def trained(tmp_path_factory):
     """400 iterations of DQN on TrilobiteTiny (3x3, three in a row; a quarter of the boards against a
     random player), Q-network written out."""
-    run = tmp_path_factory.mktemp("dqn")
-    assert (
-        dqn.main(
-            ["trilobite-tiny", *TINY, "--total-steps", str(64 * ITERATIONS), "--run-dir", str(run), "--out", str(run / "q.pt")]
-        )
-        == 0
+    return trained_run(
+        dqn.main, tmp_path_factory, "dqn", ["trilobite-tiny", *TINY, "--total-steps", str(64 * ITERATIONS)], "q.pt"
     )
-    return run
 
 
 def test_the_policy_learns_to_beat_a_random_player(trained):
@@ -59,10 +55,7 @@ def test_the_exported_evaluator_is_the_largest_legal_q(trained):
 
 
 def test_the_q_network_runs_compiled_in_alpha_beta(trained):
-    game = make_game("trilobite-tiny")
-    agent = make_agent(game, f"alphabeta:depth=3,eval=learned:{trained / 'q.pt'}")
-    state = game.new_initial_state()
-    assert agent(state, np.random.default_rng(0)) in state.legal_actions()
+    assert_plays_in_alphabeta(trained / "q.pt")
 
 
 def test_a_second_run_in_the_same_folder_resumes(trained, capsys):

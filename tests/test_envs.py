@@ -21,6 +21,7 @@ import tablegym.envs
 from tablegym.envs.core import IllegalActionError, State
 from tablegym.envs.sim.env import SimEnv, sim_aec_env
 from tablegym.envs.trilobite.env import TrilobiteEnv, trilobite_aec_env
+from tests.smoke import maskable_ppo
 
 ENV_IDS = list(tablegym.envs.ENV_IDS)
 # PettingZoo's api_test warns about any dict observation outside its own list of classic envs.
@@ -359,12 +360,7 @@ def test_aec_first_player_option():
 
 @pytest.mark.parametrize("env_id", ["tablegym/TrilobiteTiny-v0", "tablegym/Sim-v0"])
 def test_maskable_ppo_trains(env_id):
-    from sb3_contrib import MaskablePPO
-
-    model = MaskablePPO(
-        "MlpPolicy", gymnasium.make(env_id, agent_seat="alternate"), n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu"
-    )
-    model.learn(total_timesteps=128)
+    model = maskable_ppo(gymnasium.make(env_id, agent_seat="alternate"), n_steps=64, total_timesteps=128)
     env = gymnasium.make(env_id)
     obs, info = env.reset(seed=0)
     action, _ = model.predict(obs, action_masks=env.unwrapped.action_masks(), deterministic=True)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import builtins
 import itertools
-import warnings
 
 import gymnasium
 import numpy as np
@@ -23,6 +21,7 @@ from tablegym.experiments.cli import main
 from tablegym.experiments.games import GAMES
 from tests.cli_errors import assert_one_error_line
 from tests.episodes import random_episode
+from tests.smoke import maskable_ppo, scripted_input
 
 
 def free_first(info: dict) -> int:
@@ -280,13 +279,7 @@ def test_state_image_draws_life_step_and_the_left_row():
 
 
 def test_maskable_ppo_smoke():
-    pytest.importorskip("sb3_contrib")
-    from sb3_contrib import MaskablePPO
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # SB3's notes about CPU/GPU and batch size
-        model = MaskablePPO("MlpPolicy", FridayEnv(max_steps=200), n_steps=128, batch_size=64, n_epochs=1, seed=0, device="cpu")
-        model.learn(total_timesteps=256)
+    model = maskable_ppo(FridayEnv(max_steps=200), n_steps=128, total_timesteps=256)
     env = FridayEnv()
     obs, info = env.reset(seed=0)
     for _ in range(20):
@@ -298,11 +291,6 @@ def test_maskable_ppo_smoke():
 
 
 # -- tablegym play friday ----------------------------------------------------------------------------------
-
-
-def scripted_input(monkeypatch, lines):
-    it = iter(lines)
-    monkeypatch.setattr(builtins, "input", lambda prompt="": next(it))
 
 
 def test_friday_is_a_registered_game():

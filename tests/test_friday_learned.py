@@ -29,6 +29,7 @@ from tablegym.models.friday.learned import (
 from tablegym.models.value_net import NetConfig, ValueMLP
 from tablegym.training.friday.train import Args, calibration, parse_args, search_spec, train
 from tablegym.training.runs import metadata
+from tests.test_friday_search import play_legally
 
 FRIDAY = FridayGame()  # the default rules (level 1), as the agents are built for
 
@@ -117,13 +118,7 @@ def test_learned_checkpoint_plugs_into_the_search_and_plays_a_legal_game(tmp_pat
     assert ev.name == f"learned:{path}"
     agent = make_agent(FRIDAY, f"bestfirst:nodes=200,eval=learned:{path}")
     rng = np.random.default_rng(5)
-    s = start(level=2, seed=5)
-    moves = 0
-    while not s.is_terminal():
-        a = agent(s, rng)
-        assert a in s.legal_actions()
-        s = sample_chance(s.child(a), rng)
-        moves += 1
+    moves = play_legally(start(level=2, seed=5), agent, rng)
     assert moves > 10 and agent.decisions > 0
 
 
@@ -259,12 +254,7 @@ def test_monte_carlo_self_play_learns_the_outcome_return_and_is_evaluated_in_the
     with pytest.raises(CheckpointError, match="unknown return 'win'"):
         load_friday_evaluator(tmp_path / "mc" / "win.pt")
     agent = make_agent(FRIDAY, f"mc:rollouts=2,horizon=1,eval=learned:{tmp_path / 'mc' / 'nets' / 'iter0002.pt'}")
-    s = start(level=2)
-    rng = np.random.default_rng(0)
-    while not s.is_terminal():  # a whole game with the network at the rollouts' horizon
-        action = agent(s, rng)
-        assert action in s.legal_actions()
-        s = sample_chance(s.child(action), rng)
+    play_legally(start(level=2), agent, np.random.default_rng(0))  # a whole game with the network at the rollouts' horizon
     for bad in (dict(planner="alphazero"), dict(planner="mc", horizon=0)):
         with pytest.raises(ValueError, match="planner"):
             train(_tiny(tmp_path / "bad", **bad))

@@ -19,7 +19,7 @@ from tablegym.models.agents import make_agent
 from tablegym.models.friday.agents import ROLLOUT
 from tablegym.search.montecarlo import CycleGuard, MonteCarloAgent, mc_values
 from tests.test_friday_core import score_position
-from tests.test_friday_search import CANNIBALS, DISTRACTED, FOCUSED, RAFT_FOOD, WEAK, dealt, start
+from tests.test_friday_search import CANNIBALS, DISTRACTED, FOCUSED, RAFT_FOOD, WEAK, dealt, play_legally, start
 
 FRIDAY = FridayGame()  # the default rules (level 1), as the agents are built for
 
@@ -74,19 +74,17 @@ def test_the_trimmer_loses_on_purpose_only_while_life_allows():
     assert k_policy_action(start(hazards=(CANNIBALS, RAFT_FOOD)).body) == FIGHT_1
 
 
+def trimmer(s, rng):
+    """The trimmer's action at ``s`` (it draws nothing from ``rng``)."""
+    return int(k_policy_action(s.body))
+
+
 @pytest.mark.parametrize("level", [1, 2, 3, 4])
 @pytest.mark.parametrize("abilities", ["any_time", "after_free"])
 def test_the_trimmer_plays_whole_games_legally(level, abilities):
     rng = np.random.default_rng(level)
     for _ in range(25):
-        s = sample_chance(FridayGame(level=level, abilities=abilities).new_initial_state(), rng)
-        n = 0
-        while not s.is_terminal():
-            a = int(k_policy_action(s.body))
-            assert a in s.legal_actions()
-            s = sample_chance(s.child(a), rng)
-            n += 1
-            assert n < 3000
+        play_legally(sample_chance(FridayGame(level=level, abilities=abilities).new_initial_state(), rng), trimmer, rng, cap=3000)
 
 
 @settings(max_examples=30, deadline=None)
@@ -99,10 +97,7 @@ def test_the_trimmer_is_legal_from_positions_random_play_reaches(seed, level, de
         if s.is_terminal():
             return
         s = sample_chance(s.child(int(rng.choice(s.legal_actions()))), rng)
-    while not s.is_terminal():
-        a = int(k_policy_action(s.body))
-        assert a in s.legal_actions()
-        s = sample_chance(s.child(a), rng)
+    play_legally(s, trimmer, rng)
 
 
 def test_a_rollout_is_determined_by_its_seed_and_plays_to_the_end_or_the_horizon():

@@ -33,6 +33,20 @@ from tablegym.search.bestfirst import MAX_MOVES
 
 FRIDAY = FridayGame()  # the default rules (level 1), as the agents are built for
 
+
+def play_legally(s, choose, rng, *, cap: int | None = None) -> int:
+    """Play ``s`` to its end, ``choose(s, rng)`` deciding and ``rng`` dealing, every action checked
+    legal: the number of decisions (each count below ``cap`` where one is given)."""
+    n = 0
+    while not s.is_terminal():
+        a = choose(s, rng)
+        assert a in s.legal_actions()
+        s = sample_chance(s.child(a), rng)
+        n += 1
+        assert cap is None or n < cap
+    return n
+
+
 DISTRACTED, WEAK, EATING, FOCUSED, GENIUS = 24, 25, 26, 27, 28
 STUPID = 33
 RAFT_FOOD, RAFT_REALIZATION, REPEAT_1, CANNIBALS = 0, 3, 11, 23
@@ -194,14 +208,7 @@ def test_several_worlds_split_the_budget_and_play_the_best_mean_value():
 def test_rule_agent_plays_whole_games_legally(level):
     rng = np.random.default_rng(level)
     for _ in range(20):
-        s = sample_chance(FridayGame(level=level).new_initial_state(), rng)
-        n = 0
-        while not s.is_terminal():
-            a = rule_action(s, rng)
-            assert a in s.legal_actions()
-            s = sample_chance(s.child(a), rng)
-            n += 1
-            assert n < 3000
+        play_legally(sample_chance(FridayGame(level=level).new_initial_state(), rng), rule_action, rng, cap=3000)
 
 
 def test_search_only_moves_are_numbered_above_the_legal_ones():

@@ -52,6 +52,16 @@ def factory(game, spec):
     raise ValueError(f"unknown test agent {spec!r}")
 
 
+SMALL = dict(width=3, height=4, win_length=3)
+"""Trilobite's board 3 wide and 4 high, three in a row: 3 first moves, 9 two-ply openings."""
+
+
+def left_against_right(games: int, **kw):
+    """A match of ``games`` games of the agent ``left`` against ``right`` on the ``SMALL`` board,
+    without a progress bar (``kw``: ``play_match``'s other arguments)."""
+    return play_match("trilobite", "left", "right", games=games, progress=False, game_options=SMALL, agent_factory=factory, **kw)
+
+
 def replay(game, actions):
     state = game.new_initial_state()
     states = [state]
@@ -280,18 +290,7 @@ def test_deterministic_agents_score_over_the_distinct_games_they_played():
     """left against right from one-ply openings of a 3-wide board: at most 3 openings x 2 seats
     = 6 different games, however many are played. The score, its interval and the Elo fit count
     each once, so 40 games are no narrower than the 6 they repeat."""
-    options = dict(width=3, height=4, win_length=3)
-    r = play_match(
-        "trilobite",
-        "left",
-        "right",
-        games=40,
-        seed=1,
-        opening_plies=1,
-        progress=False,
-        game_options=options,
-        agent_factory=factory,
-    )
+    r = left_against_right(40, seed=1, opening_plies=1)
     games = {(i % 2, tuple(rec.actions)): rec.winner for i, rec in enumerate(r.records)}
     assert r.games == 40 and r.distinct_games == len(games) <= 6
     wins = sum(winner == seat for (seat, _), winner in games.items())
@@ -312,7 +311,7 @@ def test_openings_are_counted_as_random_opening_draws_them():
     agents); a count stops at ``most``."""
     from tablegym.search.play import count_openings
 
-    small = make_game("trilobite", width=3, height=4, win_length=3)
+    small = make_game("trilobite", **SMALL)
     assert [count_openings(small, p, most=1000) for p in (0, 1, 2)] == [1, 3, 9]
     rng = np.random.default_rng(0)
     assert len({tuple(random_opening(small, 2, rng)) for _ in range(300)}) == 9
@@ -334,18 +333,7 @@ def test_a_match_draws_its_openings_without_replacement():
     """left against right on a 3-wide board from two-ply openings: 9 openings, so 18 games are 18
     different games (with replacement, 9 pairs drawing from 9 openings repeat some with
     probability 1 - 9!/9**9 > 0.99); past 9 pairs the openings repeat in the order drawn."""
-    options = dict(width=3, height=4, win_length=3)
-    r = play_match(
-        "trilobite",
-        "left",
-        "right",
-        games=24,
-        seed=4,
-        opening_plies=2,
-        progress=False,
-        game_options=options,
-        agent_factory=factory,
-    )
+    r = left_against_right(24, seed=4, opening_plies=2)
     openings = [tuple(rec.actions[:2]) for rec in r.records]
     assert openings[0::2] == openings[1::2]  # a pair shares its opening
     pairs = openings[0::2]
@@ -353,7 +341,7 @@ def test_a_match_draws_its_openings_without_replacement():
     assert r.distinct_games == 18
     # the first draw of a pair is the draw it always had: pair 0 keeps the seed's opening
     first = np.random.SeedSequence(4, spawn_key=(0, 0)).spawn(3)[0]
-    assert pairs[0] == tuple(random_opening(make_game("trilobite", **options), 2, np.random.default_rng(first)))
+    assert pairs[0] == tuple(random_opening(make_game("trilobite", **SMALL), 2, np.random.default_rng(first)))
 
 
 def test_a_journal_of_games_from_other_openings_is_refused(tmp_path, monkeypatch):
@@ -362,9 +350,7 @@ def test_a_journal_of_games_from_other_openings_is_refused(tmp_path, monkeypatch
     from tablegym.experiments import match
     from tablegym.experiments.journal import JournalError
 
-    options = dict(width=3, height=4, win_length=3)
-    journal = tmp_path / "j.jsonl"
-    kw = dict(seed=4, opening_plies=2, progress=False, game_options=options, agent_factory=factory, journal=journal)
+    kw = dict(seed=4, opening_plies=2, journal=tmp_path / "j.jsonl")
 
     def with_replacement(game, task):
         seq = np.random.SeedSequence(task.seed, spawn_key=(task.match, task.pair)).spawn(3)[0]
@@ -372,7 +358,7 @@ def test_a_journal_of_games_from_other_openings_is_refused(tmp_path, monkeypatch
 
     with monkeypatch.context() as m:
         m.setattr(match, "_opening", with_replacement)
-        old = play_match("trilobite", "left", "right", games=18, **kw)
+        old = left_against_right(18, **kw)
     assert old.distinct_games < 18  # seed 4's nine draws repeat an opening
     with pytest.raises(JournalError, match=r"j.jsonl: match 0, pair \d+ starts from the opening \[.*\], not \[.*\], the one"):
-        play_match("trilobite", "left", "right", games=18, **kw)
+        left_against_right(18, **kw)

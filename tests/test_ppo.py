@@ -13,22 +13,25 @@ from tablegym.models.agents import make_agent
 from tablegym.models.checkpoint import load_checkpoint
 from tablegym.training import ppo
 from tests.cli_errors import assert_one_error_line
+from tests.smoke import assert_plays_in_alphabeta, trained_run
 
-TINY = ["--num-envs", "128", "--num-steps", "16", "--eval-every", "0", "--no-progress"]
+QUIET = ["--eval-every", "0", "--no-progress"]
+"""No evaluation matches and no progress bar: what most runs here leave out."""
+TINY = ["--num-envs", "128", "--num-steps", "16", *QUIET]
+
+
+def _updates(num_envs: int, num_steps: int, updates: int) -> list[str]:
+    """The arguments of a run of ``updates`` rollouts of ``num_steps`` steps on ``num_envs`` boards."""
+    return ["--num-envs", str(num_envs), "--num-steps", str(num_steps), "--total-steps", str(num_envs * num_steps * updates)]
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """20 updates of PPO on TrilobiteTiny (3x3, three in a row; a quarter of the boards against a random
     player), critic written out."""
-    run = tmp_path_factory.mktemp("ppo")
-    assert (
-        ppo.main(
-            ["trilobite-tiny", *TINY, "--total-steps", str(128 * 16 * 20), "--run-dir", str(run), "--out", str(run / "critic.pt")]
-        )
-        == 0
+    return trained_run(
+        ppo.main, tmp_path_factory, "ppo", ["trilobite-tiny", *TINY, "--total-steps", str(128 * 16 * 20)], "critic.pt"
     )
-    return run
 
 
 def _net(run) -> ppo.ActorCritic:
@@ -49,10 +52,7 @@ def test_the_policy_learns_to_beat_a_random_player(trained):
 
 
 def test_the_critic_runs_compiled_in_alpha_beta(trained):
-    game = make_game("trilobite-tiny")
-    agent = make_agent(game, f"alphabeta:depth=3,eval=learned:{trained / 'critic.pt'}")
-    state = game.new_initial_state()
-    assert agent(state, np.random.default_rng(0)) in state.legal_actions()
+    assert_plays_in_alphabeta(trained / "critic.pt")
 
 
 def test_a_second_run_in_the_same_folder_resumes(trained, capsys):
@@ -68,12 +68,7 @@ def test_single_player_games_train(game, tmp_path):
         ppo.main(
             [
                 game,
-                "--num-envs",
-                "16",
-                "--num-steps",
-                "8",
-                "--total-steps",
-                str(16 * 8 * 2),
+                *_updates(16, 8, 2),
                 "--eval-every",
                 "2",
                 "--eval-games",
@@ -102,12 +97,7 @@ def test_the_reward_flag_trains_on_the_env_s_other_reward_and_evaluates_the_defa
                 "friday",
                 "--reward",
                 "score",
-                "--num-envs",
-                "8",
-                "--num-steps",
-                "8",
-                "--total-steps",
-                "64",
+                *_updates(8, 8, 1),
                 "--eval-every",
                 "1",
                 "--eval-games",
@@ -197,15 +187,8 @@ def test_opening_moves_are_random_and_not_trained_on(tmp_path):
     with every step an opening step the network ends as it began (as with a zero step size)."""
     common = [
         "trilobite-tiny",
-        "--num-envs",
-        "16",
-        "--num-steps",
-        "8",
-        "--total-steps",
-        str(16 * 8 * 3),
-        "--eval-every",
-        "0",
-        "--no-progress",
+        *_updates(16, 8, 3),
+        *QUIET,
         "--random-share",
         "0.5",
         "--opponent",
@@ -226,15 +209,8 @@ def test_opening_plies_reach_every_board_and_the_run_trains(tmp_path, monkeypatc
     monkeypatch.setattr(gymnasium, "make_vec", lambda *a, **kw: made.append(kw) or make_vec(*a, **kw))
     argv = [
         "trilobite-tiny",
-        "--num-envs",
-        "8",
-        "--num-steps",
-        "4",
-        "--total-steps",
-        str(8 * 4 * 2),
-        "--eval-every",
-        "0",
-        "--no-progress",
+        *_updates(8, 4, 2),
+        *QUIET,
         "--random-share",
         "0.5",
         "--opening-plies",
@@ -255,21 +231,14 @@ def test_a_league_of_past_snapshots(tmp_path):
         ppo.main(
             [
                 "trilobite-tiny",
-                "--num-envs",
-                "64",
-                "--num-steps",
-                "16",
-                "--total-steps",
-                str(64 * 16 * 30),
+                *_updates(64, 16, 30),
                 "--pool-share",
                 "0.5",
                 "--snapshot-every",
                 "3",
                 "--pool-size",
                 "3",
-                "--eval-every",
-                "0",
-                "--no-progress",
+                *QUIET,
                 "--run-dir",
                 str(tmp_path),
             ]
@@ -289,19 +258,12 @@ def test_the_fixed_boards_shared_out_among_several_opponents(tmp_path):
         ppo.main(
             [
                 "trap",
-                "--num-envs",
-                "48",
-                "--num-steps",
-                "40",
-                "--total-steps",
-                str(48 * 40 * 3),
+                *_updates(48, 40, 3),
                 "--random-share",
                 "1",
                 "--lr",
                 "0",
-                "--eval-every",
-                "0",
-                "--no-progress",
+                *QUIET,
                 "--opponent",
                 "medium",
                 "hard",
@@ -324,19 +286,12 @@ def test_a_compiled_search_as_the_fixed_opponent(tmp_path):
     policy's episodes score below a random opponent's (the logged returns say who it played)."""
     common = [
         "trilobite-tiny",
-        "--num-envs",
-        "64",
-        "--num-steps",
-        "16",
-        "--total-steps",
-        str(64 * 16 * 2),
+        *_updates(64, 16, 2),
         "--random-share",
         "1",
         "--lr",
         "0",
-        "--eval-every",
-        "0",
-        "--no-progress",
+        *QUIET,
     ]
     assert ppo.main(common + ["--opponent", "alphabeta:eval=win-loss,depth=4", "--run-dir", str(tmp_path / "s")]) == 0
     assert ppo.main(common + ["--run-dir", str(tmp_path / "r")]) == 0
@@ -413,17 +368,10 @@ def test_a_seeded_run_logs_the_recorded_losses(tmp_path):
         ppo.main(
             [
                 "trilobite-tiny",
-                "--num-envs",
-                "32",
-                "--num-steps",
-                "8",
-                "--total-steps",
-                str(32 * 8 * 3),
+                *_updates(32, 8, 3),
                 "--seed",
                 "0",
-                "--eval-every",
-                "0",
-                "--no-progress",
+                *QUIET,
                 "--run-dir",
                 str(tmp_path),
             ]

@@ -20,6 +20,7 @@ from tablegym.experiments.cli import main
 from tablegym.experiments.match import play_match, round_robin
 from tablegym.training.parallel import BackendError, RayPool
 from tests.test_match_journal import GAME, KW, SPECS, games, lines, untimed
+from tests.test_training import TINY_RUN
 
 ray = pytest.importorskip("ray", reason="the distributed extra is installed by make install and CI")
 
@@ -140,24 +141,7 @@ def test_two_simulated_nodes_play_a_match(two_nodes):
     assert untimed([got]) == untimed([want]) and games([got]) == games([want])
 
 
-TRAIN = [
-    "trilobite-tiny",
-    "--games-per-iter",
-    "20",
-    "--updates-per-iter",
-    "2",
-    "--eval-every",
-    "0",
-    "--save-every",
-    "1",
-    "--no-progress",
-    "--hidden",
-    "8",
-    "--minutes",
-    "5",
-    "--workers",
-    "2",
-]
+TRAIN = ["trilobite-tiny", *TINY_RUN, "--eval-every", "0", "--workers", "2"]
 
 
 def _weights(path):

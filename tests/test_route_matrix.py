@@ -21,16 +21,7 @@ from tablegym.envs.core import CHANCE
 from tablegym.models.agents import make_agent
 from tablegym.models.export import save
 from tablegym.models.learned import default_checkpoint
-
-BUDGET = {
-    "alphabeta": "depth=2",
-    "expectiminimax": "depth=1",
-    "expectimax": "depth=1",
-    "greedy": "",
-    "bestfirst": "nodes=40",
-    "mc": "rollouts=2,horizon=1",
-}
-"""A small budget for each searcher of tablegym.search.searchers, so that every cell plays fast."""
+from tests.warm_caches import BUDGET
 
 
 def _searchers(name: str) -> list[tuple[str, str]]:

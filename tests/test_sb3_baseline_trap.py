@@ -52,16 +52,10 @@ def wdl(cell: str) -> tuple[int, int, int]:
     return wins, draws, losses
 
 
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    """One tiny run of the command line: train 256 steps, evaluate 4 games, write the table."""
-    root = tmp_path_factory.mktemp("trap-sb3")
-    run_dir, out = root / "run", root / "results" / "trap_sb3.md"
-    argv = [
-        "--timesteps",
-        "256",
-        "--n-envs",
-        "1",
+def tiny_run(run_dir, out, opponent: str) -> list[str]:
+    """The arguments the tiny runs share: seed 0, ``run_dir``, 4 evaluation games against ``opponent``,
+    the table written to ``out``, no progress bar."""
+    return [
         "--seed",
         "0",
         "--run-dir",
@@ -69,11 +63,19 @@ def trained(tmp_path_factory):
         "--eval-games",
         "4",
         "--opponent",
-        "medium",
+        opponent,
         "--out",
         str(out),
         "--no-progress",
     ]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """One tiny run of the command line: train 256 steps, evaluate 4 games, write the table."""
+    root = tmp_path_factory.mktemp("trap-sb3")
+    run_dir, out = root / "run", root / "results" / "trap_sb3.md"
+    argv = ["--timesteps", "256", "--n-envs", "1", *tiny_run(run_dir, out, "medium")]
     text = run_main(argv)
     return run_dir, out, text, argv
 
@@ -211,23 +213,7 @@ def dqn_trained(tmp_path_factory):
     """A tiny DQN run of the command line against a league, evaluated (by default) against Medium."""
     root = tmp_path_factory.mktemp("trap-sb3-dqn")
     run_dir, out = root / "run", root / "dqn.md"
-    argv = [
-        "--algo",
-        "dqn",
-        "--timesteps",
-        "256",
-        "--seed",
-        "0",
-        "--run-dir",
-        str(run_dir),
-        "--eval-games",
-        "4",
-        "--opponent",
-        "random,medium",
-        "--out",
-        str(out),
-        "--no-progress",
-    ]
+    argv = ["--algo", "dqn", "--timesteps", "256", *tiny_run(run_dir, out, "random,medium")]
     return run_dir, out, run_main(argv), argv
 
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import builtins
 import itertools
-import warnings
 
 import gymnasium
 import numpy as np
@@ -18,6 +16,7 @@ from tablegym.envs.threes.env import ThreesEnv
 from tablegym.experiments.cli import main
 from tests.cli_errors import assert_one_error_line
 from tests.episodes import random_episode
+from tests.smoke import maskable_ppo, scripted_input
 
 
 def blocked_position(env: ThreesEnv, seed: int = 0) -> int:
@@ -222,13 +221,7 @@ def test_draw_threes_colours_and_values():
 
 
 def test_maskable_ppo_smoke():
-    pytest.importorskip("sb3_contrib")
-    from sb3_contrib import MaskablePPO
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # SB3's notes about CPU/GPU and batch size
-        model = MaskablePPO("MlpPolicy", ThreesEnv(max_moves=200), n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu")
-        model.learn(total_timesteps=128)
+    model = maskable_ppo(ThreesEnv(max_moves=200), n_steps=64, total_timesteps=128)
     env = ThreesEnv()
     obs, info = env.reset(seed=0)
     action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
@@ -236,11 +229,6 @@ def test_maskable_ppo_smoke():
 
 
 # -- tablegym play threes --------------------------------------------------------------------------
-
-
-def scripted_input(monkeypatch, lines):
-    it = iter(lines)
-    monkeypatch.setattr(builtins, "input", lambda prompt="": next(it))
 
 
 def test_play_threes_as_a_person_until_the_game_ends(monkeypatch, capsys):

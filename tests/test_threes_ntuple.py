@@ -85,6 +85,8 @@ def test_value_is_the_same_in_all_eight_orientations(board, hint):
         assert t.value(permute(board, perm), hint) == pytest.approx(v, rel=1e-5, abs=1e-3)
 
 
+SMALL_TUPLES = ((0, 1, 2, 3), (HINT_CELL, 4, 5, 6))
+"""Two 4-tuples, one holding the hint: tables small enough to train in a test."""
 _NET = random_net(0)
 
 
@@ -298,14 +300,7 @@ def test_the_leaf_hint_reaches_the_network(tmp_path):
 
 def test_train_resumes_and_cli_flags(tmp_path):
     run = tmp_path / "run"
-    args = Args(
-        run_dir=str(run),
-        minutes=0,
-        games=40,
-        log_every=20,
-        tuples=((0, 1, 2, 3), (HINT_CELL, 4, 5, 6)),
-        out=str(tmp_path / "final.pt"),
-    )
+    args = Args(run_dir=str(run), minutes=0, games=40, log_every=20, tuples=SMALL_TUPLES, out=str(tmp_path / "final.pt"))
     train(args, progress=False)
     train(replace(args, games=80), progress=False)  # resumes: 80 games in all
     _, meta = load_ntuple_with_metadata(run / "checkpoint.pt")
@@ -313,14 +308,7 @@ def test_train_resumes_and_cli_flags(tmp_path):
     assert (tmp_path / "final.pt").exists() and (run / "args.json").exists()
     assert any(p.name.startswith("events.out.tfevents") for p in run.iterdir())
     # Hogwild: two processes learn into one shared table; the module keeps the result
-    shared = Args(
-        run_dir=str(tmp_path / "hogwild"),
-        minutes=0,
-        games=600,
-        log_every=100,
-        workers=2,
-        tuples=((0, 1, 2, 3), (HINT_CELL, 4, 5, 6)),
-    )
+    shared = Args(run_dir=str(tmp_path / "hogwild"), minutes=0, games=600, log_every=100, workers=2, tuples=SMALL_TUPLES)
     train(shared, progress=False)
     net, meta = load_ntuple_with_metadata(tmp_path / "hogwild" / "checkpoint.pt")
     assert meta["games"] == 600 and np.count_nonzero(net.tables().weights) > 1000
@@ -328,15 +316,7 @@ def test_train_resumes_and_cli_flags(tmp_path):
     with pytest.raises(CheckpointError, match="another shape"):
         train(other, progress=False)
     # temporal coherence: its accumulators are saved beside the checkpoint and resumed
-    tc = Args(
-        run_dir=str(tmp_path / "tc"),
-        minutes=0,
-        games=40,
-        log_every=20,
-        alpha=1.0,
-        tc=True,
-        tuples=((0, 1, 2, 3), (HINT_CELL, 4, 5, 6)),
-    )
+    tc = Args(run_dir=str(tmp_path / "tc"), minutes=0, games=40, log_every=20, alpha=1.0, tc=True, tuples=SMALL_TUPLES)
     train(tc, progress=False)
     saved = np.load(tmp_path / "tc" / "coherence.npy")
     tc_net, tc_meta = load_ntuple_with_metadata(tmp_path / "tc" / "checkpoint.pt")
@@ -378,15 +358,14 @@ def test_restaging_keeps_every_value_when_the_new_splits_include_the_old():
 
 
 def test_training_warm_starts_from_another_network(tmp_path):
-    tuples = ((0, 1, 2, 3), (HINT_CELL, 4, 5, 6))
-    first = Args(run_dir=str(tmp_path / "a"), minutes=0, games=40, log_every=20, tuples=tuples)
+    first = Args(run_dir=str(tmp_path / "a"), minutes=0, games=40, log_every=20, tuples=SMALL_TUPLES)
     train(first, progress=False)
     warm = Args(
         run_dir=str(tmp_path / "b"),
         minutes=0,
         games=20,
         log_every=20,
-        tuples=tuples,
+        tuples=SMALL_TUPLES,
         stage_ranks=(11, 12),
         init_from=str(tmp_path / "a" / "checkpoint.pt"),
     )
@@ -403,7 +382,7 @@ def test_training_warm_starts_from_another_network(tmp_path):
 
 
 def test_restart_shaping_replays_late_positions_and_leaves_plain_td_unchanged():
-    config = NTupleConfig(tuples=((0, 1, 2, 3), (HINT_CELL, 4, 5, 6)))
+    config = NTupleConfig(tuples=SMALL_TUPLES)
     template = ThreesGame().new_initial_state().array
 
     def play(restart, columns=6, rank=7):

@@ -12,6 +12,22 @@ from tablegym.training.selfplay import SelfPlayBatch, play_selfplay, td_leaf_tar
 from tablegym.training.symmetry import feature_symmetries
 from tablegym.training.td import Args, parse_args, train
 
+TINY_RUN = [
+    "--games-per-iter",
+    "20",
+    "--updates-per-iter",
+    "2",
+    "--save-every",
+    "1",
+    "--no-progress",
+    "--hidden",
+    "8",
+    "--minutes",
+    "5",
+]
+"""A tiny TD self-play run (of TrilobiteTiny here and in tests/test_ray.py): 20 games and 2 updates an
+iteration, a checkpoint after each, 8 hidden units, no progress bar, at most 5 minutes."""
+
 
 def batch(values, results, games, explored):
     n = len(values)
@@ -70,30 +86,8 @@ def test_mirror_symmetry_maps_features_of_mirrored_games():
 
 
 def test_training_logs_checkpoints_and_resumes(tmp_path):
-    common = [
-        "trilobite-tiny",
-        "--run-dir",
-        str(tmp_path),
-        "--games-per-iter",
-        "20",
-        "--updates-per-iter",
-        "2",
-        "--eval-every",
-        "2",
-        "--eval-games",
-        "2",
-        "--eval-depth",
-        "2",
-        "--save-every",
-        "1",
-        "--no-progress",
-        "--hidden",
-        "8",
-        "--minutes",
-        "5",
-        "--eval-baseline",
-        "win-loss",
-    ]
+    evaluation = ["--eval-every", "2", "--eval-games", "2", "--eval-depth", "2", "--eval-baseline", "win-loss"]
+    common = ["trilobite-tiny", "--run-dir", str(tmp_path), *TINY_RUN, *evaluation]
     train(parse_args(common + ["--total-games", "40"]))
     meta = load_checkpoint(tmp_path / "checkpoint.pt")["metadata"]
     assert (meta["iteration"], meta["games"], meta["game"]) == (2, 40, "trilobite")

@@ -3,7 +3,6 @@ wins, losses and the turn-cap draw, seeding, rendering, MaskablePPO, and ``table
 
 from __future__ import annotations
 
-import builtins
 import itertools
 import sys
 import types
@@ -24,6 +23,7 @@ from tablegym.envs.core import TERMINAL, IllegalActionError, State
 from tablegym.envs.trap.core import NUM_DIRS, TrapGame
 from tablegym.envs.trap.env import TrapEnv, trap_aec_env
 from tablegym.experiments.cli import main
+from tests.smoke import maskable_ppo, scripted_input
 from tests.test_envs import play_random
 
 ENV_ID = "tablegym/Trap-v0"
@@ -358,12 +358,7 @@ def test_aec_turns_are_move_then_throw_and_render():
 
 
 def test_maskable_ppo_trains():
-    from sb3_contrib import MaskablePPO
-
-    model = MaskablePPO(
-        "MlpPolicy", gymnasium.make(ENV_ID, agent_seat="alternate"), n_steps=128, batch_size=64, n_epochs=1, seed=0, device="cpu"
-    )
-    model.learn(total_timesteps=256)
+    model = maskable_ppo(gymnasium.make(ENV_ID, agent_seat="alternate"), n_steps=128, total_timesteps=256)
     env = gymnasium.make(ENV_ID)
     obs, info = env.reset(seed=0)
     for _ in range(2):  # a move, then a throw: the masked policy respects each phase
@@ -395,11 +390,6 @@ def machine(monkeypatch):
     mod.make_agent = make_agent
     monkeypatch.setitem(sys.modules, "tablegym.models.agents", mod)
     return specs
-
-
-def scripted_input(monkeypatch, lines):
-    it = iter(lines)
-    monkeypatch.setattr(builtins, "input", lambda prompt="": next(it))
 
 
 def test_play_trap_scripted_loss(monkeypatch, capsys, machine):

@@ -41,6 +41,16 @@ LANES = (
 AFTER = (("vector", "trap"), ("vector", "trilobite"), ("vector", "sim"), ("vector", "friday"), ("vector", "threes"))
 """The other vector envs, once both lanes are done: a two-player game's entry points are compiled
 for the game (envs/kernel_sets.py; 10-15 s each), a one-player game's are shared (1-2 s)."""
+BUDGET = {
+    "alphabeta": "depth=2",
+    "expectiminimax": "depth=1",
+    "expectimax": "depth=1",
+    "greedy": "",
+    "bestfirst": "nodes=40",
+    "mc": "rollouts=2,horizon=1",
+}
+"""A small budget for each searcher of tablegym.search.searchers, so that every move plays fast (the
+route matrix, tests/test_route_matrix.py, plays its cells with these too)."""
 
 
 def warm_lane(tasks: tuple[tuple[str, str], ...]) -> list[str]:
@@ -89,20 +99,12 @@ def warm_rules(name: str) -> str:
     check_game(game, games=1, seed=0)
     evaluators = sorted(game_evaluators(game))[:1] + (["learned"] if default_checkpoint(name).is_file() else [])
     rng = np.random.default_rng(0)
-    budgets = {
-        "alphabeta": "depth=2",
-        "expectiminimax": "depth=1",
-        "expectimax": "depth=1",
-        "greedy": "",
-        "bestfirst": "nodes=40",
-        "mc": "rollouts=2,horizon=1",
-    }
     state = game.new_initial_state()
     while state.current_player() < 0 and not state.is_terminal():
         state = state.child(state.chance_outcomes()[0][0])
     for searcher in record.searchers:
         for ev in evaluators:
-            spec = f"{searcher}:" + ",".join(k for k in (budgets[searcher], f"eval={ev}") if k)
+            spec = f"{searcher}:" + ",".join(k for k in (BUDGET[searcher], f"eval={ev}") if k)
             make_agent(game, spec)(state, rng)
     return name
 

@@ -292,13 +292,7 @@ class TrilobiteState(KernelState):
         marks = ".XO"
         rows = [" ".join(marks[v] for v in row) for row in self.board]
         rows.append(" ".join(str(x % 10) for x in range(g.width)))
-        out = self.winner()
-        if out is not None:
-            rows.append(f"{marks[out + 1]} (player {out}) wins")
-        elif self.is_terminal():
-            rows.append("draw")
-        else:
-            rows.append(f"{marks[self.current_player() + 1]} (player {self.current_player()}) to move")
+        rows.append(self.status_line(marks))
         return "\n".join(rows)
 
     def action_to_string(self, action: int) -> str:

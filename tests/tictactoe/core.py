@@ -237,14 +237,7 @@ class TicTacToeState(KernelState):
         marks = ".XO"
         rows = [f"{r + 1} " + " ".join(marks[v] for v in row) for r, row in enumerate(self.board)]
         rows.insert(0, "  a b c")
-        out = self.winner()
-        if out is not None:
-            rows.append(f"{marks[out + 1]} (player {out}) wins")
-        elif self.is_terminal():
-            rows.append("draw")
-        else:
-            p = self.current_player()
-            rows.append(f"{marks[p + 1]} (player {p}) to move")
+        rows.append(self.status_line(marks))
         return "\n".join(rows)
 
     def action_to_string(self, action: int) -> str:
