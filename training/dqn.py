@@ -41,6 +41,7 @@ from __future__ import annotations
 import copy
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,16 @@ from tablegym.envs.rates import per_second
 from tablegym.models.policy import MASKED, qnetwork
 from tablegym.training.args import BoardsArgs, ReplayArgs, require_at_least, require_positive, require_share
 from tablegym.training.runs import TorchLearner, parse_dataclass_args
-from tablegym.training.vector_rl import Boards, env_id_of, finish, mean_return, replay_run, trained_game, training_options
+from tablegym.training.vector_rl import (
+    Boards,
+    env_id_of,
+    evaluate_and_save,
+    finish,
+    mean_return,
+    replay_run,
+    trained_game,
+    training_options,
+)
 
 
 @dataclass
@@ -318,13 +328,7 @@ def main(argv: list[str] | None = None) -> int:
                 td_sum, q_sum, learned = 0.0, 0.0, 0
                 del episodes[:-500]
             # 5. evaluate, save
-            if run.due(args.eval_every):
-                score = evaluate(qnet, env_id, args.eval_games, seed=10_000 + run.iteration, options=args.game_options)
-                run.log({"eval/return_vs_random": score})
-                against = "return vs random" if two_player else "mean return"
-                run.bar.write(f"iteration {run.iteration}: greedy policy {against} {score:+.3f} ({args.eval_games} games)")
-            if run.due(args.save_every):
-                run.save()
+            evaluate_and_save(run, args, partial(evaluate, qnet, env_id, options=args.game_options), two_player, "iteration")
         return finish(run, envs)
 
 

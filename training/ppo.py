@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +34,7 @@ from tablegym.envs.rates import per_second
 from tablegym.models.policy import MASKED, ActorCritic
 from tablegym.training.args import BoardsArgs, require_at_least, require_positive
 from tablegym.training.runs import Run, TorchLearner, parse_dataclass_args
-from tablegym.training.vector_rl import Boards, env_id_of, evaluate, finish, trained_game, training_options
+from tablegym.training.vector_rl import Boards, env_id_of, evaluate, evaluate_and_save, finish, trained_game, training_options
 
 
 @dataclass
@@ -442,13 +443,7 @@ def main(argv: list[str] | None = None) -> int:
                 | pool.scores()
             )
             # 4. evaluate, save
-            if run.due(args.eval_every):
-                score = evaluate(net, env_id, args.eval_games, seed=10_000 + run.iteration, options=args.game_options)
-                run.log({"eval/return_vs_random": score})
-                against = "return vs random" if two_player else "mean return"
-                run.bar.write(f"update {run.iteration}: greedy policy {against} {score:+.3f} ({args.eval_games} games)")
-            if run.due(args.save_every):
-                run.save()
+            evaluate_and_save(run, args, partial(evaluate, net, env_id, options=args.game_options), two_player, "update")
         return finish(run, envs)
 
 

@@ -191,6 +191,19 @@ def mean_return(
     return float(episode_returns(choose, env_id, games, seed, options).mean())
 
 
+def evaluate_and_save(run: Run, args: Any, evaluate: Callable[[int, int], float], two_player: bool, unit: str) -> None:
+    """The greedy policy's evaluation every ``--eval-every`` iterations (``evaluate(games, seed)``: its
+    return against a random player, or a one-player game's mean return), logged and written
+    under the bar, and a checkpoint every ``--save-every``: the end of PPO's and DQN's iteration."""
+    if run.due(args.eval_every):
+        score = evaluate(args.eval_games, 10_000 + run.iteration)
+        run.log({"eval/return_vs_random": score})
+        against = "return vs random" if two_player else "mean return"
+        run.bar.write(f"{unit} {run.iteration}: greedy policy {against} {score:+.3f} ({args.eval_games} games)")
+    if run.due(args.save_every):
+        run.save()
+
+
 def finish(run: Run, envs: Any) -> int:
     """The end of a vector trainer's run: the boards closed, then the run finished (its last
     checkpoint, ``--out``); the command's exit status."""
