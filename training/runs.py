@@ -45,6 +45,7 @@ from tablegym.envs import known_games, make_game
 from tablegym.envs.core import Game
 from tablegym.models.checkpoint import load_checkpoint, save_checkpoint
 from tablegym.models.value_net import NetConfig, ValueMLP
+from tablegym.training.args import learning_device
 from tablegym.training.files import (
     RunFolderError,
     copy_file_atomic,
@@ -135,14 +136,16 @@ def module_device(module: torch.nn.Module) -> torch.device:
 
 
 class ValueLearner(Learner):
-    """A ValueMLP and its Adam optimizer, seeded by ``args.seed`` (``args.lr`` the step), and
-    ``rng``, the numpy generator of the trainer's own draws (reseeded by the iteration on resume)."""
+    """A ValueMLP and its Adam optimizer, seeded by ``args.seed`` (``args.lr`` the step) on
+    ``args.device`` (the CPU where ``args`` names none: any namespace with a seed and a step will
+    do, as ``start_or_resume``'s callers pass), and ``rng``, the numpy generator of the trainer's
+    own draws (reseeded by the iteration on resume)."""
 
     def __init__(self, args: Any, game: Game, net_config: NetConfig) -> None:
         self.args, self.game, self.net_config = args, game, net_config
         torch.manual_seed(args.seed)
         self.rng = np.random.default_rng(args.seed)
-        self.device = args.torch_device()
+        self.device = learning_device(getattr(args, "device", "cpu"))
         self.model = ValueMLP(net_config).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.lr)
 
