@@ -65,7 +65,7 @@ def export(rev: str, folder: pathlib.Path, name: str) -> None:
         text = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=root, check=True, capture_output=True, text=True).stdout
         if path.endswith(".py"):
             text = re.sub(r"\btablegym\b(?=[. ])", name, text)
-        out = folder / name / path
+        out = folder / name / path.removeprefix("tablegym/")  # the top package's own files (package-dir)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
 
