@@ -55,7 +55,7 @@ from tablegym.envs.core import Game
 from tablegym.envs.rates import per_second
 from tablegym.models.policy import MASKED, qnetwork
 from tablegym.training.args import BoardsArgs, ReplayArgs, require_at_least, require_positive, require_share
-from tablegym.training.runs import TorchLearner, parse_dataclass_args
+from tablegym.training.runs import TorchLearner, module_device, parse_dataclass_args
 from tablegym.training.vector_rl import (
     Boards,
     env_id_of,
@@ -129,7 +129,7 @@ class Args(ReplayArgs, BoardsArgs):
 def act(qnet: nn.Module, obs: np.ndarray, mask: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
     """Masked epsilon-greedy: on each board a uniformly random legal action with probability
     ``epsilon``, else the legal action of largest Q."""
-    device = next(qnet.parameters()).device
+    device = module_device(qnet)
     with torch.no_grad():
         q = qnet(torch.as_tensor(obs, dtype=torch.float32, device=device)).masked_fill(
             ~torch.as_tensor(mask, device=device), MASKED

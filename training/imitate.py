@@ -42,7 +42,7 @@ from tablegym.models.policy import MASKED
 from tablegym.training.args import TrainerArgs, require_at_least, require_positive, require_widths
 from tablegym.training.files import RunFolderError, open_atomic, real_folder
 from tablegym.training.ppo import PPOLearner
-from tablegym.training.runs import Run, parse_dataclass_args
+from tablegym.training.runs import Run, module_device, parse_dataclass_args
 from tablegym.training.vector_rl import env_id_of, evaluate
 
 
@@ -236,7 +236,7 @@ def load_demos(demos: Path) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray
 
 def agreement(net: torch.nn.Module, data: dict[str, np.ndarray]) -> float:
     """The share of decisions where the greedy masked policy picks the teacher's move."""
-    device = next(net.parameters()).device
+    device = module_device(net)
     with torch.no_grad():
         obs, masks = torch.as_tensor(data["obs"], device=device), torch.as_tensor(data["masks"], device=device)
         logits = net.actor(obs).masked_fill(~masks, MASKED)

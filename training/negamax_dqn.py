@@ -56,7 +56,7 @@ from tablegym.envs.rates import per_second
 from tablegym.models.policy import value_network
 from tablegym.training.afterstate_dqn import act
 from tablegym.training.args import AfterstateArgs, require_at_least, require_positive, require_share, require_widths
-from tablegym.training.runs import ReplayBuffer, TorchLearner, parse_dataclass_args
+from tablegym.training.runs import ReplayBuffer, TorchLearner, module_device, parse_dataclass_args
 from tablegym.training.vector_rl import env_id_of, finish, replay_run, strict, trained_game
 
 
@@ -110,7 +110,7 @@ def _values(net: nn.Module, x: np.ndarray) -> torch.Tensor:
     """V of the rows of ``x``, computed on the network's device (``--device``) and returned on the
     CPU, where the boards are."""
     with torch.no_grad():
-        return net(torch.from_numpy(x).to(next(net.parameters()).device)).cpu()
+        return net(torch.from_numpy(x).to(module_device(net))).cpu()
 
 
 def negamax_q(

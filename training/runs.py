@@ -359,14 +359,11 @@ class Run:
         return progress
 
     def finish(self) -> Path:
-        """Close the bar, save, close the logs, write ``args.out``, give the run folder's lock
-        back and say why the run stopped and what it wrote; the checkpoint's path."""
+        """Save, write ``args.out``, give back what the run holds (``close``) and say why the run
+        stopped and what it wrote; the checkpoint's path."""
         self._tick()
-        self.bar.close()
-        _restore(self._previous_handler)
         why = self.why_stopped() or "the trainer's own end"
         progress = self.save()
-        self.writer.close()
         wrote = [str(self.checkpoint)]
         if self.args.out:
             self.learner.export(self.checkpoint, Path(self.args.out), progress)

@@ -21,7 +21,7 @@ import tablegym.envs  # noqa: F401  (registers the env ids)
 from tablegym.envs import make_game, plugin
 from tablegym.envs.core import Game
 from tablegym.models.policy import MASKED, ActorCritic
-from tablegym.training.runs import Run
+from tablegym.training.runs import Run, module_device
 
 
 def replay_run(
@@ -215,7 +215,7 @@ def finish(run: Run, envs: Any) -> int:
 def greedy_policy(net: ActorCritic) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """The actor's greedy masked choice for a batch: ``choose(observations, masks) -> actions``."""
 
-    device = next(net.parameters()).device
+    device = module_device(net)
 
     def greedy(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         with torch.no_grad():
