@@ -264,6 +264,17 @@ def test_ships_are_cached_and_read_back(tmp_path):
     assert made[0] == Pipeline().generate(3)
 
 
+def test_worker_processes_generate_the_ships_one_process_does(tmp_path):
+    """``--workers``: the random generator's ships (each drawn from its seed's stream) come out
+    the same, in seed order, from two processes as from this one, and are cached alike."""
+    seeds = [5, 3, 4]
+    alone = T.ships(T.Generators(), "random", seeds)
+    together = T.Generators(workers=2)
+    shared = T.ships(together, "random", seeds, cache=tmp_path)
+    assert shared == alone and together.made == 3
+    assert T.ships(T.Generators(), "random", [3], cache=tmp_path) == [alone[1]]
+
+
 # -- quality v2 (the old score times the share of layout rules passed) ---------------------------
 
 

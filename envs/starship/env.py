@@ -128,8 +128,13 @@ def seal_mask(tiles, part, parts, y, x, out):
     reached tile next to it, and it may cover walkable ones). A door, or a part that covers no
     walkable tile, needs only the walking steps of the ship as it is; a write that takes
     walkable tiles away is made on a copy and the rule checked again. Taking a part out (a tile
-    written over it) or writing corridor only adds walkable tiles."""
+    written over it) or writing corridor only adds walkable tiles.
+
+    A ship with no cockpit yet (built from an empty hull) has nothing to be reached from: its
+    writes are let through until the cockpit is placed."""
     H, W = tiles.shape
+    if not (parts[:, S.KIND] == S.COCKPIT).any():
+        return
     dist, scratch = np.empty((H, W), np.int32), np.empty((H, W), np.int32)
     qy, qx = np.empty(H * W, np.int64), np.empty(H * W, np.int64)
     if not all_reached(tiles, parts, NO_PART, dist, qy, qx):  # (the walk it made stays in dist)

@@ -643,6 +643,11 @@ class StarshipVectorEnv(KernelVectorEnv):
     """
 
     single_env: ClassVar[Any] = StarshipEnv
+    BOARD_ARRAYS: ClassVar[tuple[str, ...]] = (
+        "_tiles", "_part", "_parts", "_iv", "_fv", "_terms", "_keys", "_seen", "_streams", "_tstreams", "_targets",
+        "_got", "_tobs", "_obs", "_masks", "_act_masks", "_pending", "_illegal", "_rewards", "_terms_out", "_truncs",
+    )  # fmt: skip
+    """The arrays that hold one row a board (``take_boards`` copies them)."""
 
     def __init__(
         self,
@@ -839,6 +844,18 @@ class StarshipVectorEnv(KernelVectorEnv):
         masks = self._act_masks.astype(bool)
         masks[self._pending] = True
         return masks
+
+    def take_boards(self, src: np.ndarray) -> None:
+        """Board ``i`` becomes a copy of board ``src[i]``: its ship, counters, streams, mask and
+        observation, so that a search can branch a ship into several continuations and keep the
+        best (``models/starship/search.py``)."""
+        src = np.asarray(src, np.int64)
+        if src.shape != (self.num_envs,) or (src < 0).any() or (src >= self.num_envs).any():
+            raise ValueError(f"take_boards needs one board index in 0..{self.num_envs - 1} a board, got {src.tolist()}")
+        for name in self.BOARD_ARRAYS:
+            value = getattr(self, name)
+            value[:] = value[src]
+        self._obs_out = self._obs.copy() if self.copy else self._obs
 
     def ship(self, i: int) -> Ship:
         """Board ``i``'s ship (a copy)."""

@@ -50,7 +50,7 @@ import math
 import shlex
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,10 +85,12 @@ class Generators:
     """The three generators of ``GENERATORS``, each built on first use (the learned one loads
     its checkpoint; the random one edits in the learned generator's env)."""
 
-    def __init__(self, checkpoint: str | Path | None = None) -> None:
+    def __init__(self, checkpoint: str | Path | None = None, workers: int = 1) -> None:
         from tablegym.models.starship.learned import CHECKPOINT
 
         self.checkpoint = Path(checkpoint) if checkpoint else CHECKPOINT
+        self.workers = workers
+        """Processes generating the learned and random ships (a searching generator takes seconds a ship)."""
         self.made = 0
         """Ships generated so far (not read from a cache)."""
         self._pipeline: Any = None
@@ -184,14 +186,45 @@ def ships(
 
     todo = [s for s in seeds if s not in have]
     start = saved = time.perf_counter()
-    for i, seed in enumerate(todo):
-        have[seed] = generators.ship(generator, seed)
-        if path and (time.perf_counter() - saved >= SAVE_SECONDS or i + 1 == len(todo)):
+    done = 0
+    for chunk, made in _generated(generators, generator, todo):
+        have.update(zip(chunk, made))
+        done += len(chunk)
+        if path and (time.perf_counter() - saved >= SAVE_SECONDS or done == len(todo)):
             save()
             saved = time.perf_counter()
             if log:
-                log(f"{generator}: {i + 1}/{len(todo)} ships generated ({time.perf_counter() - start:.0f} s)")
+                log(f"{generator}: {done}/{len(todo)} ships generated ({time.perf_counter() - start:.0f} s)")
     return [have[s] for s in seeds]
+
+
+CHUNK = 8
+"""Seeds a worker process generates at a time."""
+
+
+def _generate(checkpoint: str, generator: str, seeds: list[int]) -> list[Ship]:
+    """The ships of ``generator`` for ``seeds``, in a worker process."""
+    generators = Generators(checkpoint)
+    return [generators.ship(generator, seed) for seed in seeds]
+
+
+def _generated(generators: Generators, generator: str, seeds: list[int]) -> Iterator[tuple[list[int], list[Ship]]]:
+    """(seeds, their ships) in order: one at a time here, or chunks from ``generators.workers``
+    processes (the staged generator, milliseconds a ship, always here)."""
+    if generators.workers <= 1 or generator == "staged" or len(seeds) <= 1:
+        for seed in seeds:
+            yield [seed], [generators.ship(generator, seed)]
+        return
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    chunks = [seeds[i : i + CHUNK] for i in range(0, len(seeds), CHUNK)]
+    with ProcessPoolExecutor(generators.workers, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(_generate, str(generators.checkpoint), generator, chunk) for chunk in chunks]
+        for chunk, future in zip(chunks, futures):
+            made = future.result()
+            generators.made += len(made)
+            yield chunk, made
 
 
 # -- features ------------------------------------------------------------------------------------
@@ -614,8 +647,14 @@ def main(argv: list[str] | None = None) -> str:
     p.add_argument("--cache", default="runs/starship-audit", help="where generated ships are kept (default runs/starship-audit)")
     p.add_argument("--out", default="results/starship/audit.md", help="the markdown report (the picture goes beside it)")
     p.add_argument("--notes", help="a markdown file whose text the report carries under its pictures")
+    p.add_argument("--workers", type=int, default=1, help="processes generating the learned and random ships (default 1)")
     args = p.parse_args(argv)
-    for flag, value, low in (("--train", args.train, 2), ("--test", args.test, 8), ("--epochs", args.epochs, 1)):
+    for flag, value, low in (
+        ("--train", args.train, 2),
+        ("--test", args.test, 8),
+        ("--epochs", args.epochs, 1),
+        ("--workers", args.workers, 1),
+    ):
         if value < low:
             p.error(f"{flag} must be >= {low}, got {value}")
     from tablegym.experiments.starship.audit import AuditError, load_reference
@@ -624,7 +663,7 @@ def main(argv: list[str] | None = None) -> str:
     try:
         reference = load_reference()
         notes = Path(args.notes).read_text() if args.notes else ""
-        generators = Generators(args.checkpoint)
+        generators = Generators(args.checkpoint, args.workers)
         generators.learned()
     except (AuditError, CheckpointError) as err:
         p.exit(1, f"{PROG}: error: {err}\n")

@@ -202,6 +202,10 @@ class LearnedGenerator:
         path = CHECKPOINT if path in (None, "") else Path(path)
         payload = load_checkpoint(path, game=GAME)
         meta, state = payload["metadata"], payload["model"]
+        if isinstance(meta, dict) and meta.get("decode") == "search":  # a policy with a value network: search.py
+            from tablegym.models.starship.search import SearchGenerator
+
+            return SearchGenerator.from_payload(path, payload)
         try:
             targets, caps = bool(meta.get("targets", False)), bool(meta.get("caps", False))
             env = editing_env(meta["env_kwargs"], targets, caps)

@@ -54,13 +54,14 @@ from tablegym.training.flags import OneLineParser, check_writable
 PROG = "python -m tablegym.training.starship.imitate"
 
 
-def editing_env(passes: int = 2) -> dict[str, Any]:
+def editing_env(passes: int = 2, start: str = "partial") -> dict[str, Any]:
     """The editing env of a fitted generator: ``passes`` passes of the cursor (parts, tiles, and
     with 3 the fill), an episode that does not stop early (the staged ships need 145 edits on
-    average, up to ~250)."""
+    average from stage 6, up to ~250, and about 160 from the empty hull), from the env's ``start``
+    ship ("partial": stages 1-6 of the staged generator; "empty": its hull alone, stages 1-2)."""
     return dict(
         representation="narrow",
-        start="partial",
+        start=start,
         size=32,
         max_steps=passes * 32 * 32,
         reward="gated",
@@ -275,6 +276,12 @@ def main(argv: list[str] | None = None) -> int:
         default=1.0,
         help="the weight in the loss of an armour write of the recorded fill passes (default 1)",
     )
+    p.add_argument(
+        "--start",
+        choices=("partial", "empty"),
+        default="partial",
+        help="the ship the cursor starts from: the staged generator's stages 1-6 (partial, default) or its empty hull",
+    )
     p.add_argument("--workers", type=int, default=2, help="processes drawing the rollouts (default 2)")
     p.add_argument("--hidden", type=int, nargs="+", default=[512, 256], help="hidden layer sizes (default 512 256)")
     p.add_argument("--radius", type=int, default=4, help="the cursor crop's radius (default 4)")
@@ -308,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         if path != p.get_default(flag[2:]):  # a file given must be in a folder that exists; the defaults' is made
             check_writable(p, flag, path)
     torch.manual_seed(args.seed)
-    kwargs = editing_env(args.passes)
+    kwargs = editing_env(args.passes, args.start)
     env = StarshipEnv(**kwargs)
     shape = env.observation_space.shape
     assert shape[0] == OBS_CHANNELS
@@ -331,6 +338,9 @@ def main(argv: list[str] | None = None) -> int:
     data_path = Path(args.data)
     if data_path.exists():
         data = load_npz(data_path)
+        recorded_from = str(data.pop("start", "partial"))  # (files recorded before --start existed: partial)
+        if recorded_from != args.start:
+            p.error(f"{data_path} holds demonstrations from the {recorded_from} start, not {args.start}: give another --data")
         if not set(seeds).issubset(set(np.unique(data["seed"]).tolist())):
             p.error(f"{data_path} holds other seeds than {seeds.start}-{seeds.stop - 1}: give another --data")
         keep = np.isin(data["seed"], np.array(seeds))
@@ -341,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         data = record(seeds, kwargs)
         data_path.parent.mkdir(parents=True, exist_ok=True)
         with open_atomic(data_path) as f:  # a link at --data is replaced, not written through
-            np.savez(f, **data)
+            np.savez(f, **data, start=np.array(args.start))
     held = seeds.stop - max(1, args.seeds // 20)
     start = time.time()
     out = Path(args.out)

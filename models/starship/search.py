@@ -1,0 +1,300 @@
+"""The learned starship generator that searches: the fitted editing policy proposes, a value
+network judges partial ships, a beam keeps the best.
+
+Why a search: an editing policy drawn tile by tile (``learned.py``) cannot count. Whether a ship
+ends within its thruster budget, with an ammunition store beside each weapon or with no corridor
+that no path needs is decided by many edits far apart, and one draw after another strays. Here
+the ship is built in segments of ``segment`` cursor steps (one row of the grid by default): each
+of the ``beam`` partial ships kept is continued ``branch`` times by drawing from the policy, the
+value network scores every continuation, and the ``beam`` best (distinct) ones go on. After the
+last segment every continuation is complete and is scored exactly (``score``: the audit's rules
+passed plus quality v2), and the best is the generator's ship. The value network is trained on
+the policy's own finished ships (``training/starship/value.py``): it predicts the final score
+from the partial ship, so a plan that leaves a needless corridor or a weapon without ammunition is
+scored before it is committed. This is the package's central idea, a learned evaluator inside a
+search, applied to generation.
+
+The branches run as boards of the compiled vector env (``StarshipVectorEnv``, whose
+``take_boards`` copies a kept board into the branch's slots), and each step is one forward pass
+of the policy over all of them. Edits are drawn from a stream seeded by the ship's seed
+(``learned.sample_stream``), so a seed gives the same ship every time.
+
+    >>> gen = SearchGenerator.load("runs/starship-empty/search.pt")     # doctest: +SKIP
+    >>> ship, info = gen.generate(2000)                                 # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from tablegym.envs.starship.layout import RULES, audit, layout_quality
+from tablegym.envs.starship.ship import Ship
+from tablegym.models.checkpoint import CheckpointError, declared_widths, rebuild, save_checkpoint
+from tablegym.models.starship.learned import (
+    GAME,
+    LearnedGenerator,
+    editing_env,
+    num_inputs,
+    policy_layers,
+    sample_stream,
+)
+
+VALUE_POOL = 4
+"""The value network reads the grid average-pooled ``VALUE_POOL`` x ``VALUE_POOL``."""
+COUNT_SCALE = 64.0
+"""Every channel's tile count divided by this (thruster and weapon tiles count their points)."""
+
+
+def score(ship: Ship) -> float:
+    """What the search maximises and the value network predicts, in [0, 1]: the share of the
+    audit's rules the ship passes (validity among them), plus quality v2, over two."""
+    result = audit(ship)
+    return (sum(result.rules.values()) / len(RULES) + layout_quality(ship, result)) / 2
+
+
+def value_inputs(obs: torch.Tensor, progress: float) -> torch.Tensor:
+    """(B, C * (H / 4) * (W / 4) + C + 1): the grid pooled, every channel's tile count (how many
+    thruster points, ammunition tiles, ... so far), and the share of the episode's steps done."""
+    batch = obs.shape[0]
+    pooled = F.avg_pool2d(obs, VALUE_POOL).reshape(batch, -1)
+    counts = obs.sum((2, 3)) / COUNT_SCALE
+    return torch.cat([pooled, counts, torch.full((batch, 1), float(progress))], 1)
+
+
+def num_value_inputs(shape: tuple[int, ...]) -> int:
+    """The length of ``value_inputs`` for observations of ``shape`` (C, H, W)."""
+    channels, rows, cols = shape
+    return channels * (rows // VALUE_POOL) * (cols // VALUE_POOL) + channels + 1
+
+
+def value_layers(n_inputs: int, sizes: list[int]) -> torch.nn.Sequential:
+    """Linear + ReLU for each size, then one output: the predicted final ``score``."""
+    layers: list[torch.nn.Module] = []
+    for size in sizes:
+        layers += [torch.nn.Linear(n_inputs, size), torch.nn.ReLU()]
+        n_inputs = size
+    return torch.nn.Sequential(*layers, torch.nn.Linear(n_inputs, 1))
+
+
+def _linear_state(net: torch.nn.Sequential, prefix: str) -> dict[str, torch.Tensor]:
+    linears = [m for m in net if isinstance(m, torch.nn.Linear)]
+    state = {}
+    for i, layer in enumerate(linears):
+        state[f"{prefix}.{2 * i}.weight"] = layer.weight.detach().to(torch.float16).clone()
+        state[f"{prefix}.{2 * i}.bias"] = layer.bias.detach().to(torch.float16).clone()
+    return state
+
+
+class Branches:
+    """``boards`` ships of one seed edited in lockstep in the compiled vector env, each step's
+    edits drawn from the policy in one forward pass.
+
+    The forward pass is the policy's (``learned.policy_inputs`` into its layers), computed in a
+    cheaper order: the first layer's share from the pooled grid changes only where a board's
+    tiles change (an edit), so it is kept a board and recomputed for the edited boards; the
+    cursor, the same tile on every board in lockstep, adds one column of that layer; the crop is
+    one window of every board. ``logits`` gives the plain computation to check it against."""
+
+    def __init__(self, policy: torch.nn.Sequential, env_kwargs: dict[str, Any], radius: int, pool: int, boards: int) -> None:
+        from tablegym.envs.starship.vector import StarshipVectorEnv
+
+        self.policy, self.radius, self.pool = policy.eval(), radius, pool
+        self.venv = StarshipVectorEnv(num_envs=boards, copy=False, **env_kwargs)
+        if self.venv.proto.representation != "narrow":
+            raise ValueError("the search edits with the narrow representation (one cursor, the same on every board)")
+        self.max_steps = int(self.venv.proto.max_steps)
+        self.boards = boards
+        self.obs = np.zeros((boards, *self.venv.single_observation_space.shape), np.uint8)
+        self.steps = 0
+        channels, rows, cols = self.obs.shape[1:]
+        first, *rest = list(policy)
+        n_crop = channels * (2 * radius + 1) ** 2
+        weight = first.weight.detach()
+        grid = weight[:, n_crop:].reshape(-1, channels, rows // pool, cols // pool)
+        self._w_crop = weight[:, :n_crop].T.contiguous()
+        self._w_tiles = grid[:, :-1].reshape(grid.shape[0], -1).T.contiguous()
+        self._w_cursor = grid[:, -1].reshape(grid.shape[0], -1).T.contiguous() / pool**2
+        self._bias = first.bias.detach()
+        self._rest = torch.nn.Sequential(*rest)
+        self._tiles_part = torch.zeros(boards, weight.shape[0])
+
+    def _refresh(self, rows: np.ndarray) -> None:
+        """The pooled grid's share of the first layer for the boards ``rows``."""
+        if len(rows):
+            tiles = torch.from_numpy(self.obs[rows, :-1]).float()
+            pooled = F.avg_pool2d(tiles, self.pool).reshape(len(rows), -1)
+            self._tiles_part[torch.from_numpy(rows)] = pooled @ self._w_tiles + self._bias
+
+    def reset(self, seed: int) -> None:
+        """Every board dealt the start ship of ``seed``."""
+        self.obs, _ = self.venv.reset(seed=[seed] * self.boards)
+        self.steps = 0
+        self._refresh(np.arange(self.boards))
+
+    def take(self, src: np.ndarray) -> None:
+        """Board ``i`` becomes a copy of board ``src[i]``."""
+        self.venv.take_boards(src)
+        self.obs = self.venv._obs_out
+        self._tiles_part = self._tiles_part[torch.from_numpy(np.asarray(src, np.int64))]
+
+    def cursor(self) -> tuple[int, int]:
+        """The cursor's tile (every board's: they step in lockstep)."""
+        y, x = divmod(int(self.obs[0, -1].argmax()), self.obs.shape[3])
+        return y, x
+
+    @torch.no_grad()
+    def logits(self) -> torch.Tensor:
+        """The policy's logits on every board, in the cheaper order (see the class docstring)."""
+        r = self.radius
+        _, channels, rows, cols = self.obs.shape
+        y, x = self.cursor()
+        window = np.zeros((self.boards, channels, 2 * r + 1, 2 * r + 1), np.float32)
+        y0, y1, x0, x1 = max(y - r, 0), min(y + r + 1, rows), max(x - r, 0), min(x + r + 1, cols)
+        window[:, :, y0 - y + r : y1 - y + r, x0 - x + r : x1 - x + r] = self.obs[:, :, y0:y1, x0:x1]
+        cell = (y // self.pool) * (cols // self.pool) + x // self.pool
+        hidden = torch.from_numpy(window.reshape(self.boards, -1)) @ self._w_crop + self._tiles_part + self._w_cursor[cell]
+        return self._rest(hidden)
+
+    @torch.no_grad()
+    def advance(self, steps: int, rng: np.random.Generator) -> None:
+        """``steps`` steps of every board, each edit drawn from the policy's probabilities."""
+        for _ in range(steps):
+            logits = self.logits().double()
+            mask = torch.from_numpy(self.venv.action_masks())
+            probs = torch.softmax(logits.masked_fill(~mask, -torch.inf), 1).numpy()
+            cdf = np.cumsum(probs, 1)
+            u = rng.random(self.boards)[:, None] * cdf[:, -1:]
+            actions = np.minimum((cdf <= u).sum(1), probs.shape[1] - 1)
+            self.obs, _, terminated, _, _ = self.venv.step(actions)
+            self.steps += 1
+            if terminated.any():
+                raise RuntimeError("a board's episode ended before its last step: the editing env must not stop early")
+            self._refresh(np.flatnonzero(actions))
+
+    def observations(self) -> torch.Tensor:
+        return torch.from_numpy(self.obs).float()
+
+    def ship(self, i: int) -> Ship:
+        return self.venv.ship(i)
+
+
+class SearchGenerator(LearnedGenerator):
+    """A fitted editing policy and a value network; ``generate(seed)`` builds one ship by beam
+    search over the policy's draws (see the module docstring)."""
+
+    def __init__(
+        self,
+        net: torch.nn.Sequential,
+        value: torch.nn.Sequential,
+        env_kwargs: dict[str, Any],
+        radius: int,
+        pool: int,
+        metadata: dict[str, Any] | None = None,
+        *,
+        beam: int = 4,
+        branch: int = 4,
+        segment: int = 32,
+    ) -> None:
+        super().__init__(net, env_kwargs, radius, pool, metadata)
+        if beam < 1 or branch < 1 or segment < 1:
+            raise ValueError(f"beam, branch and segment must be at least 1, got {beam}, {branch}, {segment}")
+        self.value = value.eval()
+        self.beam, self.branch, self.segment = beam, branch, segment
+        self._branches: Branches | None = None
+
+    @classmethod
+    def from_payload(cls, path: Path, payload: dict[str, Any]) -> SearchGenerator:
+        """The generator of a checkpoint that ``save`` wrote (read by ``LearnedGenerator.load``)."""
+        meta, state = payload["metadata"], payload["model"]
+        what = f"checkpoint {str(path)!r}"
+        try:
+            env = editing_env(meta["env_kwargs"])
+            radius, pool = int(meta["radius"]), int(meta["pool"])
+            policy_state = {k[len("policy.") :]: v.float() for k, v in state.items() if k.startswith("policy.")}
+            value_state = {k[len("value.") :]: v.float() for k, v in state.items() if k.startswith("value.")}
+            sizes = declared_widths(meta["sizes"], what, most=len(policy_state))
+            value_sizes = declared_widths(meta["value_sizes"], what, most=len(value_state))
+            n_in = num_inputs(env.observation_space, radius, pool)
+            net = rebuild(lambda: policy_layers(n_in, list(sizes), int(env.action_space.n)), policy_state, what)
+            n_value = num_value_inputs(tuple(env.observation_space.shape))
+            value = rebuild(lambda: value_layers(n_value, list(value_sizes)), value_state, what)
+            search = meta["search"]
+            return cls(
+                net,
+                value,
+                meta["env_kwargs"],
+                radius,
+                pool,
+                meta,
+                beam=int(search["beam"]),
+                branch=int(search["branch"]),
+                segment=int(search["segment"]),
+            )
+        except (KeyError, TypeError, ValueError, RuntimeError) as err:
+            first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+            raise CheckpointError(f"{what} is not a searching starship generator: {first}") from None
+
+    def save(self, path: str | os.PathLike, metadata: dict[str, Any] | None = None) -> Path:
+        """Write the policy, the value network and the search's settings as one checkpoint
+        (float16 weights) that ``LearnedGenerator.load`` reads back as this generator."""
+        state = {**_linear_state(self.net, "policy"), **_linear_state(self.value, "value")}
+        meta = {
+            **self.metadata,
+            **(metadata or {}),
+            "game": GAME,
+            "env_kwargs": dict(self.env_kwargs),
+            "radius": self.radius,
+            "pool": self.pool,
+            "sizes": [int(m.out_features) for m in self.net if isinstance(m, torch.nn.Linear)][:-1],
+            "value_sizes": [int(m.out_features) for m in self.value if isinstance(m, torch.nn.Linear)][:-1],
+            "decode": "search",
+            "search": {"beam": self.beam, "branch": self.branch, "segment": self.segment},
+        }
+        return save_checkpoint(path, state=state, metadata=meta)
+
+    def branches(self) -> Branches:
+        """The boards the search edits on (built once)."""
+        if self._branches is None:
+            self._branches = Branches(self.net, self.env_kwargs, self.radius, self.pool, self.beam * self.branch)
+        return self._branches
+
+    @torch.no_grad()
+    def generate(self, seed: int, targets: dict[str, float] | None = None) -> tuple[Ship, dict[str, Any]]:
+        """The best ship the search finds for ``seed``, and a summary: its ``score``, the scores
+        of every finished branch, and what the value network predicted for it a segment earlier."""
+        if targets:
+            raise ValueError("the searching generator was trained without targets")
+        b = self.branches()
+        b.reset(seed)
+        rng = sample_stream(seed)
+        kept = np.zeros(self.beam, np.int64)  # every board holds the start ship
+        while True:
+            b.take(np.repeat(kept, self.branch))
+            b.advance(min(self.segment, b.max_steps - b.steps), rng)
+            if b.steps >= b.max_steps:
+                break
+            values = self.value(value_inputs(b.observations(), b.steps / b.max_steps))[:, 0].numpy()
+            kept = _best_distinct(values, b, self.beam)
+        ships = [b.ship(i) for i in range(b.boards)]
+        scores = np.array([score(s) for s in ships])
+        best = int(np.argmax(scores))
+        return ships[best], {"score": float(scores[best]), "scores": scores.tolist(), "seed": seed}
+
+
+def _best_distinct(values: np.ndarray, b: Branches, k: int) -> np.ndarray:
+    """The ``k`` boards of highest value, a ship kept once (repeats fill in only when fewer than
+    ``k`` ships differ)."""
+    order = np.argsort(-values, kind="stable")
+    seen: set[bytes] = set()
+    first, repeats = [], []
+    for i in order:
+        key = b.venv._tiles[i].tobytes() + b.venv._part[i].tobytes()
+        (repeats if key in seen else first).append(int(i))
+        seen.add(key)
+    return np.array((first + repeats)[:k], np.int64)
