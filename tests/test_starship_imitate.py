@@ -157,6 +157,8 @@ def test_a_fit_writes_a_generator_that_loads_and_draws_the_same_ship_for_a_seed(
         ),
         (["--hidden", "0"], "--hidden sizes must be at least 1"),
         (["--lr", "-1"], "--lr must be positive"),
+        (["--stop-after", "7"], "--stop-after must be 1..--epochs (6), got 7"),
+        (["--start", "stage1"], "argument --start: invalid choice: 'stage1'"),
     ],
 )
 def test_bad_arguments_are_one_line_and_exit_2(argv, words, capsys, tmp_path):
@@ -243,3 +245,16 @@ def test_weighted_rows_count_more_in_the_fit():
     up = np.ones(len(data["action"]), np.float32)
     up[edits] = 10.0
     assert edit_probability(fitted(up)) > edit_probability(plain) + 0.05
+
+
+def test_a_fit_from_the_empty_hull_stops_where_asked_and_refuses_demonstrations_from_the_other_start(tmp_path, capsys):
+    data, out = str(tmp_path / "d.npz"), tmp_path / "g.pt"
+    argv = ["--seeds", "2", "--hidden", "8", "--data", data, "--out", str(out)]
+    assert main([*argv, "--start", "empty", "--epochs", "3", "--stop-after", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["demonstrations epoch 1"]
+    gen = LearnedGenerator.load(out)
+    assert gen.env_kwargs["start"] == "empty" and gen.metadata["epochs"] == 1
+    with pytest.raises(SystemExit) as stop:
+        main(argv)  # the default start is "partial"
+    assert stop.value.code == 2 and "from the empty start, not partial" in capsys.readouterr().err

@@ -180,14 +180,16 @@ def fit(
     lr: float,
     rng: np.random.Generator,
     on_epoch: Any = None,
+    stop_after: int | None = None,
 ) -> None:
-    """Cross-entropy over the allowed edits, Adam, ``epochs`` passes over the rows ``train``."""
+    """Cross-entropy over the allowed edits, Adam, ``epochs`` passes over the rows ``train``
+    (the first ``stop_after`` of them, on the schedule of all ``epochs``)."""
     if epochs == 0:
         return
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     steps = epochs * ((len(train) + batch - 1) // batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.1)
-    for epoch in range(epochs):
+    for epoch in range(epochs if stop_after is None else min(stop_after, epochs)):
         order = rng.permutation(train)
         net.train()
         total, count = 0.0, 0
@@ -257,6 +259,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--epochs", type=int, default=6, help="passes over the demonstrations (default 6)")
     p.add_argument(
+        "--stop-after",
+        type=int,
+        help="stop after this many epochs, the learning rate following the schedule of --epochs (default: all)",
+    )
+    p.add_argument(
         "--passes",
         type=int,
         choices=(2, 3),
@@ -301,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--epochs must be at least {0 if args.resume else 1} (0 only with --resume), got {args.epochs}")
     if args.seeds < 2:
         p.error("--seeds must be at least 2 (one to hold out)")
+    if args.stop_after is not None and not 1 <= args.stop_after <= args.epochs:
+        p.error(f"--stop-after must be 1..--epochs ({args.epochs}), got {args.stop_after}")
     if not 0 <= args.rollouts <= args.seeds:
         p.error(f"--rollouts must be 0..--seeds ({args.seeds}), got {args.rollouts}")
     if args.rollouts and args.passes < 3:
@@ -388,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.epochs == 0:  # the resumed weights are the policy the rollouts draw from
         save_policy(net, kwargs, out, radius=args.radius, pool=2, metadata={"decode": "sample"})
 
-    def fit_on(data: dict[str, np.ndarray], epochs: int) -> None:
+    def fit_on(data: dict[str, np.ndarray], epochs: int, stop_after: int | None = None) -> None:
         """Fit the policy on the positions of the training seeds (those below ``held``)."""
         training = np.flatnonzero(data["seed"] < held)
         fit(
@@ -403,9 +412,10 @@ def main(argv: list[str] | None = None) -> int:
             lr=args.lr,
             rng=rng,
             on_epoch=on_epoch,
+            stop_after=stop_after,
         )
 
-    fit_on(data, args.epochs)
+    fit_on(data, args.epochs, args.stop_after)
     if args.rollouts:
         fill = record_fill(out, kwargs, range(seeds.start, seeds.start + args.rollouts), args.workers)
         edits = int((fill["action"] != 0).sum())
