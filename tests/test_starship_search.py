@@ -142,3 +142,22 @@ def test_bad_arguments_are_one_line_and_exit_2(argv, words, capsys, tmp_path):
     err = capsys.readouterr().err
     assert stop.value.code == 2 and words in err.splitlines()[-1]
     assert not (tmp_path / "d.npz").exists()
+
+
+def test_without_a_value_network_the_branches_are_drawn_whole_and_the_best_finished_ship_wins(tmp_path):
+    """value=None: ``branch`` ships drawn side by side from the seed's stream, no choice before
+    the end; the ship is the best of them by the exact score, and the file keeps no value network."""
+    net, _ = _policy()
+    gen = SearchGenerator(net, None, SMALL, 1, 2, {}, beam=1, branch=3, segment=5)
+    ship, info = gen.generate(4)
+    b = Branches(net, SMALL, 1, 2, 3)
+    b.reset(4)
+    from tablegym.models.starship.learned import sample_stream
+
+    b.advance(b.max_steps, sample_stream(4))
+    drawn = [score(b.ship(i)) for i in range(3)]
+    assert info["scores"] == drawn and info["score"] == max(drawn)
+    loaded = LearnedGenerator.load(gen.save(tmp_path / "best_of.pt"))
+    assert loaded.value is None and (loaded.generate(4)[0].tiles == ship.tiles).all()
+    with pytest.raises(ValueError, match="beam must be 1"):
+        SearchGenerator(net, None, SMALL, 1, 2, {}, beam=2, branch=3)

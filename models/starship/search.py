@@ -45,36 +45,29 @@ from tablegym.models.starship.learned import (
     sample_stream,
 )
 
-VALUE_POOL = 4
-"""The value network reads the grid average-pooled ``VALUE_POOL`` x ``VALUE_POOL``."""
 COUNT_SCALE = 64.0
-"""Every channel's tile count divided by this (thruster and weapon tiles count their points)."""
+"""Every channel's tile count is divided by this (thruster and weapon tiles count their points)."""
+NUM_SCORED = 9
+"""What the compiled env scores at every step: the quality score, its six terms, whether the ship
+is valid, and the share of the four validity rules it passes."""
 
 
 def score(ship: Ship) -> float:
-    """What the search maximises and the value network predicts, in [0, 1]: the share of the
-    audit's rules the ship passes (validity among them), plus quality v2, over two."""
+    """What the search maximises, in [0, 1]: the share of the audit's rules the ship passes
+    (validity among them), plus quality v2, over two."""
     result = audit(ship)
     return (sum(result.rules.values()) / len(RULES) + layout_quality(ship, result)) / 2
 
 
-def value_inputs(obs: torch.Tensor, progress: float) -> torch.Tensor:
-    """(B, C * (H / 4) * (W / 4) + C + 1): the grid pooled, every channel's tile count (how many
-    thruster points, ammunition tiles, ... so far), and the share of the episode's steps done."""
-    batch = obs.shape[0]
-    pooled = F.avg_pool2d(obs, VALUE_POOL).reshape(batch, -1)
-    counts = obs.sum((2, 3)) / COUNT_SCALE
-    return torch.cat([pooled, counts, torch.full((batch, 1), float(progress))], 1)
-
-
 def num_value_inputs(shape: tuple[int, ...]) -> int:
-    """The length of ``value_inputs`` for observations of ``shape`` (C, H, W)."""
-    channels, rows, cols = shape
-    return channels * (rows // VALUE_POOL) * (cols // VALUE_POOL) + channels + 1
+    """The length of ``Branches.value_inputs`` for observations of ``shape`` (C, H, W)."""
+    return shape[0] + 1 + NUM_SCORED
 
 
 def value_layers(n_inputs: int, sizes: list[int]) -> torch.nn.Sequential:
-    """Linear + ReLU for each size, then one output: the predicted final ``score``."""
+    """Linear + ReLU for each size, then one output: the predicted final ``score`` of the ship,
+    less the mean over the policy's ships of the same seed (only branches of one seed are ever
+    compared)."""
     layers: list[torch.nn.Module] = []
     for size in sizes:
         layers += [torch.nn.Linear(n_inputs, size), torch.nn.ReLU()]
@@ -180,6 +173,20 @@ class Branches:
     def observations(self) -> torch.Tensor:
         return torch.from_numpy(self.obs).float()
 
+    def value_inputs(self) -> torch.Tensor:
+        """(boards, ``num_value_inputs``): every channel's tile count (how many thruster points,
+        ammunition tiles, ... so far), the share of the episode's steps done, and what the
+        compiled env scored for each ship at this step (``NUM_SCORED``). Counts and scores, not
+        the grid: fitted on a few thousand finished ships, a network reading the pooled grid
+        learned each seed's hull and its mean score, not which branch of a seed ends better."""
+        from tablegym.envs.starship.vector import F_QUALITY, I_PASSED, I_VALID
+
+        v = self.venv
+        counts = self.obs.sum((2, 3), dtype=np.float64) / COUNT_SCALE
+        progress = np.full((self.boards, 1), self.steps / self.max_steps)
+        scored = np.column_stack([v._fv[:, F_QUALITY], v._terms, v._iv[:, I_VALID], v._iv[:, I_PASSED] / 4])
+        return torch.from_numpy(np.concatenate([counts, progress, scored], 1)).float()
+
     def ship(self, i: int) -> Ship:
         return self.venv.ship(i)
 
@@ -191,7 +198,7 @@ class SearchGenerator(LearnedGenerator):
     def __init__(
         self,
         net: torch.nn.Sequential,
-        value: torch.nn.Sequential,
+        value: torch.nn.Sequential | None,
         env_kwargs: dict[str, Any],
         radius: int,
         pool: int,
@@ -204,7 +211,9 @@ class SearchGenerator(LearnedGenerator):
         super().__init__(net, env_kwargs, radius, pool, metadata)
         if beam < 1 or branch < 1 or segment < 1:
             raise ValueError(f"beam, branch and segment must be at least 1, got {beam}, {branch}, {segment}")
-        self.value = value.eval()
+        if value is None and beam != 1:
+            raise ValueError(f"a search without a value network keeps no partial ships: beam must be 1, got {beam}")
+        self.value = value.eval() if value is not None else None
         self.beam, self.branch, self.segment = beam, branch, segment
         self._branches: Branches | None = None
 
@@ -219,11 +228,13 @@ class SearchGenerator(LearnedGenerator):
             policy_state = {k[len("policy.") :]: v.float() for k, v in state.items() if k.startswith("policy.")}
             value_state = {k[len("value.") :]: v.float() for k, v in state.items() if k.startswith("value.")}
             sizes = declared_widths(meta["sizes"], what, most=len(policy_state))
-            value_sizes = declared_widths(meta["value_sizes"], what, most=len(value_state))
             n_in = num_inputs(env.observation_space, radius, pool)
             net = rebuild(lambda: policy_layers(n_in, list(sizes), int(env.action_space.n)), policy_state, what)
-            n_value = num_value_inputs(tuple(env.observation_space.shape))
-            value = rebuild(lambda: value_layers(n_value, list(value_sizes)), value_state, what)
+            value = None
+            if meta["value_sizes"] is not None or value_state:
+                value_sizes = declared_widths(meta["value_sizes"], what, most=len(value_state))
+                n_value = num_value_inputs(tuple(env.observation_space.shape))
+                value = rebuild(lambda: value_layers(n_value, list(value_sizes)), value_state, what)
             search = meta["search"]
             return cls(
                 net,
@@ -243,7 +254,9 @@ class SearchGenerator(LearnedGenerator):
     def save(self, path: str | os.PathLike, metadata: dict[str, Any] | None = None) -> Path:
         """Write the policy, the value network and the search's settings as one checkpoint
         (float16 weights) that ``LearnedGenerator.load`` reads back as this generator."""
-        state = {**_linear_state(self.net, "policy"), **_linear_state(self.value, "value")}
+        state = _linear_state(self.net, "policy")
+        if self.value is not None:
+            state.update(_linear_state(self.value, "value"))
         meta = {
             **self.metadata,
             **(metadata or {}),
@@ -252,7 +265,9 @@ class SearchGenerator(LearnedGenerator):
             "radius": self.radius,
             "pool": self.pool,
             "sizes": [int(m.out_features) for m in self.net if isinstance(m, torch.nn.Linear)][:-1],
-            "value_sizes": [int(m.out_features) for m in self.value if isinstance(m, torch.nn.Linear)][:-1],
+            "value_sizes": None
+            if self.value is None
+            else [int(m.out_features) for m in self.value if isinstance(m, torch.nn.Linear)][:-1],
             "decode": "search",
             "search": {"beam": self.beam, "branch": self.branch, "segment": self.segment},
         }
@@ -266,20 +281,22 @@ class SearchGenerator(LearnedGenerator):
 
     @torch.no_grad()
     def generate(self, seed: int, targets: dict[str, float] | None = None) -> tuple[Ship, dict[str, Any]]:
-        """The best ship the search finds for ``seed``, and a summary: its ``score``, the scores
-        of every finished branch, and what the value network predicted for it a segment earlier."""
+        """The best ship the search finds for ``seed``, and a summary: its ``score`` and the
+        scores of every finished branch. Without a value network the branches are drawn whole,
+        side by side, and only the finished ships are compared."""
         if targets:
             raise ValueError("the searching generator was trained without targets")
         b = self.branches()
         b.reset(seed)
         rng = sample_stream(seed)
         kept = np.zeros(self.beam, np.int64)  # every board holds the start ship
+        segment = self.segment if self.value is not None else b.max_steps
         while True:
             b.take(np.repeat(kept, self.branch))
-            b.advance(min(self.segment, b.max_steps - b.steps), rng)
-            if b.steps >= b.max_steps:
+            b.advance(min(segment, b.max_steps - b.steps), rng)
+            if b.steps >= b.max_steps or self.value is None:
                 break
-            values = self.value(value_inputs(b.observations(), b.steps / b.max_steps))[:, 0].numpy()
+            values = self.value(b.value_inputs())[:, 0].numpy()
             kept = _best_distinct(values, b, self.beam)
         ships = [b.ship(i) for i in range(b.boards)]
         scores = np.array([score(s) for s in ships])
