@@ -14,12 +14,19 @@ from the partial ship, so a plan that leaves a needless corridor or a weapon wit
 scored before it is committed. This is the package's central idea, a learned evaluator inside a
 search, applied to generation.
 
+Without a value network (``value=None``, beam 1) no partial ship is chosen: ``branch`` ships are
+drawn whole, side by side, and the best finished one is kept. That is the shipped
+``models/checkpoints/starship_search.pt`` (the stage-6 policy of ``learned.CHECKPOINT``, 16 branches):
+on tuning seeds the value networks trained so far (``training/starship/value.py``) lost to it at the
+same number of branches, since a beam of partial ships narrows what the final choice can pick from
+(results/starship/README.md).
+
 The branches run as boards of the compiled vector env (``StarshipVectorEnv``, whose
 ``take_boards`` copies a kept board into the branch's slots), and each step is one forward pass
 of the policy over all of them. Edits are drawn from a stream seeded by the ship's seed
 (``learned.sample_stream``), so a seed gives the same ship every time.
 
-    >>> gen = SearchGenerator.load("runs/starship-empty/search.pt")     # doctest: +SKIP
+    >>> gen = SearchGenerator.load("models/checkpoints/starship_search.pt")  # doctest: +SKIP
     >>> ship, info = gen.generate(2000)                                 # doctest: +SKIP
 """
 
