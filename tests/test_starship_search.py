@@ -161,3 +161,21 @@ def test_without_a_value_network_the_branches_are_drawn_whole_and_the_best_finis
     assert loaded.value is None and (loaded.generate(4)[0].tiles == ship.tiles).all()
     with pytest.raises(ValueError, match="beam must be 1"):
         SearchGenerator(net, None, SMALL, 1, 2, {}, beam=2, branch=3)
+
+
+def test_the_shipped_searching_generator_builds_a_valid_ship_from_the_command_line(tmp_path, capsys):
+    """``tablegym starship --generator learned --checkpoint models/checkpoints/starship_search.pt``:
+    the shipped policy's 16 draws, the best kept; valid, and the same ship as the Python call."""
+    from tablegym.experiments.cli import main as cli
+    from tablegym.models.starship.search import CHECKPOINT
+
+    gen = LearnedGenerator.load(CHECKPOINT)
+    assert isinstance(gen, SearchGenerator) and gen.value is None and (gen.beam, gen.branch) == (1, 16)
+    ship, info = gen.generate(7)
+    assert validate(ship).ok and info["score"] == max(info["scores"])
+    png = tmp_path / "ship.png"
+    assert (
+        cli(["starship", "--generator", "learned", "--checkpoint", str(CHECKPOINT), "--seed", "7", "--out", str(png), "--quiet"])
+        == 0
+    )
+    assert png.read_bytes()[:4] == b"\x89PNG" and capsys.readouterr().out.startswith(f"seed 7: {validate(ship)}")

@@ -43,6 +43,7 @@ import torch.nn.functional as F
 from tablegym.envs.starship.layout import RULES, audit, layout_quality
 from tablegym.envs.starship.ship import Ship
 from tablegym.models.checkpoint import CheckpointError, declared_widths, rebuild, save_checkpoint
+from tablegym.models.learned import CHECKPOINT_DIR
 from tablegym.models.starship.learned import (
     GAME,
     LearnedGenerator,
@@ -52,6 +53,9 @@ from tablegym.models.starship.learned import (
     sample_stream,
 )
 
+CHECKPOINT = CHECKPOINT_DIR / "starship_search.pt"
+"""The shipped searching generator: the policy of ``learned.CHECKPOINT`` drawing 16 ships whole
+(no value network) and keeping the best."""
 COUNT_SCALE = 64.0
 """Every channel's tile count is divided by this (thruster and weapon tiles count their points)."""
 NUM_SCORED = 9
