@@ -89,6 +89,12 @@ def test_a_search_is_the_same_ship_every_time_and_survives_its_checkpoint(tmp_pa
     loaded = LearnedGenerator.load(path)
     assert isinstance(loaded, SearchGenerator) and (loaded.beam, loaded.branch, loaded.segment) == (2, 2, SIDE)
     assert (loaded.generate(9)[0].tiles == ship.tiles).all()
+    # a search asking for 10^12 boards is refused before one is made
+    payload = torch.load(path, weights_only=False)
+    payload["metadata"]["search"] = {"beam": 10**6, "branch": 10**6, "segment": 1}
+    torch.save(payload, tmp_path / "huge.pt")
+    with pytest.raises(CheckpointError, match="beam x branch must be at most 1024 boards"):
+        LearnedGenerator.load(tmp_path / "huge.pt")
     # a truncated state dict is refused in one line, naming the file
     payload = torch.load(path, weights_only=False)
     payload["model"] = {k: v for k, v in payload["model"].items() if not k.startswith("value.")}
@@ -134,6 +140,7 @@ def test_the_value_trainer_records_fits_and_writes_a_searching_generator(tmp_pat
         (["--policy", "p.pt", "--boards", "0"], "--boards must be at least 1"),
         (["--policy", "p.pt", "--seeds", "1"], "--seeds must be at least 2"),
         (["--policy", "p.pt", "--lr", "0"], "--lr must be positive"),
+        (["--policy", "p.pt", "--beam", "64", "--branch", "64"], "must be at most 1024 boards, got 4096"),
     ],
 )
 def test_bad_arguments_are_one_line_and_exit_2(argv, words, capsys, tmp_path):

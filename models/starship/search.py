@@ -56,6 +56,9 @@ from tablegym.models.starship.learned import (
 CHECKPOINT = CHECKPOINT_DIR / "starship_search.pt"
 """The shipped searching generator: the policy of ``learned.CHECKPOINT`` drawing 16 ships whole
 (no value network) and keeping the best."""
+MAX_BOARDS = 1024
+"""The most branches a search may edit side by side (beam x branch): each is a ship of the vector
+env, about 40 kB on a 32 x 32 grid, so a checkpoint asking for more is refused before any is made."""
 COUNT_SCALE = 64.0
 """Every channel's tile count is divided by this (thruster and weapon tiles count their points)."""
 NUM_SCORED = 9
@@ -222,6 +225,8 @@ class SearchGenerator(LearnedGenerator):
         super().__init__(net, env_kwargs, radius, pool, metadata)
         if beam < 1 or branch < 1 or segment < 1:
             raise ValueError(f"beam, branch and segment must be at least 1, got {beam}, {branch}, {segment}")
+        if beam * branch > MAX_BOARDS:
+            raise ValueError(f"beam x branch must be at most {MAX_BOARDS} boards, got {beam} x {branch}")
         if value is None and beam != 1:
             raise ValueError(f"a search without a value network keeps no partial ships: beam must be 1, got {beam}")
         self.value = value.eval() if value is not None else None

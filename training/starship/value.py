@@ -33,7 +33,7 @@ import torch
 from tablegym.envs.limits import load_npz
 from tablegym.models.checkpoint import CheckpointError
 from tablegym.models.starship.learned import LearnedGenerator
-from tablegym.models.starship.search import Branches, SearchGenerator, num_value_inputs, score, value_layers
+from tablegym.models.starship.search import MAX_BOARDS, Branches, SearchGenerator, num_value_inputs, score, value_layers
 from tablegym.training.files import open_atomic
 from tablegym.training.flags import OneLineParser, check_writable
 
@@ -149,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("seeds", "boards", "segment", "beam", "branch", "batch", "workers"):
         if getattr(args, name) < 1:
             p.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+    if args.beam * args.branch > MAX_BOARDS or args.boards > MAX_BOARDS:
+        p.error(
+            f"--beam x --branch and --boards must be at most {MAX_BOARDS} boards, got {args.beam * args.branch} and {args.boards}"
+        )
     if args.epochs < 0:
         p.error(f"--epochs must be at least 0, got {args.epochs}")
     if args.epochs == 0 and args.beam != 1:
