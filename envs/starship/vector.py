@@ -845,10 +845,10 @@ class StarshipVectorEnv(KernelVectorEnv):
         masks[self._pending] = True
         return masks
 
-    def take_boards(self, src: np.ndarray) -> None:
+    def take_boards(self, src: np.ndarray) -> Any:
         """Board ``i`` becomes a copy of board ``src[i]``: its ship, counters, streams, mask and
         observation, so that a search can branch a ship into several continuations and keep the
-        best (``models/starship/search.py``)."""
+        best (``models/starship/search.py``). Returns the boards' observations, as ``reset`` does."""
         src = np.asarray(src, np.int64)
         if src.shape != (self.num_envs,) or (src < 0).any() or (src >= self.num_envs).any():
             raise ValueError(f"take_boards needs one board index in 0..{self.num_envs - 1} a board, got {src.tolist()}")
@@ -856,6 +856,7 @@ class StarshipVectorEnv(KernelVectorEnv):
             value = getattr(self, name)
             value[:] = value[src]
         self._obs_out = self._obs.copy() if self.copy else self._obs
+        return self._observations()
 
     def ship(self, i: int) -> Ship:
         """Board ``i``'s ship (a copy)."""

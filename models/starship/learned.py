@@ -145,6 +145,22 @@ def export(model: Any, env_kwargs: dict[str, Any], path: str | os.PathLike, **op
     return save_policy(torch.nn.Sequential(*policy_linears(model)), env_kwargs, path, **options)
 
 
+def linear_state(net: torch.nn.Sequential, prefix: str = "") -> dict[str, torch.Tensor]:
+    """The weights of the linear layers of ``net`` (Linear, ReLU, ... as ``policy_layers`` builds),
+    in float16, named as that Sequential names them (``prefix`` before each name)."""
+    linears = [m for m in net if isinstance(m, torch.nn.Linear)]
+    state = {}
+    for i, layer in enumerate(linears):
+        state[f"{prefix}{2 * i}.weight"] = layer.weight.detach().to(torch.float16).clone()
+        state[f"{prefix}{2 * i}.bias"] = layer.bias.detach().to(torch.float16).clone()
+    return state
+
+
+def hidden_widths(net: torch.nn.Sequential) -> list[int]:
+    """The widths of the hidden layers of ``net`` (every linear layer's but the last)."""
+    return [int(m.out_features) for m in net if isinstance(m, torch.nn.Linear)][:-1]
+
+
 def save_policy(
     net: torch.nn.Sequential,
     env_kwargs: dict[str, Any],
@@ -158,11 +174,7 @@ def save_policy(
 ) -> Path:
     """Write the linear layers of ``net`` (``policy_layers``' shape: features, hidden layers,
     action logits) as a generator checkpoint (float16 weights) at ``path``."""
-    linears = [m for m in net if isinstance(m, torch.nn.Linear)]
-    state = {}
-    for i, layer in enumerate(linears):
-        state[f"{2 * i}.weight"] = layer.weight.detach().to(torch.float16).clone()
-        state[f"{2 * i}.bias"] = layer.bias.detach().to(torch.float16).clone()
+    state = linear_state(net)
     meta = {
         "game": GAME,
         "env_kwargs": dict(env_kwargs),
@@ -170,7 +182,7 @@ def save_policy(
         "caps": bool(caps),
         "radius": radius,
         "pool": pool,
-        "sizes": [int(layer.out_features) for layer in linears[:-1]],
+        "sizes": hidden_widths(net),
         **(metadata or {}),
     }
     return save_checkpoint(path, state=state, metadata=meta)
@@ -202,7 +214,7 @@ class LearnedGenerator:
         path = CHECKPOINT if path in (None, "") else Path(path)
         payload = load_checkpoint(path, game=GAME)
         meta, state = payload["metadata"], payload["model"]
-        if isinstance(meta, dict) and meta.get("decode") == "search":  # a policy with a value network: search.py
+        if isinstance(meta, dict) and meta.get("decode") == "search":  # a policy searched over: search.py
             from tablegym.models.starship.search import SearchGenerator
 
             return SearchGenerator.from_payload(path, payload)

@@ -48,6 +48,8 @@ from tablegym.models.starship.learned import (
     GAME,
     LearnedGenerator,
     editing_env,
+    hidden_widths,
+    linear_state,
     num_inputs,
     policy_layers,
     sample_stream,
@@ -82,20 +84,7 @@ def value_layers(n_inputs: int, sizes: list[int]) -> torch.nn.Sequential:
     """Linear + ReLU for each size, then one output: the predicted final ``score`` of the ship,
     less the mean over the policy's ships of the same seed (only branches of one seed are ever
     compared)."""
-    layers: list[torch.nn.Module] = []
-    for size in sizes:
-        layers += [torch.nn.Linear(n_inputs, size), torch.nn.ReLU()]
-        n_inputs = size
-    return torch.nn.Sequential(*layers, torch.nn.Linear(n_inputs, 1))
-
-
-def _linear_state(net: torch.nn.Sequential, prefix: str) -> dict[str, torch.Tensor]:
-    linears = [m for m in net if isinstance(m, torch.nn.Linear)]
-    state = {}
-    for i, layer in enumerate(linears):
-        state[f"{prefix}.{2 * i}.weight"] = layer.weight.detach().to(torch.float16).clone()
-        state[f"{prefix}.{2 * i}.bias"] = layer.bias.detach().to(torch.float16).clone()
-    return state
+    return policy_layers(n_inputs, sizes, 1)
 
 
 class Branches:
@@ -118,6 +107,7 @@ class Branches:
         self.max_steps = int(self.venv.proto.max_steps)
         self.boards = boards
         self.obs = np.zeros((boards, *self.venv.single_observation_space.shape), np.uint8)
+        self.info: dict[str, Any] = {}
         self.steps = 0
         channels, rows, cols = self.obs.shape[1:]
         first, *rest = list(policy)
@@ -140,14 +130,14 @@ class Branches:
 
     def reset(self, seed: int) -> None:
         """Every board dealt the start ship of ``seed``."""
-        self.obs, _ = self.venv.reset(seed=[seed] * self.boards)
+        self.obs, self.info = self.venv.reset(seed=[seed] * self.boards)
         self.steps = 0
         self._refresh(np.arange(self.boards))
 
     def take(self, src: np.ndarray) -> None:
         """Board ``i`` becomes a copy of board ``src[i]``."""
-        self.venv.take_boards(src)
-        self.obs = self.venv._obs_out
+        self.obs = self.venv.take_boards(src)
+        self.info = {}  # (what the env scored is a step's: none yet for the copies)
         self._tiles_part = self._tiles_part[torch.from_numpy(np.asarray(src, np.int64))]
 
     def cursor(self) -> tuple[int, int]:
@@ -178,7 +168,7 @@ class Branches:
             cdf = np.cumsum(probs, 1)
             u = rng.random(self.boards)[:, None] * cdf[:, -1:]
             actions = np.minimum((cdf <= u).sum(1), probs.shape[1] - 1)
-            self.obs, _, terminated, _, _ = self.venv.step(actions)
+            self.obs, _, terminated, _, self.info = self.venv.step(actions)
             self.steps += 1
             if terminated.any():
                 raise RuntimeError("a board's episode ended before its last step: the editing env must not stop early")
@@ -190,15 +180,18 @@ class Branches:
     def value_inputs(self) -> torch.Tensor:
         """(boards, ``num_value_inputs``): every channel's tile count (how many thruster points,
         ammunition tiles, ... so far), the share of the episode's steps done, and what the
-        compiled env scored for each ship at this step (``NUM_SCORED``). Counts and scores, not
+        compiled env scored for each ship at its last step (``NUM_SCORED``). Counts and scores, not
         the grid: fitted on a few thousand finished ships, a network reading the pooled grid
         learned each seed's hull and its mean score, not which branch of a seed ends better."""
-        from tablegym.envs.starship.vector import F_QUALITY, I_PASSED, I_VALID
+        from tablegym.envs.starship.scoring import TERMS
 
-        v = self.venv
+        info = self.info
+        if "quality" not in info:
+            raise RuntimeError("value_inputs needs a step first: what the env scored is a step's")
         counts = self.obs.sum((2, 3), dtype=np.float64) / COUNT_SCALE
         progress = np.full((self.boards, 1), self.steps / self.max_steps)
-        scored = np.column_stack([v._fv[:, F_QUALITY], v._terms, v._iv[:, I_VALID], v._iv[:, I_PASSED] / 4])
+        terms = [info["terms"][k] for k in TERMS]
+        scored = np.column_stack([info["quality"], *terms, info["valid"], info["rules_passed"] / 4])
         return torch.from_numpy(np.concatenate([counts, progress, scored], 1)).float()
 
     def ship(self, i: int) -> Ship:
@@ -270,9 +263,9 @@ class SearchGenerator(LearnedGenerator):
     def save(self, path: str | os.PathLike, metadata: dict[str, Any] | None = None) -> Path:
         """Write the policy, the value network and the search's settings as one checkpoint
         (float16 weights) that ``LearnedGenerator.load`` reads back as this generator."""
-        state = _linear_state(self.net, "policy")
+        state = linear_state(self.net, "policy.")
         if self.value is not None:
-            state.update(_linear_state(self.value, "value"))
+            state.update(linear_state(self.value, "value."))
         meta = {
             **self.metadata,
             **(metadata or {}),
@@ -280,10 +273,8 @@ class SearchGenerator(LearnedGenerator):
             "env_kwargs": dict(self.env_kwargs),
             "radius": self.radius,
             "pool": self.pool,
-            "sizes": [int(m.out_features) for m in self.net if isinstance(m, torch.nn.Linear)][:-1],
-            "value_sizes": None
-            if self.value is None
-            else [int(m.out_features) for m in self.value if isinstance(m, torch.nn.Linear)][:-1],
+            "sizes": hidden_widths(self.net),
+            "value_sizes": None if self.value is None else hidden_widths(self.value),
             "decode": "search",
             "search": {"beam": self.beam, "branch": self.branch, "segment": self.segment},
         }
@@ -327,7 +318,8 @@ def _best_distinct(values: np.ndarray, b: Branches, k: int) -> np.ndarray:
     seen: set[bytes] = set()
     first, repeats = [], []
     for i in order:
-        key = b.venv._tiles[i].tobytes() + b.venv._part[i].tobytes()
+        ship = b.ship(int(i))
+        key = ship.tiles.tobytes() + ship.part.tobytes()
         (repeats if key in seen else first).append(int(i))
         seen.add(key)
     return np.array((first + repeats)[:k], np.int64)
