@@ -128,6 +128,8 @@ SCRIPTS = [
     "tablegym.experiments.starship.rl",
     "tablegym.experiments.starship.targets_eval",
     "tablegym.experiments.starship.two_sample",
+    "tablegym.experiments.starship.search_tuning",
+    "tablegym.training.starship.value",
     "tablegym.experiments.threes.evaluate",
     "tablegym.experiments.demo",
     "tablegym.experiments.rl_same_budget",
@@ -137,6 +139,8 @@ REQUIRED = {
     "tablegym.experiments.sb3_baseline": ["threes"],
     "tablegym.experiments.starship.targets_eval": ["--checkpoint", "g.pt"],
     "tablegym.experiments.rl_same_budget": ["trap"],
+    "tablegym.experiments.starship.search_tuning": ["--checkpoint", "g.pt"],
+    "tablegym.training.starship.value": ["--policy", "p.pt"],
 }
 """What a script needs before an unknown flag is the first thing wrong."""
 

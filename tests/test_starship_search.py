@@ -186,3 +186,34 @@ def test_the_shipped_searching_generator_builds_a_valid_ship_from_the_command_li
         == 0
     )
     assert png.read_bytes()[:4] == b"\x89PNG" and capsys.readouterr().out.startswith(f"seed 7: {validate(ship)}")
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--checkpoint", "missing.pt"], "checkpoint 'missing.pt' does not exist"),
+        (["--checkpoint", "g.pt", "--seeds", "12"], "--seeds takes first:stop, got '12'"),
+        (["--checkpoint", "g.pt", "--seeds", "5:5"], "--seeds must be first:stop with 0 <= first < stop"),
+        (["--checkpoint", "g.pt", "--branch", "0"], "--branch must be at least 1"),
+    ],
+)
+def test_the_tuning_experiment_refuses_bad_arguments_in_one_line(argv, words, capsys):
+    from tablegym.experiments.starship.search_tuning import main as tuning
+
+    with pytest.raises(SystemExit) as stop:
+        tuning(argv)
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and words in err.splitlines()[-1]
+
+
+def test_the_tuning_experiment_reports_a_row_and_the_rules_selection_picks_by_rules(tmp_path, capsys):
+    """A plain policy searched without a value network on two small seeds: the row counts them,
+    and ``--select rules`` keeps a ship passing at least as many rules as the score's choice."""
+    from tablegym.experiments.starship.search_tuning import main as tuning
+
+    net, _ = _policy()
+    policy = save_policy(net, SMALL, tmp_path / "p.pt", radius=1, pool=2, metadata={"decode": "sample"})
+    row = tuning(["--checkpoint", str(policy), "--branch", "3", "--seeds", "4:6"])
+    assert "beam 1 x branch 3, drawn whole, select score | " in row and capsys.readouterr().out.count("\n") >= 4
+    by_rules = tuning(["--checkpoint", str(policy), "--branch", "3", "--seeds", "4:6", "--select", "rules"])
+    assert float(by_rules.split("|")[4]) >= float(row.split("|")[4])

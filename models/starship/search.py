@@ -224,6 +224,8 @@ class SearchGenerator(LearnedGenerator):
             raise ValueError(f"a search without a value network keeps no partial ships: beam must be 1, got {beam}")
         self.value = value.eval() if value is not None else None
         self.beam, self.branch, self.segment = beam, branch, segment
+        self.select = score
+        """What picks the finished ship (``score``; an experiment may compare another)."""
         self._branches: Branches | None = None
 
     @classmethod
@@ -306,7 +308,7 @@ class SearchGenerator(LearnedGenerator):
             values = self.value(b.value_inputs())[:, 0].numpy()
             kept = _best_distinct(values, b, self.beam)
         ships = [b.ship(i) for i in range(b.boards)]
-        scores = np.array([score(s) for s in ships])
+        scores = np.array([self.select(s) for s in ships])
         best = int(np.argmax(scores))
         return ships[best], {"score": float(scores[best]), "scores": scores.tolist(), "seed": seed}
 
